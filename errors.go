@@ -1,0 +1,169 @@
+package dynamo
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Sentinel errors. Match them with errors.Is; the errors returned carry more
+// detail (see ConditionError and SchemaError).
+var (
+	// ErrNotFound is returned by Load when no item has the key.
+	ErrNotFound = errors.New("dynamo: item not found")
+	// ErrVersionConflict means the stored version is not the one the caller
+	// holds: someone else wrote (or deleted) the item since it was read.
+	ErrVersionConflict = errors.New("dynamo: version conflict")
+	// ErrConditionFailed means a condition given with If failed while the
+	// version matched.
+	ErrConditionFailed = errors.New("dynamo: condition failed")
+	// ErrInvalidInput means a request was refused before it was sent: an unset
+	// key, an empty string key, an item over 400 KB, a nil item, and the like.
+	ErrInvalidInput = errors.New("dynamo: invalid input")
+	// ErrInvalidSchema means a struct's tags do not describe a usable table.
+	ErrInvalidSchema = errors.New("dynamo: invalid schema")
+)
+
+// ConditionError is the error of a write whose condition failed. It wraps
+// ErrVersionConflict or ErrConditionFailed (see Err) and the SDK's
+// ConditionalCheckFailedException, and carries the item as it was when the
+// write failed, so the caller can decode it (Table.Current, Decode) without
+// another read.
+type ConditionError struct {
+	// Err is ErrVersionConflict or ErrConditionFailed.
+	Err error
+	// Table is the table written to.
+	Table string
+	// Key is the primary key of the item written.
+	Key map[string]types.AttributeValue
+	// HeldVersion is the version the caller held; 0 means unsaved. It is 0 for
+	// types without a version attribute.
+	HeldVersion int64
+	// Exists reports whether the item existed when the write was evaluated.
+	Exists bool
+	// FoundVersion is the stored version when Exists and the item has one.
+	FoundVersion int64
+	// HasVersion reports whether the stored item has a version attribute.
+	HasVersion bool
+	// Item is the stored item (ReturnValuesOnConditionCheckFailure=ALL_OLD),
+	// nil when it does not exist.
+	Item map[string]types.AttributeValue
+	// Cause is the error returned by DynamoDB.
+	Cause error
+
+	versionAttr string
+	decode      func(map[string]types.AttributeValue, any) error
+}
+
+func (e *ConditionError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Err.Error())
+	b.WriteString(" on table ")
+	b.WriteString(strconv.Quote(e.Table))
+	b.WriteString(" key ")
+	b.WriteString(formatKey(e.Key))
+	if e.versionAttr != "" {
+		b.WriteString(": held ")
+		b.WriteString(e.versionAttr)
+		b.WriteByte(' ')
+		if e.HeldVersion == 0 {
+			b.WriteString("0 (unsaved)")
+		} else {
+			b.WriteString(strconv.FormatInt(e.HeldVersion, 10))
+		}
+		b.WriteString(", ")
+		switch {
+		case !e.Exists:
+			b.WriteString("item does not exist")
+		case !e.HasVersion:
+			b.WriteString("item exists without " + e.versionAttr)
+		default:
+			b.WriteString("found " + strconv.FormatInt(e.FoundVersion, 10))
+		}
+	}
+	if e.Err == ErrVersionConflict {
+		b.WriteString(" (reload the item, or use Table.Current(err), and apply the change again; Table.Update does this for you)")
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel and the SDK's error.
+func (e *ConditionError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}
+
+// Decode decodes the item carried by the error into out (a pointer), with the
+// table's decoder options. It returns an error wrapping ErrNotFound when the
+// item did not exist.
+func (e *ConditionError) Decode(out any) error {
+	if e.Item == nil {
+		return fmt.Errorf("%w: table %q key %s no longer exists", ErrNotFound, e.Table, formatKey(e.Key))
+	}
+	return e.decode(e.Item, out)
+}
+
+// SchemaError reports a struct whose tags do not describe a usable table. It
+// wraps ErrInvalidSchema.
+type SchemaError struct {
+	Struct string // the Go type, e.g. "main.Book"
+	Field  string // the Go field, "" when the problem is the whole struct
+	Reason string // what is wrong and how to fix it
+}
+
+func (e *SchemaError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("dynamo: struct %s: %s", e.Struct, e.Reason)
+	}
+	return fmt.Sprintf("dynamo: struct %s field %s: %s", e.Struct, e.Field, e.Reason)
+}
+
+// Unwrap returns ErrInvalidSchema.
+func (e *SchemaError) Unwrap() error { return ErrInvalidSchema }
+
+// formatKey renders a key for messages: {ISBN: "978-1", Part: 3}.
+func formatKey(key map[string]types.AttributeValue) string {
+	names := make([]string, 0, len(key))
+	for k := range key {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k)
+		b.WriteString(": ")
+		b.WriteString(formatScalar(key[k]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func formatScalar(av types.AttributeValue) string {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return strconv.Quote(v.Value)
+	case *types.AttributeValueMemberN:
+		return v.Value
+	case *types.AttributeValueMemberB:
+		return "b64:" + base64.StdEncoding.EncodeToString(v.Value)
+	case *types.AttributeValueMemberBOOL:
+		return strconv.FormatBool(v.Value)
+	case *types.AttributeValueMemberNULL:
+		return "NULL"
+	case nil:
+		return "<unset>"
+	default:
+		return fmt.Sprintf("%T", av)
+	}
+}

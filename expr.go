@@ -1,0 +1,319 @@
+package dynamo
+
+import (
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// This file builds request expressions. It is pure: no I/O, no reflection
+// beyond what the precomputed plan holds, so every behaviour is unit-tested
+// on the built strings (expr_test.go).
+//
+// Placeholders never collide with the expression package's, which are
+// "#0", ":0", ...: attributes are "#a<i>"/":a<i>" by schema position, the
+// held and new version ":v0"/":v1", the write token "#wt"/":wt".
+
+const (
+	heldVersionPH = ":v0"
+	newVersionPH  = ":v1"
+	tokenNamePH   = "#wt"
+	tokenValuePH  = ":wt"
+)
+
+// plan holds what a table's requests need that depends only on the type and
+// the mapper's options. Built once by NewTable; read-only afterwards, so the
+// maps in it may be handed to the SDK by many goroutines at once (the SDK
+// only reads request maps).
+type plan struct {
+	s         *schema
+	tokenAttr string // "" when the type is not versioned or tokens are off
+
+	// allNames maps every non-key placeholder (and #wt) to its attribute name:
+	// a SaveUpdate or SaveClobber request uses each of them.
+	allNames map[string]string
+	// versionNames maps the version placeholder (and #wt) alone.
+	versionNames map[string]string
+
+	versionPH     string // "#a<i>" of the version attribute, "" if none
+	condCreate    string // attribute_not_exists(#v)
+	condMatch     string // #v = :v0
+	condClobber   string // idempotency guard for SaveClobber
+	keyNames      [2]string
+	hasRangeKey   bool
+	nonKeyFields  []int // indexes into s.fields, in order, excluding keys
+	nonKeyNoVerFs []int // nonKeyFields without the version
+}
+
+func newPlan(s *schema, tokenAttr string) *plan {
+	p := &plan{s: s}
+	if s.version >= 0 {
+		p.tokenAttr = tokenAttr
+	}
+	p.keyNames[0] = s.fields[s.hash].name
+	if s.rng >= 0 {
+		p.keyNames[1] = s.fields[s.rng].name
+		p.hasRangeKey = true
+	}
+	p.allNames = map[string]string{}
+	p.versionNames = map[string]string{}
+	for i := range s.fields {
+		if i == s.hash || i == s.rng {
+			continue
+		}
+		f := &s.fields[i]
+		p.allNames[f.ph] = f.name
+		p.nonKeyFields = append(p.nonKeyFields, i)
+		if i != s.version {
+			p.nonKeyNoVerFs = append(p.nonKeyNoVerFs, i)
+		}
+	}
+	if s.version >= 0 {
+		p.versionPH = s.fields[s.version].ph
+		p.versionNames[p.versionPH] = s.fields[s.version].name
+		p.condCreate = "attribute_not_exists(" + p.versionPH + ")"
+		p.condMatch = p.versionPH + " = " + heldVersionPH
+	}
+	if p.tokenAttr != "" {
+		p.allNames[tokenNamePH] = p.tokenAttr
+		p.versionNames[tokenNamePH] = p.tokenAttr
+		p.condClobber = "attribute_not_exists(" + tokenNamePH + ") OR " + tokenNamePH + " <> " + tokenValuePH
+	}
+	return p
+}
+
+// userCond is the compiled form of the If options of one call.
+type userCond struct {
+	expr   string
+	names  map[string]string
+	values map[string]types.AttributeValue
+}
+
+// compileConds ANDs the If conditions of a call into one expression, or
+// returns nil when there are none.
+func compileConds(conds []expression.ConditionBuilder) (*userCond, error) {
+	if len(conds) == 0 {
+		return nil, nil
+	}
+	c := conds[0]
+	if len(conds) > 1 {
+		c = expression.And(conds[0], conds[1], conds[2:]...)
+	}
+	e, err := expression.NewBuilder().WithCondition(c).Build()
+	if err != nil {
+		return nil, err
+	}
+	return &userCond{expr: *e.Condition(), names: e.Names(), values: e.Values()}, nil
+}
+
+// versionCond returns the version condition for a caller holding held, and
+// adds its value to values.
+func (p *plan) versionCond(held int64, values map[string]types.AttributeValue) string {
+	if held == 0 {
+		return p.condCreate
+	}
+	values[heldVersionPH] = numberAV(held)
+	return p.condMatch
+}
+
+// joinConds ANDs two condition expressions, either of which may be empty.
+func joinConds(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return "(" + a + ") AND (" + b + ")"
+}
+
+// mergeNames returns base with the user's names added, copying only when
+// there is something to add (base itself is never modified).
+func mergeNames(base map[string]string, uc *userCond) map[string]string {
+	if uc == nil || len(uc.names) == 0 {
+		if len(base) == 0 {
+			return nil
+		}
+		return base
+	}
+	out := make(map[string]string, len(base)+len(uc.names))
+	maps.Copy(out, base)
+	maps.Copy(out, uc.names)
+	return out
+}
+
+func addValues(dst map[string]types.AttributeValue, uc *userCond) map[string]types.AttributeValue {
+	if uc != nil {
+		maps.Copy(dst, uc.values)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	return dst
+}
+
+// updateParts is the expression set of one UpdateItem.
+type updateParts struct {
+	update string
+	cond   string
+	names  map[string]string
+	values map[string]types.AttributeValue
+}
+
+// buildUpdate builds the UpdateItem expressions of a save. item is the
+// encoded item (keys included; the version attribute is ignored, newVersion
+// is written instead); newVersion is ignored by SaveClobber, which ADDs 1.
+func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, token []byte, uc *userCond) updateParts {
+	s := p.s
+	values := make(map[string]types.AttributeValue, len(item)+4)
+	var set, remove, add strings.Builder
+	set.Grow(len(item) * 12)
+	sep := func(sb *strings.Builder) {
+		if sb.Len() > 0 {
+			sb.WriteString(", ")
+		}
+	}
+	allUsed := true
+	for _, i := range p.nonKeyNoVerFs {
+		f := &s.fields[i]
+		av, ok := item[f.name]
+		if ok {
+			if _, null := av.(*types.AttributeValueMemberNULL); null {
+				ok = false
+			}
+		}
+		switch {
+		case !ok && (b == SaveUpdateSkipNulls || b == SaveAppendSet):
+			allUsed = false
+		case !ok:
+			sep(&remove)
+			remove.WriteString(f.ph)
+		case b == SaveAppendSet && isSet(av):
+			sep(&add)
+			add.WriteString(f.ph)
+			add.WriteByte(' ')
+			add.WriteString(f.vph)
+			values[f.vph] = av
+		default:
+			sep(&set)
+			set.WriteString(f.ph)
+			set.WriteString(" = ")
+			set.WriteString(f.vph)
+			values[f.vph] = av
+		}
+	}
+	var cond string
+	if s.version >= 0 {
+		if b == SaveClobber {
+			sep(&add)
+			add.WriteString(p.versionPH)
+			add.WriteByte(' ')
+			add.WriteString(newVersionPH)
+			values[newVersionPH] = numberAV(1)
+		} else {
+			sep(&set)
+			set.WriteString(p.versionPH)
+			set.WriteString(" = ")
+			set.WriteString(newVersionPH)
+			values[newVersionPH] = numberAV(newVersion)
+			cond = p.versionCond(held, values)
+		}
+		if p.tokenAttr != "" {
+			sep(&set)
+			set.WriteString(tokenNamePH + " = " + tokenValuePH)
+			values[tokenValuePH] = &types.AttributeValueMemberB{Value: token}
+			if b == SaveClobber {
+				cond = p.condClobber
+			}
+		}
+	}
+	var u strings.Builder
+	u.Grow(set.Len() + remove.Len() + add.Len() + 16)
+	for _, part := range [...]struct {
+		verb string
+		sb   *strings.Builder
+	}{{"SET ", &set}, {"REMOVE ", &remove}, {"ADD ", &add}} {
+		if part.sb.Len() == 0 {
+			continue
+		}
+		if u.Len() > 0 {
+			u.WriteByte(' ')
+		}
+		u.WriteString(part.verb)
+		u.WriteString(part.sb.String())
+	}
+	var names map[string]string
+	if allUsed {
+		names = p.allNames
+	} else {
+		names = make(map[string]string, len(values)+2)
+		for ph := range values {
+			if len(ph) > 2 && ph[1] == 'a' {
+				names["#"+ph[1:]] = p.allNamesLookup(ph)
+			}
+		}
+		maps.Copy(names, p.versionNames)
+	}
+	if uc != nil {
+		cond = joinConds(cond, uc.expr)
+	}
+	return updateParts{
+		update: u.String(),
+		cond:   cond,
+		names:  mergeNames(names, uc),
+		values: addValues(values, uc),
+	}
+}
+
+// allNamesLookup maps a value placeholder ":a<i>" to the attribute name.
+func (p *plan) allNamesLookup(vph string) string {
+	return p.allNames["#"+vph[1:]]
+}
+
+// putParts is the expression set of one PutItem or DeleteItem.
+type putParts struct {
+	cond   string
+	names  map[string]string
+	values map[string]types.AttributeValue
+}
+
+// buildPutCond builds the condition of a versioned PutItem (or DeleteItem,
+// with clobber meaning no version condition).
+func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond) putParts {
+	values := map[string]types.AttributeValue{}
+	var cond string
+	var names map[string]string
+	if p.s.version >= 0 && !clobber {
+		cond = p.versionCond(held, values)
+		names = map[string]string{p.versionPH: p.s.fields[p.s.version].name}
+	}
+	if uc != nil {
+		cond = joinConds(cond, uc.expr)
+	}
+	return putParts{cond: cond, names: mergeNames(names, uc), values: addValues(values, uc)}
+}
+
+func isSet(av types.AttributeValue) bool {
+	switch av.(type) {
+	case *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
+		return true
+	}
+	return false
+}
+
+func numberAV(n int64) *types.AttributeValueMemberN {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// strPtr returns nil for "", else a pointer to s.
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,80 @@
+package dynamo
+
+import (
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+)
+
+// TagKey is the struct tag the mapper reads: `dynamo:"name,opt,..."`.
+const TagKey = "dynamo"
+
+// DefaultWriteTokenAttribute is the attribute in which the mapper stores a
+// random token with every versioned write (see WithWriteTokenAttribute).
+const DefaultWriteTokenAttribute = "ddbkit_wt"
+
+// Mapper maps tagged Go structs to DynamoDB items. It is safe for concurrent
+// use and holds no per-call state; create one per Client and share it.
+type Mapper struct {
+	client Client
+	opts   mapperOptions
+	enc    *attributevalue.Encoder // stateless after construction
+	dec    *attributevalue.Decoder // stateless after construction
+}
+
+// Option configures a Mapper.
+type Option func(*mapperOptions)
+
+type mapperOptions struct {
+	tokenAttr   string
+	encoderOpts []func(*attributevalue.EncoderOptions)
+	decoderOpts []func(*attributevalue.DecoderOptions)
+}
+
+// WithWriteTokenAttribute names the attribute in which every versioned write
+// stores a random 16-byte token. The token lets the mapper tell its own write
+// from someone else's when DynamoDB applied a write but the response was lost
+// and the SDK's retry then failed its condition: with the token that retry is
+// reported as the success it was, without it as a version conflict (which is
+// what Java's DynamoDBMapper reports). Other clients ignore the attribute.
+//
+// The default is DefaultWriteTokenAttribute; "" turns tokens off.
+func WithWriteTokenAttribute(name string) Option {
+	return func(o *mapperOptions) { o.tokenAttr = name }
+}
+
+// WithEncoderOptions adjusts the attributevalue encoder the mapper uses.
+// TagKey is always "dynamo" and cannot be changed.
+func WithEncoderOptions(fn func(*attributevalue.EncoderOptions)) Option {
+	return func(o *mapperOptions) { o.encoderOpts = append(o.encoderOpts, fn) }
+}
+
+// WithDecoderOptions adjusts the attributevalue decoder the mapper uses.
+// TagKey is always "dynamo" and cannot be changed.
+func WithDecoderOptions(fn func(*attributevalue.DecoderOptions)) Option {
+	return func(o *mapperOptions) { o.decoderOpts = append(o.decoderOpts, fn) }
+}
+
+// NewMapper returns a Mapper that sends its requests through c. It sends no
+// request itself.
+func NewMapper(c Client, opts ...Option) *Mapper {
+	o := mapperOptions{tokenAttr: DefaultWriteTokenAttribute}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	m := &Mapper{client: c, opts: o}
+	m.enc = attributevalue.NewEncoder(func(eo *attributevalue.EncoderOptions) {
+		for _, fn := range o.encoderOpts {
+			fn(eo)
+		}
+		eo.TagKey = TagKey
+	})
+	m.dec = attributevalue.NewDecoder(func(do *attributevalue.DecoderOptions) {
+		for _, fn := range o.decoderOpts {
+			fn(do)
+		}
+		do.TagKey = TagKey
+	})
+	return m
+}
+
+// Client returns the client the mapper sends its requests through.
+func (m *Mapper) Client() Client { return m.client }

@@ -1,0 +1,119 @@
+package dynamo
+
+import (
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+// SaveBehavior selects how Save writes an item. The zero value is SaveUpdate.
+type SaveBehavior int
+
+const (
+	// SaveUpdate (the default) writes with UpdateItem: modeled attributes are
+	// set, nil and omitted ones removed; attributes the struct does not model
+	// are kept. The version is checked and incremented.
+	SaveUpdate SaveBehavior = iota
+	// SaveUpdateSkipNulls writes with UpdateItem like SaveUpdate, but nil and
+	// omitted attributes are left as they are. The returned copy is the whole
+	// item as stored after the write.
+	SaveUpdateSkipNulls
+	// SavePut writes with PutItem: the whole item is replaced, including
+	// attributes the struct does not model. The version is still checked.
+	SavePut
+	// SaveClobber writes like SaveUpdate without a version condition. The
+	// version is incremented by DynamoDB (ADD), so it never moves backwards:
+	// whoever holds an older version conflicts afterwards. The returned copy
+	// carries the version DynamoDB wrote. On Delete, SaveClobber deletes
+	// without a condition.
+	SaveClobber
+	// SaveAppendSet is SaveUpdateSkipNulls, except that set attributes (SS,
+	// NS, BS) are added to the stored sets instead of replacing them.
+	SaveAppendSet
+)
+
+func (b SaveBehavior) String() string {
+	switch b {
+	case SaveUpdate:
+		return "SaveUpdate"
+	case SaveUpdateSkipNulls:
+		return "SaveUpdateSkipNulls"
+	case SavePut:
+		return "SavePut"
+	case SaveClobber:
+		return "SaveClobber"
+	case SaveAppendSet:
+		return "SaveAppendSet"
+	}
+	return "SaveBehavior(" + itoa(int64(b)) + ")"
+}
+
+// ReadOption configures Load.
+type ReadOption func(*readOptions)
+
+type readOptions struct {
+	consistent bool
+}
+
+// ConsistentRead makes Load read with strong consistency (twice the read
+// capacity of the default eventually consistent read).
+func ConsistentRead() ReadOption {
+	return func(o *readOptions) { o.consistent = true }
+}
+
+// WriteOption configures Save, Delete and Update.
+type WriteOption func(*writeOptions)
+
+// Defaults for Update's retry loop.
+const (
+	DefaultMaxAttempts = 50
+	DefaultBackoffBase = 2 * time.Millisecond
+	DefaultBackoffMax  = 100 * time.Millisecond
+)
+
+type writeOptions struct {
+	behavior    SaveBehavior
+	conds       []expression.ConditionBuilder
+	maxAttempts int
+	backoffBase time.Duration
+	backoffMax  time.Duration
+}
+
+func defaultWriteOptions() writeOptions {
+	return writeOptions{
+		behavior:    SaveUpdate,
+		maxAttempts: DefaultMaxAttempts,
+		backoffBase: DefaultBackoffBase,
+		backoffMax:  DefaultBackoffMax,
+	}
+}
+
+// WithSaveBehavior selects how the item is written (default SaveUpdate). On
+// Delete only SaveClobber has an effect: it deletes without a version check.
+func WithSaveBehavior(b SaveBehavior) WriteOption {
+	return func(o *writeOptions) { o.behavior = b }
+}
+
+// If adds a condition that must hold for the write to happen. It is ANDed
+// with the version condition; several If options are ANDed together. A write
+// refused by it (while the version matched) fails with ErrConditionFailed.
+//
+// Values in cond are marshaled by the expression package with the default
+// attributevalue options, not the mapper's: pass types.AttributeValue values
+// where that matters.
+func If(cond expression.ConditionBuilder) WriteOption {
+	return func(o *writeOptions) { o.conds = append(o.conds, cond) }
+}
+
+// WithMaxAttempts bounds the number of writes Update tries before it returns
+// the last conflict (default DefaultMaxAttempts). Values below 1 mean 1.
+func WithMaxAttempts(n int) WriteOption {
+	return func(o *writeOptions) { o.maxAttempts = max(n, 1) }
+}
+
+// WithBackoff sets Update's jittered exponential backoff between attempts:
+// the n-th retry waits a random duration in [0, min(max, base·2ⁿ)).
+// Defaults: DefaultBackoffBase, DefaultBackoffMax.
+func WithBackoff(base, max time.Duration) WriteOption {
+	return func(o *writeOptions) { o.backoffBase, o.backoffMax = base, max }
+}

@@ -1,0 +1,135 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Save writes item and returns the saved copy: item with its new version
+// (for SaveUpdateSkipNulls, SaveAppendSet and SaveClobber, the whole item as
+// stored after the write). item itself is never modified.
+//
+// For a versioned type, an unsaved item (version zero or nil) is written as
+// version 1 on condition that the stored item has no version; an item holding
+// version v is written as v+1 on condition that the stored version is v. When
+// the condition fails, the error is a *ConditionError wrapping
+// ErrVersionConflict (the stored version differs; Table.Current decodes the
+// stored item) or ErrConditionFailed (an If condition failed). A write that
+// DynamoDB applied but whose response was lost, and which the SDK retried, is
+// a success (see WithWriteTokenAttribute).
+//
+// Bad input is refused before anything is sent with an error wrapping
+// ErrInvalidInput: a nil item, an unset or empty key, an item over 400 KB.
+// ctx bounds the request, including the SDK's retries.
+//
+// IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut).
+func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, error) {
+	wo := defaultWriteOptions()
+	for _, fn := range opts {
+		fn(&wo)
+	}
+	boxed, v, err := t.box(item, "Save")
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return t.save(ctx, boxed, v, &wo)
+}
+
+func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions) (T, error) {
+	var zero T
+	p, s := t.p, t.p.s
+	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
+		return zero, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
+	}
+	item, err := t.encode(boxed)
+	if err != nil {
+		return zero, err
+	}
+	key, err := t.keyFromItem(item)
+	if err != nil {
+		return zero, err
+	}
+	uc, err := compileConds(wo.conds)
+	if err != nil {
+		return zero, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
+	}
+	var held, next int64
+	var token []byte
+	if s.version >= 0 {
+		if held = s.versionOf(v); held < 0 {
+			return zero, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(key), s.fields[s.version].goName)
+		}
+		if next = held + 1; !s.versionFits(next) {
+			return zero, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
+				ErrInvalidInput, t.name, formatKey(key), next, s.fields[s.version].goName, s.fields[s.version].typ)
+		}
+		if p.tokenAttr != "" {
+			token = newToken()
+		}
+	}
+	if size := itemSize(item) + len(p.tokenAttr) + len(token); size > maxItemSize {
+		return zero, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+			ErrInvalidInput, t.name, formatKey(key), size)
+	}
+
+	var allNew map[string]types.AttributeValue
+	if wo.behavior == SavePut {
+		if s.version >= 0 {
+			item[s.fields[s.version].name] = numberAV(next)
+			if token != nil {
+				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: token}
+			}
+		}
+		pc := p.buildPutCond(held, false, uc)
+		_, err = t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                           aws.String(t.name),
+			Item:                                item,
+			ConditionExpression:                 strPtr(pc.cond),
+			ExpressionAttributeNames:            pc.names,
+			ExpressionAttributeValues:           pc.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+	} else {
+		up := p.buildUpdate(wo.behavior, item, held, next, token, uc)
+		in := &dynamodb.UpdateItemInput{
+			TableName:                           aws.String(t.name),
+			Key:                                 key,
+			UpdateExpression:                    strPtr(up.update),
+			ConditionExpression:                 strPtr(up.cond),
+			ExpressionAttributeNames:            up.names,
+			ExpressionAttributeValues:           up.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}
+		if wo.behavior != SaveUpdate {
+			in.ReturnValues = types.ReturnValueAllNew
+		}
+		var out *dynamodb.UpdateItemOutput
+		out, err = t.m.client.UpdateItem(ctx, in)
+		if err == nil {
+			allNew = out.Attributes
+		}
+	}
+	if err != nil {
+		var ccf *types.ConditionalCheckFailedException
+		if !errors.As(err, &ccf) {
+			return zero, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
+		}
+		if !isOwnWrite(ccf.Item, p.tokenAttr, token) {
+			return zero, p.conditionFailure(t.name, key, held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
+		}
+		// DynamoDB applied our write; the SDK's retry of it failed its
+		// condition. The item it reports is our write (or later ones).
+		allNew = ccf.Item
+	}
+	if wo.behavior == SaveUpdate || wo.behavior == SavePut {
+		return t.withVersion(v, next), nil
+	}
+	return t.decode(allNew)
+}

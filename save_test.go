@@ -1,0 +1,362 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+func n(s string) *types.AttributeValueMemberN { return &types.AttributeValueMemberN{Value: s} }
+func str(s string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: s} }
+
+func newBooks(t *testing.T, c Client, opts ...Option) *Table[Book] {
+	t.Helper()
+	tb, err := NewTable[Book](NewMapper(c, opts...), "Books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func TestSaveRequests(t *testing.T) {
+	note := "n"
+	tests := []struct {
+		name     string
+		item     Book
+		behavior SaveBehavior
+		update   string
+		cond     string
+		names    map[string]string
+		values   map[string]types.AttributeValue // token omitted
+		allNew   bool
+	}{
+		{
+			name:   "update new item",
+			item:   Book{ISBN: "1", Title: "T"},
+			update: "SET #a1 = :a1, #a4 = :v1, #wt = :wt REMOVE #a2, #a3",
+			cond:   "attribute_not_exists(#a4)",
+			names:  map[string]string{"#a1": "title", "#a2": "authors", "#a3": "note", "#a4": "version", "#wt": "ddbkit_wt"},
+			values: map[string]types.AttributeValue{":a1": str("T"), ":v1": n("1")},
+		},
+		{
+			name:   "update held version",
+			item:   Book{ISBN: "1", Title: "T", Note: &note, Authors: []string{"a", "b", "a"}, Version: 2},
+			update: "SET #a1 = :a1, #a2 = :a2, #a3 = :a3, #a4 = :v1, #wt = :wt",
+			cond:   "#a4 = :v0",
+			names:  map[string]string{"#a1": "title", "#a2": "authors", "#a3": "note", "#a4": "version", "#wt": "ddbkit_wt"},
+			values: map[string]types.AttributeValue{":a1": str("T"), ":a2": &types.AttributeValueMemberSS{Value: []string{"a", "b"}}, ":a3": str("n"), ":v0": n("2"), ":v1": n("3")},
+		},
+		{
+			name:     "skip nulls",
+			item:     Book{ISBN: "1", Title: "T", Version: 2},
+			behavior: SaveUpdateSkipNulls,
+			update:   "SET #a1 = :a1, #a4 = :v1, #wt = :wt",
+			cond:     "#a4 = :v0",
+			names:    map[string]string{"#a1": "title", "#a4": "version", "#wt": "ddbkit_wt"},
+			values:   map[string]types.AttributeValue{":a1": str("T"), ":v0": n("2"), ":v1": n("3")},
+			allNew:   true,
+		},
+		{
+			name:     "append set",
+			item:     Book{ISBN: "1", Title: "T", Authors: []string{"c"}, Version: 2},
+			behavior: SaveAppendSet,
+			update:   "SET #a1 = :a1, #a4 = :v1, #wt = :wt ADD #a2 :a2",
+			cond:     "#a4 = :v0",
+			names:    map[string]string{"#a1": "title", "#a2": "authors", "#a4": "version", "#wt": "ddbkit_wt"},
+			values:   map[string]types.AttributeValue{":a1": str("T"), ":a2": &types.AttributeValueMemberSS{Value: []string{"c"}}, ":v0": n("2"), ":v1": n("3")},
+			allNew:   true,
+		},
+		{
+			name:     "clobber",
+			item:     Book{ISBN: "1", Title: "T", Version: 7},
+			behavior: SaveClobber,
+			update:   "SET #a1 = :a1, #wt = :wt REMOVE #a2, #a3 ADD #a4 :v1",
+			cond:     "attribute_not_exists(#wt) OR #wt <> :wt",
+			names:    map[string]string{"#a1": "title", "#a2": "authors", "#a3": "note", "#a4": "version", "#wt": "ddbkit_wt"},
+			values:   map[string]types.AttributeValue{":a1": str("T"), ":v1": n("1")},
+			allNew:   true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &stubClient{onUpd: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+				return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{"ISBN": str("1"), "version": n("9")}}, nil
+			}}
+			books := newBooks(t, c)
+			before := tc.item
+			saved, err := books.Save(context.Background(), tc.item, WithSaveBehavior(tc.behavior))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(before, tc.item) {
+				t.Errorf("input modified: %+v", tc.item)
+			}
+			if len(c.upds) != 1 {
+				t.Fatalf("%d UpdateItem calls", len(c.upds))
+			}
+			in := c.upds[0]
+			if got := aws.ToString(in.UpdateExpression); got != tc.update {
+				t.Errorf("update = %q\n want %q", got, tc.update)
+			}
+			if got := aws.ToString(in.ConditionExpression); got != tc.cond {
+				t.Errorf("cond = %q, want %q", got, tc.cond)
+			}
+			if !reflect.DeepEqual(in.ExpressionAttributeNames, tc.names) {
+				t.Errorf("names = %v, want %v", in.ExpressionAttributeNames, tc.names)
+			}
+			tok, ok := in.ExpressionAttributeValues[":wt"].(*types.AttributeValueMemberB)
+			if !ok || len(tok.Value) != 16 {
+				t.Errorf("token value = %#v", in.ExpressionAttributeValues[":wt"])
+			}
+			vals := map[string]types.AttributeValue{}
+			for k, v := range in.ExpressionAttributeValues {
+				if k != ":wt" {
+					vals[k] = v
+				}
+			}
+			if !reflect.DeepEqual(vals, tc.values) {
+				t.Errorf("values = %#v\n want %#v", vals, tc.values)
+			}
+			if !reflect.DeepEqual(in.Key, map[string]types.AttributeValue{"ISBN": str("1")}) {
+				t.Errorf("key = %#v", in.Key)
+			}
+			if in.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
+				t.Error("ALL_OLD not requested")
+			}
+			if (in.ReturnValues == types.ReturnValueAllNew) != tc.allNew {
+				t.Errorf("ReturnValues = %q", in.ReturnValues)
+			}
+			if tc.allNew {
+				if saved.Version != 9 {
+					t.Errorf("saved version = %d, want the stored 9", saved.Version)
+				}
+			} else if saved.Version != tc.item.Version+1 || saved.Title != tc.item.Title {
+				t.Errorf("saved = %+v", saved)
+			}
+		})
+	}
+}
+
+func TestSavePutRequest(t *testing.T) {
+	c := &stubClient{}
+	books := newBooks(t, c)
+	in := &Book{ISBN: "1", Title: "T", Version: 4}
+	saved, err := NewTableMust[*Book](t, books.Mapper()).Save(context.Background(), in,
+		WithSaveBehavior(SavePut), If(expression.Name("title").AttributeExists()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Version != 4 || saved == in || saved.Version != 5 {
+		t.Errorf("input %+v, saved %+v: want input untouched and a new copy at 5", in, saved)
+	}
+	put := c.puts[0]
+	if got := aws.ToString(put.ConditionExpression); got != "(#a4 = :v0) AND (attribute_exists (#0))" {
+		t.Errorf("cond = %q", got)
+	}
+	want := map[string]string{"#a4": "version", "#0": "title"}
+	if !reflect.DeepEqual(put.ExpressionAttributeNames, want) {
+		t.Errorf("names = %v", put.ExpressionAttributeNames)
+	}
+	if put.Item["version"].(*types.AttributeValueMemberN).Value != "5" || put.Item["ddbkit_wt"] == nil {
+		t.Errorf("item = %#v", put.Item)
+	}
+	if _, ok := put.Item["note"].(*types.AttributeValueMemberNULL); !ok {
+		t.Errorf("nil note = %#v, want NULL", put.Item["note"])
+	}
+	if !reflect.DeepEqual(put.ExpressionAttributeValues, map[string]types.AttributeValue{":v0": n("4")}) {
+		t.Errorf("values = %#v", put.ExpressionAttributeValues)
+	}
+}
+
+func NewTableMust[T any](t *testing.T, m *Mapper) *Table[T] {
+	t.Helper()
+	tb, err := NewTable[T](m, "Books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func ccf(item map[string]types.AttributeValue) error {
+	return &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed"), Item: item}
+}
+
+func TestSaveConflicts(t *testing.T) {
+	tests := []struct {
+		name  string
+		held  int64
+		old   map[string]types.AttributeValue
+		conds []WriteOption
+		want  error
+		msg   string
+	}{
+		{"stale", 2, map[string]types.AttributeValue{"ISBN": str("1"), "title": str("X"), "version": n("3")}, nil, ErrVersionConflict, `held version 2, found 3`},
+		{"missing", 5, nil, nil, ErrVersionConflict, "held version 5, item does not exist"},
+		{"exists on create", 0, map[string]types.AttributeValue{"ISBN": str("1"), "version": n("1")}, nil, ErrVersionConflict, "held version 0 (unsaved), found 1"},
+		{"if failed", 3, map[string]types.AttributeValue{"ISBN": str("1"), "version": n("3")}, []WriteOption{If(expression.Name("title").Equal(expression.Value("x")))}, ErrConditionFailed, "held version 3, found 3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &stubClient{onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, ccf(tc.old) }}
+			books := newBooks(t, c)
+			_, err := books.Save(context.Background(), Book{ISBN: "1", Version: tc.held}, tc.conds...)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			var ce *ConditionError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err %T is not a *ConditionError", err)
+			}
+			var sdk *types.ConditionalCheckFailedException
+			if !errors.As(err, &sdk) {
+				t.Error("SDK error not wrapped")
+			}
+			for _, s := range []string{`table "Books"`, `{ISBN: "1"}`, tc.msg} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("message %q lacks %q", err, s)
+				}
+			}
+			cur, cerr := books.Current(err)
+			if tc.old == nil {
+				if !errors.Is(cerr, ErrNotFound) {
+					t.Errorf("Current of a missing item: %v", cerr)
+				}
+				return
+			}
+			if cerr != nil || cur.Version != ce.FoundVersion {
+				t.Errorf("Current = %+v, %v", cur, cerr)
+			}
+		})
+	}
+}
+
+func TestSaveOwnWriteAfterLostResponse(t *testing.T) {
+	// The SDK's retry of an applied write fails its condition; the item it
+	// reports carries our token.
+	var c stubClient
+	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		return nil, ccf(map[string]types.AttributeValue{
+			"ISBN": str("1"), "version": n("3"), "ddbkit_wt": in.ExpressionAttributeValues[":wt"],
+		})
+	}
+	books := newBooks(t, &c)
+	saved, err := books.Save(context.Background(), Book{ISBN: "1", Version: 2})
+	if err != nil || saved.Version != 3 {
+		t.Fatalf("Save = %+v, %v; want success at version 3", saved, err)
+	}
+	// Someone else's token: a conflict.
+	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		return nil, ccf(map[string]types.AttributeValue{
+			"ISBN": str("1"), "version": n("3"), "ddbkit_wt": &types.AttributeValueMemberB{Value: make([]byte, 16)},
+		})
+	}
+	if _, err := books.Save(context.Background(), Book{ISBN: "1", Version: 2}); !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("err = %v, want a conflict", err)
+	}
+	// Tokens off: the same situation is (as in Java) a conflict.
+	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		if _, ok := in.ExpressionAttributeNames["#wt"]; ok {
+			t.Error("token sent although turned off")
+		}
+		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n("3")})
+	}
+	if _, err := newBooks(t, &c, WithWriteTokenAttribute("")).Save(context.Background(), Book{ISBN: "1", Version: 2}); !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("err = %v, want a conflict", err)
+	}
+}
+
+func TestBadInputRefusedBeforeSending(t *testing.T) {
+	c := &stubClient{}
+	books := newBooks(t, c)
+	ptrBooks := NewTableMust[*Book](t, books.Mapper())
+	ctx := context.Background()
+	big := strings.Repeat("x", 401*1024)
+	type keyed struct {
+		ID  *string `dynamo:"id,hash"`
+		Bin []byte  `dynamo:"bin,range"`
+	}
+	kt := NewTableMust[keyed](t, books.Mapper())
+	id := "a"
+	tests := []struct {
+		name string
+		call func() error
+		msg  string
+	}{
+		{"empty hash on Save", func() error { _, err := books.Save(ctx, Book{}); return err }, "hash key ISBN (field dynamo.Book.ISBN) is an empty string"},
+		{"empty hash on Load", func() error { _, err := books.Load(ctx, Book{}); return err }, "empty string"},
+		{"empty hash on Delete", func() error { return books.Delete(ctx, Book{}) }, "empty string"},
+		{"nil pointer item", func() error { _, err := ptrBooks.Save(ctx, nil); return err }, "nil *dynamo.Book"},
+		{"nil pointer delete", func() error { return ptrBooks.Delete(ctx, nil) }, "nil *dynamo.Book"},
+		{"too big", func() error { _, err := books.Save(ctx, Book{ISBN: "1", Title: big}); return err }, "over DynamoDB's 400 KB limit"},
+		{"unset pointer key", func() error { _, err := kt.Save(ctx, keyed{Bin: []byte{1}}); return err }, "hash key id (field dynamo.keyed.ID) is unset"},
+		{"empty binary key", func() error { _, err := kt.Load(ctx, keyed{ID: &id}); return err }, "range key bin"},
+		{"bad behavior", func() error { _, err := books.Save(ctx, Book{ISBN: "1"}, WithSaveBehavior(42)); return err }, "unknown SaveBehavior(42)"},
+		{"nil update fn", func() error { _, err := books.Update(ctx, Book{ISBN: "1"}, nil); return err }, "nil function"},
+	}
+	for _, tc := range tests {
+		err := tc.call()
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: err = %v, want ErrInvalidInput mentioning %q", tc.name, err, tc.msg)
+		}
+	}
+	if n := len(c.puts) + len(c.upds) + len(c.dels) + len(c.gets); n != 0 {
+		t.Errorf("%d requests sent for bad input", n)
+	}
+}
+
+func TestDeleteRequests(t *testing.T) {
+	c := &stubClient{}
+	books := newBooks(t, c)
+	ctx := context.Background()
+	if err := books.Delete(ctx, Book{ISBN: "1", Title: "ignored", Version: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := books.Delete(ctx, Book{ISBN: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := books.Delete(ctx, Book{ISBN: "1", Version: 3}, WithSaveBehavior(SaveClobber)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"#a4 = :v0", "attribute_not_exists(#a4)", ""}
+	for i, d := range c.dels {
+		if got := aws.ToString(d.ConditionExpression); got != want[i] {
+			t.Errorf("delete %d cond = %q, want %q", i, got, want[i])
+		}
+	}
+	if c.dels[2].ExpressionAttributeNames != nil || c.dels[2].ExpressionAttributeValues != nil {
+		t.Errorf("clobber delete sends names/values: %#v", c.dels[2])
+	}
+	c.onDel = func(*dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
+		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n("4")})
+	}
+	err := books.Delete(ctx, Book{ISBN: "1", Version: 3})
+	if !errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "held version 3, found 4") {
+		t.Errorf("stale delete: %v", err)
+	}
+}
+
+func TestUnversionedSave(t *testing.T) {
+	type Plain struct {
+		ID   string `dynamo:"id,hash"`
+		Body string `dynamo:"body"`
+	}
+	c := &stubClient{}
+	tb := NewTableMust[Plain](t, NewMapper(c))
+	if _, err := tb.Save(context.Background(), Plain{ID: "x", Body: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	u := c.upds[0]
+	if aws.ToString(u.UpdateExpression) != "SET #a1 = :a1" || u.ConditionExpression != nil {
+		t.Errorf("update = %q cond = %v", aws.ToString(u.UpdateExpression), u.ConditionExpression)
+	}
+	if !reflect.DeepEqual(u.ExpressionAttributeNames, map[string]string{"#a1": "body"}) {
+		t.Errorf("names = %v", u.ExpressionAttributeNames)
+	}
+}

@@ -1,0 +1,389 @@
+package dynamo
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// field is one attribute of a schema.
+type field struct {
+	goName string // Go path for messages, e.g. "Base.ID"
+	name   string // attribute name
+	index  []int  // reflect index path from the top struct
+	typ    reflect.Type
+	opts   tagOptions
+	// setKind is 'S', 'N' or 'B' when the `set` option asks the mapper to turn
+	// the list attributevalue produces into a DynamoDB set; 0 otherwise.
+	setKind byte
+	// viaPtr reports whether index passes through an embedded pointer.
+	viaPtr bool
+	// ph is the expression name placeholder for this attribute ("#a3"), and
+	// vph the value placeholder (":a3"); computed once per type.
+	ph, vph string
+}
+
+// schema is everything the mapper knows about a struct type. It is built
+// once per type (schemaFor) and never modified afterwards, so it is shared
+// by all tables and goroutines without locking.
+type schema struct {
+	typ     reflect.Type // the struct type (never a pointer)
+	fields  []field      // in struct order, embedded structs flattened
+	byName  map[string]int
+	hash    int // index into fields
+	rng     int // -1 when the table has no sort key
+	version int // -1 when the type is not versioned
+	ttl     int // -1 when no ttl attribute
+	hasSets bool
+}
+
+var schemaCache sync.Map // reflect.Type → schemaResult; immutable values
+
+type schemaResult struct {
+	s   *schema
+	err error
+}
+
+// schemaFor returns the schema of struct type t, parsing it on first use.
+func schemaFor(t reflect.Type) (*schema, error) {
+	if r, ok := schemaCache.Load(t); ok {
+		res := r.(schemaResult)
+		return res.s, res.err
+	}
+	s, err := buildSchema(t)
+	r, _ := schemaCache.LoadOrStore(t, schemaResult{s, err})
+	res := r.(schemaResult)
+	return res.s, res.err
+}
+
+var (
+	timeType      = reflect.TypeFor[time.Time]()
+	byteSliceType = reflect.TypeFor[[]byte]()
+	marshalerType = reflect.TypeFor[attributevalue.Marshaler]()
+)
+
+func buildSchema(t reflect.Type) (*schema, error) {
+	s := &schema{typ: t, byName: map[string]int{}, hash: -1, rng: -1, version: -1, ttl: -1}
+	fail := func(f, format string, args ...any) error {
+		return &SchemaError{Struct: t.String(), Field: f, Reason: fmt.Sprintf(format, args...)}
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fail("", "is of kind %s: tables map structs or pointers to structs", t.Kind())
+	}
+	if err := s.collect(t, nil, "", false, map[reflect.Type]bool{}, fail); err != nil {
+		return nil, err
+	}
+	for i := range s.fields {
+		f := &s.fields[i]
+		if prev, dup := s.byName[f.name]; dup {
+			return nil, fail(f.goName, "attribute name %q is also used by field %s: give one of them another name with `dynamo:\"name\"`",
+				f.name, s.fields[prev].goName)
+		}
+		s.byName[f.name] = i
+		f.ph = "#a" + strconv.Itoa(i)
+		f.vph = ":a" + strconv.Itoa(i)
+		if err := s.checkField(i, fail); err != nil {
+			return nil, err
+		}
+	}
+	if s.hash < 0 {
+		return nil, fail("", "has no hash key: tag one field `dynamo:\"name,hash\"`")
+	}
+	return s, nil
+}
+
+// collect appends the fields of struct type t, flattening anonymous structs
+// the way attributevalue does.
+func (s *schema) collect(t reflect.Type, index []int, prefix string, viaPtr bool, seen map[reflect.Type]bool, fail func(string, string, ...any) error) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() && !sf.Anonymous {
+			continue
+		}
+		goName := prefix + sf.Name
+		raw, ok := sf.Tag.Lookup(TagKey)
+		if !ok {
+			raw = sf.Tag.Get("dynamodbav") // attributevalue reads it too
+		}
+		opts, err := parseTag(raw)
+		if err != nil {
+			return fail(goName, "%v", err)
+		}
+		if opts.skip {
+			continue
+		}
+		ft := sf.Type
+		idx := append(append([]int(nil), index...), i)
+		if sf.Anonymous && opts.name == "" {
+			et, ptr := ft, false
+			if et.Kind() == reflect.Pointer {
+				et, ptr = et.Elem(), true
+			}
+			if et.Kind() == reflect.Struct {
+				if opts != (tagOptions{}) {
+					return fail(goName, "options on an embedded struct have no effect: tag its fields instead, or name it to store it as a map")
+				}
+				if err := s.collect(et, idx, goName+".", viaPtr || ptr, seen, fail); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		name := opts.name
+		if name == "" {
+			name = sf.Name
+		}
+		s.fields = append(s.fields, field{goName: goName, name: name, index: idx, typ: ft, opts: opts, viaPtr: viaPtr})
+	}
+	return nil
+}
+
+func (s *schema) checkField(i int, fail func(string, string, ...any) error) error {
+	f := &s.fields[i]
+	o := f.opts
+	switch {
+	case o.hash:
+		if s.hash >= 0 {
+			return fail(f.goName, "second hash key (the first is %s): a table has exactly one; make this one `range` or drop `hash`", s.fields[s.hash].goName)
+		}
+		s.hash = i
+	case o.rng:
+		if s.rng >= 0 {
+			return fail(f.goName, "second range key (the first is %s): a table has at most one", s.fields[s.rng].goName)
+		}
+		s.rng = i
+	}
+	if o.hash || o.rng {
+		if err := checkKeyType(f); err != nil {
+			return fail(f.goName, "%v", err)
+		}
+	}
+	if o.version {
+		if s.version >= 0 {
+			return fail(f.goName, "second version attribute (the first is %s): a table has at most one", s.fields[s.version].goName)
+		}
+		if !isIntegerType(f.typ) {
+			return fail(f.goName, "version attribute of type %s: use an integer type such as int64 (or a pointer to one)", f.typ)
+		}
+		if f.viaPtr {
+			return fail(f.goName, "version attribute inside an embedded pointer: embed the struct by value")
+		}
+		s.version = i
+	}
+	if o.ttl {
+		if s.ttl >= 0 {
+			return fail(f.goName, "second ttl attribute (the first is %s)", s.fields[s.ttl].goName)
+		}
+		bt := derefType(f.typ)
+		switch {
+		case isIntegerType(bt):
+		case bt == timeType && o.unixTime:
+		case bt == timeType:
+			return fail(f.goName, "ttl attribute of type time.Time needs `unixtime`: DynamoDB TTL reads epoch seconds, e.g. `dynamo:\"expires,ttl,unixtime\"`")
+		default:
+			return fail(f.goName, "ttl attribute of type %s: use time.Time with `unixtime` or an integer of epoch seconds", f.typ)
+		}
+		s.ttl = i
+	}
+	if o.set {
+		kind, err := setKindOf(f.typ)
+		if err != nil {
+			return fail(f.goName, "%v", err)
+		}
+		f.setKind = kind
+		s.hasSets = true
+	}
+	if o.stringSet || o.numberSet || o.binarySet || f.typ == reflect.TypeFor[[][]byte]() {
+		s.hasSets = true
+	}
+	return nil
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func isIntegerType(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+func hasCustomMarshaler(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return t.Implements(marshalerType) || pt.Implements(marshalerType)
+}
+
+// checkKeyType accepts the Go types that encode to S, N or B.
+func checkKeyType(f *field) error {
+	t := derefType(f.typ)
+	if hasCustomMarshaler(t) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return nil
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return nil
+		}
+	case reflect.Struct:
+		if t == timeType {
+			return nil
+		}
+	}
+	return fmt.Errorf("key of type %s: keys must be strings, numbers or []byte (or implement attributevalue.Marshaler)", f.typ)
+}
+
+// setKindOf maps the element type of a `set` field to the DynamoDB set type.
+func setKindOf(t reflect.Type) (byte, error) {
+	t = derefType(t)
+	if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+		return 0, fmt.Errorf("`set` on a %s: use a slice such as []string, []int or [][]byte", t)
+	}
+	et := derefType(t.Elem())
+	switch et.Kind() {
+	case reflect.String:
+		return 'S', nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return 0, fmt.Errorf("`set` on %s (bytes): a []byte is a binary value; use [][]byte for a binary set", t)
+		}
+		return 'N', nil
+	case reflect.Slice:
+		if et.Elem().Kind() == reflect.Uint8 {
+			return 'B', nil
+		}
+	}
+	return 0, fmt.Errorf("`set` on %s: sets hold strings, numbers or []byte", t)
+}
+
+// fieldValue returns the value of field f in the struct value v, and false
+// when an embedded pointer on the way is nil.
+func fieldValue(v reflect.Value, f *field) (reflect.Value, bool) {
+	for n, i := range f.index {
+		if n > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	return v, true
+}
+
+// versionOf reads the version of struct value v: 0 for unsaved (zero or nil).
+func (s *schema) versionOf(v reflect.Value) int64 {
+	if s.version < 0 {
+		return 0
+	}
+	fv, ok := fieldValue(v, &s.fields[s.version])
+	if !ok {
+		return 0
+	}
+	if fv.Kind() == reflect.Pointer {
+		if fv.IsNil() {
+			return 0
+		}
+		fv = fv.Elem()
+	}
+	if fv.CanInt() {
+		return fv.Int()
+	}
+	u := fv.Uint()
+	if u > 1<<63-1 {
+		return -1 // reported by checkVersion
+	}
+	return int64(u)
+}
+
+// setVersion stores n in the version field of the addressable struct value v.
+func (s *schema) setVersion(v reflect.Value, n int64) {
+	fv := v.FieldByIndex(s.fields[s.version].index) // never via a pointer (checkField)
+	if fv.Kind() == reflect.Pointer {
+		p := reflect.New(fv.Type().Elem())
+		fv.Set(p)
+		fv = p.Elem()
+	}
+	if fv.CanInt() {
+		fv.SetInt(n)
+	} else {
+		fv.SetUint(uint64(n))
+	}
+}
+
+// versionFits reports whether n fits the version field's Go type.
+func (s *schema) versionFits(n int64) bool {
+	t := derefType(s.fields[s.version].typ)
+	if n < 0 {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64:
+		return true
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		return !reflect.Zero(t).OverflowUint(uint64(n))
+	default:
+		return !reflect.Zero(t).OverflowInt(n)
+	}
+}
+
+// fastKeyValue encodes a key field without the general encoder when its type
+// allows (string, integers, []byte, unannotated); ok is false otherwise.
+func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool) {
+	if f.opts.asString || f.opts.unixTime {
+		return nil, false
+	}
+	if fv.Kind() == reflect.Pointer {
+		if hasCustomMarshaler(fv.Type().Elem()) {
+			return nil, false
+		}
+		if fv.IsNil() {
+			return &types.AttributeValueMemberNULL{Value: true}, true
+		}
+		fv = fv.Elem()
+	}
+	if hasCustomMarshaler(fv.Type()) {
+		return nil, false
+	}
+	switch fv.Kind() {
+	case reflect.String:
+		return &types.AttributeValueMemberS{Value: fv.String()}, true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(fv.Int(), 10)}, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return &types.AttributeValueMemberN{Value: strconv.FormatUint(fv.Uint(), 10)}, true
+	case reflect.Slice:
+		if fv.Type() == byteSliceType {
+			return &types.AttributeValueMemberB{Value: append([]byte(nil), fv.Bytes()...)}, true
+		}
+	}
+	return nil, false
+}

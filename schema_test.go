@@ -1,0 +1,145 @@
+package dynamo
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+type Book struct {
+	ISBN    string   `dynamo:"ISBN,hash"`
+	Title   string   `dynamo:"title"`
+	Authors []string `dynamo:"authors,set,omitempty"`
+	Note    *string  `dynamo:"note"`
+	Version int64    `dynamo:"version,version"`
+	Skip    string   `dynamo:"-"`
+	private int      //nolint:unused // unexported fields are ignored
+}
+
+type Audit struct {
+	CreatedBy string `dynamo:"created_by"`
+}
+
+type Order struct {
+	Audit
+	Customer string    `dynamo:"customer,hash"`
+	ID       int64     `dynamo:"id,range"`
+	Expires  time.Time `dynamo:"expires,ttl,unixtime"`
+	V        *uint32   `dynamo:"v,version"`
+}
+
+func TestSchemaParsesTags(t *testing.T) {
+	s, err := schemaFor(reflect.TypeFor[Book]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range s.fields {
+		names = append(names, f.name)
+	}
+	if got := strings.Join(names, ","); got != "ISBN,title,authors,note,version" {
+		t.Errorf("fields = %s", got)
+	}
+	if s.fields[s.hash].name != "ISBN" || s.rng != -1 || s.fields[s.version].name != "version" {
+		t.Errorf("hash/range/version = %d/%d/%d", s.hash, s.rng, s.version)
+	}
+	if s.fields[2].setKind != 'S' {
+		t.Errorf("authors setKind = %q", s.fields[2].setKind)
+	}
+	s2, _ := schemaFor(reflect.TypeFor[Book]())
+	if s2 != s {
+		t.Error("schema parsed twice for one type; want the cached one")
+	}
+
+	o, err := schemaFor(reflect.TypeFor[Order]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.fields[0].name != "created_by" || o.fields[0].goName != "Audit.CreatedBy" {
+		t.Errorf("embedded field = %+v", o.fields[0])
+	}
+	if o.fields[o.rng].name != "id" || o.fields[o.ttl].name != "expires" || o.fields[o.version].name != "v" {
+		t.Errorf("order schema = %+v", o)
+	}
+}
+
+func TestSchemaErrors(t *testing.T) {
+	type noHash struct {
+		A string `dynamo:"a"`
+	}
+	type twoHash struct {
+		A string `dynamo:"a,hash"`
+		B string `dynamo:"b,hash"`
+	}
+	type twoVersions struct {
+		A string `dynamo:"a,hash"`
+		V int    `dynamo:"v,version"`
+		W int    `dynamo:"w,version"`
+	}
+	type stringVersion struct {
+		A string `dynamo:"a,hash"`
+		V string `dynamo:"v,version"`
+	}
+	type dupName struct {
+		A string `dynamo:"a,hash"`
+		B string `dynamo:"x"`
+		C string `dynamo:"x"`
+	}
+	type unknownOpt struct {
+		A string `dynamo:"a,hash,sparse"`
+	}
+	type boolKey struct {
+		A bool `dynamo:"a,hash"`
+	}
+	type ttlTime struct {
+		A string    `dynamo:"a,hash"`
+		T time.Time `dynamo:"t,ttl"`
+	}
+	type setOnString struct {
+		A string `dynamo:"a,hash"`
+		S string `dynamo:"s,set"`
+	}
+	type tokenClash struct {
+		A string `dynamo:"a,hash"`
+		V int    `dynamo:"v,version"`
+		W string `dynamo:"ddbkit_wt"`
+	}
+	m := NewMapper(&stubClient{})
+	tests := []struct {
+		name  string
+		table func() error
+		field string
+		fix   string
+	}{
+		{"no hash", func() error { _, err := NewTable[noHash](m, "t"); return err }, "", "tag one field"},
+		{"two hash", func() error { _, err := NewTable[twoHash](m, "t"); return err }, "B", "exactly one"},
+		{"two versions", func() error { _, err := NewTable[twoVersions](m, "t"); return err }, "W", "at most one"},
+		{"string version", func() error { _, err := NewTable[stringVersion](m, "t"); return err }, "V", "use an integer type"},
+		{"duplicate name", func() error { _, err := NewTable[dupName](m, "t"); return err }, "C", "another name"},
+		{"unknown option", func() error { _, err := NewTable[unknownOpt](m, "t"); return err }, "A", "use one of"},
+		{"bool key", func() error { _, err := NewTable[*boolKey](m, "t"); return err }, "A", "strings, numbers or []byte"},
+		{"ttl without unixtime", func() error { _, err := NewTable[ttlTime](m, "t"); return err }, "T", "unixtime"},
+		{"set on string", func() error { _, err := NewTable[setOnString](m, "t"); return err }, "S", "use a slice"},
+		{"token clash", func() error { _, err := NewTable[tokenClash](m, "t"); return err }, "W", "WithWriteTokenAttribute"},
+		{"not a struct", func() error { _, err := NewTable[int](m, "t"); return err }, "", "structs"},
+	}
+	for _, tc := range tests {
+		err := tc.table()
+		var se *SchemaError
+		if !errors.As(err, &se) || !errors.Is(err, ErrInvalidSchema) {
+			t.Errorf("%s: error = %v, want a *SchemaError", tc.name, err)
+			continue
+		}
+		if se.Field != tc.field || se.Struct == "" || !strings.Contains(err.Error(), tc.fix) {
+			t.Errorf("%s: error = %q (field %q), want field %q and fix %q", tc.name, err, se.Field, tc.field, tc.fix)
+		}
+	}
+	if _, err := NewTable[Book](nil, "t"); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("nil mapper: %v", err)
+	}
+	if _, err := NewTable[Book](m, ""); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("empty name: %v", err)
+	}
+}

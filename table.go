@@ -1,0 +1,276 @@
+package dynamo
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Table is a typed view of one DynamoDB table whose items are T, a struct or
+// a pointer to a struct tagged with `dynamo:"..."`. It is safe for concurrent
+// use; its methods never modify the values passed to them.
+type Table[T any] struct {
+	m    *Mapper
+	name string
+	p    *plan
+	ptr  bool // T is a pointer to the struct
+}
+
+// NewTable returns the table called name whose items are T. T's schema is
+// parsed (once per type, then cached) and checked: an unknown tag option, a
+// missing or repeated hash key, two versions, a non-integer version or a
+// duplicate attribute name is an error wrapping ErrInvalidSchema that names
+// the struct, the field and the fix. NewTable sends no request.
+func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
+	rt := reflect.TypeFor[T]()
+	if m == nil {
+		return nil, fmt.Errorf("%w: NewTable[%s] with a nil *Mapper: create one with dynamo.NewMapper(client)", ErrInvalidInput, rt)
+	}
+	if name == "" {
+		return nil, fmt.Errorf("%w: NewTable[%s] with an empty table name", ErrInvalidInput, rt)
+	}
+	ptr := false
+	if rt.Kind() == reflect.Pointer {
+		rt, ptr = rt.Elem(), true
+	}
+	s, err := schemaFor(rt)
+	if err != nil {
+		return nil, err
+	}
+	if tok := m.opts.tokenAttr; tok != "" && s.version >= 0 {
+		if i, clash := s.byName[tok]; clash {
+			return nil, &SchemaError{Struct: rt.String(), Field: s.fields[i].goName,
+				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
+		}
+	}
+	return &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr}, nil
+}
+
+// Name returns the table's name.
+func (t *Table[T]) Name() string { return t.name }
+
+// Mapper returns the mapper the table sends its requests through.
+func (t *Table[T]) Mapper() *Mapper { return t.m }
+
+// Current decodes the item carried by a ConditionError returned by this
+// table's writes: the item as it was when the write failed, without another
+// read. It returns an error wrapping ErrNotFound when the item did not exist,
+// and err itself when err carries no item.
+func (t *Table[T]) Current(err error) (T, error) {
+	var zero T
+	ce, ok := asConditionError(err)
+	if !ok {
+		return zero, fmt.Errorf("dynamo: Current: %w carries no item (only a *ConditionError does)", err)
+	}
+	if ce.Item == nil {
+		return zero, ce.Decode(nil)
+	}
+	return t.decode(ce.Item)
+}
+
+// box returns item as an interface holding a pointer to the struct (for the
+// encoder) and the struct as a reflect.Value. Nothing is copied from a
+// pointer T; a struct T is boxed once.
+func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
+	var boxed any
+	if t.ptr {
+		boxed = item
+	} else {
+		boxed = &item
+	}
+	v := reflect.ValueOf(boxed)
+	if v.IsNil() {
+		return nil, v, fmt.Errorf("%w: %s on table %q with a nil %T: pass a pointer to a struct", ErrInvalidInput, op, t.name, item)
+	}
+	return boxed, v.Elem(), nil
+}
+
+// encode encodes the struct boxed points to, applying the mapper's `set`
+// conversions.
+func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
+	av, err := t.m.enc.Encode(boxed)
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: encode %s: %w", t.p.s.typ, err)
+	}
+	m, ok := av.(*types.AttributeValueMemberM)
+	if !ok {
+		return nil, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", t.p.s.typ, av)
+	}
+	if t.p.s.hasSets {
+		for i := range t.p.s.fields {
+			f := &t.p.s.fields[i]
+			if f.setKind == 0 {
+				continue
+			}
+			if v, ok := m.Value[f.name]; ok {
+				m.Value[f.name] = listToSet(v, f.setKind)
+			}
+		}
+	}
+	return m.Value, nil
+}
+
+// decode decodes a stored item into a new T.
+func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
+	var out T
+	var err error
+	if t.ptr {
+		pv := reflect.New(t.p.s.typ)
+		err = t.m.dec.Decode(&types.AttributeValueMemberM{Value: item}, pv.Interface())
+		out = pv.Interface().(T)
+	} else {
+		err = t.m.dec.Decode(&types.AttributeValueMemberM{Value: item}, &out)
+	}
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
+	}
+	return out, nil
+}
+
+func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) error {
+	if err := t.m.dec.Decode(&types.AttributeValueMemberM{Value: item}, out); err != nil {
+		return fmt.Errorf("dynamo: decode item of table %q into %T: %w", t.name, out, err)
+	}
+	return nil
+}
+
+// withVersion returns a shallow copy of the struct v with version n, as a T.
+func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
+	nv := reflect.New(t.p.s.typ)
+	nv.Elem().Set(v)
+	if t.p.s.version >= 0 {
+		t.p.s.setVersion(nv.Elem(), n)
+	}
+	if t.ptr {
+		return nv.Interface().(T)
+	}
+	return nv.Elem().Interface().(T)
+}
+
+// keyOf returns the primary key of the struct v, checked.
+func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
+	s := t.p.s
+	key := make(map[string]types.AttributeValue, 2)
+	for _, i := range [2]int{s.hash, s.rng} {
+		if i < 0 {
+			continue
+		}
+		f := &s.fields[i]
+		fv, ok := fieldValue(v, f)
+		if !ok {
+			return nil, t.keyError(f, "is inside a nil embedded struct pointer")
+		}
+		av, ok := fastKeyValue(fv, f)
+		if !ok {
+			return t.keyFromEncoded(v)
+		}
+		key[f.name] = av
+	}
+	return key, t.checkKey(key)
+}
+
+// keyFromEncoded encodes the whole struct and picks the key (for key types
+// with custom encodings).
+func (t *Table[T]) keyFromEncoded(v reflect.Value) (map[string]types.AttributeValue, error) {
+	item, err := t.encode(v.Addr().Interface())
+	if err != nil {
+		return nil, err
+	}
+	return t.keyFromItem(item)
+}
+
+// keyFromItem picks the primary key out of an encoded item, checked.
+func (t *Table[T]) keyFromItem(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	key := make(map[string]types.AttributeValue, 2)
+	key[t.p.keyNames[0]] = item[t.p.keyNames[0]]
+	if t.p.hasRangeKey {
+		key[t.p.keyNames[1]] = item[t.p.keyNames[1]]
+	}
+	return key, t.checkKey(key)
+}
+
+// checkKey refuses keys DynamoDB would refuse, before anything is sent.
+func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
+	s := t.p.s
+	for _, i := range [2]int{s.hash, s.rng} {
+		if i < 0 {
+			continue
+		}
+		f := &s.fields[i]
+		switch v := key[f.name].(type) {
+		case nil, *types.AttributeValueMemberNULL:
+			return t.keyError(f, "is unset")
+		case *types.AttributeValueMemberS:
+			if v.Value == "" {
+				return t.keyError(f, "is an empty string, which DynamoDB refuses as a key")
+			}
+		case *types.AttributeValueMemberB:
+			if len(v.Value) == 0 {
+				return t.keyError(f, "is empty, which DynamoDB refuses as a key")
+			}
+		case *types.AttributeValueMemberN:
+		default:
+			return t.keyError(f, fmt.Sprintf("encodes to %T; keys must be strings, numbers or binary", v))
+		}
+	}
+	return nil
+}
+
+func (t *Table[T]) keyError(f *field, what string) error {
+	role := "hash"
+	if f.opts.rng {
+		role = "range"
+	}
+	return fmt.Errorf("%w: table %q: %s key %s (field %s.%s) %s: set it before the call",
+		ErrInvalidInput, t.name, role, f.name, t.p.s.typ, f.goName, what)
+}
+
+// listToSet turns the list attributevalue produced for a `set` field into a
+// DynamoDB set of the given kind. An empty list becomes NULL, as
+// attributevalue does for empty sets.
+func listToSet(av types.AttributeValue, kind byte) types.AttributeValue {
+	l, ok := av.(*types.AttributeValueMemberL)
+	if !ok {
+		return av
+	}
+	if len(l.Value) == 0 {
+		return &types.AttributeValueMemberNULL{Value: true}
+	}
+	seen := make(map[string]struct{}, len(l.Value))
+	first := func(k string) bool { // DynamoDB refuses duplicates in a set
+		if _, dup := seen[k]; dup {
+			return false
+		}
+		seen[k] = struct{}{}
+		return true
+	}
+	switch kind {
+	case 'S':
+		ss := make([]string, 0, len(l.Value))
+		for _, e := range l.Value {
+			if s, ok := e.(*types.AttributeValueMemberS); ok && first(s.Value) {
+				ss = append(ss, s.Value)
+			}
+		}
+		return &types.AttributeValueMemberSS{Value: ss}
+	case 'N':
+		ns := make([]string, 0, len(l.Value))
+		for _, e := range l.Value {
+			if n, ok := e.(*types.AttributeValueMemberN); ok && first(n.Value) {
+				ns = append(ns, n.Value)
+			}
+		}
+		return &types.AttributeValueMemberNS{Value: ns}
+	case 'B':
+		bs := make([][]byte, 0, len(l.Value))
+		for _, e := range l.Value {
+			if b, ok := e.(*types.AttributeValueMemberB); ok && first(string(b.Value)) {
+				bs = append(bs, b.Value)
+			}
+		}
+		return &types.AttributeValueMemberBS{Value: bs}
+	}
+	return av
+}

@@ -1,0 +1,115 @@
+package dynamo
+
+import (
+	"fmt"
+	"strings"
+)
+
+// tagOptions is the parsed form of one `dynamo:"name,opt,..."` struct tag.
+// It is pure data: parseTag does no reflection and no I/O, so it is fuzzed
+// on its own (FuzzParseTag).
+type tagOptions struct {
+	name    string // attribute name; "" means the Go field name
+	skip    bool   // `dynamo:"-"`
+	hash    bool
+	rng     bool
+	version bool
+	ttl     bool
+	set     bool // guregu/dynamo compatibility; translated by element type
+
+	omitEmpty     bool
+	omitEmptyElem bool
+	nullEmpty     bool
+	nullEmptyElem bool
+	asString      bool
+	stringSet     bool
+	numberSet     bool
+	binarySet     bool
+	unixTime      bool
+}
+
+// knownTagOptions lists every option parseTag accepts, for error messages.
+const knownTagOptions = "hash, range, version, ttl, set, omitempty, omitemptyelem, " +
+	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime"
+
+// parseTag parses the value of a `dynamo` struct tag. It rejects unknown
+// and repeated options, which attributevalue would silently ignore.
+func parseTag(tag string) (tagOptions, error) {
+	var o tagOptions
+	name, rest, hasOpts := strings.Cut(tag, ",")
+	if name == "-" && !hasOpts {
+		o.skip = true
+		return o, nil
+	}
+	o.name = name
+	if !hasOpts {
+		return o, nil
+	}
+	seen := 0
+	for opt := range strings.SplitSeq(rest, ",") {
+		var bit int
+		var p *bool
+		switch opt {
+		case "hash":
+			bit, p = 1, &o.hash
+		case "range":
+			bit, p = 2, &o.rng
+		case "version":
+			bit, p = 3, &o.version
+		case "ttl":
+			bit, p = 4, &o.ttl
+		case "set":
+			bit, p = 5, &o.set
+		case "omitempty":
+			bit, p = 6, &o.omitEmpty
+		case "omitemptyelem":
+			bit, p = 7, &o.omitEmptyElem
+		case "nullempty":
+			bit, p = 8, &o.nullEmpty
+		case "nullemptyelem":
+			bit, p = 9, &o.nullEmptyElem
+		case "string":
+			bit, p = 10, &o.asString
+		case "stringset":
+			bit, p = 11, &o.stringSet
+		case "numberset":
+			bit, p = 12, &o.numberSet
+		case "binaryset":
+			bit, p = 13, &o.binarySet
+		case "unixtime":
+			bit, p = 14, &o.unixTime
+		case "":
+			return tagOptions{}, fmt.Errorf("empty option in tag %q: remove the extra comma", tag)
+		default:
+			return tagOptions{}, fmt.Errorf("unknown option %q in tag %q: use one of %s", opt, tag, knownTagOptions)
+		}
+		if seen&(1<<bit) != 0 {
+			return tagOptions{}, fmt.Errorf("option %q repeated in tag %q: give it once", opt, tag)
+		}
+		seen |= 1 << bit
+		*p = true
+	}
+	if o.hash && o.rng {
+		return tagOptions{}, fmt.Errorf("tag %q has both hash and range: a field is one key or the other", tag)
+	}
+	if o.version && (o.hash || o.rng) {
+		return tagOptions{}, fmt.Errorf("tag %q makes a key the version: the version must be a separate attribute", tag)
+	}
+	if o.version && o.asString {
+		return tagOptions{}, fmt.Errorf("tag %q stores the version as a string: remove \"string\"; versions are numbers", tag)
+	}
+	if o.version && o.omitEmpty {
+		return tagOptions{}, fmt.Errorf("tag %q: remove omitempty from the version; the mapper always writes it", tag)
+	}
+	if n := btoi(o.set) + btoi(o.stringSet) + btoi(o.numberSet) + btoi(o.binarySet); n > 1 {
+		return tagOptions{}, fmt.Errorf("tag %q names more than one set kind: keep one of set, stringset, numberset, binaryset", tag)
+	}
+	return o, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,78 @@
+package dynamo
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseTag(t *testing.T) {
+	tests := []struct {
+		tag     string
+		want    tagOptions
+		wantErr string
+	}{
+		{tag: "", want: tagOptions{}},
+		{tag: "-", want: tagOptions{skip: true}},
+		{tag: "-,", want: tagOptions{name: "-"}, wantErr: "empty option"},
+		{tag: "ISBN,hash", want: tagOptions{name: "ISBN", hash: true}},
+		{tag: ",range", want: tagOptions{rng: true}},
+		{tag: "version,version", want: tagOptions{name: "version", version: true}},
+		{tag: "exp,ttl,unixtime", want: tagOptions{name: "exp", ttl: true, unixTime: true}},
+		{tag: "tags,set,omitempty", want: tagOptions{name: "tags", set: true, omitEmpty: true}},
+		{tag: "a,omitemptyelem,nullempty,nullemptyelem,string", want: tagOptions{name: "a", omitEmptyElem: true, nullEmpty: true, nullEmptyElem: true, asString: true}},
+		{tag: "a,stringset", want: tagOptions{name: "a", stringSet: true}},
+		{tag: "a,numberset", want: tagOptions{name: "a", numberSet: true}},
+		{tag: "a,binaryset", want: tagOptions{name: "a", binarySet: true}},
+		{tag: "a,hsah", wantErr: `unknown option "hsah"`},
+		{tag: "a,hash,hash", wantErr: `repeated`},
+		{tag: "a,hash,range", wantErr: "both hash and range"},
+		{tag: "v,version,hash", wantErr: "makes a key the version"},
+		{tag: "v,version,string", wantErr: "remove \"string\""},
+		{tag: "v,version,omitempty", wantErr: "remove omitempty"},
+		{tag: "s,set,stringset", wantErr: "more than one set kind"},
+		{tag: "a,", wantErr: "empty option"},
+	}
+	for _, tc := range tests {
+		got, err := parseTag(tc.tag)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseTag(%q) error = %v, want it to contain %q", tc.tag, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseTag(%q): %v", tc.tag, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("parseTag(%q) = %+v, want %+v", tc.tag, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseTag checks that no tag panics, that accepted tags keep their
+// name, and that rejected tags name the problem.
+func FuzzParseTag(f *testing.F) {
+	for _, s := range []string{"", "-", "a,hash", "v,version", "x,set,omitempty", "a,,b", "a,hash,range", "é,ttl,unixtime"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tag string) {
+		o, err := parseTag(tag)
+		if err != nil {
+			if !strings.Contains(err.Error(), "tag") && !strings.Contains(err.Error(), "option") {
+				t.Fatalf("error %q does not say what is wrong", err)
+			}
+			return
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if !o.skip && o.name != name {
+			t.Fatalf("name = %q, want %q", o.name, name)
+		}
+		if o.skip && tag != "-" {
+			t.Fatalf("skip for %q", tag)
+		}
+		if o.hash && o.rng || o.version && (o.hash || o.rng) {
+			t.Fatalf("contradictory options accepted: %+v", o)
+		}
+	})
+}

@@ -1,0 +1,133 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"time"
+)
+
+// Update is the read-modify-write loop: it reads the item with key's key
+// (strongly consistent), calls fn with it, and saves what fn returns under
+// the version it read. When the save is a version conflict it calls fn again
+// with the item the conflict carries — no extra read — after a jittered
+// exponential backoff (WithBackoff), at most WithMaxAttempts times in all
+// (default DefaultMaxAttempts). It returns the saved copy.
+//
+// A missing item reaches fn as a T holding only key's key fields, with
+// version zero, so Update also creates. fn must not change the key; the
+// version fn returns is ignored (Update writes the one it read). fn may be
+// called several times and should have no side effects; when it returns an
+// error, Update stops and returns that error. Update also stops when ctx is
+// done; ctx bounds the whole loop, backoff included. An If condition that
+// fails (ErrConditionFailed) is returned at once, not retried.
+//
+// IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
+// SavePut).
+func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (T, error) {
+	var zero T
+	wo := defaultWriteOptions()
+	for _, o := range opts {
+		o(&wo)
+	}
+	if fn == nil {
+		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
+	}
+	_, kv, err := t.box(key, "Update")
+	if err != nil {
+		return zero, err
+	}
+	k, err := t.keyOf(kv)
+	if err != nil {
+		return zero, err
+	}
+	cur, err := t.Load(ctx, key, ConsistentRead())
+	if errors.Is(err, ErrNotFound) {
+		cur, err = t.decode(k)
+	}
+	if err != nil {
+		return zero, err
+	}
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+		}
+		_, cv, _ := t.box(cur, "Update")
+		held := t.p.s.versionOf(cv)
+		next, err := fn(cur)
+		if err != nil {
+			return zero, err
+		}
+		boxed, nv, err := t.box(next, "Update")
+		if err != nil {
+			return zero, fmt.Errorf("%w (returned by the Update function)", err)
+		}
+		nk, err := t.keyOf(nv)
+		if err != nil {
+			return zero, err
+		}
+		if !maps.EqualFunc(k, nk, attrEqual) {
+			return zero, fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
+				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))
+		}
+		if t.p.s.version >= 0 && t.p.s.versionOf(nv) != held {
+			// Write what was read: copy, never modify fn's value.
+			c := t.withVersion(nv, held)
+			boxed, nv, _ = t.box(c, "Update")
+		}
+		saved, err := t.save(ctx, boxed, nv, &wo)
+		if err == nil {
+			return saved, nil
+		}
+		ce, ok := asConditionError(err)
+		if !ok || ce.Err != ErrVersionConflict {
+			return zero, err
+		}
+		if attempt >= wo.maxAttempts {
+			return zero, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+		}
+		if ce.Item != nil {
+			cur, err = t.decode(ce.Item)
+		} else {
+			cur, err = t.decode(k)
+		}
+		if err != nil {
+			return zero, err
+		}
+		if err := sleepCtx(ctx, backoff(attempt, wo.backoffBase, wo.backoffMax)); err != nil {
+			return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+		}
+	}
+}
+
+// backoff returns the full-jitter wait before retry n (1-based): a random
+// duration in [0, min(max, base·2ⁿ⁻¹)).
+func backoff(n int, base, max time.Duration) time.Duration {
+	if base <= 0 {
+		return 0
+	}
+	d := max
+	if n-1 < 30 && base<<(n-1) < max {
+		d = base << (n - 1)
+	}
+	if d <= 0 {
+		return 0
+	}
+	return rand.N(d)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}

@@ -1,0 +1,157 @@
+package dynamo
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Version math and the classification of failed conditions. Pure functions,
+// unit-tested without a network.
+
+// versionHeld reports whether the version condition of a caller holding
+// held is satisfied by a stored item as described: unsaved (0) requires no
+// stored version, any other value requires that exact stored version.
+func versionHeld(held int64, exists, hasVersion bool, found int64) bool {
+	if held == 0 {
+		return !exists || !hasVersion
+	}
+	return exists && hasVersion && found == held
+}
+
+// storedVersion reads the version attribute of a stored item.
+func storedVersion(item map[string]types.AttributeValue, attr string) (int64, bool) {
+	n, ok := item[attr].(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+// newToken returns a fresh random write token. It only needs to be unique,
+// not secret: the runtime's ChaCha8 generator suffices.
+func newToken() []byte {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	return b[:]
+}
+
+// isOwnWrite reports whether a stored item carries the token of our write,
+// i.e. the write was applied although its response was lost.
+func isOwnWrite(item map[string]types.AttributeValue, attr string, token []byte) bool {
+	if token == nil || item == nil {
+		return false
+	}
+	b, ok := item[attr].(*types.AttributeValueMemberB)
+	return ok && bytes.Equal(b.Value, token)
+}
+
+func asConditionError(err error) (*ConditionError, bool) {
+	var ce *ConditionError
+	ok := errors.As(err, &ce)
+	return ce, ok
+}
+
+// conditionFailure builds the ConditionError for a write by a caller
+// holding held (0 for unversioned types) whose condition failed with the
+// stored item old (nil: absent). checkedVersion is false for writes that
+// carried no version condition (SaveClobber), which can only fail a user's
+// condition.
+func (p *plan) conditionFailure(table string, key map[string]types.AttributeValue, held int64, checkedVersion bool,
+	old map[string]types.AttributeValue, cause error, decode func(map[string]types.AttributeValue, any) error) *ConditionError {
+	ce := &ConditionError{
+		Err: ErrConditionFailed, Table: table, Key: key, HeldVersion: held,
+		Exists: old != nil, Item: old, Cause: cause, decode: decode,
+	}
+	if p.s.version < 0 {
+		return ce
+	}
+	ce.versionAttr = p.s.fields[p.s.version].name
+	ce.FoundVersion, ce.HasVersion = storedVersion(old, ce.versionAttr)
+	if checkedVersion && !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion) {
+		ce.Err = ErrVersionConflict
+	}
+	return ce
+}
+
+// DynamoDB's item size limit.
+const maxItemSize = 400 * 1024
+
+// itemSize estimates the stored size of an item by DynamoDB's rules:
+// attribute names plus values; numbers count about one byte per two digits.
+func itemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(av types.AttributeValue) int {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)/2 + 1
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)/2 + 1
+		}
+		return n
+	case *types.AttributeValueMemberBS:
+		n := 0
+		for _, b := range v.Value {
+			n += len(b)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	}
+	return 0
+}
+
+// attrEqual compares two scalar attribute values (keys).
+func attrEqual(a, b types.AttributeValue) bool {
+	switch x := a.(type) {
+	case *types.AttributeValueMemberS:
+		y, ok := b.(*types.AttributeValueMemberS)
+		return ok && x.Value == y.Value
+	case *types.AttributeValueMemberN:
+		y, ok := b.(*types.AttributeValueMemberN)
+		return ok && x.Value == y.Value
+	case *types.AttributeValueMemberB:
+		y, ok := b.(*types.AttributeValueMemberB)
+		return ok && bytes.Equal(x.Value, y.Value)
+	}
+	return false
+}
