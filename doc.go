@@ -1,0 +1,56 @@
+// Package dynamo is an optimistic-locking mapper for Amazon DynamoDB.
+//
+// Tag a struct, open a typed table, and read and write it:
+//
+//	type Book struct {
+//		ISBN    string `dynamo:"ISBN,hash"`
+//		Title   string `dynamo:"title"`
+//		Version int64  `dynamo:"version,version"`
+//	}
+//
+//	books, err := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
+//	saved, err := books.Save(ctx, Book{ISBN: "978-0", Title: "Go"}) // saved.Version == 1
+//
+// # Versions
+//
+// A field tagged `version` makes the type versioned, the way Java's
+// DynamoDBMapper does with @DynamoDBVersionAttribute. Version zero (or a nil
+// pointer) means unsaved. Saving an unsaved item writes version 1 on
+// condition attribute_not_exists(version); saving version v writes v+1 on
+// condition version = v. Delete checks the version the same way. Unlike
+// DynamoDBMapper, the mapper never modifies the value passed in: Save returns
+// the saved copy, so saving the same value twice is a conflict the second
+// time, never a double increment.
+//
+// A failed version check is an ordinary result: the error is a
+// *ConditionError that satisfies errors.Is(err, ErrVersionConflict), names
+// the table, the key, the version held and the version found, and carries the
+// stored item (ReturnValuesOnConditionCheckFailure=ALL_OLD), which
+// Table.Current decodes without another read. Table.Update runs the whole
+// read-modify-write loop for you.
+//
+// # Save behaviours
+//
+// SaveUpdate (default), SaveUpdateSkipNulls, SavePut, SaveClobber and
+// SaveAppendSet mirror DynamoDBMapper's SaveBehavior; see their docs. One
+// difference: SaveClobber increments the version inside DynamoDB (ADD), so a
+// stored version never moves backwards.
+//
+// # Lost responses
+//
+// When DynamoDB applies a write but its response is lost, the SDK retries it,
+// and the retry fails its own condition. Other mappers report a conflict
+// there. This mapper stores a random token with each versioned write (see
+// WithWriteTokenAttribute) and recognises its own write in the item that
+// comes back, so the call succeeds.
+//
+// # Limits
+//
+// Optimistic locking needs one place that decides: DynamoDB global tables
+// replicate last-writer-wins across regions, so two regions can both accept a
+// write of the same version. Write a versioned item in one region only.
+// BatchWriteItem cannot carry conditions; use transactions for
+// version-checked writes of several items. Items are at most 400 KB.
+//
+// The struct tag options are documented in the README and on NewTable.
+package dynamo

@@ -1,0 +1,93 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/ddbkit/dynamo"
+)
+
+type Book struct {
+	ISBN    string   `dynamo:"ISBN,hash"`
+	Title   string   `dynamo:"title"`
+	Tags    []string `dynamo:"tags,set,omitempty"`
+	Version int64    `dynamo:"version,version"`
+}
+
+var client *dynamodb.Client // e.g. dynamodb.NewFromConfig(cfg)
+
+func ExampleNewTable() {
+	books, err := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
+	if err != nil {
+		log.Fatal(err) // names the struct, the field and the fix
+	}
+	_ = books
+}
+
+func ExampleTable_Save() {
+	ctx := context.Background()
+	books, _ := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
+
+	in := Book{ISBN: "978-0134190440", Title: "The Go Programming Language"}
+	saved, err := books.Save(ctx, in) // written as version 1
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(in.Version, saved.Version) // the input is never modified: 0 1
+
+	_, err = books.Save(ctx, in) // in still says "unsaved"
+	if errors.Is(err, dynamo.ErrVersionConflict) {
+		current, _ := books.Current(err) // the stored item, without another read
+		fmt.Println("stored version", current.Version)
+	}
+}
+
+func ExampleTable_Update() {
+	ctx := context.Background()
+	books, _ := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
+
+	// Add a tag, whatever else writes the book concurrently. A missing book
+	// reaches fn with only its key set, so this also creates it.
+	saved, err := books.Update(ctx, Book{ISBN: "978-0134190440"}, func(b Book) (Book, error) {
+		b.Tags = append(b.Tags[:len(b.Tags):len(b.Tags)], "golang")
+		return b, nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(saved.Version)
+}
+
+func ExampleIf() {
+	ctx := context.Background()
+	books, _ := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
+	b, _ := books.Load(ctx, Book{ISBN: "978-0134190440"}, dynamo.ConsistentRead())
+
+	b.Title = "The Go Programming Language (2nd ed.)"
+	_, err := books.Save(ctx, b, dynamo.If(expression.Name("title").AttributeExists()))
+	switch {
+	case errors.Is(err, dynamo.ErrVersionConflict):
+		// someone saved the book since it was loaded
+	case errors.Is(err, dynamo.ErrConditionFailed):
+		// the version matched, the If condition did not
+	}
+}
+
+func ExampleWithSaveBehavior() {
+	ctx := context.Background()
+	books, _ := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
+
+	// Overwrite without a version check (a migration, say). The version is
+	// still incremented by DynamoDB, so older copies conflict afterwards.
+	saved, err := books.Save(ctx, Book{ISBN: "978-0134190440", Title: "Fixed"},
+		dynamo.WithSaveBehavior(dynamo.SaveClobber))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(saved.Version)
+}
