@@ -37,6 +37,9 @@ type plan struct {
 	allNames map[string]string
 	// versionNames maps the version placeholder (and #wt) alone.
 	versionNames map[string]string
+	// putNames maps the version placeholder alone: the names of a versioned
+	// PutItem's or DeleteItem's condition. nil when the type is unversioned.
+	putNames map[string]string
 
 	versionPH     string // "#a<i>" of the version attribute, "" if none
 	condCreate    string // attribute_not_exists(#v)
@@ -74,6 +77,7 @@ func newPlan(s *schema, tokenAttr string) *plan {
 	if s.version >= 0 {
 		p.versionPH = s.fields[s.version].ph
 		p.versionNames[p.versionPH] = s.fields[s.version].name
+		p.putNames = map[string]string{p.versionPH: s.fields[s.version].name}
 		p.condCreate = "attribute_not_exists(" + p.versionPH + ")"
 		p.condMatch = p.versionPH + " = " + heldVersionPH
 	}
@@ -288,7 +292,7 @@ func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond) putParts {
 	var names map[string]string
 	if p.s.version >= 0 && !clobber {
 		cond = p.versionCond(held, values)
-		names = map[string]string{p.versionPH: p.s.fields[p.s.version].name}
+		names = p.putNames
 	}
 	if uc != nil {
 		cond = joinConds(cond, uc.expr)

@@ -3,9 +3,11 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Load reads the item whose primary key is the key fields of key (other
@@ -17,14 +19,24 @@ import (
 func (t *Table[T]) Load(ctx context.Context, key T, opts ...ReadOption) (T, error) {
 	var zero T
 	var ro readOptions
-	for _, fn := range opts {
-		fn(&ro)
+	if len(opts) > 0 {
+		ro = applyReadOptions(opts)
 	}
-	_, v, err := t.box(key, "Load")
-	if err != nil {
-		return zero, err
+	var k map[string]types.AttributeValue
+	var err error
+	fast := false
+	if !t.ptr {
+		// Read the key fields of key in place: boxing it would copy the
+		// whole struct to the heap.
+		k, fast, err = t.fastKeyOf(reflect.ValueOf(&key).Elem())
 	}
-	k, err := t.keyOf(v)
+	if !fast {
+		_, v, berr := t.box(key, "Load")
+		if berr != nil {
+			return zero, berr
+		}
+		k, err = t.keyOf(v)
+	}
 	if err != nil {
 		return zero, err
 	}

@@ -55,6 +55,17 @@ type readOptions struct {
 	consistent bool
 }
 
+// applyReadOptions returns the read options opts select. The options are
+// unknown functions, so what they are applied to escapes to the heap: a call
+// without options skips this and allocates nothing for them.
+func applyReadOptions(opts []ReadOption) readOptions {
+	ro := new(readOptions)
+	for _, fn := range opts {
+		fn(ro)
+	}
+	return *ro
+}
+
 // ConsistentRead makes Load read with strong consistency (twice the read
 // capacity of the default eventually consistent read).
 func ConsistentRead() ReadOption {
@@ -86,6 +97,17 @@ func defaultWriteOptions() writeOptions {
 		backoffBase: DefaultBackoffBase,
 		backoffMax:  DefaultBackoffMax,
 	}
+}
+
+// applyWriteOptions returns the defaults with opts applied; see
+// applyReadOptions for why it is a separate function.
+func applyWriteOptions(opts []WriteOption) writeOptions {
+	wo := new(writeOptions)
+	*wo = defaultWriteOptions()
+	for _, fn := range opts {
+		fn(wo)
+	}
+	return *wo
 }
 
 // WithSaveBehavior selects how the item is written (default SaveUpdate). On

@@ -31,8 +31,8 @@ import (
 // IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut).
 func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, error) {
 	wo := defaultWriteOptions()
-	for _, fn := range opts {
-		fn(&wo)
+	if len(opts) > 0 {
+		wo = applyWriteOptions(opts)
 	}
 	boxed, v, err := t.box(item, "Save")
 	if err != nil {
@@ -52,10 +52,12 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	if err != nil {
 		return zero, err
 	}
-	key, err := t.keyFromItem(item)
-	if err != nil {
+	if err := t.checkKey(item); err != nil {
 		return zero, err
 	}
+	// The key map is built only where it is sent (UpdateItem) or reported
+	// (errors): a PutItem carries the key in its item.
+	var key map[string]types.AttributeValue
 	uc, err := compileConds(wo.conds)
 	if err != nil {
 		return zero, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
@@ -64,11 +66,11 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	var token []byte
 	if s.version >= 0 {
 		if held = s.versionOf(v); held < 0 {
-			return zero, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(key), s.fields[s.version].goName)
+			return zero, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
 		}
 		if next = held + 1; !s.versionFits(next) {
 			return zero, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
-				ErrInvalidInput, t.name, formatKey(key), next, s.fields[s.version].goName, s.fields[s.version].typ)
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), next, s.fields[s.version].goName, s.fields[s.version].typ)
 		}
 		if p.tokenAttr != "" {
 			token = newToken()
@@ -76,7 +78,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	}
 	if size := itemSize(item) + len(p.tokenAttr) + len(token); size > maxItemSize {
 		return zero, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
-			ErrInvalidInput, t.name, formatKey(key), size)
+			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}
 
 	var allNew map[string]types.AttributeValue
@@ -97,6 +99,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 	} else {
+		key = t.pickKey(item)
 		up := p.buildUpdate(wo.behavior, item, held, next, token, uc)
 		in := &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(t.name),
@@ -117,6 +120,9 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		}
 	}
 	if err != nil {
+		if key == nil {
+			key = t.pickKey(item)
+		}
 		var ccf *types.ConditionalCheckFailedException
 		if !errors.As(err, &ccf) {
 			return zero, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)

@@ -26,6 +26,10 @@ type field struct {
 	// ph is the expression name placeholder for this attribute ("#a3"), and
 	// vph the value placeholder (":a3"); computed once per type.
 	ph, vph string
+	// custom reports whether typ (or, for a pointer, the type it points to)
+	// implements attributevalue.Marshaler; computed once per type so that
+	// fastKeyValue needs no reflection on types per call.
+	custom bool
 }
 
 // schema is everything the mapper knows about a struct type. It is built
@@ -87,6 +91,11 @@ func buildSchema(t reflect.Type) (*schema, error) {
 		s.byName[f.name] = i
 		f.ph = "#a" + strconv.Itoa(i)
 		f.vph = ":a" + strconv.Itoa(i)
+		if f.typ.Kind() == reflect.Pointer {
+			f.custom = hasCustomMarshaler(f.typ.Elem())
+		} else {
+			f.custom = hasCustomMarshaler(f.typ)
+		}
 		if err := s.checkField(i, fail); err != nil {
 			return nil, err
 		}
@@ -332,6 +341,11 @@ func (s *schema) setVersion(v reflect.Value, n int64) {
 		fv.Set(p)
 		fv = p.Elem()
 	}
+	setIntValue(fv, n)
+}
+
+// setIntValue stores n in the settable integer value fv.
+func setIntValue(fv reflect.Value, n int64) {
 	if fv.CanInt() {
 		fv.SetInt(n)
 	} else {
@@ -356,22 +370,18 @@ func (s *schema) versionFits(n int64) bool {
 }
 
 // fastKeyValue encodes a key field without the general encoder when its type
-// allows (string, integers, []byte, unannotated); ok is false otherwise.
+// allows (string, integers, []byte, unannotated); ok is false otherwise. fv
+// is the value of f (of type f.typ), so f.custom says whether it, or what it
+// points to, has a custom encoding.
 func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool) {
-	if f.opts.asString || f.opts.unixTime {
+	if f.opts.asString || f.opts.unixTime || f.custom {
 		return nil, false
 	}
 	if fv.Kind() == reflect.Pointer {
-		if hasCustomMarshaler(fv.Type().Elem()) {
-			return nil, false
-		}
 		if fv.IsNil() {
 			return &types.AttributeValueMemberNULL{Value: true}, true
 		}
 		fv = fv.Elem()
-	}
-	if hasCustomMarshaler(fv.Type()) {
-		return nil, false
 	}
 	switch fv.Kind() {
 	case reflect.String:

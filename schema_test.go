@@ -15,7 +15,7 @@ type Book struct {
 	Note    *string  `dynamo:"note"`
 	Version int64    `dynamo:"version,version"`
 	Skip    string   `dynamo:"-"`
-	private int      //nolint:unused // unexported fields are ignored
+	private int      //lint:ignore U1000 unexported fields must be ignored by the schema
 }
 
 type Audit struct {

@@ -138,6 +138,17 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 
 // withVersion returns a shallow copy of the struct v with version n, as a T.
 func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
+	s := t.p.s
+	if !t.ptr && v.CanAddr() && (s.version < 0 || s.fields[s.version].typ.Kind() != reflect.Pointer) {
+		// T is the struct and the version a plain integer: copy the struct
+		// into the result directly, without the two heap copies of
+		// reflect.New and Interface (setIntValue keeps out on the stack).
+		out := *v.Addr().Interface().(*T)
+		if s.version >= 0 {
+			setIntValue(reflect.ValueOf(&out).Elem().FieldByIndex(s.fields[s.version].index), n)
+		}
+		return out
+	}
 	nv := reflect.New(t.p.s.typ)
 	nv.Elem().Set(v)
 	if t.p.s.version >= 0 {
@@ -151,8 +162,18 @@ func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
 
 // keyOf returns the primary key of the struct v, checked.
 func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
+	if key, ok, err := t.fastKeyOf(v); ok {
+		return key, err
+	}
+	return t.keyFromEncoded(v)
+}
+
+// fastKeyOf is keyOf for key fields that fastKeyValue encodes; ok is false
+// when one of them needs the general encoder (keyFromEncoded). It does not
+// retain v, so a caller's struct need not escape to the heap.
+func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue, ok bool, err error) {
 	s := t.p.s
-	key := make(map[string]types.AttributeValue, 2)
+	key = make(map[string]types.AttributeValue, 2)
 	for _, i := range [2]int{s.hash, s.rng} {
 		if i < 0 {
 			continue
@@ -160,15 +181,15 @@ func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, erro
 		f := &s.fields[i]
 		fv, ok := fieldValue(v, f)
 		if !ok {
-			return nil, t.keyError(f, "is inside a nil embedded struct pointer")
+			return nil, true, t.keyError(f, "is inside a nil embedded struct pointer")
 		}
 		av, ok := fastKeyValue(fv, f)
 		if !ok {
-			return t.keyFromEncoded(v)
+			return nil, false, nil
 		}
 		key[f.name] = av
 	}
-	return key, t.checkKey(key)
+	return key, true, t.checkKey(key)
 }
 
 // keyFromEncoded encodes the whole struct and picks the key (for key types
@@ -183,15 +204,22 @@ func (t *Table[T]) keyFromEncoded(v reflect.Value) (map[string]types.AttributeVa
 
 // keyFromItem picks the primary key out of an encoded item, checked.
 func (t *Table[T]) keyFromItem(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	key := t.pickKey(item)
+	return key, t.checkKey(key)
+}
+
+// pickKey returns the primary key attributes of an encoded item, unchecked.
+func (t *Table[T]) pickKey(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	key := make(map[string]types.AttributeValue, 2)
 	key[t.p.keyNames[0]] = item[t.p.keyNames[0]]
 	if t.p.hasRangeKey {
 		key[t.p.keyNames[1]] = item[t.p.keyNames[1]]
 	}
-	return key, t.checkKey(key)
+	return key
 }
 
-// checkKey refuses keys DynamoDB would refuse, before anything is sent.
+// checkKey refuses keys DynamoDB would refuse, before anything is sent. key
+// may also be a whole encoded item: only the key attributes are looked at.
 func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
 	s := t.p.s
 	for _, i := range [2]int{s.hash, s.rng} {
