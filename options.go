@@ -77,7 +77,7 @@ type WriteOption func(*writeOptions)
 
 // Defaults for Update's retry loop.
 const (
-	DefaultMaxAttempts = 50
+	DefaultMaxAttempts = 100
 	DefaultBackoffBase = 2 * time.Millisecond
 	DefaultBackoffMax  = 100 * time.Millisecond
 )

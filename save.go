@@ -39,37 +39,42 @@ func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, er
 		var zero T
 		return zero, err
 	}
-	return t.save(ctx, boxed, v, &wo)
+	saved, _, err := t.save(ctx, boxed, v, &wo)
+	return saved, err
 }
 
-func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions) (T, error) {
+// save writes the struct boxed points to (v is the same struct). Besides the
+// saved copy it returns the item as stored after the write — for SaveUpdate
+// and SavePut the encoded item with its new version, else ALL_NEW — which
+// Update hands to the next caller of the same key.
+func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions) (T, map[string]types.AttributeValue, error) {
 	var zero T
 	p, s := t.p, t.p.s
 	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
-		return zero, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
+		return zero, nil, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
 	}
 	item, err := t.encode(boxed)
 	if err != nil {
-		return zero, err
+		return zero, nil, err
 	}
 	if err := t.checkKey(item); err != nil {
-		return zero, err
+		return zero, nil, err
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	var key map[string]types.AttributeValue
 	uc, err := compileConds(wo.conds)
 	if err != nil {
-		return zero, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
+		return zero, nil, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
 	var held, next int64
 	var token []byte
 	if s.version >= 0 {
 		if held = s.versionOf(v); held < 0 {
-			return zero, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
+			return zero, nil, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
 		}
 		if next = held + 1; !s.versionFits(next) {
-			return zero, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
+			return zero, nil, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
 				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), next, s.fields[s.version].goName, s.fields[s.version].typ)
 		}
 		if p.tokenAttr != "" {
@@ -77,7 +82,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		}
 	}
 	if size := itemSize(item) + len(p.tokenAttr) + len(token); size > maxItemSize {
-		return zero, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+		return zero, nil, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}
 
@@ -125,17 +130,21 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if !errors.As(err, &ccf) {
-			return zero, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
+			return zero, nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
 		}
 		if !isOwnWrite(ccf.Item, p.tokenAttr, token) {
-			return zero, p.conditionFailure(t.name, key, held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
+			return zero, nil, p.conditionFailure(t.name, key, held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
 		}
 		// DynamoDB applied our write; the SDK's retry of it failed its
 		// condition. The item it reports is our write (or later ones).
 		allNew = ccf.Item
 	}
 	if wo.behavior == SaveUpdate || wo.behavior == SavePut {
-		return t.withVersion(v, next), nil
+		if s.version >= 0 {
+			item[s.fields[s.version].name] = numberAV(next) // the request is done with item
+		}
+		return t.withVersion(v, next), item, nil
 	}
-	return t.decode(allNew)
+	saved, err := t.decode(allNew)
+	return saved, allNew, err
 }

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"math/rand/v2"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Update is the read-modify-write loop: it reads the item with key's key
@@ -21,8 +23,14 @@ import (
 // version fn returns is ignored (Update writes the one it read). fn may be
 // called several times and should have no side effects; when it returns an
 // error, Update stops and returns that error. Update also stops when ctx is
-// done; ctx bounds the whole loop, backoff included. An If condition that
-// fails (ErrConditionFailed) is returned at once, not retried.
+// done; ctx bounds the whole loop, backoff and waiting included. An If
+// condition that fails (ErrConditionFailed) is returned at once, not retried.
+//
+// Calls to Update for one key through one Table take turns: instead of
+// failing each other's version checks they wait (honouring ctx), and each
+// starts from the item the previous one stored, without reading it. Writers
+// elsewhere — other processes, other Tables, Save — are caught by the version
+// check as usual.
 //
 // IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
 // SavePut).
@@ -43,33 +51,55 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 	if err != nil {
 		return zero, err
 	}
-	cur, err := t.Load(ctx, key, ConsistentRead())
-	if errors.Is(err, ErrNotFound) {
-		cur, err = t.decode(k)
+	gk := formatKey(k)
+	e, err := t.gate.enter(ctx, gk)
+	if err != nil {
+		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, gk, err)
+	}
+	defer t.gate.leave(gk, e)
+	saved, stored, err := t.update(ctx, k, key, e.last, fn, &wo)
+	e.last = stored // nil after an error: the next caller reads
+	return saved, err
+}
+
+// update is Update's loop, run while holding the key's turn. last is the
+// item as the previous holder stored it, nil if unknown.
+func (t *Table[T]) update(ctx context.Context, k map[string]types.AttributeValue, key T, last map[string]types.AttributeValue,
+	fn func(T) (T, error), wo *writeOptions) (T, map[string]types.AttributeValue, error) {
+	var zero T
+	var cur T
+	var err error
+	if last != nil {
+		cur, err = t.decode(last)
+	} else {
+		cur, err = t.Load(ctx, key, ConsistentRead())
+		if errors.Is(err, ErrNotFound) {
+			cur, err = t.decode(k)
+		}
 	}
 	if err != nil {
-		return zero, err
+		return zero, nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 		}
 		_, cv, _ := t.box(cur, "Update")
 		held := t.p.s.versionOf(cv)
 		next, err := fn(cur)
 		if err != nil {
-			return zero, err
+			return zero, nil, err
 		}
 		boxed, nv, err := t.box(next, "Update")
 		if err != nil {
-			return zero, fmt.Errorf("%w (returned by the Update function)", err)
+			return zero, nil, fmt.Errorf("%w (returned by the Update function)", err)
 		}
 		nk, err := t.keyOf(nv)
 		if err != nil {
-			return zero, err
+			return zero, nil, err
 		}
 		if !maps.EqualFunc(k, nk, attrEqual) {
-			return zero, fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
+			return zero, nil, fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
 				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))
 		}
 		if t.p.s.version >= 0 && t.p.s.versionOf(nv) != held {
@@ -77,16 +107,16 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 			c := t.withVersion(nv, held)
 			boxed, nv, _ = t.box(c, "Update")
 		}
-		saved, err := t.save(ctx, boxed, nv, &wo)
+		saved, stored, err := t.save(ctx, boxed, nv, wo)
 		if err == nil {
-			return saved, nil
+			return saved, stored, nil
 		}
 		ce, ok := asConditionError(err)
 		if !ok || ce.Err != ErrVersionConflict {
-			return zero, err
+			return zero, nil, err
 		}
 		if attempt >= wo.maxAttempts {
-			return zero, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+			return zero, nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
 		}
 		if ce.Item != nil {
 			cur, err = t.decode(ce.Item)
@@ -94,10 +124,10 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 			cur, err = t.decode(k)
 		}
 		if err != nil {
-			return zero, err
+			return zero, nil, err
 		}
 		if err := sleepCtx(ctx, backoff(attempt, wo.backoffBase, wo.backoffMax)); err != nil {
-			return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 		}
 	}
 }
