@@ -30,6 +30,17 @@ type field struct {
 	// implements attributevalue.Marshaler; computed once per type so that
 	// fastKeyValue needs no reflection on types per call.
 	custom bool
+	// gsi and lsi are the field's `index` and `localIndex` tags, parsed.
+	gsi, lsi []indexKey
+}
+
+// secondaryIndex is a secondary index declared with `index` or `localIndex`
+// struct tags.
+type secondaryIndex struct {
+	name  string
+	local bool // a local secondary index: its hash key is the table's
+	hash  int  // index into fields; for a local index, schema.hash
+	rng   int  // index into fields; -1 when the index has no range key
 }
 
 // schema is everything the mapper knows about a struct type. It is built
@@ -44,6 +55,9 @@ type schema struct {
 	version int // -1 when the type is not versioned
 	ttl     int // -1 when no ttl attribute
 	hasSets bool
+	// indexes are the secondary indexes the tags declare, in the order
+	// their names first appear in the struct.
+	indexes []secondaryIndex
 }
 
 var schemaCache sync.Map // reflect.Type → schemaResult; immutable values
@@ -103,6 +117,9 @@ func buildSchema(t reflect.Type) (*schema, error) {
 	if s.hash < 0 {
 		return nil, fail("", "has no hash key: tag one field `dynamo:\"name,hash\"`")
 	}
+	if err := s.buildIndexes(fail); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -128,7 +145,15 @@ func (s *schema) collect(t reflect.Type, index []int, prefix string, viaPtr bool
 		if err != nil {
 			return fail(goName, "%v", err)
 		}
+		gsi, lsi, err := parseIndexTags(sf.Tag)
+		if err != nil {
+			return fail(goName, "%v", err)
+		}
+		hasIndexTags := gsi != nil || lsi != nil
 		if opts.skip {
+			if hasIndexTags {
+				return fail(goName, "has index tags but `dynamo:\"-\"` leaves it out of the item: remove one or the other")
+			}
 			continue
 		}
 		ft := sf.Type
@@ -141,6 +166,9 @@ func (s *schema) collect(t reflect.Type, index []int, prefix string, viaPtr bool
 			if et.Kind() == reflect.Struct {
 				if opts != (tagOptions{}) {
 					return fail(goName, "options on an embedded struct have no effect: tag its fields instead, or name it to store it as a map")
+				}
+				if hasIndexTags {
+					return fail(goName, "index tags on an embedded struct have no effect: tag its fields instead")
 				}
 				if err := s.collect(et, idx, goName+".", viaPtr || ptr, seen, fail); err != nil {
 					return err
@@ -155,7 +183,7 @@ func (s *schema) collect(t reflect.Type, index []int, prefix string, viaPtr bool
 		if name == "" {
 			name = sf.Name
 		}
-		s.fields = append(s.fields, field{goName: goName, name: name, index: idx, typ: ft, opts: opts, viaPtr: viaPtr})
+		s.fields = append(s.fields, field{goName: goName, name: name, index: idx, typ: ft, opts: opts, viaPtr: viaPtr, gsi: gsi, lsi: lsi})
 	}
 	return nil
 }
@@ -217,6 +245,80 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 	}
 	if o.stringSet || o.numberSet || o.binarySet || f.typ == reflect.TypeFor[[][]byte]() {
 		s.hasSets = true
+	}
+	return nil
+}
+
+// parseIndexTags parses a field's `index` and `localIndex` tags.
+func parseIndexTags(tag reflect.StructTag) (gsi, lsi []indexKey, err error) {
+	if gsi, err = parseIndexTag(tag.Get(indexTagKey)); err != nil {
+		return nil, nil, fmt.Errorf("`%s` tag: %w", indexTagKey, err)
+	}
+	if lsi, err = parseIndexTag(tag.Get(localIndexTagKey)); err != nil {
+		return nil, nil, fmt.Errorf("`%s` tag: %w", localIndexTagKey, err)
+	}
+	return gsi, lsi, nil
+}
+
+// buildIndexes collects the secondary indexes the fields' tags declare and
+// checks that each is one DynamoDB accepts: a global index has one hash key
+// and at most one range key, a local index one range key (its hash key is
+// the table's, so the table needs a range key too), every key is of a key
+// type, and no name is both a global and a local index.
+func (s *schema) buildIndexes(fail func(string, string, ...any) error) error {
+	pos := map[string]int{} // index name → position in s.indexes
+	for i := range s.fields {
+		f := &s.fields[i]
+		for _, local := range [2]bool{false, true} {
+			keys, tagKey := f.gsi, indexTagKey
+			if local {
+				keys, tagKey = f.lsi, localIndexTagKey
+			}
+			for _, k := range keys {
+				role := "hash"
+				if k.rng {
+					role = "range"
+				}
+				if err := checkKeyType(f); err != nil {
+					return fail(f.goName, "%s key of index %q: %v; remove it from the `%s` tag", role, k.name, err, tagKey)
+				}
+				j, seen := pos[k.name]
+				if !seen {
+					j = len(s.indexes)
+					pos[k.name] = j
+					s.indexes = append(s.indexes, secondaryIndex{name: k.name, local: local, hash: -1, rng: -1})
+				}
+				x := &s.indexes[j]
+				if x.local != local {
+					return fail(f.goName, "index %q is declared both global (`index` tag) and local (`localIndex` tag): index names are unique per table; rename one", k.name)
+				}
+				if local && !k.rng {
+					return fail(f.goName, "local index %q with a hash key: a local index shares the table's hash key (%s); tag this field `localIndex:\"%s,range\"`, or use `index` for a global index",
+						k.name, s.fields[s.hash].goName, k.name)
+				}
+				prev := &x.hash
+				if k.rng {
+					prev = &x.rng
+				}
+				if *prev >= 0 {
+					return fail(f.goName, "second %s key of index %q (the first is %s): an index has one hash key and at most one range key", role, k.name, s.fields[*prev].goName)
+				}
+				*prev = i
+			}
+		}
+	}
+	for j := range s.indexes {
+		x := &s.indexes[j]
+		switch {
+		case x.local && s.rng < 0:
+			return fail(s.fields[x.rng].goName, "local index %q on a table without a range key: DynamoDB allows local indexes only with a composite primary key; add `dynamo:\",range\"` to a field or declare a global index with `index:\"%s,hash\"`", x.name, x.name)
+		case x.local && x.rng == s.rng:
+			return fail(s.fields[x.rng].goName, "local index %q has the table's range key as its range key: it would repeat the table; index another attribute", x.name)
+		case x.local:
+			x.hash = s.hash
+		case x.hash < 0:
+			return fail(s.fields[x.rng].goName, "index %q has a range key but no hash key: tag the attribute that partitions it `index:\"%s,hash\"`", x.name, x.name)
+		}
 	}
 	return nil
 }

@@ -113,3 +113,75 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// Struct tags that declare secondary indexes, as in guregu/dynamo:
+// `index:"ByTitle,hash"` makes the field the hash (partition) key of the
+// global secondary index ByTitle, `index:"ByTitle,range"` its range (sort)
+// key; `localIndex:"ByDate,range"` makes it the range key of the local
+// secondary index ByDate, whose hash key is the table's. One tag may name
+// several indexes, separated by spaces: `index:"ByTitle,hash ByYear,range"`.
+const (
+	indexTagKey      = "index"
+	localIndexTagKey = "localIndex"
+)
+
+// indexKey is one entry of an `index` or `localIndex` struct tag: the field
+// is the hash key (rng false) or the range key (rng true) of index name.
+type indexKey struct {
+	name string
+	rng  bool
+}
+
+// parseIndexTag parses the value of an `index` or `localIndex` struct tag:
+// space-separated entries "Name,hash" or "Name,range" ("partition" and "sort"
+// are accepted too, as guregu/dynamo does). It checks index names the way
+// DynamoDB does (3 to 255 of a-z A-Z 0-9 _ - .) and refuses an index named
+// twice. Like parseTag it is pure data and fuzzed on its own
+// (FuzzParseIndexTag); what depends on the struct (roles, key types, local
+// versus global) is checked by the schema.
+func parseIndexTag(tag string) ([]indexKey, error) {
+	entries := strings.Fields(tag)
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	keys := make([]indexKey, 0, len(entries))
+	for _, e := range entries {
+		name, role, ok := strings.Cut(e, ",")
+		if !ok {
+			return nil, fmt.Errorf("index entry %q in tag %q has no key role: write %q or %q", e, tag, name+",hash", name+",range")
+		}
+		if err := checkIndexName(name); err != nil {
+			return nil, fmt.Errorf("index entry %q in tag %q: %v", e, tag, err)
+		}
+		var k indexKey
+		switch role {
+		case "hash", "partition":
+			k = indexKey{name: name}
+		case "range", "sort":
+			k = indexKey{name: name, rng: true}
+		default:
+			return nil, fmt.Errorf("index entry %q in tag %q: unknown key role %q: use hash or range, and separate indexes with spaces", e, tag, role)
+		}
+		for _, prev := range keys {
+			if prev.name == name {
+				return nil, fmt.Errorf("index %q named twice in tag %q: a field is one key of an index, its hash or its range key", name, tag)
+			}
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// checkIndexName applies DynamoDB's rule for index names.
+func checkIndexName(name string) error {
+	if len(name) < 3 || len(name) > 255 {
+		return fmt.Errorf("index name %q has %d characters: DynamoDB wants 3 to 255", name, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("index name %q contains %q: use only letters, digits, '_', '-' and '.'", name, name[i:i+1])
+		}
+	}
+	return nil
+}

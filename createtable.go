@@ -1,0 +1,541 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Sentinel errors of table creation and deletion.
+var (
+	// ErrTableExists is returned by CreateTable when the table already exists
+	// (and IfNotExists was not given), or exists with keys or indexes other
+	// than the tags describe.
+	ErrTableExists = errors.New("dynamo: table already exists")
+	// ErrTableNotFound is returned by DeleteTable when there is no such table.
+	ErrTableNotFound = errors.New("dynamo: table not found")
+)
+
+// How CreateTable and DeleteTable poll DescribeTable: the first wait is
+// tablePollMin, then it doubles up to tablePollMax. (The SDK's
+// TableExistsWaiter sleeps at least 20 s; DynamoDB Local creates a table in
+// about 0.1 s, DynamoDB in seconds.)
+var (
+	tablePollMin = 20 * time.Millisecond
+	tablePollMax = time.Second
+)
+
+// CreateTableOption configures CreateTable and CreateTableInput.
+type CreateTableOption func(*createTableOptions)
+
+type createTableOptions struct {
+	provisioned bool
+	read, write int64
+	projections map[string]types.Projection
+	stream      types.StreamViewType
+	tags        map[string]string
+	keyTypes    map[string]types.ScalarAttributeType
+	ifNotExists bool
+}
+
+// WithProvisioned creates the table with provisioned capacity: read and
+// write capacity units for the table and for each global secondary index.
+// Both must be at least 1. The default is on-demand (PAY_PER_REQUEST).
+func WithProvisioned(read, write int64) CreateTableOption {
+	return func(o *createTableOptions) { o.provisioned, o.read, o.write = true, read, write }
+}
+
+// WithProjection sets which attributes are copied into the secondary index
+// named index (declared with an `index` or `localIndex` tag). The default is
+// every attribute (ProjectionType ALL). p is copied.
+func WithProjection(index string, p types.Projection) CreateTableOption {
+	p.NonKeyAttributes = slices.Clone(p.NonKeyAttributes)
+	return func(o *createTableOptions) {
+		if o.projections == nil {
+			o.projections = map[string]types.Projection{}
+		}
+		o.projections[index] = p
+	}
+}
+
+// WithStream enables a DynamoDB stream of the given view (KEYS_ONLY,
+// NEW_IMAGE, OLD_IMAGE or NEW_AND_OLD_IMAGES). The default is no stream.
+func WithStream(view types.StreamViewType) CreateTableOption {
+	return func(o *createTableOptions) { o.stream = view }
+}
+
+// WithTags tags the new table with the given keys and values (added to those
+// of earlier WithTags options). tags is copied. The default is no tags.
+func WithTags(tags map[string]string) CreateTableOption {
+	tags = maps.Clone(tags)
+	return func(o *createTableOptions) {
+		if o.tags == nil {
+			o.tags = map[string]string{}
+		}
+		maps.Copy(o.tags, tags)
+	}
+}
+
+// WithKeyType sets the DynamoDB type (S, N or B) of the key attribute named
+// attribute, overriding the type told from its Go type. It is needed only
+// for a key whose type implements attributevalue.Marshaler and whose zero
+// value does not encode to a string, number or binary value; CreateTableInput
+// says so when it is.
+func WithKeyType(attribute string, t types.ScalarAttributeType) CreateTableOption {
+	return func(o *createTableOptions) {
+		if o.keyTypes == nil {
+			o.keyTypes = map[string]types.ScalarAttributeType{}
+		}
+		o.keyTypes[attribute] = t
+	}
+}
+
+// IfNotExists makes CreateTable accept a table that already exists, as long
+// as its key schema and the indexes the tags declare match T's tags: it waits
+// until the table is ACTIVE and returns nil. The existing table is otherwise
+// left as it is (its billing mode, TTL and other settings are not changed).
+// Without IfNotExists an existing table is an error wrapping ErrTableExists.
+func IfNotExists() CreateTableOption {
+	return func(o *createTableOptions) { o.ifNotExists = true }
+}
+
+func applyCreateTableOptions(opts []CreateTableOption) createTableOptions {
+	var o createTableOptions
+	for _, fn := range opts {
+		fn(&o)
+	}
+	return o
+}
+
+// CreateTable creates the table from T's tags, waits until it and its
+// indexes are ACTIVE, and enables TTL on the `ttl` attribute if T has one.
+// The request is the one CreateTableInput returns: the `hash` and `range`
+// fields are the key, with DynamoDB types told from their Go types; the
+// `index` and `localIndex` tags declare secondary indexes (projecting all
+// attributes unless WithProjection says otherwise); billing is on demand
+// unless WithProvisioned is given.
+//
+// ctx bounds the whole call, the waiting included. CreateTable polls
+// DescribeTable, starting after 20 ms and backing off to once a second; it
+// does not use the SDK's waiter, which sleeps at least 20 s.
+//
+// An existing table is an error wrapping ErrTableExists, unless IfNotExists
+// is given. If enabling TTL fails, the table has been created nonetheless;
+// the error says so.
+//
+// IAM: dynamodb:CreateTable, dynamodb:DescribeTable, dynamodb:UpdateTimeToLive
+// (only when T has a `ttl` attribute); with WithTags also
+// dynamodb:TagResource, which AWS may require for tags given at creation.
+func (t *Table[T]) CreateTable(ctx context.Context, opts ...CreateTableOption) error {
+	o := applyCreateTableOptions(opts)
+	in, err := t.createTableInput(&o)
+	if err != nil {
+		return err
+	}
+	_, err = t.m.client.CreateTable(ctx, in)
+	var inUse *types.ResourceInUseException
+	switch {
+	case errors.As(err, &inUse):
+		if !o.ifNotExists {
+			return fmt.Errorf("%w: %q (pass dynamo.IfNotExists() to accept an existing table): %w", ErrTableExists, t.name, err)
+		}
+		desc, err := t.waitActive(ctx)
+		if err != nil {
+			return err
+		}
+		return t.checkExisting(in, desc)
+	case err != nil:
+		return fmt.Errorf("dynamo: CreateTable %q: %w", t.name, err)
+	}
+	s := t.p.s
+	if _, err := t.waitActive(ctx); err != nil {
+		if s.ttl >= 0 {
+			return fmt.Errorf("%w (the table was created; TTL on attribute %q is not enabled)", err, s.fields[s.ttl].name)
+		}
+		return err
+	}
+	if s.ttl < 0 {
+		return nil
+	}
+	attr := s.fields[s.ttl].name
+	_, err = t.m.client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(t.name),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String(attr),
+			Enabled:       aws.Bool(true),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("dynamo: table %q was created, but enabling TTL on attribute %q failed (enable it with UpdateTimeToLive, or delete the table and create it again): %w", t.name, attr, err)
+	}
+	return nil
+}
+
+// CreateTableInput returns the request CreateTable sends, built from T's
+// tags and opts, without sending anything (like DynamoDBMapper's
+// generateCreateTableRequest). Use it to inspect the request, to adjust it
+// before sending it yourself, or to generate infrastructure definitions.
+//
+// Key types come from Go types: strings are S; integers and floats are N
+// (S with the `string` option); []byte is B; time.Time is N with `unixtime`
+// and otherwise whatever the mapper's encoder makes of it (S by default). A
+// type implementing attributevalue.Marshaler has the type its zero value
+// encodes to; when that is not S, N or B, name the type with WithKeyType.
+// AttributeDefinitions lists each attribute used as a key of the table or of
+// an index, once.
+//
+// Bad options (capacity below 1, a projection for an index the tags do not
+// declare, an unknown stream view, a key type for an attribute that is not a
+// key) are errors wrapping ErrInvalidInput.
+func (t *Table[T]) CreateTableInput(opts ...CreateTableOption) (*dynamodb.CreateTableInput, error) {
+	o := applyCreateTableOptions(opts)
+	return t.createTableInput(&o)
+}
+
+func (t *Table[T]) createTableInput(o *createTableOptions) (*dynamodb.CreateTableInput, error) {
+	s := t.p.s
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: CreateTable %q: %s", ErrInvalidInput, t.name, fmt.Sprintf(format, args...))
+	}
+	in := &dynamodb.CreateTableInput{
+		TableName:   aws.String(t.name),
+		BillingMode: types.BillingModePayPerRequest,
+	}
+	if o.provisioned {
+		if o.read < 1 || o.write < 1 {
+			return nil, bad("WithProvisioned(%d, %d): provisioned capacity is at least 1 read and 1 write unit", o.read, o.write)
+		}
+		in.BillingMode = types.BillingModeProvisioned
+		in.ProvisionedThroughput = &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(o.read), WriteCapacityUnits: aws.Int64(o.write)}
+	}
+
+	// Attribute definitions: every key attribute of the table and its
+	// indexes, once, in the order first used.
+	defined := map[int]bool{}
+	define := func(i int) error {
+		if defined[i] {
+			return nil
+		}
+		defined[i] = true
+		at, err := t.keyAttrType(&s.fields[i], o.keyTypes)
+		if err != nil {
+			return err
+		}
+		in.AttributeDefinitions = append(in.AttributeDefinitions,
+			types.AttributeDefinition{AttributeName: aws.String(s.fields[i].name), AttributeType: at})
+		return nil
+	}
+	keySchema := func(hash, rng int) ([]types.KeySchemaElement, error) {
+		ks := []types.KeySchemaElement{{AttributeName: aws.String(s.fields[hash].name), KeyType: types.KeyTypeHash}}
+		if err := define(hash); err != nil {
+			return nil, err
+		}
+		if rng >= 0 {
+			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(s.fields[rng].name), KeyType: types.KeyTypeRange})
+			if err := define(rng); err != nil {
+				return nil, err
+			}
+		}
+		return ks, nil
+	}
+	ks, err := keySchema(s.hash, s.rng)
+	if err != nil {
+		return nil, err
+	}
+	in.KeySchema = ks
+
+	for name := range o.projections {
+		if !slices.ContainsFunc(s.indexes, func(x secondaryIndex) bool { return x.name == name }) {
+			return nil, bad("WithProjection(%q): %s declares no such index (%s)", name, s.typ, indexNames(s.indexes))
+		}
+	}
+	for _, x := range s.indexes {
+		ks, err := keySchema(x.hash, x.rng)
+		if err != nil {
+			return nil, err
+		}
+		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+		if p, ok := o.projections[x.name]; ok {
+			if err := checkProjection(p); err != nil {
+				return nil, bad("WithProjection(%q): %v", x.name, err)
+			}
+			proj = &types.Projection{ProjectionType: p.ProjectionType, NonKeyAttributes: slices.Clone(p.NonKeyAttributes)}
+		}
+		if x.local {
+			in.LocalSecondaryIndexes = append(in.LocalSecondaryIndexes, types.LocalSecondaryIndex{
+				IndexName: aws.String(x.name), KeySchema: ks, Projection: proj,
+			})
+			continue
+		}
+		gsi := types.GlobalSecondaryIndex{IndexName: aws.String(x.name), KeySchema: ks, Projection: proj}
+		if o.provisioned { // each global index has its own capacity
+			gsi.ProvisionedThroughput = &types.ProvisionedThroughput{
+				ReadCapacityUnits: aws.Int64(o.read), WriteCapacityUnits: aws.Int64(o.write),
+			}
+		}
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gsi)
+	}
+	for attr := range o.keyTypes {
+		if i, ok := s.byName[attr]; !ok || !defined[i] {
+			return nil, bad("WithKeyType(%q): not a key attribute of the table or of an index of %s", attr, s.typ)
+		}
+	}
+
+	if o.stream != "" {
+		if !slices.Contains(o.stream.Values(), o.stream) {
+			return nil, bad("WithStream(%q): use one of %v", o.stream, o.stream.Values())
+		}
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: o.stream}
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.tags)) {
+		if k == "" {
+			return nil, bad("WithTags: a tag with an empty key")
+		}
+		in.Tags = append(in.Tags, types.Tag{Key: aws.String(k), Value: aws.String(o.tags[k])})
+	}
+	return in, nil
+}
+
+func indexNames(xs []secondaryIndex) string {
+	if len(xs) == 0 {
+		return "it has no `index` or `localIndex` tags"
+	}
+	names := make([]string, len(xs))
+	for i, x := range xs {
+		names[i] = x.name
+	}
+	return "its indexes: " + strings.Join(names, ", ")
+}
+
+func checkProjection(p types.Projection) error {
+	switch p.ProjectionType {
+	case types.ProjectionTypeAll, types.ProjectionTypeKeysOnly:
+		if len(p.NonKeyAttributes) > 0 {
+			return fmt.Errorf("NonKeyAttributes go with ProjectionType INCLUDE, not %s", p.ProjectionType)
+		}
+	case types.ProjectionTypeInclude:
+		if len(p.NonKeyAttributes) == 0 {
+			return errors.New("ProjectionType INCLUDE needs NonKeyAttributes: the attributes to copy into the index")
+		}
+	default:
+		return fmt.Errorf("ProjectionType %q: use ALL, KEYS_ONLY or INCLUDE", p.ProjectionType)
+	}
+	return nil
+}
+
+// keyAttrType tells the DynamoDB type of key field f from its Go type, its
+// tag options and, for types with custom encodings, the mapper's encoder.
+func (t *Table[T]) keyAttrType(f *field, override map[string]types.ScalarAttributeType) (types.ScalarAttributeType, error) {
+	if at, ok := override[f.name]; ok {
+		switch at {
+		case types.ScalarAttributeTypeS, types.ScalarAttributeTypeN, types.ScalarAttributeTypeB:
+			return at, nil
+		}
+		return "", fmt.Errorf("%w: CreateTable %q: WithKeyType(%q, %q): key types are S, N or B", ErrInvalidInput, t.name, f.name, at)
+	}
+	bt := derefType(f.typ)
+	if !hasCustomMarshaler(bt) {
+		switch {
+		case bt == timeType && f.opts.unixTime:
+			return types.ScalarAttributeTypeN, nil
+		case bt.Kind() == reflect.Slice: // []byte; checkKeyType allows no other slice
+			return types.ScalarAttributeTypeB, nil
+		case f.opts.asString && bt.Kind() != reflect.String: // a number stored as a string
+			return types.ScalarAttributeTypeS, nil
+		}
+	}
+	// Encode the zero value with the mapper's encoder, which is what Save
+	// does with the field (a pointer to it, so that a pointer-receiver
+	// MarshalDynamoDBAttributeValue is found too): strings give S, numbers N,
+	// time.Time S unless the encoder's EncodeTime says otherwise, a custom
+	// encoding what it encodes to.
+	av, err := t.m.enc.Encode(reflect.New(bt).Interface())
+	if at, ok := scalarType(av); err == nil && ok {
+		return at, nil
+	}
+	what := fmt.Sprintf("encodes its zero value to %T", av)
+	if err != nil {
+		what = fmt.Sprintf("fails to encode its zero value (%v)", err)
+	}
+	return "", fmt.Errorf("%w: CreateTable %q: key attribute %q (field %s.%s) is of type %s, which %s, so its DynamoDB type cannot be told: give it with dynamo.WithKeyType(%q, types.ScalarAttributeTypeS) (or N, or B)",
+		ErrInvalidInput, t.name, f.name, t.p.s.typ, f.goName, f.typ, what, f.name)
+}
+
+func scalarType(av types.AttributeValue) (types.ScalarAttributeType, bool) {
+	switch av.(type) {
+	case *types.AttributeValueMemberS:
+		return types.ScalarAttributeTypeS, true
+	case *types.AttributeValueMemberN:
+		return types.ScalarAttributeTypeN, true
+	case *types.AttributeValueMemberB:
+		return types.ScalarAttributeTypeB, true
+	}
+	return "", false
+}
+
+// waitActive polls DescribeTable until the table and its global secondary
+// indexes are ACTIVE, and returns the table's description. A table that is
+// not found yet is waited for: DescribeTable is eventually consistent, so it
+// can miss a table CreateTable has just created.
+func (t *Table[T]) waitActive(ctx context.Context) (*types.TableDescription, error) {
+	status := "not found yet"
+	for n := 0; ; n++ {
+		if n > 0 {
+			if err := sleepCtx(ctx, pollDelay(n)); err != nil {
+				return nil, fmt.Errorf("dynamo: table %q is not ACTIVE (%s): %w", t.name, status, err)
+			}
+		}
+		out, err := t.m.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)})
+		var notFound *types.ResourceNotFoundException
+		switch {
+		case errors.As(err, &notFound):
+			status = "not found yet"
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("dynamo: waiting for table %q to be ACTIVE: %w", t.name, err)
+		case out.Table == nil:
+			return nil, fmt.Errorf("dynamo: waiting for table %q to be ACTIVE: DescribeTable returned no table", t.name)
+		}
+		d := out.Table
+		switch d.TableStatus {
+		case types.TableStatusActive:
+		case types.TableStatusCreating, types.TableStatusUpdating:
+			status = "status " + string(d.TableStatus)
+			continue
+		default:
+			return nil, fmt.Errorf("dynamo: table %q has status %s, not ACTIVE: wait until it is usable (or deleted) and try again", t.name, d.TableStatus)
+		}
+		busy := ""
+		for _, g := range d.GlobalSecondaryIndexes {
+			if g.IndexStatus == types.IndexStatusCreating || g.IndexStatus == types.IndexStatusUpdating {
+				busy = aws.ToString(g.IndexName)
+				break
+			}
+		}
+		if busy != "" {
+			status = "index " + busy + " not ACTIVE yet"
+			continue
+		}
+		return d, nil
+	}
+}
+
+// pollDelay is the wait before DescribeTable poll n (1-based).
+func pollDelay(n int) time.Duration {
+	d := tablePollMin
+	for i := 1; i < n && d < tablePollMax; i++ {
+		d *= 2
+	}
+	return min(d, tablePollMax)
+}
+
+// checkExisting compares the key schema and the indexes of an existing table
+// with the request built from T's tags. Indexes the tags do not declare are
+// allowed.
+func (t *Table[T]) checkExisting(want *dynamodb.CreateTableInput, got *types.TableDescription) error {
+	haveTypes, wantTypes := attrTypes(got.AttributeDefinitions), attrTypes(want.AttributeDefinitions)
+	check := func(what string, have, want []types.KeySchemaElement, found bool) error {
+		w, h := formatKeySchema(want, wantTypes), "missing"
+		if found {
+			h = formatKeySchema(have, haveTypes)
+		}
+		if h == w {
+			return nil
+		}
+		return fmt.Errorf("%w: %q, but %s is %s where the tags of %s say %s: use another table name, or make the tags match the table",
+			ErrTableExists, t.name, what, h, t.p.s.typ, w)
+	}
+	if err := check("its key", got.KeySchema, want.KeySchema, true); err != nil {
+		return err
+	}
+	for _, x := range want.GlobalSecondaryIndexes {
+		name := aws.ToString(x.IndexName)
+		i := slices.IndexFunc(got.GlobalSecondaryIndexes, func(g types.GlobalSecondaryIndexDescription) bool { return aws.ToString(g.IndexName) == name })
+		var have []types.KeySchemaElement
+		if i >= 0 {
+			have = got.GlobalSecondaryIndexes[i].KeySchema
+		}
+		if err := check("global index "+name, have, x.KeySchema, i >= 0); err != nil {
+			return err
+		}
+	}
+	for _, x := range want.LocalSecondaryIndexes {
+		name := aws.ToString(x.IndexName)
+		i := slices.IndexFunc(got.LocalSecondaryIndexes, func(l types.LocalSecondaryIndexDescription) bool { return aws.ToString(l.IndexName) == name })
+		var have []types.KeySchemaElement
+		if i >= 0 {
+			have = got.LocalSecondaryIndexes[i].KeySchema
+		}
+		if err := check("local index "+name, have, x.KeySchema, i >= 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func attrTypes(defs []types.AttributeDefinition) map[string]types.ScalarAttributeType {
+	m := make(map[string]types.ScalarAttributeType, len(defs))
+	for _, d := range defs {
+		m[aws.ToString(d.AttributeName)] = d.AttributeType
+	}
+	return m
+}
+
+// formatKeySchema renders a key schema for messages: "HASH id (S), RANGE n (N)".
+func formatKeySchema(ks []types.KeySchemaElement, attrTypes map[string]types.ScalarAttributeType) string {
+	var b strings.Builder
+	for _, role := range [2]types.KeyType{types.KeyTypeHash, types.KeyTypeRange} {
+		for _, k := range ks {
+			if k.KeyType != role {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString(", ")
+			}
+			name := aws.ToString(k.AttributeName)
+			fmt.Fprintf(&b, "%s %s (%s)", role, name, attrTypes[name])
+		}
+	}
+	return b.String()
+}
+
+// DeleteTable deletes the table and waits until DescribeTable no longer
+// finds it. ctx bounds the whole call, the waiting included. Deleting a
+// table that does not exist is an error wrapping ErrTableNotFound. The
+// table's items are lost: DeleteTable is meant for tests, examples and
+// tools.
+//
+// IAM: dynamodb:DeleteTable, dynamodb:DescribeTable
+func (t *Table[T]) DeleteTable(ctx context.Context) error {
+	_, err := t.m.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t.name)})
+	var notFound *types.ResourceNotFoundException
+	switch {
+	case errors.As(err, &notFound):
+		return fmt.Errorf("%w: %q: %w", ErrTableNotFound, t.name, err)
+	case err != nil:
+		return fmt.Errorf("dynamo: DeleteTable %q: %w", t.name, err)
+	}
+	for n := 0; ; n++ {
+		if n > 0 {
+			if err := sleepCtx(ctx, pollDelay(n)); err != nil {
+				return fmt.Errorf("dynamo: table %q is being deleted but still exists: %w", t.name, err)
+			}
+		}
+		_, err := t.m.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)})
+		switch {
+		case errors.As(err, &notFound):
+			return nil
+		case err != nil:
+			return fmt.Errorf("dynamo: waiting for table %q to be deleted: %w", t.name, err)
+		}
+	}
+}
