@@ -61,6 +61,15 @@ type ConditionError struct {
 }
 
 func (e *ConditionError) Error() string {
+	s := e.describe()
+	if e.Err == ErrVersionConflict {
+		s += " (reload the item, or use Table.Current(err), and apply the change again; Table.Update does this for you)"
+	}
+	return s
+}
+
+// describe is Error without the advice.
+func (e *ConditionError) describe() string {
 	var b strings.Builder
 	b.WriteString(e.Err.Error())
 	b.WriteString(" on table ")
@@ -85,9 +94,6 @@ func (e *ConditionError) Error() string {
 		default:
 			b.WriteString("found " + strconv.FormatInt(e.FoundVersion, 10))
 		}
-	}
-	if e.Err == ErrVersionConflict {
-		b.WriteString(" (reload the item, or use Table.Current(err), and apply the change again; Table.Update does this for you)")
 	}
 	return b.String()
 }

@@ -50,69 +50,29 @@ func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, er
 func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions) (T, map[string]types.AttributeValue, error) {
 	var zero T
 	p, s := t.p, t.p.s
-	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
-		return zero, nil, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
-	}
-	item, err := t.encode(boxed)
+	r, err := t.buildSave(boxed, v, wo, nil)
 	if err != nil {
 		return zero, nil, err
 	}
-	if err := t.checkKey(item); err != nil {
-		return zero, nil, err
-	}
-	// The key map is built only where it is sent (UpdateItem) or reported
-	// (errors): a PutItem carries the key in its item.
-	var key map[string]types.AttributeValue
-	uc, err := compileConds(wo.conds)
-	if err != nil {
-		return zero, nil, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
-	}
-	var held, next int64
-	var token []byte
-	if s.version >= 0 {
-		if held = s.versionOf(v); held < 0 {
-			return zero, nil, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
-		}
-		if next = held + 1; !s.versionFits(next) {
-			return zero, nil, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), next, s.fields[s.version].goName, s.fields[s.version].typ)
-		}
-		if p.tokenAttr != "" {
-			token = newToken()
-		}
-	}
-	if size := itemSize(item) + len(p.tokenAttr) + len(token); size > maxItemSize {
-		return zero, nil, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
-			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
-	}
-
+	item, key := r.item, r.key
 	var allNew map[string]types.AttributeValue
-	if wo.behavior == SavePut {
-		if s.version >= 0 {
-			item[s.fields[s.version].name] = numberAV(next)
-			if token != nil {
-				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: token}
-			}
-		}
-		pc := p.buildPutCond(held, false, uc)
+	if r.put {
 		_, err = t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                           aws.String(t.name),
 			Item:                                item,
-			ConditionExpression:                 strPtr(pc.cond),
-			ExpressionAttributeNames:            pc.names,
-			ExpressionAttributeValues:           pc.values,
+			ConditionExpression:                 strPtr(r.pc.cond),
+			ExpressionAttributeNames:            r.pc.names,
+			ExpressionAttributeValues:           r.pc.values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 	} else {
-		key = t.pickKey(item)
-		up := p.buildUpdate(wo.behavior, item, held, next, token, uc)
 		in := &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(t.name),
 			Key:                                 key,
-			UpdateExpression:                    strPtr(up.update),
-			ConditionExpression:                 strPtr(up.cond),
-			ExpressionAttributeNames:            up.names,
-			ExpressionAttributeValues:           up.values,
+			UpdateExpression:                    strPtr(r.up.update),
+			ConditionExpression:                 strPtr(r.up.cond),
+			ExpressionAttributeNames:            r.up.names,
+			ExpressionAttributeValues:           r.up.values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}
 		if wo.behavior != SaveUpdate {
@@ -132,8 +92,8 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		if !errors.As(err, &ccf) {
 			return zero, nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
 		}
-		if !isOwnWrite(ccf.Item, p.tokenAttr, token) {
-			return zero, nil, p.conditionFailure(t.name, key, held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
+		if !isOwnWrite(ccf.Item, p.tokenAttr, r.token) {
+			return zero, nil, p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
 		}
 		// DynamoDB applied our write; the SDK's retry of it failed its
 		// condition. The item it reports is our write (or later ones).
@@ -141,10 +101,85 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	}
 	if wo.behavior == SaveUpdate || wo.behavior == SavePut {
 		if s.version >= 0 {
-			item[s.fields[s.version].name] = numberAV(next) // the request is done with item
+			item[s.fields[s.version].name] = numberAV(r.next) // the request is done with item
 		}
-		return t.withVersion(v, next), item, nil
+		return t.withVersion(v, r.next), item, nil
 	}
 	saved, err := t.decode(allNew)
 	return saved, allNew, err
+}
+
+// saveRequest is the request of one save, built by buildSave and sent by
+// save (as an UpdateItem or PutItem) or by WriteTx (as a transaction member).
+type saveRequest struct {
+	// item is the encoded item; for SavePut it carries the new version and
+	// the write token, and is the item to put.
+	item map[string]types.AttributeValue
+	// key is the primary key to update; nil for SavePut, whose item carries it.
+	key        map[string]types.AttributeValue
+	held, next int64  // the version held and the version written (0, 0 when unversioned)
+	token      []byte // the write token, nil when none is written
+	put        bool   // SavePut: pc holds the condition; otherwise up holds the update
+	pc         putParts
+	up         updateParts
+}
+
+// buildSave checks and encodes the struct boxed points to (v is the same
+// struct) and builds the request that saves it as wo says. token is the write
+// token to store; nil means a fresh random one (when the type is versioned and
+// tokens are on). Nothing is sent; bad input is an error wrapping
+// ErrInvalidInput.
+func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte) (saveRequest, error) {
+	p, s := t.p, t.p.s
+	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
+		return saveRequest{}, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
+	}
+	item, err := t.encode(boxed)
+	if err != nil {
+		return saveRequest{}, err
+	}
+	if err := t.checkKey(item); err != nil {
+		return saveRequest{}, err
+	}
+	uc, err := compileConds(wo.conds)
+	if err != nil {
+		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
+	}
+	var held, next int64
+	if s.version >= 0 {
+		if held = s.versionOf(v); held < 0 {
+			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
+		}
+		if next = held + 1; !s.versionFits(next) {
+			return saveRequest{}, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), next, s.fields[s.version].goName, s.fields[s.version].typ)
+		}
+		if p.tokenAttr != "" && token == nil {
+			token = newToken()
+		}
+	}
+	if p.tokenAttr == "" {
+		token = nil
+	}
+	if size := itemSize(item) + len(p.tokenAttr) + len(token); size > maxItemSize {
+		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
+	}
+	r := saveRequest{item: item, held: held, next: next, token: token}
+	if wo.behavior == SavePut {
+		if s.version >= 0 {
+			item[s.fields[s.version].name] = numberAV(next)
+			if token != nil {
+				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: token}
+			}
+		}
+		r.put = true
+		r.pc = p.buildPutCond(held, false, uc)
+		return r, nil
+	}
+	// The key map is built only where it is sent (UpdateItem) or reported
+	// (errors): a PutItem carries the key in its item.
+	r.key = t.pickKey(item)
+	r.up = p.buildUpdate(wo.behavior, item, held, next, token, uc)
+	return r, nil
 }

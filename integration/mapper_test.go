@@ -351,11 +351,11 @@ func TestLostResponseIsNotAConflict(t *testing.T) {
 				t.Fatal(err)
 			}
 			v.Title = "b"
-			drop.arm(1)
-			before := drop.sent.Load()
+			drop.Arm(1)
+			before := drop.Sent()
 			saved, err := books.Save(c, v, dynamo.WithSaveBehavior(b))
-			if drop.dropped.Load() != 1 || drop.sent.Load()-before != 2 {
-				t.Fatalf("transport dropped %d responses over %d requests; the test needs exactly 1 drop and a retry", drop.dropped.Load(), drop.sent.Load()-before)
+			if drop.Dropped() != 1 || drop.Sent()-before != 2 {
+				t.Fatalf("transport dropped %d responses over %d requests; the test needs exactly 1 drop and a retry", drop.Dropped(), drop.Sent()-before)
 			}
 			if err != nil {
 				t.Fatalf("Save after a lost response: %v, want success", err)
@@ -372,9 +372,9 @@ func TestLostResponseIsNotAConflict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		drop.arm(1)
-		if err := books.Delete(ctx(t), v); err != nil || drop.dropped.Load() != 1 {
-			t.Fatalf("Delete after a lost response: %v (%d dropped)", err, drop.dropped.Load())
+		drop.Arm(1)
+		if err := books.Delete(ctx(t), v); err != nil || drop.Dropped() != 1 {
+			t.Fatalf("Delete after a lost response: %v (%d dropped)", err, drop.Dropped())
 		}
 		if raw(t, name, "1") != nil {
 			t.Error("item not deleted")
@@ -385,7 +385,7 @@ func TestLostResponseIsNotAConflict(t *testing.T) {
 		name := dynamotest.KeyTable(t, dynamotest.Client(t), "books", "ISBN", types.ScalarAttributeTypeS, "", "")
 		books, _ := dynamo.NewTable[Book](dynamo.NewMapper(client, dynamo.WithWriteTokenAttribute("")), name)
 		v, _ := books.Save(ctx(t), Book{ISBN: "1"})
-		drop.arm(1)
+		drop.Arm(1)
 		if _, err := books.Save(ctx(t), v); !errors.Is(err, dynamo.ErrVersionConflict) {
 			t.Fatalf("without tokens: %v, want the (false) conflict the test shows tokens prevent", err)
 		}

@@ -1,0 +1,96 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/ddbkit/dynamo"
+)
+
+type Shelf struct {
+	Room    string   `dynamo:"room,hash"`
+	Number  int      `dynamo:"number,range"`
+	Books   []string `dynamo:"books,set,omitempty"`
+	Version int64    `dynamo:"version,version"`
+}
+
+func ExampleMapper_WriteTx() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	books, _ := dynamo.NewTable[Book](m, "Books")
+	shelves, _ := dynamo.NewTable[Shelf](m, "Shelves")
+
+	book, _ := books.Load(ctx, Book{ISBN: "978-0134190440"}, dynamo.ConsistentRead())
+	shelf, _ := shelves.Load(ctx, Shelf{Room: "A", Number: 3}, dynamo.ConsistentRead())
+
+	// Shelve the book and tag it, both or neither, each on condition that
+	// nobody wrote it since it was loaded.
+	shelf.Books = append(shelf.Books[:len(shelf.Books):len(shelf.Books)], book.ISBN)
+	book.Tags = append(book.Tags[:len(book.Tags):len(book.Tags)], "shelved")
+	saveBook, saveShelf := books.TxSave(book), shelves.TxSave(shelf)
+	if err := m.WriteTx(ctx, []dynamo.TxOp{saveBook, saveShelf}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(saveBook.Saved().Version, saveShelf.Saved().Version) // one more than loaded
+}
+
+func ExampleTxError() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	books, _ := dynamo.NewTable[Book](m, "Books")
+	shelves, _ := dynamo.NewTable[Shelf](m, "Shelves")
+
+	var book Book   // as loaded earlier
+	var shelf Shelf // as loaded earlier
+
+	// Write the shelf only if the book is still at the version loaded.
+	ops := []dynamo.TxOp{shelves.TxSave(shelf), books.TxCheck(book)}
+	err := m.WriteTx(ctx, ops)
+	var txErr *dynamo.TxError
+	if errors.Is(err, dynamo.ErrVersionConflict) && errors.As(err, &txErr) {
+		// err names the members that failed; each failure carries the item
+		// as stored, which the member's own table decodes.
+		if f := txErr.Failure(1); f != nil {
+			current, _ := books.Current(f.Err)
+			fmt.Println("the book is now at version", current.Version)
+		}
+	}
+}
+
+func ExampleWithRequestToken() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	books, _ := dynamo.NewTable[Book](m, "Books")
+
+	// A worker handles message "msg-7" and may be run again for it after a
+	// crash. Built from the same values with the same token, the transaction
+	// is applied once: a resend within 10 minutes succeeds without writing.
+	book := Book{ISBN: "978-0134190440", Title: "The Go Programming Language", Version: 4}
+	ops := []dynamo.TxOp{books.TxSave(book), books.TxDelete(Book{ISBN: "978-0000000000", Version: 2})}
+	if err := m.WriteTx(ctx, ops, dynamo.WithRequestToken("msg-7")); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func ExampleMapper_ReadTx() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	books, _ := dynamo.NewTable[Book](m, "Books")
+	shelves, _ := dynamo.NewTable[Shelf](m, "Shelves")
+
+	// Read a shelf and its book as of one moment: no write transaction
+	// is seen half-applied.
+	getShelf := shelves.TxGet(Shelf{Room: "A", Number: 3})
+	getBook := books.TxGet(Book{ISBN: "978-0134190440"})
+	if err := m.ReadTx(ctx, []dynamo.TxGetOp{getShelf, getBook}); err != nil {
+		log.Fatal(err)
+	}
+	if shelf, ok := getShelf.Item(); ok {
+		fmt.Println(shelf.Books)
+	}
+	if _, ok := getBook.Item(); !ok {
+		fmt.Println("no such book")
+	}
+}

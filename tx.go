@@ -1,0 +1,785 @@
+package dynamo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// Transactions: several version-checked writes (or reads) in one
+// TransactWriteItems (TransactGetItems). The members are built by the same
+// code as the single-item calls (Table.buildSave, plan.buildPutCond), so a
+// member checks and writes versions exactly as Save, Delete and Load do.
+
+// MaxTxItems is the most members one transaction may have: DynamoDB's limit
+// for TransactWriteItems and TransactGetItems.
+const MaxTxItems = 100
+
+// maxTxSize is DynamoDB's limit on the aggregate size of a transaction's items.
+const maxTxSize = 4 << 20
+
+// Defaults for the retries of a transaction that DynamoDB cancelled because
+// it conflicted with another transaction in flight.
+const (
+	DefaultTxMaxAttempts = 8
+	DefaultTxBackoffBase = 10 * time.Millisecond
+	DefaultTxBackoffMax  = 500 * time.Millisecond
+)
+
+// DynamoDB's cancellation reason codes (CancellationReason.Code).
+const (
+	txCodeNone        = "None"
+	txCodeCondition   = "ConditionalCheckFailed"
+	txCodeTxConflict  = "TransactionConflict"
+	maxRequestTokenLn = 36 // ClientRequestToken length limit
+)
+
+// TxOp is one member of a write transaction, made by Table.TxSave,
+// Table.TxDelete or Table.TxCheck and sent by Mapper.WriteTx. Its methods are
+// unexported: only this package implements it.
+type TxOp interface {
+	// txWrite builds the member. token is the write token to store (nil: a
+	// fresh random one).
+	txWrite(token []byte) (*txMember, error)
+	// txKey returns the member's table and primary key, for deriving the
+	// write token; an error is reported by txWrite as well.
+	txKey() (string, map[string]types.AttributeValue, error)
+}
+
+// TxGetOp is one member of a read transaction, made by Table.TxGet and sent
+// by Mapper.ReadTx. Its methods are unexported: only this package
+// implements it.
+type TxGetOp interface {
+	txRead() (*txGetMember, error)
+}
+
+// txMember is one built member of a write transaction.
+type txMember struct {
+	kind   string // "TxSave", "TxDelete" or "TxCheck", for messages
+	table  string
+	key    map[string]types.AttributeValue
+	item   types.TransactWriteItem
+	size   int   // estimated size, for the 4 MB limit
+	held   int64 // the version the caller holds (0: unsaved or unversioned)
+	plan   *plan
+	decode func(map[string]types.AttributeValue, any) error
+	// checked is false when the member carries no version condition
+	// (SaveClobber on delete and check), so that a failure is ErrConditionFailed.
+	checked bool
+	// done records the result once the transaction has succeeded.
+	done func()
+}
+
+// TxSave is a save in a write transaction, made by Table.TxSave. After the
+// transaction succeeded, Saved returns the saved copy.
+type TxSave[T any] struct {
+	t     *Table[T]
+	item  T
+	opts  []WriteOption
+	saved T
+}
+
+// TxSave returns a member of a write transaction (Mapper.WriteTx) that saves
+// item the way Table.Save does: for a versioned type, an unsaved item is
+// written as version 1 on condition that no version is stored, an item
+// holding version v as v+1 on condition that v is stored, and the write token
+// is stored as well. If conditions are ANDed with the version condition.
+// item is not modified; when T is a pointer, the struct is read when WriteTx
+// builds the request.
+//
+// Of the save behaviours, SaveUpdate (the default) and SavePut are allowed.
+// SaveUpdateSkipNulls, SaveAppendSet and SaveClobber are refused by WriteTx
+// with ErrInvalidInput: their saved copy is the item as stored after the
+// write (for SaveClobber even the version is chosen by DynamoDB), and a
+// transaction returns no items, so the copy could only be guessed or read
+// afterwards, when someone else may have written. Save such items with
+// Table.Save, or load them and use SaveUpdate.
+//
+// WithMaxAttempts and WithBackoff have no effect here; see WithTxMaxAttempts.
+// Nothing is sent until WriteTx.
+func (t *Table[T]) TxSave(item T, opts ...WriteOption) *TxSave[T] {
+	return &TxSave[T]{t: t, item: item, opts: append([]WriteOption(nil), opts...)}
+}
+
+// Saved returns the saved copy — the item with its new version — after the
+// transaction that carried s succeeded; before that, the zero T. The copy is
+// never the value passed to TxSave. When DynamoDB recognised the transaction
+// as one it had applied already (WithRequestToken), it is the copy that
+// transaction stored, which others may have changed since.
+func (s *TxSave[T]) Saved() T { return s.saved }
+
+func (s *TxSave[T]) txKey() (string, map[string]types.AttributeValue, error) {
+	_, v, err := s.t.box(s.item, "TxSave")
+	if err != nil {
+		return s.t.name, nil, err
+	}
+	key, err := s.t.keyOf(v)
+	return s.t.name, key, err
+}
+
+func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
+	t := s.t
+	wo := applyWriteOptions(s.opts)
+	switch wo.behavior {
+	case SaveUpdateSkipNulls, SaveAppendSet, SaveClobber:
+		return nil, fmt.Errorf("%w: TxSave with %v on table %q: the saved copy of a %v is the item as stored after the write, and a transaction returns no items; use SaveUpdate or SavePut in a transaction, or Table.Save outside one",
+			ErrInvalidInput, wo.behavior, t.name, wo.behavior)
+	}
+	boxed, v, err := t.box(s.item, "TxSave")
+	if err != nil {
+		return nil, err
+	}
+	r, err := t.buildSave(boxed, v, &wo, token)
+	if err != nil {
+		return nil, err
+	}
+	m := &txMember{kind: "TxSave", table: t.name, held: r.held, plan: t.p, decode: t.decodeAny, checked: true}
+	if r.put {
+		m.key = t.pickKey(r.item)
+		m.item.Put = &types.Put{
+			TableName:                           aws.String(t.name),
+			Item:                                r.item,
+			ConditionExpression:                 strPtr(r.pc.cond),
+			ExpressionAttributeNames:            r.pc.names,
+			ExpressionAttributeValues:           r.pc.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}
+	} else {
+		m.key = r.key
+		m.item.Update = &types.Update{
+			TableName:                           aws.String(t.name),
+			Key:                                 r.key,
+			UpdateExpression:                    strPtr(r.up.update),
+			ConditionExpression:                 strPtr(r.up.cond),
+			ExpressionAttributeNames:            r.up.names,
+			ExpressionAttributeValues:           r.up.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}
+	}
+	m.size = itemSize(r.item) + len(t.p.tokenAttr) + len(r.token)
+	next := r.next
+	m.done = func() { s.saved = t.withVersion(v, next) }
+	return m, nil
+}
+
+// txCond is a member that writes nothing but a condition on one item:
+// a delete or a condition check.
+type txCond[T any] struct {
+	t     *Table[T]
+	item  T
+	opts  []WriteOption
+	check bool // ConditionCheck rather than Delete
+}
+
+// TxDelete returns a member of a write transaction (Mapper.WriteTx) that
+// deletes the item with item's primary key the way Table.Delete does: for a
+// versioned type on condition that the stored version is the one item holds
+// (an unsaved item: that no version is stored); with SaveClobber without a
+// version condition. If conditions are ANDed. item is not modified. Nothing
+// is sent until WriteTx.
+func (t *Table[T]) TxDelete(item T, opts ...WriteOption) TxOp {
+	return &txCond[T]{t: t, item: item, opts: append([]WriteOption(nil), opts...)}
+}
+
+// TxCheck returns a member of a write transaction (Mapper.WriteTx) that
+// writes nothing but makes the transaction fail unless the item with item's
+// primary key still has the version item holds (an unsaved item: that no
+// version is stored) and the If conditions hold: a ConditionCheck. Use it to
+// make writes of other items depend on items the transaction does not
+// change. With SaveClobber only the If conditions are checked; a check with
+// no condition at all (an unversioned type without If, or SaveClobber without
+// If) is refused by WriteTx. item is not modified. Nothing is sent until
+// WriteTx.
+func (t *Table[T]) TxCheck(item T, opts ...WriteOption) TxOp {
+	return &txCond[T]{t: t, item: item, opts: append([]WriteOption(nil), opts...), check: true}
+}
+
+func (c *txCond[T]) kind() string {
+	if c.check {
+		return "TxCheck"
+	}
+	return "TxDelete"
+}
+
+func (c *txCond[T]) txKey() (string, map[string]types.AttributeValue, error) {
+	_, v, err := c.t.box(c.item, c.kind())
+	if err != nil {
+		return c.t.name, nil, err
+	}
+	key, err := c.t.keyOf(v)
+	return c.t.name, key, err
+}
+
+func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
+	t := c.t
+	wo := applyWriteOptions(c.opts)
+	_, v, err := t.box(c.item, c.kind())
+	if err != nil {
+		return nil, err
+	}
+	key, err := t.keyOf(v)
+	if err != nil {
+		return nil, err
+	}
+	uc, err := compileConds(wo.conds)
+	if err != nil {
+		return nil, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
+	}
+	held := t.p.s.versionOf(v)
+	if held < 0 {
+		return nil, fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(key))
+	}
+	clobber := wo.behavior == SaveClobber
+	pc := t.p.buildPutCond(held, clobber, uc)
+	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny,
+		checked: !clobber, size: itemSize(key), done: func() {}}
+	if c.check {
+		if pc.cond == "" {
+			why := "type " + t.p.s.typ.String() + " has no version attribute"
+			if t.p.s.version >= 0 {
+				why = "SaveClobber turns the version check off"
+			}
+			return nil, fmt.Errorf("%w: TxCheck on table %q key %s checks nothing (%s): add an If condition, or leave the item out of the transaction",
+				ErrInvalidInput, t.name, formatKey(key), why)
+		}
+		m.item.ConditionCheck = &types.ConditionCheck{
+			TableName:                           aws.String(t.name),
+			Key:                                 key,
+			ConditionExpression:                 aws.String(pc.cond),
+			ExpressionAttributeNames:            pc.names,
+			ExpressionAttributeValues:           pc.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}
+		return m, nil
+	}
+	m.item.Delete = &types.Delete{
+		TableName:                           aws.String(t.name),
+		Key:                                 key,
+		ConditionExpression:                 strPtr(pc.cond),
+		ExpressionAttributeNames:            pc.names,
+		ExpressionAttributeValues:           pc.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	return m, nil
+}
+
+// TxOption configures Mapper.WriteTx and Mapper.ReadTx.
+type TxOption func(*txOptions)
+
+type txOptions struct {
+	token       string
+	tokenSet    bool
+	maxAttempts int
+	backoffBase time.Duration
+	backoffMax  time.Duration
+}
+
+// WithRequestToken makes a write transaction idempotent under token (1 to 36
+// characters), DynamoDB's ClientRequestToken: for 10 minutes after it first
+// succeeded, a transaction sent again with the same token and the same
+// members succeeds without writing anything. The same token with different
+// members is refused by DynamoDB (IdempotentParameterMismatchException);
+// after 10 minutes the token is forgotten and a resent transaction is a new
+// one, whose version checks then fail if it was applied.
+//
+// Use one token per logical transaction, e.g. derived from a job or message
+// ID, and resend with it when you do not know whether an earlier WriteTx
+// succeeded (a crash, a timeout). The write tokens the members store are
+// derived from the request token, table and key, so members built again
+// from the same values make the same request: the ops need not be kept.
+//
+// Without this option WriteTx uses a random token of its own, which still
+// makes its own retries and the SDK's idempotent. ReadTx ignores the option.
+func WithRequestToken(token string) TxOption {
+	return func(o *txOptions) { o.token, o.tokenSet = token, true }
+}
+
+// WithTxMaxAttempts bounds how many times WriteTx and ReadTx send a
+// transaction that DynamoDB cancelled because it conflicted with another
+// transaction (TransactionConflict, TransactionInProgressException); default
+// DefaultTxMaxAttempts. Values below 1 mean 1. Failed conditions are never
+// retried.
+func WithTxMaxAttempts(n int) TxOption {
+	return func(o *txOptions) { o.maxAttempts = max(n, 1) }
+}
+
+// WithTxBackoff sets the jittered exponential backoff between those
+// attempts: the n-th retry waits a random duration in [0, min(max, base·2ⁿ⁻¹)).
+// Defaults: DefaultTxBackoffBase, DefaultTxBackoffMax.
+func WithTxBackoff(base, max time.Duration) TxOption {
+	return func(o *txOptions) { o.backoffBase, o.backoffMax = base, max }
+}
+
+func applyTxOptions(opts []TxOption) txOptions {
+	o := txOptions{maxAttempts: DefaultTxMaxAttempts, backoffBase: DefaultTxBackoffBase, backoffMax: DefaultTxBackoffMax}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	return o
+}
+
+// WriteTx writes ops — saves, deletes and condition checks on up to
+// MaxTxItems items of any tables — in one TransactWriteItems: all of them or
+// none. Each member checks versions as the single-item call does. After
+// success, each TxSave's Saved returns its saved copy.
+//
+// When a member's condition fails, nothing is written and the error is a
+// *TxError that satisfies errors.Is(err, ErrVersionConflict) (or
+// ErrConditionFailed, for an If condition that failed while the version
+// matched), names each failing member by its index in ops, table and key, and
+// carries the item as stored (TxError.Failure(i).Err is a *ConditionError:
+// pass it to that member's Table.Current).
+//
+// Bad input is refused before anything is sent, with an error wrapping
+// ErrInvalidInput: no ops or more than MaxTxItems, a nil op or item, an unset
+// key, two ops on the same item (DynamoDB refuses that), an item over 400 KB,
+// members over 4 MB in all, a save behaviour a transaction cannot report
+// (see TxSave), an invalid request token.
+//
+// The request is built once and sent with one client request token (see
+// WithRequestToken), so when DynamoDB applied it but the response was lost,
+// the SDK's retry succeeds without writing again. A transaction cancelled
+// because another one was in flight on the same items (TransactionConflict)
+// is sent again, with jittered backoff, at most WithTxMaxAttempts times in
+// all. ctx bounds the whole call, retries and backoff included.
+//
+// The members are sent through m's client, whichever Mapper their tables
+// were made with. An op may be used in several WriteTx calls one after
+// another (e.g. resent with the same request token), not in two at once.
+//
+// IAM: dynamodb:TransactWriteItems, plus per member dynamodb:UpdateItem
+// (TxSave; dynamodb:PutItem with SavePut), dynamodb:DeleteItem (TxDelete) or
+// dynamodb:ConditionCheckItem (TxCheck) on its table.
+func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) error {
+	o := applyTxOptions(opts)
+	if o.tokenSet && (o.token == "" || len(o.token) > maxRequestTokenLn) {
+		return fmt.Errorf("%w: WriteTx request token %q: DynamoDB takes 1 to %d characters", ErrInvalidInput, o.token, maxRequestTokenLn)
+	}
+	if err := checkTxCount("WriteTx", len(ops)); err != nil {
+		return err
+	}
+	members := make([]*txMember, len(ops))
+	seen := make(map[string]int, len(ops))
+	size := 0
+	for i, op := range ops {
+		if op == nil {
+			return fmt.Errorf("%w: WriteTx member %d is nil", ErrInvalidInput, i)
+		}
+		var token []byte
+		if o.tokenSet {
+			table, key, err := op.txKey()
+			if err == nil {
+				token = txWriteToken(o.token, table, key)
+			}
+		}
+		mem, err := op.txWrite(token)
+		if err != nil {
+			return fmt.Errorf("dynamo: WriteTx member %d: %w", i, err)
+		}
+		if j, dup := seen[txItemID(mem.table, mem.key)]; dup {
+			return fmt.Errorf("%w: WriteTx members %d and %d are both on table %q key %s: DynamoDB allows one operation per item in a transaction; merge them",
+				ErrInvalidInput, j, i, mem.table, formatKey(mem.key))
+		}
+		seen[txItemID(mem.table, mem.key)] = i
+		members[i] = mem
+		size += mem.size
+	}
+	if size > maxTxSize {
+		return fmt.Errorf("%w: WriteTx members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split it",
+			ErrInvalidInput, size)
+	}
+
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: make([]types.TransactWriteItem, len(members))}
+	for i, mem := range members {
+		in.TransactItems[i] = mem.item
+	}
+	if o.tokenSet {
+		in.ClientRequestToken = aws.String(o.token)
+	} else {
+		in.ClientRequestToken = aws.String(hex.EncodeToString(newToken()))
+	}
+	// in is built once and sent unchanged on every attempt: the SDK fills in
+	// nothing (the token is set), and an identical request under the same
+	// token is what DynamoDB recognises as the same transaction.
+	for attempt := 1; ; attempt++ {
+		_, err := m.client.TransactWriteItems(ctx, in)
+		if err == nil {
+			for _, mem := range members {
+				mem.done()
+			}
+			return nil
+		}
+		txErr, retry := txFailure(err, members, len(members))
+		if txErr == nil {
+			return fmt.Errorf("dynamo: WriteTx of %d members: %w%s", len(members), err, txHint(err))
+		}
+		if !retry {
+			return txErr
+		}
+		if attempt >= o.maxAttempts {
+			txErr.Attempts = attempt
+			return txErr
+		}
+		if err := sleepCtx(ctx, backoff(attempt, o.backoffBase, o.backoffMax)); err != nil {
+			return fmt.Errorf("dynamo: WriteTx of %d members, after %d attempts cancelled by conflicting transactions: %w", len(members), attempt, err)
+		}
+	}
+}
+
+func checkTxCount(call string, n int) error {
+	if n == 0 {
+		return fmt.Errorf("%w: %s with no members", ErrInvalidInput, call)
+	}
+	if n > MaxTxItems {
+		return fmt.Errorf("%w: %s with %d members: DynamoDB takes at most %d in one transaction; split it (each part is atomic on its own)",
+			ErrInvalidInput, call, n, MaxTxItems)
+	}
+	return nil
+}
+
+// txItemID identifies an item across tables, for refusing duplicates.
+func txItemID(table string, key map[string]types.AttributeValue) string {
+	return table + "\x00" + formatKey(key)
+}
+
+// txWriteToken derives the write token of the member on table/key from the
+// transaction's request token, so that a transaction built again from the
+// same values makes the same request. It only needs to be unique per
+// transaction and item.
+func txWriteToken(requestToken, table string, key map[string]types.AttributeValue) []byte {
+	h := sha256.New()
+	for _, s := range [...]string{"ddbkit tx write token", requestToken, table, formatKey(key)} {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	return h.Sum(nil)[:16]
+}
+
+// txHint explains errors whose fix is not obvious from DynamoDB's message.
+func txHint(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "IdempotentParameterMismatchException" {
+		return " (the request token was used in the last 10 minutes for a transaction with other members or values: use a new token for each transaction)"
+	}
+	return ""
+}
+
+// txMemberInfo is what txFailure needs of a member of either kind of
+// transaction.
+type txMemberInfo interface {
+	info() *txMember
+}
+
+func (m *txMember) info() *txMember { return m }
+
+// txFailure classifies the error of a transaction with members ms. It returns
+// nil when err is not a cancellation (nor a conflict with a transaction in
+// progress); otherwise a *TxError, and whether the transaction is worth
+// sending again: it was cancelled only by conflicts with other transactions.
+func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "TransactionConflictException", "TransactionInProgressException":
+			return &TxError{Members: n, Cause: err, Attempts: 1}, true
+		}
+	}
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil, false
+	}
+	te := &TxError{Members: n, Cause: err, Attempts: 1}
+	retry := true
+	for i, r := range tce.CancellationReasons {
+		code := aws.ToString(r.Code)
+		if code == "" || code == txCodeNone || i >= len(ms) {
+			continue
+		}
+		mem := ms[i].info()
+		f := TxFailure{Index: i, Kind: mem.kind, Table: mem.table, Key: mem.key, Code: code, Message: aws.ToString(r.Message)}
+		if code == txCodeCondition {
+			var old map[string]types.AttributeValue
+			if len(r.Item) > 0 {
+				old = r.Item
+			}
+			f.Err = mem.plan.conditionFailure(mem.table, mem.key, mem.held, mem.checked, old, err, mem.decode)
+		} else {
+			f.Err = &txReasonError{code: code, msg: f.Message, table: mem.table, key: mem.key}
+		}
+		if code != txCodeTxConflict {
+			retry = false
+		}
+		te.Failures = append(te.Failures, f)
+	}
+	if len(te.Failures) == 0 {
+		retry = false // a cancellation without reasons: nothing to wait for
+	}
+	return te, retry
+}
+
+// TxError is the error of a transaction DynamoDB cancelled (a
+// TransactionCanceledException), or that stayed in conflict with other
+// transactions after every attempt. Nothing was written.
+//
+// It satisfies errors.Is(err, ErrVersionConflict) when some member's version
+// check failed, and errors.Is(err, ErrConditionFailed) when some member's If
+// condition failed while its version matched. errors.As finds no
+// *ConditionError in it on purpose — the members may be of different tables;
+// take a member's from Failure(i).Err and decode it with that member's
+// Table.Current.
+type TxError struct {
+	// Failures lists the members that failed, in member order.
+	Failures []TxFailure
+	// Members is the number of members of the transaction.
+	Members int
+	// Attempts is how many times the transaction was sent.
+	Attempts int
+	// Cause is the SDK's error (of the last attempt).
+	Cause error
+}
+
+// TxFailure is one member's part in a cancelled transaction.
+type TxFailure struct {
+	// Index is the member's position in the ops (or gets) passed.
+	Index int
+	// Kind is "TxSave", "TxDelete", "TxCheck" or "TxGet".
+	Kind string
+	// Table and Key name the member's item.
+	Table string
+	Key   map[string]types.AttributeValue
+	// Code is DynamoDB's cancellation reason: "ConditionalCheckFailed",
+	// "TransactionConflict", "ValidationError", "ThrottlingError",
+	// "ProvisionedThroughputExceeded", "ItemCollectionSizeLimitExceeded", ...
+	Code string
+	// Message is DynamoDB's description of the reason.
+	Message string
+	// Err describes the failure. For ConditionalCheckFailed it is a
+	// *ConditionError wrapping ErrVersionConflict or ErrConditionFailed and
+	// carrying the stored item: Table.Current(f.Err) decodes it.
+	Err error
+}
+
+// Failure returns the failure of the member at index i, or nil when that
+// member did not fail.
+func (e *TxError) Failure(i int) *TxFailure {
+	for j := range e.Failures {
+		if e.Failures[j].Index == i {
+			return &e.Failures[j]
+		}
+	}
+	return nil
+}
+
+func (e *TxError) Error() string {
+	var b strings.Builder
+	b.WriteString("dynamo: transaction of ")
+	b.WriteString(strconv.Itoa(e.Members))
+	b.WriteString(" members cancelled, nothing written")
+	if e.Attempts > 1 {
+		b.WriteString(" (after ")
+		b.WriteString(strconv.Itoa(e.Attempts))
+		b.WriteString(" attempts; the items are busy with other transactions)")
+	}
+	if len(e.Failures) == 0 {
+		b.WriteString(": ")
+		b.WriteString(e.Cause.Error())
+		return b.String()
+	}
+	for i, f := range e.Failures {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString("member ")
+		b.WriteString(strconv.Itoa(f.Index))
+		b.WriteString(" (")
+		b.WriteString(f.Kind)
+		b.WriteString("): ")
+		if ce, ok := f.Err.(*ConditionError); ok {
+			b.WriteString(ce.describe())
+		} else {
+			b.WriteString(f.Err.Error())
+		}
+	}
+	if errors.Is(e, ErrVersionConflict) {
+		b.WriteString(" (reload the failing items — Table.Current(txErr.Failure(i).Err) decodes the stored copy each failure carries — and build the transaction again)")
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinels of the failures (ErrVersionConflict,
+// ErrConditionFailed) and the SDK's error — not the *ConditionErrors, which
+// Failures holds.
+func (e *TxError) Unwrap() []error {
+	var errs []error
+	for _, sentinel := range [...]error{ErrVersionConflict, ErrConditionFailed} {
+		for _, f := range e.Failures {
+			if ce, ok := f.Err.(*ConditionError); ok && ce.Err == sentinel {
+				errs = append(errs, sentinel)
+				break
+			}
+		}
+	}
+	if e.Cause != nil {
+		errs = append(errs, e.Cause)
+	}
+	return errs
+}
+
+// txReasonError is a member's cancellation reason other than a failed
+// condition.
+type txReasonError struct {
+	code, msg string
+	table     string
+	key       map[string]types.AttributeValue
+}
+
+func (e *txReasonError) Error() string {
+	s := e.code + " on table " + strconv.Quote(e.table) + " key " + formatKey(e.key)
+	if e.msg != "" {
+		s += ": " + e.msg
+	}
+	return s
+}
+
+// TxGet is a read in a read transaction, made by Table.TxGet. After the
+// transaction succeeded, Item returns what it read.
+type TxGet[T any] struct {
+	t     *Table[T]
+	key   T
+	item  T
+	found bool
+}
+
+// TxGet returns a member of a read transaction (Mapper.ReadTx) that reads
+// the item whose primary key is the key fields of key (other fields are
+// ignored). key is not modified; nothing is sent until ReadTx.
+func (t *Table[T]) TxGet(key T) *TxGet[T] {
+	return &TxGet[T]{t: t, key: key}
+}
+
+// Item returns the item read and true, or the zero T and false when there is
+// no such item (or the transaction has not succeeded).
+func (g *TxGet[T]) Item() (T, bool) { return g.item, g.found }
+
+type txGetMember struct {
+	txMember
+	get types.Get
+	// set decodes the item read (nil: none) and returns the function that
+	// records it in the TxGet, called once every member has decoded.
+	set func(map[string]types.AttributeValue) (func(), error)
+}
+
+func (g *TxGet[T]) txRead() (*txGetMember, error) {
+	t := g.t
+	_, v, err := t.box(g.key, "TxGet")
+	if err != nil {
+		return nil, err
+	}
+	key, err := t.keyOf(v)
+	if err != nil {
+		return nil, err
+	}
+	mem := &txGetMember{
+		txMember: txMember{kind: "TxGet", table: t.name, key: key, plan: t.p, decode: t.decodeAny},
+		get:      types.Get{TableName: aws.String(t.name), Key: key},
+	}
+	mem.set = func(item map[string]types.AttributeValue) (func(), error) {
+		if len(item) == 0 {
+			return func() { var zero T; g.item, g.found = zero, false }, nil
+		}
+		out, err := t.decode(item)
+		if err != nil {
+			return nil, err
+		}
+		return func() { g.item, g.found = out, true }, nil
+	}
+	return mem, nil
+}
+
+// ReadTx reads the items of gets — up to MaxTxItems, of any tables — in one
+// TransactGetItems: a serializable snapshot, none of them changed by a write
+// transaction half-way. After success, each TxGet's Item returns what it
+// read; a missing item is reported there (false), not as an error.
+//
+// Bad input is refused before anything is sent, with an error wrapping
+// ErrInvalidInput: no gets or more than MaxTxItems, a nil get or key, an
+// unset key, two gets of the same item. A read cancelled because a write
+// transaction was in flight on its items is sent again, with jittered
+// backoff, at most WithTxMaxAttempts times in all; other cancellations are a
+// *TxError. ctx bounds the whole call, retries and backoff included.
+//
+// The request is sent through m's client, whichever Mapper the tables were
+// made with.
+//
+// IAM: dynamodb:TransactGetItems, plus dynamodb:GetItem on each table.
+func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...TxOption) error {
+	o := applyTxOptions(opts)
+	if err := checkTxCount("ReadTx", len(gets)); err != nil {
+		return err
+	}
+	members := make([]*txGetMember, len(gets))
+	seen := make(map[string]int, len(gets))
+	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(gets))}
+	for i, g := range gets {
+		if g == nil {
+			return fmt.Errorf("%w: ReadTx member %d is nil", ErrInvalidInput, i)
+		}
+		mem, err := g.txRead()
+		if err != nil {
+			return fmt.Errorf("dynamo: ReadTx member %d: %w", i, err)
+		}
+		id := txItemID(mem.table, mem.key)
+		if j, dup := seen[id]; dup {
+			return fmt.Errorf("%w: ReadTx members %d and %d both read table %q key %s: DynamoDB allows one operation per item in a transaction",
+				ErrInvalidInput, j, i, mem.table, formatKey(mem.key))
+		}
+		seen[id] = i
+		members[i] = mem
+		in.TransactItems[i].Get = &mem.get
+	}
+	for attempt := 1; ; attempt++ {
+		out, err := m.client.TransactGetItems(ctx, in)
+		if err == nil {
+			if len(out.Responses) != len(members) {
+				return fmt.Errorf("dynamo: ReadTx of %d members: DynamoDB answered with %d responses", len(members), len(out.Responses))
+			}
+			done := make([]func(), len(members))
+			for i, mem := range members {
+				if done[i], err = mem.set(out.Responses[i].Item); err != nil {
+					return fmt.Errorf("dynamo: ReadTx member %d: %w", i, err)
+				}
+			}
+			for _, fn := range done {
+				fn()
+			}
+			return nil
+		}
+		txErr, retry := txFailure(err, members, len(members))
+		if txErr == nil {
+			return fmt.Errorf("dynamo: ReadTx of %d members: %w", len(members), err)
+		}
+		if !retry {
+			return txErr
+		}
+		if attempt >= o.maxAttempts {
+			txErr.Attempts = attempt
+			return txErr
+		}
+		if err := sleepCtx(ctx, backoff(attempt, o.backoffBase, o.backoffMax)); err != nil {
+			return fmt.Errorf("dynamo: ReadTx of %d members, after %d attempts cancelled by conflicting transactions: %w", len(members), attempt, err)
+		}
+	}
+}

@@ -1,0 +1,506 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// txStub answers TransactWriteItems and TransactGetItems from hooks and
+// records the requests; unset hooks return an empty success.
+type txStub struct {
+	stubClient
+
+	mu     sync.Mutex
+	writes []*dynamodb.TransactWriteItemsInput
+	reads  []*dynamodb.TransactGetItemsInput
+	onTx   func(n int, in *dynamodb.TransactWriteItemsInput) error // n counts calls from 1
+	onGet  func(n int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error)
+}
+
+func (c *txStub) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, in)
+	n := len(c.writes)
+	c.mu.Unlock()
+	if c.onTx != nil {
+		if err := c.onTx(n, in); err != nil {
+			return nil, err
+		}
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+func (c *txStub) TransactGetItems(_ context.Context, in *dynamodb.TransactGetItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	c.mu.Lock()
+	c.reads = append(c.reads, in)
+	n := len(c.reads)
+	c.mu.Unlock()
+	if c.onGet != nil {
+		return c.onGet(n, in)
+	}
+	return &dynamodb.TransactGetItemsOutput{Responses: make([]types.ItemResponse, len(in.TransactItems))}, nil
+}
+
+// Shelf is a second versioned type, with a composite key, for transactions
+// across tables.
+type Shelf struct {
+	Room    string `dynamo:"room,hash"`
+	Number  int    `dynamo:"n,range"`
+	Label   string `dynamo:"label"`
+	Version *int64 `dynamo:"v,version"`
+}
+
+func txTables(t *testing.T, c Client, opts ...Option) (*Table[Book], *Table[*Shelf]) {
+	t.Helper()
+	m := NewMapper(c, opts...)
+	books, err := NewTable[Book](m, "Books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shelves, err := NewTable[*Shelf](m, "Shelves")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return books, shelves
+}
+
+func i64(n int64) *int64 { return &n }
+
+func txCanceled(reasons ...types.CancellationReason) error {
+	return &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
+}
+
+func txReason(code string, item map[string]types.AttributeValue) types.CancellationReason {
+	return types.CancellationReason{Code: aws.String(code), Item: item}
+}
+
+func TestWriteTxRequest(t *testing.T) {
+	c := &txStub{}
+	books, shelves := txTables(t, c)
+	m := books.Mapper()
+	b1 := Book{ISBN: "1", Title: "T", Version: 2}
+	sh := &Shelf{Room: "r", Number: 3, Label: "L", Version: i64(5)}
+	put := books.TxSave(Book{ISBN: "2", Title: "P"}, WithSaveBehavior(SavePut), If(expression.Name("title").AttributeNotExists()))
+	save := books.TxSave(b1)
+	ssave := shelves.TxSave(sh)
+	ops := []TxOp{save, put, ssave, books.TxDelete(Book{ISBN: "3", Version: 7}), books.TxCheck(Book{ISBN: "4", Version: 1}),
+		books.TxDelete(Book{ISBN: "5", Version: 1}, WithSaveBehavior(SaveClobber))}
+	if err := m.WriteTx(context.Background(), ops); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.writes) != 1 {
+		t.Fatalf("%d requests", len(c.writes))
+	}
+	in := c.writes[0]
+	if tok := aws.ToString(in.ClientRequestToken); len(tok) != 32 {
+		t.Errorf("request token %q: want a random one of 32 hex digits", tok)
+	}
+	if len(in.TransactItems) != len(ops) {
+		t.Fatalf("%d members", len(in.TransactItems))
+	}
+	// 0: the same update as Save builds.
+	u := in.TransactItems[0].Update
+	if u == nil || aws.ToString(u.TableName) != "Books" || aws.ToString(u.ConditionExpression) != "#a4 = :v0" ||
+		aws.ToString(u.UpdateExpression) != "SET #a1 = :a1, #a4 = :v1, #wt = :wt REMOVE #a2, #a3" ||
+		u.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
+		t.Fatalf("member 0 = %+v", u)
+	}
+	if !reflect.DeepEqual(u.Key, map[string]types.AttributeValue{"ISBN": str("1")}) ||
+		u.ExpressionAttributeValues[":v1"].(*types.AttributeValueMemberN).Value != "3" ||
+		len(u.ExpressionAttributeValues[":wt"].(*types.AttributeValueMemberB).Value) != 16 {
+		t.Errorf("member 0 key/values = %v %v", u.Key, u.ExpressionAttributeValues)
+	}
+	// 1: a put with the version, the token and the If condition.
+	p := in.TransactItems[1].Put
+	if p == nil || aws.ToString(p.ConditionExpression) != "(attribute_not_exists(#a4)) AND (attribute_not_exists (#0))" ||
+		p.Item["version"].(*types.AttributeValueMemberN).Value != "1" || p.Item["ddbkit_wt"] == nil ||
+		p.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
+		t.Fatalf("member 1 = %+v", p)
+	}
+	// 2: another table, composite key, pointer version.
+	u = in.TransactItems[2].Update
+	if u == nil || aws.ToString(u.TableName) != "Shelves" ||
+		!reflect.DeepEqual(u.Key, map[string]types.AttributeValue{"room": str("r"), "n": n("3")}) {
+		t.Fatalf("member 2 = %+v", u)
+	}
+	// 3: a version-checked delete; 4: a bare check; 5: an unconditional delete.
+	d := in.TransactItems[3].Delete
+	if d == nil || aws.ToString(d.ConditionExpression) != "#a4 = :v0" || d.ExpressionAttributeValues[":v0"].(*types.AttributeValueMemberN).Value != "7" ||
+		d.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
+		t.Fatalf("member 3 = %+v", d)
+	}
+	cc := in.TransactItems[4].ConditionCheck
+	if cc == nil || aws.ToString(cc.ConditionExpression) != "#a4 = :v0" || cc.ExpressionAttributeValues[":v0"].(*types.AttributeValueMemberN).Value != "1" ||
+		!reflect.DeepEqual(cc.ExpressionAttributeNames, map[string]string{"#a4": "version"}) ||
+		cc.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
+		t.Fatalf("member 4 = %+v", cc)
+	}
+	if d := in.TransactItems[5].Delete; d == nil || d.ConditionExpression != nil || d.ExpressionAttributeValues != nil {
+		t.Fatalf("member 5 = %+v", d)
+	}
+	// Saved copies; the inputs untouched.
+	if got := save.Saved(); got.Version != 3 || got.Title != "T" || b1.Version != 2 {
+		t.Errorf("Saved = %+v, input %+v", got, b1)
+	}
+	if got := put.Saved(); got.Version != 1 || got.Title != "P" {
+		t.Errorf("put Saved = %+v", got)
+	}
+	if got := ssave.Saved(); got == sh || *got.Version != 6 || *sh.Version != 5 || got.Label != "L" {
+		t.Errorf("shelf Saved = %+v (version %d), input version %d", got, *got.Version, *sh.Version)
+	}
+}
+
+func TestWriteTxSavedBeforeSuccessIsZero(t *testing.T) {
+	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+		return txCanceled(txReason("ConditionalCheckFailed", nil))
+	}}
+	books, _ := txTables(t, c)
+	s := books.TxSave(Book{ISBN: "1", Version: 1})
+	if err := books.Mapper().WriteTx(context.Background(), []TxOp{s}); err == nil {
+		t.Fatal("no error")
+	}
+	if got := s.Saved(); !reflect.DeepEqual(got, Book{}) {
+		t.Errorf("Saved after failure = %+v", got)
+	}
+}
+
+// The issue's case: the third member holds a stale version. The error names
+// it, carries its stored item, and satisfies ErrVersionConflict.
+func TestWriteTxStaleThirdMember(t *testing.T) {
+	stored := map[string]types.AttributeValue{"room": str("r"), "n": n("1"), "label": str("moved"), "v": n("4")}
+	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+		return txCanceled(txReason("None", nil), txReason("None", nil), txReason("ConditionalCheckFailed", stored))
+	}}
+	books, shelves := txTables(t, c)
+	ops := []TxOp{books.TxSave(Book{ISBN: "1", Version: 1}), books.TxCheck(Book{ISBN: "2", Version: 1}),
+		shelves.TxSave(&Shelf{Room: "r", Number: 1, Version: i64(3)})}
+	err := books.Mapper().WriteTx(context.Background(), ops)
+	if !errors.Is(err, ErrVersionConflict) || errors.Is(err, ErrConditionFailed) {
+		t.Fatalf("err = %v, want a version conflict only", err)
+	}
+	var te *TxError
+	if !errors.As(err, &te) || len(te.Failures) != 1 || te.Members != 3 {
+		t.Fatalf("err = %#v", err)
+	}
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		t.Error("SDK error not wrapped")
+	}
+	var ce *ConditionError
+	if errors.As(err, &ce) {
+		t.Error("a *ConditionError is reachable from the TxError: Table.Current(txErr) could decode another table's item")
+	}
+	for _, s := range []string{"member 2 (TxSave)", `table "Shelves"`, `key {n: 1, room: "r"}`, "held v 3, found 4", "nothing written"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message %q lacks %q", err, s)
+		}
+	}
+	f := te.Failure(2)
+	if f == nil || f.Index != 2 || f.Table != "Shelves" || f.Code != "ConditionalCheckFailed" || te.Failure(0) != nil {
+		t.Fatalf("Failure(2) = %+v", f)
+	}
+	cur, err := shelves.Current(f.Err)
+	if err != nil || cur.Label != "moved" || *cur.Version != 4 {
+		t.Errorf("Current = %+v, %v", cur, err)
+	}
+}
+
+func TestWriteTxConditionFailedAndOtherReasons(t *testing.T) {
+	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+		return txCanceled(
+			txReason("ConditionalCheckFailed", map[string]types.AttributeValue{"ISBN": str("1"), "version": n("1")}),
+			types.CancellationReason{Code: aws.String("ValidationError"), Message: aws.String("Item size has exceeded the maximum allowed size")},
+			txReason("ConditionalCheckFailed", nil), // a delete of an item that is gone
+		)
+	}}
+	books, _ := txTables(t, c)
+	ops := []TxOp{
+		books.TxSave(Book{ISBN: "1", Version: 1}, If(expression.Name("title").AttributeExists())),
+		books.TxSave(Book{ISBN: "2", Version: 1}),
+		books.TxDelete(Book{ISBN: "3", Version: 2}),
+	}
+	err := books.Mapper().WriteTx(context.Background(), ops)
+	if !errors.Is(err, ErrConditionFailed) || !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("err = %v, want both sentinels", err)
+	}
+	for _, s := range []string{"member 0 (TxSave): dynamo: condition failed", "member 1 (TxSave): ValidationError on table \"Books\" key {ISBN: \"2\"}: Item size",
+		"member 2 (TxDelete): dynamo: version conflict", "held version 2, item does not exist"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message %q lacks %q", err, s)
+		}
+	}
+	if len(c.writes) != 1 {
+		t.Errorf("%d attempts: failed conditions must not be retried", len(c.writes))
+	}
+	var te *TxError
+	errors.As(err, &te)
+	if f := te.Failure(1); f == nil || f.Code != "ValidationError" || f.Err == nil {
+		t.Errorf("Failure(1) = %+v", f)
+	}
+	if _, err := books.Current(te.Failure(2).Err); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Current of a gone item: %v", err)
+	}
+}
+
+// A transaction cancelled by a conflicting transaction is sent again — the
+// very same request, token included — and succeeds.
+func TestWriteTxRetriesTransactionConflict(t *testing.T) {
+	c := &txStub{onTx: func(n int, in *dynamodb.TransactWriteItemsInput) error {
+		switch n {
+		case 1:
+			return txCanceled(txReason("None", nil), txReason("TransactionConflict", nil))
+		case 2:
+			return &smithy.GenericAPIError{Code: "TransactionInProgressException", Message: "in progress"}
+		}
+		return nil
+	}}
+	books, _ := txTables(t, c)
+	s := books.TxSave(Book{ISBN: "1", Version: 1})
+	err := books.Mapper().WriteTx(context.Background(), []TxOp{s, books.TxCheck(Book{ISBN: "2", Version: 1})},
+		WithTxBackoff(time.Microsecond, time.Microsecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.writes) != 3 || c.writes[0] != c.writes[1] || c.writes[1] != c.writes[2] {
+		t.Fatalf("%d attempts; want 3 sends of one request", len(c.writes))
+	}
+	if s.Saved().Version != 2 {
+		t.Errorf("Saved = %+v", s.Saved())
+	}
+}
+
+func TestWriteTxConflictGivesUp(t *testing.T) {
+	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+		return txCanceled(txReason("TransactionConflict", nil))
+	}}
+	books, _ := txTables(t, c)
+	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
+		WithTxMaxAttempts(3), WithTxBackoff(time.Microsecond, time.Microsecond))
+	var te *TxError
+	if !errors.As(err, &te) || te.Attempts != 3 || len(c.writes) != 3 {
+		t.Fatalf("err = %v after %d sends", err, len(c.writes))
+	}
+	if errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "after 3 attempts") || !strings.Contains(err.Error(), "TransactionConflict") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestWriteTxBackoffHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+		cancel()
+		return txCanceled(txReason("TransactionConflict", nil))
+	}}
+	books, _ := txTables(t, c)
+	err := books.Mapper().WriteTx(ctx, []TxOp{books.TxSave(Book{ISBN: "1"})}, WithTxBackoff(time.Hour, time.Hour))
+	if !errors.Is(err, context.Canceled) || len(c.writes) != 1 {
+		t.Fatalf("err = %v after %d sends", err, len(c.writes))
+	}
+}
+
+// With a request token, members built again from the same values make the
+// identical request (write tokens derived from the request token), so
+// DynamoDB recognises a resent transaction. Without one, every call is new.
+func TestWriteTxRequestTokenMakesIdenticalRequests(t *testing.T) {
+	c := &txStub{}
+	books, shelves := txTables(t, c)
+	build := func() []TxOp {
+		return []TxOp{books.TxSave(Book{ISBN: "1", Title: "T", Version: 1}),
+			books.TxSave(Book{ISBN: "2"}, WithSaveBehavior(SavePut)),
+			shelves.TxSave(&Shelf{Room: "r", Number: 1})}
+	}
+	ctx := context.Background()
+	m := books.Mapper()
+	for range 2 {
+		if err := m.WriteTx(ctx, build(), WithRequestToken("order-42")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.WriteTx(ctx, build(), WithRequestToken("order-43")); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteTx(ctx, build()); err != nil {
+		t.Fatal(err)
+	}
+	if aws.ToString(c.writes[0].ClientRequestToken) != "order-42" {
+		t.Errorf("token = %q", aws.ToString(c.writes[0].ClientRequestToken))
+	}
+	if !reflect.DeepEqual(c.writes[0], c.writes[1]) {
+		t.Error("the same token and values made different requests")
+	}
+	tok := func(i int) []byte {
+		return c.writes[i].TransactItems[0].Update.ExpressionAttributeValues[":wt"].(*types.AttributeValueMemberB).Value
+	}
+	putTok := func(i int) []byte {
+		return c.writes[i].TransactItems[1].Put.Item["ddbkit_wt"].(*types.AttributeValueMemberB).Value
+	}
+	if reflect.DeepEqual(tok(0), tok(2)) || reflect.DeepEqual(tok(0), tok(3)) || reflect.DeepEqual(tok(0), putTok(0)) {
+		t.Error("write tokens repeat across request tokens or items")
+	}
+	// The same ops sent again make the same request too.
+	ops := build()
+	c.writes = nil
+	for range 2 {
+		if err := m.WriteTx(ctx, ops, WithRequestToken("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(c.writes[0], c.writes[1]) {
+		t.Error("the same ops and token made different requests")
+	}
+}
+
+func TestWriteTxIdempotentMismatchExplained(t *testing.T) {
+	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+		return &types.IdempotentParameterMismatchException{Message: aws.String("mismatch")}
+	}}
+	books, _ := txTables(t, c)
+	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})}, WithRequestToken("t"))
+	var ipm *types.IdempotentParameterMismatchException
+	if !errors.As(err, &ipm) || !strings.Contains(err.Error(), "use a new token for each transaction") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestWriteTxRefusedBeforeSending(t *testing.T) {
+	c := &txStub{}
+	books, shelves := txTables(t, c)
+	m := books.Mapper()
+	ctx := context.Background()
+	many := make([]TxOp, MaxTxItems+1)
+	for i := range many {
+		many[i] = books.TxCheck(Book{ISBN: strings.Repeat("x", i+1), Version: 1})
+	}
+	big := strings.Repeat("x", 300*1024)
+	var bigOps []TxOp
+	for i := range 14 { // 14 × 300 KB > 4 MB, each under 400 KB
+		bigOps = append(bigOps, books.TxSave(Book{ISBN: strings.Repeat("k", i+1), Title: big}))
+	}
+	type plain struct {
+		ID string `dynamo:"id,hash"`
+	}
+	plains := NewTableMust[plain](t, m)
+	tests := []struct {
+		name string
+		ops  []TxOp
+		opts []TxOption
+		msg  string
+	}{
+		{"no ops", nil, nil, "WriteTx with no members"},
+		{"101 ops", many, nil, "WriteTx with 101 members: DynamoDB takes at most 100"},
+		{"duplicate", []TxOp{books.TxSave(Book{ISBN: "1"}), shelves.TxSave(&Shelf{Room: "1", Number: 1}), books.TxCheck(Book{ISBN: "1", Version: 2})},
+			nil, `members 0 and 2 are both on table "Books" key {ISBN: "1"}`},
+		{"nil op", []TxOp{books.TxSave(Book{ISBN: "1"}), nil}, nil, "member 1 is nil"},
+		{"nil item", []TxOp{shelves.TxSave(nil)}, nil, "member 0: dynamo: invalid input: TxSave on table \"Shelves\" with a nil *dynamo.Shelf"},
+		{"nil delete", []TxOp{shelves.TxDelete(nil)}, nil, "TxDelete on table \"Shelves\" with a nil"},
+		{"unset key", []TxOp{books.TxSave(Book{ISBN: "1"}), books.TxDelete(Book{})}, nil, "member 1: dynamo: invalid input: table \"Books\": hash key ISBN"},
+		{"unset range key", []TxOp{shelves.TxCheck(&Shelf{Number: 1})}, nil, "hash key room"},
+		{"item too big", []TxOp{books.TxSave(Book{ISBN: "1", Title: big + big})}, nil, "over DynamoDB's 400 KB limit"},
+		{"tx too big", bigOps, nil, "over DynamoDB's 4 MB limit"},
+		{"clobber", []TxOp{books.TxSave(Book{ISBN: "1"}, WithSaveBehavior(SaveClobber))}, nil, "TxSave with SaveClobber on table \"Books\""},
+		{"skip nulls", []TxOp{books.TxSave(Book{ISBN: "1"}, WithSaveBehavior(SaveUpdateSkipNulls))}, nil, "a transaction returns no items"},
+		{"append set", []TxOp{books.TxSave(Book{ISBN: "1"}, WithSaveBehavior(SaveAppendSet))}, nil, "use SaveUpdate or SavePut"},
+		{"check nothing", []TxOp{plains.TxCheck(plain{ID: "a"})}, nil, "checks nothing (type dynamo.plain has no version attribute)"},
+		{"clobber check", []TxOp{books.TxCheck(Book{ISBN: "1"}, WithSaveBehavior(SaveClobber))}, nil, "SaveClobber turns the version check off"},
+		{"empty token", []TxOp{books.TxSave(Book{ISBN: "1"})}, []TxOption{WithRequestToken("")}, "1 to 36 characters"},
+		{"long token", []TxOp{books.TxSave(Book{ISBN: "1"})}, []TxOption{WithRequestToken(strings.Repeat("t", 37))}, "1 to 36 characters"},
+	}
+	for _, tc := range tests {
+		err := m.WriteTx(ctx, tc.ops, tc.opts...)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: err = %v, want ErrInvalidInput mentioning %q", tc.name, err, tc.msg)
+		}
+	}
+	if len(c.writes) != 0 {
+		t.Errorf("%d requests sent for bad input", len(c.writes))
+	}
+	// An unversioned check with If, and 100 members, are fine.
+	if err := m.WriteTx(ctx, []TxOp{plains.TxCheck(plain{ID: "a"}, If(expression.Name("id").AttributeExists()))}); err != nil {
+		t.Error(err)
+	}
+	if err := m.WriteTx(ctx, many[:MaxTxItems]); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestReadTx(t *testing.T) {
+	c := &txStub{onGet: func(_ int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error) {
+		return &dynamodb.TransactGetItemsOutput{Responses: []types.ItemResponse{
+			{Item: map[string]types.AttributeValue{"ISBN": str("1"), "title": str("T"), "version": n("3")}},
+			{},
+			{Item: map[string]types.AttributeValue{"room": str("r"), "n": n("2"), "label": str("L"), "v": n("1")}},
+		}}, nil
+	}}
+	books, shelves := txTables(t, c)
+	key := Book{ISBN: "1", Title: "ignored"}
+	g1, g2, g3 := books.TxGet(key), books.TxGet(Book{ISBN: "2"}), shelves.TxGet(&Shelf{Room: "r", Number: 2})
+	if err := books.Mapper().ReadTx(context.Background(), []TxGetOp{g1, g2, g3}); err != nil {
+		t.Fatal(err)
+	}
+	in := c.reads[0]
+	if len(in.TransactItems) != 3 || aws.ToString(in.TransactItems[2].Get.TableName) != "Shelves" ||
+		!reflect.DeepEqual(in.TransactItems[0].Get.Key, map[string]types.AttributeValue{"ISBN": str("1")}) {
+		t.Fatalf("request = %+v", in.TransactItems)
+	}
+	if b, ok := g1.Item(); !ok || b.Title != "T" || b.Version != 3 || key.Title != "ignored" {
+		t.Errorf("g1 = %+v %v", b, ok)
+	}
+	if b, ok := g2.Item(); ok || !reflect.DeepEqual(b, Book{}) {
+		t.Errorf("missing item = %+v %v", b, ok)
+	}
+	if s, ok := g3.Item(); !ok || s.Label != "L" || *s.Version != 1 {
+		t.Errorf("g3 = %+v %v", s, ok)
+	}
+}
+
+func TestReadTxRetriesAndRefusals(t *testing.T) {
+	c := &txStub{onGet: func(n int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error) {
+		if n == 1 {
+			return nil, txCanceled(txReason("TransactionConflict", nil))
+		}
+		return &dynamodb.TransactGetItemsOutput{Responses: []types.ItemResponse{{Item: map[string]types.AttributeValue{"ISBN": str("1")}}}}, nil
+	}}
+	books, _ := txTables(t, c)
+	m := books.Mapper()
+	ctx := context.Background()
+	g := books.TxGet(Book{ISBN: "1"})
+	if err := m.ReadTx(ctx, []TxGetOp{g}, WithTxBackoff(time.Microsecond, time.Microsecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.Item(); !ok || len(c.reads) != 2 {
+		t.Errorf("found %v after %d reads", ok, len(c.reads))
+	}
+	c.reads = nil
+	many := make([]TxGetOp, MaxTxItems+1)
+	for i := range many {
+		many[i] = books.TxGet(Book{ISBN: strings.Repeat("x", i+1)})
+	}
+	for _, tc := range []struct {
+		gets []TxGetOp
+		msg  string
+	}{
+		{nil, "ReadTx with no members"},
+		{many, "ReadTx with 101 members"},
+		{[]TxGetOp{books.TxGet(Book{ISBN: "1"}), books.TxGet(Book{ISBN: "1"})}, `members 0 and 1 both read table "Books" key {ISBN: "1"}`},
+		{[]TxGetOp{books.TxGet(Book{})}, "member 0: dynamo: invalid input: table \"Books\": hash key ISBN"},
+		{[]TxGetOp{nil}, "member 0 is nil"},
+	} {
+		if err := m.ReadTx(ctx, tc.gets); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("err = %v, want ErrInvalidInput mentioning %q", err, tc.msg)
+		}
+	}
+	if len(c.reads) != 0 {
+		t.Errorf("%d requests sent for bad input", len(c.reads))
+	}
+}
