@@ -1,0 +1,212 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
+)
+
+// Lease is a held lease. Its loss closes Done and cancels Context at the
+// same moment; Err says why. A Lease is safe for concurrent use.
+type Lease struct {
+	c        *Client
+	key      string
+	token    int64
+	acquired time.Time // on c.o.clock, before the acquiring write was sent
+
+	ctx    context.Context // cancelled with the reason when the lease ends
+	cancel context.CancelCauseFunc
+
+	beatCtx  context.Context // the heartbeat's requests; cancelled by Release or the lease's end
+	stopBeat context.CancelFunc
+	beatDone chan struct{} // closed when the heartbeat goroutine has exited
+
+	releaseMu sync.Mutex // serialises Release calls
+	released  bool       // the released record was written; guarded by releaseMu
+
+	mu       sync.Mutex
+	rec      record      // the record as we last wrote it; guarded by mu
+	deadline time.Time   // on c.o.clock: when the lease ends unless extended; guarded by mu
+	watchdog clock.Timer // fires at deadline; guarded by mu
+}
+
+func newLease(c *Client, rec record, sentAt time.Time) *Lease {
+	deadline := sentAt.Add(c.o.duration)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	l := &Lease{
+		c: c, key: rec.Key, token: rec.Token, acquired: sentAt, ctx: ctx, cancel: cancel,
+		beatDone: make(chan struct{}), rec: rec, deadline: deadline,
+	}
+	l.beatCtx, l.stopBeat = context.WithCancel(ctx)
+	l.mu.Lock()
+	l.arm()
+	l.mu.Unlock()
+	return l
+}
+
+// arm (re)starts the watchdog that ends the lease at its deadline; l.mu is
+// held.
+func (l *Lease) arm() {
+	if l.watchdog != nil {
+		l.watchdog.Stop()
+	}
+	d := l.deadline.Sub(l.c.o.clock.Now())
+	l.watchdog = l.c.o.clock.AfterFunc(d, func() {
+		l.end(fmt.Errorf("%w: %q (token %d) was not extended within its %v: another owner may take it over", ErrLost, l.key, l.token, l.c.o.duration))
+	})
+}
+
+// end ends the lease for reason (the first reason wins).
+func (l *Lease) end(reason error) {
+	if l.ctx.Err() != nil {
+		return
+	}
+	l.cancel(reason)
+	if !errors.Is(reason, ErrReleased) {
+		l.c.log.Warn("lease lost", "key", l.key, "token", l.token, "reason", reason)
+	}
+}
+
+// Key returns the key the lease is on.
+func (l *Lease) Key() string { return l.key }
+
+// Token returns the lease's fencing token: strictly greater for every later
+// holder of the key. Pass it to the systems the lease protects so they can
+// refuse writes from older holders.
+func (l *Lease) Token() int64 { return l.token }
+
+// Done is closed when the lease is lost or released.
+func (l *Lease) Done() <-chan struct{} { return l.ctx.Done() }
+
+// Context returns a context cancelled when the lease is lost or released;
+// context.Cause tells why (as Err does).
+func (l *Lease) Context() context.Context { return l.ctx }
+
+// Err returns nil while the lease is held, then why it ended: an error
+// wrapping ErrLost or ErrReleased.
+func (l *Lease) Err() error {
+	if l.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(l.ctx)
+}
+
+// heartbeat extends the lease every heartbeat interval until it is
+// released or lost.
+func (l *Lease) heartbeat() {
+	defer close(l.beatDone)
+	clk := l.c.o.clock
+	interval := l.c.o.heartbeat
+	for {
+		t := clk.NewTimer(interval)
+		select {
+		case <-l.beatCtx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		err := l.extend()
+		switch {
+		case err == nil:
+			interval = l.c.o.heartbeat
+		case errors.Is(err, ErrLost):
+			l.end(err)
+			return
+		default:
+			// Try again sooner; the watchdog ends the lease if this goes on.
+			l.c.log.Warn("heartbeat failed", "key", l.key, "token", l.token, "err", err)
+			interval = max(l.c.o.heartbeat/4, time.Millisecond)
+		}
+	}
+}
+
+// extend writes the record again (a new version), on condition that it is
+// still ours, and moves the deadline to the moment before sending plus the
+// lease duration.
+func (l *Lease) extend() error {
+	clk := l.c.o.clock
+	l.mu.Lock()
+	next := l.rec
+	l.mu.Unlock()
+	next.Expires = clk.Now().Add(l.c.o.ttl).Unix()
+	sentAt := clk.Now()
+	saved, err := l.c.table.Save(l.beatCtx, next, dynamo.If(ownedBy(l.c.o.owner, l.token)))
+	if err != nil {
+		return l.lostReason(err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ctx.Err() != nil {
+		return nil // ended meanwhile; stays ended
+	}
+	l.rec = saved
+	l.deadline = sentAt.Add(l.c.o.duration)
+	l.arm()
+	return nil
+}
+
+// lostReason turns a failed conditional write into an ErrLost error that
+// says who has the lease now; other errors are returned as they are.
+func (l *Lease) lostReason(err error) error {
+	var ce *dynamo.ConditionError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	cur, derr := l.c.table.Current(err)
+	switch {
+	case errors.Is(derr, dynamo.ErrNotFound):
+		return fmt.Errorf("%w: %q (token %d): the record was deleted", ErrLost, l.key, l.token)
+	case derr != nil:
+		return fmt.Errorf("%w: %q (token %d): %w", ErrLost, l.key, l.token, err)
+	case cur.Released:
+		return fmt.Errorf("%w: %q (token %d): released by %s (token %d)", ErrLost, l.key, l.token, cur.Owner, cur.Token)
+	default:
+		return fmt.Errorf("%w: %q (token %d): taken over by %s with token %d", ErrLost, l.key, l.token, cur.Owner, cur.Token)
+	}
+}
+
+// Release gives the lease up: Done is closed first, then the record is
+// marked released (never deleted, so tokens keep growing) and the next
+// waiter takes it at once. Release is idempotent: it returns nil for a lease
+// already released, or lost to another holder. An error means the record
+// could not be written; the lease has ended all the same, and others take it
+// over after its duration × skew rate. ctx bounds the write.
+func (l *Lease) Release(ctx context.Context) error {
+	l.stopBeat()
+	<-l.beatDone
+	l.mu.Lock()
+	if l.watchdog != nil {
+		l.watchdog.Stop()
+	}
+	next := l.rec
+	l.mu.Unlock()
+	l.end(fmt.Errorf("%w: %q (token %d)", ErrReleased, l.key, l.token))
+
+	l.releaseMu.Lock()
+	defer l.releaseMu.Unlock()
+	if l.released {
+		return nil
+	}
+	// Even a lease that ran out is marked released if the record is still
+	// ours, so that waiters need not wait it out.
+	next.Released = true
+	next.Expires = l.c.o.clock.Now().Add(l.c.o.ttl).Unix()
+	_, err := l.c.table.Save(ctx, next, dynamo.If(ownedBy(l.c.o.owner, l.token)))
+	var ce *dynamo.ConditionError
+	switch {
+	case err == nil:
+		l.c.log.Info("released", "key", l.key, "token", l.token)
+	case errors.As(err, &ce):
+		// Taken over (or released) already: nothing of ours to release.
+	default:
+		return fmt.Errorf("lease: release %q (token %d): %w", l.key, l.token, err)
+	}
+	l.released = true
+	l.c.forget(l)
+	return nil
+}

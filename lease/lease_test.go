@@ -1,0 +1,362 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/dynamotest"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+// leaseTable creates a lease table through Client.CreateTable and returns
+// its name.
+func leaseTable(t *testing.T) string {
+	t.Helper()
+	name := "lease-" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-")
+	c, err := New(dynamo.NewMapper(dynamotest.Client(t)), name+"-"+randSuffix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateTable(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.table.DeleteTable(context.Background()) })
+	return c.table.Name()
+}
+
+func randSuffix() string { return time.Now().Format("150405.000000000") }
+
+func newClient(t *testing.T, table string, c *dynamodb.Client, opts ...Option) *Client {
+	t.Helper()
+	if c == nil {
+		c = dynamotest.Client(t)
+	}
+	lc, err := New(dynamo.NewMapper(c), table, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lc.Close(context.Background()) })
+	return lc
+}
+
+// checkNoLeak fails the test if goroutines of this package (heartbeats,
+// watchdogs, waiters) are still running once it ends and its cleanups ran.
+// Goroutines of the HTTP client and the test server are not counted.
+func checkNoLeak(t *testing.T) {
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			leaked := leakedGoroutines()
+			if len(leaked) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%d goroutines of package lease outlived the test:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+				return
+			}
+			runtime.Gosched()
+		}
+	})
+}
+
+func leakedGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "dynamo/lease.") && !strings.Contains(g, "lease.Test") && !strings.Contains(g, "lease.leakedGoroutines") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func TestOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opts []Option
+		want string
+	}{
+		{[]Option{WithLeaseDuration(0)}, "positive duration"},
+		{[]Option{WithHeartbeatInterval(time.Minute)}, "shorter than the lease duration"},
+		{[]Option{WithClockSkewRate(0.5)}, "from 1 to 100"},
+		{[]Option{WithPollInterval(-1)}, "positive"},
+		{[]Option{WithTTL(time.Minute)}, "at least an hour"},
+	} {
+		_, err := buildOptions(tc.opts)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+	o, err := buildOptions(nil)
+	if err != nil || o.duration != 20*time.Second || o.heartbeat != 5*time.Second || o.poll != time.Second || o.skew != 1.25 || o.owner == "" {
+		t.Errorf("defaults %+v %v", o, err)
+	}
+}
+
+func TestTryAcquireReleaseAndTokens(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	a := newClient(t, table, nil, WithOwner("a"))
+	b := newClient(t, table, nil, WithOwner("b"), WithData([]byte("10.0.0.2:80")))
+	ctx := t.Context()
+
+	la, err := a.TryAcquire(ctx, "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if la.Err() != nil || la.Key() != "job" || la.Token() < time.Now().Add(-time.Hour).UnixMilli() {
+		t.Fatalf("first lease %+v: token %d should start from the time in ms", la.Err(), la.Token())
+	}
+	_, err = b.TryAcquire(ctx, "job")
+	if !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "by a") {
+		t.Fatalf("TryAcquire of a held lease: %v", err)
+	}
+	if err := la.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-la.Done():
+	default:
+		t.Fatal("Done open after Release")
+	}
+	if !errors.Is(la.Err(), ErrReleased) || la.Context().Err() == nil {
+		t.Errorf("Err after Release = %v", la.Err())
+	}
+	if err := la.Release(ctx); err != nil {
+		t.Errorf("second Release: %v", err)
+	}
+	lb, err := b.TryAcquire(ctx, "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb.Token() != la.Token()+1 {
+		t.Errorf("token after release and re-acquire = %d, want %d", lb.Token(), la.Token()+1)
+	}
+	info, err := a.Holder(ctx, "job")
+	if err != nil || info.Owner != "b" || string(info.Data) != "10.0.0.2:80" || info.Released {
+		t.Errorf("Holder = %+v %v", info, err)
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(lb.Err(), ErrReleased) {
+		t.Errorf("Close did not release: %v", lb.Err())
+	}
+	if _, err := b.TryAcquire(ctx, "job"); !errors.Is(err, ErrClosed) {
+		t.Errorf("TryAcquire after Close: %v", err)
+	}
+	info, _ = a.Holder(ctx, "job")
+	if !info.Released {
+		t.Errorf("record not marked released: %+v", info)
+	}
+}
+
+// A holder that stops heartbeating is taken over no sooner than the lease
+// duration and no later than duration × skew rate + one poll interval, on
+// the waiter's clock.
+func TestCrashTakeoverTiming(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	const d, poll, rate = 10 * time.Second, time.Second, 1.5
+	frozen := clock.NewFake(time.Now()) // the crashed holder's clock never moves
+	waiterClock := clock.NewFake(time.Now())
+	holder := newClient(t, table, nil, WithOwner("holder"), WithClock(frozen), WithLeaseDuration(d))
+	waiter := newClient(t, table, nil, WithOwner("waiter"), WithClock(waiterClock),
+		WithLeaseDuration(d), WithPollInterval(poll), WithClockSkewRate(rate))
+	lh, err := holder.TryAcquire(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		l   *Lease
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		l, err := waiter.Acquire(t.Context(), "k")
+		got <- result{l, err}
+	}()
+	// Advance the waiter's clock from poll to poll: whenever its only timer
+	// is a poll timer (due within a poll interval), jump to it.
+	start := waiterClock.Now()
+	for {
+		changed := waiterClock.Changed() // before looking, so no change is missed
+		if next, ok := waiterClock.Next(); ok && waiterClock.Timers() == 1 && next <= poll {
+			if waiterClock.Now().Sub(start) > 2*d {
+				t.Fatalf("not taken over after %v", waiterClock.Now().Sub(start))
+			}
+			waiterClock.Advance(next)
+			continue
+		}
+		select {
+		case r := <-got:
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			waited := r.l.acquired.Sub(start)
+			if waited < d || waited > time.Duration(float64(d)*rate)+poll {
+				t.Errorf("taken over after %v; want between %v and %v", waited, d, time.Duration(float64(d)*rate)+poll)
+			}
+			if r.l.Token() != lh.Token()+1 {
+				t.Errorf("token %d, want %d", r.l.Token(), lh.Token()+1)
+			}
+			t.Logf("taken over after %v of silence (duration %v, rate %v, poll %v)", waited, d, rate, poll)
+			_ = r.l.Release(t.Context())
+			frozen.Advance(d) // let the crashed holder's watchdog run, so nothing leaks
+			<-lh.Done()
+			return
+		case <-changed:
+		}
+	}
+}
+
+// A heartbeat whose response was lost but which DynamoDB applied does not
+// lose the lease.
+func TestLostHeartbeatResponseKeepsLease(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	drop := dynamotest.NewDropper("UpdateItem")
+	clk := clock.NewFake(time.Now())
+	c := newClient(t, table, drop.Client(t), WithOwner("h"), WithClock(clk), WithLeaseDuration(8*time.Second))
+	l, err := c.TryAcquire(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := c.table.Load(t.Context(), record{Key: "k"}, dynamo.ConsistentRead())
+	for i := range 3 {
+		drop.Arm(1)
+		sent := drop.Sent()
+		clk.BlockUntil(t.Context().Done(), 2) // watchdog + heartbeat timer
+		clk.Advance(2 * time.Second)          // the heartbeat interval
+		for drop.Sent() < sent+2 {            // the heartbeat and the SDK's retry of it
+			runtime.Gosched()
+		}
+		clk.BlockUntil(t.Context().Done(), 2) // the heartbeat is done and waits again
+		if err := l.Err(); err != nil {
+			t.Fatalf("heartbeat %d: lease lost after a dropped response: %v", i, err)
+		}
+	}
+	after, _ := c.table.Load(t.Context(), record{Key: "k"}, dynamo.ConsistentRead())
+	if drop.Dropped() != 3 || after.Version != before.Version+3 || after.Owner != "h" {
+		t.Errorf("dropped %d; version %d → %d; want 3 drops and 3 heartbeats applied once each", drop.Dropped(), before.Version, after.Version)
+	}
+	_ = l.Release(t.Context())
+}
+
+// Freeze a holder past its lease; another takes over; the frozen holder's
+// guarded write fails and its Done is closed.
+func TestPausedHolderCannotWrite(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	jobs := dynamotest.KeyTable(t, dynamotest.Client(t), "jobs", "id", types.ScalarAttributeTypeS, "", "")
+	type Job struct {
+		ID      string `dynamo:"id,hash"`
+		Token   int64  `dynamo:"token"`
+		Version int64  `dynamo:"v,version"`
+	}
+	jt, err := dynamo.NewTable[Job](dynamo.NewMapper(dynamotest.Client(t)), jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d = 4 * time.Second
+	pausedClock := clock.NewFake(time.Now())
+	paused := newClient(t, table, nil, WithOwner("paused"), WithClock(pausedClock), WithLeaseDuration(d))
+	other := newClient(t, table, nil, WithOwner("other"), WithLeaseDuration(d), WithPollInterval(50*time.Millisecond), WithClockSkewRate(1))
+	lp, err := paused.TryAcquire(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := Save(t.Context(), lp, jt, Job{ID: "j", Token: lp.Token()})
+	if err != nil {
+		t.Fatalf("guarded write while holding: %v", err)
+	}
+	// The paused holder's clock stands still: no heartbeat, no watchdog.
+	lo, err := other.Acquire(t.Context(), "k") // takes over after d of silence (real time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lo.Release(context.Background())
+	if lo.Token() != lp.Token()+1 {
+		t.Fatalf("token %d, want %d", lo.Token(), lp.Token()+1)
+	}
+	// Before its clock runs again the paused holder still believes; the
+	// guard in the transaction stops its write.
+	job.Token = lp.Token()
+	_, err = Save(t.Context(), lp, jt, job)
+	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "taken over by other") {
+		t.Fatalf("guarded write after takeover: %v, want ErrLost", err)
+	}
+	select {
+	case <-lp.Done():
+	default:
+		t.Fatal("Done still open after the guard failed")
+	}
+	stored, _ := jt.Load(t.Context(), Job{ID: "j"}, dynamo.ConsistentRead())
+	if stored.Version != 1 {
+		t.Errorf("the paused holder's write landed: %+v", stored)
+	}
+	if _, err := Save(t.Context(), lo, jt, stored); err != nil {
+		t.Errorf("new holder's guarded write: %v", err)
+	}
+	pausedClock.Advance(d)
+}
+
+// A holder whose heartbeats cannot get through gives the lease up at its
+// deadline on its own clock.
+func TestNotExtendedInTime(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	clk := clock.NewFake(time.Now())
+	c := newClient(t, table, nil, WithOwner("h"), WithClock(clk), WithLeaseDuration(4*time.Second))
+	l, err := c.TryAcquire(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Take the table away so heartbeats fail.
+	if err := c.table.DeleteTable(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for l.Err() == nil {
+		clk.BlockUntil(l.Done(), 2) // the watchdog and a heartbeat timer
+		clk.Advance(500 * time.Millisecond)
+	}
+	<-l.Done()
+	if !errors.Is(l.Err(), ErrLost) || !strings.Contains(l.Err().Error(), "not extended") {
+		t.Errorf("Err = %v", l.Err())
+	}
+	if l.Context().Err() == nil {
+		t.Error("Context not cancelled")
+	}
+	if err := l.Release(t.Context()); err == nil {
+		t.Log("release of a lease in a deleted table reported no error")
+	}
+}
+
+// The leak check sees a heartbeat, and Release ends it.
+func TestReleaseStopsGoroutines(t *testing.T) {
+	table := leaseTable(t)
+	c := newClient(t, table, nil)
+	l, err := c.TryAcquire(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := leakedGoroutines(); len(g) == 0 || !strings.Contains(strings.Join(g, ""), "lease.(*Client).take") {
+		t.Fatalf("no heartbeat goroutine seen while holding: %v", g)
+	}
+	if err := l.Release(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if g := leakedGoroutines(); len(g) != 0 {
+		t.Fatalf("goroutines after Release:\n%s", strings.Join(g, "\n\n"))
+	}
+}

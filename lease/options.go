@@ -1,0 +1,116 @@
+package lease
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/ddbkit/dynamo/clock"
+)
+
+// Defaults.
+const (
+	DefaultLeaseDuration = 20 * time.Second
+	DefaultClockSkewRate = 1.25
+	DefaultTTL           = 7 * 24 * time.Hour
+)
+
+// Option configures a Client.
+type Option func(*options)
+
+type options struct {
+	duration  time.Duration
+	heartbeat time.Duration // 0: duration / 4
+	poll      time.Duration // 0: min(1 s, duration / 10)
+	skew      float64
+	owner     string // "": host name + random suffix
+	clock     clock.Clock
+	logger    *slog.Logger
+	data      []byte
+	ttl       time.Duration
+}
+
+// WithLeaseDuration sets how long a lease lasts without a heartbeat
+// (default DefaultLeaseDuration, 20 s). It is stored with each record, so
+// waiters use the holder's duration, not their own.
+func WithLeaseDuration(d time.Duration) Option { return func(o *options) { o.duration = d } }
+
+// WithHeartbeatInterval sets how often a holder extends its leases (default
+// a quarter of the lease duration). It must be shorter than the duration.
+func WithHeartbeatInterval(d time.Duration) Option { return func(o *options) { o.heartbeat = d } }
+
+// WithPollInterval sets how often a waiting Acquire reads the record
+// (default a tenth of the lease duration, at most 1 s).
+func WithPollInterval(d time.Duration) Option { return func(o *options) { o.poll = d } }
+
+// WithClockSkewRate sets how much faster the fastest clock may tick than the
+// slowest (default DefaultClockSkewRate, 1.25; at least 1). A waiter takes a
+// silent lease over after duration × rate on its own clock.
+func WithClockSkewRate(r float64) Option { return func(o *options) { o.skew = r } }
+
+// WithOwner names this client in the records it writes (default the host
+// name and a random suffix). Names must be unique among live clients.
+func WithOwner(name string) Option { return func(o *options) { o.owner = name } }
+
+// WithClock sets the clock that measures durations (default clock.Real()).
+// Tests pass a *clock.Fake.
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithLogger sets where the client logs acquisitions, takeovers, losses and
+// failed heartbeats (default: nowhere).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithData stores data with every lease the client acquires (default none);
+// Client.Holder returns it, e.g. a leader's address.
+func WithData(data []byte) Option {
+	return func(o *options) { o.data = append([]byte(nil), data...) }
+}
+
+// WithTTL sets how long after its last write a record may be removed by
+// DynamoDB's TTL (default DefaultTTL, 7 days). It must exceed the lease
+// duration × skew rate by far; TTL only cleans up.
+func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
+
+func buildOptions(opts []Option) (options, error) {
+	o := options{duration: DefaultLeaseDuration, skew: DefaultClockSkewRate, ttl: DefaultTTL}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if o.duration <= 0 {
+		return o, fmt.Errorf("lease: lease duration %v: use a positive duration", o.duration)
+	}
+	if o.heartbeat == 0 {
+		o.heartbeat = o.duration / 4
+	}
+	if o.heartbeat <= 0 || o.heartbeat >= o.duration {
+		return o, fmt.Errorf("lease: heartbeat interval %v must be positive and shorter than the lease duration %v", o.heartbeat, o.duration)
+	}
+	if o.poll == 0 {
+		o.poll = min(time.Second, o.duration/10)
+	}
+	if o.poll <= 0 {
+		return o, fmt.Errorf("lease: poll interval %v: use a positive duration", o.poll)
+	}
+	if !(o.skew >= 1) || o.skew > 100 {
+		return o, fmt.Errorf("lease: clock skew rate %v: use a rate from 1 to 100, e.g. 1.25", o.skew)
+	}
+	if float64(o.ttl) < 10*o.skew*float64(o.duration) || o.ttl < time.Hour {
+		return o, fmt.Errorf("lease: TTL %v: use at least an hour and ten lease durations × skew rate", o.ttl)
+	}
+	if o.clock == nil {
+		o.clock = clock.Real()
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.owner == "" {
+		host, _ := os.Hostname()
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		o.owner = host + "-" + hex.EncodeToString(b[:])
+	}
+	return o, nil
+}
