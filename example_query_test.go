@@ -1,0 +1,118 @@
+package dynamo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/ddbkit/dynamo"
+)
+
+// ChatMessage is an item of a table with a partition key and a sort key,
+// and a global secondary index "byAuthor" (hash author, range sent).
+type ChatMessage struct {
+	Room    string `dynamo:"room,hash"`
+	Sent    int64  `dynamo:"sent,range"` // Unix milliseconds
+	Author  string `dynamo:"author"`
+	Text    string `dynamo:"text"`
+	Version int64  `dynamo:"v,version"`
+}
+
+func ExampleTable_Query() {
+	ctx := context.Background()
+	messages, _ := dynamo.NewTable[ChatMessage](dynamo.NewMapper(client), "Messages")
+
+	// The 20 latest messages of room "go", newest first, without Bob's.
+	// Pages are fetched as the loop needs them.
+	latest := messages.Query(ctx, expression.Key("room").Equal(expression.Value("go")),
+		dynamo.Descending(),
+		dynamo.Filter(expression.Name("author").NotEqual(expression.Value("bob"))),
+		dynamo.Limit(20))
+	for m, err := range latest {
+		if err != nil {
+			log.Fatal(err) // yielded once; the loop ends after it
+		}
+		fmt.Println(m.Sent, m.Author, m.Text)
+	}
+}
+
+func ExampleTable_Query_index() {
+	ctx := context.Background()
+	messages, _ := dynamo.NewTable[ChatMessage](dynamo.NewMapper(client), "Messages")
+
+	// Ann's messages since a moment, through the global secondary index.
+	since := int64(1_700_000_000_000)
+	key := expression.Key("author").Equal(expression.Value("ann")).
+		And(expression.Key("sent").GreaterThanEqual(expression.Value(since)))
+	for m, err := range messages.Query(ctx, key, dynamo.Index("byAuthor")) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(m.Room, m.Text)
+	}
+}
+
+// A page handler for an HTTP API: the client gets a page token with each
+// page and sends it back for the next one.
+func ExampleTable_QueryPage() {
+	messages, _ := dynamo.NewTable[ChatMessage](dynamo.NewMapper(client), "Messages")
+
+	http.HandleFunc("GET /rooms/{room}/messages", func(w http.ResponseWriter, r *http.Request) {
+		var after dynamo.Cursor // empty: from the start
+		if tok := r.URL.Query().Get("page"); tok != "" {
+			var err error
+			if after, err = dynamo.ParseCursor(tok); err != nil {
+				http.Error(w, "bad page token", http.StatusBadRequest)
+				return
+			}
+		}
+		page, next, err := messages.QueryPage(r.Context(),
+			expression.Key("room").Equal(expression.Value(r.PathValue("room"))),
+			dynamo.Limit(50), dynamo.StartAfter(after))
+		switch {
+		case errors.Is(err, dynamo.ErrInvalidInput): // e.g. a token from another listing
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		case err != nil:
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		// next is "" on the last page.
+		_ = json.NewEncoder(w).Encode(map[string]any{"messages": page, "next": next})
+	})
+}
+
+func ExampleTable_ParallelScan() {
+	ctx := context.Background()
+	messages, _ := dynamo.NewTable[ChatMessage](dynamo.NewMapper(client), "Messages")
+
+	// Count messages per author, reading the table with 8 concurrent
+	// segment scans. Every item is yielded once; leaving the loop early
+	// stops all 8 before ParallelScan returns.
+	perAuthor := map[string]int{}
+	for m, err := range messages.ParallelScan(ctx, 8, dynamo.PageSize(500)) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		perAuthor[m.Author]++ // the loop body runs on one goroutine at a time
+	}
+	fmt.Println(perAuthor)
+}
+
+func ExampleSegment() {
+	ctx := context.Background()
+	messages, _ := dynamo.NewTable[ChatMessage](dynamo.NewMapper(client), "Messages")
+
+	// Worker 3 of 16 (in 16 processes, say) scans its share of the table.
+	for m, err := range messages.Scan(ctx, dynamo.Segment(3, 16)) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(m.Room, m.Sent)
+	}
+}

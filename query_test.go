@@ -1,0 +1,1122 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// qsItem is the item of the query and scan tests: partition "p", sort key
+// "n".
+type qsItem struct {
+	P       string `dynamo:"p,hash"`
+	N       int    `dynamo:"n,range"`
+	Body    string `dynamo:"body"`
+	Version int64  `dynamo:"v,version"`
+}
+
+// qsClient serves Query and Scan from an in-memory list of items sorted by
+// n, honouring ExclusiveStartKey, Limit, ScanIndexForward and scan segments
+// (item n is in segment n % TotalSegments) the way DynamoDB does: a request
+// that stops because of Limit returns the key of its last evaluated item,
+// even when no item follows. keep, when set, plays the filter. The key
+// condition and filter expressions are recorded, not evaluated.
+type qsClient struct {
+	Client // nil: other methods panic
+
+	items []map[string]types.AttributeValue
+	keep  func(map[string]types.AttributeValue) bool
+
+	// onQuery and onScan, when set, answer instead (after recording).
+	onQuery func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error)
+	onScan  func(context.Context, *dynamodb.ScanInput) (*dynamodb.ScanOutput, error)
+
+	mu      sync.Mutex
+	queries []*dynamodb.QueryInput
+	scans   []*dynamodb.ScanInput
+}
+
+func qsItems(n int) []map[string]types.AttributeValue {
+	items := make([]map[string]types.AttributeValue, n)
+	for i := range items {
+		items[i] = map[string]types.AttributeValue{
+			"p":    &types.AttributeValueMemberS{Value: "a"},
+			"n":    &types.AttributeValueMemberN{Value: strconv.Itoa(i + 1)},
+			"body": &types.AttributeValueMemberS{Value: "item " + strconv.Itoa(i+1)},
+			"v":    &types.AttributeValueMemberN{Value: "1"},
+		}
+	}
+	return items
+}
+
+func newQSTable(t *testing.T, n int) (*Table[qsItem], *qsClient) {
+	t.Helper()
+	c := &qsClient{items: qsItems(n)}
+	tb, err := NewTable[qsItem](NewMapper(c), "Events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb, c
+}
+
+func qsN(item map[string]types.AttributeValue) int {
+	n, _ := strconv.Atoi(item["n"].(*types.AttributeValueMemberN).Value)
+	return n
+}
+
+func qsKey(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"p": item["p"], "n": item["n"]}
+}
+
+// serve pages through items the way DynamoDB does.
+func (c *qsClient) serve(items []map[string]types.AttributeValue, start map[string]types.AttributeValue, limit *int32) (out, last map[string]types.AttributeValue, page []map[string]types.AttributeValue, err error) {
+	i := 0
+	if start != nil {
+		if len(start) != 2 || start["p"] == nil || start["n"] == nil {
+			return nil, nil, nil, fmt.Errorf("stub: ExclusiveStartKey %v is not a key", formatKey(start))
+		}
+		i = -1
+		for j, it := range items {
+			if reflect.DeepEqual(qsKey(it), start) {
+				i = j + 1
+				break
+			}
+		}
+		if i < 0 {
+			return nil, nil, nil, fmt.Errorf("stub: ExclusiveStartKey %v names no item", formatKey(start))
+		}
+	}
+	n := len(items) - i
+	if limit != nil && int(*limit) < n {
+		n = int(*limit)
+	}
+	for _, it := range items[i : i+n] {
+		if c.keep == nil || c.keep(it) {
+			page = append(page, it)
+		}
+	}
+	if limit != nil && n == int(*limit) && n > 0 {
+		last = qsKey(items[i+n-1])
+	}
+	return nil, last, page, nil
+}
+
+func (c *qsClient) Query(ctx context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	c.mu.Lock()
+	c.queries = append(c.queries, in)
+	c.mu.Unlock()
+	if c.onQuery != nil {
+		return c.onQuery(ctx, in)
+	}
+	items := c.items
+	if in.ScanIndexForward != nil && !*in.ScanIndexForward {
+		items = slices.Clone(items)
+		slices.Reverse(items)
+	}
+	_, last, page, err := c.serve(items, in.ExclusiveStartKey, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return &dynamodb.QueryOutput{Items: page, LastEvaluatedKey: last}, nil
+}
+
+func (c *qsClient) Scan(ctx context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	c.mu.Lock()
+	c.scans = append(c.scans, in)
+	c.mu.Unlock()
+	if c.onScan != nil {
+		return c.onScan(ctx, in)
+	}
+	items := c.items
+	if in.TotalSegments != nil {
+		items = nil
+		for _, it := range c.items {
+			if qsN(it)%int(*in.TotalSegments) == int(*in.Segment) {
+				items = append(items, it)
+			}
+		}
+	}
+	_, last, page, err := c.serve(items, in.ExclusiveStartKey, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return &dynamodb.ScanOutput{Items: page, LastEvaluatedKey: last}, nil
+}
+
+func (c *qsClient) requests() (q []*dynamodb.QueryInput, s []*dynamodb.ScanInput) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.queries), slices.Clone(c.scans)
+}
+
+var qsKeyCond = expression.Key("p").Equal(expression.Value("a"))
+
+// collect ranges over seq and returns the sort keys of the items, and the
+// first error.
+func collect(seq func(func(qsItem, error) bool)) (ns []int, err error) {
+	for v, err := range seq {
+		if err != nil {
+			return ns, err
+		}
+		ns = append(ns, v.N)
+	}
+	return ns, nil
+}
+
+func seqInts(from, to int) []int {
+	var out []int
+	if from <= to {
+		for i := from; i <= to; i++ {
+			out = append(out, i)
+		}
+	} else {
+		for i := from; i >= to; i-- {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func startN(in map[string]types.AttributeValue) string {
+	if in == nil {
+		return "-"
+	}
+	return in["n"].(*types.AttributeValueMemberN).Value
+}
+
+// Ten items in pages of four: three requests, each starting after the last
+// key of the one before, in both orders.
+func TestQueryThreePagesBothOrders(t *testing.T) {
+	for _, desc := range []bool{false, true} {
+		t.Run(fmt.Sprint("descending=", desc), func(t *testing.T) {
+			tb, c := newQSTable(t, 10)
+			opts := []QueryOption{PageSize(4)}
+			want, wantStarts := seqInts(1, 10), []string{"-", "4", "8"}
+			if desc {
+				opts = append(opts, Descending())
+				want, wantStarts = seqInts(10, 1), []string{"-", "7", "3"}
+			}
+			got, err := collect(tb.Query(t.Context(), qsKeyCond, opts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("items %v, want %v", got, want)
+			}
+			qs, _ := c.requests()
+			var starts []string
+			for _, in := range qs {
+				starts = append(starts, startN(in.ExclusiveStartKey))
+				if aws.ToInt32(in.Limit) != 4 || aws.ToString(in.TableName) != "Events" {
+					t.Errorf("request Limit %d table %q, want 4 %q", aws.ToInt32(in.Limit), aws.ToString(in.TableName), "Events")
+				}
+				if desc != (in.ScanIndexForward != nil && !*in.ScanIndexForward) {
+					t.Errorf("ScanIndexForward = %v with Descending %v", in.ScanIndexForward, desc)
+				}
+				if got := resolveExpr(t, aws.ToString(in.KeyConditionExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues); got != `p = S:a` {
+					t.Errorf("key condition %q, want %q", got, `p = S:a`)
+				}
+				if in.FilterExpression != nil || in.IndexName != nil || in.ConsistentRead != nil {
+					t.Errorf("unasked options in request: filter %v index %v consistent %v", in.FilterExpression, in.IndexName, in.ConsistentRead)
+				}
+			}
+			if !slices.Equal(starts, wantStarts) {
+				t.Errorf("requests started after %v, want %v", starts, wantStarts)
+			}
+		})
+	}
+}
+
+// QueryPage with Limit pages through the results with cursors, in both
+// orders, and the pages join up without gaps or repeats.
+func TestQueryPageResume(t *testing.T) {
+	for _, desc := range []bool{false, true} {
+		t.Run(fmt.Sprint("descending=", desc), func(t *testing.T) {
+			tb, c := newQSTable(t, 10)
+			opts := []QueryOption{Limit(4)}
+			want := seqInts(1, 10)
+			if desc {
+				opts = append(opts, Descending())
+				want = seqInts(10, 1)
+			}
+			var all []int
+			var cur Cursor
+			var sizes []int
+			for range 10 {
+				items, next, err := tb.QueryPage(t.Context(), qsKeyCond, append(opts, StartAfter(cur))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if items == nil {
+					t.Fatal("QueryPage returned a nil slice")
+				}
+				sizes = append(sizes, len(items))
+				for _, it := range items {
+					all = append(all, it.N)
+				}
+				if next != "" && url.QueryEscape(string(next)) != string(next) {
+					t.Errorf("cursor %q is not URL-safe", next)
+				}
+				if next == "" {
+					break
+				}
+				if _, err := ParseCursor(string(next)); err != nil {
+					t.Fatalf("ParseCursor of a returned cursor: %v", err)
+				}
+				cur = next
+			}
+			if !slices.Equal(all, want) {
+				t.Fatalf("pages joined: %v, want %v", all, want)
+			}
+			if !slices.Equal(sizes, []int{4, 4, 2}) {
+				t.Errorf("page sizes %v, want [4 4 2]", sizes)
+			}
+			qs, _ := c.requests()
+			if len(qs) != 3 {
+				t.Errorf("%d requests, want 3", len(qs))
+			}
+		})
+	}
+}
+
+// A page that ends exactly at the end of the results still has a cursor
+// (DynamoDB stopped because of Limit); the page after it is empty and ends
+// the paging.
+func TestQueryPageExactEnd(t *testing.T) {
+	tb, _ := newQSTable(t, 4)
+	items, cur, err := tb.QueryPage(t.Context(), qsKeyCond, Limit(4))
+	if err != nil || len(items) != 4 || cur == "" {
+		t.Fatalf("first page: %d items, cursor %q, %v; want 4 items and a cursor", len(items), cur, err)
+	}
+	items, cur, err = tb.QueryPage(t.Context(), qsKeyCond, Limit(4), StartAfter(cur))
+	if err != nil || len(items) != 0 || cur != "" {
+		t.Fatalf("second page: %d items, cursor %q, %v; want none and no cursor", len(items), cur, err)
+	}
+}
+
+// With a filter, a page with Limit never asks DynamoDB for more items than it
+// still needs, so its cursor is exactly after its last item.
+func TestQueryPageFilterLimitExact(t *testing.T) {
+	tb, c := newQSTable(t, 10)
+	c.keep = func(it map[string]types.AttributeValue) bool { return qsN(it)%3 == 0 } // 3, 6, 9
+	thirds := Filter(expression.Name("body").AttributeExists())                      // played by keep
+	items, cur, err := tb.QueryPage(t.Context(), qsKeyCond, thirds, Limit(2), PageSize(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := qsNs(items); !slices.Equal(got, []int{3, 6}) || cur == "" {
+		t.Fatalf("first page %v cursor %q, want [3 6] and a cursor", got, cur)
+	}
+	qs, _ := c.requests()
+	var limits []int32
+	for _, in := range qs {
+		limits = append(limits, aws.ToInt32(in.Limit))
+		if in.FilterExpression == nil {
+			t.Error("request without the filter")
+		}
+	}
+	if !slices.Equal(limits, []int32{2, 2, 1, 1}) { // 1-2: none; 3-4: 3; 5: none; 6: 6
+		t.Errorf("request limits %v, want [2 2 1 1]: never more than the page still needs", limits)
+	}
+	items, cur, err = tb.QueryPage(t.Context(), qsKeyCond, thirds, Limit(2), PageSize(4), StartAfter(cur))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := qsNs(items); !slices.Equal(got, []int{9}) || cur != "" {
+		t.Fatalf("second page %v cursor %q, want [9] and no cursor", got, cur)
+	}
+}
+
+func qsNs(items []qsItem) []int {
+	var ns []int
+	for _, it := range items {
+		ns = append(ns, it.N)
+	}
+	return ns
+}
+
+// Without Limit, QueryPage is one DynamoDB page.
+func TestQueryPageOneRequest(t *testing.T) {
+	tb, c := newQSTable(t, 10)
+	items, cur, err := tb.QueryPage(t.Context(), qsKeyCond, PageSize(3))
+	if err != nil || len(items) != 3 || cur == "" {
+		t.Fatalf("%d items, cursor %q, %v", len(items), cur, err)
+	}
+	if qs, _ := c.requests(); len(qs) != 1 {
+		t.Fatalf("%d requests, want 1", len(qs))
+	}
+}
+
+// Breaking out of the loop sends no further request.
+func TestQueryBreakStopsPaging(t *testing.T) {
+	tb, c := newQSTable(t, 10)
+	n := 0
+	for _, err := range tb.Query(t.Context(), qsKeyCond, PageSize(2)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 3 {
+			break
+		}
+	}
+	if qs, _ := c.requests(); len(qs) != 2 {
+		t.Fatalf("%d requests after taking 3 items of pages of 2, want 2", len(qs))
+	}
+}
+
+// Limit counts items yielded. Without a filter the requests ask for no more
+// than still needed; with one they keep PageSize.
+func TestQueryLimit(t *testing.T) {
+	limits := func(c *qsClient) []int32 {
+		qs, _ := c.requests()
+		var l []int32
+		for _, in := range qs {
+			l = append(l, aws.ToInt32(in.Limit))
+		}
+		return l
+	}
+	t.Run("alone", func(t *testing.T) {
+		tb, c := newQSTable(t, 10)
+		got, err := collect(tb.Query(t.Context(), qsKeyCond, Limit(5)))
+		if err != nil || !slices.Equal(got, seqInts(1, 5)) {
+			t.Fatalf("items %v, %v; want 1..5", got, err)
+		}
+		if l := limits(c); !slices.Equal(l, []int32{5}) {
+			t.Errorf("request limits %v, want [5]", l)
+		}
+	})
+	t.Run("with PageSize", func(t *testing.T) {
+		tb, c := newQSTable(t, 10)
+		got, err := collect(tb.Query(t.Context(), qsKeyCond, Limit(5), PageSize(2)))
+		if err != nil || !slices.Equal(got, seqInts(1, 5)) {
+			t.Fatalf("items %v, %v; want 1..5", got, err)
+		}
+		if l := limits(c); !slices.Equal(l, []int32{2, 2, 1}) {
+			t.Errorf("request limits %v, want [2 2 1]", l)
+		}
+	})
+	t.Run("with Filter", func(t *testing.T) {
+		tb, c := newQSTable(t, 10)
+		c.keep = func(it map[string]types.AttributeValue) bool { return qsN(it)%2 == 0 }
+		got, err := collect(tb.Query(t.Context(), qsKeyCond, Limit(3), PageSize(4),
+			Filter(expression.Name("body").AttributeExists())))
+		if err != nil || !slices.Equal(got, []int{2, 4, 6}) {
+			t.Fatalf("items %v, %v; want [2 4 6]", got, err)
+		}
+		if l := limits(c); !slices.Equal(l, []int32{4, 4}) {
+			t.Errorf("request limits %v, want [4 4]", l)
+		}
+	})
+}
+
+// Index, ConsistentRead and several Filters reach the request; the filter's
+// and the key condition's placeholders are merged without collisions.
+func TestQueryOptionsInRequest(t *testing.T) {
+	tb, c := newQSTable(t, 3)
+	_, err := collect(tb.Query(t.Context(), expression.Key("owner").Equal(expression.Value("ann")),
+		Index("byOwner"), ConsistentRead(),
+		Filter(expression.Name("body").BeginsWith("item")),
+		Filter(expression.Name("n").LessThan(expression.Value(3)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, _ := c.requests()
+	in := qs[0]
+	if aws.ToString(in.IndexName) != "byOwner" || !aws.ToBool(in.ConsistentRead) {
+		t.Errorf("IndexName %v ConsistentRead %v", in.IndexName, in.ConsistentRead)
+	}
+	kc := resolveExpr(t, aws.ToString(in.KeyConditionExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	fe := resolveExpr(t, aws.ToString(in.FilterExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if kc != `owner = S:ann` {
+		t.Errorf("key condition %q", kc)
+	}
+	if fe != `(begins_with (body, S:item)) AND (n < N:3)` {
+		t.Errorf("filter %q", fe)
+	}
+	checkAllUsed(t, in.ExpressionAttributeNames, in.ExpressionAttributeValues, in.KeyConditionExpression, in.FilterExpression)
+
+	_, err = collect(tb.Scan(t.Context(), Index("byOwner"), ConsistentRead(), PageSize(7),
+		Filter(expression.Name("body").AttributeExists())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ss := c.requests()
+	s := ss[0]
+	if aws.ToString(s.IndexName) != "byOwner" || !aws.ToBool(s.ConsistentRead) || aws.ToInt32(s.Limit) != 7 ||
+		s.Segment != nil || s.TotalSegments != nil {
+		t.Errorf("scan request %+v", s)
+	}
+	if fe := resolveExpr(t, aws.ToString(s.FilterExpression), s.ExpressionAttributeNames, s.ExpressionAttributeValues); fe != "attribute_exists (body)" {
+		t.Errorf("scan filter %q", fe)
+	}
+}
+
+// Bad options are refused with ErrInvalidInput, and a message that names
+// the problem, before any request is sent.
+func TestQueryInvalidInput(t *testing.T) {
+	tb, _ := newQSTable(t, 1)
+	ctx := t.Context()
+	cursor := func(p position) Cursor {
+		c, err := encodeCursor(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	key := map[string]types.AttributeValue{"p": &types.AttributeValueMemberS{Value: "a"}, "n": &types.AttributeValueMemberN{Value: "1"}}
+	baseCursor := cursor(position{key: key})
+	indexCursor := cursor(position{index: "byOwner", key: map[string]types.AttributeValue{
+		"p": key["p"], "n": key["n"], "owner": &types.AttributeValueMemberS{Value: "ann"}}})
+	segCursor := cursor(position{segment: 1, total: 4, key: key})
+	otherKey := cursor(position{key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "x"}}})
+	extraKey := cursor(position{key: map[string]types.AttributeValue{"p": key["p"], "n": key["n"], "owner": key["p"]}})
+
+	query := func(opts ...QueryOption) func() error {
+		return func() error { _, err := collect(tb.Query(ctx, qsKeyCond, opts...)); return err }
+	}
+	queryPage := func(opts ...QueryOption) func() error {
+		return func() error { _, _, err := tb.QueryPage(ctx, qsKeyCond, opts...); return err }
+	}
+	scan := func(opts ...QueryOption) func() error {
+		return func() error { _, err := collect(tb.Scan(ctx, opts...)); return err }
+	}
+	scanPage := func(opts ...QueryOption) func() error {
+		return func() error { _, _, err := tb.ScanPage(ctx, opts...); return err }
+	}
+	parallel := func(n int, opts ...QueryOption) func() error {
+		return func() error { _, err := collect(tb.ParallelScan(ctx, n, opts...)); return err }
+	}
+	cases := []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"negative limit", query(Limit(-1)), "Limit(-1)"},
+		{"negative page size", scan(PageSize(-2)), "PageSize(-2)"},
+		{"huge page size", queryPage(PageSize(math.MaxInt32 + 1)), "PageSize(2147483648)"},
+		{"descending scan", scan(Descending()), "Descending on a scan"},
+		{"descending scan page", scanPage(Descending()), "Descending on a scan"},
+		{"segment on query", query(Segment(0, 2)), "Segment on a query"},
+		{"segment out of range", scan(Segment(4, 4)), "segments are numbered 0 to 3"},
+		{"negative segment", scanPage(Segment(-1, 4)), "segment -1 of 4"},
+		{"zero segments", scan(Segment(0, 0)), "0 total segments"},
+		{"too many segments", scan(Segment(0, 1_000_001)), "1000001 total segments"},
+		{"segment with parallel scan", parallel(4, Segment(0, 4)), "Segment with ParallelScan"},
+		{"cursor with parallel scan", parallel(4, StartAfter(baseCursor)), "StartAfter with ParallelScan"},
+		{"parallel scan of zero segments", parallel(0), "0 segments"},
+		{"parallel scan of too many segments", parallel(1_000_001), "1000001 segments"},
+		{"bad index name", query(Index("x")), `index name "x"`},
+		{"bad index character", scan(Index("by owner")), `contains " "`},
+		{"garbage cursor", query(StartAfter("not a cursor!")), "malformed cursor: not base64url"},
+		{"garbage cursor page", queryPage(StartAfter("e30")), "malformed cursor"},
+		{"index cursor on table", query(StartAfter(indexCursor)), `made reading index "byOwner", this call reads the table itself`},
+		{"table cursor on index", queryPage(Index("byOwner"), StartAfter(baseCursor)), `made reading the table itself, this call reads index "byOwner"`},
+		{"cursor of another key", query(StartAfter(otherKey)), `lacks the key attribute "p"`},
+		{"cursor with extra attributes", scanPage(StartAfter(extraKey)), `the table's key is "p", "n"`},
+		{"segment cursor on whole scan", scanPage(StartAfter(segCursor)), "scan of segment 1 of 4, this call reads everything"},
+		{"segment cursor on other segment", scanPage(Segment(2, 4), StartAfter(segCursor)), "segment 1 of 4, this call scans segment 2 of 4"},
+		{"whole-scan cursor on segment", scanPage(Segment(2, 4), StartAfter(baseCursor)), "scan of the whole table, this call scans segment 2 of 4"},
+		{"unset key condition", func() error {
+			_, err := collect(tb.Query(ctx, expression.KeyConditionBuilder{}))
+			return err
+		}, "key condition or filter does not build"},
+		{"unset filter", scan(Filter(expression.ConditionBuilder{})), "filter does not build"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &qsClient{items: qsItems(1)}
+			tb.m = NewMapper(c) // a fresh stub per case; tb is otherwise shared
+			err := tc.call()
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("err = %v, want ErrInvalidInput", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), ": ") || strings.Count(err.Error(), "dynamo:") != 1 {
+				t.Errorf("error %q: want one \"dynamo:\" prefix", err)
+			}
+			if qs, ss := c.requests(); len(qs)+len(ss) != 0 {
+				t.Errorf("%d requests sent", len(qs)+len(ss))
+			}
+		})
+	}
+}
+
+// The valid cursors of the invalid-input test do work where they belong.
+func TestQueryCursorAccepted(t *testing.T) {
+	tb, c := newQSTable(t, 10)
+	_, cur, err := tb.ScanPage(t.Context(), Segment(1, 3), Limit(2)) // 1, 4
+	if err != nil || cur == "" {
+		t.Fatalf("cursor %q, %v", cur, err)
+	}
+	items, _, err := tb.ScanPage(t.Context(), Segment(1, 3), StartAfter(cur))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := qsNs(items); !slices.Equal(got, []int{7, 10}) {
+		t.Errorf("segment 1 of 3 after the cursor: %v, want [7 10]", got)
+	}
+	_, ss := c.requests()
+	for _, in := range ss {
+		if aws.ToInt32(in.Segment) != 1 || aws.ToInt32(in.TotalSegments) != 3 {
+			t.Errorf("request for segment %d of %d, want 1 of 3", aws.ToInt32(in.Segment), aws.ToInt32(in.TotalSegments))
+		}
+	}
+	// An index cursor carries the table key and the index key.
+	idx, err := encodeCursor(position{index: "byOwner", key: map[string]types.AttributeValue{
+		"p": &types.AttributeValueMemberS{Value: "a"}, "n": &types.AttributeValueMemberN{Value: "3"},
+		"owner": &types.AttributeValueMemberS{Value: "ann"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+		return &dynamodb.QueryOutput{}, nil
+	}
+	if _, err := collect(tb.Query(t.Context(), qsKeyCond, Index("byOwner"), StartAfter(idx))); err != nil {
+		t.Fatal(err)
+	}
+	qs, _ := c.requests()
+	if got := qs[len(qs)-1].ExclusiveStartKey; len(got) != 3 || startN(got) != "3" {
+		t.Errorf("ExclusiveStartKey %v", formatKey(got))
+	}
+}
+
+var errQSStub = errors.New("stub: throttled")
+
+// A failed request is yielded once, after the items before it, wrapped with
+// the table's name; nothing more is sent.
+func TestQueryRequestError(t *testing.T) {
+	tb, c := newQSTable(t, 10)
+	calls := 0
+	c.onQuery = func(_ context.Context, in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+		if calls++; calls == 2 {
+			return nil, errQSStub
+		}
+		return &dynamodb.QueryOutput{Items: c.items[:2], LastEvaluatedKey: qsKey(c.items[1])}, nil
+	}
+	var got []int
+	var errs []error
+	for v, err := range tb.Query(t.Context(), qsKeyCond, Index("byOwner")) {
+		if err != nil {
+			errs = append(errs, err)
+			if v != (qsItem{}) {
+				t.Errorf("error yielded with %+v, want the zero value", v)
+			}
+			continue // the iterator must stop by itself
+		}
+		got = append(got, v.N)
+	}
+	if !slices.Equal(got, []int{1, 2}) || len(errs) != 1 || !errors.Is(errs[0], errQSStub) {
+		t.Fatalf("items %v errors %v; want [1 2] and one stub error", got, errs)
+	}
+	if want := `dynamo: query table "Events" index "byOwner": stub: throttled`; errs[0].Error() != want {
+		t.Errorf("error %q, want %q", errs[0], want)
+	}
+	if calls != 2 {
+		t.Errorf("%d requests, want 2", calls)
+	}
+	calls = 1
+	if items, cur, err := tb.QueryPage(t.Context(), qsKeyCond, Limit(5)); !errors.Is(err, errQSStub) || items != nil || cur != "" {
+		t.Errorf("QueryPage = %v, %q, %v; want only the stub error", items, cur, err)
+	}
+}
+
+// An item that does not decode is yielded as an error naming its key.
+func TestQueryDecodeError(t *testing.T) {
+	tb, c := newQSTable(t, 3)
+	c.items[1]["body"] = &types.AttributeValueMemberL{}
+	got, err := collect(tb.Scan(t.Context()))
+	if !slices.Equal(got, []int{1}) || err == nil || !strings.Contains(err.Error(), `item key {n: 2, p: "a"}`) {
+		t.Fatalf("items %v, err %v", got, err)
+	}
+	if _, _, err := tb.ScanPage(t.Context()); err == nil {
+		t.Error("ScanPage decoded a bad item")
+	}
+}
+
+// ctx bounds the iteration: done before the first request, nothing is sent;
+// done during the loop, the next step yields its error and nothing more is
+// sent.
+func TestQueryContext(t *testing.T) {
+	tb, c := newQSTable(t, 10)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := collect(tb.Query(ctx, qsKeyCond)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, _, err := tb.QueryPage(ctx, qsKeyCond); !errors.Is(err, context.Canceled) {
+		t.Fatalf("QueryPage err = %v, want context.Canceled", err)
+	}
+	if _, err := collect(tb.ParallelScan(ctx, 3)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ParallelScan err = %v, want context.Canceled", err)
+	}
+	if qs, ss := c.requests(); len(qs)+len(ss) != 0 {
+		t.Fatalf("%d requests with a done context", len(qs)+len(ss))
+	}
+
+	ctx, cancel = context.WithCancel(t.Context())
+	defer cancel()
+	var got []int
+	var last error
+	for v, err := range tb.Query(ctx, qsKeyCond, PageSize(3)) {
+		if err != nil {
+			last = err
+			continue
+		}
+		got = append(got, v.N)
+		if v.N == 2 {
+			cancel()
+		}
+	}
+	if !slices.Equal(got, []int{1, 2}) || !errors.Is(last, context.Canceled) {
+		t.Fatalf("items %v err %v; want [1 2] then context.Canceled", got, last)
+	}
+	if qs, _ := c.requests(); len(qs) != 1 {
+		t.Errorf("%d requests, want 1", len(qs))
+	}
+}
+
+// An iterator runs the query afresh each time it is ranged over.
+func TestQueryIteratorReusable(t *testing.T) {
+	tb, c := newQSTable(t, 5)
+	seq := tb.Query(t.Context(), qsKeyCond, PageSize(2))
+	for range 2 {
+		got, err := collect(seq)
+		if err != nil || !slices.Equal(got, seqInts(1, 5)) {
+			t.Fatalf("items %v, %v", got, err)
+		}
+	}
+	if qs, _ := c.requests(); len(qs) != 6 {
+		t.Errorf("%d requests, want 6", len(qs))
+	}
+}
+
+// Pointer tables decode into new structs.
+func TestQueryPointerTable(t *testing.T) {
+	c := &qsClient{items: qsItems(3)}
+	tb, err := NewTable[*qsItem](NewMapper(c), "Events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []*qsItem
+	for v, err := range tb.Scan(t.Context()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
+	}
+	if len(got) != 3 || got[0] == got[1] || got[2].Body != "item 3" {
+		t.Fatalf("%+v", got)
+	}
+}
+
+// segmentGoroutines counts the goroutines running a parallel scan's
+// segment. A segment's goroutine returns from scanSegment before it signals
+// the iterator, so this is exact, without waiting, once the iterator has
+// returned.
+func segmentGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), ").scanSegment(")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// ParallelScan yields every item exactly once, each segment paging on its
+// own.
+func TestParallelScanEveryItemOnce(t *testing.T) {
+	tb, c := newQSTable(t, 200)
+	seen := map[int]int{}
+	for v, err := range tb.ParallelScan(t.Context(), 4, PageSize(7)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[v.N]++
+	}
+	if len(seen) != 200 {
+		t.Errorf("%d distinct items, want 200", len(seen))
+	}
+	for n, k := range seen {
+		if k != 1 || n < 1 || n > 200 {
+			t.Errorf("item %d yielded %d times", n, k)
+		}
+	}
+	_, ss := c.requests()
+	perSegment := map[int32]int{}
+	for _, in := range ss {
+		if aws.ToInt32(in.TotalSegments) != 4 || aws.ToInt32(in.Limit) != 7 {
+			t.Errorf("request segment %d of %d limit %d", aws.ToInt32(in.Segment), aws.ToInt32(in.TotalSegments), aws.ToInt32(in.Limit))
+		}
+		perSegment[aws.ToInt32(in.Segment)]++
+	}
+	for seg := range int32(4) {
+		if perSegment[seg] != 8 { // 50 items in pages of 7
+			t.Errorf("segment %d: %d requests, want 8", seg, perSegment[seg])
+		}
+	}
+	if n := segmentGoroutines(); n != 0 {
+		t.Errorf("%d segment goroutines left", n)
+	}
+}
+
+// Breaking out of a ParallelScan cancels the requests in flight and returns
+// only after every segment's goroutine is done.
+func TestParallelScanBreakLeaksNothing(t *testing.T) {
+	tb, c := newQSTable(t, 40)
+	blocked := make(chan struct{})
+	var cancelled sync.WaitGroup
+	cancelled.Add(1)
+	var sawCancel error
+	inner := &qsClient{items: c.items}
+	c.onScan = func(ctx context.Context, in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
+		if aws.ToInt32(in.Segment) == 3 { // hangs until cancelled
+			close(blocked)
+			<-ctx.Done()
+			sawCancel = ctx.Err()
+			cancelled.Done()
+			return nil, ctx.Err()
+		}
+		return inner.Scan(ctx, in)
+	}
+	n := 0
+	for _, err := range tb.ParallelScan(t.Context(), 4, PageSize(2)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-blocked // segment 3 is in its request
+		if running := segmentGoroutines(); running == 0 {
+			t.Fatal("no segment goroutine seen during the scan: segmentGoroutines is broken")
+		}
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n := segmentGoroutines(); n != 0 {
+		t.Fatalf("%d segment goroutines still running after the loop", n)
+	}
+	cancelled.Wait()
+	if !errors.Is(sawCancel, context.Canceled) {
+		t.Errorf("the hanging request saw %v, want context.Canceled", sawCancel)
+	}
+}
+
+// Limit stops a parallel scan, and its goroutines, after n items.
+func TestParallelScanLimit(t *testing.T) {
+	tb, _ := newQSTable(t, 100)
+	got, err := collect(tb.ParallelScan(t.Context(), 3, Limit(10), PageSize(4)))
+	if err != nil || len(got) != 10 {
+		t.Fatalf("%d items, %v; want 10", len(got), err)
+	}
+	if n := segmentGoroutines(); n != 0 {
+		t.Fatalf("%d segment goroutines left", n)
+	}
+}
+
+// A failing segment stops the whole scan with its error.
+func TestParallelScanError(t *testing.T) {
+	tb, c := newQSTable(t, 100)
+	inner := &qsClient{items: c.items}
+	c.onScan = func(ctx context.Context, in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
+		if aws.ToInt32(in.Segment) == 2 && in.ExclusiveStartKey != nil {
+			return nil, errQSStub
+		}
+		return inner.Scan(ctx, in)
+	}
+	var errs []error
+	for _, err := range tb.ParallelScan(t.Context(), 4, PageSize(5)) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], errQSStub) || !strings.Contains(errs[0].Error(), "segment 2 of 4") {
+		t.Fatalf("errors %v, want one stub error naming segment 2 of 4", errs)
+	}
+	if n := segmentGoroutines(); n != 0 {
+		t.Fatalf("%d segment goroutines left", n)
+	}
+}
+
+// The caller's ctx ending while every segment waits on DynamoDB ends the
+// scan with ctx's error.
+func TestParallelScanCallerContext(t *testing.T) {
+	tb, c := newQSTable(t, 10)
+	var started sync.WaitGroup
+	started.Add(2)
+	c.onScan = func(ctx context.Context, _ *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
+		started.Done()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		started.Wait()
+		cancel()
+	}()
+	_, err := collect(tb.ParallelScan(ctx, 2))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n := segmentGoroutines(); n != 0 {
+		t.Fatalf("%d segment goroutines left", n)
+	}
+}
+
+// Scan pages through the table and Segment scans one segment.
+func TestScanPagesAndSegment(t *testing.T) {
+	tb, c := newQSTable(t, 10)
+	got, err := collect(tb.Scan(t.Context(), PageSize(3)))
+	if err != nil || !slices.Equal(got, seqInts(1, 10)) {
+		t.Fatalf("scan: %v, %v", got, err)
+	}
+	if _, ss := c.requests(); len(ss) != 4 {
+		t.Errorf("%d requests for 10 items in pages of 3, want 4", len(ss))
+	}
+	got, err = collect(tb.Scan(t.Context(), Segment(0, 3)))
+	if err != nil || !slices.Equal(got, []int{3, 6, 9}) {
+		t.Fatalf("segment 0 of 3: %v, %v", got, err)
+	}
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	cases := []position{
+		{key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "ü/+ \"x\"\n<&>"}}},
+		{key: map[string]types.AttributeValue{
+			"p": &types.AttributeValueMemberS{Value: "a"},
+			"n": &types.AttributeValueMemberN{Value: "-12.5E+3"},
+		}},
+		{index: "by.owner-1_x", key: map[string]types.AttributeValue{
+			"p": &types.AttributeValueMemberS{Value: "a"},
+			"b": &types.AttributeValueMemberB{Value: []byte{0, 0xff, '/', '+'}},
+			"n": &types.AttributeValueMemberN{Value: "7"},
+			"o": &types.AttributeValueMemberS{Value: "ann"},
+		}},
+		{segment: 999_999, total: 1_000_000, key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "0"}}},
+	}
+	for _, p := range cases {
+		c, err := encodeCursor(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if url.PathEscape(string(c)) != string(c) || url.QueryEscape(string(c)) != string(c) {
+			t.Errorf("cursor %q is not URL-safe", c)
+		}
+		if _, err := ParseCursor(string(c)); err != nil {
+			t.Fatalf("ParseCursor(%q): %v", c, err)
+		}
+		got, err := decodeCursor(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, p) {
+			t.Errorf("round trip of %+v gave %+v", p, got)
+		}
+	}
+	if _, err := encodeCursor(position{key: map[string]types.AttributeValue{"x": &types.AttributeValueMemberBOOL{}}}); err == nil {
+		t.Error("encoded a BOOL key")
+	}
+}
+
+func TestParseCursorErrors(t *testing.T) {
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	cases := []struct{ in, want string }{
+		{"", "empty cursor"},
+		{"e30=", "not base64url"}, // padded
+		{"e30+", "not base64url"}, // standard alphabet
+		{"a", "not base64url"},    // truncated
+		{enc("nope"), "bad JSON"}, // not JSON
+		{enc(`[]`), "bad JSON"},   // not an object
+		{enc(`{"v":1,"k":{"a":{"S":"x"}}}x`), "data after the JSON"},
+		{enc(`{"v":1,"k":{"a":{"S":"x"}},"z":1}`), "bad JSON"}, // unknown field
+		{enc(`{"v":2,"k":{"a":{"S":"x"}}}`), "format version 2"},
+		{enc(`{"k":{"a":{"S":"x"}}}`), "format version 0"},
+		{enc(`{"v":1}`), "0 key attributes"},
+		{enc(`{"v":1,"k":{"a":{"S":"1"},"b":{"S":"1"},"c":{"S":"1"},"d":{"S":"1"},"e":{"S":"1"}}}`), "5 key attributes"},
+		{enc(`{"v":1,"k":{"":{"S":"x"}}}`), "name of 0 bytes"},
+		{enc(`{"v":1,"k":{"a":{}}}`), "0 type tags"},
+		{enc(`{"v":1,"k":{"a":null}}`), "0 type tags"},
+		{enc(`{"v":1,"k":{"a":{"S":"x","N":"1"}}}`), "2 type tags"},
+		{enc(`{"v":1,"k":{"a":{"S":""}}}`), "empty string"},
+		{enc(`{"v":1,"k":{"a":{"N":"1e"}}}`), "not a number"},
+		{enc(`{"v":1,"k":{"a":{"N":"0x10"}}}`), "not a number"},
+		{enc(`{"v":1,"k":{"a":{"B":""}}}`), "empty binary"},
+		{enc(`{"v":1,"k":{"a":{"B":"!!"}}}`), "bad JSON"},
+		{enc(`{"v":1,"k":{"a":{"SS":["x"]}}}`), "bad JSON"},
+		{enc(`{"v":1,"i":"ab","k":{"a":{"S":"x"}}}`), "index name"},
+		{enc(`{"v":1,"g":[1],"k":{"a":{"S":"x"}}}`), "segment field has 1 numbers"},
+		{enc(`{"v":1,"g":[3,3],"k":{"a":{"S":"x"}}}`), "segment 3 of 3"},
+		{enc(`{"v":1,"g":[0,0],"k":{"a":{"S":"x"}}}`), "0 total segments"},
+		{strings.Repeat("A", maxCursorLen+1), "bytes long"},
+	}
+	for _, tc := range cases {
+		_, err := ParseCursor(tc.in)
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("ParseCursor(%.40q) = %v, want ErrInvalidInput", tc.in, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseCursor(%.40q): %q does not mention %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func TestValidNumber(t *testing.T) {
+	for _, s := range []string{"0", "-1", "12.5", ".5", "5.", "1e10", "1E-3", "-0.5e+7", "100000000000000000000000000000000000000"} {
+		if !validNumber(s) {
+			t.Errorf("validNumber(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"", "-", ".", "e1", "1e", "1e+", "+1", "1.2.3", "1_0", "NaN", "Inf", "0x1", " 1", "1 ", "--1"} {
+		if validNumber(s) {
+			t.Errorf("validNumber(%q) = true", s)
+		}
+	}
+}
+
+// FuzzParseCursor: any input either parses — and then re-encodes to a
+// cursor that parses to the same position and is its own canonical form —
+// or is refused with ErrInvalidInput. Never a panic. Each input is tried as
+// it is and as the JSON inside a cursor (base64url-encoded first), so that
+// the fuzzer also explores the checks behind the base64 layer.
+func FuzzParseCursor(f *testing.F) {
+	for _, p := range []position{
+		{key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "x"}}},
+		{index: "byOwner", segment: 1, total: 4, key: map[string]types.AttributeValue{
+			"p": &types.AttributeValueMemberS{Value: "a"},
+			"n": &types.AttributeValueMemberN{Value: "-1.5e3"},
+			"b": &types.AttributeValueMemberB{Value: []byte{1, 2, 3}},
+		}},
+	} {
+		c, err := encodeCursor(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		raw, _ := base64.RawURLEncoding.DecodeString(string(c))
+		f.Add(string(c))
+		f.Add(string(raw))
+	}
+	for _, s := range []string{"", "e30", "e30=", "!!", `{"v":1}`, `{"v":1,"k":{"a":{"N":".5E-0"}}}`,
+		`{"v":1,"g":[0,1],"k":{"a":{"B":"AA=="},"b":{"S":"\u00e9"}}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkParseCursor(t, s)
+		checkParseCursor(t, base64.RawURLEncoding.EncodeToString([]byte(s)))
+	})
+}
+
+func checkParseCursor(t *testing.T, s string) {
+	c, err := ParseCursor(s)
+	if err != nil {
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Fatalf("ParseCursor(%q) = %v, not ErrInvalidInput", s, err)
+		}
+		if c != "" {
+			t.Fatalf("ParseCursor(%q) returned %q with an error", s, c)
+		}
+		return
+	}
+	if string(c) != s {
+		t.Fatalf("ParseCursor(%q) returned %q", s, c)
+	}
+	p, err := decodeCursor(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := encodeCursor(p)
+	if err != nil {
+		t.Fatalf("re-encode of %q: %v", s, err)
+	}
+	p2, err := decodeCursor(again)
+	if err != nil {
+		t.Fatalf("re-encoded cursor %q of %q does not parse: %v", again, s, err)
+	}
+	if !reflect.DeepEqual(p, p2) {
+		t.Fatalf("re-encoding changed the position: %+v → %+v", p, p2)
+	}
+	if third, _ := encodeCursor(p2); third != again {
+		t.Fatalf("encoding is not canonical: %q then %q", again, third)
+	}
+}
+
+// qsIndexed declares its indexes in tags, so that a cursor for one of them
+// is checked against the index's key too.
+type qsIndexed struct {
+	P     string `dynamo:"p,hash"`
+	N     int    `dynamo:"n,range"`
+	Owner string `dynamo:"owner" index:"byOwner,hash"`
+	At    int    `dynamo:"at" index:"byOwner,range" localIndex:"byAt,range"`
+}
+
+func TestCursorCheckedAgainstDeclaredIndex(t *testing.T) {
+	tb, err := NewTable[qsIndexed](NewMapper(&qsClient{}), "Events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	n := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	cases := []struct {
+		index string
+		key   map[string]types.AttributeValue
+		want  string // "" for accepted
+	}{
+		{"byOwner", map[string]types.AttributeValue{"p": s("a"), "n": n("1"), "owner": s("ann"), "at": n("5")}, ""},
+		{"byOwner", map[string]types.AttributeValue{"p": s("a"), "n": n("1"), "owner": s("ann")}, `lacks the key attribute "at"`},
+		{"byOwner", map[string]types.AttributeValue{"p": s("a"), "n": n("1"), "owner": s("ann"), "x": n("5")}, `lacks the key attribute "at"`},
+		{"byAt", map[string]types.AttributeValue{"p": s("a"), "n": n("1"), "at": n("5")}, ""},
+		{"byAt", map[string]types.AttributeValue{"p": s("a"), "n": n("1"), "at": n("5"), "owner": s("ann")},
+			`holds "at", "n", "owner", "p", but the table's key and the index's is "p", "n", "at"`},
+		// An index the tags do not declare: only the table's key is checked.
+		{"other", map[string]types.AttributeValue{"p": s("a"), "n": n("1"), "x": s("y")}, ""},
+		{"other", map[string]types.AttributeValue{"p": s("a"), "x": s("y")}, `lacks the key attribute "n"`},
+	}
+	// ConsistentRead is refused on a global index the tags declare, not on a
+	// local one.
+	_, err = collect2(tb.Query(t.Context(), qsKeyCond, Index("byOwner"), ConsistentRead()))
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), `ConsistentRead on the global secondary index "byOwner"`) {
+		t.Errorf("ConsistentRead on a global index: %v", err)
+	}
+	tb.m.client.(*qsClient).onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+		return &dynamodb.QueryOutput{}, nil
+	}
+	if _, err = collect2(tb.Query(t.Context(), qsKeyCond, Index("byAt"), ConsistentRead())); err != nil {
+		t.Errorf("ConsistentRead on a local index: %v", err)
+	}
+	for _, tc := range cases {
+		err := tb.checkPosition(position{index: tc.index, key: tc.key}, tc.index, 0, 0)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %s: %v", tc.index, formatKey(tc.key), err)
+		case tc.want != "" && (!errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s %s: %v, want an error mentioning %q", tc.index, formatKey(tc.key), err, tc.want)
+		}
+	}
+}
+
+func collect2[T any](seq func(func(T, error) bool)) (n int, err error) {
+	for _, err := range seq {
+		if err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

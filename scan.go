@@ -1,0 +1,125 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// ParallelScan scans the whole table (or Index) as segments concurrent
+// segment scans, one goroutine each (Segment and TotalSegments in DynamoDB's
+// terms), and yields every item exactly once, in no particular order.
+// segments is 1 to 1,000,000; a few per core of the consumer, or one per
+// 2–3 GB of table, is a good start.
+//
+// Each goroutine decodes its pages and hands them over one at a time, so at
+// most one decoded page per segment waits for the consumer. Limit bounds the
+// items yielded in total; PageSize, Filter, Index and ConsistentRead apply
+// to every segment; Segment and StartAfter are refused (use Scan or ScanPage
+// with Segment to run or page through one segment yourself).
+//
+// Like Scan, nothing is sent until the iterator is used, and an error is
+// yielded once as (zero, err), after which the iterator stops. When the loop
+// ends — all segments done, a break, Limit reached, an error, or ctx done —
+// the iterator cancels the requests still in flight and returns only after
+// every goroutine it started has exited. ctx bounds the whole scan.
+//
+// IAM: dynamodb:Scan.
+func (t *Table[T]) ParallelScan(ctx context.Context, segments int, opts ...QueryOption) iter.Seq2[T, error] {
+	l := t.prepare(opParallelScan, nil, opts)
+	if l.err == nil {
+		if err := checkSegment(0, segments); err != nil {
+			l.err = fmt.Errorf("%w: ParallelScan on table %q with %d segments: give 1 to %d", ErrInvalidInput, t.name, segments, maxTotalSegments)
+		}
+	}
+	l.total = segments
+	return func(yield func(T, error) bool) {
+		var zero T
+		if l.err != nil {
+			yield(zero, l.err)
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			yield(zero, l.requestError(err, -1))
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		defer func() {
+			cancel()
+			wg.Wait()
+		}()
+		pages := make(chan segmentPage[T])
+		for seg := range segments {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.scanSegment(ctx, l, seg, pages)
+			}()
+		}
+		running, got := segments, 0
+		for running > 0 {
+			var p segmentPage[T]
+			select {
+			case p = <-pages:
+			case <-ctx.Done(): // only the caller's ctx: ours is cancelled on return
+				yield(zero, l.requestError(ctx.Err(), -1))
+				return
+			}
+			if p.err != nil {
+				yield(zero, p.err)
+				return
+			}
+			for _, v := range p.items {
+				if err := ctx.Err(); err != nil {
+					yield(zero, l.requestError(err, -1))
+					return
+				}
+				if !yield(v, nil) {
+					return
+				}
+				if got++; l.limit > 0 && got >= l.limit {
+					return
+				}
+			}
+			if p.last {
+				running--
+			}
+		}
+	}
+}
+
+// segmentPage is one decoded page of a parallel scan's segment.
+type segmentPage[T any] struct {
+	items []T
+	err   error
+	last  bool // the segment has no more pages (or failed)
+}
+
+// scanSegment scans one segment of l, sending its decoded pages to out until
+// the segment ends, a request fails, or ctx is done.
+func (t *Table[T]) scanSegment(ctx context.Context, l *listing, segment int, out chan<- segmentPage[T]) {
+	var start map[string]types.AttributeValue
+	d := &itemDecoder[T]{t: t}
+	for {
+		items, last, err := l.fetch(ctx, t.m.client, start, l.requestLimit(0, false), segment)
+		p := segmentPage[T]{err: err, last: err != nil || len(last) == 0}
+		if err == nil {
+			if p.items, err = d.decodePage(items); err != nil {
+				p.err, p.last = err, true
+			}
+		}
+		select {
+		case out <- p:
+		case <-ctx.Done():
+			return
+		}
+		if p.last {
+			return
+		}
+		start = last
+	}
+}
