@@ -128,13 +128,16 @@ func If(cond expression.ConditionBuilder) WriteOption {
 }
 
 // WithMaxAttempts bounds the number of writes Update tries before it returns
-// the last conflict (default DefaultMaxAttempts). Values below 1 mean 1.
+// the last conflict (default DefaultMaxAttempts). Values below 1 mean 1. For
+// BatchSave and BatchDelete it bounds the requests per chunk of items (the
+// first one and the resends of unprocessed items).
 func WithMaxAttempts(n int) WriteOption {
 	return func(o *writeOptions) { o.maxAttempts = max(n, 1) }
 }
 
-// WithBackoff sets Update's jittered exponential backoff between attempts:
-// the n-th retry waits a random duration in [0, min(max, base·2ⁿ)).
+// WithBackoff sets the jittered exponential backoff between Update's
+// attempts, and between BatchSave's and BatchDelete's resends of unprocessed
+// items: the n-th retry waits a random duration in [0, min(max, base·2ⁿ)).
 // Defaults: DefaultBackoffBase, DefaultBackoffMax.
 func WithBackoff(base, max time.Duration) WriteOption {
 	return func(o *writeOptions) { o.backoffBase, o.backoffMax = base, max }

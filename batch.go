@@ -1,0 +1,539 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// DynamoDB's limits on one batch request.
+const (
+	// MaxBatchGetKeys is the most keys one BatchGetItem request may carry.
+	// BatchLoad sends any number of keys in requests of at most this many.
+	MaxBatchGetKeys = 100
+	// MaxBatchWriteItems is the most writes one BatchWriteItem request may
+	// carry. BatchSave and BatchDelete send any number of items in requests
+	// of at most this many.
+	MaxBatchWriteItems = 25
+)
+
+// retryPolicy bounds the requests for one chunk of a batch: the first send
+// plus the retries of what DynamoDB left unprocessed.
+type retryPolicy struct {
+	attempts  int
+	base, max time.Duration
+}
+
+// batchLoadPolicy is BatchLoad's: the same defaults as Update's.
+var batchLoadPolicy = retryPolicy{attempts: DefaultMaxAttempts, base: DefaultBackoffBase, max: DefaultBackoffMax}
+
+// BatchLoad reads the items whose primary keys are the key fields of keys
+// (other fields are ignored) and returns those that exist, in the order of
+// keys; keys without an item are skipped. It is Load for many keys: the
+// result is what calling Load for each key in turn and dropping the
+// ErrNotFound ones would return, so a key given twice yields its item twice.
+// Use BatchLoadIndexed to learn which keys were missing.
+//
+// The keys are sent in BatchGetItem requests of at most MaxBatchGetKeys
+// distinct keys each (DynamoDB refuses a request that names a key twice, so
+// repeated keys are sent once), one request after another. Keys DynamoDB
+// leaves unprocessed (throttling, or the 16 MB response limit) are sent again
+// after a jittered exponential backoff, at most DefaultMaxAttempts requests
+// per chunk, with backoff between DefaultBackoffBase and DefaultBackoffMax.
+// ConsistentRead reads with strong consistency. ctx bounds the whole call:
+// every request, the SDK's retries and the waits between them.
+//
+// Keys are checked before anything is sent: a nil key or an unset or empty
+// key attribute is an error wrapping ErrInvalidInput that names its index.
+// keys is not modified. On error no items are returned.
+//
+// IAM: dynamodb:BatchGetItem.
+func (t *Table[T]) BatchLoad(ctx context.Context, keys []T, opts ...ReadOption) ([]T, error) {
+	items, err := t.batchGet(ctx, "BatchLoad", keys, applyReadOptions(opts), batchLoadPolicy)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, it := range items {
+		if it != nil {
+			n++
+		}
+	}
+	out := make([]T, n)
+	d := itemDecoder[T]{t: t}
+	n = 0
+	for _, it := range items {
+		if it == nil {
+			continue
+		}
+		if err := d.decodeInto(it, &out[n]); err != nil {
+			return nil, err
+		}
+		n++
+	}
+	return out, nil
+}
+
+// BatchLoadIndexed is BatchLoad reporting what was missing: items[i] is the
+// item with the key of keys[i] and found[i] is true, or, when there is no
+// such item, items[i] is the zero T and found[i] is false. Both slices have
+// len(keys) elements. Each position gets its own decoded value, also when a
+// key is repeated. Requests, retries, limits and errors are as for BatchLoad.
+//
+// IAM: dynamodb:BatchGetItem.
+func (t *Table[T]) BatchLoadIndexed(ctx context.Context, keys []T, opts ...ReadOption) (items []T, found []bool, err error) {
+	raw, err := t.batchGet(ctx, "BatchLoadIndexed", keys, applyReadOptions(opts), batchLoadPolicy)
+	if err != nil {
+		return nil, nil, err
+	}
+	items = make([]T, len(keys))
+	found = make([]bool, len(keys))
+	d := itemDecoder[T]{t: t}
+	for i, it := range raw {
+		if it == nil {
+			continue
+		}
+		if err := d.decodeInto(it, &items[i]); err != nil {
+			return nil, nil, err
+		}
+		found[i] = true
+	}
+	return items, found, nil
+}
+
+// batchGet returns, for each of keys, the stored item with its key, or nil.
+// Items of repeated keys are the same map.
+func (t *Table[T]) batchGet(ctx context.Context, op string, keys []T, ro readOptions, pol retryPolicy) ([]map[string]types.AttributeValue, error) {
+	// pos[i] is the index in distinct of keys[i]'s key; found[j] the item
+	// of distinct[j].
+	pos := make([]int, len(keys))
+	index := make(map[keyID]int, len(keys))
+	distinct := make([]map[string]types.AttributeValue, 0, len(keys))
+	for i := range keys {
+		v, err := t.elem(keys, i, op, "keys")
+		if err != nil {
+			return nil, err
+		}
+		k, err := t.keyOf(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w (%s keys[%d])", err, op, i)
+		}
+		id := t.p.keyID(k)
+		j, seen := index[id]
+		if !seen {
+			j = len(distinct)
+			index[id] = j
+			distinct = append(distinct, k)
+		}
+		pos[i] = j
+	}
+	found := make([]map[string]types.AttributeValue, len(distinct))
+	for start := 0; start < len(distinct); start += MaxBatchGetKeys {
+		chunk := distinct[start:min(start+MaxBatchGetKeys, len(distinct))]
+		if err := t.getChunk(ctx, chunk, ro, pol, index, found); err != nil {
+			return nil, fmt.Errorf("dynamo: %s from table %q: keys %d to %d of %d distinct keys: %w", op, t.name, start+1, start+len(chunk), len(distinct), err)
+		}
+	}
+	out := make([]map[string]types.AttributeValue, len(keys))
+	for i, j := range pos {
+		out[i] = found[j]
+	}
+	return out, nil
+}
+
+// getChunk reads one chunk of at most MaxBatchGetKeys distinct keys,
+// retrying unprocessed keys, and stores each item returned in found at the
+// index its key has in index.
+func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.AttributeValue, ro readOptions, pol retryPolicy,
+	index map[keyID]int, found []map[string]types.AttributeValue) error {
+	var consistent *bool
+	if ro.consistent {
+		consistent = aws.Bool(true)
+	}
+	for attempt := 1; ; attempt++ {
+		out, err := t.m.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{t.name: {Keys: pending, ConsistentRead: consistent}},
+		})
+		if err != nil {
+			return err
+		}
+		for _, it := range out.Responses[t.name] {
+			if j, ok := index[t.p.keyID(it)]; ok {
+				found[j] = it
+			}
+		}
+		pending = out.UnprocessedKeys[t.name].Keys
+		if len(pending) == 0 {
+			return nil
+		}
+		if attempt >= pol.attempts {
+			return fmt.Errorf("%w: %d keys still unprocessed after %d BatchGetItem requests; the table's read capacity is probably exceeded: retry later or raise it",
+				errUnprocessed, len(pending), attempt)
+		}
+		if err := sleepCtx(ctx, backoff(attempt, pol.base, pol.max)); err != nil {
+			return err
+		}
+	}
+}
+
+// errUnprocessed is the cause of a batch that gave up on items DynamoDB kept
+// leaving unprocessed.
+var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
+
+// BatchSave writes items with BatchWriteItem: one PutRequest per item, in
+// requests of at most MaxBatchWriteItems, one request after another. Each
+// item replaces the whole stored item, including attributes the struct does
+// not model, as with SavePut. items is not modified.
+//
+// A batch write cannot carry a condition, so it cannot check a version. For a
+// versioned type BatchSave therefore refuses to write (ErrInvalidInput, before
+// sending anything) unless WithSaveBehavior(SaveClobber) is given; for
+// version-checked writes of several items use a transaction (Mapper.WriteTx
+// with Table.TxSave) or Save in a loop. With SaveClobber each item is written with version
+// held+1, where held is the version the item holds, and no check: this is
+// Java DynamoDBMapper's CLOBBER, and unlike Table.Save with SaveClobber,
+// which increments inside DynamoDB, it CAN move a stored version backwards
+// (an item stored at version 5 and saved holding 2 is stored at 3), after
+// which holders of the overwritten versions may save over it without a
+// conflict. Use it for loading data that nobody else writes concurrently.
+// Java's batchSave skips the version check silently; this one does not.
+//
+// Types without a version need no option. SaveUpdate (the default), SavePut
+// and SaveClobber all mean "replace the whole item"; SaveUpdateSkipNulls and
+// SaveAppendSet, which need UpdateItem, and If conditions are refused.
+//
+// Also refused before anything is sent, with an error wrapping
+// ErrInvalidInput that names the index: a nil item, an unset or empty key, an
+// item over 400 KB, two items with the same key.
+//
+// Items DynamoDB leaves unprocessed (throttling) are sent again after a
+// jittered exponential backoff; each chunk is sent at most WithMaxAttempts
+// times (default DefaultMaxAttempts), with WithBackoff's delays. ctx bounds
+// the whole call: every request, the SDK's retries and the waits between
+// them. A batch is not atomic: when BatchSave fails after sending, some items
+// may have been written, and the error is a *BatchWriteError saying which
+// items were written and which not.
+//
+// IAM: dynamodb:BatchWriteItem.
+func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...WriteOption) error {
+	wo := applyWriteOptions(opts)
+	if err := t.checkBatchWrite("BatchSave", &wo); err != nil {
+		return err
+	}
+	s := t.p.s
+	reqs := make([]types.WriteRequest, len(items))
+	keys := make([]map[string]types.AttributeValue, len(items))
+	for i := range items {
+		v, err := t.elem(items, i, "BatchSave", "items")
+		if err != nil {
+			return err
+		}
+		item, err := t.encode(v.Addr().Interface())
+		if err != nil {
+			return fmt.Errorf("%w (BatchSave items[%d])", err, i)
+		}
+		if err := t.checkKey(item); err != nil {
+			return fmt.Errorf("%w (BatchSave items[%d])", err, i)
+		}
+		keys[i] = t.pickKey(item)
+		if s.version >= 0 {
+			held := s.versionOf(v)
+			if held < 0 || !s.versionFits(held+1) {
+				return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: version %s is negative or its next value does not fit %s: use int64",
+					ErrInvalidInput, t.name, i, formatKey(keys[i]), s.fields[s.version].goName, s.fields[s.version].typ)
+			}
+			item[s.fields[s.version].name] = numberAV(held + 1)
+		}
+		if size := itemSize(item); size > maxItemSize {
+			return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+				ErrInvalidInput, t.name, i, formatKey(keys[i]), size)
+		}
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
+	}
+	return t.batchWrite(ctx, "BatchSave", reqs, keys, &wo)
+}
+
+// BatchDelete deletes the items with the keys of items with BatchWriteItem:
+// one DeleteRequest per item, in requests of at most MaxBatchWriteItems, one
+// request after another. Deleting a missing item succeeds. items is not
+// modified.
+//
+// A batch write cannot carry a condition, so it cannot check a version. For a
+// versioned type BatchDelete therefore refuses (ErrInvalidInput, before
+// sending anything) unless WithSaveBehavior(SaveClobber) is given, which
+// deletes without a check whatever version is stored; for version-checked
+// deletes of several items use a transaction (Mapper.WriteTx with
+// Table.TxDelete) or Delete in a loop. Types without a version need no option. If conditions are refused.
+//
+// Also refused before anything is sent, with an error wrapping
+// ErrInvalidInput that names the index: a nil item, an unset or empty key,
+// two items with the same key. Retries, ctx and errors are as for BatchSave.
+//
+// IAM: dynamodb:BatchWriteItem.
+func (t *Table[T]) BatchDelete(ctx context.Context, items []T, opts ...WriteOption) error {
+	wo := applyWriteOptions(opts)
+	if err := t.checkBatchWrite("BatchDelete", &wo); err != nil {
+		return err
+	}
+	reqs := make([]types.WriteRequest, len(items))
+	keys := make([]map[string]types.AttributeValue, len(items))
+	for i := range items {
+		v, err := t.elem(items, i, "BatchDelete", "items")
+		if err != nil {
+			return err
+		}
+		k, err := t.keyOf(v)
+		if err != nil {
+			return fmt.Errorf("%w (BatchDelete items[%d])", err, i)
+		}
+		keys[i] = k
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
+	}
+	return t.batchWrite(ctx, "BatchDelete", reqs, keys, &wo)
+}
+
+// checkBatchWrite refuses the options a batch write cannot honour.
+func (t *Table[T]) checkBatchWrite(op string, wo *writeOptions) error {
+	if len(wo.conds) > 0 {
+		single := strings.TrimPrefix(op, "Batch")
+		return fmt.Errorf("%w: %s on table %q with an If condition: BatchWriteItem cannot carry conditions; use %s with If for each item, or a transaction (Mapper.WriteTx with Table.Tx%s)",
+			ErrInvalidInput, op, t.name, single, single)
+	}
+	b := wo.behavior
+	switch {
+	case b < SaveUpdate || b > SaveAppendSet:
+		return fmt.Errorf("%w: %s on table %q: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, op, t.name, b)
+	case op == "BatchSave" && (b == SaveUpdateSkipNulls || b == SaveAppendSet):
+		return fmt.Errorf("%w: BatchSave on table %q with %v: a batch write replaces whole items (PutRequest) and cannot leave attributes as they are or add to sets; use Save with %v for each item",
+			ErrInvalidInput, t.name, b, b)
+	}
+	s := t.p.s
+	if s.version >= 0 && b != SaveClobber {
+		single, verb, note := "Save", "overwrite", " (each item is then written with its held version + 1, which can move a stored version backwards)"
+		if op == "BatchDelete" {
+			single, verb, note = "Delete", "delete", ""
+		}
+		return fmt.Errorf("%w: %s on table %q: %s is versioned (field %s), and BatchWriteItem cannot carry conditions, so the version would not be checked "+
+			"and concurrent changes could be lost silently. For version-checked writes of several items use a transaction "+
+			"(Mapper.WriteTx with Table.Tx%s, up to 100 items at once) or %s in a loop; "+
+			"to %s without a version check, pass dynamo.WithSaveBehavior(dynamo.SaveClobber)%s",
+			ErrInvalidInput, op, t.name, s.typ, s.fields[s.version].goName, single, single, verb, note)
+	}
+	return nil
+}
+
+// batchWrite sends reqs (keys[i] is the key of reqs[i]) in chunks of
+// MaxBatchWriteItems, retrying unprocessed items.
+func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest, keys []map[string]types.AttributeValue, wo *writeOptions) error {
+	index := make(map[keyID]int, len(keys))
+	for i, k := range keys {
+		id := t.p.keyID(k)
+		if j, dup := index[id]; dup {
+			return fmt.Errorf("%w: %s on table %q: items[%d] and items[%d] have the same key %s: BatchWriteItem refuses two writes of one item in a request; pass each key once",
+				ErrInvalidInput, op, t.name, j, i, formatKey(k))
+		}
+		index[id] = i
+	}
+	written := 0
+	fail := func(pending []int, next int, err error) error {
+		e := &BatchWriteError{Op: op, Table: t.name, Written: written, Err: err}
+		e.Unwritten = append(e.Unwritten, pending...)
+		for i := next; i < len(reqs); i++ {
+			e.Unwritten = append(e.Unwritten, i)
+		}
+		slices.Sort(e.Unwritten)
+		e.UnwrittenKeys = make([]map[string]types.AttributeValue, len(e.Unwritten))
+		for n, i := range e.Unwritten {
+			e.UnwrittenKeys[n] = keys[i]
+		}
+		return e
+	}
+	for start := 0; start < len(reqs); start += MaxBatchWriteItems {
+		end := min(start+MaxBatchWriteItems, len(reqs))
+		pending := make([]int, 0, end-start)
+		for i := start; i < end; i++ {
+			pending = append(pending, i)
+		}
+		send := reqs[start:end]
+		for attempt := 1; ; attempt++ {
+			out, err := t.m.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+				RequestItems: map[string][]types.WriteRequest{t.name: send},
+			})
+			if err != nil {
+				return fail(pending, end, err)
+			}
+			un := out.UnprocessedItems[t.name]
+			if len(un) == 0 {
+				written += len(pending)
+				break
+			}
+			// Resend our own requests for what is left, found by key.
+			left := make([]int, 0, len(un))
+			for _, r := range un {
+				var k map[string]types.AttributeValue
+				switch {
+				case r.PutRequest != nil:
+					k = r.PutRequest.Item
+				case r.DeleteRequest != nil:
+					k = r.DeleteRequest.Key
+				}
+				if i, ok := index[t.p.keyID(k)]; ok {
+					left = append(left, i)
+				}
+			}
+			if len(left) != len(un) {
+				return fail(pending, end, fmt.Errorf("BatchWriteItem reported %d unprocessed items, of which %d do not match a key sent", len(un), len(un)-len(left)))
+			}
+			written += len(pending) - len(left)
+			pending = left
+			if attempt >= wo.maxAttempts {
+				return fail(pending, end, fmt.Errorf("%w: %d items still unprocessed after %d BatchWriteItem requests; the table's write capacity is probably exceeded: retry later or raise it",
+					errUnprocessed, len(pending), attempt))
+			}
+			if err := sleepCtx(ctx, backoff(attempt, wo.backoffBase, wo.backoffMax)); err != nil {
+				return fail(pending, end, err)
+			}
+			send = make([]types.WriteRequest, len(pending))
+			for n, i := range pending {
+				send[n] = reqs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// BatchWriteError is the error of a BatchSave or BatchDelete that stopped
+// before every item was written: a request failed, ctx ended, or DynamoDB
+// kept leaving items unprocessed. Items not in Unwritten were written.
+//
+// Items of a request that failed (rather than being reported unprocessed)
+// may or may not have been applied; writing them again is safe, since batch
+// writes are unconditional puts and deletes.
+type BatchWriteError struct {
+	// Op is "BatchSave" or "BatchDelete".
+	Op string
+	// Table is the table written to.
+	Table string
+	// Written is the number of items DynamoDB confirmed written.
+	Written int
+	// Unwritten holds the indexes, in the slice passed in, of the items not
+	// confirmed written, ascending. Written + len(Unwritten) is the number of
+	// items passed in.
+	Unwritten []int
+	// UnwrittenKeys holds the primary keys of the items in Unwritten, in the
+	// same order.
+	UnwrittenKeys []map[string]types.AttributeValue
+	// Err is the cause: the SDK's error, ctx's error, or a report that items
+	// stayed unprocessed.
+	Err error
+}
+
+func (e *BatchWriteError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dynamo: %s to table %q: %d of %d items written; not written: ",
+		e.Op, e.Table, e.Written, e.Written+len(e.Unwritten))
+	const shown = 5
+	for n, k := range e.UnwrittenKeys {
+		if n == shown {
+			fmt.Fprintf(&b, " and %d more", len(e.UnwrittenKeys)-shown)
+			break
+		}
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(formatKey(k))
+	}
+	b.WriteString(" (indexes in BatchWriteError.Unwritten; writing them again is safe): ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *BatchWriteError) Unwrap() error { return e.Err }
+
+// elem returns the struct of items[i] without copying it, refusing a nil
+// pointer. what names the slice in messages.
+func (t *Table[T]) elem(items []T, i int, op, what string) (reflect.Value, error) {
+	if !t.ptr {
+		return reflect.ValueOf(&items[i]).Elem(), nil
+	}
+	v := reflect.ValueOf(items[i])
+	if v.IsNil() {
+		return v, fmt.Errorf("%w: %s on table %q: %s[%d] is a nil %T: pass pointers to structs", ErrInvalidInput, op, t.name, what, i, items[i])
+	}
+	return v.Elem(), nil
+}
+
+// keyID identifies the primary key of an item the way DynamoDB does:
+// numbers are compared by value, so "1" and "1.0" are the same key. It is
+// comparable and built without allocating for string and integer keys.
+type keyID struct {
+	hashType, rangeType byte // 'S', 'N', 'B'; 0 for anything else
+	hash, rng           string
+}
+
+// keyID returns the keyID of item (a key or a whole item).
+func (p *plan) keyID(item map[string]types.AttributeValue) keyID {
+	var id keyID
+	id.hashType, id.hash = keyPart(item[p.keyNames[0]])
+	if p.hasRangeKey {
+		id.rangeType, id.rng = keyPart(item[p.keyNames[1]])
+	}
+	return id
+}
+
+func keyPart(av types.AttributeValue) (byte, string) {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return 'S', v.Value
+	case *types.AttributeValueMemberN:
+		return 'N', canonNumber(v.Value)
+	case *types.AttributeValueMemberB:
+		return 'B', string(v.Value)
+	}
+	return 0, ""
+}
+
+// canonNumber returns a canonical form of a DynamoDB number: equal numbers
+// give equal strings. Plain integers (what the encoder writes for Go
+// integers) are returned as they are.
+func canonNumber(s string) string {
+	plain := len(s) > 0
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		switch {
+		case c == '-' && i == 0 && len(s) > 1:
+		case c >= '1' && c <= '9':
+		case c == '0':
+			// a leading zero ("0", "-0", "01") is not canonical, except "0"
+			plain = s == "0" || (i > 0 && !(i == 1 && s[0] == '-'))
+		default:
+			plain = false
+		}
+	}
+	if plain {
+		return s
+	}
+	// Refuse exponents far outside DynamoDB's range (1E-130 to 1E126)
+	// rather than let big.Rat build a huge power of ten.
+	if e := strings.IndexAny(s, "eE"); e >= 0 {
+		if x, err := strconv.Atoi(s[e+1:]); err != nil || x > 400 || x < -400 {
+			return s
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return s
+	}
+	return r.RatString()
+}
