@@ -137,7 +137,8 @@ func WithMaxAttempts(n int) WriteOption {
 
 // WithBackoff sets the jittered exponential backoff between Update's
 // attempts, and between BatchSave's and BatchDelete's resends of unprocessed
-// items: the n-th retry waits a random duration in [0, min(max, base·2ⁿ)).
+// items: the n-th retry (n = 1, 2, ...) waits a random duration in
+// [0, min(max, base·2ⁿ⁻¹)).
 // Defaults: DefaultBackoffBase, DefaultBackoffMax.
 func WithBackoff(base, max time.Duration) WriteOption {
 	return func(o *writeOptions) { o.backoffBase, o.backoffMax = base, max }
