@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"flag"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,25 @@ import (
 // Benchmarks against DynamoDB Local (or DYNAMODB_ENDPOINT). Compare the
 // impl=... sub-benchmarks of one run with benchstat -col /impl; see
 // BENCHMARKS.md and scripts/bench-local.sh.
+
+// baselineFirst runs the hand-written baseline before the mapper;
+// scripts/bench-local.sh alternates it between rounds, so that neither side
+// always runs on a colder server.
+var baselineFirst = flag.Bool("bench.baselinefirst", false, "run the baseline sub-benchmarks first")
+
+// runOrdered runs the mapper's sub-benchmarks and the baseline's in the
+// order baselineFirst says.
+func runOrdered(b *testing.B, mapper, baseline []func(*testing.B), names ...string) {
+	order := append(append([]func(*testing.B){}, mapper...), baseline...)
+	nm := names
+	if *baselineFirst {
+		order = append(append([]func(*testing.B){}, baseline...), mapper...)
+		nm = append(append([]string{}, names[len(mapper):]...), names[:len(mapper)]...)
+	}
+	for i, fn := range order {
+		b.Run(nm[i], fn)
+	}
+}
 
 type benchCounter struct {
 	ID      string `dynamo:"id,hash"`
@@ -44,20 +64,20 @@ func BenchmarkSaveThroughput(b *testing.B) {
 	var seq atomic.Int64
 	// Warm DynamoDB Local's JIT up so that the first sub-benchmark does not
 	// pay for it.
-	for i := range 300 {
+	for i := range 2000 {
 		if err := rawSave(ctx, client, name, benchCounter{ID: "w" + strconv.Itoa(i), Version: 1}, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.Run("impl=mapper", func(b *testing.B) {
+	mapper := func(b *testing.B) {
 		for b.Loop() {
 			id := "m" + strconv.FormatInt(seq.Add(1), 10)
 			if _, err := table.Save(ctx, benchCounter{ID: id, N: 1, Payload: "some payload"}); err != nil {
 				b.Fatal(err)
 			}
 		}
-	})
-	b.Run("impl=sdk", func(b *testing.B) {
+	}
+	sdk := func(b *testing.B) {
 		for b.Loop() {
 			id := "s" + strconv.FormatInt(seq.Add(1), 10)
 			item := benchCounter{ID: id, N: 1, Payload: "some payload", Version: 1}
@@ -65,7 +85,8 @@ func BenchmarkSaveThroughput(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	})
+	}
+	runOrdered(b, []func(*testing.B){mapper}, []func(*testing.B){sdk}, "impl=mapper", "impl=sdk")
 }
 
 // rawSave is what a user writes by hand: marshal, build the versioned
@@ -134,15 +155,15 @@ func BenchmarkContendedUpdate(b *testing.B) {
 		}
 	}
 	var round atomic.Int64
-	b.Run("impl=mapper", func(b *testing.B) {
+	shared := func(b *testing.B) {
 		table, _ := dynamo.NewTable[benchCounter](dynamo.NewMapper(client), name)
 		key := benchCounter{ID: "m" + strconv.FormatInt(round.Add(1), 10)}
 		run(b, key.ID, func(int) error {
 			_, err := table.Update(ctx, key, inc, dynamo.WithMaxAttempts(1000))
 			return err
 		})
-	})
-	b.Run("impl=mapper-separate", func(b *testing.B) {
+	}
+	separate := func(b *testing.B) {
 		var tables [workers]*dynamo.Table[benchCounter]
 		for i := range tables {
 			tables[i], _ = dynamo.NewTable[benchCounter](dynamo.NewMapper(client), name)
@@ -152,11 +173,13 @@ func BenchmarkContendedUpdate(b *testing.B) {
 			_, err := tables[w].Update(ctx, key, inc, dynamo.WithMaxAttempts(1000))
 			return err
 		})
-	})
-	b.Run("impl=reread", func(b *testing.B) {
+	}
+	reread := func(b *testing.B) {
 		id := "r" + strconv.FormatInt(round.Add(1), 10)
 		run(b, id, func(int) error { return rereadIncrement(ctx, client, name, id) })
-	})
+	}
+	runOrdered(b, []func(*testing.B){shared, separate}, []func(*testing.B){reread},
+		"impl=mapper", "impl=mapper-separate", "impl=reread")
 }
 
 // rereadIncrement is the loop users write by hand: read consistently,
