@@ -44,6 +44,18 @@
 // WithWriteTokenAttribute) and recognises its own write in the item that
 // comes back, so the call succeeds.
 //
+// # More than one item
+//
+// Mapper.WriteTx saves, deletes and checks up to 100 items in one
+// TransactWriteItems with the same version rules (Table.TxSave, TxDelete,
+// TxCheck), and Mapper.ReadTx reads them (Table.TxGet). Table.BatchLoad reads
+// any number of keys; Table.BatchSave and BatchDelete write in batches, which
+// cannot carry conditions, so they refuse versioned items unless SaveClobber
+// is asked for. Table.Query, Scan and ParallelScan are iter.Seq2 iterators over
+// all pages; QueryPage and ScanPage return one page and a Cursor to resume
+// from. Table.CreateTable creates the table the tags describe (keys, indexes
+// from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
+//
 // # Limits
 //
 // Optimistic locking needs one place that decides: DynamoDB global tables
