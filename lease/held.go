@@ -137,6 +137,15 @@ func (l *Lease) extend() error {
 	sentAt := clk.Now()
 	saved, err := l.c.table.Save(l.beatCtx, next, dynamo.If(ownedBy(l.c.o.owner, l.token)))
 	if err != nil {
+		if cur, ok := l.ownRecord(err); ok {
+			// An earlier heartbeat of ours was applied although its call
+			// failed: carry on from that version. The deadline stays, since
+			// when that write happened is unknown.
+			l.mu.Lock()
+			l.rec = cur
+			l.mu.Unlock()
+			return fmt.Errorf("lease: heartbeat of %q found its own earlier write (version %d); extending again", l.key, cur.Version)
+		}
 		return l.lostReason(err)
 	}
 	l.mu.Lock()
@@ -148,6 +157,21 @@ func (l *Lease) extend() error {
 	l.deadline = sentAt.Add(l.c.o.duration)
 	l.arm()
 	return nil
+}
+
+// ownRecord reports whether a failed conditional write failed only because
+// the record holds a newer version written by this lease itself (a write
+// whose call failed after DynamoDB applied it), and returns that record.
+func (l *Lease) ownRecord(err error) (record, bool) {
+	var ce *dynamo.ConditionError
+	if !errors.As(err, &ce) {
+		return record{}, false
+	}
+	cur, derr := l.c.table.Current(err)
+	if derr != nil || cur.Owner != l.c.o.owner || cur.Token != l.token || cur.Released {
+		return record{}, false
+	}
+	return cur, true
 }
 
 // lostReason turns a failed conditional write into an ErrLost error that
@@ -194,9 +218,17 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	// Even a lease that ran out is marked released if the record is still
 	// ours, so that waiters need not wait it out.
-	next.Released = true
-	next.Expires = l.c.o.clock.Now().Add(l.c.o.ttl).Unix()
-	_, err := l.c.table.Save(ctx, next, dynamo.If(ownedBy(l.c.o.owner, l.token)))
+	var err error
+	for range 3 {
+		next.Released = true
+		next.Expires = l.c.o.clock.Now().Add(l.c.o.ttl).Unix()
+		_, err = l.c.table.Save(ctx, next, dynamo.If(ownedBy(l.c.o.owner, l.token)))
+		cur, own := l.ownRecord(err)
+		if !own {
+			break
+		}
+		next = cur // a heartbeat cut short by Release was applied: release that version
+	}
 	var ce *dynamo.ConditionError
 	switch {
 	case err == nil:

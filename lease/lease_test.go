@@ -360,3 +360,45 @@ func TestReleaseStopsGoroutines(t *testing.T) {
 		t.Fatalf("goroutines after Release:\n%s", strings.Join(g, "\n\n"))
 	}
 }
+
+// A heartbeat whose call failed after DynamoDB applied it leaves a newer
+// version of our own record; the next heartbeat and Release carry on from it
+// instead of declaring the lease lost or leaving it unreleased.
+func TestOwnEarlierWriteIsAdopted(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	clk := clock.NewFake(time.Now())
+	c := newClient(t, table, nil, WithOwner("h"), WithClock(clk), WithLeaseDuration(8*time.Second))
+	ctx := t.Context()
+	l, err := c.TryAcquire(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bump := func() int64 { // what the applied-but-failed call wrote
+		l.mu.Lock()
+		rec := l.rec
+		l.mu.Unlock()
+		saved, err := c.table.Save(ctx, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return saved.Version
+	}
+	v := bump()
+	clk.BlockUntil(ctx.Done(), 2)
+	clk.Advance(2 * time.Second) // heartbeat: conflicts with our own write, adopts it
+	clk.BlockUntil(ctx.Done(), 2)
+	clk.Advance(500 * time.Millisecond) // the quick retry extends from the adopted version
+	clk.BlockUntil(ctx.Done(), 2)
+	stored, _ := c.table.Load(ctx, record{Key: "k"}, dynamo.ConsistentRead())
+	if l.Err() != nil || stored.Version != v+1 || stored.Owner != "h" {
+		t.Fatalf("lease err %v, stored %+v; want held and version %d", l.Err(), stored, v+1)
+	}
+	bump()
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := c.Holder(ctx, "k"); !info.Released {
+		t.Errorf("not released after our own newer write: %+v", info)
+	}
+}
