@@ -158,14 +158,13 @@ func workerMain() bool {
 	if name == "" {
 		return false
 	}
-	if err := runWorker(name, os.Getenv(envTable)); err != nil {
-		log.Fatal(err)
-	}
+	log.Fatal(runWorker(name, os.Getenv(envTable))) // runWorker returns only on failure
 	return true
 }
 
 // runWorker acquires the lease and announces it; then it keeps leading (the
-// lease heartbeats in the background) until it loses the lease or dies.
+// lease heartbeats in the background) until it loses the lease, and competes
+// again. It returns only on failure; the process ends by being killed.
 func runWorker(name, table string) error {
 	ctx := context.Background()
 	lc, err := lease.New(dynamo.NewMapper(dynamotest.NewClient(os.Getenv("DYNAMODB_ENDPOINT"))), table,
