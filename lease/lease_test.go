@@ -14,6 +14,7 @@ import (
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/leaktest"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -51,35 +52,11 @@ func newClient(t *testing.T, table string, c *dynamodb.Client, opts ...Option) *
 
 // checkNoLeak fails the test if goroutines of this package (heartbeats,
 // watchdogs, waiters) are still running once it ends and its cleanups ran.
-// Goroutines of the HTTP client and the test server are not counted.
-func checkNoLeak(t *testing.T) {
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			leaked := leakedGoroutines()
-			if len(leaked) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("%d goroutines of package lease outlived the test:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
-				return
-			}
-			runtime.Gosched()
-		}
-	})
-}
+func checkNoLeak(t *testing.T) { leaktest.Check(t, leasePkg) }
 
-func leakedGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "dynamo/lease.") && !strings.Contains(g, "lease.Test") && !strings.Contains(g, "lease.leakedGoroutines") {
-			out = append(out, g)
-		}
-	}
-	return out
-}
+const leasePkg = "ddbkit/dynamo/lease."
+
+func leakedGoroutines() []string { return leaktest.Goroutines(leasePkg) }
 
 func TestOptions(t *testing.T) {
 	for _, tc := range []struct {
