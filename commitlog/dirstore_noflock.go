@@ -1,0 +1,13 @@
+//go:build !(darwin || dragonfly || freebsd || linux || netbsd || openbsd)
+
+package commitlog
+
+import "os"
+
+// lockFile does nothing here: only the process-wide mutex excludes conditional writers.
+func lockFile(*os.File) error { return nil }
+
+func unlockFile(*os.File) error { return nil }
+
+// syncDir does nothing here: directories cannot be synced portably.
+func syncDir(string) error { return nil }

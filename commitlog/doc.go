@@ -1,0 +1,161 @@
+// Package commitlog makes writes to an object store conditional — create
+// only if absent, replace only if unchanged — and builds a numbered,
+// append-only commit log on top, synchronizing writers through DynamoDB
+// where the store cannot do it itself.
+//
+//   - Store is an object store with ETags: NewS3Store (Amazon S3 and
+//     S3-compatible servers), NewDirStore (a local directory) and
+//     NewMemStore (memory). Its own writes are unconditional.
+//   - Committer adds PutIfNotExists, PutIfMatch and CopyIfNotExists to any
+//     Store, by the DynamoCommit protocol below (a DynamoDB table of lock
+//     records).
+//   - Log is an append-only log of entries <name>/00000000000000000001.json,
+//     ... whose writers never wait out a timeout and never overwrite each
+//     other (a DynamoDB table of permanent version claims).
+//   - ConditionalStore is a Store with native conditional writes (S3's
+//     If-None-Match / If-Match, a local directory, memory), usable without
+//     DynamoDB.
+//
+// # The Committer's protocol
+//
+// A conditional operation on the object path with precondition etag (the
+// ETag held, or "*" for "must not exist") goes like this:
+//
+//  1. HEAD path; on a precondition mismatch fail at once (ErrExists,
+//     ErrPreconditionFailed), writing nothing.
+//  2. Create the record (path, etag) in DynamoDB, on condition that it does
+//     not exist (the mapper's save of an unsaved versioned record:
+//     attribute_not_exists(generation)). The record stores the holder's
+//     timeout.
+//     - On success the writer holds the record. Its deadline is the moment
+//     before it sent the write plus its timeout, on its own monotonic clock.
+//     If the deadline has passed when it is ready to write, it writes
+//     nothing and returns ErrTimeout; otherwise it performs the store
+//     operation, bounded by the time left, and marks the record done.
+//     - On conflict the failed write returns the record (ALL_OLD; no extra
+//     read). A record marked done is reclaimed at once. Otherwise the
+//     writer waits, sending HEAD every poll interval (WithPollInterval) and
+//     failing fast on a precondition mismatch, until the holder's timeout ×
+//     the clock skew rate (WithMaxClockSkewRate) has passed on its own
+//     monotonic clock since it received the record; then it reclaims the
+//     record with a write holding the generation it saw (generation =
+//     :g, writing generation + 1), and starts again at "on success" or "on
+//     conflict".
+//  3. A writer that got the record by reclaiming it sends HEAD again before
+//     writing: the previous holder may have changed the object.
+//
+// Nobody compares clocks across machines: as long as no clock ticks faster
+// than another by more than the skew rate, a holder's deadline passes
+// before any waiter reclaims its record. Only conditional operations that go
+// through Committers on the same table exclude each other.
+//
+// Three things improve on the original protocol (object_store's
+// DynamoCommit). A finished operation marks its record done, so deleting an
+// object and creating it again does not wait out a stale lock (the original
+// leaves the record for its TTL, 60 s by default). A record write that
+// DynamoDB applied but whose response was lost, and that the SDK retried,
+// is recognised as our own (the mapper's write token) instead of becoming a
+// conflict with ourselves. Conflicts are resolved from the item the failed
+// write returns, without reading it again.
+//
+// # Limits of the protocol
+//
+// Say them plainly:
+//
+//   - Unconditional writers race. Store.Put, Store.Copy, Store.Delete, a
+//     Committer on another table, or native conditional writes on the same
+//     paths are invisible to the protocol and can overwrite or be
+//     overwritten. Keep conditional and unconditional writes on different
+//     paths.
+//   - A writer stalled past its timeout can still land its write. The
+//     holder checks its deadline before it starts and bounds the store
+//     request with the time left, but a request already on the wire (or a
+//     process paused between the check and the send, by GC, a VM freeze, a
+//     full network buffer) may reach the store after a waiter reclaimed the
+//     record and wrote. No lock with a timeout can prevent this; only the
+//     store can (native conditional writes, which are checked where the
+//     data is). Pick a timeout far above the time a write takes.
+//   - A failed store write whose outcome is unknown (a timeout, a dropped
+//     connection) leaves its record in place, so others wait out timeout ×
+//     skew rate before they can write the path: 60 s with the defaults.
+//   - DynamoDB's TTL removes records after WithTTL (1 h by default, often
+//     days later in practice); nothing depends on it.
+//
+// # The Log's protocol
+//
+// Append(data) writes data to a temporary object <name>/_tmp/<random>,
+// claims version N in DynamoDB with a save of an unsaved record (on
+// condition attribute_not_exists: claims are permanent, have no TTL, and
+// name the temporary object), copies the temporary object to
+// <name>/<N, 20 digits>.json, marks the claim complete and deletes the
+// temporary object. The version tried first is the one after the writer's
+// last append, or after the latest claim (a strongly consistent Query,
+// descending, Limit 1 — never a LIST of the store). When it is taken, the
+// writer reads the latest claim again and tries the version after it:
+// writers never wait for each other, and no two get the same version.
+//
+// Before claiming N, a writer makes sure entry N-1 has its object, copying
+// the claim's temporary object there if need be (every copy of a claim's
+// temporary object writes the same data, so doing it twice is harmless).
+// So the objects never have a hole below the latest claim, and a writer
+// that died after claiming and before copying is completed by the next
+// writer — or by the next reader: Read completes an incomplete claim before
+// reading it. A writer that passes an incomplete claim younger than the
+// timeout only copies it (its writer is most likely still at work and
+// marks it complete itself); an older one it also marks complete.
+//
+// AppendAt claims an exact version and returns ErrExists when it is taken,
+// for callers that resolve conflicts themselves. Latest comes from
+// DynamoDB. A claim whose response was lost is recognised as our own (the
+// mapper's write token, or a read of the claim when the SDK gave up), so an
+// entry is never appended twice by one call.
+//
+// The claim is the commit point: once Append has claimed a version, the
+// entry is in the log, even if the process dies before the copy. Entries'
+// objects are written only by copies of their claim's temporary object;
+// writing them by other means breaks the log. Temporary objects of writers
+// that died before claiming (or after, when their entry was passed while
+// young and never read) are left behind; they cost storage only. Do not
+// expire <name>/_tmp/ with a lifecycle rule unless every log's latest entry
+// is surely read or appended to (which completes it) well within the rule's
+// age: the latest claim's data may exist only there.
+//
+// # Committer or native conditional writes
+//
+// Amazon S3 has honoured If-None-Match: * (since August 2024) and If-Match
+// (since November 2024) on PutObject: one request, no table, no timeouts,
+// and no stalled writer can land a write late, since the store checks the
+// condition where the data is. Prefer them (ConditionalStore) when every
+// writer of the paths can use them. Pick the Committer (or a Log) for
+// S3-compatible servers that ignore those headers, for CopyIfNotExists (no
+// native conditional copy here: S3-compatible servers ignore CopyObject's
+// If-None-Match, and Amazon S3's support for it is recent), and for directories shared over a network
+// filesystem. A log over native writes (PutIfNotExists of N.json, retrying
+// N+1 on ErrExists) needs one request per append where the DynamoDB Log
+// needs five; see BENCHMARKS.md.
+//
+// # Tables
+//
+// The Committer and the Log use separate tables, since their keys differ:
+//
+//	Committer: path (S, hash), etag (S, range), generation (N, the mapper's
+//	           version), timeout (N, ms), ttl (N, epoch seconds; TTL),
+//	           done (BOOL), owner (S), ddbkit_wt (B, the write token)
+//	Log:       log (S, hash: the log's name), version (N, range), temp (S),
+//	           complete (BOOL), owner (S), claimed (N, epoch ms),
+//	           rev (N, the mapper's version), ddbkit_wt (B)
+//
+// Committer.CreateTable and Log.CreateTable create them (on-demand; TTL on
+// the Committer's). One Log table holds any number of logs.
+//
+// # Permissions
+//
+// DynamoDB: dynamodb:PutItem (Committer and Log), dynamodb:GetItem and
+// dynamodb:Query (Log) on the tables; dynamodb:CreateTable,
+// dynamodb:DescribeTable and dynamodb:UpdateTimeToLive for CreateTable. The
+// package sends no UpdateItem today; granting dynamodb:UpdateItem too keeps
+// policies valid if a later version marks records done with it. S3:
+// s3:GetObject (HEAD, GET, and the source of a copy), s3:PutObject,
+// s3:DeleteObject, and s3:ListBucket on the bucket (without it S3 answers
+// 403 instead of 404 for a missing object, which breaks the HEAD checks).
+package commitlog

@@ -1,0 +1,134 @@
+package commitlog
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/ddbkit/dynamo/clock"
+)
+
+// Defaults of the options.
+const (
+	// DefaultTimeout is how long a Committer holds a record to perform one
+	// store operation (WithTimeout).
+	DefaultTimeout = 20 * time.Second
+	// DefaultMaxClockSkewRate is how much faster the fastest clock may tick
+	// than the slowest (WithMaxClockSkewRate).
+	DefaultMaxClockSkewRate = 3.0
+	// DefaultTTL is how long a Committer's record is kept before DynamoDB's
+	// TTL may remove it (WithTTL).
+	DefaultTTL = time.Hour
+	// DefaultPollInterval is how often a waiting Committer sends HEAD to the
+	// store (WithPollInterval).
+	DefaultPollInterval = 100 * time.Millisecond
+)
+
+// Option configures a Committer or a Log. Options that do not apply to one
+// of them (a Log never waits, so WithMaxClockSkewRate, WithPollInterval and
+// WithTTL do not change it) are accepted and checked, but have no effect
+// there.
+type Option func(*options)
+
+type options struct {
+	timeout time.Duration
+	skew    float64
+	ttl     time.Duration
+	poll    time.Duration
+	clock   clock.Clock
+	logger  *slog.Logger
+	owner   string
+}
+
+// WithTimeout sets how long a Committer may take, from just before it writes
+// its record, to perform the store operation (default DefaultTimeout, 20 s).
+// The timeout is stored in the record, so waiters use the holder's timeout,
+// not their own. A holder that finds its timeout passed before it starts the
+// operation gives up with ErrTimeout. For a Log it bounds each copy of an
+// entry to its final name, and is the age after which another writer
+// treats an incomplete claim as abandoned and finishes it. It must be at
+// least 1 ms, and the TTL at least ten timeouts × the skew rate.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithMaxClockSkewRate sets the clock skew rate tolerated: how much faster
+// the fastest clock among the writers may tick than the slowest (default
+// DefaultMaxClockSkewRate, 3; from 1 to 100). A waiter reclaims a record that
+// has not been marked done after the holder's timeout × this rate, measured
+// on its own clock from after it saw the record.
+func WithMaxClockSkewRate(r float64) Option { return func(o *options) { o.skew = r } }
+
+// WithTTL sets how long after it was written a Committer's record may be
+// removed by DynamoDB's TTL (default DefaultTTL, 1 h). It must be at least
+// ten timeouts × skew rate; TTL only cleans up, nothing depends on it. Log
+// claims never expire: they are the log.
+func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
+
+// WithPollInterval sets how often a Committer that waits for another
+// writer's record sends HEAD to the store to fail fast when the object
+// changed (default DefaultPollInterval, 100 ms). It must be positive.
+func WithPollInterval(d time.Duration) Option { return func(o *options) { o.poll = d } }
+
+// WithClock sets the clock that measures timeouts and waiting (default
+// clock.Real(), whose durations use the monotonic clock). Tests pass a
+// *clock.Fake.
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithLogger sets where reclaimed records, abandoned operations and failed
+// clean-ups are logged (default: nowhere).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithOwner names this Committer or Log in the records it writes (default
+// the host name and a random suffix). It is for people reading the table;
+// the protocol does not depend on it.
+func WithOwner(name string) Option { return func(o *options) { o.owner = name } }
+
+func buildOptions(opts []Option) (options, error) {
+	o := options{timeout: DefaultTimeout, skew: DefaultMaxClockSkewRate, ttl: DefaultTTL, poll: DefaultPollInterval}
+	for _, fn := range opts {
+		if fn != nil {
+			fn(&o)
+		}
+	}
+	if o.timeout < time.Millisecond {
+		return o, fmt.Errorf("commitlog: timeout %v: use a positive duration of at least 1 ms, e.g. 20s", o.timeout)
+	}
+	if !(o.skew >= 1) || o.skew > 100 {
+		return o, fmt.Errorf("commitlog: clock skew rate %v: use a rate from 1 to 100, e.g. 3", o.skew)
+	}
+	if o.poll <= 0 {
+		return o, fmt.Errorf("commitlog: poll interval %v: use a positive duration, e.g. 100ms", o.poll)
+	}
+	if float64(o.ttl) < 10*o.skew*float64(o.timeout) {
+		return o, fmt.Errorf("commitlog: TTL %v: use at least ten timeouts × skew rate (%v)", o.ttl,
+			time.Duration(10*o.skew*float64(o.timeout)))
+	}
+	if o.clock == nil {
+		o.clock = clock.Real()
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.owner == "" {
+		o.owner = defaultOwner()
+	}
+	return o, nil
+}
+
+// defaultOwner is the host name and a random suffix.
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "commitlog"
+	}
+	return host + "-" + randomHex(4)
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails
+	return hex.EncodeToString(b)
+}
