@@ -56,6 +56,17 @@
 // from. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
 //
+// # Java
+//
+// Items written by Java's DynamoDBMapper (SDK v1) or the v2 Enhanced Client
+// load into Go structs, and Go writes items they load back unchanged. Where
+// DynamoDBMapper's encoding differs from Go's, a tag option says so:
+// `javabool` stores a bool as the number 1 or 0, `javadate` a time.Time as
+// JavaDateLayout; both apply inside nested structs too. Versions interoperate:
+// whichever side holds a stale version gets a conflict. The repository's
+// docs/porting-from-java.md maps annotations to tags and mapper calls to Go
+// calls.
+//
 // # Limits
 //
 // Optimistic locking needs one place that decides: DynamoDB global tables

@@ -405,6 +405,11 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	t := d.t
 	d.m.Value = item
 	var err error
+	if len(t.p.s.javaDecFields) > 0 {
+		if d.m.Value, err = t.p.s.javaDecode(item); err != nil {
+			return fmt.Errorf("dynamo: decode item of table %q into %s: %w (item key %s)", t.name, t.p.s.typ, err, formatKey(t.pickKey(item)))
+		}
+	}
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)
 		err = t.m.dec.Decode(&d.m, pv.Interface())

@@ -32,6 +32,9 @@ type field struct {
 	custom bool
 	// gsi and lsi are the field's `index` and `localIndex` tags, parsed.
 	gsi, lsi []indexKey
+	// conv converts the field's javabool and javadate values, its own or
+	// those of the structs it holds (java.go); nil when there are none.
+	conv *javaConv
 }
 
 // secondaryIndex is a secondary index declared with `index` or `localIndex`
@@ -55,6 +58,10 @@ type schema struct {
 	version int // -1 when the type is not versioned
 	ttl     int // -1 when no ttl attribute
 	hasSets bool
+	// javaFields are the fields with a conv (java.go), javaDecFields those
+	// of them whose stored values decoding must rewrite; both empty for
+	// types without javabool and javadate fields.
+	javaFields, javaDecFields []int
 	// indexes are the secondary indexes the tags declare, in the order
 	// their names first appear in the struct.
 	indexes []secondaryIndex
@@ -118,6 +125,9 @@ func buildSchema(t reflect.Type) (*schema, error) {
 		return nil, fail("", "has no hash key: tag one field `dynamo:\"name,hash\"`")
 	}
 	if err := s.buildIndexes(fail); err != nil {
+		return nil, err
+	}
+	if err := s.buildJava(fail); err != nil {
 		return nil, err
 	}
 	return s, nil

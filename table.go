@@ -19,10 +19,12 @@ type Table[T any] struct {
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
-// parsed (once per type, then cached) and checked: an unknown tag option, a
-// missing or repeated hash key, two versions, a non-integer version or a
-// duplicate attribute name is an error wrapping ErrInvalidSchema that names
-// the struct, the field and the fix. NewTable sends no request.
+// parsed (once per type, then cached) and checked: an unknown tag option
+// (also in the tags of the structs T holds), a missing or repeated hash key,
+// two versions, a non-integer version, a duplicate attribute name, or javabool
+// or javadate on a field of another type is an error wrapping
+// ErrInvalidSchema that names the struct, the field and the fix. NewTable
+// sends no request.
 func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 	rt := reflect.TypeFor[T]()
 	if m == nil {
@@ -87,8 +89,8 @@ func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
 	return boxed, v.Elem(), nil
 }
 
-// encode encodes the struct boxed points to, applying the mapper's `set`
-// conversions.
+// encode encodes the struct boxed points to, applying the mapper's `set`,
+// `javabool` and `javadate` conversions.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 	av, err := t.m.enc.Encode(boxed)
 	if err != nil {
@@ -97,6 +99,11 @@ func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 	m, ok := av.(*types.AttributeValueMemberM)
 	if !ok {
 		return nil, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", t.p.s.typ, av)
+	}
+	if len(t.p.s.javaFields) > 0 {
+		if err := t.p.s.javaEncode(m.Value); err != nil {
+			return nil, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, t.p.s.typ, err)
+		}
 	}
 	if t.p.s.hasSets {
 		for i := range t.p.s.fields {
@@ -116,6 +123,11 @@ func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 	var out T
 	var err error
+	if len(t.p.s.javaDecFields) > 0 {
+		if item, err = t.p.s.javaDecode(item); err != nil {
+			return out, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
+		}
+	}
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)
 		err = t.m.dec.Decode(&types.AttributeValueMemberM{Value: item}, pv.Interface())
@@ -131,6 +143,12 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 }
 
 func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) error {
+	if len(t.p.s.javaDecFields) > 0 {
+		var err error
+		if item, err = t.p.s.javaDecode(item); err != nil {
+			return fmt.Errorf("dynamo: decode item of table %q into %T: %w", t.name, out, err)
+		}
+	}
 	if err := t.m.dec.Decode(&types.AttributeValueMemberM{Value: item}, out); err != nil {
 		return fmt.Errorf("dynamo: decode item of table %q into %T: %w", t.name, out, err)
 	}

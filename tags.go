@@ -26,11 +26,17 @@ type tagOptions struct {
 	numberSet     bool
 	binarySet     bool
 	unixTime      bool
+
+	// Java interop (see java.go): javaBool stores a bool as N 1/0, as
+	// DynamoDBMapper does; javaDate stores a time.Time as DynamoDBMapper's
+	// ISO-8601 string with milliseconds in UTC.
+	javaBool bool
+	javaDate bool
 }
 
 // knownTagOptions lists every option parseTag accepts, for error messages.
 const knownTagOptions = "hash, range, version, ttl, set, omitempty, omitemptyelem, " +
-	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime"
+	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime, javabool, javadate"
 
 // parseTag parses the value of a `dynamo` struct tag. It rejects unknown
 // and repeated options, which attributevalue would silently ignore.
@@ -78,6 +84,10 @@ func parseTag(tag string) (tagOptions, error) {
 			bit, p = 13, &o.binarySet
 		case "unixtime":
 			bit, p = 14, &o.unixTime
+		case "javabool":
+			bit, p = 15, &o.javaBool
+		case "javadate":
+			bit, p = 16, &o.javaDate
 		case "":
 			return tagOptions{}, fmt.Errorf("empty option in tag %q: remove the extra comma", tag)
 		default:
@@ -101,8 +111,28 @@ func parseTag(tag string) (tagOptions, error) {
 	if o.version && o.omitEmpty {
 		return tagOptions{}, fmt.Errorf("tag %q: remove omitempty from the version; the mapper always writes it", tag)
 	}
-	if n := btoi(o.set) + btoi(o.stringSet) + btoi(o.numberSet) + btoi(o.binarySet); n > 1 {
+	sets := btoi(o.set) + btoi(o.stringSet) + btoi(o.numberSet) + btoi(o.binarySet)
+	if sets > 1 {
 		return tagOptions{}, fmt.Errorf("tag %q names more than one set kind: keep one of set, stringset, numberset, binaryset", tag)
+	}
+	if o.javaBool && o.javaDate {
+		return tagOptions{}, fmt.Errorf("tag %q has both javabool and javadate: a field is a bool or a time; keep the one that fits its type", tag)
+	}
+	if o.javaBool || o.javaDate {
+		opt, what := "javabool", "a number 1 or 0"
+		if o.javaDate {
+			opt, what = "javadate", "an ISO-8601 string"
+		}
+		switch {
+		case o.asString:
+			return tagOptions{}, fmt.Errorf("tag %q has both %s and string: %s already says how the value is stored (%s); remove \"string\"", tag, opt, opt, what)
+		case o.unixTime:
+			return tagOptions{}, fmt.Errorf("tag %q has both %s and unixtime: %s stores %s, unixtime epoch seconds; keep one", tag, opt, opt, what)
+		case sets > 0 && o.javaBool:
+			return tagOptions{}, fmt.Errorf("tag %q has javabool and a set option: DynamoDB has no sets of booleans; remove the set option", tag)
+		case sets > 0:
+			return tagOptions{}, fmt.Errorf("tag %q has javadate and a set option: javadate applies to single times, slices and maps; use a list ([]time.Time, a List<Date> in Java) or a []string set of dates you format", tag)
+		}
 	}
 	return o, nil
 }

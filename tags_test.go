@@ -31,6 +31,17 @@ func TestParseTag(t *testing.T) {
 		{tag: "v,version,omitempty", wantErr: "remove omitempty"},
 		{tag: "s,set,stringset", wantErr: "more than one set kind"},
 		{tag: "a,", wantErr: "empty option"},
+		{tag: "flag,javabool", want: tagOptions{name: "flag", javaBool: true}},
+		{tag: "at,javadate,omitempty", want: tagOptions{name: "at", javaDate: true, omitEmpty: true}},
+		{tag: "at,hash,javadate", want: tagOptions{name: "at", hash: true, javaDate: true}},
+		{tag: "a,javabool,javadate", wantErr: "both javabool and javadate"},
+		{tag: "a,javabool,javabool", wantErr: "repeated"},
+		{tag: "a,javabool,string", wantErr: `remove "string"`},
+		{tag: "a,javadate,unixtime", wantErr: "keep one"},
+		{tag: "a,javadate,set", wantErr: "use a list"},
+		{tag: "a,stringset,javadate", wantErr: "use a list"},
+		{tag: "a,javabool,numberset", wantErr: "no sets of booleans"},
+		{tag: "a,javaBool", wantErr: `unknown option "javaBool"`},
 	}
 	for _, tc := range tests {
 		got, err := parseTag(tc.tag)
@@ -53,7 +64,7 @@ func TestParseTag(t *testing.T) {
 // FuzzParseTag checks that no tag panics, that accepted tags keep their
 // name, and that rejected tags name the problem.
 func FuzzParseTag(f *testing.F) {
-	for _, s := range []string{"", "-", "a,hash", "v,version", "x,set,omitempty", "a,,b", "a,hash,range", "é,ttl,unixtime"} {
+	for _, s := range []string{"", "-", "a,hash", "v,version", "x,set,omitempty", "a,,b", "a,hash,range", "é,ttl,unixtime", "b,javabool", "d,javadate,omitempty"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tag string) {
@@ -71,7 +82,8 @@ func FuzzParseTag(f *testing.F) {
 		if o.skip && tag != "-" {
 			t.Fatalf("skip for %q", tag)
 		}
-		if o.hash && o.rng || o.version && (o.hash || o.rng) {
+		if o.hash && o.rng || o.version && (o.hash || o.rng) ||
+			o.javaBool && o.javaDate || (o.javaBool || o.javaDate) && (o.asString || o.unixTime || o.set || o.stringSet || o.numberSet || o.binarySet) {
 			t.Fatalf("contradictory options accepted: %+v", o)
 		}
 	})

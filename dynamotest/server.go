@@ -317,3 +317,11 @@ func (b *outputBuffer) contains(s string) bool {
 	defer b.mu.Unlock()
 	return bytes.Contains(b.buf.Bytes(), []byte(s))
 }
+
+// LocalDir returns the folder DynamoDB Local is installed in (the one with
+// DynamoDBLocal.jar and DynamoDBLocal_lib/), installing it first if needed.
+// Tests that use the Java SDK jars DynamoDB Local ships take them from there.
+// ctx bounds the installation.
+func LocalDir(ctx context.Context) (string, error) {
+	return ensureInstalled(ctx)
+}

@@ -1,0 +1,769 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/dynamotest"
+)
+
+// The Go side of the Java interop test. The types and fixtures here mirror
+// V1Item/V1Doc (DynamoDBMapper) and V2Item/V2Doc (v2 Enhanced Client) in
+// java/Interop.java field for field; change both together.
+
+type javaV1Doc struct {
+	Name  string            `dynamo:"name"`
+	Flag  bool              `dynamo:"flag,javabool"`
+	When  time.Time         `dynamo:"when,javadate"`
+	Flags []bool            `dynamo:"flags,javabool"`
+	Tags  []string          `dynamo:"tags,stringset"` // `set` applies to top-level fields only
+	Attrs map[string]string `dynamo:"attrs"`
+}
+
+type javaV1Item struct {
+	ID      string                `dynamo:"id,hash"`
+	Seq     int64                 `dynamo:"seq,range"`
+	Version int64                 `dynamo:"version,version"`
+	Str     string                `dynamo:"str"`
+	I       int32                 `dynamo:"i"`
+	L       int64                 `dynamo:"l"`
+	Sh      int16                 `dynamo:"sh"`
+	By      int8                  `dynamo:"by"`
+	F       float32               `dynamo:"f"`
+	D       float64               `dynamo:"d"`
+	BD      attributevalue.Number `dynamo:"bd"` // BigDecimal: the digits, exactly
+	BI      attributevalue.Number `dynamo:"bi"` // BigInteger
+	B       *bool                 `dynamo:"b,javabool"`
+	PB      bool                  `dynamo:"pb,javabool"`
+	Date    time.Time             `dynamo:"date,javadate"`
+	Cal     time.Time             `dynamo:"cal,javadate"`
+	SS      []string              `dynamo:"ss,set"`
+	NS      []int                 `dynamo:"ns,set"`
+	BS      [][]byte              `dynamo:"bs,set"`
+	Bin     []byte                `dynamo:"bin"`
+	List    []string              `dynamo:"list"`
+	LB      []bool                `dynamo:"lb,javabool"`
+	Map     map[string]int        `dynamo:"map"`
+	Doc     *javaV1Doc            `dynamo:"doc"`
+	Docs    []javaV1Doc           `dynamo:"docs"`
+	Color   string                `dynamo:"color"` // @DynamoDBTypeConvertedEnum
+	Renamed string                `dynamo:"renamed"`
+	Note    string                `dynamo:"note"`
+	Absent  *string               `dynamo:"absent"`
+}
+
+func javaV1Fixture(id string) javaV1Item {
+	tr := true
+	inner := javaV1Doc{Name: "inner", Flag: true, When: time.UnixMilli(1600000000000).UTC(), Flags: []bool{false, true},
+		Tags: []string{"t1", "t2"}, Attrs: map[string]string{"k": "v"}}
+	return javaV1Item{
+		ID: id, Seq: 7,
+		Str: "héllo, wörld ✓ \"quoted\"",
+		I:   2147483647, L: 9007199254740993, Sh: -32768, By: -128, F: 1.5, D: -273.15,
+		BD: "-3.14159265358979323846264338327950288", BI: "123456789012345678901234567890",
+		B: &tr, PB: false,
+		Date: time.UnixMilli(1700000000120).UTC(),
+		Cal:  time.UnixMilli(1700000000456).UTC(),
+		SS:   []string{"a", "b"}, NS: []int{1, 2, 3}, BS: [][]byte{{1}, {2, 3}},
+		Bin:  []byte{0, 1, 2, 255},
+		List: []string{"x", "y"}, LB: []bool{true, false, true},
+		Map: map[string]int{"one": 1, "two": 2},
+		Doc: &inner,
+		Docs: []javaV1Doc{inner, {Name: "second", Flag: false, When: time.UnixMilli(1500000000999).UTC(), Flags: []bool{true},
+			Tags: []string{"t3"}, Attrs: map[string]string{"k2": "v2"}}},
+		Color: "RED", Renamed: "renamed in Java", Note: "fixture",
+	}
+}
+
+type javaV2Doc struct {
+	Name string    `dynamo:"name"`
+	Flag bool      `dynamo:"flag"` // the v2 client stores Boolean as BOOL, as Go does
+	At   time.Time `dynamo:"at"`   // Instant: ISO-8601 with up to 9 digits, as Go does
+	Tags []string  `dynamo:"tags"`
+}
+
+type javaV2Item struct {
+	ID       string                `dynamo:"id,hash"`
+	Seq      int64                 `dynamo:"seq,range"`
+	Version  int64                 `dynamo:"version,version"`
+	Str      string                `dynamo:"str"`
+	I        int32                 `dynamo:"i"`
+	L        int64                 `dynamo:"l"`
+	D        float64               `dynamo:"d"`
+	F        float32               `dynamo:"f"`
+	BD       attributevalue.Number `dynamo:"bd"`
+	B        bool                  `dynamo:"b"`
+	At       time.Time             `dynamo:"at"`
+	AtMillis time.Time             `dynamo:"atMillis,javadate"`
+	SS       []string              `dynamo:"ss,set"`
+	NS       []int64               `dynamo:"ns,set"`
+	BS       [][]byte              `dynamo:"bs,set"`
+	Bin      []byte                `dynamo:"bin"`
+	List     []string              `dynamo:"list"`
+	LB       []bool                `dynamo:"lb"`
+	Map      map[string]int64      `dynamo:"map"`
+	Doc      *javaV2Doc            `dynamo:"doc"`
+	Docs     []javaV2Doc           `dynamo:"docs"`
+	Note     string                `dynamo:"note"`
+	Absent   *string               `dynamo:"absent"`
+}
+
+func javaV2Fixture(id string) javaV2Item {
+	inner := javaV2Doc{Name: "inner", Flag: true, At: time.UnixMilli(1600000000000).UTC(), Tags: []string{"t1"}}
+	return javaV2Item{
+		ID: id, Seq: 7,
+		Str: "héllo, wörld ✓ \"quoted\"",
+		I:   -2147483648, L: -9007199254740993, D: 6.02214076e23, F: -0.25,
+		BD:       "12345678901234567890.000000000000000001",
+		B:        true,
+		At:       time.Unix(1700000000, 123456789).UTC(),
+		AtMillis: time.UnixMilli(1700000000123).UTC(),
+		SS:       []string{"a", "b"}, NS: []int64{10, 20}, BS: [][]byte{{9}, []byte("z")},
+		Bin:  []byte{0, 128, 255},
+		List: []string{"x", "y"}, LB: []bool{false, true},
+		Map:  map[string]int64{"one": 1},
+		Doc:  &inner,
+		Docs: []javaV2Doc{inner, {Name: "second", Flag: false, At: time.Unix(1500000000, 0).UTC(), Tags: []string{"t2", "t3"}}},
+		Note: "fixture",
+	}
+}
+
+// TestJavaInterop runs DynamoDBMapper (Java SDK v1) and the Java v2 Enhanced
+// Client against the same tables as the Go mapper: each side loads what the
+// other wrote and finds every field as written, stores exactly the attributes
+// the other stores, and optimistic locking holds across them in both
+// directions.
+func TestJavaInterop(t *testing.T) {
+	start := time.Now()
+	endpoint := dynamotest.Endpoint(t)
+	lib := javaLibDir(t)
+	classes := compileJava(t, lib)
+	compiled := time.Now()
+
+	// The same dummy credentials and region on both sides: DynamoDB Local
+	// keeps a separate set of tables per access key and region.
+	const key, region = "javainterop", "us-east-1"
+	client := dynamotest.NewClient(endpoint, func(o *dynamodb.Options) {
+		o.Region = region
+		o.Credentials = credentials.NewStaticCredentialsProvider(key, key, "")
+	})
+	m := dynamo.NewMapper(client)
+	v1 := javaTable[javaV1Item](t, m, client, "javav1")
+	v2 := javaTable[javaV2Item](t, m, client, "javav2")
+
+	java := startJava(t, lib, classes, endpoint, region, key, key, v1.Name(), v2.Name())
+	started := time.Now()
+
+	t.Run("DynamoDBMapper", func(t *testing.T) {
+		javaDataBothWays(t, java, "v1", client, v1, javaV1Fixture, normalizeV1)
+		javaVersionsV1(t, java, v1)
+	})
+	t.Run("EnhancedClient", func(t *testing.T) {
+		javaDataBothWays(t, java, "v2", client, v2, javaV2Fixture, normalizeV2)
+		javaVersionsV2(t, java, v2)
+	})
+	java.quit(t)
+	t.Logf("javac %v, JVM start %v, steps %v, total %v",
+		compiled.Sub(start).Round(time.Millisecond), started.Sub(compiled).Round(time.Millisecond),
+		time.Since(started).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+}
+
+// javaDataBothWays checks data in both directions for one Java client (cl is
+// "v1" or "v2"): Java writes the fixture, Go loads it field by field and
+// saves it back, Java loads that unchanged; Go writes the fixture, Java loads
+// it field by field and saves it back, Go loads that unchanged; and the items
+// Java and Go wrote hold the same attributes with the same types.
+func javaDataBothWays[T any](t *testing.T, java *javaProc, cl string, client *dynamodb.Client, tb *dynamo.Table[T],
+	fixture func(id string) T, normalize func(*T)) {
+	load := func(id string) T {
+		t.Helper()
+		item, err := tb.Load(ctx(t), fixture(id), dynamo.ConsistentRead())
+		if err != nil {
+			t.Fatalf("Go Load of %s: %v", id, err)
+		}
+		normalize(&item)
+		return item
+	}
+	setVersion := func(item *T, v int64) { reflect.ValueOf(item).Elem().FieldByName("Version").SetInt(v) }
+
+	// Java writes, Go reads.
+	java.expect(t, "ok 1", "%s.write java-%s", cl, cl)
+	got := load("java-" + cl)
+	want := fixture("java-" + cl)
+	setVersion(&want, 1)
+	diffFields(t, "Go Load of the item Java wrote", got, want)
+	javaItem := rawItem(t, client, tb.Name(), "java-"+cl)
+
+	// Go saves what it loaded; Java finds it unchanged.
+	if _, err := tb.Save(ctx(t), got); err != nil {
+		t.Fatalf("Go Save of the item Java wrote: %v", err)
+	}
+	java.expect(t, "ok 2", "%s.check java-%s", cl, cl)
+
+	// Go writes, Java reads.
+	if _, err := tb.Save(ctx(t), fixture("go-"+cl)); err != nil {
+		t.Fatalf("Go Save of the fixture: %v", err)
+	}
+	goItem := rawItem(t, client, tb.Name(), "go-"+cl)
+	java.expect(t, "ok 1", "%s.check go-%s", cl, cl)
+	sameAttributes(t, goItem, javaItem)
+
+	// Java saves what it loaded; Go finds it unchanged.
+	java.expect(t, "ok 2", "%s.resave go-%s", cl, cl)
+	want = fixture("go-" + cl)
+	setVersion(&want, 2)
+	diffFields(t, "Go Load of the item Java saved back", load("go-"+cl), want)
+}
+
+// javaVersionsV1 alternates versioned saves and deletes of one item between
+// DynamoDBMapper and Go: every stale write is a conflict on both sides, and
+// versions keep counting from where the other side left them.
+func javaVersionsV1(t *testing.T, java *javaProc, tb *dynamo.Table[javaV1Item]) {
+	const id = "alt-v1"
+	g := goWriter[javaV1Item]{tb: tb, fixture: javaV1Fixture, id: id}
+	g.save(t, 0, "g1", 1)
+	java.expect(t, "ok 1 g1", "v1.load %s", id)
+	java.expect(t, "ok 2", "v1.save %s 1 j2", id)
+	g.conflict(t, 1, 2)
+	g.save(t, 2, "g3", 3)
+	java.expect(t, "conflict", "v1.save %s 2 stale", id)
+	java.expect(t, "ok 4", "v1.save %s 3 j4", id)
+	g.update(t, "g5", 5) // Table.Update reads 4 and writes 5
+	java.expect(t, "conflict", "v1.save %s 4 stale", id)
+	java.expect(t, "conflict", "v1.save %s 0 unsaved", id)
+	g.conflict(t, 0, 5)
+	java.expect(t, "conflict", "v1.delete %s 4", id)
+	g.deleteConflict(t, 4, 5)
+	java.expect(t, "ok 5 g5", "v1.load %s", id)
+	java.expect(t, "ok", "v1.delete %s 5", id)
+	g.conflict(t, 5, -1) // gone
+	java.expect(t, "conflict", "v1.save %s 5 gone", id)
+	java.expect(t, "ok 1", "v1.save %s 0 j1", id)
+	g.clobber(t, "gc", 2) // no version check, but the version still grows
+	java.expect(t, "conflict", "v1.save %s 1 stale", id)
+	java.expect(t, "ok 3", "v1.save %s 2 j3", id)
+	g.delete(t, 3)
+	java.expect(t, "missing", "v1.load %s", id)
+}
+
+// javaVersionsV2 does the same with the v2 Enhanced Client, whose deleteItem
+// does not check versions (so only Go deletes here).
+func javaVersionsV2(t *testing.T, java *javaProc, tb *dynamo.Table[javaV2Item]) {
+	const id = "alt-v2"
+	g := goWriter[javaV2Item]{tb: tb, fixture: javaV2Fixture, id: id}
+	java.expect(t, "ok 1", "v2.save %s 0 j1", id)
+	g.load(t, 1, "j1")
+	g.save(t, 1, "g2", 2)
+	java.expect(t, "conflict", "v2.save %s 1 stale", id)
+	java.expect(t, "ok 3", "v2.save %s 2 j3", id)
+	g.conflict(t, 2, 3)
+	g.update(t, "g4", 4)
+	java.expect(t, "conflict", "v2.save %s 3 stale", id)
+	java.expect(t, "conflict", "v2.save %s 0 unsaved", id)
+	g.conflict(t, 0, 4)
+	java.expect(t, "ok 4 g4", "v2.load %s", id)
+	g.deleteConflict(t, 3, 4)
+	g.clobber(t, "gc", 5)
+	java.expect(t, "conflict", "v2.save %s 4 stale", id)
+	java.expect(t, "ok 6", "v2.save %s 5 j6", id)
+	g.delete(t, 6)
+	java.expect(t, "missing", "v2.load %s", id)
+	java.expect(t, "conflict", "v2.save %s 6 gone", id)
+}
+
+// goWriter makes the Go side's moves on item id of the alternation tests.
+type goWriter[T any] struct {
+	tb      *dynamo.Table[T]
+	fixture func(id string) T
+	id      string
+}
+
+// item is the fixture holding version and note.
+func (g goWriter[T]) item(version int64, note string) T {
+	it := g.fixture(g.id)
+	v := reflect.ValueOf(&it).Elem()
+	v.FieldByName("Version").SetInt(version)
+	v.FieldByName("Note").SetString(note)
+	return it
+}
+
+func version[T any](it T) int64 { return reflect.ValueOf(it).FieldByName("Version").Int() }
+func note[T any](it T) string   { return reflect.ValueOf(it).FieldByName("Note").String() }
+
+func (g goWriter[T]) save(t *testing.T, held int64, n string, want int64) {
+	t.Helper()
+	saved, err := g.tb.Save(ctx(t), g.item(held, n))
+	if err != nil {
+		t.Fatalf("Go Save holding version %d: %v", held, err)
+	}
+	if version(saved) != want {
+		t.Fatalf("Go Save holding version %d wrote version %d, want %d", held, version(saved), want)
+	}
+}
+
+// conflict saves holding held and expects a conflict that found version
+// found (-1: the item does not exist).
+func (g goWriter[T]) conflict(t *testing.T, held, found int64) {
+	t.Helper()
+	_, err := g.tb.Save(ctx(t), g.item(held, "stale"))
+	g.checkConflict(t, "Save", err, held, found)
+}
+
+func (g goWriter[T]) checkConflict(t *testing.T, op string, err error, held, found int64) {
+	t.Helper()
+	var ce *dynamo.ConditionError
+	if !errors.Is(err, dynamo.ErrVersionConflict) || !errors.As(err, &ce) {
+		t.Fatalf("Go %s holding version %d: err = %v, want a version conflict", op, held, err)
+	}
+	switch {
+	case found < 0 && ce.Exists:
+		t.Fatalf("Go %s holding version %d: conflict %v, want the item gone", op, held, err)
+	case found >= 0 && (!ce.Exists || ce.FoundVersion != found):
+		t.Fatalf("Go %s holding version %d: conflict %v, want found version %d", op, held, err, found)
+	case found >= 0:
+		if cur, err := g.tb.Current(err); err != nil || version(cur) != found {
+			t.Fatalf("Current of the conflict = version %d, %v; want %d", version(cur), err, found)
+		}
+	}
+}
+
+func (g goWriter[T]) load(t *testing.T, wantVersion int64, wantNote string) {
+	t.Helper()
+	it, err := g.tb.Load(ctx(t), g.item(0, ""), dynamo.ConsistentRead())
+	if err != nil || version(it) != wantVersion || note(it) != wantNote {
+		t.Fatalf("Go Load = version %d note %q, %v; want version %d note %q", version(it), note(it), err, wantVersion, wantNote)
+	}
+}
+
+func (g goWriter[T]) update(t *testing.T, n string, want int64) {
+	t.Helper()
+	saved, err := g.tb.Update(ctx(t), g.item(0, ""), func(cur T) (T, error) {
+		reflect.ValueOf(&cur).Elem().FieldByName("Note").SetString(n)
+		return cur, nil
+	})
+	if err != nil || version(saved) != want {
+		t.Fatalf("Go Update = version %d, %v; want version %d", version(saved), err, want)
+	}
+}
+
+func (g goWriter[T]) clobber(t *testing.T, n string, want int64) {
+	t.Helper()
+	saved, err := g.tb.Save(ctx(t), g.item(0, n), dynamo.WithSaveBehavior(dynamo.SaveClobber))
+	if err != nil || version(saved) != want {
+		t.Fatalf("Go SaveClobber = version %d, %v; want version %d", version(saved), err, want)
+	}
+}
+
+func (g goWriter[T]) delete(t *testing.T, held int64) {
+	t.Helper()
+	if err := g.tb.Delete(ctx(t), g.item(held, "")); err != nil {
+		t.Fatalf("Go Delete holding version %d: %v", held, err)
+	}
+}
+
+func (g goWriter[T]) deleteConflict(t *testing.T, held, found int64) {
+	t.Helper()
+	err := g.tb.Delete(ctx(t), g.item(held, ""))
+	g.checkConflict(t, "Delete", err, held, found)
+}
+
+// javaTable creates the table T's tags describe (deleted when the test ends)
+// and returns it.
+func javaTable[T any](t *testing.T, m *dynamo.Mapper, client *dynamodb.Client, prefix string) *dynamo.Table[T] {
+	t.Helper()
+	proto, err := dynamo.NewTable[T](m, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := proto.CreateTableInput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := dynamo.NewTable[T](m, dynamotest.CreateTable(t, client, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func rawItem(t *testing.T, client *dynamodb.Client, table, id string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := client.GetItem(ctx(t), &dynamodb.GetItemInput{
+		TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{
+			"id":  &types.AttributeValueMemberS{Value: id},
+			"seq": &types.AttributeValueMemberN{Value: "7"},
+		},
+	})
+	if err != nil || out.Item == nil {
+		t.Fatalf("GetItem %s: %v (item %v)", id, err, out)
+	}
+	return out.Item
+}
+
+// sameAttributes checks that the item Go wrote holds the attributes of the
+// item Java wrote, of the same types and values: numbers compared as numbers,
+// sets as sets, NULL as absent. The key, the version and the Go mapper's
+// write token are left out.
+func sameAttributes(t *testing.T, goItem, javaItem map[string]types.AttributeValue) {
+	t.Helper()
+	skip := func(k string) bool {
+		return k == "id" || k == "version" || k == dynamo.DefaultWriteTokenAttribute
+	}
+	names := map[string]bool{}
+	for k := range goItem {
+		names[k] = true
+	}
+	for k := range javaItem {
+		names[k] = true
+	}
+	for k := range names {
+		if skip(k) {
+			continue
+		}
+		g, j := goItem[k], javaItem[k]
+		if isNull(g) && isNull(j) {
+			continue
+		}
+		if d := avDiff(g, j); d != "" {
+			t.Errorf("attribute %q: Go wrote %s, Java wrote %s (%s)", k, showAV(g), showAV(j), d)
+		}
+	}
+}
+
+func isNull(av types.AttributeValue) bool {
+	_, null := av.(*types.AttributeValueMemberNULL)
+	return av == nil || null
+}
+
+// avDiff describes how two attribute values differ, "" when they do not.
+func avDiff(a, b types.AttributeValue) string {
+	if reflect.TypeOf(a) != reflect.TypeOf(b) {
+		return fmt.Sprintf("type %T, not %T", a, b)
+	}
+	sortedStrings := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+	switch a := a.(type) {
+	case *types.AttributeValueMemberN:
+		if !sameNumber(a.Value, b.(*types.AttributeValueMemberN).Value) {
+			return "number"
+		}
+	case *types.AttributeValueMemberNS:
+		x, y := sortedNumbers(a.Value), sortedNumbers(b.(*types.AttributeValueMemberNS).Value)
+		if !slices.EqualFunc(x, y, func(p, q *big.Rat) bool { return p.Cmp(q) == 0 }) {
+			return "number set"
+		}
+	case *types.AttributeValueMemberSS:
+		if !slices.Equal(sortedStrings(a.Value), sortedStrings(b.(*types.AttributeValueMemberSS).Value)) {
+			return "string set"
+		}
+	case *types.AttributeValueMemberBS:
+		x, y := slices.Clone(a.Value), slices.Clone(b.(*types.AttributeValueMemberBS).Value)
+		slices.SortFunc(x, bytes.Compare)
+		slices.SortFunc(y, bytes.Compare)
+		if !slices.EqualFunc(x, y, bytes.Equal) {
+			return "binary set"
+		}
+	case *types.AttributeValueMemberL:
+		bl := b.(*types.AttributeValueMemberL).Value
+		if len(a.Value) != len(bl) {
+			return "list length"
+		}
+		for i := range a.Value {
+			if d := avDiff(a.Value[i], bl[i]); d != "" {
+				return fmt.Sprintf("[%d]: %s", i, d)
+			}
+		}
+	case *types.AttributeValueMemberM:
+		bm := b.(*types.AttributeValueMemberM).Value
+		keys := map[string]bool{}
+		for k := range a.Value {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range keys {
+			if isNull(a.Value[k]) && isNull(bm[k]) {
+				continue
+			}
+			if d := avDiff(a.Value[k], bm[k]); d != "" {
+				return fmt.Sprintf(".%s: %s", k, d)
+			}
+		}
+	default:
+		if !reflect.DeepEqual(a, b) {
+			return "value"
+		}
+	}
+	return ""
+}
+
+func sameNumber(a, b string) bool {
+	x, ok1 := new(big.Rat).SetString(a)
+	y, ok2 := new(big.Rat).SetString(b)
+	return ok1 && ok2 && x.Cmp(y) == 0
+}
+
+// sortedNumbers parses and sorts the numbers of a number set (an unparsable
+// one counts as zero).
+func sortedNumbers(ns []string) []*big.Rat {
+	out := make([]*big.Rat, 0, len(ns))
+	for _, n := range ns {
+		r, ok := new(big.Rat).SetString(n)
+		if !ok {
+			r = new(big.Rat)
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, (*big.Rat).Cmp)
+	return out
+}
+
+func showAV(av types.AttributeValue) string {
+	if av == nil {
+		return "nothing"
+	}
+	var v any
+	if err := attributevalue.Unmarshal(av, &v); err != nil {
+		return fmt.Sprintf("%T", av)
+	}
+	return fmt.Sprintf("%T %v", av, v)
+}
+
+// normalizeV1 and normalizeV2 put the sets of a loaded item in the order of
+// the fixture: DynamoDB does not keep the order of set elements.
+func normalizeV1(it *javaV1Item) {
+	slices.Sort(it.SS)
+	slices.Sort(it.NS)
+	slices.SortFunc(it.BS, bytes.Compare)
+	if it.Doc != nil {
+		slices.Sort(it.Doc.Tags)
+	}
+	for i := range it.Docs {
+		slices.Sort(it.Docs[i].Tags)
+	}
+}
+
+func normalizeV2(it *javaV2Item) {
+	slices.Sort(it.SS)
+	slices.Sort(it.NS)
+	slices.SortFunc(it.BS, bytes.Compare)
+}
+
+// diffFields reports every field of got that differs from want, following
+// pointers, slices, maps and structs; times are compared with Equal.
+func diffFields(t *testing.T, what string, got, want any) {
+	t.Helper()
+	var diffs []string
+	diffValue(&diffs, "", reflect.ValueOf(got), reflect.ValueOf(want))
+	for _, d := range diffs {
+		t.Errorf("%s: %s", what, d)
+	}
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+func diffValue(diffs *[]string, path string, got, want reflect.Value) {
+	if got.Type() == timeType {
+		if !got.Interface().(time.Time).Equal(want.Interface().(time.Time)) {
+			*diffs = append(*diffs, fmt.Sprintf("%s = %v, want %v", path, got.Interface(), want.Interface()))
+		}
+		return
+	}
+	switch got.Kind() {
+	case reflect.Struct:
+		for i := 0; i < got.NumField(); i++ {
+			diffValue(diffs, path+"."+got.Type().Field(i).Name, got.Field(i), want.Field(i))
+		}
+		return
+	case reflect.Pointer:
+		if got.IsNil() || want.IsNil() {
+			if got.IsNil() != want.IsNil() {
+				*diffs = append(*diffs, fmt.Sprintf("%s = %v, want %v", path, got.Interface(), want.Interface()))
+			}
+			return
+		}
+		diffValue(diffs, path, got.Elem(), want.Elem())
+		return
+	case reflect.Slice:
+		if got.Type().Elem().Kind() == reflect.Struct && got.Len() == want.Len() {
+			for i := 0; i < got.Len(); i++ {
+				diffValue(diffs, fmt.Sprintf("%s[%d]", path, i), got.Index(i), want.Index(i))
+			}
+			return
+		}
+	}
+	if !reflect.DeepEqual(got.Interface(), want.Interface()) {
+		*diffs = append(*diffs, fmt.Sprintf("%s = %#v, want %#v", path, got.Interface(), want.Interface()))
+	}
+}
+
+// javaLibDir returns DynamoDB Local's DynamoDBLocal_lib folder (installing
+// DynamoDB Local if needed) and checks that the jars of both Java clients
+// are there.
+func javaLibDir(t *testing.T) string {
+	t.Helper()
+	dir, err := dynamotest.LocalDir(t.Context())
+	if err != nil {
+		t.Fatalf("the Java interop test needs the Java SDK jars DynamoDB Local ships: %v", err)
+	}
+	lib := filepath.Join(dir, "DynamoDBLocal_lib")
+	for _, pattern := range []string{"aws-java-sdk-dynamodb-*.jar", "AwsJavaSdk-DynamoDb-Enhanced-*.jar"} {
+		if m, _ := filepath.Glob(filepath.Join(lib, pattern)); len(m) == 0 {
+			t.Fatalf("the Java interop test needs the Java SDK jars DynamoDB Local ships, but %s has no %s: "+
+				"to fix, run scripts/install-dynamodb-local.sh (it installs DynamoDB Local into %s), "+
+				"or set DYNAMODB_LOCAL_DIR to a DynamoDB Local install folder", lib, pattern, dir)
+		}
+	}
+	return lib
+}
+
+// compileJava compiles java/Interop.java against the jars in lib into a
+// temporary folder and returns it.
+func compileJava(t *testing.T, lib string) string {
+	t.Helper()
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		t.Fatalf("the Java interop test needs javac, which is not on PATH: to fix, install a JDK 17 or newer " +
+			"(Debian/Ubuntu: apt-get install openjdk-17-jdk-headless)")
+	}
+	out := t.TempDir()
+	cmd := exec.CommandContext(ctx(t), javac, "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1",
+		"-proc:none", "-nowarn", "-encoding", "UTF-8", "-cp", filepath.Join(lib, "*"), "-d", out,
+		filepath.Join("java", "Interop.java"))
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("javac java/Interop.java: %v\n%s", err, msg)
+	}
+	return out
+}
+
+// javaProc is the running Java side: one JVM answering one command per line.
+type javaProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *lockedBuffer
+}
+
+func startJava(t *testing.T, lib, classes string, args ...string) *javaProc {
+	t.Helper()
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Fatalf("the Java interop test needs java, which is not on PATH: to fix, install Java 17 or newer " +
+			"(Debian/Ubuntu: apt-get install openjdk-17-jdk-headless)")
+	}
+	cmd := exec.Command(java, append([]string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+		"-Dorg.apache.commons.logging.Log=org.apache.commons.logging.impl.NoOpLog",
+		"-Daws.java.v1.disableDeprecationAnnouncement=true",
+		"-cp", classes + string(os.PathListSeparator) + filepath.Join(lib, "*"), "Interop"}, args...)...)
+	p := &javaProc{cmd: cmd, lines: make(chan string, 1), stderr: &lockedBuffer{}}
+	cmd.Stderr = p.stderr
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting java: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = p.stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	if got := p.read(t, "start"); got != "ready" {
+		t.Fatalf("java Interop started with %q, want ready; its stderr:\n%s", got, p.stderr)
+	}
+	return p
+}
+
+const javaTimeout = 2 * time.Minute
+
+func (p *javaProc) read(t *testing.T, what string) string {
+	t.Helper()
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("java Interop exited during %s; its stderr:\n%s", what, p.stderr)
+		}
+		return line
+	case <-time.After(javaTimeout):
+		t.Fatalf("java Interop gave no answer to %s within %v; its stderr:\n%s", what, javaTimeout, p.stderr)
+	}
+	return ""
+}
+
+// expect sends a command and fails the test unless the answer is want.
+func (p *javaProc) expect(t *testing.T, want, format string, args ...any) {
+	t.Helper()
+	command := fmt.Sprintf(format, args...)
+	if _, err := fmt.Fprintln(p.stdin, command); err != nil {
+		t.Fatalf("java Interop: sending %q: %v; its stderr:\n%s", command, err, p.stderr)
+	}
+	if got := p.read(t, command); got != want {
+		t.Fatalf("java Interop %q answered %q, want %q", command, got, want)
+	}
+}
+
+func (p *javaProc) quit(t *testing.T) {
+	if _, err := fmt.Fprintln(p.stdin, "quit"); err != nil {
+		t.Errorf("java Interop: quit: %v", err)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the writes of a process and the
+// reads of a test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.b.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

@@ -1,0 +1,523 @@
+package dynamo
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Java interop: the javabool and javadate tag options.
+//
+// attributevalue stores a bool as BOOL and a time.Time as an RFC 3339 string
+// with nanoseconds. Java's DynamoDBMapper (SDK v1) stores a Boolean as the
+// number 1 or 0 and a Date or Calendar as "2006-01-02T15:04:05.000Z" (UTC,
+// milliseconds), at the top level of an item and inside documents, lists and
+// maps alike. Fields tagged javabool or javadate are converted between the
+// two: on encode by rewriting what attributevalue produced, on decode by
+// rewriting a copy of the stored item before attributevalue reads it. Nested
+// structs (documents, lists and maps of them) are followed, so a javabool
+// field of a struct inside a slice is converted too.
+//
+// What needs converting depends only on the type, so it is worked out once per
+// schema: a tree of javaConv values that mirrors the parts of the type that
+// lead to a javabool or javadate field. Types without such fields have none,
+// and encode and decode check a slice length and do nothing more.
+
+// JavaDateLayout is the layout of the strings a javadate field is stored as:
+// what DynamoDBMapper writes for java.util.Date and java.util.Calendar (ISO
+// 8601, UTC, exactly three fractional digits). Java's v2 Enhanced Client reads
+// it as a java.time.Instant.
+const JavaDateLayout = "2006-01-02T15:04:05.000Z"
+
+// convKind says what a javaConv does with the attribute value it is given.
+type convKind uint8
+
+const (
+	convBool   convKind = iota + 1 // a bool: BOOL true/false ↔ N 1/0
+	convDate                       // a time.Time: S in JavaDateLayout
+	convList                       // a slice or array: elem converts each element of the L
+	convMap                        // a map: elem converts each value of the M
+	convStruct                     // a nested struct (M): fields convert its attributes by name
+)
+
+// javaConv converts the attribute value of one Go type. It is built once per
+// schema and read-only afterwards. Struct conversions may refer to
+// themselves (recursive types).
+type javaConv struct {
+	kind   convKind
+	elem   *javaConv   // convList, convMap
+	fields []javaField // convStruct
+	// live reports whether a bool or date lies below: conversions without
+	// are dropped from the tree. dec reports whether a bool lies below:
+	// decoding rewrites only bools (the decoder already reads any RFC 3339
+	// time, which includes JavaDateLayout).
+	live, dec bool
+}
+
+// javaField is one attribute of a nested struct that needs converting.
+type javaField struct {
+	name string
+	conv *javaConv
+}
+
+// convBuilder builds the conversions of one schema.
+type convBuilder struct {
+	structs map[reflect.Type]*javaConv // nested struct types, done or in progress
+	all     []*javaConv                // every struct conversion, for settle
+	fail    func(field, format string, args ...any) error
+}
+
+// buildJava works out the conversions of the schema's fields (javaFields,
+// javaDecFields, field.conv), and checks that javabool and javadate are on
+// fields of a type they apply to, also in nested structs.
+func (s *schema) buildJava(fail func(string, string, ...any) error) error {
+	b := &convBuilder{structs: map[reflect.Type]*javaConv{}, fail: fail}
+	convs := make([]*javaConv, len(s.fields))
+	for i := range s.fields {
+		f := &s.fields[i]
+		c, err := b.fieldConv(f.typ, f.opts, f.goName)
+		if err != nil {
+			return err
+		}
+		convs[i] = c
+	}
+	b.settle()
+	for i, c := range convs {
+		if c == nil {
+			continue
+		}
+		if c.live, c.dec = c.status(); !c.live {
+			continue
+		}
+		s.fields[i].conv = c
+		s.javaFields = append(s.javaFields, i)
+		if c.dec {
+			s.javaDecFields = append(s.javaDecFields, i)
+		}
+	}
+	return nil
+}
+
+// fieldConv returns the conversion of a field of type t tagged opts (nil when
+// there is nothing to convert), path naming it in errors.
+func (b *convBuilder) fieldConv(t reflect.Type, opts tagOptions, path string) (*javaConv, error) {
+	switch {
+	case opts.javaBool:
+		if c := leafConv(t, convBool); c != nil {
+			return c, nil
+		}
+		return nil, b.fail(path, "javabool on a field of type %s: javabool stores a bool as the number 1 or 0; use bool or *bool (or a slice, array or map of them)", t)
+	case opts.javaDate:
+		if c := leafConv(t, convDate); c != nil {
+			return c, nil
+		}
+		return nil, b.fail(path, "javadate on a field of type %s: javadate stores a time as an ISO-8601 string; use time.Time or *time.Time (or a slice, array or map of them)", t)
+	}
+	return b.nested(t, path)
+}
+
+// leafConv returns the conversion of a field tagged javabool (kind convBool)
+// or javadate (convDate) of type t, or nil when the option does not apply to
+// t: t must be bool (time.Time), or a pointer, slice, array or map of one,
+// without a custom encoding on the way.
+func leafConv(t reflect.Type, kind convKind) *javaConv {
+	if hasCustomMarshaler(t) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return leafConv(t.Elem(), kind)
+	case reflect.Bool:
+		if kind == convBool {
+			return &javaConv{kind: convBool, live: true, dec: true}
+		}
+	case reflect.Struct:
+		if kind == convDate && t == timeType {
+			return &javaConv{kind: convDate, live: true}
+		}
+	case reflect.Slice, reflect.Array:
+		if e := leafConv(t.Elem(), kind); e != nil {
+			return &javaConv{kind: convList, elem: e, live: true, dec: e.dec}
+		}
+	case reflect.Map:
+		if e := leafConv(t.Elem(), kind); e != nil {
+			return &javaConv{kind: convMap, elem: e, live: true, dec: e.dec}
+		}
+	}
+	return nil
+}
+
+// nested returns the conversion of an untagged value of type t: the
+// conversions of the javabool and javadate fields of the structs t holds
+// (itself, through pointers, or as elements of slices, arrays and maps), or
+// nil when t holds no struct. Types with a custom encoding are not followed.
+func (b *convBuilder) nested(t reflect.Type, path string) (*javaConv, error) {
+	if hasCustomMarshaler(t) {
+		return nil, nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return b.nested(t.Elem(), path)
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return nil, nil // binary
+		}
+		e, err := b.nested(t.Elem(), path+"[]")
+		if e == nil || err != nil {
+			return nil, err
+		}
+		return &javaConv{kind: convList, elem: e}, nil
+	case reflect.Map:
+		e, err := b.nested(t.Elem(), path+"[]")
+		if e == nil || err != nil {
+			return nil, err
+		}
+		return &javaConv{kind: convMap, elem: e}, nil
+	case reflect.Struct:
+		if t == timeType {
+			return nil, nil
+		}
+		if c, ok := b.structs[t]; ok {
+			return c, nil // done, or in progress (a recursive type): settle sorts it out
+		}
+		c := &javaConv{kind: convStruct}
+		b.structs[t] = c
+		b.all = append(b.all, c)
+		if err := b.structFields(c, t, path, map[reflect.Type]bool{}); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	return nil, nil
+}
+
+// structFields adds to c the conversions of the fields of the nested struct
+// type t, naming and flattening them the way attributevalue does (tag
+// `dynamo`, else `dynamodbav`; `-` skips; anonymous structs without a name are
+// flattened). Their tags are checked like those of a table's fields.
+func (b *convBuilder) structFields(c *javaConv, t reflect.Type, path string, seen map[reflect.Type]bool) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() && !sf.Anonymous {
+			continue
+		}
+		fpath := path + "." + sf.Name
+		raw, ok := sf.Tag.Lookup(TagKey)
+		if !ok {
+			raw = sf.Tag.Get("dynamodbav")
+		}
+		opts, err := parseTag(raw)
+		if err != nil {
+			return b.fail(fpath, "(in nested type %s): %v", t, err)
+		}
+		if opts.skip {
+			continue
+		}
+		ft := sf.Type
+		if sf.Anonymous && opts.name == "" {
+			et := ft
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				if err := b.structFields(c, et, fpath, seen); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		fc, err := b.fieldConv(ft, opts, fpath)
+		if err != nil {
+			return err
+		}
+		if fc == nil {
+			continue
+		}
+		name := opts.name
+		if name == "" {
+			name = sf.Name
+		}
+		c.fields = append(c.fields, javaField{name: name, conv: fc})
+	}
+	return nil
+}
+
+// settle works out live and dec for every conversion, recursive types
+// included (to a fixed point), and drops the parts that convert nothing.
+func (b *convBuilder) settle() {
+	for changed := true; changed; {
+		changed = false
+		for _, c := range b.all {
+			live, dec := c.live, c.dec
+			for _, f := range c.fields {
+				l, d := f.conv.status()
+				live, dec = live || l, dec || d
+			}
+			if live != c.live || dec != c.dec {
+				c.live, c.dec, changed = live, dec, true
+			}
+		}
+	}
+	for _, c := range b.all {
+		c.fields = slices.DeleteFunc(c.fields, func(f javaField) bool {
+			f.conv.live, f.conv.dec = f.conv.status()
+			return !f.conv.live
+		})
+	}
+}
+
+// status reports whether a bool or date (live), and whether a bool (dec),
+// lies below c, from the struct conversions' current state.
+func (c *javaConv) status() (live, dec bool) {
+	switch c.kind {
+	case convBool:
+		return true, true
+	case convDate:
+		return true, false
+	case convList, convMap:
+		l, d := c.elem.status()
+		c.live, c.dec = l, d
+		return l, d
+	}
+	return c.live, c.dec
+}
+
+// javaEncode rewrites, in place, the javabool and javadate attributes of an
+// item attributevalue has just encoded. Rewriting in place is safe: every
+// value on the way to a converted one was built by the encoder for this item
+// from a Go bool, time, struct, slice or map (types with custom encodings are
+// never followed), so nothing else refers to it.
+func (s *schema) javaEncode(item map[string]types.AttributeValue) error {
+	for _, i := range s.javaFields {
+		f := &s.fields[i]
+		av, ok := item[f.name]
+		if !ok {
+			continue
+		}
+		nv, err := f.conv.encode(av)
+		if err != nil {
+			return fmt.Errorf("attribute %q (field %s): %w", f.name, f.goName, err)
+		}
+		item[f.name] = nv
+	}
+	return nil
+}
+
+func (c *javaConv) encode(av types.AttributeValue) (types.AttributeValue, error) {
+	switch c.kind {
+	case convBool:
+		if b, ok := av.(*types.AttributeValueMemberBOOL); ok {
+			return javaBoolAV(b.Value), nil
+		}
+	case convDate:
+		s, ok := av.(*types.AttributeValueMemberS)
+		if !ok {
+			if _, null := av.(*types.AttributeValueMemberNULL); null {
+				return av, nil
+			}
+			return nil, fmt.Errorf("javadate: the encoder made a %T of the time, not an RFC 3339 string: remove EncodeTime from the mapper's encoder options, or drop javadate", av)
+		}
+		t, err := time.Parse(time.RFC3339Nano, s.Value)
+		if err != nil {
+			return nil, fmt.Errorf("javadate: the encoder made %q of the time, not an RFC 3339 string: remove EncodeTime from the mapper's encoder options, or drop javadate", s.Value)
+		}
+		return &types.AttributeValueMemberS{Value: t.UTC().Format(JavaDateLayout)}, nil
+	case convList:
+		if l, ok := av.(*types.AttributeValueMemberL); ok {
+			for i, e := range l.Value {
+				ne, err := c.elem.encode(e)
+				if err != nil {
+					return nil, fmt.Errorf("[%d]: %w", i, err)
+				}
+				l.Value[i] = ne
+			}
+		}
+	case convMap:
+		if m, ok := av.(*types.AttributeValueMemberM); ok {
+			for k, e := range m.Value {
+				ne, err := c.elem.encode(e)
+				if err != nil {
+					return nil, fmt.Errorf("[%q]: %w", k, err)
+				}
+				m.Value[k] = ne
+			}
+		}
+	case convStruct:
+		if m, ok := av.(*types.AttributeValueMemberM); ok {
+			for _, f := range c.fields {
+				e, ok := m.Value[f.name]
+				if !ok {
+					continue
+				}
+				ne, err := f.conv.encode(e)
+				if err != nil {
+					return nil, fmt.Errorf(".%s: %w", f.name, err)
+				}
+				m.Value[f.name] = ne
+			}
+		}
+	}
+	return av, nil
+}
+
+// javaDecode returns item as the decoder must see it: item itself when
+// nothing needs rewriting, else a copy in which the javabool attributes
+// stored as numbers are BOOL. item, and every value in it, is left as it is:
+// it may belong to the caller or to the SDK's response, and only the maps and
+// lists on the way to a rewritten value are copied.
+func (s *schema) javaDecode(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, copied := item, false
+	for _, i := range s.javaDecFields {
+		f := &s.fields[i]
+		av, ok := item[f.name]
+		if !ok {
+			continue
+		}
+		nv, err := f.conv.decode(av)
+		if err != nil {
+			return nil, fmt.Errorf("attribute %q (field %s): %w", f.name, f.goName, err)
+		}
+		if nv == av {
+			continue
+		}
+		if !copied {
+			out, copied = maps.Clone(item), true
+		}
+		out[f.name] = nv
+	}
+	return out, nil
+}
+
+// decode returns av with the bools below c that are stored as numbers made
+// BOOL: av itself when there are none, else a new value (copy on write).
+func (c *javaConv) decode(av types.AttributeValue) (types.AttributeValue, error) {
+	switch c.kind {
+	case convBool:
+		n, ok := av.(*types.AttributeValueMemberN)
+		if !ok {
+			return av, nil // BOOL, NULL, or something the decoder will refuse
+		}
+		b, err := parseJavaBool(n.Value)
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberBOOL{Value: b}, nil
+	case convList:
+		l, ok := av.(*types.AttributeValueMemberL)
+		if !ok {
+			return av, nil
+		}
+		var out []types.AttributeValue
+		for i, e := range l.Value {
+			ne, err := c.elem.decode(e)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			if ne != e && out == nil {
+				out = slices.Clone(l.Value)
+			}
+			if out != nil {
+				out[i] = ne
+			}
+		}
+		if out == nil {
+			return av, nil
+		}
+		return &types.AttributeValueMemberL{Value: out}, nil
+	case convMap:
+		m, ok := av.(*types.AttributeValueMemberM)
+		if !ok {
+			return av, nil
+		}
+		var out map[string]types.AttributeValue
+		for k, e := range m.Value {
+			ne, err := c.elem.decode(e)
+			if err != nil {
+				return nil, fmt.Errorf("[%q]: %w", k, err)
+			}
+			if ne == e {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(m.Value)
+			}
+			out[k] = ne
+		}
+		if out == nil {
+			return av, nil
+		}
+		return &types.AttributeValueMemberM{Value: out}, nil
+	case convStruct:
+		m, ok := av.(*types.AttributeValueMemberM)
+		if !ok {
+			return av, nil
+		}
+		var out map[string]types.AttributeValue
+		for _, f := range c.fields {
+			if !f.conv.dec {
+				continue
+			}
+			e, ok := m.Value[f.name]
+			if !ok {
+				continue
+			}
+			ne, err := f.conv.decode(e)
+			if err != nil {
+				return nil, fmt.Errorf(".%s: %w", f.name, err)
+			}
+			if ne == e {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(m.Value)
+			}
+			out[f.name] = ne
+		}
+		if out == nil {
+			return av, nil
+		}
+		return &types.AttributeValueMemberM{Value: out}, nil
+	}
+	return av, nil
+}
+
+// javaBoolAV is a bool as DynamoDBMapper stores it.
+func javaBoolAV(b bool) *types.AttributeValueMemberN {
+	if b {
+		return &types.AttributeValueMemberN{Value: "1"}
+	}
+	return &types.AttributeValueMemberN{Value: "0"}
+}
+
+// parseJavaBool reads a bool DynamoDBMapper stored as a number: 1 is true, 0
+// false (in any spelling DynamoDB allows, such as 1.0); any other number is an
+// error rather than a guess.
+func parseJavaBool(n string) (bool, error) {
+	switch n {
+	case "1":
+		return true, nil
+	case "0":
+		return false, nil
+	}
+	f, err := strconv.ParseFloat(n, 64)
+	switch {
+	case err == nil && f == 1:
+		return true, nil
+	case err == nil && f == 0:
+		return false, nil
+	}
+	return false, fmt.Errorf("javabool: the number %s is neither 1 (true) nor 0 (false)", n)
+}

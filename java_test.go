@@ -1,0 +1,462 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+type javaDoc struct {
+	Name  string    `dynamo:"name"`
+	Flag  bool      `dynamo:"flag,javabool"`
+	When  time.Time `dynamo:"when,javadate"`
+	Flags []bool    `dynamo:"flags,javabool"`
+}
+
+type javaEmbedded struct {
+	Active bool `dynamo:"active,javabool"`
+}
+
+type javaItem struct {
+	javaEmbedded
+	ID     string              `dynamo:"id,hash"`
+	B      bool                `dynamo:"b,javabool"`
+	PB     *bool               `dynamo:"pb,javabool"`
+	NilB   *bool               `dynamo:"nilb,javabool"`
+	D      time.Time           `dynamo:"d,javadate"`
+	PD     *time.Time          `dynamo:"pd,javadate"`
+	Plain  bool                `dynamo:"plain"`
+	PlainT time.Time           `dynamo:"plaint"`
+	Doc    javaDoc             `dynamo:"doc"`
+	Docs   []javaDoc           `dynamo:"docs"`
+	ByName map[string]*javaDoc `dynamo:"byname"`
+	MB     map[string]bool     `dynamo:"mb,javabool"`
+	Dates  []time.Time         `dynamo:"dates,javadate"`
+	V      int64               `dynamo:"v,version"`
+}
+
+// javaNode is recursive: the conversion tree refers to itself.
+type javaNode struct {
+	ID   string      `dynamo:"id,hash"`
+	Flag bool        `dynamo:"flag,javabool"`
+	Kids []javaNode  `dynamo:"kids"`
+	Next *javaNode   `dynamo:"next"`
+	Tags map[int]int `dynamo:"tags"`
+}
+
+// javaLoop is recursive and has nothing to convert.
+type javaLoop struct {
+	ID   string              `dynamo:"id,hash"`
+	Self *javaLoop           `dynamo:"self"`
+	All  map[string]javaLoop `dynamo:"all"`
+}
+
+func javaTestTable[T any](t *testing.T) *Table[T] {
+	t.Helper()
+	tb, err := NewTable[T](NewMapper(&stubClient{}), "java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+func sampleJavaItem() javaItem {
+	paris := time.FixedZone("CET", 3600)
+	tr, fa := true, false
+	d := time.Date(2023, 11, 14, 23, 13, 20, 123456789, paris) // 22:13:20.123456789Z
+	pd := time.Date(1999, 12, 31, 23, 59, 59, 999000000, time.UTC)
+	doc := javaDoc{Name: "n", Flag: true, When: time.Date(2020, 2, 29, 12, 0, 0, 0, time.UTC), Flags: []bool{true, false}}
+	return javaItem{
+		javaEmbedded: javaEmbedded{Active: true},
+		ID:           "x", B: true, PB: &fa, D: d, PD: &pd, Plain: true, PlainT: d,
+		Doc:    doc,
+		Docs:   []javaDoc{doc, {Name: "m"}},
+		ByName: map[string]*javaDoc{"k": &doc, "nil": nil},
+		MB:     map[string]bool{"t": tr, "f": fa},
+		Dates:  []time.Time{d, pd},
+		V:      3,
+	}
+}
+
+func avM(kv map[string]types.AttributeValue) *types.AttributeValueMemberM {
+	return &types.AttributeValueMemberM{Value: kv}
+}
+func avL(vs ...types.AttributeValue) *types.AttributeValueMemberL {
+	return &types.AttributeValueMemberL{Value: vs}
+}
+
+var avNull = &types.AttributeValueMemberNULL{Value: true}
+
+// javaStoredItem is sampleJavaItem as DynamoDBMapper stores it.
+func javaStoredItem() map[string]types.AttributeValue {
+	doc := func() types.AttributeValue {
+		return avM(map[string]types.AttributeValue{"name": str("n"), "flag": n("1"), "when": str("2020-02-29T12:00:00.000Z"), "flags": avL(n("1"), n("0"))})
+	}
+	return map[string]types.AttributeValue{
+		"active": n("1"),
+		"id":     str("x"),
+		"b":      n("1"),
+		"pb":     n("0"),
+		"nilb":   avNull,
+		"d":      str("2023-11-14T22:13:20.123Z"),
+		"pd":     str("1999-12-31T23:59:59.999Z"),
+		"plain":  &types.AttributeValueMemberBOOL{Value: true},
+		"plaint": str("2023-11-14T23:13:20.123456789+01:00"),
+		"doc":    doc(),
+		"docs":   avL(doc(), avM(map[string]types.AttributeValue{"name": str("m"), "flag": n("0"), "when": str("0001-01-01T00:00:00.000Z"), "flags": avNull})),
+		"byname": avM(map[string]types.AttributeValue{"k": doc(), "nil": avNull}),
+		"mb":     avM(map[string]types.AttributeValue{"t": n("1"), "f": n("0")}),
+		"dates":  avL(str("2023-11-14T22:13:20.123Z"), str("1999-12-31T23:59:59.999Z")),
+		"v":      n("3"),
+	}
+}
+
+func TestJavaEncode(t *testing.T) {
+	tb := javaTestTable[javaItem](t)
+	item := sampleJavaItem()
+	got, err := tb.encode(&item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := javaStoredItem()
+	if !reflect.DeepEqual(got, want) {
+		for k := range want {
+			if !reflect.DeepEqual(got[k], want[k]) {
+				t.Errorf("attribute %s = %s, want %s", k, avString(got[k]), avString(want[k]))
+			}
+		}
+		for k := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("unexpected attribute %s = %s", k, avString(got[k]))
+			}
+		}
+	}
+	if item.D.Location().String() != "CET" || item.D.Nanosecond() != 123456789 {
+		t.Errorf("encode modified the item: %v", item.D)
+	}
+}
+
+// avString renders an attribute value for messages.
+func avString(av types.AttributeValue) string {
+	var v any
+	if err := attributevalue.Unmarshal(av, &v); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%T %v", av, v)
+}
+
+func TestJavaDecode(t *testing.T) {
+	tb := javaTestTable[javaItem](t)
+	stored := javaStoredItem()
+	before := javaStoredItem()
+	sub := stored["doc"].(*types.AttributeValueMemberM)
+	subFlag := sub.Value["flag"]
+
+	got, err := tb.decode(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sampleJavaItem()
+	want.D = want.D.UTC().Truncate(time.Millisecond)
+	want.Dates[0] = want.D
+	want.Docs[1].When = time.Time{}
+	checkJavaItem(t, got, want)
+
+	if !reflect.DeepEqual(stored, before) {
+		t.Error("decode modified the stored item")
+	}
+	if stored["doc"] != sub || sub.Value["flag"] != subFlag {
+		t.Error("decode replaced values inside the stored item")
+	}
+
+	// The Go default encodings (BOOL, RFC 3339 with any precision) decode too.
+	stored["b"] = &types.AttributeValueMemberBOOL{Value: true}
+	stored["d"] = str("2023-11-14T23:13:20.123+01:00")
+	stored["mb"] = avM(map[string]types.AttributeValue{"t": &types.AttributeValueMemberBOOL{Value: true}, "f": n("0.0")})
+	got, err = tb.decode(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.B || !got.D.Equal(want.D) || !reflect.DeepEqual(got.MB, want.MB) {
+		t.Errorf("decode of Go encodings: b=%v d=%v mb=%v", got.B, got.D, got.MB)
+	}
+}
+
+func checkJavaItem(t *testing.T, got, want javaItem) {
+	t.Helper()
+	if got.javaEmbedded != want.javaEmbedded {
+		t.Errorf("javaEmbedded = %+v, want %+v", got.javaEmbedded, want.javaEmbedded)
+	}
+	gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := 0; i < gv.NumField(); i++ {
+		if !gv.Type().Field(i).IsExported() {
+			continue
+		}
+		g, w := gv.Field(i).Interface(), wv.Field(i).Interface()
+		if gt, ok := g.(time.Time); ok {
+			if !gt.Equal(w.(time.Time)) {
+				t.Errorf("%s = %v, want %v", gv.Type().Field(i).Name, g, w)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("%s = %#v, want %#v", gv.Type().Field(i).Name, g, w)
+		}
+	}
+}
+
+func TestJavaRoundTrip(t *testing.T) {
+	tb := javaTestTable[*javaItem](t)
+	item := sampleJavaItem()
+	enc, err := tb.encode(&item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sampleJavaItem()
+	want.D = want.D.UTC().Truncate(time.Millisecond)
+	want.Dates[0] = want.D
+	checkJavaItem(t, *got, want)
+}
+
+func TestJavaBoolDecodeErrors(t *testing.T) {
+	tb := javaTestTable[javaItem](t)
+	for attr, av := range map[string]types.AttributeValue{
+		"b":   n("2"),
+		"doc": avM(map[string]types.AttributeValue{"flags": avL(n("1"), n("-1"))}),
+		"mb":  avM(map[string]types.AttributeValue{"x": n("0.5")}),
+	} {
+		item := javaStoredItem()
+		item[attr] = av
+		_, err := tb.decode(item)
+		if err == nil || !strings.Contains(err.Error(), "neither 1 (true) nor 0 (false)") || !strings.Contains(err.Error(), `"`+attr+`"`) {
+			t.Errorf("%s: error = %v, want one naming the attribute and the rule", attr, err)
+		}
+	}
+}
+
+func TestJavaConversionsOnlyWhereNeeded(t *testing.T) {
+	for _, tc := range []struct {
+		typ       reflect.Type
+		enc, dec  int
+		converted []string
+	}{
+		{reflect.TypeFor[Book](), 0, 0, nil},
+		{reflect.TypeFor[javaLoop](), 0, 0, nil},
+		{reflect.TypeFor[javaItem](), 11, 8, []string{"active", "b", "pb", "nilb", "d", "pd", "doc", "docs", "byname", "mb", "dates"}},
+		{reflect.TypeFor[javaNode](), 3, 3, []string{"flag", "kids", "next"}},
+		{reflect.TypeFor[struct {
+			ID string    `dynamo:"id,hash"`
+			At time.Time `dynamo:"at,javadate"`
+		}](), 1, 0, []string{"at"}},
+	} {
+		sc, err := schemaFor(tc.typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, i := range sc.javaFields {
+			names = append(names, sc.fields[i].name)
+		}
+		if len(sc.javaFields) != tc.enc || len(sc.javaDecFields) != tc.dec || !reflect.DeepEqual(names, tc.converted) {
+			t.Errorf("%s: converted %v (%d to decode), want %v (%d)", tc.typ, names, len(sc.javaDecFields), tc.converted, tc.dec)
+		}
+	}
+}
+
+func TestJavaRecursiveType(t *testing.T) {
+	tb := javaTestTable[javaNode](t)
+	item := javaNode{ID: "r", Flag: true, Kids: []javaNode{{Flag: true, Kids: []javaNode{{Flag: false}}}}, Next: &javaNode{Flag: true}}
+	enc, err := tb.encode(&item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid := enc["kids"].(*types.AttributeValueMemberL).Value[0].(*types.AttributeValueMemberM).Value
+	grandkid := kid["kids"].(*types.AttributeValueMemberL).Value[0].(*types.AttributeValueMemberM).Value
+	next := enc["next"].(*types.AttributeValueMemberM).Value
+	for what, av := range map[string]types.AttributeValue{"flag": enc["flag"], "kid": kid["flag"], "grandkid": grandkid["flag"], "next": next["flag"]} {
+		if _, ok := av.(*types.AttributeValueMemberN); !ok {
+			t.Errorf("%s flag encoded as %T, want N", what, av)
+		}
+	}
+	got, err := tb.decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, item) {
+		t.Errorf("round trip = %+v, want %+v", got, item)
+	}
+}
+
+type customBool bool
+
+func (customBool) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	return &types.AttributeValueMemberS{Value: "yes"}, nil
+}
+
+func TestJavaSchemaErrors(t *testing.T) {
+	type boolOnString struct {
+		ID string `dynamo:"id,hash"`
+		B  string `dynamo:"b,javabool"`
+	}
+	type dateOnInt struct {
+		ID string `dynamo:"id,hash"`
+		D  int64  `dynamo:"d,javadate"`
+	}
+	type boolOnCustom struct {
+		ID string     `dynamo:"id,hash"`
+		B  customBool `dynamo:"b,javabool"`
+	}
+	type nestedBad struct {
+		N int `dynamo:"n,javabool"`
+	}
+	type nestedErr struct {
+		ID   string      `dynamo:"id,hash"`
+		Docs []nestedBad `dynamo:"docs"`
+	}
+	type nestedTypo struct {
+		F bool `dynamo:"f,javabol"`
+	}
+	type nestedTypoErr struct {
+		ID  string                 `dynamo:"id,hash"`
+		Doc map[string]*nestedTypo `dynamo:"doc"`
+	}
+	type dateSet struct {
+		ID string      `dynamo:"id,hash"`
+		D  []time.Time `dynamo:"d,javadate,set"`
+	}
+	m := NewMapper(&stubClient{})
+	for _, tc := range []struct {
+		name  string
+		table func() error
+		field string
+		fix   string
+	}{
+		{"javabool on string", func() error { _, err := NewTable[boolOnString](m, "t"); return err }, "B", "use bool or *bool"},
+		{"javadate on int", func() error { _, err := NewTable[dateOnInt](m, "t"); return err }, "D", "use time.Time or *time.Time"},
+		{"javabool on a custom encoding", func() error { _, err := NewTable[boolOnCustom](m, "t"); return err }, "B", "use bool or *bool"},
+		{"nested javabool on int", func() error { _, err := NewTable[nestedErr](m, "t"); return err }, "Docs[].N", "use bool or *bool"},
+		{"nested typo", func() error { _, err := NewTable[nestedTypoErr](m, "t"); return err }, "Doc[].F", `unknown option "javabol"`},
+		{"javadate set", func() error { _, err := NewTable[dateSet](m, "t"); return err }, "D", "use a list"},
+	} {
+		err := tc.table()
+		var se *SchemaError
+		if !errors.As(err, &se) || !errors.Is(err, ErrInvalidSchema) {
+			t.Errorf("%s: error = %v, want a *SchemaError", tc.name, err)
+			continue
+		}
+		if se.Field != tc.field || !strings.Contains(err.Error(), tc.fix) {
+			t.Errorf("%s: error = %q (field %q), want field %q and fix %q", tc.name, err, se.Field, tc.field, tc.fix)
+		}
+	}
+}
+
+func TestJavaDateNeedsRFC3339Encoder(t *testing.T) {
+	mp := NewMapper(&stubClient{}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) {
+		o.EncodeTime = func(t time.Time) (types.AttributeValue, error) { return n("1"), nil }
+	}))
+	tb, err := NewTable[javaDoc2](mp, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tb.encode(&javaDoc2{ID: "a", At: time.Now()})
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "EncodeTime") {
+		t.Errorf("error = %v, want ErrInvalidInput naming EncodeTime", err)
+	}
+}
+
+type javaDoc2 struct {
+	ID string    `dynamo:"id,hash"`
+	At time.Time `dynamo:"at,javadate"`
+}
+
+// TestJavaLoadSaveThroughClient checks the request and response paths: Load
+// and Current decode Java items (N bools, N version, unmodeled and NULL
+// attributes) without modifying the SDK's maps, and Save sends N bools.
+func TestJavaLoadSaveThroughClient(t *testing.T) {
+	stored := javaStoredItem()
+	stored["javaOnly"] = str("kept") // an attribute the struct does not model
+	stored["plaint"] = avNull        // NULL into a non-pointer time
+	stored["v"] = n("9007199254740993")
+	before := javaStoredItem()
+	before["javaOnly"], before["plaint"], before["v"] = str("kept"), avNull, n("9007199254740993")
+	c := &stubClient{
+		onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+			return &dynamodb.GetItemOutput{Item: stored}, nil
+		},
+		onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+			return nil, &types.ConditionalCheckFailedException{Item: stored}
+		},
+	}
+	tb, err := NewTable[javaItem](NewMapper(c), "java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.Load(context.Background(), javaItem{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.B || got.PB == nil || *got.PB || !got.Doc.Flag || got.V != 9007199254740993 || !got.PlainT.IsZero() {
+		t.Errorf("Load = %+v", got)
+	}
+	if !reflect.DeepEqual(stored, before) {
+		t.Error("Load modified the SDK's item")
+	}
+
+	item := sampleJavaItem()
+	_, err = tb.Save(context.Background(), item)
+	if !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("Save = %v, want a conflict", err)
+	}
+	var ce *ConditionError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Save = %v, want a *ConditionError", err)
+	}
+	var viaDecode javaItem
+	if derr := ce.Decode(&viaDecode); derr != nil || !viaDecode.B || !viaDecode.MB["t"] {
+		t.Errorf("ConditionError.Decode = %+v, %v", viaDecode, derr)
+	}
+	cur, err := tb.Current(err)
+	if err != nil || !cur.Doc.Flags[0] || cur.V != 9007199254740993 {
+		t.Errorf("Current = %+v, %v", cur, err)
+	}
+	if !reflect.DeepEqual(stored, before) {
+		t.Error("Current modified the SDK's item")
+	}
+	vals := c.upds[0].ExpressionAttributeValues
+	sc := tb.p.s
+	for attr, want := range map[string]types.AttributeValue{
+		"b": n("1"), "pb": n("0"), "active": n("1"), "plain": &types.AttributeValueMemberBOOL{Value: true},
+		"d": str("2023-11-14T22:13:20.123Z"),
+	} {
+		if got := vals[sc.fields[sc.byName[attr]].vph]; !reflect.DeepEqual(got, want) {
+			t.Errorf("UpdateItem value of %s = %s, want %s", attr, avString(got), avString(want))
+		}
+	}
+}
+
+func TestJavaQueryDecoder(t *testing.T) {
+	tb := javaTestTable[javaItem](t)
+	d := itemDecoder[javaItem]{t: tb}
+	stored := javaStoredItem()
+	page, err := d.decodePage([]map[string]types.AttributeValue{stored, stored})
+	if err != nil || len(page) != 2 || !page[1].Doc.Flag || !page[0].MB["t"] {
+		t.Fatalf("decodePage = %+v, %v", page, err)
+	}
+	bad := javaStoredItem()
+	bad["b"] = n("7")
+	if _, err := d.decodePage([]map[string]types.AttributeValue{stored, bad}); err == nil || !strings.Contains(err.Error(), "item key {id: \"x\"}") {
+		t.Errorf("decodePage of a bad item: %v", err)
+	}
+}
