@@ -35,7 +35,7 @@ type holding struct {
 	frozen        bool      // a holder that stopped heartbeating
 	wrote         bool      // its guarded write succeeded
 	refused       error     // why its guarded write failed
-	lostBeforeIts bool
+	lost          bool      // its lease ended (ErrLost) before it released it
 }
 
 // 8 clients × 25 acquisitions of one key, each holder doing a guarded write
@@ -99,7 +99,10 @@ func TestLeaseExclusivity(t *testing.T) {
 				} else {
 					h.wrote = true
 				}
-				h.lostBeforeIts = l.Err() != nil
+				// A holder stalled (by a loaded machine) past its lease loses
+				// it; then its write must have been refused or have landed
+				// while the lease still held, and its interval may overlap.
+				h.lost = errors.Is(l.Err(), lease.ErrLost)
 				h.to = time.Now()
 				if err := l.Release(ctx); err != nil {
 					errs <- err
@@ -171,7 +174,7 @@ func TestLeaseExclusivity(t *testing.T) {
 	}
 
 	sort.Slice(log, func(i, j int) bool { return log[i].token < log[j].token })
-	writes := 0
+	writes, lost := 0, 0
 	for i, h := range log {
 		if i > 0 && h.token <= log[i-1].token {
 			t.Errorf("token %d not above %d", h.token, log[i-1].token)
@@ -183,16 +186,22 @@ func TestLeaseExclusivity(t *testing.T) {
 			if !errors.Is(h.refused, lease.ErrLost) {
 				t.Errorf("frozen holder's write refused with %v, want ErrLost", h.refused)
 			}
-		case !h.wrote:
-			t.Errorf("holder %s token %d: guarded write failed: %v", h.owner, h.token, h.refused)
-		default:
+		case h.wrote:
 			writes++
+		case h.lost && errors.Is(h.refused, lease.ErrLost):
+			lost++
+		default:
+			t.Errorf("holder %s token %d: guarded write failed: %v", h.owner, h.token, h.refused)
 		}
 	}
-	// Live holders' intervals, in token order, must not overlap.
+	if lost > len(log)/10 {
+		t.Errorf("%d of %d leases were lost before release; a loaded machine explains a few, not this many", lost, len(log))
+	}
+	// Intervals of holders that kept their leases, in token order, must not
+	// overlap.
 	var live []holding
 	for _, h := range log {
-		if !h.frozen {
+		if !h.frozen && !h.lost {
 			live = append(live, h)
 		}
 	}
@@ -202,8 +211,14 @@ func TestLeaseExclusivity(t *testing.T) {
 		}
 	}
 	final, err := res.Load(ctx, Resource{ID: "r"}, dynamo.ConsistentRead())
-	if err != nil || final.Writes != writes || final.Writes != clients*rounds || final.Token != live[len(live)-1].token {
-		t.Errorf("resource %+v %v; want %d writes, the last by token %d", final, err, clients*rounds, live[len(live)-1].token)
+	var lastWriter int64 // the highest token whose guarded write landed
+	for _, h := range log {
+		if h.wrote {
+			lastWriter = h.token
+		}
 	}
-	t.Logf("%d acquisitions, %d guarded writes, %d refused writes by stale holders", len(log), writes, len(log)-writes)
+	if err != nil || final.Writes != writes || final.Token != lastWriter {
+		t.Errorf("resource %+v %v; want %d writes, the last by token %d", final, err, writes, lastWriter)
+	}
+	t.Logf("%d acquisitions, %d guarded writes, %d refused writes by stale holders, %d leases lost to stalls", len(log), writes, len(log)-writes-lost, lost)
 }
