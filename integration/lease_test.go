@@ -29,13 +29,13 @@ type Resource struct {
 }
 
 type holding struct {
-	owner         string
-	token         int64
-	from, to      time.Time // on this process's monotonic clock
-	frozen        bool      // a holder that stopped heartbeating
-	wrote         bool      // its guarded write succeeded
-	refused       error     // why its guarded write failed
-	lost          bool      // its lease ended (ErrLost) before it released it
+	owner    string
+	token    int64
+	from, to time.Time // on this process's monotonic clock
+	frozen   bool      // a holder that stopped heartbeating
+	wrote    bool      // its guarded write succeeded
+	refused  error     // why its guarded write failed
+	lost     bool      // its lease ended (ErrLost) before it released it
 }
 
 // 8 clients × 25 acquisitions of one key, each holder doing a guarded write
