@@ -22,7 +22,10 @@ import (
 // ErrVersionConflict (the stored version differs; Table.Current decodes the
 // stored item) or ErrConditionFailed (an If condition failed). A write that
 // DynamoDB applied but whose response was lost, and which the SDK retried, is
-// a success (see WithWriteTokenAttribute).
+// a success (see WithWriteTokenAttribute). Types without a version attribute
+// carry no token: for them a lost response to a write with an If condition
+// can come back as ErrConditionFailed although the write was applied — give
+// such types a version attribute when that matters.
 //
 // Bad input is refused before anything is sent with an error wrapping
 // ErrInvalidInput: a nil item, an unset or empty key, an item over 400 KB.
