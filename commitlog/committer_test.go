@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,20 +27,11 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 // and the test servers are not counted.
 func checkNoLeak(t *testing.T) { leaktest.Check(t, "ddbkit/dynamo/commitlog.") }
 
-// countingTransport counts the DynamoDB requests sent through it.
-type countingTransport struct {
-	next http.RoundTripper
-	n    atomic.Int64
-}
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return c.next.RoundTrip(r)
-}
-
-func countingClient(t *testing.T) (*dynamodb.Client, *countingTransport) {
-	ct := &countingTransport{next: http.DefaultTransport}
-	return dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: ct} }), ct
+// countingClient returns a client for the test server that counts its
+// requests.
+func countingClient(t *testing.T) (*dynamodb.Client, *dynamotest.Counter) {
+	ct := dynamotest.NewCounter(nil)
+	return ct.Client(t), ct
 }
 
 // hookStore wraps a Store, counts its calls by method, and calls the hook
@@ -219,7 +209,7 @@ func TestCommitterRefusesBadInput(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if n := ct.n.Load(); n != 0 {
+	if n := ct.Count(); n != 0 {
 		t.Errorf("%d DynamoDB requests sent for refused input", n)
 	}
 	for _, op := range []string{"Head", "Put", "Copy"} {
@@ -248,17 +238,17 @@ func TestPutIfNotExists(t *testing.T) {
 	if !r.Done || r.Generation != 2 || r.Owner != "w1" || r.TimeoutMS != 20000 || r.TTL < time.Now().Add(59*time.Minute).Unix() {
 		t.Errorf("record after the put %+v; want done, generation 2 (created 1, marked done 2)", r)
 	}
-	if n := ct.n.Load(); n != 3 { // record, done mark, and our Load
+	if n := ct.Count(); n != 3 { // record, done mark, and our Load
 		t.Errorf("%d DynamoDB requests, want 2 for the put", n-1)
 	}
 
 	// Fail fast: the HEAD finds the object; DynamoDB is not asked.
-	before := ct.n.Load()
+	before := ct.Count()
 	_, err = c.PutIfNotExists(ctx, "a/b.json", []byte("two"))
 	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "a/b.json") {
 		t.Fatalf("second put: %v, want ErrExists", err)
 	}
-	if n := ct.n.Load() - before; n != 0 {
+	if n := ct.Count() - before; n != 0 {
 		t.Errorf("%d DynamoDB requests for a put that the HEAD refuses", n)
 	}
 	if data, _, _ := s.Get(ctx, "a/b.json"); string(data) != "one" {
@@ -289,12 +279,12 @@ func TestPutIfMatch(t *testing.T) {
 	if second.ETag == first.ETag {
 		t.Error("ETag unchanged by PutIfMatch")
 	}
-	before := ct.n.Load()
+	before := ct.Count()
 	_, err = c.PutIfMatch(ctx, "x", []byte("v3"), first.ETag) // stale
 	if !errors.Is(err, ErrPreconditionFailed) || !strings.Contains(err.Error(), second.ETag) {
 		t.Fatalf("PutIfMatch with a stale ETag: %v", err)
 	}
-	if n := ct.n.Load() - before; n != 0 {
+	if n := ct.Count() - before; n != 0 {
 		t.Errorf("%d DynamoDB requests for a PutIfMatch that the HEAD refuses", n)
 	}
 	if data, _, _ := s.Get(ctx, "x"); string(data) != "v2" {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,23 +122,15 @@ func TestCreateTableNamesAfterTestAndDeletesAtCleanup(t *testing.T) {
 	}
 }
 
-// countingTransport counts the requests that pass through it.
-type countingTransport struct{ n atomic.Int64 }
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func TestClientWith(t *testing.T) {
 	t.Parallel()
-	tr := &countingTransport{}
+	tr := dynamotest.NewCounter(nil)
 	c := dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: tr} })
 	if _, err := c.ListTables(t.Context(), &dynamodb.ListTablesInput{}); err != nil {
 		t.Fatalf("ListTables: %v", err)
 	}
-	if tr.n.Load() != 1 {
-		t.Errorf("the custom transport saw %d requests, want 1", tr.n.Load())
+	if tr.Count() != 1 {
+		t.Errorf("the custom transport saw %d requests, want 1", tr.Count())
 	}
 }
 

@@ -25,11 +25,11 @@ import (
 
 // s3Store returns a store over a fresh bucket of a fresh in-process S3
 // server, and a counter of the HTTP requests sent to it.
-func s3Store(tb testing.TB) (commitlog.Store, *countingTransport) {
+func s3Store(tb testing.TB) (commitlog.Store, *dynamotest.Counter) {
 	tb.Helper()
 	base := s3test.Client(tb, s3test.Server(tb))
 	bucket := s3test.Bucket(tb, base)
-	ct := &countingTransport{next: base.Options().HTTPClient.(*http.Client).Transport}
+	ct := dynamotest.NewCounter(base.Options().HTTPClient.(*http.Client).Transport)
 	client := s3.New(base.Options(), func(o *s3.Options) { o.HTTPClient = &http.Client{Transport: ct} })
 	return commitlog.NewS3Store(client, bucket), ct
 }
@@ -375,7 +375,7 @@ func benchAppend(b *testing.B, impl string, writers int) {
 			b.Fatal(err)
 		}
 	}
-	ddb0, s30 := ddbn.n.Load(), s3n.n.Load()
+	ddb0, s30 := ddbn.Count(), s3n.Count()
 	var next atomic.Int64
 	var max atomic.Int64
 	start := time.Now()
@@ -409,9 +409,9 @@ func benchAppend(b *testing.B, impl string, writers int) {
 	}
 	n := float64(b.N)
 	b.ReportMetric(n/elapsed.Seconds(), "appends/s")
-	b.ReportMetric(float64(ddbn.n.Load()-ddb0)/n, "ddb-rt/op")
-	b.ReportMetric(float64(s3n.n.Load()-s30)/n, "s3-rt/op")
-	b.ReportMetric(float64(ddbn.n.Load()-ddb0+s3n.n.Load()-s30)/n, "rt/op")
+	b.ReportMetric(float64(ddbn.Count()-ddb0)/n, "ddb-rt/op")
+	b.ReportMetric(float64(s3n.Count()-s30)/n, "s3-rt/op")
+	b.ReportMetric(float64(ddbn.Count()-ddb0+s3n.Count()-s30)/n, "rt/op")
 }
 
 // BenchmarkCommitlogCommitter: one writer's PutIfNotExists of new paths and
@@ -443,7 +443,7 @@ func BenchmarkCommitlogCommitter(b *testing.B) {
 			}
 			for _, op := range []string{"PutIfNotExists", "PutIfMatch"} {
 				b.Run("op="+op, func(b *testing.B) {
-					ddb0, s30 := ddbn.n.Load(), s3n.n.Load()
+					ddb0, s30 := ddbn.Count(), s3n.Count()
 					i := 0
 					for b.Loop() {
 						i++
@@ -458,8 +458,8 @@ func BenchmarkCommitlogCommitter(b *testing.B) {
 						}
 					}
 					n := float64(b.N)
-					b.ReportMetric(float64(ddbn.n.Load()-ddb0)/n, "ddb-rt/op")
-					b.ReportMetric(float64(s3n.n.Load()-s30)/n, "s3-rt/op")
+					b.ReportMetric(float64(ddbn.Count()-ddb0)/n, "ddb-rt/op")
+					b.ReportMetric(float64(s3n.Count()-s30)/n, "s3-rt/op")
 				})
 			}
 		})

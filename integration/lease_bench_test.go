@@ -2,9 +2,7 @@ package integration
 
 import (
 	"context"
-	"net/http"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,21 +14,11 @@ import (
 	"github.com/ddbkit/dynamo/lease"
 )
 
-// countingTransport counts the HTTP requests (DynamoDB round trips) sent
-// through it.
-type countingTransport struct {
-	next http.RoundTripper
-	n    atomic.Int64
-}
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return c.next.RoundTrip(r)
-}
-
-func countingClient(b *testing.B) (*dynamodb.Client, *countingTransport) {
-	ct := &countingTransport{next: http.DefaultTransport}
-	return dynamotest.ClientWith(b, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: ct} }), ct
+// countingClient returns a client for the test server that counts its
+// requests (DynamoDB round trips).
+func countingClient(b *testing.B) (*dynamodb.Client, *dynamotest.Counter) {
+	ct := dynamotest.NewCounter(nil)
+	return ct.Client(b), ct
 }
 
 // BenchmarkLeaseAcquireRelease: an uncontended TryAcquire + Release of a
@@ -52,7 +40,7 @@ func BenchmarkLeaseAcquireRelease(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			i := 0
-			before := ct.n.Load()
+			before := ct.Count()
 			for b.Loop() {
 				l, err := lc.TryAcquire(ctx, tc.key(i))
 				if err != nil {
@@ -63,7 +51,7 @@ func BenchmarkLeaseAcquireRelease(b *testing.B) {
 				}
 				i++
 			}
-			b.ReportMetric(float64(ct.n.Load()-before)/float64(b.N), "roundtrips/op")
+			b.ReportMetric(float64(ct.Count()-before)/float64(b.N), "roundtrips/op")
 		})
 	}
 }
