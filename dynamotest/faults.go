@@ -1,0 +1,330 @@
+package dynamotest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// FaultConfig says which faults a Faults transport injects, how often, and
+// for how long. The rates are probabilities per request; a request gets at
+// most one fault, so they must add up to at most 1. The zero FaultConfig
+// injects nothing.
+type FaultConfig struct {
+	// Seed fixes the sequence of decisions: the n-th request to reach the
+	// transport gets the same fault in every run with the same seed. (Which
+	// request is the n-th depends on goroutine scheduling when requests run
+	// concurrently.)
+	Seed uint64
+
+	// Delay is the rate of requests held back for up to MaxDelay, half of
+	// them before they are sent and half after the server answered (a slow
+	// network either way). The request itself succeeds.
+	Delay float64
+	// MaxDelay bounds each delay. Default 50ms.
+	MaxDelay time.Duration
+	// Drop is the rate of requests that are sent and applied by the server,
+	// whose response is then thrown away and replaced by a connection reset:
+	// the client cannot tell whether its write happened.
+	Drop float64
+	// ServerError is the rate of requests answered with HTTP 500
+	// (InternalFailure for DynamoDB, InternalError for S3); half of them are
+	// sent and applied by the server first, as a real 500 may have been.
+	ServerError float64
+	// Throttle is the rate of requests refused without being sent:
+	// HTTP 400 ThrottlingException for DynamoDB, HTTP 503 SlowDown for S3.
+	Throttle float64
+	// Reset is the rate of requests that fail with a connection reset before
+	// they are sent.
+	Reset float64
+
+	// MaxFaults bounds the number of faults injected; later requests pass
+	// untouched. 0 means no bound.
+	MaxFaults int
+	// Duration bounds the time, from the first request, during which faults
+	// are injected; later requests pass untouched. 0 means no bound.
+	Duration time.Duration
+	// Match selects the requests eligible for faults; nil means all.
+	Match func(*http.Request) bool
+}
+
+// FaultStats counts what a Faults transport did.
+type FaultStats struct {
+	Requests    int // requests that reached the transport
+	Delayed     int
+	Dropped     int // applied by the server, answer replaced by a reset
+	ServerError int // 500s, of which AppliedServerError were applied first
+	Throttled   int
+	Reset       int // reset before being sent
+
+	AppliedServerError int
+}
+
+// Faults returns the number of faults injected.
+func (s FaultStats) Faults() int {
+	return s.Delayed + s.Dropped + s.ServerError + s.Throttled + s.Reset
+}
+
+// String formats the counts for logs and reports.
+func (s FaultStats) String() string {
+	return fmt.Sprintf("%d requests, %d faults: %d delayed, %d responses dropped after the write applied, "+
+		"%d server errors (%d after the write applied), %d throttled, %d connections reset before sending",
+		s.Requests, s.Faults(), s.Delayed, s.Dropped, s.ServerError, s.AppliedServerError, s.Throttled, s.Reset)
+}
+
+// Add returns the sum of s and o.
+func (s FaultStats) Add(o FaultStats) FaultStats {
+	return FaultStats{
+		Requests: s.Requests + o.Requests, Delayed: s.Delayed + o.Delayed, Dropped: s.Dropped + o.Dropped,
+		ServerError: s.ServerError + o.ServerError, Throttled: s.Throttled + o.Throttled, Reset: s.Reset + o.Reset,
+		AppliedServerError: s.AppliedServerError + o.AppliedServerError,
+	}
+}
+
+// Faults is an http.RoundTripper that injects the network and server faults
+// a client of DynamoDB or S3 meets in production — delays, responses lost
+// after the server applied the request, 500s, throttling and connection
+// resets — seeded and bounded in count and time, for tests that check
+// nothing is lost or applied twice when they happen. It works for any
+// AWS-style HTTP API: error bodies are DynamoDB JSON for requests with an
+// X-Amz-Target header and S3 XML otherwise. It is safe for concurrent use.
+type Faults struct {
+	cfg  FaultConfig
+	next http.RoundTripper
+
+	mu    sync.Mutex
+	rng   *rand.Rand // guarded by mu
+	start time.Time  // first request; guarded by mu
+	off   bool       // faults turned off by Stop; guarded by mu
+	stats FaultStats // guarded by mu
+}
+
+type faultKind int
+
+const (
+	noFault faultKind = iota
+	delayBefore
+	delayAfter
+	dropAfter
+	errorBefore
+	errorAfter
+	throttle
+	resetBefore
+)
+
+// NewFaults returns a Faults transport forwarding to next (a clone of
+// http.DefaultTransport when nil). It panics if a rate is negative or the
+// rates add up to more than 1.
+func NewFaults(cfg FaultConfig, next http.RoundTripper) *Faults {
+	sum := 0.0
+	for _, r := range []float64{cfg.Delay, cfg.Drop, cfg.ServerError, cfg.Throttle, cfg.Reset} {
+		if r < 0 {
+			panic("dynamotest: negative fault rate in FaultConfig")
+		}
+		sum += r
+	}
+	if sum > 1+1e-9 {
+		panic(fmt.Sprintf("dynamotest: FaultConfig rates add up to %.3f; they must add up to at most 1", sum))
+	}
+	if cfg.MaxDelay <= 0 {
+		cfg.MaxDelay = 50 * time.Millisecond
+	}
+	if next == nil {
+		next = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return &Faults{cfg: cfg, next: next, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
+}
+
+// Client returns a client for the test server whose requests go through f.
+// Idle connections are closed when the test ends.
+func (f *Faults) Client(tb testing.TB, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	tb.Helper()
+	tb.Cleanup(f.CloseIdleConnections)
+	return ClientWith(tb, append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
+		o.HTTPClient = f.HTTPClient()
+	}}, optFns...)...)
+}
+
+// HTTPClient returns an *http.Client whose requests go through f, for any
+// SDK client (for S3: s3.Options.HTTPClient).
+func (f *Faults) HTTPClient() *http.Client { return &http.Client{Transport: f} }
+
+// CloseIdleConnections closes the idle connections of the transport f
+// forwards to, when it has any.
+func (f *Faults) CloseIdleConnections() {
+	if c, ok := f.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// Stop turns faults off: later requests pass untouched. Requests already
+// delayed finish their delay.
+func (f *Faults) Stop() {
+	f.mu.Lock()
+	f.off = true
+	f.mu.Unlock()
+}
+
+// Stats returns what f has done so far.
+func (f *Faults) Stats() FaultStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stats
+}
+
+// decide picks the fault for the next request and counts it.
+func (f *Faults) decide(r *http.Request) (faultKind, time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stats.Requests++
+	now := time.Now()
+	if f.start.IsZero() {
+		f.start = now
+	}
+	c := &f.cfg
+	if f.off || (c.Match != nil && !c.Match(r)) ||
+		(c.MaxFaults > 0 && f.stats.Faults() >= c.MaxFaults) ||
+		(c.Duration > 0 && now.Sub(f.start) >= c.Duration) {
+		return noFault, 0
+	}
+	// Draw the same number of values for every eligible request, so that the
+	// sequence of decisions depends on the seed alone.
+	p, half, frac := f.rng.Float64(), f.rng.IntN(2) == 0, f.rng.Float64()
+	delay := time.Duration(frac * float64(c.MaxDelay))
+	switch {
+	case p < c.Delay:
+		f.stats.Delayed++
+		if half {
+			return delayBefore, delay
+		}
+		return delayAfter, delay
+	case p < c.Delay+c.Drop:
+		f.stats.Dropped++
+		return dropAfter, 0
+	case p < c.Delay+c.Drop+c.ServerError:
+		f.stats.ServerError++
+		if half {
+			f.stats.AppliedServerError++
+			return errorAfter, 0
+		}
+		return errorBefore, 0
+	case p < c.Delay+c.Drop+c.ServerError+c.Throttle:
+		f.stats.Throttled++
+		return throttle, 0
+	case p < c.Delay+c.Drop+c.ServerError+c.Throttle+c.Reset:
+		f.stats.Reset++
+		return resetBefore, 0
+	}
+	return noFault, 0
+}
+
+// errFaultReset is what a reset or dropped request reports; the SDKs treat
+// it as a failed send and retry it.
+var errFaultReset = errors.New("read tcp 127.0.0.1: connection reset by peer (injected by dynamotest.Faults)")
+
+// RoundTrip implements http.RoundTripper.
+func (f *Faults) RoundTrip(r *http.Request) (*http.Response, error) {
+	kind, delay := f.decide(r)
+	switch kind {
+	case noFault:
+		return f.next.RoundTrip(r)
+	case delayBefore:
+		if err := sleepReq(r, delay); err != nil {
+			closeBody(r)
+			return nil, err
+		}
+		return f.next.RoundTrip(r)
+	case throttle, errorBefore, resetBefore:
+		closeBody(r)
+		if kind == resetBefore {
+			return nil, errFaultReset
+		}
+		return errorResponse(r, kind), nil
+	}
+	resp, err := f.next.RoundTrip(r)
+	if err != nil {
+		return resp, err
+	}
+	switch kind {
+	case delayAfter:
+		if err := sleepReq(r, delay); err != nil {
+			discard(resp)
+			return nil, err
+		}
+		return resp, nil
+	case dropAfter:
+		discard(resp)
+		return nil, errFaultReset
+	default: // errorAfter
+		discard(resp)
+		return errorResponse(r, kind), nil
+	}
+}
+
+func sleepReq(r *http.Request, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-r.Context().Done():
+		return r.Context().Err()
+	}
+}
+
+func closeBody(r *http.Request) {
+	if r.Body != nil {
+		r.Body.Close()
+	}
+}
+
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// errorResponse builds the error answer a real service gives: DynamoDB's
+// JSON for requests with an X-Amz-Target header, S3's XML otherwise.
+func errorResponse(r *http.Request, kind faultKind) *http.Response {
+	status, code, msg := http.StatusInternalServerError, "InternalFailure", "We encountered an internal error. Please try again. (injected by dynamotest.Faults)"
+	dynamo := r.Header.Get("X-Amz-Target") != ""
+	switch {
+	case kind == throttle && dynamo:
+		status, code, msg = http.StatusBadRequest, "ThrottlingException", "Rate of requests exceeds the allowed throughput. (injected by dynamotest.Faults)"
+	case kind == throttle:
+		status, code, msg = http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate. (injected by dynamotest.Faults)"
+	case !dynamo:
+		code = "InternalError"
+	}
+	h := http.Header{}
+	var body string
+	if dynamo {
+		h.Set("Content-Type", "application/x-amz-json-1.0")
+		body = fmt.Sprintf(`{"__type":"com.amazonaws.dynamodb.v20120810#%s","message":%q}`, code, msg)
+	} else {
+		h.Set("Content-Type", "application/xml")
+		if r.Method != http.MethodHead {
+			body = fmt.Sprintf(`<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<Error><Code>%s</Code><Message>%s</Message><RequestId>dynamotest</RequestId></Error>`, code, msg)
+		}
+	}
+	h.Set("X-Amzn-Requestid", "dynamotest-fault")
+	return &http.Response{
+		Status:        fmt.Sprintf("%d %s", status, http.StatusText(status)),
+		StatusCode:    status,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       r,
+	}
+}
