@@ -1,0 +1,72 @@
+package integration
+
+// The fault suite: the mapper, lease and commitlog driven through
+// dynamotest.Faults, which delays requests, drops responses after the
+// server applied them, answers 500s and throttling errors, and resets
+// connections. Each test checks its invariant on the data afterwards, read
+// through a client without faults, and logs one "FAULTS" line with the
+// figures RELIABILITY.md quotes:
+//
+//	go test ./integration -run Faults -count=1 -v | grep FAULTS
+//	go test ./integration -run Faults -count=1 -v -faults.seed=7 -faults.scale=4
+//
+// A failing test prints the seed; the same seed gives the same sequence of
+// fault decisions (which request meets which fault still depends on
+// goroutine scheduling).
+
+import (
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/ddbkit/dynamo/dynamotest"
+)
+
+var (
+	faultSeed  = flag.Uint64("faults.seed", 1, "seed of the fault suite's fault decisions")
+	faultScale = flag.Int("faults.scale", 1, "multiplies the number of operations of the fault suite")
+)
+
+// faultConfig is the suite's standard mix: about one request in four meets a
+// fault, bounded to maxFaults faults within two minutes. Each transport of a
+// test gets its own seed derived from the suite's seed and salt.
+func faultConfig(t *testing.T, salt uint64, maxFaults int) dynamotest.FaultConfig {
+	t.Helper()
+	return dynamotest.FaultConfig{
+		Seed:        *faultSeed*1000003 + salt,
+		Delay:       0.06,
+		MaxDelay:    40 * time.Millisecond,
+		Drop:        0.06,
+		ServerError: 0.05,
+		Throttle:    0.04,
+		Reset:       0.04,
+		MaxFaults:   maxFaults,
+		Duration:    2 * time.Minute,
+	}
+}
+
+// scaled returns n times the -faults.scale flag.
+func scaled(n int) int { return n * max(1, *faultScale) }
+
+// faultReport holds the figures of one fault test.
+type faultReport struct {
+	Ops       int // operations tried
+	Acked     int // operations acknowledged as done
+	Anomalies int // invariant violations found
+	Stats     dynamotest.FaultStats
+}
+
+// logFaults logs the figures of a fault test in the one-line form that
+// RELIABILITY.md quotes, with the seed to reproduce it.
+func logFaults(t *testing.T, r faultReport) {
+	t.Helper()
+	t.Logf("FAULTS %s seed=%d scale=%d: %d operations tried, %d acknowledged, %d anomalies; %v",
+		t.Name(), *faultSeed, max(1, *faultScale), r.Ops, r.Acked, r.Anomalies, r.Stats)
+	if r.Stats.Faults() == 0 {
+		t.Errorf("no fault was injected: the test proved nothing (seed %d)", *faultSeed)
+	}
+	if r.Anomalies > 0 {
+		t.Errorf("%d anomalies; reproduce with: go test ./integration -run '^%s$' -count=1 -v -faults.seed=%d -faults.scale=%d",
+			r.Anomalies, t.Name(), *faultSeed, max(1, *faultScale))
+	}
+}
