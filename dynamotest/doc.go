@@ -37,6 +37,23 @@
 //	defer stop()
 //	c := dynamotest.NewClient(endpoint)
 //
+// # Faults
+//
+// Faults is an http.RoundTripper that injects, seeded and bounded in count and
+// time, what production networks and services do: delays, responses lost
+// after the server applied the request, HTTP 500s (some after applying),
+// throttling and connection resets. It speaks DynamoDB's and S3's error
+// formats, so the SDKs retry and decode its errors as the real ones. Use it to
+// check that your code loses and duplicates nothing when they happen:
+//
+//	f := dynamotest.NewFaults(dynamotest.FaultConfig{Seed: 1, Drop: 0.05, Throttle: 0.05, MaxFaults: 500}, nil)
+//	c := f.Client(t) // a *dynamodb.Client through f; f.HTTPClient() for other SDK clients
+//	// ... run the workload through c, then check the data through dynamotest.Client(t) ...
+//	t.Log(f.Stats())
+//
+// Dropper drops the responses to one operation on demand, for tests of one
+// lost response at an exact point; Counter counts round trips.
+//
 // # Environment
 //
 //   - DYNAMODB_ENDPOINT: use this server (for example http://localhost:8000, or a
