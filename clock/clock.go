@@ -1,9 +1,3 @@
-// Package clock is the time source of the lease and commitlog packages:
-// real time in production, a manually advanced fake in tests.
-//
-// Only durations measured on one Clock matter to the packages that use it
-// (a lease's deadline, a waiter's patience); they never compare the
-// readings of different machines.
 package clock
 
 import (

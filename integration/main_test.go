@@ -1,6 +1,3 @@
-// Package integration holds end-to-end tests against a real
-// DynamoDB-compatible server: DynamoDB Local, started by dynamotest, or the
-// endpoint DYNAMODB_ENDPOINT names.
 package integration
 
 import (

@@ -1,4 +1,3 @@
-// Package leaktest checks that goroutines a test started have ended.
 package leaktest
 
 import (

@@ -1,0 +1,226 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/lease"
+)
+
+// client is configured elsewhere: dynamodb.NewFromConfig(cfg), or
+// dynamotest.NewClient(endpoint) against DynamoDB Local.
+var client *dynamodb.Client
+
+// Report is a resource the lease protects. Token is the fencing token of the
+// holder that wrote it last.
+type Report struct {
+	Day     string `dynamo:"day,hash"`
+	Status  string `dynamo:"status"`
+	Token   int64  `dynamo:"token"`
+	Version int64  `dynamo:"version,version"`
+}
+
+// New sends nothing; the lease table is created once, at deployment or at
+// start-up.
+func ExampleNew() {
+	ctx := context.Background()
+	leases, err := lease.New(dynamo.NewMapper(client), "Leases",
+		lease.WithLeaseDuration(10*time.Second), // lost 10 s after the last heartbeat that got through
+		lease.WithOwner("worker-1"))             // default: host name and a random suffix
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer leases.Close(ctx) // releases what is still held
+
+	err = leases.CreateTable(ctx) // on demand, TTL on "expires"; waits until active
+	if err != nil && !errors.Is(err, dynamo.ErrTableExists) {
+		log.Fatal(err)
+	}
+}
+
+// Acquire waits until the lease is free or its holder has gone silent. The
+// work runs under l.Context(), which is cancelled the moment the lease is
+// lost, and hands l.Token() to whatever it writes.
+func ExampleClient_Acquire() {
+	leases, _ := lease.New(dynamo.NewMapper(client), "Leases")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds the waiting only
+	defer cancel()
+	l, err := leases.Acquire(ctx, "nightly-report")
+	if err != nil {
+		log.Fatal(err) // ctx ended first, or DynamoDB failed
+	}
+	defer l.Release(context.Background())
+
+	if err := buildReport(l.Context(), l.Token()); err != nil {
+		if l.Err() != nil {
+			log.Printf("stopped: %v", l.Err()) // lost: taken over, or not extended in time
+		}
+		log.Fatal(err)
+	}
+}
+
+func buildReport(ctx context.Context, token int64) error { return ctx.Err() }
+
+// TryAcquire does not wait: a key that someone holds is ErrHeld at once,
+// even if the holder has died (only waiting, as Acquire does, can tell).
+func ExampleClient_TryAcquire() {
+	ctx := context.Background()
+	leases, _ := lease.New(dynamo.NewMapper(client), "Leases")
+
+	l, err := leases.TryAcquire(ctx, "compaction")
+	switch {
+	case errors.Is(err, lease.ErrHeld):
+		fmt.Println("someone else is compacting:", err) // names the holder
+		return
+	case err != nil:
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+	// ... compact ...
+}
+
+// Done is closed, and Context cancelled, when the lease is lost or
+// released; a worker selects on it next to its own work.
+func ExampleLease_Done() {
+	leases, _ := lease.New(dynamo.NewMapper(client), "Leases")
+	l, err := leases.Acquire(context.Background(), "leader")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(context.Background())
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.Done():
+			log.Printf("no longer the leader: %v", l.Err())
+			return
+		case <-tick.C:
+			// ... lead, passing l.Token() to the systems led ...
+		}
+	}
+}
+
+// Save writes through the mapper only while the lease is still held: the
+// write and a check of the lease record go in one transaction, so a holder
+// that was paused past its lease (GC, a frozen VM) cannot land it after a
+// takeover. The If condition also makes the report itself refuse tokens
+// older than the last one written.
+func ExampleSave() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	leases, _ := lease.New(m, "Leases")
+	reports, _ := dynamo.NewTable[Report](m, "Reports")
+
+	l, err := leases.Acquire(ctx, "report/2024-06-01")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+
+	r, err := reports.Load(ctx, Report{Day: "2024-06-01"}, dynamo.ConsistentRead())
+	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+		log.Fatal(err)
+	}
+	r.Day, r.Status, r.Token = "2024-06-01", "done", l.Token()
+	olderToken := expression.Or(
+		expression.AttributeNotExists(expression.Name("token")),
+		expression.Name("token").LessThan(expression.Value(l.Token())))
+	saved, err := lease.Save(ctx, l, reports, r, dynamo.If(olderToken))
+	switch {
+	case errors.Is(err, lease.ErrLost):
+		log.Print("the lease was taken over; nothing written")
+	case errors.Is(err, dynamo.ErrVersionConflict):
+		log.Print("the report changed since it was read; read it again")
+	case errors.Is(err, dynamo.ErrConditionFailed):
+		log.Print("a later holder has written the report already")
+	case err != nil:
+		log.Fatal(err)
+	default:
+		fmt.Println(saved.Version)
+	}
+}
+
+// WriteTx puts several writes, on any tables of the same DynamoDB client,
+// into one transaction with the lease's guard.
+func ExampleLease_WriteTx() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	leases, _ := lease.New(m, "Leases")
+	reports, _ := dynamo.NewTable[Report](m, "Reports")
+
+	l, err := leases.Acquire(ctx, "reports")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+
+	today := reports.TxSave(Report{Day: "2024-06-02", Status: "open", Token: l.Token()})
+	err = l.WriteTx(ctx, []dynamo.TxOp{
+		today,
+		reports.TxDelete(Report{Day: "2024-05-02", Version: 3}),
+	})
+	if errors.Is(err, lease.ErrLost) {
+		log.Print("lost the lease: neither write happened")
+		return
+	}
+	if err != nil {
+		log.Fatal(err) // a *dynamo.TxError says which member failed
+	}
+	fmt.Println(today.Saved().Version)
+}
+
+// Guard is the transaction member WriteTx adds; use it directly to build the
+// transaction yourself, for instance with a request token of your own.
+func ExampleLease_Guard() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	leases, _ := lease.New(m, "Leases")
+	reports, _ := dynamo.NewTable[Report](m, "Reports")
+
+	l, err := leases.Acquire(ctx, "reports")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+
+	err = m.WriteTx(ctx, []dynamo.TxOp{
+		l.Guard(),
+		reports.TxSave(Report{Day: "2024-06-03", Status: "open", Token: l.Token()}),
+	}, dynamo.WithRequestToken(fmt.Sprintf("open-2024-06-03-%d", l.Token())))
+	var txErr *dynamo.TxError
+	if errors.As(err, &txErr) && txErr.Failure(0) != nil {
+		log.Print("the guard failed: someone else holds the lease now")
+	}
+}
+
+// Holder reads a key's record without acquiring it: who holds it, with
+// which token, and the data the holder stored (lease.WithData), such as a
+// leader's address.
+func ExampleClient_Holder() {
+	ctx := context.Background()
+	leases, _ := lease.New(dynamo.NewMapper(client), "Leases")
+
+	info, err := leases.Holder(ctx, "leader")
+	if errors.Is(err, dynamo.ErrNotFound) {
+		fmt.Println("never led")
+		return
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	if info.Released {
+		fmt.Println("no leader; the last was", info.Owner)
+		return
+	}
+	fmt.Printf("%s leads at %s (token %d)\n", info.Owner, info.Data, info.Token)
+}
