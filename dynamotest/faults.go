@@ -59,13 +59,13 @@ type FaultConfig struct {
 // FaultStats counts what a Faults transport did.
 type FaultStats struct {
 	Requests    int // requests that reached the transport
-	Delayed     int
+	Delayed     int // held back before sending or after the answer
 	Dropped     int // applied by the server, answer replaced by a reset
-	ServerError int // 500s, of which AppliedServerError were applied first
-	Throttled   int
+	ServerError int // answered 500, AppliedServerError of them after the server applied them
+	Throttled   int // refused with a throttling error without being sent
 	Reset       int // reset before being sent
 
-	AppliedServerError int
+	AppliedServerError int // 500s given after the server applied the request
 }
 
 // Faults returns the number of faults injected.
