@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -19,9 +18,11 @@ import (
 // including the SDK's retries.
 //
 // When DynamoDB applied the delete but the response was lost, the SDK's
-// retry finds no item; Delete reports that as success when the request was
-// sent more than once (it counts attempts with a per-call middleware that
-// clients other than *dynamodb.Client may ignore).
+// retry finds no item; Delete reports that as success when an earlier attempt
+// may have been applied — it got no answer, or a 5xx one. (A throttled first
+// attempt was not applied: a retry that then finds no item is a conflict.)
+// Delete records the SDK's attempts with a per-call middleware that clients
+// other than *dynamodb.Client may ignore.
 //
 // IAM: dynamodb:DeleteItem.
 func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) error {
@@ -47,7 +48,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 	}
 	clobber := wo.behavior == SaveClobber
 	pc := t.p.buildPutCond(held, clobber, uc)
-	var attempts atomic.Int32
+	var att attempts
 	_, err = t.m.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                           aws.String(t.name),
 		Key:                                 key,
@@ -55,7 +56,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 		ExpressionAttributeNames:            pc.names,
 		ExpressionAttributeValues:           pc.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, countAttempts(&attempts))
+	}, att.option())
 	if err == nil {
 		return nil
 	}
@@ -63,7 +64,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 	if !errors.As(err, &ccf) {
 		return fmt.Errorf("dynamo: delete from table %q key %s: %w", t.name, formatKey(key), err)
 	}
-	if ccf.Item == nil && held > 0 && uc == nil && attempts.Load() > 1 {
+	if ccf.Item == nil && held > 0 && uc == nil && att.maybeApplied() {
 		return nil // our delete was applied; its retry found nothing
 	}
 	return t.p.conditionFailure(t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)

@@ -42,7 +42,11 @@
 // and the retry fails its own condition. Other mappers report a conflict
 // there. This mapper stores a random token with each versioned write (see
 // WithWriteTokenAttribute) and recognises its own write in the item that
-// comes back, so the call succeeds.
+// comes back, so the call succeeds. When someone else wrote the item between
+// the applied attempt and the retry, neither the version nor the token tells
+// whether the write took effect: the conflict then also satisfies
+// errors.Is(err, ErrUnknownOutcome), and Table.Update returns it instead of
+// applying its change a second time.
 //
 // # More than one item
 //

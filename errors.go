@@ -22,6 +22,16 @@ var (
 	// ErrConditionFailed means a condition given with If failed while the
 	// version matched.
 	ErrConditionFailed = errors.New("dynamo: condition failed")
+	// ErrUnknownOutcome means a write may or may not have been applied: an
+	// attempt got no answer (or a 5xx one), the SDK sent the write again, and
+	// by then someone else had written the item, so the retry found neither
+	// the version held nor the write's own token (or write tokens are off;
+	// see WithWriteTokenAttribute). It comes with
+	// ErrVersionConflict, on a *ConditionError carrying the stored item: look
+	// there for the change before making it again. Table.Update returns it
+	// rather than calling its function again, which could apply the change
+	// twice.
+	ErrUnknownOutcome = errors.New("dynamo: outcome of the write unknown")
 	// ErrInvalidInput means a request was refused before it was sent: an unset
 	// key, an empty string key, an item over 400 KB, a nil item, and the like.
 	ErrInvalidInput = errors.New("dynamo: invalid input")
@@ -58,10 +68,18 @@ type ConditionError struct {
 
 	versionAttr string
 	decode      func(map[string]types.AttributeValue, any) error
+	// unknown: an earlier attempt of the write may have been applied (see
+	// ErrUnknownOutcome).
+	unknown bool
 }
 
 func (e *ConditionError) Error() string {
 	s := e.describe()
+	if e.unknown {
+		return s + " — and the write may have been applied: an attempt's response was lost, the SDK sent it again, " +
+			"and the item had been written since (" + ErrUnknownOutcome.Error() + "; look for the change in the stored item, " +
+			"Table.Current(err), before making it again)"
+	}
 	if e.Err == ErrVersionConflict {
 		s += " (reload the item, or use Table.Current(err), and apply the change again; Table.Update does this for you)"
 	}
@@ -98,12 +116,17 @@ func (e *ConditionError) describe() string {
 	return b.String()
 }
 
-// Unwrap returns the sentinel and the SDK's error.
+// Unwrap returns the sentinel (and ErrUnknownOutcome when the write may
+// have been applied) and the SDK's error.
 func (e *ConditionError) Unwrap() []error {
-	if e.Cause == nil {
-		return []error{e.Err}
+	errs := []error{e.Err}
+	if e.unknown {
+		errs = append(errs, ErrUnknownOutcome)
 	}
-	return []error{e.Err, e.Cause}
+	if e.Cause != nil {
+		errs = append(errs, e.Cause)
+	}
+	return errs
 }
 
 // Decode decodes the item carried by the error into out (a pointer), with the

@@ -34,7 +34,9 @@ type mapperOptions struct {
 // from someone else's when DynamoDB applied a write but the response was lost
 // and the SDK's retry then failed its condition: with the token that retry is
 // reported as the success it was, without it as a version conflict (which is
-// what Java's DynamoDBMapper reports). Other clients ignore the attribute.
+// what Java's DynamoDBMapper reports) that also satisfies
+// errors.Is(err, ErrUnknownOutcome), so that Table.Update does not apply its
+// change twice. Other clients ignore the attribute.
 //
 // The default is DefaultWriteTokenAttribute; "" turns tokens off.
 func WithWriteTokenAttribute(name string) Option {

@@ -22,8 +22,16 @@ import (
 // ErrVersionConflict (the stored version differs; Table.Current decodes the
 // stored item) or ErrConditionFailed (an If condition failed). A write that
 // DynamoDB applied but whose response was lost, and which the SDK retried, is
-// a success (see WithWriteTokenAttribute). Types without a version attribute
-// carry no token: for them a lost response to a write with an If condition
+// a success (see WithWriteTokenAttribute) — unless someone else wrote the
+// item between the applied attempt and the SDK's retry: the retry then finds
+// neither the version held nor the write's token, and whether the write took
+// effect cannot be told. That conflict also satisfies
+// errors.Is(err, ErrUnknownOutcome): check the stored item (Table.Current)
+// for the change before making it again. (So does, with write tokens turned
+// off, any conflict after an attempt that may have been applied. Telling
+// these cases apart needs the per-call option Save adds to record the SDK's
+// attempts; a Client that ignores it gets a plain conflict.) Types without a
+// version attribute carry no token: for them a lost response to a write with an If condition
 // can come back as ErrConditionFailed although the write was applied — give
 // such types a version attribute when that matters.
 //
@@ -59,6 +67,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	}
 	item, key := r.item, r.key
 	var allNew map[string]types.AttributeValue
+	var att attempts
 	if r.put {
 		_, err = t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                           aws.String(t.name),
@@ -67,7 +76,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			ExpressionAttributeNames:            r.pc.names,
 			ExpressionAttributeValues:           r.pc.values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
+		}, att.option())
 	} else {
 		in := &dynamodb.UpdateItemInput{
 			TableName:                           aws.String(t.name),
@@ -82,7 +91,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			in.ReturnValues = types.ReturnValueAllNew
 		}
 		var out *dynamodb.UpdateItemOutput
-		out, err = t.m.client.UpdateItem(ctx, in)
+		out, err = t.m.client.UpdateItem(ctx, in, att.option())
 		if err == nil {
 			allNew = out.Attributes
 		}
@@ -96,7 +105,9 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			return zero, nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
 		}
 		if !isOwnWrite(ccf.Item, p.tokenAttr, r.token) {
-			return zero, nil, p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
+			ce := p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
+			ce.unknown = s.version >= 0 && att.maybeApplied() && mayHoldWrite(ce, r.held, r.token != nil)
+			return zero, nil, ce
 		}
 		// DynamoDB applied our write; the SDK's retry of it failed its
 		// condition. The item it reports is our write (or later ones).

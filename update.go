@@ -24,7 +24,12 @@ import (
 // called several times and should have no side effects; when it returns an
 // error, Update stops and returns that error. Update also stops when ctx is
 // done; ctx bounds the whole loop, backoff and waiting included. An If
-// condition that fails (ErrConditionFailed) is returned at once, not retried.
+// condition that fails (ErrConditionFailed) is returned at once, not retried,
+// and so is a conflict whose write may have been applied (ErrUnknownOutcome,
+// see Save: a response was lost and someone wrote the item before the SDK's
+// retry), since calling fn again could apply its change twice; the caller
+// decides, e.g. by looking for its change in the stored item
+// (Table.Current(err)).
 //
 // Calls to Update for one key through one Table take turns: instead of
 // failing each other's version checks they wait (honouring ctx), and each
@@ -114,6 +119,9 @@ func (t *Table[T]) update(ctx context.Context, k map[string]types.AttributeValue
 		ce, ok := asConditionError(err)
 		if !ok || ce.Err != ErrVersionConflict {
 			return zero, nil, err
+		}
+		if ce.unknown {
+			return zero, nil, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err)
 		}
 		if attempt >= wo.maxAttempts {
 			return zero, nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)

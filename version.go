@@ -55,6 +55,30 @@ func isOwnWrite(item map[string]types.AttributeValue, attr string, token []byte)
 	return ok && bytes.Equal(b.Value, token)
 }
 
+// mayHoldWrite reports whether the item a failed versioned write found can
+// have been written by an earlier attempt of that same write, or after it: a
+// version conflict where the item is gone (held > 0), has no version, or has
+// any version but held+1 under someone else's token. Every versioned write
+// writes its own version+1 on condition of holding it, so a stored held+1
+// under another token says the attempt was not applied (unless the item was
+// deleted and written again from scratch up to held+1 in between); any other
+// version — past held+1, or below held after a delete and re-create — may
+// sit on top of our write. Without write tokens (tokens false) every
+// conflict is in doubt.
+func mayHoldWrite(ce *ConditionError, held int64, tokens bool) bool {
+	if ce.Err != ErrVersionConflict {
+		return false // the version matched: our write was not applied
+	}
+	switch {
+	case !ce.Exists:
+		return held > 0
+	case !ce.HasVersion || !tokens:
+		return true
+	default:
+		return ce.FoundVersion != held+1
+	}
+}
+
 func asConditionError(err error) (*ConditionError, bool) {
 	var ce *ConditionError
 	ok := errors.As(err, &ce)
