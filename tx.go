@@ -357,9 +357,9 @@ func applyTxOptions(opts []TxOption) txOptions {
 // were made with. An op may be used in several WriteTx calls one after
 // another (e.g. resent with the same request token), not in two at once.
 //
-// IAM: dynamodb:TransactWriteItems, plus per member dynamodb:UpdateItem
-// (TxSave; dynamodb:PutItem with SavePut), dynamodb:DeleteItem (TxDelete) or
-// dynamodb:ConditionCheckItem (TxCheck) on its table.
+// IAM: transactions have no action of their own; each member needs, on its
+// table, dynamodb:UpdateItem (TxSave; dynamodb:PutItem with SavePut),
+// dynamodb:DeleteItem (TxDelete) or dynamodb:ConditionCheckItem (TxCheck).
 func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) error {
 	o := applyTxOptions(opts)
 	if o.tokenSet && (o.token == "" || len(o.token) > maxRequestTokenLn) {
@@ -724,7 +724,8 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 // The request is sent through m's client, whichever Mapper the tables were
 // made with.
 //
-// IAM: dynamodb:TransactGetItems, plus dynamodb:GetItem on each table.
+// IAM: dynamodb:GetItem on each member's table (transactions have no action
+// of their own).
 func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...TxOption) error {
 	o := applyTxOptions(opts)
 	if err := checkTxCount("ReadTx", len(gets)); err != nil {
