@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/ddbkit/dynamo"
@@ -76,7 +77,10 @@ func (c *Committer) Store() Store { return c.store }
 // ctx bounds the whole call, waiting included; the store write itself is
 // also bounded by the timeout (WithTimeout). A call whose ctx ends while
 // waiting has written nothing; a call whose ctx ends during the store write
-// may or may not have written.
+// may or may not have written. A store write that fails is sent again only
+// while a HEAD shows it has not landed. A write that landed although its
+// answer was lost is a success, even when another writer has replaced the
+// object since (the ObjectInfo returned is then what our write made).
 //
 // IAM: dynamodb:PutItem; s3:GetObject (HEAD), s3:PutObject (or the
 // equivalent of another store).
@@ -86,7 +90,10 @@ func (c *Committer) PutIfNotExists(ctx context.Context, path string, data []byte
 	}
 	return c.commit(ctx, operation{
 		name: "put if not exists", path: path, etag: notExists,
-		do: func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
+		do:     func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
+		expect: func(context.Context) (ObjectInfo, error) {
+			return ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data))}, nil
+		},
 	})
 }
 
@@ -111,7 +118,10 @@ func (c *Committer) PutIfMatch(ctx context.Context, path string, data []byte, et
 	}
 	return c.commit(ctx, operation{
 		name: "put if match", path: path, etag: etag,
-		do: func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
+		do:     func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
+		expect: func(context.Context) (ObjectInfo, error) {
+			return ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data))}, nil
+		},
 	})
 }
 
@@ -138,6 +148,11 @@ func (c *Committer) CopyIfNotExists(ctx context.Context, src, dst string) (Objec
 	return c.commit(ctx, operation{
 		name: "copy if not exists", path: dst, etag: notExists, src: src,
 		do: func(ctx context.Context) (ObjectInfo, error) { return c.store.Copy(ctx, src, dst) },
+		expect: func(ctx context.Context) (ObjectInfo, error) {
+			info, err := c.store.Head(ctx, src)
+			info.Path = dst
+			return info, err
+		},
 	})
 }
 
@@ -148,6 +163,9 @@ type operation struct {
 	etag string // the precondition: the ETag held, or notExists
 	src  string // the copy source, for messages
 	do   func(ctx context.Context) (ObjectInfo, error)
+	// expect returns what the object is once do has written it (its ETag
+	// as S3 makes them for single-part uploads).
+	expect func(ctx context.Context) (ObjectInfo, error)
 }
 
 func (op *operation) String() string {
@@ -287,12 +305,13 @@ func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, s
 	// clock; a request already sent may still land later (see the package
 	// documentation).
 	opCtx, cancel := context.WithTimeout(ctx, left)
-	info, err := op.do(opCtx)
+	info, err := c.write(opCtx, op)
 	cancel()
 	if err != nil {
-		if errors.Is(err, ErrNotExist) {
-			// A definite answer that nothing was written (a missing copy
-			// source): others need not wait.
+		if errors.Is(err, ErrNotExist) || errors.Is(err, errLandedReplaced) {
+			// A definite answer: nothing was written (a missing copy
+			// source), or the write landed and was replaced since. Others
+			// need not wait.
 			c.release(ctx, op, rec)
 			return ObjectInfo{}, fmt.Errorf("commitlog: %s: %w", op, err)
 		}
@@ -302,6 +321,82 @@ func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, s
 	}
 	c.release(ctx, op, rec)
 	return info, nil
+}
+
+// Re-sending a store write that failed.
+const (
+	writeAttempts   = 5
+	writeBackoffMin = 10 * time.Millisecond
+	writeBackoffMax = time.Second
+)
+
+// errLandedReplaced marks the error of a write that landed although its
+// answer was lost, that another writer has replaced since, and whose own
+// result is unknown (the HEAD of a copy's source failed).
+var errLandedReplaced = errors.New("the write landed (its answer was lost), and another writer has replaced the object since")
+
+// write performs op's store write, and sends it again after a failure only
+// while a HEAD shows the object as the precondition says: not written yet.
+// The store's client must not re-send it on its own (withSingleAttempt):
+// once the write has landed, writers holding the object's new ETag go
+// ahead, and a duplicate of ours arriving later would overwrite their
+// write. A HEAD showing the object changed means ours landed: nobody else
+// writes the object while we hold the record of its precondition. Up to
+// writeAttempts attempts, while ctx is not done.
+func (c *Committer) write(ctx context.Context, op *operation) (ObjectInfo, error) {
+	backoff := writeBackoffMin
+	for attempt := 1; ; attempt++ {
+		info, err := op.do(withSingleAttempt(ctx))
+		if err == nil || errors.Is(err, ErrNotExist) || attempt == writeAttempts || ctx.Err() != nil {
+			return info, err
+		}
+		cur, herr := c.store.Head(ctx, op.path)
+		switch {
+		case op.etag == notExists && errors.Is(herr, ErrNotExist),
+			op.etag != notExists && herr == nil && cur.ETag == op.etag:
+			// Not written: send it again after a pause.
+		case herr == nil:
+			// Changed: ours landed, its answer lost. Nobody else writes the
+			// object while we hold the record of its precondition.
+			want, eerr := op.expect(ctx)
+			if eerr == nil && want.ETag == cur.ETag {
+				return cur, nil
+			}
+			if eerr == nil {
+				// Another writer, holding our write's ETag, has replaced it
+				// since: ours happened first, so the call succeeded.
+				c.log.LogAttrs(ctx, slog.LevelInfo, "write landed although its answer was lost, and was replaced since",
+					slog.String("op", op.String()), slog.String("etag", want.ETag), slog.String("now", cur.ETag))
+				return want, nil
+			}
+			return ObjectInfo{}, fmt.Errorf("%w (ETag now %s; its own ETag unknown: %w): %w", errLandedReplaced, cur.ETag, eerr, err)
+		default:
+			// The HEAD failed, or the object is gone (an unconditional
+			// delete): the outcome stays unknown.
+			return ObjectInfo{}, err
+		}
+		t := time.NewTimer(rand.N(backoff) + 1)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ObjectInfo{}, err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, writeBackoffMax)
+	}
+}
+
+// singleAttemptKey marks a context whose store writes the caller re-sends
+// itself: the S3 store turns the SDK's retries off for them.
+type singleAttemptKey struct{}
+
+func withSingleAttempt(ctx context.Context) context.Context {
+	return context.WithValue(ctx, singleAttemptKey{}, true)
+}
+
+func isSingleAttempt(ctx context.Context) bool {
+	v, _ := ctx.Value(singleAttemptKey{}).(bool)
+	return v
 }
 
 // release marks rec done, on condition that it is still the generation we

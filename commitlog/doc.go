@@ -31,7 +31,12 @@
 //     before it sent the write plus its timeout, on its own monotonic clock.
 //     If the deadline has passed when it is ready to write, it writes
 //     nothing and returns ErrTimeout; otherwise it performs the store
-//     operation, bounded by the time left, and marks the record done.
+//     operation, bounded by the time left, and marks the record done. A
+//     store write that fails is sent again only while a HEAD shows the
+//     object as the precondition says (the write has not landed): once it
+//     has landed, writers holding the object's new ETag go ahead, and a
+//     duplicate of it arriving later would overwrite their writes. So the
+//     S3 store's client does not retry these writes itself (see Limits).
 //     - On conflict the failed write returns the record (ALL_OLD; no extra
 //     read). A record marked done is reclaimed at once. Otherwise the
 //     writer waits, sending HEAD every poll interval (WithPollInterval) and
@@ -78,6 +83,12 @@
 //   - A failed store write whose outcome is unknown (a timeout, a dropped
 //     connection) leaves its record in place, so others wait out timeout ×
 //     skew rate before they can write the path: 60 s with the defaults.
+//   - A Store of your own whose client re-sends a write after an attempt
+//     that may have landed (as the AWS SDK's retryer does) can overwrite
+//     the write of another Committer that saw the landed one. NewS3Store's
+//     store turns the SDK's retries off for the Committer's writes, which
+//     the Committer re-sends itself after a HEAD; wrap it rather than
+//     writing your own, or make your store's writes single attempts.
 //   - DynamoDB's TTL removes records after WithTTL (1 h by default, often
 //     days later in practice); nothing depends on it.
 //

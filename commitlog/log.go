@@ -363,7 +363,17 @@ var errUncertain = errors.New("the claim's outcome is unknown")
 func (l *Log) claim(ctx context.Context, version int64, tmp string) (logRecord, error) {
 	rec, err := l.table.Save(ctx, logRecord{Log: l.name, Version: version, Temp: tmp, Owner: l.o.owner, Claimed: l.o.clock.Now().UnixMilli()},
 		dynamo.WithSaveBehavior(dynamo.SavePut))
-	if err == nil || errors.Is(err, dynamo.ErrVersionConflict) {
+	if err == nil {
+		return rec, nil
+	}
+	if errors.Is(err, dynamo.ErrVersionConflict) {
+		// The claim found may be our own: applied, its response lost, and
+		// completed (rewritten) by a reader or another writer before the
+		// SDK's retry, so that the mapper's write token no longer matches.
+		// The temporary object's name is unique to this append.
+		if cur, cerr := l.table.Current(err); cerr == nil && cur.Temp == tmp {
+			return cur, nil
+		}
 		return rec, err
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.timeout)

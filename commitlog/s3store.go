@@ -159,14 +159,14 @@ func (s *s3Store) Put(ctx context.Context, path string, data []byte) (ObjectInfo
 	if err := s.check("put", "path", path); err != nil {
 		return ObjectInfo{}, err
 	}
-	out, err := s.putObject(ctx, path, data, nil, nil)
+	out, err := s.putObject(ctx, path, data, nil, nil, writeOptions(ctx)...)
 	if err != nil {
 		return ObjectInfo{}, s.wrap("put", path, err)
 	}
 	return ObjectInfo{Path: path, ETag: aws.ToString(out.ETag), Size: int64(len(data))}, nil
 }
 
-func (s *s3Store) putObject(ctx context.Context, path string, data []byte, ifNoneMatch, ifMatch *string) (*s3.PutObjectOutput, error) {
+func (s *s3Store) putObject(ctx context.Context, path string, data []byte, ifNoneMatch, ifMatch *string, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
 	return s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        &s.bucket,
 		Key:           &path,
@@ -174,7 +174,16 @@ func (s *s3Store) putObject(ctx context.Context, path string, data []byte, ifNon
 		ContentLength: aws.Int64(int64(len(data))),
 		IfNoneMatch:   ifNoneMatch,
 		IfMatch:       ifMatch,
-	})
+	}, optFns...)
+}
+
+// writeOptions turns off the SDK's retries for a write whose ctx says the
+// caller re-sends it itself (withSingleAttempt): see Committer.write.
+func writeOptions(ctx context.Context) []func(*s3.Options) {
+	if !isSingleAttempt(ctx) {
+		return nil
+	}
+	return []func(*s3.Options){func(o *s3.Options) { o.RetryMaxAttempts = 1 }}
 }
 
 func (s *s3Store) PutIfNotExists(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
@@ -265,7 +274,7 @@ func (s *s3Store) Copy(ctx context.Context, src, dst string) (ObjectInfo, error)
 		Bucket:     &s.bucket,
 		Key:        &dst,
 		CopySource: aws.String(copySource(s.bucket, src)),
-	})
+	}, writeOptions(ctx)...)
 	if err != nil {
 		if isNotFound(err, false) {
 			return ObjectInfo{}, fmt.Errorf("%w: copy source %q in bucket %q", ErrNotExist, src, s.bucket)
