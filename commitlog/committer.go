@@ -90,7 +90,7 @@ func (c *Committer) PutIfNotExists(ctx context.Context, path string, data []byte
 	}
 	return c.commit(ctx, operation{
 		name: "put if not exists", path: path, etag: notExists,
-		do:     func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
+		do: func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
 		expect: func(context.Context) (ObjectInfo, error) {
 			return ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data))}, nil
 		},
@@ -118,7 +118,7 @@ func (c *Committer) PutIfMatch(ctx context.Context, path string, data []byte, et
 	}
 	return c.commit(ctx, operation{
 		name: "put if match", path: path, etag: etag,
-		do:     func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
+		do: func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
 		expect: func(context.Context) (ObjectInfo, error) {
 			return ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data))}, nil
 		},
