@@ -67,6 +67,7 @@ type ConditionError struct {
 	Cause error
 
 	versionAttr string
+	checked     bool // the write checked the version (not SaveClobber)
 	decode      func(map[string]types.AttributeValue, any) error
 	// unknown: an earlier attempt of the write may have been applied (see
 	// ErrUnknownOutcome).
@@ -94,7 +95,15 @@ func (e *ConditionError) describe() string {
 	b.WriteString(strconv.Quote(e.Table))
 	b.WriteString(" key ")
 	b.WriteString(formatKey(e.Key))
-	if e.versionAttr != "" {
+	if e.versionAttr != "" && !e.checked {
+		// SaveClobber: no version held; say what is stored.
+		switch {
+		case !e.Exists:
+			b.WriteString(": item does not exist")
+		case e.HasVersion:
+			b.WriteString(": stored " + e.versionAttr + " " + strconv.FormatInt(e.FoundVersion, 10))
+		}
+	} else if e.versionAttr != "" {
 		b.WriteString(": held ")
 		b.WriteString(e.versionAttr)
 		b.WriteByte(' ')

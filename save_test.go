@@ -201,6 +201,8 @@ func TestSaveConflicts(t *testing.T) {
 		{"missing", 5, nil, nil, ErrVersionConflict, "held version 5, item does not exist"},
 		{"exists on create", 0, map[string]types.AttributeValue{"ISBN": str("1"), "version": n("1")}, nil, ErrVersionConflict, "held version 0 (unsaved), found 1"},
 		{"if failed", 3, map[string]types.AttributeValue{"ISBN": str("1"), "version": n("3")}, []WriteOption{If(expression.Name("title").Equal(expression.Value("x")))}, ErrConditionFailed, "held version 3, found 3"},
+		// SaveClobber holds no version: the message says what is stored.
+		{"clobber if failed", 0, map[string]types.AttributeValue{"ISBN": str("1"), "version": n("2")}, []WriteOption{WithSaveBehavior(SaveClobber), If(expression.Name("title").Equal(expression.Value("x")))}, ErrConditionFailed, `condition failed on table "Books" key {ISBN: "1"}: stored version 2`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

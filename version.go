@@ -99,7 +99,7 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 	if p.s.version < 0 {
 		return ce
 	}
-	ce.versionAttr = p.s.fields[p.s.version].name
+	ce.versionAttr, ce.checked = p.s.fields[p.s.version].name, checkedVersion
 	ce.FoundVersion, ce.HasVersion = storedVersion(old, ce.versionAttr)
 	if checkedVersion && !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion) {
 		ce.Err = ErrVersionConflict

@@ -35,7 +35,8 @@
 //
 // The table has a string hash key "key"; Client.CreateTable creates it
 // (on-demand, TTL on "expires"). IAM: dynamodb:GetItem, PutItem, UpdateItem
-// for Acquire, heartbeats and Release; TransactWriteItems and
-// ConditionCheckItem for guarded writes; CreateTable, DescribeTable,
-// UpdateTimeToLive for CreateTable.
+// for Acquire, heartbeats and Release; ConditionCheckItem on it for guarded
+// writes, which also need the actions of their own writes on their tables
+// (transactions have no IAM action of their own); CreateTable,
+// DescribeTable, UpdateTimeToLive for CreateTable.
 package lease

@@ -2,12 +2,16 @@ package lease
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/ddbkit/dynamo"
@@ -35,7 +39,10 @@ type record struct {
 	DurationMS int64  `dynamo:"duration_ms"`
 	Data       []byte `dynamo:"data,omitempty"`
 	Expires    int64  `dynamo:"expires,ttl"` // epoch seconds; for TTL clean-up only
-	Version    int64  `dynamo:"version,version"`
+	// Attempt is random per acquisition: it lets a client whose write got
+	// no clear answer recognise the record as its own.
+	Attempt string `dynamo:"attempt,omitempty"`
+	Version int64  `dynamo:"version,version"`
 }
 
 // Client acquires leases in one table. It is safe for concurrent use.
@@ -114,6 +121,13 @@ func checkKey(key string) error {
 // heartbeating is taken over once its record has not changed for the
 // holder's lease duration × the clock-skew rate on this client's clock. ctx
 // bounds the waiting, not the lease.
+//
+// Failures that may pass — throttling, 5xx answers, connections that failed,
+// once the SDK's own retries are spent — are waited through: Acquire reads
+// the record again a poll interval later. A write of the record whose
+// answer was lost is recognised by a random attempt id in the record, so a
+// lease that was taken is not left without a holder. Other errors (no
+// table, access denied, ...) are returned.
 func (c *Client) Acquire(ctx context.Context, key string) (*Lease, error) {
 	return c.acquire(ctx, key, true)
 }
@@ -133,38 +147,67 @@ func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, er
 	clk := c.o.clock
 	var seen *record     // the holder's record as last read
 	var seenAt time.Time // when seen's version was first read, on clk
+	var pending *attempt // our last write, if its outcome is unknown
 	for {
 		if err := c.checkOpen(); err != nil {
 			return nil, err
 		}
 		cur, err := c.table.Load(ctx, record{Key: key}, dynamo.ConsistentRead())
 		readAt := clk.Now()
-		switch {
-		case errors.Is(err, dynamo.ErrNotFound):
-			l, err := c.take(ctx, key, nil)
-			if l != nil || !errors.Is(err, dynamo.ErrVersionConflict) {
-				return l, err
+		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+			if !wait || !transient(err) {
+				return nil, fmt.Errorf("lease: acquire %q: %w", key, err)
 			}
-			continue // someone created it first: read it again
-		case err != nil:
-			return nil, fmt.Errorf("lease: acquire %q: %w", key, err)
-		case cur.Released:
-			l, err := c.take(ctx, key, &cur)
-			if l != nil || !errors.Is(err, dynamo.ErrVersionConflict) {
-				return l, err
+			// Acquire waits through failures that may pass (throttling,
+			// 5xx, no answer): the SDK has already retried them.
+			c.log.Warn("reading the lease record failed; reading it again", "key", key, "err", err)
+			if err := c.pause(ctx, key, c.o.poll); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		if !wait {
-			return nil, fmt.Errorf("%w: %q by %s (token %d)", ErrHeld, key, cur.Owner, cur.Token)
+		if p := pending; p != nil && err == nil {
+			pending = nil
+			// Our write landed although we could not tell: the record is
+			// ours if nobody has written it since, and young enough that
+			// its deadline, counted from before the write, is ahead.
+			if cur.Attempt == p.id && cur.Owner == c.o.owner && !cur.Released && clk.Now().Sub(p.sentAt) < c.o.duration/2 {
+				c.log.Info("our write of the record landed although its answer was lost", "key", key, "token", cur.Token)
+				return c.start(ctx, cur, p.sentAt)
+			}
 		}
-		if seen == nil || seen.Version != cur.Version {
+		var from *record
+		switch {
+		case errors.Is(err, dynamo.ErrNotFound):
+		case cur.Released:
+			from = &cur
+		case !wait:
+			return nil, fmt.Errorf("%w: %q by %s (token %d)", ErrHeld, key, cur.Owner, cur.Token)
+		case seen == nil || seen.Version != cur.Version:
 			seen, seenAt = &cur, readAt
-		} else if patience := c.patience(cur); clk.Now().Sub(seenAt) >= patience {
+		case clk.Now().Sub(seenAt) >= c.patience(cur):
 			c.log.Info("taking over a silent lease", "key", key, "holder", cur.Owner, "token", cur.Token, "silent_for", clk.Now().Sub(seenAt))
-			l, err := c.take(ctx, key, &cur)
-			if l != nil || !errors.Is(err, dynamo.ErrVersionConflict) {
-				return l, err
+			from = &cur
+		}
+		if from != nil || errors.Is(err, dynamo.ErrNotFound) {
+			l, p, err := c.take(ctx, key, from)
+			switch {
+			case l != nil:
+				return l, nil
+			case p != nil && errors.Is(err, dynamo.ErrVersionConflict):
+				// ErrUnknownOutcome: read the record to see whose it is.
+				pending = p
+			case p != nil && wait:
+				// No clear answer: the record tells, once it can be read.
+				pending = p
+				c.log.Warn("writing the lease record failed; reading it again", "key", key, "err", err)
+				if err := c.pause(ctx, key, c.o.poll); err != nil {
+					return nil, err
+				}
+			case errors.Is(err, dynamo.ErrVersionConflict):
+				// Someone else wrote it first: read it again.
+			default:
+				return nil, err
 			}
 			seen = nil
 			continue
@@ -182,6 +225,34 @@ func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, er
 		case <-t.C():
 		}
 	}
+}
+
+// pause waits d on the client's clock, or until ctx is done.
+func (c *Client) pause(ctx context.Context, key string, d time.Duration) error {
+	t := c.o.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("lease: acquire %q: %w", key, context.Cause(ctx))
+	case <-t.C():
+		return nil
+	}
+}
+
+// attempt is a write of a lease record whose outcome is unknown.
+type attempt struct {
+	id     string    // the record's Attempt
+	sentAt time.Time // on the client's clock, before the write was sent
+}
+
+// transient reports whether a failed request may succeed if sent again
+// later: throttling, a 5xx, a connection that failed — as the SDK's retryer
+// classifies them. ctx ending is not transient.
+func transient(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
 }
 
 // patience is how long a waiter watches an unchanged record before taking
@@ -204,8 +275,11 @@ func (c *Client) checkOpen() error {
 }
 
 // take writes a record naming this client as holder, conditioned on the
-// version of cur (on the record's absence when cur is nil).
-func (c *Client) take(ctx context.Context, key string, cur *record) (*Lease, error) {
+// version of cur (on the record's absence when cur is nil). When the
+// outcome of the write is unknown — ErrUnknownOutcome, or a failure that
+// may pass (transient) — it also returns the attempt, by which acquire
+// can recognise the record as its own.
+func (c *Client) take(ctx context.Context, key string, cur *record) (*Lease, *attempt, error) {
 	clk := c.o.clock
 	next := record{
 		Key:        key,
@@ -213,6 +287,7 @@ func (c *Client) take(ctx context.Context, key string, cur *record) (*Lease, err
 		DurationMS: c.o.duration.Milliseconds(),
 		Data:       c.o.data,
 		Expires:    clk.Now().Add(c.o.ttl).Unix(),
+		Attempt:    newAttemptID(),
 	}
 	if cur == nil {
 		// The first token of a record is the time in milliseconds: above
@@ -225,12 +300,23 @@ func (c *Client) take(ctx context.Context, key string, cur *record) (*Lease, err
 	sentAt := clk.Now()
 	saved, err := c.table.Save(ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut))
 	if err != nil {
-		if errors.Is(err, dynamo.ErrVersionConflict) {
-			return nil, err
+		var p *attempt
+		if errors.Is(err, dynamo.ErrUnknownOutcome) || transient(err) {
+			p = &attempt{id: next.Attempt, sentAt: sentAt}
 		}
-		return nil, fmt.Errorf("lease: acquire %q: %w", key, err)
+		if errors.Is(err, dynamo.ErrVersionConflict) {
+			return nil, p, err
+		}
+		return nil, p, fmt.Errorf("lease: acquire %q: %w", key, err)
 	}
-	l := newLease(c, saved, sentAt)
+	l, err := c.start(ctx, saved, sentAt)
+	return l, nil, err
+}
+
+// start makes a Lease of the record rec this client wrote, sent at sentAt,
+// and starts its heartbeat.
+func (c *Client) start(ctx context.Context, rec record, sentAt time.Time) (*Lease, error) {
+	l := newLease(c, rec, sentAt)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -239,9 +325,16 @@ func (c *Client) take(ctx context.Context, key string, cur *record) (*Lease, err
 	}
 	c.leases[l] = struct{}{}
 	c.mu.Unlock()
-	c.log.Info("acquired", "key", key, "token", saved.Token)
+	c.log.Info("acquired", "key", rec.Key, "token", rec.Token)
 	go l.heartbeat()
 	return l, nil
+}
+
+// newAttemptID returns a random identifier of one acquisition.
+func newAttemptID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Close releases every lease the client holds and refuses new ones. ctx

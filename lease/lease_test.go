@@ -327,7 +327,7 @@ func TestReleaseStopsGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := leakedGoroutines(); len(g) == 0 || !strings.Contains(strings.Join(g, ""), "lease.(*Client).take") {
+	if g := leakedGoroutines(); len(g) == 0 || !strings.Contains(strings.Join(g, ""), "lease.(*Client).start") {
 		t.Fatalf("no heartbeat goroutine seen while holding: %v", g)
 	}
 	if err := l.Release(t.Context()); err != nil {
