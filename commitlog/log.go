@@ -43,8 +43,8 @@ type Log struct {
 
 // Entry is one entry of a Log.
 type Entry struct {
-	Version int64
-	Data    []byte
+	Version int64  // its number: 1, 2, ... with no gap
+	Data    []byte // the payload appended
 }
 
 // OpenLog returns the log called name in the store s, whose versions are

@@ -81,12 +81,12 @@ func (c *Client) CreateTable(ctx context.Context) error {
 
 // Info describes the current state of a key's record.
 type Info struct {
-	Key      string
-	Owner    string // the holder, or the last holder when Released
-	Token    int64
-	Released bool
+	Key      string        // the lease's key
+	Owner    string        // the holder, or the last holder when Released
+	Token    int64         // the holder's fencing token
+	Released bool          // the last holder released the lease
 	Duration time.Duration // the holder's lease duration
-	Data     []byte
+	Data     []byte        // what the holder set with WithData
 }
 
 // Holder reads the record of key (strongly consistent). Whether a holder
