@@ -1,59 +1,15 @@
 package commitlog
 
 import (
-	"errors"
-	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ddbkit/dynamo/commitlog/s3test"
+	"github.com/ddbkit/dynamo/dynamotest"
 )
-
-// lostPutAnswer is a transport for an S3 client that, once armed, lets the
-// next PutObject of key reach the server, runs hook, and reports a
-// connection reset instead of the answer — which the SDK's retryer would
-// answer by sending the PutObject again.
-type lostPutAnswer struct {
-	next http.RoundTripper
-	key  string
-	mu   sync.Mutex
-	hook func() // armed until the next PutObject of key; guarded by mu
-	puts int    // PutObject requests of key sent; guarded by mu
-}
-
-func (l *lostPutAnswer) arm(hook func()) {
-	l.mu.Lock()
-	l.hook = hook
-	l.mu.Unlock()
-}
-
-func (l *lostPutAnswer) sent() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.puts
-}
-
-func (l *lostPutAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
-	var hook func()
-	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/"+l.key) && r.Header.Get("X-Amz-Copy-Source") == "" {
-		l.mu.Lock()
-		l.puts++
-		hook, l.hook = l.hook, nil
-		l.mu.Unlock()
-	}
-	resp, err := l.next.RoundTrip(r)
-	if err != nil || hook == nil {
-		return resp, err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	hook()
-	return nil, errors.New("read tcp 127.0.0.1: connection reset by peer (injected by the test)")
-}
 
 // A Committer's store write whose answer is lost is not sent again blindly:
 // it has landed, so another writer holding the object's new ETag may have
@@ -68,9 +24,12 @@ func TestCommitterDoesNotResendLandedWrite(t *testing.T) {
 	bucket := s3test.Bucket(t, clean)
 	base, closeIdle := s3test.NewClient(endpoint) // only its options are used
 	t.Cleanup(closeIdle)
-	tr := &lostPutAnswer{next: http.DefaultTransport.(*http.Transport).Clone(), key: "counter"}
-	t.Cleanup(tr.next.(*http.Transport).CloseIdleConnections)
-	lossy := s3.New(base.Options(), func(o *s3.Options) { o.HTTPClient = &http.Client{Transport: tr} })
+	// Drops answers to PutObject of "counter" (not copies).
+	tr := dynamotest.NewRequestDropper(func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/counter") && r.Header.Get("X-Amz-Copy-Source") == ""
+	})
+	t.Cleanup(tr.CloseIdleConnections)
+	lossy := s3.New(base.Options(), func(o *s3.Options) { o.HTTPClient = tr.HTTPClient() })
 	table := committerTable(t)
 	x := newCommitter(t, table, nil, NewS3Store(lossy, bucket), WithOwner("x"))
 	cleanStore := NewS3Store(clean, bucket)
@@ -83,18 +42,18 @@ func TestCommitterDoesNotResendLandedWrite(t *testing.T) {
 	}
 	// The answer to x's write is lost, and nobody writes in between: x
 	// finds its write landed and succeeds, without sending it again.
-	tr.arm(func() {})
+	tr.Arm(1)
 	v1, err := x.PutIfMatch(ctx, "counter", []byte("0 x"), v0.ETag)
 	if err != nil || v1.ETag != md5ETag([]byte("0 x")) {
 		t.Fatalf("x: PutIfMatch = %+v, %v; want success with the ETag of its data", v1, err)
 	}
-	if n := tr.sent(); n != 1 {
+	if n := tr.Sent(); n != 1 {
 		t.Errorf("x sent %d PutObject requests; want 1", n)
 	}
 	// The answer is lost, and y writes on top of x's write before x could
 	// have sent it again: y's write must stay.
 	var yErr error
-	tr.arm(func() {
+	tr.ArmThen(func() {
 		data, info, err := cleanStore.Get(ctx, "counter")
 		if err != nil {
 			yErr = err
@@ -113,7 +72,7 @@ func TestCommitterDoesNotResendLandedWrite(t *testing.T) {
 	if data, _, err := cleanStore.Get(ctx, "counter"); err != nil || string(data) != "0 x x y" {
 		t.Errorf("counter = %q, %v; want %q: y's acknowledged write was overwritten", data, err, "0 x x y")
 	}
-	if n := tr.sent(); n != 2 {
+	if n := tr.Sent(); n != 2 {
 		t.Errorf("x sent %d PutObject requests in all; want 2", n)
 	}
 	// The record was marked done: the next write need not wait for it.

@@ -1,10 +1,6 @@
 package commitlog
 
 import (
-	"errors"
-	"io"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,41 +10,6 @@ import (
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/dynamotest"
 )
-
-// completedBeforeRetry is a transport that, once armed, lets the next
-// PutItem reach the server, runs hook (while the SDK has not retried yet),
-// and reports a connection reset instead of the answer.
-type completedBeforeRetry struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	hook func() // armed until the next PutItem; guarded by mu
-}
-
-func (c *completedBeforeRetry) arm(hook func()) {
-	c.mu.Lock()
-	c.hook = hook
-	c.mu.Unlock()
-}
-
-func (c *completedBeforeRetry) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	hook := c.hook
-	if r.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
-		hook = nil
-	}
-	if hook != nil {
-		c.hook = nil
-	}
-	c.mu.Unlock()
-	resp, err := c.next.RoundTrip(r)
-	if err != nil || hook == nil {
-		return resp, err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	hook()
-	return nil, errors.New("read tcp 127.0.0.1: connection reset by peer (injected by the test)")
-}
 
 // A claim applied whose response was lost, and that a reader completed
 // before the SDK's retry, is still recognised as ours: the retry finds the
@@ -61,9 +22,8 @@ func (c *completedBeforeRetry) RoundTrip(r *http.Request) (*http.Response, error
 func TestLogClaimCompletedBeforeRetry(t *testing.T) {
 	checkNoLeak(t)
 	table := logTable(t)
-	tr := &completedBeforeRetry{next: http.DefaultTransport.(*http.Transport).Clone()}
-	client := dynamotest.ClientWith(t, func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: tr}
+	tr := dynamotest.NewDropper("PutItem")
+	client := tr.Client(t, func(o *dynamodb.Options) {
 		o.Retryer = retry.AddWithMaxBackoffDelay(retry.NewStandard(), 5*time.Millisecond)
 	})
 	s := NewMemStore()
@@ -78,11 +38,11 @@ func TestLogClaimCompletedBeforeRetry(t *testing.T) {
 			}
 		}
 	}
-	tr.arm(read(1, "one"))
+	tr.ArmThen(read(1, "one"))
 	if v, err := w.Append(ctx, []byte("one")); err != nil || v != 1 {
 		t.Fatalf("Append = %d, %v; want 1", v, err)
 	}
-	tr.arm(read(2, "two"))
+	tr.ArmThen(read(2, "two"))
 	if err := w.AppendAt(ctx, 2, []byte("two")); err != nil {
 		t.Fatalf("AppendAt(2) = %v; want nil: the entry is ours", err)
 	}
