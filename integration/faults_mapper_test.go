@@ -393,9 +393,7 @@ func TestFaultsMapperCounters(t *testing.T) {
 	}
 
 	check := checkCounters(ops, reads, final, end, 20*time.Second)
-	for _, a := range check.Anomalies {
-		t.Error(a)
-	}
+	reportAnomalies(t, check.Anomalies)
 	anomalies := len(check.Anomalies)
 
 	acked, unexplained := 0, 0

@@ -70,3 +70,15 @@ func logFaults(t *testing.T, r faultReport) {
 			r.Anomalies, t.Name(), *faultSeed, max(1, *faultScale))
 	}
 }
+
+// reportAnomalies fails the test with the first 20 anomalies found.
+func reportAnomalies(t *testing.T, anomalies []string) {
+	t.Helper()
+	for i, a := range anomalies {
+		if i == 20 {
+			t.Errorf("... and %d more", len(anomalies)-20)
+			return
+		}
+		t.Error(a)
+	}
+}
