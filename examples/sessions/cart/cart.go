@@ -225,6 +225,7 @@ func readItem(w http.ResponseWriter, r *http.Request) (Item, error) {
 var (
 	errReplayed = errors.New("idempotency key seen")
 	errNoCart   = errors.New("no cart")
+	errGone     = errors.New("SKU already removed")
 )
 
 // add handles POST /carts/{session}/items.
@@ -246,7 +247,7 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var replay record
-	saved, err := s.update(r, id, func(c record) (record, error) {
+	addFn := func(c record) (record, error) {
 		now := s.clock.Now()
 		if !c.live(now) {
 			c = record{Session: c.Session, Version: c.Version} // expired or new: a fresh cart
@@ -275,7 +276,14 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request) {
 		}
 		c.Expires = s.expiry(now)
 		return c, nil
-	})
+	}
+	saved, err := s.update(r, id, addFn)
+	if errors.Is(err, dynamo.ErrUnknownOutcome) && key != "" {
+		// A database answer was lost and someone changed the cart before
+		// the SDK's retry: our add may or may not be in it. The key tells,
+		// so running it again is safe: it replays if the add landed.
+		saved, err = s.update(r, id, addFn)
+	}
 	if errors.Is(err, errReplayed) {
 		w.Header().Set("Idempotent-Replayed", "true")
 		s.reply(w, http.StatusOK, replay.view())
@@ -300,19 +308,37 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	saved, err := s.update(r, id, func(c record) (record, error) {
+	again := false // running again after an unknown outcome
+	removeFn := func(c record) (record, error) {
 		now := s.clock.Now()
 		if !c.live(now) {
 			return c, errNoCart
 		}
 		if _, ok := c.Items[sku]; !ok {
+			if again {
+				return c, errGone // our remove landed (or another one did): done
+			}
 			return c, clientErr(http.StatusNotFound, "cart %q holds no %q: nothing to remove", id, sku)
 		}
 		c.Items = maps.Clone(c.Items)
 		delete(c.Items, sku)
 		c.Expires = s.expiry(now)
 		return c, nil
-	})
+	}
+	saved, err := s.update(r, id, removeFn)
+	if errors.Is(err, dynamo.ErrUnknownOutcome) {
+		// Removing is idempotent: run it again, and take a missing SKU as
+		// the remove having landed.
+		again = true
+		var gone record
+		saved, err = s.update(r, id, func(c record) (record, error) {
+			gone = c
+			return removeFn(c)
+		})
+		if errors.Is(err, errGone) {
+			saved, err = gone, nil
+		}
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -385,6 +411,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case r.Context().Err() != nil:
 		// The client has gone: nobody reads the answer.
 		he = &httpError{http.StatusServiceUnavailable, "request cancelled"}
+	case errors.Is(err, dynamo.ErrUnknownOutcome):
+		// Only an add without an Idempotency-Key gets here.
+		s.log.Warn("cart change may or may not have been applied", "method", r.Method, "path", r.URL.Path, "err", err)
+		he = &httpError{http.StatusServiceUnavailable, "the add may or may not have been applied (a database answer was lost): " +
+			"GET the cart before adding again, or send an Idempotency-Key header to make retries safe"}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, dynamo.ErrVersionConflict):
 		s.log.Warn("cart request gave up", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", "1")

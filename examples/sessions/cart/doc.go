@@ -31,4 +31,12 @@
 // the cart remembers the keys of its last RememberedKeys adds, and a repeated
 // key (sent to any instance) returns the cart without adding again, with the
 // header Idempotent-Replayed: true.
+//
+// The keys also settle lost database answers. When DynamoDB applied a write
+// but its answer was lost, and another instance changed the cart before the
+// SDK resent it, nobody can tell from the conflict whether the write took
+// effect (dynamo.ErrUnknownOutcome). An add with a key then simply runs
+// again — the key in the cart says whether it landed — and a remove runs
+// again too, since removing is idempotent. An add without a key answers 503
+// saying that it may or may not have been applied.
 package cart
