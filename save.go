@@ -31,9 +31,9 @@ import (
 // off, any conflict after an attempt that may have been applied. Telling
 // these cases apart needs the per-call option Save adds to record the SDK's
 // attempts; a Client that ignores it gets a plain conflict.) Types without a
-// version attribute carry no token: for them a lost response to a write with an If condition
-// can come back as ErrConditionFailed although the write was applied — give
-// such types a version attribute when that matters.
+// version attribute carry no token: for them a lost response to a write with
+// an If condition can come back as ErrConditionFailed although the write was
+// applied — give such types a version attribute when that matters.
 //
 // Bad input is refused before anything is sent with an error wrapping
 // ErrInvalidInput: a nil item, an unset or empty key, an item over 400 KB.
