@@ -411,17 +411,32 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 	// in is built once and sent unchanged on every attempt: the SDK fills in
 	// nothing (the token is set), and an identical request under the same
 	// token is what DynamoDB recognises as the same transaction.
-	for attempt := 1; ; attempt++ {
+	err := retryTx(ctx, o, "WriteTx", members, txHint, func() error {
 		_, err := m.client.TransactWriteItems(ctx, in)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, mem := range members {
+		mem.done()
+	}
+	return nil
+}
+
+// retryTx sends a transaction until it succeeds, fails for good (the
+// *TxError naming the members that failed, or the SDK's error), or has been
+// cancelled by conflicting transactions o.maxAttempts times, with backoff in
+// between. name ("WriteTx", "ReadTx") and hint shape the errors.
+func retryTx[M txMemberInfo](ctx context.Context, o txOptions, name string, ms []M, hint func(error) string, send func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := send()
 		if err == nil {
-			for _, mem := range members {
-				mem.done()
-			}
 			return nil
 		}
-		txErr, retry := txFailure(err, members, len(members))
+		txErr, retry := txFailure(err, ms, len(ms))
 		if txErr == nil {
-			return fmt.Errorf("dynamo: WriteTx of %d members: %w%s", len(members), err, txHint(err))
+			return fmt.Errorf("dynamo: %s of %d members: %w%s", name, len(ms), err, hint(err))
 		}
 		if !retry {
 			return txErr
@@ -431,7 +446,7 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 			return txErr
 		}
 		if err := sleepCtx(ctx, backoff(attempt, o.backoffBase, o.backoffMax)); err != nil {
-			return fmt.Errorf("dynamo: WriteTx of %d members, after %d attempts cancelled by conflicting transactions: %w", len(members), attempt, err)
+			return fmt.Errorf("dynamo: %s of %d members, after %d attempts cancelled by conflicting transactions: %w", name, len(ms), attempt, err)
 		}
 	}
 }
@@ -751,36 +766,25 @@ func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...TxOption) e
 		members[i] = mem
 		in.TransactItems[i].Get = &mem.get
 	}
-	for attempt := 1; ; attempt++ {
-		out, err := m.client.TransactGetItems(ctx, in)
-		if err == nil {
-			if len(out.Responses) != len(members) {
-				return fmt.Errorf("dynamo: ReadTx of %d members: DynamoDB answered with %d responses", len(members), len(out.Responses))
-			}
-			done := make([]func(), len(members))
-			for i, mem := range members {
-				if done[i], err = mem.set(out.Responses[i].Item); err != nil {
-					return fmt.Errorf("dynamo: ReadTx member %d: %w", i, err)
-				}
-			}
-			for _, fn := range done {
-				fn()
-			}
-			return nil
-		}
-		txErr, retry := txFailure(err, members, len(members))
-		if txErr == nil {
-			return fmt.Errorf("dynamo: ReadTx of %d members: %w", len(members), err)
-		}
-		if !retry {
-			return txErr
-		}
-		if attempt >= o.maxAttempts {
-			txErr.Attempts = attempt
-			return txErr
-		}
-		if err := sleepCtx(ctx, backoff(attempt, o.backoffBase, o.backoffMax)); err != nil {
-			return fmt.Errorf("dynamo: ReadTx of %d members, after %d attempts cancelled by conflicting transactions: %w", len(members), attempt, err)
+	var out *dynamodb.TransactGetItemsOutput
+	err := retryTx(ctx, o, "ReadTx", members, func(error) string { return "" }, func() (err error) {
+		out, err = m.client.TransactGetItems(ctx, in)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(out.Responses) != len(members) {
+		return fmt.Errorf("dynamo: ReadTx of %d members: DynamoDB answered with %d responses", len(members), len(out.Responses))
+	}
+	done := make([]func(), len(members))
+	for i, mem := range members {
+		if done[i], err = mem.set(out.Responses[i].Item); err != nil {
+			return fmt.Errorf("dynamo: ReadTx member %d: %w", i, err)
 		}
 	}
+	for _, fn := range done {
+		fn()
+	}
+	return nil
 }
