@@ -287,7 +287,7 @@ func (c *Client) take(ctx context.Context, key string, cur *record) (*Lease, *at
 		DurationMS: c.o.duration.Milliseconds(),
 		Data:       c.o.data,
 		Expires:    clk.Now().Add(c.o.ttl).Unix(),
-		Attempt:    newAttemptID(),
+		Attempt:    randomHex(8),
 	}
 	if cur == nil {
 		// The first token of a record is the time in milliseconds: above
@@ -330,11 +330,11 @@ func (c *Client) start(ctx context.Context, rec record, sentAt time.Time) (*Leas
 	return l, nil
 }
 
-// newAttemptID returns a random identifier of one acquisition.
-func newAttemptID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails
+	return hex.EncodeToString(b)
 }
 
 // Close releases every lease the client holds and refuses new ones. ctx

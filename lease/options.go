@@ -1,8 +1,6 @@
 package lease
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -108,9 +106,7 @@ func buildOptions(opts []Option) (options, error) {
 	}
 	if o.owner == "" {
 		host, _ := os.Hostname()
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		o.owner = host + "-" + hex.EncodeToString(b[:])
+		o.owner = host + "-" + randomHex(4)
 	}
 	return o, nil
 }
