@@ -3,9 +3,11 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 	"sync/atomic"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -19,17 +21,31 @@ type attempts struct {
 	// unknown is set when an attempt failed in a way that leaves open
 	// whether DynamoDB applied it: no answer (a reset connection, a timeout)
 	// or a 5xx answer. A 4xx answer (throttling, a failed condition, a
-	// validation error) means the attempt was not applied.
+	// validation error) means the attempt was not applied, and so does a
+	// connection that could not be opened.
 	unknown atomic.Bool
 }
 
-// option returns the per-call option that records into a.
-func (a *attempts) option() func(*dynamodb.Options) {
+// option returns the per-call option that records into a. With noResend,
+// it also stops the SDK's retryer from sending again an attempt that may
+// have been applied: the caller settles such a write itself (see
+// settle.go), because a blind resend can apply the write a second time —
+// on an item deleted and created again in between — or overwrite a write
+// acknowledged to someone else in between. Attempts that were certainly not
+// applied (throttled, refused) are still retried by the SDK.
+func (a *attempts) option(noResend bool) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
+		if noResend && o.Retryer != nil {
+			o.Retryer = noResendRetryer{o.Retryer}
+		}
 		// Clip: never append into a backing array shared with the client.
 		o.APIOptions = append(slices.Clip(o.APIOptions), func(st *middleware.Stack) error {
 			mw := middleware.FinalizeMiddlewareFunc("ddbkitCountAttempts",
 				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					if ctx.Err() != nil {
+						// Not sent: the caller's context is already done.
+						return next.HandleFinalize(ctx, in)
+					}
 					a.sent.Add(1)
 					out, md, err := next.HandleFinalize(ctx, in)
 					if err != nil && mayHaveApplied(err) {
@@ -45,19 +61,41 @@ func (a *attempts) option() func(*dynamodb.Options) {
 	}
 }
 
-// maybeApplied reports whether an earlier attempt may have been applied
-// although it failed: the SDK sent the request more than once, and one of
-// the failed attempts got no answer or a 5xx one.
-func (a *attempts) maybeApplied() bool { return a.sent.Load() > 1 && a.unknown.Load() }
+// maybeApplied reports whether an attempt may have been applied although
+// it failed: it got no answer, or a 5xx one.
+func (a *attempts) maybeApplied() bool { return a.unknown.Load() }
 
 // mayHaveApplied reports whether a failed attempt may have been applied by
-// DynamoDB: only a 4xx answer says that it was not. (An attempt that got no
-// answer also carries a response error, with status 0.)
+// DynamoDB: only a 4xx answer, or a connection that was never opened, says
+// that it was not. (An attempt that got no answer also carries a response
+// error, with status 0.)
 func mayHaveApplied(err error) bool {
 	var re interface{ HTTPStatusCode() int }
 	if errors.As(err, &re) {
-		code := re.HTTPStatusCode()
-		return code < 400 || code >= 500
+		if code := re.HTTPStatusCode(); code >= 400 && code < 500 {
+			return false
+		}
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return false // the request never left this machine
 	}
 	return true
+}
+
+// noResendRetryer is the client's retryer, except that an error after which
+// the attempt may have been applied is not retryable.
+type noResendRetryer struct{ aws.Retryer }
+
+func (r noResendRetryer) IsErrorRetryable(err error) bool {
+	return !mayHaveApplied(err) && r.Retryer.IsErrorRetryable(err)
+}
+
+// GetAttemptToken delegates to the client's retryer (aws.RetryerV2), as the
+// SDK's retry middleware would.
+func (r noResendRetryer) GetAttemptToken(ctx context.Context) (func(error) error, error) {
+	if v2, ok := r.Retryer.(aws.RetryerV2); ok {
+		return v2.GetAttemptToken(ctx)
+	}
+	return r.GetInitialToken(), nil
 }

@@ -12,19 +12,23 @@ import (
 
 // Delete deletes the item with item's primary key. For a versioned type it
 // checks that the stored version is the one item holds (an unsaved item:
-// that there is no stored version); SaveClobber deletes unconditionally. A
-// failed condition is a *ConditionError as for Save. Deleting a missing
-// unsaved item succeeds. item is not modified. ctx bounds the request,
-// including the SDK's retries.
+// that there is no stored version, or version 0); SaveClobber deletes
+// unconditionally. A failed condition is a *ConditionError as for Save.
+// Deleting a missing unsaved item succeeds. item is not modified. ctx bounds
+// the request, including the SDK's retries and the read that settles a lost
+// answer.
 //
-// When DynamoDB applied the delete but the response was lost, the SDK's
-// retry finds no item; Delete reports that as success when an earlier attempt
-// may have been applied — it got no answer, or a 5xx one. (A throttled first
-// attempt was not applied: a retry that then finds no item is a conflict.)
+// Lost answers: when an attempt got no answer (or a 5xx one), the SDK does
+// not send the delete again — a resend could delete an item someone else
+// created since (version numbers start again at 1) and was told was stored.
+// Delete reads the item instead: when it is gone, Delete succeeds (what it
+// was asked to do holds); when it is there, whether the delete was applied
+// (and the item created again) cannot be told, and the error satisfies
+// errors.Is(err, ErrUnknownOutcome) (a *ConditionError carrying the item).
 // Delete records the SDK's attempts with a per-call middleware that clients
 // other than *dynamodb.Client may ignore.
 //
-// IAM: dynamodb:DeleteItem.
+// IAM: dynamodb:DeleteItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) error {
 	wo := defaultWriteOptions()
 	for _, fn := range opts {
@@ -47,7 +51,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 		return fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(key))
 	}
 	clobber := wo.behavior == SaveClobber
-	pc := t.p.buildPutCond(held, clobber, uc)
+	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	var att attempts
 	_, err = t.m.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                           aws.String(t.name),
@@ -56,16 +60,21 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 		ExpressionAttributeNames:            pc.names,
 		ExpressionAttributeValues:           pc.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}, att.option())
+	}, att.option(true))
 	if err == nil {
 		return nil
 	}
 	var ccf *types.ConditionalCheckFailedException
-	if !errors.As(err, &ccf) {
+	if errors.As(err, &ccf) {
+		if ccf.Item == nil && att.maybeApplied() {
+			return nil // a client that sent it again anyway: the item is gone
+		}
+		ce := t.p.conditionFailure(t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)
+		ce.unknown = att.maybeApplied()
+		return ce
+	}
+	if !att.maybeApplied() {
 		return fmt.Errorf("dynamo: delete from table %q key %s: %w", t.name, formatKey(key), err)
 	}
-	if ccf.Item == nil && held > 0 && uc == nil && att.maybeApplied() {
-		return nil // our delete was applied; its retry found nothing
-	}
-	return t.p.conditionFailure(t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)
+	return t.settleDelete(ctx, key, held, !clobber, err)
 }

@@ -23,14 +23,20 @@ var (
 	// version matched.
 	ErrConditionFailed = errors.New("dynamo: condition failed")
 	// ErrUnknownOutcome means a write may or may not have been applied: an
-	// attempt got no answer (or a 5xx one), the SDK sent the write again, and
-	// by then someone else had written the item, so the retry found neither
-	// the version held nor the write's own token (or write tokens are off;
-	// see WithWriteTokenAttribute). It comes with
-	// ErrVersionConflict, on a *ConditionError carrying the stored item: look
-	// there for the change before making it again. Table.Update returns it
-	// rather than calling its function again, which could apply the change
-	// twice.
+	// attempt got no answer (or a 5xx one, or the context ended while it was
+	// under way), and what the mapper could find out afterwards does not
+	// settle it. The mapper never sends such a write again blindly — a
+	// resend could apply it twice (on an item deleted and created again in
+	// the meantime) or overwrite a write acknowledged to someone else — it
+	// reads the item instead: the write's own token there means it was
+	// applied (a success); the exact state the write was computed from
+	// (Table.Update knows it) means it was not, and it is sent again; anything
+	// else is this error. When the item could be read, the error is a
+	// *ConditionError carrying it (for versioned types it also satisfies
+	// ErrVersionConflict): look there for the change before making it again
+	// (Table.Current(err)). Table.Update returns it rather than calling its
+	// function again, which could apply the change twice. Save, Delete,
+	// Update and WriteTx document when they return it.
 	ErrUnknownOutcome = errors.New("dynamo: outcome of the write unknown")
 	// ErrInvalidInput means a request was refused before it was sent: an unset
 	// key, an empty string key, an item over 400 KB, a nil item, and the like.
@@ -72,14 +78,19 @@ type ConditionError struct {
 	// unknown: an earlier attempt of the write may have been applied (see
 	// ErrUnknownOutcome).
 	unknown bool
+	// foundText is the stored version as stored when it is beyond int64
+	// (FoundVersion then holds the nearest int64).
+	foundText string
+	// full says why a SaveClobber's version cannot advance, "" otherwise.
+	full string
 }
 
 func (e *ConditionError) Error() string {
 	s := e.describe()
 	if e.unknown {
-		return s + " — and the write may have been applied: an attempt's response was lost, the SDK sent it again, " +
-			"and the item had been written since (" + ErrUnknownOutcome.Error() + "; look for the change in the stored item, " +
-			"Table.Current(err), before making it again)"
+		return s + " — and the write may have been applied: an attempt's response was lost, " +
+			"and the item as read afterwards neither carries the write nor is the state it was made from (" +
+			ErrUnknownOutcome.Error() + "; look for the change in the stored item, Table.Current(err), before making it again)"
 	}
 	if e.Err == ErrVersionConflict {
 		s += " (reload the item, or use Table.Current(err), and apply the change again; Table.Update does this for you)"
@@ -101,7 +112,10 @@ func (e *ConditionError) describe() string {
 		case !e.Exists:
 			b.WriteString(": item does not exist")
 		case e.HasVersion:
-			b.WriteString(": stored " + e.versionAttr + " " + strconv.FormatInt(e.FoundVersion, 10))
+			b.WriteString(": stored " + e.versionAttr + " " + e.found())
+			if e.full != "" {
+				b.WriteString("; " + e.full)
+			}
 		}
 	} else if e.versionAttr != "" {
 		b.WriteString(": held ")
@@ -119,10 +133,18 @@ func (e *ConditionError) describe() string {
 		case !e.HasVersion:
 			b.WriteString("item exists without " + e.versionAttr)
 		default:
-			b.WriteString("found " + strconv.FormatInt(e.FoundVersion, 10))
+			b.WriteString("found " + e.found())
 		}
 	}
 	return b.String()
+}
+
+// found renders the stored version.
+func (e *ConditionError) found() string {
+	if e.foundText != "" {
+		return e.foundText + " (beyond int64: no Go version field can hold it)"
+	}
+	return strconv.FormatInt(e.FoundVersion, 10)
 }
 
 // Unwrap returns the sentinel (and ErrUnknownOutcome when the write may

@@ -15,13 +15,20 @@ import (
 //
 // Placeholders never collide with the expression package's, which are
 // "#0", ":0", ...: attributes are "#a<i>"/":a<i>" by schema position, the
-// held and new version ":v0"/":v1", the write token "#wt"/":wt".
+// held and new version ":v0"/":v1", the largest version the field holds
+// ":vm", the write token "#wt"/":wt", the token of the item a write was
+// computed from ":wh", the hash key "#kh", and the values read ":o<i>" (with
+// ":onull", the type name NULL) that guard an unversioned Update.
 
 const (
 	heldVersionPH = ":v0"
 	newVersionPH  = ":v1"
+	maxVersionPH  = ":vm"
 	tokenNamePH   = "#wt"
 	tokenValuePH  = ":wt"
+	heldTokenPH   = ":wh"
+	hashNamePH    = "#kh"
+	nullTypePH    = ":onull"
 )
 
 // plan holds what a table's requests need that depends only on the type and
@@ -41,10 +48,14 @@ type plan struct {
 	// PutItem's or DeleteItem's condition. nil when the type is unversioned.
 	putNames map[string]string
 
+	// basisNames maps the names a basis condition (basisCond) may use.
+	basisNames map[string]string
+
 	versionPH     string // "#a<i>" of the version attribute, "" if none
-	condCreate    string // attribute_not_exists(#v)
+	condCreate    string // attribute_not_exists(#v) OR #v = :v0 (held 0)
 	condMatch     string // #v = :v0
-	condClobber   string // idempotency guard for SaveClobber
+	condClobber   string // SaveClobber: the stored version leaves room for one more
+	maxVersion    int64  // the largest version the field's type holds
 	keyNames      [2]string
 	hasRangeKey   bool
 	nonKeyFields  []int // indexes into s.fields, in order, excluding keys
@@ -78,15 +89,77 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.versionPH = s.fields[s.version].ph
 		p.versionNames[p.versionPH] = s.fields[s.version].name
 		p.putNames = map[string]string{p.versionPH: s.fields[s.version].name}
-		p.condCreate = "attribute_not_exists(" + p.versionPH + ")"
 		p.condMatch = p.versionPH + " = " + heldVersionPH
+		p.condCreate = "attribute_not_exists(" + p.versionPH + ") OR " + p.condMatch
+		p.condClobber = "attribute_not_exists(" + p.versionPH + ") OR " + p.versionPH + " < " + maxVersionPH
+		p.maxVersion = s.maxVersion()
 	}
 	if p.tokenAttr != "" {
 		p.allNames[tokenNamePH] = p.tokenAttr
 		p.versionNames[tokenNamePH] = p.tokenAttr
-		p.condClobber = "attribute_not_exists(" + tokenNamePH + ") OR " + tokenNamePH + " <> " + tokenValuePH
+		p.basisNames = map[string]string{tokenNamePH: p.tokenAttr}
+	} else if s.version < 0 {
+		p.basisNames = make(map[string]string, len(p.allNames)+1)
+		maps.Copy(p.basisNames, p.allNames)
+		p.basisNames[hashNamePH] = p.keyNames[0]
 	}
 	return p
+}
+
+// basis is the stored item a write was computed from, when the caller knows
+// it (Table.Update read it, or was handed it): Item nil means absent.
+type basis struct {
+	item map[string]types.AttributeValue
+}
+
+// basisCond returns the condition that pins a write to the stored state it
+// was computed from, adding its values to values; "" when b is nil or pins
+// nothing. For a versioned type the stored write token pins the
+// incarnation: version numbers start again at 1 when an item is deleted and
+// created again, tokens never repeat. For a type without a version the
+// attributes the type models must still hold what was read (DynamoDB
+// compares documents, lists and sets by value).
+func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) string {
+	if b == nil {
+		return ""
+	}
+	s := p.s
+	if s.version >= 0 {
+		if p.tokenAttr == "" || b.item == nil {
+			return "" // nothing pins an absent item: the version condition is all there is
+		}
+		if wt, ok := b.item[p.tokenAttr].(*types.AttributeValueMemberB); ok {
+			values[heldTokenPH] = wt
+			return tokenNamePH + " = " + heldTokenPH
+		}
+		return "attribute_not_exists(" + tokenNamePH + ")"
+	}
+	if b.item == nil {
+		return "attribute_not_exists(" + hashNamePH + ")"
+	}
+	var c strings.Builder
+	c.WriteString("attribute_exists(" + hashNamePH + ")")
+	for _, i := range p.nonKeyFields {
+		f := &s.fields[i]
+		c.WriteString(" AND ")
+		switch av, ok := b.item[f.name]; {
+		case !ok:
+			c.WriteString("attribute_not_exists(" + f.ph + ")")
+		case isNull(av):
+			c.WriteString("(attribute_not_exists(" + f.ph + ") OR attribute_type(" + f.ph + ", " + nullTypePH + "))")
+			values[nullTypePH] = &types.AttributeValueMemberS{Value: "NULL"}
+		default:
+			vph := ":o" + f.vph[2:]
+			c.WriteString(f.ph + " = " + vph)
+			values[vph] = av
+		}
+	}
+	return c.String()
+}
+
+func isNull(av types.AttributeValue) bool {
+	_, ok := av.(*types.AttributeValueMemberNULL)
+	return ok
 }
 
 // userCond is the compiled form of the If options of one call.
@@ -116,10 +189,10 @@ func compileConds(conds []expression.ConditionBuilder) (*userCond, error) {
 // versionCond returns the version condition for a caller holding held, and
 // adds its value to values.
 func (p *plan) versionCond(held int64, values map[string]types.AttributeValue) string {
+	values[heldVersionPH] = numberAV(held)
 	if held == 0 {
 		return p.condCreate
 	}
-	values[heldVersionPH] = numberAV(held)
 	return p.condMatch
 }
 
@@ -132,6 +205,18 @@ func joinConds(a, b string) string {
 		return a
 	}
 	return "(" + a + ") AND (" + b + ")"
+}
+
+// withNames returns base with extra added, copying only when there is
+// something to add (neither is modified).
+func withNames(base, extra map[string]string) map[string]string {
+	if len(extra) == 0 {
+		return base
+	}
+	out := make(map[string]string, len(base)+len(extra))
+	maps.Copy(out, base)
+	maps.Copy(out, extra)
+	return out
 }
 
 // mergeNames returns base with the user's names added, copying only when
@@ -169,8 +254,10 @@ type updateParts struct {
 
 // buildUpdate builds the UpdateItem expressions of a save. item is the
 // encoded item (keys included; the version attribute is ignored, newVersion
-// is written instead); newVersion is ignored by SaveClobber, which ADDs 1.
-func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, token []byte, uc *userCond) updateParts {
+// is written instead); newVersion is ignored by SaveClobber, which ADDs 1
+// where the stored version leaves room for it. bs, when not nil, pins the
+// write to the stored state it was computed from (basisCond).
+func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, token []byte, uc *userCond, bs *basis) updateParts {
 	s := p.s
 	values := make(map[string]types.AttributeValue, len(item)+4)
 	var set, remove, add strings.Builder
@@ -217,6 +304,8 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 			add.WriteByte(' ')
 			add.WriteString(newVersionPH)
 			values[newVersionPH] = numberAV(1)
+			values[maxVersionPH] = numberAV(p.maxVersion)
+			cond = p.condClobber
 		} else {
 			sep(&set)
 			set.WriteString(p.versionPH)
@@ -229,11 +318,10 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 			sep(&set)
 			set.WriteString(tokenNamePH + " = " + tokenValuePH)
 			values[tokenValuePH] = &types.AttributeValueMemberB{Value: token}
-			if b == SaveClobber {
-				cond = p.condClobber
-			}
 		}
 	}
+	bc := p.basisCond(bs, values)
+	cond = joinConds(cond, bc)
 	var u strings.Builder
 	u.Grow(set.Len() + remove.Len() + add.Len() + 16)
 	for _, part := range [...]struct {
@@ -261,6 +349,9 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		}
 		maps.Copy(names, p.versionNames)
 	}
+	if bc != "" {
+		names = withNames(names, p.basisNames)
+	}
 	if uc != nil {
 		cond = joinConds(cond, uc.expr)
 	}
@@ -285,14 +376,19 @@ type putParts struct {
 }
 
 // buildPutCond builds the condition of a versioned PutItem (or DeleteItem,
-// with clobber meaning no version condition).
-func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond) putParts {
+// with clobber meaning no version condition). bs, when not nil, pins the
+// write to the stored state it was computed from (basisCond).
+func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond, bs *basis) putParts {
 	values := map[string]types.AttributeValue{}
 	var cond string
 	var names map[string]string
 	if p.s.version >= 0 && !clobber {
 		cond = p.versionCond(held, values)
 		names = p.putNames
+	}
+	if bc := p.basisCond(bs, values); bc != "" {
+		cond = joinConds(cond, bc)
+		names = withNames(names, p.basisNames)
 	}
 	if uc != nil {
 		cond = joinConds(cond, uc.expr)

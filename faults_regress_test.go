@@ -32,14 +32,40 @@ type regressCounter struct {
 	Version int64  `dynamo:"version,version"`
 }
 
-// scriptedTransport answers each UpdateItem with the next step of a
-// script, and each GetItem with get.
+// scriptedTransport answers each UpdateItem (and DeleteItem) with the next
+// step of a script, and each GetItem with the next of gets, or get when
+// none is left.
 type scriptedTransport struct {
 	get string // JSON of the item GetItem returns
 
-	mu      sync.Mutex
-	steps   []step // UpdateItem answers, in order
-	updates int    // UpdateItem requests seen
+	mu        sync.Mutex
+	steps     []step    // UpdateItem answers, in order
+	gets      []getStep // GetItem answers, in order; then get
+	updates   int       // UpdateItem requests seen
+	lastToken string    // the write token of the last UpdateItem
+}
+
+// A getStep answers one GetItem with the JSON of an item ("null": absent);
+// token is the write token of the last UpdateItem.
+type getStep func(token string) string
+
+// stored returns a getStep answering the item at version v (n = v) under our
+// own token (own), someone else's, the token held (zero bytes), or absent
+// (v < 0).
+func stored(v int64, own bool) getStep {
+	return func(token string) string {
+		if v < 0 {
+			return "null"
+		}
+		wt := base64.StdEncoding.EncodeToString(make([]byte, 16))
+		switch {
+		case own:
+			wt = token
+		case v != 5:
+			wt = base64.StdEncoding.EncodeToString([]byte("someone else 16b"))
+		}
+		return fmt.Sprintf(`{"id":{"S":"k"},"n":{"N":"%d"},"version":{"N":"%d"},"ddbkit_wt":{"B":%q}}`, v, v, wt)
+	}
 }
 
 // A step answers one UpdateItem request. token is the write token the
@@ -93,7 +119,17 @@ func (s *scriptedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	switch target := r.Header.Get("X-Amz-Target"); target {
 	case "DynamoDB_20120810.GetItem":
-		return answer(200, `{"Item":`+s.get+`}`), nil
+		s.mu.Lock()
+		item := s.get
+		if len(s.gets) > 0 {
+			item = s.gets[0](s.lastToken)
+			s.gets = s.gets[1:]
+		}
+		s.mu.Unlock()
+		if item == "null" {
+			return answer(200, `{}`), nil
+		}
+		return answer(200, `{"Item":`+item+`}`), nil
 	case "DynamoDB_20120810.UpdateItem", "DynamoDB_20120810.DeleteItem":
 		var in struct {
 			ExpressionAttributeValues map[string]map[string]string
@@ -109,8 +145,9 @@ func (s *scriptedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		next := s.steps[0]
 		s.steps = s.steps[1:]
+		s.lastToken = in.ExpressionAttributeValues[":wt"]["B"]
 		s.mu.Unlock()
-		return next(in.ExpressionAttributeValues[":wt"]["B"])
+		return next(s.lastToken)
 	default:
 		return nil, fmt.Errorf("scripted transport: unexpected %s", target)
 	}
@@ -137,37 +174,47 @@ func scriptedTable(t *testing.T, s *scriptedTransport, opts ...Option) *Table[re
 	return tb
 }
 
+// The item holds version 5 (n 5) under the zero token; the first UpdateItem
+// writes version 6. After a lost answer the SDK does not send the write
+// again: the mapper reads the item (gets) to settle it.
 func TestUpdateNotRepeatedWhenOutcomeUnknown(t *testing.T) {
-	// The item holds version 5 (n 5); the first UpdateItem writes version 6.
-	const stored = `{"id":{"S":"k"},"n":{"N":"5"},"version":{"N":"5"}}`
+	const held = `{"id":{"S":"k"},"n":{"N":"5"},"version":{"N":"5"},"ddbkit_wt":{"B":"AAAAAAAAAAAAAAAAAAAAAA=="}}`
 	tests := []struct {
 		name    string
 		opts    []Option
 		steps   []step
-		unknown bool  // Update must fail with ErrUnknownOutcome after one call of fn
-		calls   int   // calls of fn
-		version int64 // of the saved copy on success
+		gets    []getStep // after the read Update starts with
+		unknown bool      // Update must fail with ErrUnknownOutcome after one call of fn
+		calls   int       // calls of fn
+		version int64     // of the saved copy on success
 	}{
-		{"lost response, then someone else's writes", nil, []step{reset, conflict(7, false)}, true, 1, 0},
-		{"500 (maybe applied), then someone else's writes", nil, []step{apiError(500, "InternalFailure"), conflict(7, false)}, true, 1, 0},
-		{"lost response, then the item deleted", nil, []step{reset, conflict(-1, false)}, true, 1, 0},
+		{"lost response, then someone else's writes", nil, []step{reset}, []getStep{stored(7, false)}, true, 1, 0},
+		{"500 (maybe applied), then someone else's writes", nil, []step{apiError(500, "InternalFailure")}, []getStep{stored(7, false)}, true, 1, 0},
+		{"lost response, then the item deleted", nil, []step{reset}, []getStep{stored(-1, false)}, true, 1, 0},
 		// Below the version held: the item was deleted and written again
 		// from scratch, possibly on top of our write.
-		{"lost response, then deleted and written again", nil, []step{reset, conflict(2, false)}, true, 1, 0},
-		{"lost response, own write found", nil, []step{reset, conflict(6, true)}, false, 1, 6},
-		// Version 6 under someone else's token: only one write ever writes
-		// version 6, so ours was not applied: a plain conflict, retried.
-		{"lost response, someone else wrote the next version", nil, []step{reset, conflict(6, false), ok}, false, 2, 7},
-		// A 4xx answer means not applied: a plain conflict, retried.
-		{"throttled, then someone else's writes", nil, []step{apiError(400, "ThrottlingException"), conflict(7, false), ok}, false, 2, 8},
-		{"one attempt, a conflict", nil, []step{conflict(7, false), ok}, false, 2, 8},
-		// Without write tokens, the next version may be our own write.
-		{"tokens off: lost response, then the next version", []Option{WithWriteTokenAttribute("")}, []step{reset, conflict(6, false)}, true, 1, 0},
-		{"tokens off: throttled, then the next version", []Option{WithWriteTokenAttribute("")}, []step{apiError(400, "ThrottlingException"), conflict(6, false), ok}, false, 2, 7},
+		{"lost response, then deleted and written again", nil, []step{reset}, []getStep{stored(2, false)}, true, 1, 0},
+		// Version 6 under someone else's token: most likely ours was not
+		// applied, but the item may have been deleted and written up to 6
+		// again on top of it: not provable.
+		{"lost response, someone else wrote the next version", nil, []step{reset}, []getStep{stored(6, false)}, true, 1, 0},
+		{"lost response, own write found", nil, []step{reset}, []getStep{stored(6, true)}, false, 1, 6},
+		// The very state the write was computed from (version and token):
+		// not applied, so it is sent again — once, and fn is not called again.
+		{"lost response, not applied: sent again", nil, []step{reset, ok}, []getStep{stored(5, false)}, false, 1, 6},
+		{"lost response twice, then applied", nil, []step{reset, reset}, []getStep{stored(5, false), stored(6, true)}, false, 1, 6},
+		// A 4xx answer means not applied: the SDK retries; a plain conflict
+		// carries the item and fn runs again on it.
+		{"throttled, then someone else's writes", nil, []step{apiError(400, "ThrottlingException"), conflict(7, false), ok}, nil, false, 2, 8},
+		{"one attempt, a conflict", nil, []step{conflict(7, false), ok}, nil, false, 2, 8},
+		// Without write tokens nothing proves a write applied or not.
+		{"tokens off: lost response", []Option{WithWriteTokenAttribute("")}, []step{reset}, []getStep{stored(6, false)}, true, 1, 0},
+		{"tokens off: lost response, the state read", []Option{WithWriteTokenAttribute("")}, []step{reset}, []getStep{stored(5, false)}, true, 1, 0},
+		{"tokens off: throttled, then the next version", []Option{WithWriteTokenAttribute("")}, []step{apiError(400, "ThrottlingException"), conflict(6, false), ok}, nil, false, 2, 7},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &scriptedTransport{get: stored, steps: tc.steps}
+			s := &scriptedTransport{get: held, steps: tc.steps, gets: append([]getStep{func(string) string { return held }}, tc.gets...)}
 			calls := 0
 			saved, err := scriptedTable(t, s, tc.opts...).Update(context.Background(), regressCounter{ID: "k"}, func(c regressCounter) (regressCounter, error) {
 				calls++
@@ -177,8 +224,8 @@ func TestUpdateNotRepeatedWhenOutcomeUnknown(t *testing.T) {
 			if calls != tc.calls {
 				t.Errorf("fn called %d times, want %d", calls, tc.calls)
 			}
-			if len(s.steps) != 0 {
-				t.Errorf("%d scripted answers left over", len(s.steps))
+			if len(s.steps) != 0 || len(s.gets) != 0 {
+				t.Errorf("%d scripted answers and %d reads left over", len(s.steps), len(s.gets))
 			}
 			if tc.unknown {
 				if !errors.Is(err, ErrUnknownOutcome) || !errors.Is(err, ErrVersionConflict) {
@@ -199,7 +246,7 @@ func TestUpdateNotRepeatedWhenOutcomeUnknown(t *testing.T) {
 }
 
 func TestSaveOutcomeUnknown(t *testing.T) {
-	s := &scriptedTransport{steps: []step{reset, conflict(7, false)}}
+	s := &scriptedTransport{steps: []step{reset}, gets: []getStep{stored(7, false)}}
 	tb := scriptedTable(t, s)
 	_, err := tb.Save(context.Background(), regressCounter{ID: "k", N: 6, Version: 5})
 	var ce *ConditionError
@@ -212,35 +259,70 @@ func TestSaveOutcomeUnknown(t *testing.T) {
 	if cur, err := tb.Current(err); err != nil || cur.Version != 7 {
 		t.Errorf("Current = %+v, %v; want version 7", cur, err)
 	}
+	// Save holds no basis: even the version it held, found again, proves
+	// nothing (the item may have been deleted and written again).
+	s = &scriptedTransport{steps: []step{reset}, gets: []getStep{stored(5, false)}}
+	if _, err = scriptedTable(t, s).Save(context.Background(), regressCounter{ID: "k", N: 6, Version: 5}); !errors.Is(err, ErrUnknownOutcome) || s.updates != 1 {
+		t.Errorf("err = %v after %d UpdateItems; want ErrUnknownOutcome after 1", err, s.updates)
+	}
+	// Its own token found: a success.
+	s = &scriptedTransport{steps: []step{reset}, gets: []getStep{stored(6, true)}}
+	if saved, err := scriptedTable(t, s).Save(context.Background(), regressCounter{ID: "k", N: 6, Version: 5}); err != nil || saved.Version != 6 {
+		t.Errorf("Save = %+v, %v; want version 6", saved, err)
+	}
+	// The read that settles fails: still ErrUnknownOutcome, saying why.
+	s = &scriptedTransport{steps: []step{reset}, gets: []getStep{func(string) string { return "{" }}}
+	_, err = scriptedTable(t, s).Save(context.Background(), regressCounter{ID: "k", N: 6, Version: 5})
+	if !errors.Is(err, ErrUnknownOutcome) || !strings.Contains(err.Error(), "reading the item to find out failed") {
+		t.Errorf("err = %v; want ErrUnknownOutcome saying the read failed", err)
+	}
 	// A plain conflict does not claim an unknown outcome.
 	s = &scriptedTransport{steps: []step{conflict(7, false)}}
 	_, err = scriptedTable(t, s).Save(context.Background(), regressCounter{ID: "k", N: 6, Version: 5})
 	if !errors.Is(err, ErrVersionConflict) || errors.Is(err, ErrUnknownOutcome) || strings.Contains(err.Error(), "may have been applied") {
 		t.Errorf("err = %v; want a plain conflict", err)
 	}
+	// A throttled write that the SDK gives up on was never applied: a plain
+	// error, no ErrUnknownOutcome.
+	s = &scriptedTransport{steps: []step{apiError(400, "ThrottlingException"), apiError(400, "ThrottlingException"), apiError(400, "ThrottlingException")}}
+	if _, err = scriptedTable(t, s).Save(context.Background(), regressCounter{ID: "k", N: 6, Version: 5}); err == nil || errors.Is(err, ErrUnknownOutcome) {
+		t.Errorf("err = %v; want the SDK's error without ErrUnknownOutcome", err)
+	}
 }
 
-// A Delete whose retry finds no item succeeded only if an earlier attempt
-// may have been applied; after a throttled first attempt the item was
-// deleted by someone else.
-func TestDeleteRetryFindsNothing(t *testing.T) {
+// A Delete whose attempt got no answer is not sent again: the mapper reads
+// the item. Gone: a success. There (the same or created again): unknown.
+func TestDeleteLostAnswer(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		first step
-		ok    bool
+		name    string
+		steps   []step
+		gets    []getStep
+		ok      bool
+		unknown bool
+		deletes int
 	}{
-		{"lost response", reset, true},
-		{"500", apiError(500, "InternalFailure"), true},
-		{"throttled", apiError(400, "ThrottlingException"), false},
+		{"lost response, item gone", []step{reset}, []getStep{stored(-1, false)}, true, false, 1},
+		{"500, item gone", []step{apiError(500, "InternalFailure")}, []getStep{stored(-1, false)}, true, false, 1},
+		// Created again by someone else at the version held: never deleted.
+		{"lost response, item there", []step{reset}, []getStep{stored(5, false)}, false, true, 1},
+		{"lost response, created again", []step{reset}, []getStep{stored(1, false)}, false, true, 1},
+		// Throttled: not applied; the SDK retries and finds nothing: someone
+		// else deleted it, a plain conflict.
+		{"throttled, then gone", []step{apiError(400, "ThrottlingException"), conflict(-1, false)}, nil, false, false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &scriptedTransport{steps: []step{tc.first, conflict(-1, false)}}
+			s := &scriptedTransport{steps: tc.steps, gets: tc.gets}
 			err := scriptedTable(t, s).Delete(context.Background(), regressCounter{ID: "k", Version: 5})
-			if tc.ok && err != nil {
-				t.Fatalf("Delete = %v, want success (our delete may have been applied)", err)
+			switch {
+			case tc.ok && err != nil:
+				t.Fatalf("Delete = %v, want success", err)
+			case tc.unknown && !errors.Is(err, ErrUnknownOutcome):
+				t.Fatalf("Delete = %v, want ErrUnknownOutcome", err)
+			case !tc.ok && !tc.unknown && (!errors.Is(err, ErrVersionConflict) || errors.Is(err, ErrUnknownOutcome)):
+				t.Fatalf("Delete = %v, want a plain version conflict", err)
 			}
-			if !tc.ok && !errors.Is(err, ErrVersionConflict) {
-				t.Fatalf("Delete = %v, want a version conflict (the item is gone, not by us)", err)
+			if s.updates != tc.deletes || len(s.gets) != 0 {
+				t.Errorf("%d DeleteItems sent (want %d), %d reads left", s.updates, tc.deletes, len(s.gets))
 			}
 		})
 	}

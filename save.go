@@ -16,30 +16,36 @@ import (
 // stored after the write). item itself is never modified.
 //
 // For a versioned type, an unsaved item (version zero or nil) is written as
-// version 1 on condition that the stored item has no version; an item holding
-// version v is written as v+1 on condition that the stored version is v. When
-// the condition fails, the error is a *ConditionError wrapping
-// ErrVersionConflict (the stored version differs; Table.Current decodes the
-// stored item) or ErrConditionFailed (an If condition failed). A write that
-// DynamoDB applied but whose response was lost, and which the SDK retried, is
-// a success (see WithWriteTokenAttribute) — unless someone else wrote the
-// item between the applied attempt and the SDK's retry: the retry then finds
-// neither the version held nor the write's token, and whether the write took
-// effect cannot be told. That conflict also satisfies
-// errors.Is(err, ErrUnknownOutcome): check the stored item (Table.Current)
-// for the change before making it again. (So does, with write tokens turned
-// off, any conflict after an attempt that may have been applied. Telling
-// these cases apart needs the per-call option Save adds to record the SDK's
-// attempts; a Client that ignores it gets a plain conflict.) Types without a
-// version attribute carry no token: for them a lost response to a write with
-// an If condition can come back as ErrConditionFailed although the write was
-// applied — give such types a version attribute when that matters.
+// version 1 on condition that the stored item has no version (or version 0,
+// as Java's DynamoDBMapper can leave); an item holding version v is written
+// as v+1 on condition that the stored version is v. When the condition
+// fails, the error is a *ConditionError wrapping ErrVersionConflict (the
+// stored version differs; Table.Current decodes the stored item) or
+// ErrConditionFailed (an If condition failed). SaveClobber writes without a
+// version condition but never past the largest version the field's type
+// holds (an error names the type to widen).
+//
+// Lost answers: when an attempt got no answer (or a 5xx one) the mapper
+// does not let the SDK send the write again blindly. It reads the item: the
+// write's own token there (see WithWriteTokenAttribute) means the write
+// was applied, and Save succeeds; anything else — the item gone, deleted and
+// created again, written by someone else, or tokens off — leaves the outcome
+// open, and the error satisfies errors.Is(err, ErrUnknownOutcome) (a
+// *ConditionError carrying the item read; check Table.Current(err) for the
+// change before making it again). So does any error after such an attempt,
+// e.g. when ctx ends or the read fails. Types without a version attribute
+// carry no token: their unconditional writes are sent again by the SDK (a
+// later write of the same value), their conditional ones end in
+// ErrUnknownOutcome. Save never applies a write twice and never overwrites a
+// write acknowledged to someone else after its own attempt.
 //
 // Bad input is refused before anything is sent with an error wrapping
 // ErrInvalidInput: a nil item, an unset or empty key, an item over 400 KB.
-// ctx bounds the request, including the SDK's retries.
+// ctx bounds the request, including the SDK's retries and the read that
+// settles a lost answer.
 //
-// IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut).
+// IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut), and
+// dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, error) {
 	wo := defaultWriteOptions()
 	if len(opts) > 0 {
@@ -50,77 +56,121 @@ func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, er
 		var zero T
 		return zero, err
 	}
-	saved, _, err := t.save(ctx, boxed, v, &wo)
+	saved, _, err := t.save(ctx, boxed, v, &wo, nil)
 	return saved, err
 }
 
-// save writes the struct boxed points to (v is the same struct). Besides the
-// saved copy it returns the item as stored after the write — for SaveUpdate
-// and SavePut the encoded item with its new version, else ALL_NEW — which
-// Update hands to the next caller of the same key.
-func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions) (T, map[string]types.AttributeValue, error) {
+// save writes the struct boxed points to (v is the same struct). bs, when
+// not nil, is the stored item the struct was computed from (Table.Update):
+// the write is pinned to it (basisCond). Besides the saved copy it returns
+// the item as stored after the write — for SaveUpdate and SavePut the encoded
+// item with its new version and token, else ALL_NEW — which Update hands to
+// the next caller of the same key.
+func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (T, map[string]types.AttributeValue, error) {
 	var zero T
 	p, s := t.p, t.p.s
-	r, err := t.buildSave(boxed, v, wo, nil)
+	r, err := t.buildSave(boxed, v, wo, nil, bs)
 	if err != nil {
 		return zero, nil, err
 	}
-	item, key := r.item, r.key
-	var allNew map[string]types.AttributeValue
-	var att attempts
-	if r.put {
-		_, err = t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                           aws.String(t.name),
-			Item:                                item,
-			ConditionExpression:                 strPtr(r.pc.cond),
-			ExpressionAttributeNames:            r.pc.names,
-			ExpressionAttributeValues:           r.pc.values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}, att.option())
-	} else {
-		in := &dynamodb.UpdateItemInput{
-			TableName:                           aws.String(t.name),
-			Key:                                 key,
-			UpdateExpression:                    strPtr(r.up.update),
-			ConditionExpression:                 strPtr(r.up.cond),
-			ExpressionAttributeNames:            r.up.names,
-			ExpressionAttributeValues:           r.up.values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}
-		if wo.behavior != SaveUpdate {
-			in.ReturnValues = types.ReturnValueAllNew
-		}
-		var out *dynamodb.UpdateItemOutput
-		out, err = t.m.client.UpdateItem(ctx, in, att.option())
-		if err == nil {
-			allNew = out.Attributes
-		}
-	}
+	allNew, err := t.sendSave(ctx, &r, wo, bs)
 	if err != nil {
-		if key == nil {
-			key = t.pickKey(item)
-		}
-		var ccf *types.ConditionalCheckFailedException
-		if !errors.As(err, &ccf) {
-			return zero, nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
-		}
-		if !isOwnWrite(ccf.Item, p.tokenAttr, r.token) {
-			ce := p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
-			ce.unknown = s.version >= 0 && att.maybeApplied() && mayHoldWrite(ce, r.held, r.token != nil)
-			return zero, nil, ce
-		}
-		// DynamoDB applied our write; the SDK's retry of it failed its
-		// condition. The item it reports is our write (or later ones).
-		allNew = ccf.Item
+		return zero, nil, err
 	}
+	item := r.item
 	if wo.behavior == SaveUpdate || wo.behavior == SavePut {
 		if s.version >= 0 {
-			item[s.fields[s.version].name] = numberAV(r.next) // the request is done with item
+			// The request is done with item.
+			item[s.fields[s.version].name] = numberAV(r.next)
+			if r.token != nil {
+				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: r.token}
+			}
 		}
 		return t.withVersion(v, r.next), item, nil
 	}
 	saved, err := t.decode(allNew)
 	return saved, allNew, err
+}
+
+// sendSave sends the save r and settles it when an attempt's outcome is
+// unknown. It returns the item as stored after the write when DynamoDB said
+// so (ALL_NEW) or settling read it.
+func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOptions, bs *basis) (map[string]types.AttributeValue, error) {
+	// The SDK may send a write again after a lost answer only where that is
+	// harmless: an unconditional write of a type without a version is a
+	// later write of the same value.
+	resendOK := t.p.s.version < 0 && r.cond() == ""
+	var att attempts
+	allNew, err := t.sendSaveOnce(ctx, r, wo, &att, !resendOK)
+	if err == nil {
+		return allNew, nil
+	}
+	key := r.key
+	if key == nil {
+		key = t.pickKey(r.item)
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		if isOwnWrite(ccf.Item, t.p.tokenAttr, r.token) {
+			// A client that sends again despite our option: the write was
+			// applied, and its resend found it.
+			return ccf.Item, nil
+		}
+		ce := t.saveConditionFailure(key, r, wo, ccf.Item, err)
+		ce.unknown = att.maybeApplied()
+		return nil, ce
+	}
+	if !att.maybeApplied() {
+		return nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
+	}
+	if resendOK {
+		return nil, unknownOutcome("save to", t.name, key, err, nil)
+	}
+	return t.settleSave(ctx, r, wo, bs, key, err)
+}
+
+// sendSaveOnce sends the save r once: the SDK retries only attempts that
+// were certainly not applied when noResend is set.
+func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptions, att *attempts, noResend bool) (map[string]types.AttributeValue, error) {
+	if r.put {
+		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                           aws.String(t.name),
+			Item:                                r.item,
+			ConditionExpression:                 strPtr(r.pc.cond),
+			ExpressionAttributeNames:            r.pc.names,
+			ExpressionAttributeValues:           r.pc.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}, att.option(noResend))
+		return nil, err
+	}
+	in := &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(t.name),
+		Key:                                 r.key,
+		UpdateExpression:                    strPtr(r.up.update),
+		ConditionExpression:                 strPtr(r.up.cond),
+		ExpressionAttributeNames:            r.up.names,
+		ExpressionAttributeValues:           r.up.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	if wo.behavior != SaveUpdate {
+		in.ReturnValues = types.ReturnValueAllNew
+	}
+	out, err := t.m.client.UpdateItem(ctx, in, att.option(noResend))
+	if err != nil {
+		return nil, err
+	}
+	return out.Attributes, nil
+}
+
+// saveConditionFailure builds the error of the save r whose condition failed
+// on the stored item old.
+func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *saveRequest, wo *writeOptions, old map[string]types.AttributeValue, cause error) *ConditionError {
+	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
+	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion >= t.p.maxVersion {
+		f := &s.fields[s.version]
+		ce.full = fmt.Sprintf("field %s (%s) holds at most %d: widen it (int64) so that the version can advance", f.goName, f.typ, t.p.maxVersion)
+	}
+	return ce
 }
 
 // saveRequest is the request of one save, built by buildSave and sent by
@@ -138,12 +188,21 @@ type saveRequest struct {
 	up         updateParts
 }
 
+// cond returns the condition expression of r, "" when it has none.
+func (r *saveRequest) cond() string {
+	if r.put {
+		return r.pc.cond
+	}
+	return r.up.cond
+}
+
 // buildSave checks and encodes the struct boxed points to (v is the same
 // struct) and builds the request that saves it as wo says. token is the write
 // token to store; nil means a fresh random one (when the type is versioned and
-// tokens are on). Nothing is sent; bad input is an error wrapping
+// tokens are on). bs, when not nil, pins the write to the stored item it was
+// computed from. Nothing is sent; bad input is an error wrapping
 // ErrInvalidInput.
-func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte) (saveRequest, error) {
+func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis) (saveRequest, error) {
 	p, s := t.p, t.p.s
 	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
 		return saveRequest{}, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
@@ -163,6 +222,10 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if s.version >= 0 {
 		if held = s.versionOf(v); held < 0 {
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
+		}
+		if held >= t.p.maxVersion || !s.versionFits(held+1) {
+			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d is the largest field %s (%s) holds: widen it (int64) so that the version can advance",
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, s.fields[s.version].goName, s.fields[s.version].typ)
 		}
 		if next = held + 1; !s.versionFits(next) {
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
@@ -188,12 +251,12 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 			}
 		}
 		r.put = true
-		r.pc = p.buildPutCond(held, false, uc)
+		r.pc = p.buildPutCond(held, false, uc, bs)
 		return r, nil
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	r.key = t.pickKey(item)
-	r.up = p.buildUpdate(wo.behavior, item, held, next, token, uc)
+	r.up = p.buildUpdate(wo.behavior, item, held, next, token, uc, bs)
 	return r, nil
 }

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"sync"
@@ -508,4 +509,25 @@ func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool)
 		}
 	}
 	return nil, false
+}
+
+// maxVersion returns the largest version the version field's type holds
+// (math.MaxInt64 for the 64-bit kinds: versions are int64 in the mapper).
+func (s *schema) maxVersion() int64 {
+	t := derefType(s.fields[s.version].typ)
+	switch t.Kind() {
+	case reflect.Int8:
+		return math.MaxInt8
+	case reflect.Int16:
+		return math.MaxInt16
+	case reflect.Int32:
+		return math.MaxInt32
+	case reflect.Uint8:
+		return math.MaxUint8
+	case reflect.Uint16:
+		return math.MaxUint16
+	case reflect.Uint32:
+		return math.MaxUint32
+	}
+	return math.MaxInt64
 }

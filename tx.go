@@ -139,7 +139,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.buildSave(boxed, v, &wo, token)
+	r, err := t.buildSave(boxed, v, &wo, token, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 		return nil, fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(key))
 	}
 	clobber := wo.behavior == SaveClobber
-	pc := t.p.buildPutCond(held, clobber, uc)
+	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny,
 		checked: !clobber, size: itemSize(key), done: func() {}}
 	if c.check {
@@ -353,6 +353,13 @@ func applyTxOptions(opts []TxOption) txOptions {
 // is sent again, with jittered backoff, at most WithTxMaxAttempts times in
 // all. ctx bounds the whole call, retries and backoff included.
 //
+// An error after an attempt that may have been applied (no answer, a 5xx, a
+// transaction still in progress under the token when the attempts ran out,
+// ctx ending while an attempt was under way) satisfies
+// errors.Is(err, ErrUnknownOutcome): resend the same members with the same
+// request token (WithRequestToken) within 10 minutes to settle it — an
+// applied transaction then succeeds without writing again.
+//
 // The members are sent through m's client, whichever Mapper their tables
 // were made with. An op may be used in several WriteTx calls one after
 // another (e.g. resent with the same request token), not in two at once.
@@ -410,18 +417,49 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 	}
 	// in is built once and sent unchanged on every attempt: the SDK fills in
 	// nothing (the token is set), and an identical request under the same
-	// token is what DynamoDB recognises as the same transaction.
+	// token is what DynamoDB recognises as the same transaction. So the SDK
+	// may send it again after a lost answer.
+	var att attempts
 	err := retryTx(ctx, o, "WriteTx", members, txHint, func() error {
-		_, err := m.client.TransactWriteItems(ctx, in)
+		_, err := m.client.TransactWriteItems(ctx, in, att.option(false))
 		return err
 	})
 	if err != nil {
-		return err
+		return txOutcome(err, &att)
 	}
 	for _, mem := range members {
 		mem.done()
 	}
 	return nil
+}
+
+// txOutcome is the error WriteTx returns for err, the error of its last
+// attempt. A cancellation that names its reasons means nothing was written:
+// had an earlier attempt under the same request token been applied, DynamoDB
+// would have answered the resend with success. Any other error after an
+// attempt that may have been applied — a lost answer, a 5xx, a transaction
+// still in progress under the token — leaves the outcome open:
+// ErrUnknownOutcome.
+func txOutcome(err error, att *attempts) error {
+	var te *TxError
+	if errors.As(err, &te) {
+		if len(te.Failures) == 0 && (att.maybeApplied() || txInProgress(te.Cause)) {
+			te.unknown = true
+		}
+		return te
+	}
+	if att.maybeApplied() {
+		return fmt.Errorf("%w: %w (an attempt got no answer and may have been applied; resend with the same request token, WithRequestToken, within 10 minutes to settle it)", ErrUnknownOutcome, err)
+	}
+	return err
+}
+
+// txInProgress reports whether err is DynamoDB's
+// TransactionInProgressException: a transaction under the same request
+// token is still being applied.
+func txInProgress(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "TransactionInProgressException"
 }
 
 // retryTx sends a transaction until it succeeds, fails for good (the
@@ -545,7 +583,10 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 
 // TxError is the error of a transaction DynamoDB cancelled (a
 // TransactionCanceledException), or that stayed in conflict with other
-// transactions after every attempt. Nothing was written.
+// transactions after every attempt. Nothing was written — except when it
+// also satisfies errors.Is(err, ErrUnknownOutcome): an attempt got no answer,
+// or the last one found a transaction under the same request token still in
+// progress, so it may have been applied.
 //
 // It satisfies errors.Is(err, ErrVersionConflict) when some member's version
 // check failed, and errors.Is(err, ErrConditionFailed) when some member's If
@@ -562,6 +603,9 @@ type TxError struct {
 	Attempts int
 	// Cause is the SDK's error (of the last attempt).
 	Cause error
+
+	// unknown: an attempt may have been applied (see txOutcome).
+	unknown bool
 }
 
 // TxFailure is one member's part in a cancelled transaction.
@@ -600,7 +644,11 @@ func (e *TxError) Error() string {
 	var b strings.Builder
 	b.WriteString("dynamo: transaction of ")
 	b.WriteString(strconv.Itoa(e.Members))
-	b.WriteString(" members cancelled, nothing written")
+	if e.unknown {
+		b.WriteString(" members: outcome unknown (" + ErrUnknownOutcome.Error() + "): an attempt may have been applied; resend with the same request token (WithRequestToken) within 10 minutes to settle it")
+	} else {
+		b.WriteString(" members cancelled, nothing written")
+	}
 	if e.Attempts > 1 {
 		b.WriteString(" (after ")
 		b.WriteString(strconv.Itoa(e.Attempts))
@@ -639,6 +687,9 @@ func (e *TxError) Error() string {
 // Failures holds.
 func (e *TxError) Unwrap() []error {
 	var errs []error
+	if e.unknown {
+		errs = append(errs, ErrUnknownOutcome)
+	}
 	for _, sentinel := range [...]error{ErrVersionConflict, ErrConditionFailed} {
 		for _, f := range e.Failures {
 			if ce, ok := f.Err.(*ConditionError); ok && ce.Err == sentinel {

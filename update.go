@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -62,32 +61,39 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, gk, err)
 	}
 	defer t.gate.leave(gk, e)
-	saved, stored, err := t.update(ctx, k, key, e.last, fn, &wo)
+	saved, stored, err := t.update(ctx, k, e.last, fn, &wo)
 	e.last = stored // nil after an error: the next caller reads
 	return saved, err
 }
 
 // update is Update's loop, run while holding the key's turn. last is the
 // item as the previous holder stored it, nil if unknown.
-func (t *Table[T]) update(ctx context.Context, k map[string]types.AttributeValue, key T, last map[string]types.AttributeValue,
+func (t *Table[T]) update(ctx context.Context, k map[string]types.AttributeValue, last map[string]types.AttributeValue,
 	fn func(T) (T, error), wo *writeOptions) (T, map[string]types.AttributeValue, error) {
 	var zero T
-	var cur T
-	var err error
-	if last != nil {
-		cur, err = t.decode(last)
-	} else {
-		cur, err = t.Load(ctx, key, ConsistentRead())
-		if errors.Is(err, ErrNotFound) {
-			cur, err = t.decode(k)
+	// base is the stored item each call of fn starts from; every write is
+	// pinned to it (basisCond), so that it cannot land on another
+	// incarnation of the item, nor — for a type without a version — on
+	// attributes someone else changed.
+	base := &basis{item: last}
+	if last == nil {
+		raw, err := t.readRaw(ctx, k)
+		if err != nil {
+			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
 		}
-	}
-	if err != nil {
-		return zero, nil, err
+		base.item = raw
 	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+		}
+		from := base.item
+		if from == nil {
+			from = k
+		}
+		cur, err := t.decode(from)
+		if err != nil {
+			return zero, nil, err
 		}
 		_, cv, _ := t.box(cur, "Update")
 		held := t.p.s.versionOf(cv)
@@ -112,28 +118,26 @@ func (t *Table[T]) update(ctx context.Context, k map[string]types.AttributeValue
 			c := t.withVersion(nv, held)
 			boxed, nv, _ = t.box(c, "Update")
 		}
-		saved, stored, err := t.save(ctx, boxed, nv, wo)
+		saved, stored, err := t.save(ctx, boxed, nv, wo, base)
 		if err == nil {
 			return saved, stored, nil
 		}
 		ce, ok := asConditionError(err)
-		if !ok || ce.Err != ErrVersionConflict {
+		if !ok {
 			return zero, nil, err
 		}
 		if ce.unknown {
 			return zero, nil, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err)
 		}
+		if ce.Err != ErrVersionConflict && t.p.basisHolds(base, ce.Item) {
+			return zero, nil, err // an If condition failed on the item fn saw
+		}
+		// The item is not what fn saw: another version, another incarnation
+		// (deleted and created again), or other attributes.
 		if attempt >= wo.maxAttempts {
 			return zero, nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
 		}
-		if ce.Item != nil {
-			cur, err = t.decode(ce.Item)
-		} else {
-			cur, err = t.decode(k)
-		}
-		if err != nil {
-			return zero, nil, err
-		}
+		base = &basis{item: ce.Item}
 		if err := sleepCtx(ctx, backoff(attempt, wo.backoffBase, wo.backoffMax)); err != nil {
 			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 		}

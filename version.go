@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strconv"
 
@@ -15,25 +16,36 @@ import (
 
 // versionHeld reports whether the version condition of a caller holding
 // held is satisfied by a stored item as described: unsaved (0) requires no
-// stored version, any other value requires that exact stored version.
+// stored version or a stored 0 (Java's DynamoDBMapper CLOBBER, holding -1,
+// stores 0, and backfills seed it), any other value requires that exact
+// stored version.
 func versionHeld(held int64, exists, hasVersion bool, found int64) bool {
 	if held == 0 {
-		return !exists || !hasVersion
+		return !exists || !hasVersion || found == 0
 	}
 	return exists && hasVersion && found == held
 }
 
-// storedVersion reads the version attribute of a stored item.
-func storedVersion(item map[string]types.AttributeValue, attr string) (int64, bool) {
-	n, ok := item[attr].(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, false
+// storedVersion reads the version attribute of a stored item. A number that
+// is an integer beyond int64 (a uint64 version past MaxInt64, say) is a
+// version all the same: ok is true, v is math.MaxInt64 and big is true, so
+// that it is reported as the version it is, never as "no version".
+func storedVersion(item map[string]types.AttributeValue, attr string) (v int64, ok, big bool) {
+	n, isN := item[attr].(*types.AttributeValueMemberN)
+	if !isN {
+		return 0, false, false
 	}
 	v, err := strconv.ParseInt(n.Value, 10, 64)
-	if err != nil {
-		return 0, false
+	if err == nil {
+		return v, true, false
 	}
-	return v, true
+	if errors.Is(err, strconv.ErrRange) {
+		if n.Value[0] == '-' {
+			return math.MinInt64, true, true
+		}
+		return math.MaxInt64, true, true
+	}
+	return 0, false, false
 }
 
 // newToken returns a fresh random write token. It only needs to be unique,
@@ -53,30 +65,6 @@ func isOwnWrite(item map[string]types.AttributeValue, attr string, token []byte)
 	}
 	b, ok := item[attr].(*types.AttributeValueMemberB)
 	return ok && bytes.Equal(b.Value, token)
-}
-
-// mayHoldWrite reports whether the item a failed versioned write found can
-// have been written by an earlier attempt of that same write, or after it: a
-// version conflict where the item is gone (held > 0), has no version, or has
-// any version but held+1 under someone else's token. Every versioned write
-// writes its own version+1 on condition of holding it, so a stored held+1
-// under another token says the attempt was not applied (unless the item was
-// deleted and written again from scratch up to held+1 in between); any other
-// version — past held+1, or below held after a delete and re-create — may
-// sit on top of our write. Without write tokens (tokens false) every
-// conflict is in doubt.
-func mayHoldWrite(ce *ConditionError, held int64, tokens bool) bool {
-	if ce.Err != ErrVersionConflict {
-		return false // the version matched: our write was not applied
-	}
-	switch {
-	case !ce.Exists:
-		return held > 0
-	case !ce.HasVersion || !tokens:
-		return true
-	default:
-		return ce.FoundVersion != held+1
-	}
 }
 
 func asConditionError(err error) (*ConditionError, bool) {
@@ -100,8 +88,12 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 		return ce
 	}
 	ce.versionAttr, ce.checked = p.s.fields[p.s.version].name, checkedVersion
-	ce.FoundVersion, ce.HasVersion = storedVersion(old, ce.versionAttr)
-	if checkedVersion && !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion) {
+	var big bool
+	ce.FoundVersion, ce.HasVersion, big = storedVersion(old, ce.versionAttr)
+	if big {
+		ce.foundText = old[ce.versionAttr].(*types.AttributeValueMemberN).Value
+	}
+	if checkedVersion && (big || !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion)) {
 		ce.Err = ErrVersionConflict
 	}
 	return ce

@@ -1,0 +1,232 @@
+package dynamo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Settling a write whose outcome is unknown.
+//
+// An attempt that got no answer (or a 5xx one) may have been applied. The
+// SDK would send it again, and a resend is not safe: version numbers start
+// again at 1 when an item is deleted and created again, so a resend's
+// version condition can hold on another incarnation of the item (a create
+// applied twice, a delete that removes the item someone created since), and
+// a write without a version condition (SaveClobber) overwrites whatever was
+// acknowledged to others in between. So the mapper turns the SDK's resends
+// of such attempts off (attempts.option) and settles the write here with a
+// strongly consistent read:
+//
+//   - the write's own token in the item: it was applied (once: it was sent
+//     once);
+//   - exactly the state the write was computed from (its basis: the
+//     version and the token Table.Update read — tokens never repeat): it
+//     was not applied, and it is sent again;
+//   - anything else: the outcome cannot be told, ErrUnknownOutcome.
+
+// maxResends bounds how often settling sends a write again after proving
+// that its earlier attempts were not applied.
+const maxResends = 3
+
+// settleSave settles the save r, one of whose attempts failed with cause
+// and may have been applied. key is r's key.
+func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOptions, bs *basis, key map[string]types.AttributeValue, cause error) (map[string]types.AttributeValue, error) {
+	for round := 1; ; round++ {
+		cur, err := t.readRaw(ctx, key)
+		if err != nil {
+			return nil, unknownOutcome("save to", t.name, key, cause, err)
+		}
+		if isOwnWrite(cur, t.p.tokenAttr, r.token) {
+			return cur, nil
+		}
+		if round > maxResends || !t.p.sameState(bs, cur) {
+			ce := t.saveConditionFailure(key, r, wo, cur, cause)
+			ce.unknown = true
+			if t.p.s.version >= 0 {
+				ce.Err = ErrVersionConflict
+			}
+			return nil, ce
+		}
+		// Not applied: the item is exactly what the write was computed from.
+		var att attempts
+		allNew, err := t.sendSaveOnce(ctx, r, wo, &att, true)
+		if err == nil {
+			return allNew, nil
+		}
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			if isOwnWrite(ccf.Item, t.p.tokenAttr, r.token) {
+				return ccf.Item, nil
+			}
+			return nil, t.saveConditionFailure(key, r, wo, ccf.Item, err)
+		}
+		if !att.maybeApplied() {
+			return nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
+		}
+		cause = err
+	}
+}
+
+// settleDelete settles a delete one of whose attempts failed with cause and
+// may have been applied: an item that is gone is a success (the delete's
+// intent holds); one that is there — the same, or created again since — is
+// ErrUnknownOutcome: the mapper cannot tell the incarnations apart without
+// the token the caller's copy was read with, and a resend could delete an
+// item someone else created and was told was stored.
+func (t *Table[T]) settleDelete(ctx context.Context, key map[string]types.AttributeValue, held int64, checked bool, cause error) error {
+	cur, err := t.readRaw(ctx, key)
+	if err != nil {
+		return unknownOutcome("delete from", t.name, key, cause, err)
+	}
+	if cur == nil {
+		return nil
+	}
+	ce := t.p.conditionFailure(t.name, key, held, checked, cur, cause, t.decodeAny)
+	ce.unknown = true
+	if t.p.s.version >= 0 {
+		ce.Err = ErrVersionConflict
+	}
+	return ce
+}
+
+// sameState reports whether the stored item cur is exactly the basis bs a
+// write was computed from, so that the write was not applied: for a
+// versioned type with write tokens, the same version under the same token
+// (tokens are random per write and never repeat). Without tokens, without a
+// version, or for an absent basis nothing proves it.
+func (p *plan) sameState(bs *basis, cur map[string]types.AttributeValue) bool {
+	if bs == nil || bs.item == nil || cur == nil || p.s.version < 0 || p.tokenAttr == "" {
+		return false
+	}
+	held, ok := bs.item[p.tokenAttr].(*types.AttributeValueMemberB)
+	if !ok || !isOwnWrite(cur, p.tokenAttr, held.Value) {
+		return false
+	}
+	attr := p.s.fields[p.s.version].name
+	v1, ok1, big1 := storedVersion(bs.item, attr)
+	v2, ok2, big2 := storedVersion(cur, attr)
+	return ok1 == ok2 && v1 == v2 && !big1 && !big2
+}
+
+// readRaw reads the item with key strongly consistently; nil when absent.
+func (t *Table[T]) readRaw(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := t.m.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.name), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, err
+	}
+	return out.Item, nil
+}
+
+// unknownOutcome is the error of a write (op: "save to", "delete from") that
+// may have been applied (cause) and could not be settled (readErr, nil when
+// nothing could settle it).
+func unknownOutcome(op, table string, key map[string]types.AttributeValue, cause, readErr error) error {
+	if readErr != nil {
+		return fmt.Errorf("dynamo: %s table %q key %s: %w: the write may have been applied (%w), and reading the item to find out failed: %w",
+			op, table, formatKey(key), ErrUnknownOutcome, cause, readErr)
+	}
+	return fmt.Errorf("dynamo: %s table %q key %s: %w: the write may have been applied: %w", op, table, formatKey(key), ErrUnknownOutcome, cause)
+}
+
+// basisHolds reports whether the stored item cur satisfies what basisCond
+// asks of the basis bs, as DynamoDB evaluates it: for a versioned type the
+// same token (or none in both); for a type without a version the same
+// existence and the same modeled attributes. A nil bs holds for anything.
+func (p *plan) basisHolds(bs *basis, cur map[string]types.AttributeValue) bool {
+	if bs == nil {
+		return true
+	}
+	if p.s.version >= 0 {
+		if p.tokenAttr == "" || bs.item == nil {
+			return true
+		}
+		if wt, ok := bs.item[p.tokenAttr].(*types.AttributeValueMemberB); ok {
+			return isOwnWrite(cur, p.tokenAttr, wt.Value)
+		}
+		_, has := cur[p.tokenAttr]
+		return cur != nil && !has
+	}
+	if (bs.item == nil) != (cur == nil) {
+		return false
+	}
+	for _, i := range p.nonKeyFields {
+		name := p.s.fields[i].name
+		a, aok := bs.item[name]
+		b, bok := cur[name]
+		switch {
+		case !aok || isNull(a):
+			if bok && !isNull(b) || !aok && bok {
+				return false
+			}
+		case !bok || !avEqual(a, b):
+			return false
+		}
+	}
+	return true
+}
+
+// avEqual compares two attribute values as DynamoDB's = does: sets without
+// regard to order, numbers by value.
+func avEqual(a, b types.AttributeValue) bool {
+	switch x := a.(type) {
+	case *types.AttributeValueMemberS, *types.AttributeValueMemberB:
+		return attrEqual(a, b)
+	case *types.AttributeValueMemberN:
+		y, ok := b.(*types.AttributeValueMemberN)
+		return ok && numbersEqual(x.Value, y.Value)
+	case *types.AttributeValueMemberBOOL:
+		y, ok := b.(*types.AttributeValueMemberBOOL)
+		return ok && x.Value == y.Value
+	case *types.AttributeValueMemberNULL:
+		return isNull(b)
+	case *types.AttributeValueMemberSS:
+		y, ok := b.(*types.AttributeValueMemberSS)
+		return ok && sameSet(x.Value, y.Value, func(p, q string) bool { return p == q })
+	case *types.AttributeValueMemberNS:
+		y, ok := b.(*types.AttributeValueMemberNS)
+		return ok && sameSet(x.Value, y.Value, numbersEqual)
+	case *types.AttributeValueMemberBS:
+		y, ok := b.(*types.AttributeValueMemberBS)
+		return ok && sameSet(x.Value, y.Value, bytes.Equal)
+	case *types.AttributeValueMemberL:
+		y, ok := b.(*types.AttributeValueMemberL)
+		return ok && slices.EqualFunc(x.Value, y.Value, avEqual)
+	case *types.AttributeValueMemberM:
+		y, ok := b.(*types.AttributeValueMemberM)
+		return ok && maps.EqualFunc(x.Value, y.Value, avEqual)
+	}
+	return false
+}
+
+// sameSet reports whether two sets (no duplicates within either) hold the
+// same elements.
+func sameSet[E any](a, b []E, eq func(E, E) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.ContainsFunc(b, func(y E) bool { return eq(x, y) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// numbersEqual compares two DynamoDB numbers by value ("1" and "1.0").
+func numbersEqual(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, ok1 := new(big.Rat).SetString(a)
+	y, ok2 := new(big.Rat).SetString(b)
+	return ok1 && ok2 && x.Cmp(y) == 0
+}
