@@ -296,6 +296,32 @@ func TestWriteTxConflictGivesUp(t *testing.T) {
 	}
 }
 
+// A transaction whose last attempt finds one under the same request token
+// still in progress may have been applied: ErrUnknownOutcome, never
+// "cancelled, nothing written". A plain TransactionConflict to the end was
+// not applied.
+func TestWriteTxInProgressIsUnknown(t *testing.T) {
+	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+		return &smithy.GenericAPIError{Code: "TransactionInProgressException", Message: "in progress"}
+	}}
+	books, _ := txTables(t, c)
+	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
+		WithTxMaxAttempts(2), WithTxBackoff(time.Microsecond, time.Microsecond))
+	var te *TxError
+	if !errors.As(err, &te) || !errors.Is(err, ErrUnknownOutcome) || strings.Contains(err.Error(), "nothing written") {
+		t.Fatalf("err = %v; want a *TxError with ErrUnknownOutcome that does not say nothing was written", err)
+	}
+	c = &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+		return txCanceled(txReason("TransactionConflict", nil))
+	}}
+	books, _ = txTables(t, c)
+	err = books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
+		WithTxMaxAttempts(2), WithTxBackoff(time.Microsecond, time.Microsecond))
+	if errors.Is(err, ErrUnknownOutcome) || !strings.Contains(err.Error(), "nothing written") {
+		t.Fatalf("err = %v; want a plain cancellation", err)
+	}
+}
+
 func TestWriteTxBackoffHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
