@@ -36,17 +36,35 @@
 // difference: SaveClobber increments the version inside DynamoDB (ADD), so a
 // stored version never moves backwards.
 //
-// # Lost responses
+// # Lost responses and incarnations
 //
-// When DynamoDB applies a write but its response is lost, the SDK retries it,
-// and the retry fails its own condition. Other mappers report a conflict
-// there. This mapper stores a random token with each versioned write (see
-// WithWriteTokenAttribute) and recognises its own write in the item that
-// comes back, so the call succeeds. When someone else wrote the item between
-// the applied attempt and the retry, neither the version nor the token tells
-// whether the write took effect: the conflict then also satisfies
-// errors.Is(err, ErrUnknownOutcome), and Table.Update returns it instead of
-// applying its change a second time.
+// When DynamoDB applies a write but its response is lost, the SDK would send
+// it again, and a resend is not safe: version numbers start again at 1 when
+// an item is deleted and created again, so a resent create can apply twice
+// after someone deleted the item, a resent delete can remove an item someone
+// else created since, and a resent SaveClobber overwrites a write
+// acknowledged to someone else in between. The mapper therefore turns the
+// SDK's resend of such attempts off (attempts DynamoDB refused, e.g.
+// throttled ones, are still retried) and settles the write with a strongly
+// consistent read. Every versioned write stores a random token (see
+// WithWriteTokenAttribute): the write's own token in the item means it was
+// applied, and the call succeeds; the exact state the write was computed
+// from — which Table.Update knows, version and token — means it was not, and
+// it is sent again; anything else is errors.Is(err, ErrUnknownOutcome), and
+// Table.Update returns it instead of applying its change a second time. A
+// Delete whose item is gone afterwards succeeds. Any error after an attempt
+// that may have been applied (ctx ended, the settling read failed) also
+// satisfies ErrUnknownOutcome; so does a WriteTx that may have been applied.
+//
+// A version is not an identity: Save and Delete of a copy loaded before the
+// item was deleted and created again succeed when the numbers match (as in
+// DynamoDBMapper). Table.Update pins every write to the token it read, so it
+// never writes over another incarnation; for your own Saves, add an If
+// condition on an attribute that identifies the incarnation.
+//
+// A stored version 0 (Java's CLOBBER holding -1 stores it; so do backfills)
+// counts as unsaved: holding 0 saves it to 1. No write stores a version the
+// field's type cannot hold.
 //
 // # More than one item
 //

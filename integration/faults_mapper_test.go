@@ -234,7 +234,8 @@ func checkCounters(ops []counterOp, reads []counterRead, final map[string]counte
 // faults, says what happened: it names the table, and the cause is one the
 // faults explain — the SDK's attempts or retry quota used up, Update's own
 // attempts used up (a version conflict), or a write whose outcome is unknown
-// (dynamo.ErrUnknownOutcome, which comes with a version conflict).
+// (dynamo.ErrUnknownOutcome, which comes with a version conflict, or says
+// that the read that would have settled it failed).
 func updateErrorExplained(err error, table string) bool {
 	msg := err.Error()
 	if !strings.HasPrefix(msg, "dynamo: ") || !strings.Contains(msg, fmt.Sprintf("%q", table)) {
@@ -242,7 +243,10 @@ func updateErrorExplained(err error, table string) bool {
 	}
 	switch {
 	case errors.Is(err, dynamo.ErrUnknownOutcome):
-		return errors.Is(err, dynamo.ErrVersionConflict) && strings.Contains(msg, "may have been applied")
+		// A conflict carrying the item read to settle the write, or the
+		// read that would have settled it failed.
+		return strings.Contains(msg, "may have been applied") &&
+			(errors.Is(err, dynamo.ErrVersionConflict) || strings.Contains(msg, "reading the item to find out failed"))
 	case strings.Contains(msg, "gave up after"):
 		return errors.Is(err, dynamo.ErrVersionConflict)
 	case errors.Is(err, dynamo.ErrVersionConflict), errors.Is(err, dynamo.ErrConditionFailed),
@@ -549,11 +553,12 @@ func TestFaultsCheckerCatchesAnomalies(t *testing.T) {
 		{errors.New(`dynamo: load from table "T" key {key: "a"}: operation error DynamoDB: GetItem, failed to get rate limit token, retry quota exceeded, 0 available, 5 requested`), true},
 		{fmt.Errorf(`dynamo: Update gave up after 100 attempts: %w on table "T"`, dynamo.ErrVersionConflict), true},
 		{fmt.Errorf(`dynamo: Update stopped: %w, %w on table "T" — may have been applied`, dynamo.ErrVersionConflict, dynamo.ErrUnknownOutcome), true},
-		{errors.New("operation error DynamoDB: UpdateItem, exceeded maximum number of attempts, 3"), false},       // no table
-		{errors.New(`dynamo: save to table "U" key {key: "a"}: exceeded maximum number of attempts, 3`), false},   // another table
-		{fmt.Errorf(`dynamo: %w on table "T"`, dynamo.ErrVersionConflict), false},                                 // a bare conflict
-		{fmt.Errorf(`dynamo: gave up after 3 attempts: %w on table "T"`, dynamo.ErrNotFound), false},              // wrong sentinel
-		{fmt.Errorf(`dynamo: %w on table "T": may have been applied`, dynamo.ErrUnknownOutcome), false},           // no conflict
+		{errors.New("operation error DynamoDB: UpdateItem, exceeded maximum number of attempts, 3"), false},     // no table
+		{errors.New(`dynamo: save to table "U" key {key: "a"}: exceeded maximum number of attempts, 3`), false}, // another table
+		{fmt.Errorf(`dynamo: %w on table "T"`, dynamo.ErrVersionConflict), false},                               // a bare conflict
+		{fmt.Errorf(`dynamo: gave up after 3 attempts: %w on table "T"`, dynamo.ErrNotFound), false},            // wrong sentinel
+		{fmt.Errorf(`dynamo: %w on table "T": may have been applied`, dynamo.ErrUnknownOutcome), false},         // no conflict
+		{fmt.Errorf(`dynamo: save to table "T" key {key: "a"}: %w: the write may have been applied (reset), and reading the item to find out failed: throttled`, dynamo.ErrUnknownOutcome), true},
 		{errors.New(`dynamo: save to table "T" key {key: "a"}: connection reset by peer`), false},                 // SDK did not say it gave up
 		{fmt.Errorf(`dynamo: table "T": %w: exceeded maximum number of attempts`, dynamo.ErrInvalidInput), false}, // wrong sentinel
 	} {
