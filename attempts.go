@@ -17,7 +17,8 @@ import (
 // Clients other than *dynamodb.Client may ignore that option; then nothing
 // is recorded.
 type attempts struct {
-	sent atomic.Int32 // attempts sent
+	sent    atomic.Int32 // attempts that left this process
+	reached atomic.Bool  // the current attempt left this process
 	// unknown is set when an attempt failed in a way that leaves open
 	// whether DynamoDB applied it: no answer (a reset connection, a timeout)
 	// or a 5xx answer. A 4xx answer (throttling, a failed condition, a
@@ -36,29 +37,44 @@ type attempts struct {
 func (a *attempts) option(noResend bool) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
 		if noResend && o.Retryer != nil {
-			o.Retryer = noResendRetryer{o.Retryer}
+			o.Retryer = noResendRetryer{o.Retryer, a}
 		}
 		// Clip: never append into a backing array shared with the client.
-		o.APIOptions = append(slices.Clip(o.APIOptions), func(st *middleware.Stack) error {
-			mw := middleware.FinalizeMiddlewareFunc("ddbkitCountAttempts",
-				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-					if ctx.Err() != nil {
-						// Not sent: the caller's context is already done.
-						return next.HandleFinalize(ctx, in)
-					}
-					a.sent.Add(1)
-					out, md, err := next.HandleFinalize(ctx, in)
-					if err != nil && mayHaveApplied(err) {
-						a.unknown.Store(true)
-					}
-					return out, md, err
-				})
-			if _, ok := st.Finalize.Get("Retry"); ok {
-				return st.Finalize.Insert(mw, "Retry", middleware.After)
-			}
-			return st.Finalize.Add(mw, middleware.After)
-		})
+		o.APIOptions = append(slices.Clip(o.APIOptions), a.addMiddleware)
 	}
+}
+
+// addMiddleware adds the recorder to a stack: around each attempt (after
+// the retry middleware, in the finalize step) it notes the outcome; right
+// before the request goes to the HTTP client (innermost in the deserialize
+// step) it notes that the attempt left this process. An attempt that failed
+// before that — credentials, signing, a context already done — was not
+// applied, whatever its error says.
+func (a *attempts) addMiddleware(st *middleware.Stack) error {
+	attempt := middleware.FinalizeMiddlewareFunc("ddbkitCountAttempts",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			a.reached.Store(false)
+			out, md, err := next.HandleFinalize(ctx, in)
+			if err != nil && a.reached.Load() && mayHaveApplied(err) {
+				a.unknown.Store(true)
+			}
+			return out, md, err
+		})
+	send := middleware.DeserializeMiddlewareFunc("ddbkitAttemptSent",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			if ctx.Err() == nil {
+				a.sent.Add(1)
+				a.reached.Store(true)
+			}
+			return next.HandleDeserialize(ctx, in)
+		})
+	if err := st.Deserialize.Add(send, middleware.After); err != nil {
+		return err
+	}
+	if _, ok := st.Finalize.Get("Retry"); ok {
+		return st.Finalize.Insert(attempt, "Retry", middleware.After)
+	}
+	return st.Finalize.Add(attempt, middleware.After)
 }
 
 // maybeApplied reports whether an attempt may have been applied although
@@ -84,11 +100,18 @@ func mayHaveApplied(err error) bool {
 }
 
 // noResendRetryer is the client's retryer, except that an error after which
-// the attempt may have been applied is not retryable.
-type noResendRetryer struct{ aws.Retryer }
+// the attempt may have been applied is not retryable. The SDK asks right
+// after the attempt, so a.reached describes it.
+type noResendRetryer struct {
+	aws.Retryer
+	a *attempts
+}
 
 func (r noResendRetryer) IsErrorRetryable(err error) bool {
-	return !mayHaveApplied(err) && r.Retryer.IsErrorRetryable(err)
+	if r.a.reached.Load() && mayHaveApplied(err) {
+		return false
+	}
+	return r.Retryer.IsErrorRetryable(err)
 }
 
 // GetAttemptToken delegates to the client's retryer (aws.RetryerV2), as the

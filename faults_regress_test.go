@@ -276,6 +276,13 @@ func TestSaveOutcomeUnknown(t *testing.T) {
 	if !errors.Is(err, ErrUnknownOutcome) || !strings.Contains(err.Error(), "reading the item to find out failed") {
 		t.Errorf("err = %v; want ErrUnknownOutcome saying the read failed", err)
 	}
+	// A context done before anything was sent: nothing was applied.
+	s = &scriptedTransport{}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err = scriptedTable(t, s).Save(done, regressCounter{ID: "k", N: 6, Version: 5}); err == nil || errors.Is(err, ErrUnknownOutcome) || s.updates != 0 {
+		t.Errorf("err = %v after %d UpdateItems; want a plain error, nothing sent", err, s.updates)
+	}
 	// A plain conflict does not claim an unknown outcome.
 	s = &scriptedTransport{steps: []step{conflict(7, false)}}
 	_, err = scriptedTable(t, s).Save(context.Background(), regressCounter{ID: "k", N: 6, Version: 5})
