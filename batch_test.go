@@ -610,7 +610,7 @@ func TestKeyID(t *testing.T) {
 			t.Errorf("canonNumber(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
-	p := NewTableMust[batchEvent](t, NewMapper(nil)).p
+	p := NewTableMust[batchEvent](t, NewMapper(&stubClient{})).p
 	id := func(hash types.AttributeValue, rng types.AttributeValue) keyID {
 		return p.keyID(map[string]types.AttributeValue{"stream": hash, "seq": rng})
 	}

@@ -21,7 +21,9 @@ var (
 	// (and IfNotExists was not given), or exists with keys or indexes other
 	// than the tags describe.
 	ErrTableExists = errors.New("dynamo: table already exists")
-	// ErrTableNotFound is returned by DeleteTable when there is no such table.
+	// ErrTableNotFound is returned by every call on a table that does not
+	// exist (DynamoDB's ResourceNotFoundException): create it first
+	// (Table.CreateTable), or check the name, region and endpoint.
 	ErrTableNotFound = errors.New("dynamo: table not found")
 )
 

@@ -14,7 +14,8 @@ const DefaultWriteTokenAttribute = "ddbkit_wt"
 // Mapper maps tagged Go structs to DynamoDB items. It is safe for concurrent
 // use and holds no per-call state; create one per Client and share it.
 type Mapper struct {
-	client Client
+	client Client // the caller's, wrapped in tableErrors; nil when none was given
+	raw    Client // the caller's
 	opts   mapperOptions
 	enc    *attributevalue.Encoder // stateless after construction
 	dec    *attributevalue.Decoder // stateless after construction
@@ -56,13 +57,18 @@ func WithDecoderOptions(fn func(*attributevalue.DecoderOptions)) Option {
 }
 
 // NewMapper returns a Mapper that sends its requests through c. It sends no
-// request itself.
+// request itself. A nil c is refused by NewTable (and the constructors of
+// lease and commitlog built on it). Every call on a table that does not exist
+// returns an error satisfying errors.Is(err, ErrTableNotFound).
 func NewMapper(c Client, opts ...Option) *Mapper {
 	o := mapperOptions{tokenAttr: DefaultWriteTokenAttribute}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	m := &Mapper{client: c, opts: o}
+	m := &Mapper{raw: c, opts: o}
+	if c != nil {
+		m.client = tableErrors{c}
+	}
 	m.enc = attributevalue.NewEncoder(func(eo *attributevalue.EncoderOptions) {
 		for _, fn := range o.encoderOpts {
 			fn(eo)
@@ -79,4 +85,4 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 }
 
 // Client returns the client the mapper sends its requests through.
-func (m *Mapper) Client() Client { return m.client }
+func (m *Mapper) Client() Client { return m.raw }

@@ -1094,7 +1094,7 @@ func TestCursorCheckedAgainstDeclaredIndex(t *testing.T) {
 	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), `ConsistentRead on the global secondary index "byOwner"`) {
 		t.Errorf("ConsistentRead on a global index: %v", err)
 	}
-	tb.m.client.(*qsClient).onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+	tb.m.raw.(*qsClient).onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
 		return &dynamodb.QueryOutput{}, nil
 	}
 	if _, err = collect2(tb.Query(t.Context(), qsKeyCond, Index("byAt"), ConsistentRead())); err != nil {

@@ -33,6 +33,9 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: NewTable[%s] with an empty table name", ErrInvalidInput, rt)
 	}
+	if m.client == nil {
+		return nil, fmt.Errorf("%w: NewTable[%s] with a Mapper that has no client: create it with dynamo.NewMapper(client), e.g. dynamodb.NewFromConfig(cfg)", ErrInvalidInput, rt)
+	}
 	ptr := false
 	if rt.Kind() == reflect.Pointer {
 		rt, ptr = rt.Elem(), true
@@ -57,11 +60,16 @@ func (t *Table[T]) Name() string { return t.name }
 func (t *Table[T]) Mapper() *Mapper { return t.m }
 
 // Current decodes the item carried by a ConditionError returned by this
-// table's writes: the item as it was when the write failed, without another
-// read. It returns an error wrapping ErrNotFound when the item did not exist,
-// and err itself when err carries no item.
+// table's writes (Save, Delete, Update; for a transaction, pass
+// TxError.Failure(i).Err): the item as it was when the write failed — or, for
+// an ErrUnknownOutcome, as read afterwards — without another read. It returns
+// an error wrapping ErrNotFound when the item did not exist, an error wrapping
+// err when err carries no item, and one wrapping ErrInvalidInput for nil.
 func (t *Table[T]) Current(err error) (T, error) {
 	var zero T
+	if err == nil {
+		return zero, fmt.Errorf("%w: Current(nil): pass the error of a failed write of this table (a *ConditionError carries the item it found)", ErrInvalidInput)
+	}
 	ce, ok := asConditionError(err)
 	if !ok {
 		return zero, fmt.Errorf("dynamo: Current: %w carries no item (only a *ConditionError does)", err)

@@ -286,3 +286,31 @@ func rawPut(t *testing.T, table string, item map[string]types.AttributeValue) {
 		t.Fatal(err)
 	}
 }
+
+// Every call on a missing table says so with ErrTableNotFound; NewTable
+// refuses a Mapper without a client; Current(nil) says what to pass.
+func TestTableNotFoundEverywhere(t *testing.T) {
+	c := dynamotest.Client(t)
+	tb, err := dynamo.NewTable[incJob](dynamo.NewMapper(c), "no-such-table-here")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := ctx(t)
+	calls := map[string]error{}
+	_, calls["Load"] = tb.Load(x, incJob{ID: "k"})
+	_, calls["Save"] = tb.Save(x, incJob{ID: "k"})
+	calls["Delete"] = tb.Delete(x, incJob{ID: "k"})
+	_, calls["Update"] = tb.Update(x, incJob{ID: "k"}, func(j incJob) (incJob, error) { return j, nil })
+	calls["WriteTx"] = tb.Mapper().WriteTx(x, []dynamo.TxOp{tb.TxSave(incJob{ID: "k"})})
+	for name, err := range calls {
+		if !errors.Is(err, dynamo.ErrTableNotFound) || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("%s on a missing table: %v; want ErrTableNotFound", name, err)
+		}
+	}
+	if _, err := dynamo.NewTable[incJob](dynamo.NewMapper(nil), "t"); !errors.Is(err, dynamo.ErrInvalidInput) {
+		t.Errorf("NewTable with a nil client: %v; want ErrInvalidInput", err)
+	}
+	if _, err := tb.Current(nil); !errors.Is(err, dynamo.ErrInvalidInput) {
+		t.Errorf("Current(nil) = %v; want ErrInvalidInput", err)
+	}
+}
