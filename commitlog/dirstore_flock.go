@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// oNoFollow makes opening a symbolic link fail (ELOOP).
+const oNoFollow = syscall.O_NOFOLLOW
+
 // lockFile takes an exclusive flock on f, waiting for it. The kernel releases it when f
 // is closed or the process dies.
 func lockFile(f *os.File) error {
