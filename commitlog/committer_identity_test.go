@@ -30,12 +30,12 @@ var errAnswerLost = errors.New("test: connection reset (answer lost)")
 // up, that the test delivers later with deliver.
 type faultStore struct {
 	WriteIDStore
-	mu      sync.Mutex
-	armed   bool
-	hook    func()
-	hold    bool
-	held    func() error // the write held back
-	writes  atomic.Int64 // writes that reached the store's methods
+	mu     sync.Mutex
+	armed  bool
+	hook   func()
+	hold   bool
+	held   func() error // the write held back
+	writes atomic.Int64 // writes that reached the store's methods
 }
 
 func (f *faultStore) fault(do func() error) error {
