@@ -78,11 +78,14 @@ func (c *Committer) Store() Store { return c.store }
 //
 // ctx bounds the whole call, waiting included; the store write itself is
 // also bounded by the timeout (WithTimeout). A call whose ctx ends while
-// waiting has written nothing; a call whose ctx ends during the store write
-// may or may not have written. A store write that fails is sent again only
-// while a HEAD shows it has not landed. A write that landed although its
-// answer was lost is a success, even when another writer has replaced the
-// object since (the ObjectInfo returned is then what our write made).
+// waiting has written nothing. The store write is sent once, never again
+// (see the package documentation): a write that landed although its answer
+// was lost is a success, even when another writer has replaced the object
+// since (the ObjectInfo returned is then what our write made); one whose
+// outcome cannot be settled is an error wrapping ErrUnknownOutcome — the
+// object may be written, now or later. Every other error means nothing was
+// written. Bad input is refused, before any request, with an error
+// wrapping ErrInvalidInput.
 //
 // IAM: dynamodb:PutItem; s3:GetObject (HEAD), s3:PutObject (or the
 // equivalent of another store).
