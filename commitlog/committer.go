@@ -487,7 +487,10 @@ func (c *Committer) write(ctx, settleCtx context.Context, op *operation, pre Obj
 		// object was deleted: either way, nothing proves it.
 	case op.etag == notExists:
 		changed = true
-	case pre.WriteID != "" && cur.WriteID != "":
+	case pre.WriteID != "" || cur.WriteID != "":
+		// Write ids tell writes apart where ETags cannot (A→B→A). An id
+		// appearing or vanishing is a write too: the stores of this package
+		// give every write an id; objects written by other means have none.
 		changed = cur.WriteID != pre.WriteID
 	default:
 		changed = cur.ETag != pre.ETag

@@ -438,7 +438,7 @@ func (s *dirStore) locked(op string, fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lockName := filepath.Join(s.root, reservedPrefix+"lock")
-	f, err := os.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := os.OpenFile(lockName, os.O_RDWR|os.O_CREATE|oNoFollow, 0o666)
 	if err != nil {
 		return fmt.Errorf("commitlog: %s: opening lock file %s: %w", op, lockName, err)
 	}
