@@ -249,7 +249,12 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 	var held *commitRecord // the record to reclaim; nil: create one
 	var seen *commitRecord // the record being waited on
 	var seenAt time.Time   // when seen was first seen, on clk, after the response
-	checked := true        // pre is no older than the last record write
+	// checked: pre is still the object as it is, unless a holder of the
+	// record has finished since the HEAD. It stops being so once a record
+	// write meets another writer's record, or when the record write is sent
+	// a timeout or more after the HEAD: a finished record may then have
+	// been deleted (TTL) in between, and its holder's write is not in pre.
+	checked, checkedAt := true, clk.Now()
 	for {
 		rec := commitRecord{
 			Path:      op.path,
@@ -271,6 +276,9 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 			rec.Incarnation = randomHex(8)
 		}
 		sentAt := clk.Now()
+		if sentAt.Sub(checkedAt) >= c.o.timeout {
+			checked = false
+		}
 		saved, err := c.table.Save(ctx, rec, opts...)
 		if err == nil {
 			return c.hold(ctx, &op, saved, sentAt, held != nil || !checked, pre)
@@ -282,6 +290,11 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 		case found && cur.Holder == rec.Holder:
 			// Our write was applied, its answer lost: we hold the record.
 			return c.hold(ctx, &op, cur, sentAt, held != nil || !checked, pre)
+		}
+		// Another writer's record, or none any more: its holder may have
+		// written the object since our HEAD.
+		checked = false
+		switch {
 		case !found:
 			held = nil // gone (TTL, by hand) since we saw it: create it again
 			continue
@@ -323,7 +336,6 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 		c.log.Info("reclaiming a record", "path", op.path, "etag", op.etag, "holder", cur.Owner,
 			"generation", cur.Generation, "incarnation", cur.Incarnation, "waited", clk.Now().Sub(seenAt))
 		held = &cur
-		checked = false
 	}
 }
 

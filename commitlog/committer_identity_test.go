@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -403,5 +405,46 @@ func TestPatienceDoesNotWrap(t *testing.T) {
 	c.o.timeout = 1500 * time.Microsecond
 	if ms := c.timeoutMS(); ms != 2 {
 		t.Errorf("timeout 1.5ms stored as %d ms, want 2", ms)
+	}
+}
+
+// A finished record deleted (TTL) between a writer's conflict with it and
+// its reclaim: the writer creates the record afresh, and must still HEAD
+// again before writing — the finished holder changed the object after the
+// writer's first HEAD. Found by the fault suite's reaper.
+func TestCommitterRechecksAfterDeletedDoneRecord(t *testing.T) {
+	checkNoLeak(t)
+	table := committerTable(t)
+	client := dynamotest.Client(t)
+	var puts atomic.Int64
+	tr := dynamotest.NewRequestDropper(func(r *http.Request) bool {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".PutItem") && puts.Add(1) == 2 {
+			deleteRecord(t, client, table, "p", "*") // just before the reclaim
+		}
+		return false
+	})
+	t.Cleanup(tr.CloseIdleConnections)
+	s := newHookStore(NewMemStore())
+	w := newCommitter(t, table, tr.Client(t), s, WithOwner("w"))
+	x := newCommitter(t, table, client, s.Store, WithOwner("x"))
+	ctx := t.Context()
+	first := true
+	s.onHead = func(path string) { // after w's first HEAD, x creates the object and finishes
+		if first {
+			first = false
+			if _, err := x.PutIfNotExists(ctx, path, []byte("x")); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	_, err := w.PutIfNotExists(ctx, "p", []byte("w"))
+	if !errors.Is(err, ErrExists) {
+		t.Errorf("w: %v; want ErrExists from a HEAD after taking the record", err)
+	}
+	if puts.Load() < 3 {
+		t.Errorf("%d record writes; want create, reclaim, create", puts.Load())
+	}
+	if data, _, _ := s.Get(ctx, "p"); string(data) != "x" {
+		t.Errorf("object %q; want x's (w overwrote it)", data)
 	}
 }

@@ -100,14 +100,17 @@
 // late writes: since no write is sent twice, a late write can only land
 // before anyone saw it, or — past the assumption — over a reclaimer's write.
 //
-// It assumes of DynamoDB's TTL that it deletes no record younger than its
-// holder's timeout × skew rate: records are written with a TTL of WithTTL
-// (at least ten times that) on the writer's wall clock, so the wall clocks
-// of writers must not run behind DynamoDB's by more than WithTTL minus
-// timeout × skew rate (nearly 1 h with the defaults). Do not delete records
-// by hand while their holders may be writing: a deleted record lets the next
-// writer in at once. Waiting and reclaiming do not depend on TTL (see
-// Incarnations).
+// It assumes of DynamoDB's TTL that it deletes no record, done or not,
+// written less than timeout × skew rate ago: records are written (and
+// marked done) with a TTL of WithTTL (at least ten times that) on the
+// writer's wall clock, so the wall clocks of writers must not run behind
+// DynamoDB's by more than WithTTL minus timeout × skew rate (nearly 1 h with
+// the defaults). A writer that meets another writer's record, or that
+// writes its record a timeout or more after its first HEAD, sends HEAD
+// again once it holds the record, so a finished record deleted in between
+// cannot hide its holder's write. Do not delete records by hand while their
+// holders may be writing: a deleted record lets the next writer in at once.
+// Waiting and reclaiming do not depend on TTL (see Incarnations).
 //
 // # How this port differs from object_store's DynamoCommit
 //
