@@ -34,7 +34,7 @@ const (
 )
 
 // Option configures a Committer or a Log. Options that do not apply to one
-// of them (a Log never waits, so WithMaxClockSkewRate, WithPollInterval and
+// of them (a Log never waits, so WithClockSkewRate, WithPollInterval and
 // WithTTL do not change it) are accepted and checked, but have no effect
 // there.
 type Option func(*options)
