@@ -202,7 +202,7 @@ func (s *dirStore) read(op, path, name string, withData bool) ([]byte, ObjectInf
 			return nil, ObjectInfo{}, s.symlinkError(op, path, name)
 		}
 	}
-	f, err := os.OpenFile(name, os.O_RDONLY|oNoFollow, 0)
+	f, err := os.OpenFile(name, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		if notExist(err) {
 			return nil, ObjectInfo{}, fmt.Errorf("%w: %q in %s", ErrNotExist, path, s.root)
