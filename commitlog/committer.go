@@ -87,8 +87,8 @@ func (c *Committer) Store() Store { return c.store }
 // written. Bad input is refused, before any request, with an error
 // wrapping ErrInvalidInput.
 //
-// IAM: dynamodb:PutItem; s3:GetObject (HEAD), s3:PutObject (or the
-// equivalent of another store).
+// IAM: dynamodb:PutItem, dynamodb:GetItem (to settle a lost answer);
+// s3:GetObject (HEAD), s3:PutObject (or the equivalent of another store).
 func (c *Committer) PutIfNotExists(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
 	if err := checkKey("put if not exists", "path", path); err != nil {
 		return ObjectInfo{}, err
@@ -113,7 +113,7 @@ func (c *Committer) PutIfNotExists(ctx context.Context, path string, data []byte
 //
 // ctx bounds the whole call as for PutIfNotExists.
 //
-// IAM: dynamodb:PutItem; s3:GetObject (HEAD), s3:PutObject.
+// IAM: dynamodb:PutItem, dynamodb:GetItem; s3:GetObject (HEAD), s3:PutObject.
 func (c *Committer) PutIfMatch(ctx context.Context, path string, data []byte, etag string) (ObjectInfo, error) {
 	if err := checkKey("put if match", "path", path); err != nil {
 		return ObjectInfo{}, err
@@ -138,7 +138,7 @@ func (c *Committer) PutIfMatch(ctx context.Context, path string, data []byte, et
 //
 // ctx bounds the whole call as for PutIfNotExists.
 //
-// IAM: dynamodb:PutItem; s3:GetObject (HEAD and the copy's read),
+// IAM: dynamodb:PutItem, dynamodb:GetItem; s3:GetObject (HEAD and the copy's read),
 // s3:PutObject.
 func (c *Committer) CopyIfNotExists(ctx context.Context, src, dst string) (ObjectInfo, error) {
 	if err := checkKey("copy if not exists", "src", src); err != nil {

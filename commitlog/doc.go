@@ -240,8 +240,9 @@
 //
 // # Permissions
 //
-// DynamoDB: dynamodb:PutItem (Committer and Log), dynamodb:GetItem and
-// dynamodb:Query (Log) on the tables; dynamodb:CreateTable,
+// DynamoDB: dynamodb:PutItem and dynamodb:GetItem (Committer and Log; the
+// Committer reads a record only to settle a lost answer), dynamodb:Query
+// (Log) on the tables; dynamodb:CreateTable,
 // dynamodb:DescribeTable and dynamodb:UpdateTimeToLive for CreateTable. The
 // package sends no UpdateItem today; granting dynamodb:UpdateItem too keeps
 // policies valid if a later version marks records done with it. S3:
