@@ -458,10 +458,14 @@ func (l *Log) complete(ctx context.Context, rec logRecord) error {
 	_, err := l.table.Save(ctx, done, dynamo.WithSaveBehavior(dynamo.SavePut))
 	if err != nil {
 		cur, cerr := l.table.Current(err)
+		if cerr != nil && errors.Is(err, dynamo.ErrUnknownOutcome) {
+			// The mark may have been applied: read the claim to see.
+			cur, cerr = l.table.Load(ctx, logRecord{Log: l.name, Version: rec.Version}, dynamo.ConsistentRead())
+		}
 		if cerr != nil || !cur.Complete {
 			return fmt.Errorf("commitlog: log %q: marking version %d complete: %w", l.name, rec.Version, err)
 		}
-		// Someone else marked it complete first.
+		// Marked complete: by us (its answer lost) or by someone else first.
 	}
 	l.deleteTemp(ctx, rec.Temp)
 	return nil
