@@ -18,9 +18,8 @@ const (
 	// DefaultClockSkewRate is how much faster the fastest clock may tick
 	// than the slowest (WithClockSkewRate).
 	DefaultClockSkewRate = 3.0
-	// DefaultMaxClockSkewRate is DefaultClockSkewRate.
-	//
-	// Deprecated: use DefaultClockSkewRate.
+	// DefaultMaxClockSkewRate is DefaultClockSkewRate under its earlier
+	// name; prefer DefaultClockSkewRate.
 	DefaultMaxClockSkewRate = DefaultClockSkewRate
 	// MaxTimeout is the longest timeout accepted (WithTimeout): a waiter
 	// waits timeout × skew rate, which must stay far from overflowing.
@@ -73,9 +72,8 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 // lease.WithClockSkewRate.
 func WithClockSkewRate(r float64) Option { return func(o *options) { o.skew = r } }
 
-// WithMaxClockSkewRate is WithClockSkewRate.
-//
-// Deprecated: use WithClockSkewRate.
+// WithMaxClockSkewRate is WithClockSkewRate under its earlier name (an
+// alias kept for existing code); prefer WithClockSkewRate.
 func WithMaxClockSkewRate(r float64) Option { return WithClockSkewRate(r) }
 
 // WithTTL sets how long after it was written a Committer's record may be

@@ -315,7 +315,7 @@ func TestFaultsCommitlog(t *testing.T) {
 			continue
 		}
 		c, err := commitlog.NewCommitter(m, commitTable, s, commitlog.WithOwner(owner),
-			commitlog.WithTimeout(time.Second), commitlog.WithMaxClockSkewRate(1.5), commitlog.WithPollInterval(20*time.Millisecond))
+			commitlog.WithTimeout(time.Second), commitlog.WithClockSkewRate(1.5), commitlog.WithPollInterval(20*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
