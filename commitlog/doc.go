@@ -45,8 +45,10 @@
 //     - A record write whose outcome is unknown (an answer lost, the SDK's
 //     retries exhausted, dynamo.ErrUnknownOutcome) is settled by reading the
 //     record: it is ours if it carries our holder id.
-//  3. A writer that got the record by reclaiming it sends HEAD again before
-//     writing: the previous holder may have changed the object.
+//  3. A writer that met another writer's record on the way (a reclaim, a
+//     record gone since), or that wrote its record a timeout or more after
+//     its HEAD, sends HEAD again before writing: a previous holder may have
+//     changed the object.
 //
 // # A store write is sent once
 //
