@@ -242,6 +242,7 @@ func sameIncarnation(inc string) expression.ConditionBuilder {
 // holds both.
 func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error) {
 	clk := c.o.clock
+	headAt := clk.Now() // the HEAD shows the object as it was at some time from now on
 	pre, err := c.check(ctx, &op)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -254,7 +255,7 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 	// write meets another writer's record, or when the record write is sent
 	// a timeout or more after the HEAD: a finished record may then have
 	// been deleted (TTL) in between, and its holder's write is not in pre.
-	checked, checkedAt := true, clk.Now()
+	checked := true
 	for {
 		rec := commitRecord{
 			Path:      op.path,
@@ -276,7 +277,7 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 			rec.Incarnation = randomHex(8)
 		}
 		sentAt := clk.Now()
-		if sentAt.Sub(checkedAt) >= c.o.timeout {
+		if sentAt.Sub(headAt) >= c.o.timeout {
 			checked = false
 		}
 		saved, err := c.table.Save(ctx, rec, opts...)

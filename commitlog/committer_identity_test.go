@@ -448,3 +448,37 @@ func TestCommitterRechecksAfterDeletedDoneRecord(t *testing.T) {
 		t.Errorf("object %q; want x's (w overwrote it)", data)
 	}
 }
+
+// A writer whose record write goes out a timeout or more after its HEAD
+// (a pause) sends HEAD again once it holds the record: meanwhile another
+// writer may have finished, and its done record been deleted (TTL), so
+// that the record write meets nothing.
+func TestCommitterRechecksAfterLongPause(t *testing.T) {
+	checkNoLeak(t)
+	table := committerTable(t)
+	client := dynamotest.Client(t)
+	const timeout = 10 * time.Second
+	clk := clock.NewFake(time.Now())
+	s := newHookStore(NewMemStore())
+	w := newCommitter(t, table, client, s, WithOwner("w"), WithClock(clk), WithTimeout(timeout))
+	x := newCommitter(t, table, client, s.Store, WithOwner("x"))
+	ctx := t.Context()
+	first := true
+	s.onHead = func(path string) {
+		if first {
+			first = false
+			if _, err := x.PutIfNotExists(ctx, path, []byte("x")); err != nil {
+				t.Error(err)
+			}
+			deleteRecord(t, client, table, path, "*") // TTL
+			clk.Advance(timeout)                      // w pauses
+		}
+	}
+	_, err := w.PutIfNotExists(ctx, "p", []byte("w"))
+	if !errors.Is(err, ErrExists) {
+		t.Errorf("w: %v; want ErrExists from a HEAD after taking the record", err)
+	}
+	if data, _, _ := s.Get(ctx, "p"); string(data) != "x" {
+		t.Errorf("object %q; want x's (w overwrote it)", data)
+	}
+}
