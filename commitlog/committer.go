@@ -439,6 +439,16 @@ func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, s
 	return ObjectInfo{}, err
 }
 
+// unknownOutcome is the error of a store write whose outcome could not be
+// settled. It wraps ErrUnknownOutcome without repeating its text.
+type unknownOutcome struct {
+	msg   string
+	cause error
+}
+
+func (e *unknownOutcome) Error() string   { return e.msg + ": " + e.cause.Error() }
+func (e *unknownOutcome) Unwrap() []error { return []error{ErrUnknownOutcome, e.cause} }
+
 // errLandedReplaced marks the error of a write that landed although its
 // answer was lost, that another writer has replaced since, and whose own
 // result is unknown (the HEAD of a copy's source failed).
@@ -479,8 +489,7 @@ func (c *Committer) write(ctx, settleCtx context.Context, op *operation, pre Obj
 		if herr != nil {
 			why += ": " + herr.Error()
 		}
-		return fmt.Errorf("commitlog: %s: %w: the store write may have been applied, or may still land (%s); it is not sent again, and the record stays until it times out: %w",
-			op, ErrUnknownOutcome, why, err)
+		return &unknownOutcome{msg: fmt.Sprintf("commitlog: %s: outcome unknown: the store write may have been applied, or may still land (%s); it is not sent again, and the record stays until it times out", op, why), cause: err}
 	}
 	hctx, cancel := context.WithTimeout(settleCtx, c.o.timeout)
 	cur, herr := c.store.Head(hctx, op.path)
