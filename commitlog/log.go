@@ -53,8 +53,11 @@ type Entry struct {
 // number of logs. It sends no request.
 //
 // name is the prefix of the log's objects: entries are <name>/<version>.json
-// and temporary objects <name>/_tmp/<random>. It must be a valid store path
-// that neither starts nor ends with '/'. The table's claims and the
+// and temporary objects <name>/_tmp/<random>. It must neither start nor
+// end with '/', and the store must accept those paths: OpenLog checks them
+// with the store's own rules where it has them (a directory store refuses
+// "../up" and "a//b"), so a bad name is an error wrapping ErrInvalidInput
+// here, not at the first append. The table's claims and the
 // store's objects of a log belong together: delete both or neither. Of the
 // options, WithTimeout, WithClock, WithLogger and WithOwner apply to a Log.
 func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Option) (*Log, error) {
