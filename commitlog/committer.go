@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	"math"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/ddbkit/dynamo"
 )
@@ -40,7 +42,7 @@ type Committer struct {
 // request. Bad options and a nil mapper or store are errors.
 func NewCommitter(m *dynamo.Mapper, table string, s Store, opts ...Option) (*Committer, error) {
 	if m == nil || s == nil {
-		return nil, fmt.Errorf("commitlog: NewCommitter needs a mapper and a store (got mapper %v, store %v)", m != nil, s != nil)
+		return nil, invalid("commitlog: NewCommitter needs a mapper and a store (got mapper %v, store %v)", m != nil, s != nil)
 	}
 	o, err := buildOptions(opts)
 	if err != nil {
@@ -76,21 +78,24 @@ func (c *Committer) Store() Store { return c.store }
 //
 // ctx bounds the whole call, waiting included; the store write itself is
 // also bounded by the timeout (WithTimeout). A call whose ctx ends while
-// waiting has written nothing; a call whose ctx ends during the store write
-// may or may not have written. A store write that fails is sent again only
-// while a HEAD shows it has not landed. A write that landed although its
-// answer was lost is a success, even when another writer has replaced the
-// object since (the ObjectInfo returned is then what our write made).
+// waiting has written nothing. The store write is sent once, never again
+// (see the package documentation): a write that landed although its answer
+// was lost is a success, even when another writer has replaced the object
+// since (the ObjectInfo returned is then what our write made); one whose
+// outcome cannot be settled is an error wrapping ErrUnknownOutcome — the
+// object may be written, now or later. Every other error means nothing was
+// written. Bad input is refused, before any request, with an error
+// wrapping ErrInvalidInput.
 //
-// IAM: dynamodb:PutItem; s3:GetObject (HEAD), s3:PutObject (or the
-// equivalent of another store).
+// IAM: dynamodb:PutItem, dynamodb:GetItem (to settle a lost answer);
+// s3:GetObject (HEAD), s3:PutObject (or the equivalent of another store).
 func (c *Committer) PutIfNotExists(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
 	if err := checkKey("put if not exists", "path", path); err != nil {
 		return ObjectInfo{}, err
 	}
 	return c.commit(ctx, operation{
 		name: "put if not exists", path: path, etag: notExists,
-		do: func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
+		do: func(ctx context.Context, id string) (ObjectInfo, error) { return c.put(ctx, path, data, id) },
 		expect: func(context.Context) (ObjectInfo, error) {
 			return ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data))}, nil
 		},
@@ -108,17 +113,17 @@ func (c *Committer) PutIfNotExists(ctx context.Context, path string, data []byte
 //
 // ctx bounds the whole call as for PutIfNotExists.
 //
-// IAM: dynamodb:PutItem; s3:GetObject (HEAD), s3:PutObject.
+// IAM: dynamodb:PutItem, dynamodb:GetItem; s3:GetObject (HEAD), s3:PutObject.
 func (c *Committer) PutIfMatch(ctx context.Context, path string, data []byte, etag string) (ObjectInfo, error) {
 	if err := checkKey("put if match", "path", path); err != nil {
 		return ObjectInfo{}, err
 	}
 	if etag == "" || etag == notExists {
-		return ObjectInfo{}, fmt.Errorf("commitlog: put if match %q: ETag %q: pass the ETag from Head, Get or Put (use PutIfNotExists to create)", path, etag)
+		return ObjectInfo{}, invalid("commitlog: put if match %q: ETag %q: pass the ETag from Head, Get or Put (use PutIfNotExists to create)", path, etag)
 	}
 	return c.commit(ctx, operation{
 		name: "put if match", path: path, etag: etag,
-		do: func(ctx context.Context) (ObjectInfo, error) { return c.store.Put(ctx, path, data) },
+		do: func(ctx context.Context, id string) (ObjectInfo, error) { return c.put(ctx, path, data, id) },
 		expect: func(context.Context) (ObjectInfo, error) {
 			return ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data))}, nil
 		},
@@ -133,7 +138,7 @@ func (c *Committer) PutIfMatch(ctx context.Context, path string, data []byte, et
 //
 // ctx bounds the whole call as for PutIfNotExists.
 //
-// IAM: dynamodb:PutItem; s3:GetObject (HEAD and the copy's read),
+// IAM: dynamodb:PutItem, dynamodb:GetItem; s3:GetObject (HEAD and the copy's read),
 // s3:PutObject.
 func (c *Committer) CopyIfNotExists(ctx context.Context, src, dst string) (ObjectInfo, error) {
 	if err := checkKey("copy if not exists", "src", src); err != nil {
@@ -143,11 +148,16 @@ func (c *Committer) CopyIfNotExists(ctx context.Context, src, dst string) (Objec
 		return ObjectInfo{}, err
 	}
 	if src == dst {
-		return ObjectInfo{}, fmt.Errorf("commitlog: copy if not exists %q to itself: name another destination", src)
+		return ObjectInfo{}, invalid("commitlog: copy if not exists %q to itself: name another destination", src)
 	}
 	return c.commit(ctx, operation{
 		name: "copy if not exists", path: dst, etag: notExists, src: src,
-		do: func(ctx context.Context) (ObjectInfo, error) { return c.store.Copy(ctx, src, dst) },
+		do: func(ctx context.Context, id string) (ObjectInfo, error) {
+			if ws, ok := c.store.(WriteIDStore); ok {
+				return ws.CopyWithID(ctx, src, dst, id)
+			}
+			return c.store.Copy(ctx, src, dst)
+		},
 		expect: func(ctx context.Context) (ObjectInfo, error) {
 			info, err := c.store.Head(ctx, src)
 			info.Path = dst
@@ -156,13 +166,23 @@ func (c *Committer) CopyIfNotExists(ctx context.Context, src, dst string) (Objec
 	})
 }
 
+// put writes data to path, tagged with id where the store keeps write ids.
+func (c *Committer) put(ctx context.Context, path string, data []byte, id string) (ObjectInfo, error) {
+	if ws, ok := c.store.(WriteIDStore); ok {
+		return ws.PutWithID(ctx, path, data, id)
+	}
+	return c.store.Put(ctx, path, data)
+}
+
 // operation is one conditional store operation.
 type operation struct {
 	name string // for messages
 	path string // the object written
 	etag string // the precondition: the ETag held, or notExists
 	src  string // the copy source, for messages
-	do   func(ctx context.Context) (ObjectInfo, error)
+	// do performs the write, tagged with the write id id where the store
+	// keeps them.
+	do func(ctx context.Context, id string) (ObjectInfo, error)
 	// expect returns what the object is once do has written it (its ETag
 	// as S3 makes them for single-part uploads).
 	expect func(ctx context.Context) (ObjectInfo, error)
@@ -177,73 +197,123 @@ func (op *operation) String() string {
 
 // check sends HEAD for op's path and returns an error wrapping ErrExists or
 // ErrPreconditionFailed when op's precondition does not hold, or the HEAD's
-// own error.
-func (c *Committer) check(ctx context.Context, op *operation) error {
+// own error. It returns the object as the HEAD found it (zero when absent):
+// the state a write of op replaces.
+func (c *Committer) check(ctx context.Context, op *operation) (ObjectInfo, error) {
 	info, err := c.store.Head(ctx, op.path)
 	switch {
 	case op.etag == notExists && err == nil:
-		return fmt.Errorf("%w: %s: ETag %s (read it and decide again)", ErrExists, op, info.ETag)
+		return info, fmt.Errorf("%w: %s: ETag %s (read it and decide again)", ErrExists, op, info.ETag)
 	case op.etag == notExists && errors.Is(err, ErrNotExist):
-		return nil
+		return ObjectInfo{}, nil
 	case err == nil && info.ETag != op.etag:
-		return fmt.Errorf("%w: %s: held ETag %s, current %s (read the object again and retry with its ETag)", ErrPreconditionFailed, op, op.etag, info.ETag)
+		return info, fmt.Errorf("%w: %s: held ETag %s, current %s (read the object again and retry with its ETag)", ErrPreconditionFailed, op, op.etag, info.ETag)
 	case err == nil:
-		return nil
+		return info, nil
 	case errors.Is(err, ErrNotExist):
-		return fmt.Errorf("%w: %s: held ETag %s, but the object does not exist (%w)", ErrPreconditionFailed, op, op.etag, err)
+		return ObjectInfo{}, fmt.Errorf("%w: %s: held ETag %s, but the object does not exist (%w)", ErrPreconditionFailed, op, op.etag, err)
 	}
-	return fmt.Errorf("commitlog: %s: HEAD: %w", op, err)
+	return ObjectInfo{}, fmt.Errorf("commitlog: %s: HEAD: %w", op, err)
+}
+
+// timeoutMS is the timeout stored in records, in whole milliseconds rounded
+// up: a waiter never waits less than the holder's timeout.
+func (c *Committer) timeoutMS() int64 {
+	return int64((c.o.timeout + time.Millisecond - 1) / time.Millisecond)
+}
+
+// sameIncarnation is the condition of a write on a record of incarnation
+// inc: the record's incarnation is inc (a record written before
+// incarnations existed has none).
+func sameIncarnation(inc string) expression.ConditionBuilder {
+	if inc == "" {
+		return expression.AttributeNotExists(expression.Name("incarnation"))
+	}
+	return expression.Name("incarnation").Equal(expression.Value(inc))
 }
 
 // commit runs the protocol for op: HEAD and fail fast; create the record,
 // or wait for its holder and reclaim it; perform op within the timeout; mark
 // the record done.
+//
+// A record is known by its incarnation and generation together: the
+// generation starts again at 1 when a record is deleted (TTL, by hand) and
+// created again, so the wait restarts whenever either changes, and a reclaim
+// holds both.
 func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error) {
 	clk := c.o.clock
-	if err := c.check(ctx, &op); err != nil {
+	headAt := clk.Now() // the HEAD shows the object as it was at some time from now on
+	pre, err := c.check(ctx, &op)
+	if err != nil {
 		return ObjectInfo{}, err
 	}
-	var held int64       // the generation to reclaim; 0: create the record
-	seenGen := int64(-1) // the generation of the holder's record being waited on
-	var seenAt time.Time // when seenGen was first seen, on clk, after the response
-	checked := true      // the last HEAD is no older than the last write attempt
+	var held *commitRecord // the record to reclaim; nil: create one
+	var seen *commitRecord // the record being waited on
+	var seenAt time.Time   // when seen was first seen, on clk, after the response
+	// checked: pre is still the object as it is, unless a holder of the
+	// record has finished since the HEAD. It stops being so once a record
+	// write meets another writer's record, or when the record write is sent
+	// a timeout or more after the HEAD: a finished record may then have
+	// been deleted (TTL) in between, and its holder's write is not in pre.
+	checked := true
 	for {
 		rec := commitRecord{
-			Path:       op.path,
-			ETag:       op.etag,
-			Generation: held,
-			TimeoutMS:  c.o.timeout.Milliseconds(),
-			TTL:        time.Now().Add(c.o.ttl).Unix(), // wall time: DynamoDB compares it with its own
-			Owner:      c.o.owner,
+			Path:      op.path,
+			ETag:      op.etag,
+			TimeoutMS: c.timeoutMS(),
+			TTL:       time.Now().Add(c.o.ttl).Unix(), // wall time: DynamoDB compares it with its own
+			Owner:     c.o.owner,
+			Holder:    randomHex(8),
+		}
+		opts := []dynamo.WriteOption{dynamo.WithSaveBehavior(dynamo.SavePut)}
+		if held != nil {
+			rec.Generation = held.Generation
+			rec.Incarnation = held.Incarnation
+			if rec.Incarnation == "" {
+				rec.Incarnation = randomHex(8) // a record of an earlier version of this package
+			}
+			opts = append(opts, dynamo.If(sameIncarnation(held.Incarnation)))
+		} else {
+			rec.Incarnation = randomHex(8)
 		}
 		sentAt := clk.Now()
-		saved, err := c.table.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut))
+		if sentAt.Sub(headAt) >= c.o.timeout {
+			checked = false
+		}
+		saved, err := c.table.Save(ctx, rec, opts...)
 		if err == nil {
-			return c.hold(ctx, &op, saved, sentAt, held != 0 || !checked)
+			return c.hold(ctx, &op, saved, sentAt, held != nil || !checked, pre)
 		}
-		if !errors.Is(err, dynamo.ErrVersionConflict) {
-			return ObjectInfo{}, fmt.Errorf("commitlog: %s: writing the record: %w", &op, err)
-		}
-		cur, cerr := c.table.Current(err)
+		cur, found, err := c.settleRecord(ctx, &op, rec, err)
 		switch {
-		case errors.Is(cerr, dynamo.ErrNotFound):
-			held = 0 // gone (TTL) since we saw it: create it again
+		case err != nil:
+			return ObjectInfo{}, err
+		case found && cur.Holder == rec.Holder:
+			// Our write was applied, its answer lost: we hold the record.
+			return c.hold(ctx, &op, cur, sentAt, held != nil || !checked, pre)
+		}
+		// Another writer's record, or none any more: its holder may have
+		// written the object since our HEAD.
+		checked = false
+		switch {
+		case !found:
+			held = nil // gone (TTL, by hand) since we saw it: create it again
 			continue
-		case cerr != nil:
-			return ObjectInfo{}, fmt.Errorf("commitlog: %s: decoding the record: %w", &op, cerr)
 		case cur.Done:
 			// Its holder finished: take it at once, and HEAD again once
 			// held, since the finished operation may have changed the object.
-			held = cur.Generation
+			held = &cur
 			continue
 		}
 		now := clk.Now()
-		if cur.Generation != seenGen {
-			seenGen, seenAt = cur.Generation, now
+		if seen == nil || cur.Incarnation != seen.Incarnation || cur.Generation != seen.Generation {
+			// Another holder, or the record was deleted and created again:
+			// its holder gets its whole timeout from now.
+			seen, seenAt = &cur, now
 		}
 		patience := c.patience(cur)
 		c.log.Debug("waiting for a record", "path", op.path, "etag", op.etag, "holder", cur.Owner,
-			"generation", cur.Generation, "patience", patience-now.Sub(seenAt))
+			"generation", cur.Generation, "incarnation", cur.Incarnation, "patience", patience-now.Sub(seenAt))
 		for {
 			left := patience - clk.Now().Sub(seenAt)
 			if left <= 0 {
@@ -260,35 +330,77 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 			if patience-clk.Now().Sub(seenAt) <= 0 {
 				break // reclaim now; the HEAD after reclaiming checks the object
 			}
-			if err := c.check(ctx, &op); err != nil {
+			if _, err := c.check(ctx, &op); err != nil {
 				return ObjectInfo{}, err
 			}
 		}
 		c.log.Info("reclaiming a record", "path", op.path, "etag", op.etag, "holder", cur.Owner,
-			"generation", cur.Generation, "waited", clk.Now().Sub(seenAt))
-		held = cur.Generation
-		checked = false
+			"generation", cur.Generation, "incarnation", cur.Incarnation, "waited", clk.Now().Sub(seenAt))
+		held = &cur
 	}
 }
 
-// patience is how long a waiter watches a record that is not done before
-// reclaiming it: the holder's timeout × the skew rate.
-func (c *Committer) patience(r commitRecord) time.Duration {
-	d := time.Duration(r.TimeoutMS) * time.Millisecond
-	if d <= 0 {
-		d = c.o.timeout
+// settleRecord tells, after the record write rec failed with err, what the
+// record is now: cur (found) or none. A conflict carries the record
+// (ALL_OLD). A write that may have been applied (dynamo.ErrUnknownOutcome) is
+// settled by reading the record: it is ours if it carries our holder id.
+// Any other failure is returned as an error — nothing was written to the
+// store — after marking the record done if the read finds it ours.
+func (c *Committer) settleRecord(ctx context.Context, op *operation, rec commitRecord, err error) (cur commitRecord, found bool, _ error) {
+	if errors.Is(err, dynamo.ErrVersionConflict) || errors.Is(err, dynamo.ErrConditionFailed) {
+		cur, cerr := c.table.Current(err)
+		if errors.Is(cerr, dynamo.ErrNotFound) {
+			return commitRecord{}, false, nil
+		}
+		if cerr != nil {
+			return commitRecord{}, false, fmt.Errorf("commitlog: %s: decoding the record (nothing was written to the store): %w", op, cerr)
+		}
+		return cur, true, nil
 	}
-	return time.Duration(float64(d) * c.o.skew)
+	unknown := errors.Is(err, dynamo.ErrUnknownOutcome)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.o.timeout)
+	defer cancel()
+	cur, lerr := c.table.Load(rctx, commitRecord{Path: rec.Path, ETag: rec.ETag}, dynamo.ConsistentRead())
+	switch {
+	case lerr == nil && unknown && ctx.Err() == nil:
+		return cur, true, nil
+	case errors.Is(lerr, dynamo.ErrNotFound) && unknown && ctx.Err() == nil:
+		return commitRecord{}, false, nil
+	case lerr == nil && cur.Holder == rec.Holder:
+		c.release(ctx, op, cur) // ours, but we stop here: let others in
+	}
+	return commitRecord{}, false, fmt.Errorf("commitlog: %s: writing the record (nothing was written to the store): %w", op, err)
+}
+
+// maxPatience bounds a waiter's patience, whatever the timeout a record
+// carries.
+const maxPatience = time.Duration(math.MaxInt64)
+
+// patience is how long a waiter watches a record that is not done before
+// reclaiming it: the holder's timeout × the skew rate. It never wraps
+// around: a record carrying an absurd timeout is waited on (nearly) forever.
+func (c *Committer) patience(r commitRecord) time.Duration {
+	d := float64(c.o.timeout)
+	if r.TimeoutMS > 0 {
+		d = float64(r.TimeoutMS) * float64(time.Millisecond)
+	}
+	p := d * c.o.skew
+	if p >= float64(maxPatience) {
+		return maxPatience
+	}
+	return time.Duration(p)
 }
 
 // hold performs op while holding rec, the record written at sentAt (on the
 // clock), and marks it done. recheck asks for a HEAD first: after a reclaim,
-// another holder may have changed the object.
-func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, sentAt time.Time, recheck bool) (ObjectInfo, error) {
+// another holder may have changed the object. pre is the object as the last
+// HEAD found it.
+func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, sentAt time.Time, recheck bool, pre ObjectInfo) (ObjectInfo, error) {
 	clk := c.o.clock
 	deadline := sentAt.Add(c.o.timeout)
 	if recheck {
-		if err := c.check(ctx, op); err != nil {
+		var err error
+		if pre, err = c.check(ctx, op); err != nil {
 			c.release(ctx, op, rec) // we wrote nothing
 			return ObjectInfo{}, err
 		}
@@ -300,94 +412,134 @@ func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, s
 		c.release(ctx, op, rec)
 		return ObjectInfo{}, fmt.Errorf("%w: %s: %v passed since the record was written (timeout %v)", ErrTimeout, op, clk.Now().Sub(sentAt), c.o.timeout)
 	}
+	if err := ctx.Err(); err != nil {
+		c.release(ctx, op, rec)
+		return ObjectInfo{}, fmt.Errorf("commitlog: %s (nothing written): %w", op, context.Cause(ctx))
+	}
 	// The operation may only run until the deadline: after it, waiters may
 	// reclaim the record. The context stops it on this process's real
 	// clock; a request already sent may still land later (see the package
 	// documentation).
 	opCtx, cancel := context.WithTimeout(ctx, left)
-	info, err := c.write(opCtx, op)
+	info, err := c.write(opCtx, ctx, op, pre, deadline)
 	cancel()
-	if err != nil {
-		if errors.Is(err, ErrNotExist) || errors.Is(err, errLandedReplaced) {
-			// A definite answer: nothing was written (a missing copy
-			// source), or the write landed and was replaced since. Others
-			// need not wait.
-			c.release(ctx, op, rec)
-			return ObjectInfo{}, fmt.Errorf("commitlog: %s: %w", op, err)
-		}
-		// The write may or may not have landed: leave the record, so that
-		// others wait out the timeout × skew rate, then HEAD and see.
-		return ObjectInfo{}, fmt.Errorf("commitlog: %s (the record stays until it times out): %w", op, err)
+	switch {
+	case err == nil:
+		c.release(ctx, op, rec)
+		return info, nil
+	case errors.Is(err, ErrUnknownOutcome):
+		// The write may have landed, or may still land: leave the record,
+		// so that others wait out the timeout × skew rate, then HEAD and see.
+		return ObjectInfo{}, err
 	}
+	// A definite answer: nothing was written (a missing copy source, a
+	// refusal), or the write landed and was replaced since. Others need not
+	// wait.
 	c.release(ctx, op, rec)
-	return info, nil
+	return ObjectInfo{}, err
 }
 
-// Re-sending a store write that failed.
-const (
-	writeAttempts   = 5
-	writeBackoffMin = 10 * time.Millisecond
-	writeBackoffMax = time.Second
-)
+// unknownOutcome is the error of a store write whose outcome could not be
+// settled. It wraps ErrUnknownOutcome without repeating its text.
+type unknownOutcome struct {
+	msg   string
+	cause error
+}
+
+func (e *unknownOutcome) Error() string   { return e.msg + ": " + e.cause.Error() }
+func (e *unknownOutcome) Unwrap() []error { return []error{ErrUnknownOutcome, e.cause} }
 
 // errLandedReplaced marks the error of a write that landed although its
 // answer was lost, that another writer has replaced since, and whose own
 // result is unknown (the HEAD of a copy's source failed).
 var errLandedReplaced = errors.New("the write landed (its answer was lost), and another writer has replaced the object since")
 
-// write performs op's store write, and sends it again after a failure only
-// while a HEAD shows the object as the precondition says: not written yet.
-// The store's client must not re-send it on its own (withSingleAttempt):
-// once the write has landed, writers holding the object's new ETag go
-// ahead, and a duplicate of ours arriving later would overwrite their
-// write. A HEAD showing the object changed means ours landed: nobody else
-// writes the object while we hold the record of its precondition. Up to
-// writeAttempts attempts, while ctx is not done.
-func (c *Committer) write(ctx context.Context, op *operation) (ObjectInfo, error) {
-	backoff := writeBackoffMin
-	for attempt := 1; ; attempt++ {
-		info, err := op.do(withSingleAttempt(ctx))
-		if err == nil || errors.Is(err, ErrNotExist) || attempt == writeAttempts || ctx.Err() != nil {
-			return info, err
-		}
-		cur, herr := c.store.Head(ctx, op.path)
-		switch {
-		case op.etag == notExists && errors.Is(herr, ErrNotExist),
-			op.etag != notExists && herr == nil && cur.ETag == op.etag:
-			// Not written: send it again after a pause.
-		case herr == nil:
-			// Changed: ours landed, its answer lost. Nobody else writes the
-			// object while we hold the record of its precondition.
-			want, eerr := op.expect(ctx)
-			if eerr == nil && want.ETag == cur.ETag {
-				return cur, nil
-			}
-			if eerr == nil {
-				// Another writer, holding our write's ETag, has replaced it
-				// since: ours happened first, so the call succeeded.
-				c.log.LogAttrs(ctx, slog.LevelInfo, "write landed although its answer was lost, and was replaced since",
-					slog.String("op", op.String()), slog.String("etag", want.ETag), slog.String("now", cur.ETag))
-				return want, nil
-			}
-			return ObjectInfo{}, fmt.Errorf("%w (ETag now %s; its own ETag unknown: %w): %w", errLandedReplaced, cur.ETag, eerr, err)
-		default:
-			// The HEAD failed, or the object is gone (an unconditional
-			// delete): the outcome stays unknown.
-			return ObjectInfo{}, err
-		}
-		t := time.NewTimer(rand.N(backoff) + 1)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ObjectInfo{}, err
-		case <-t.C:
-		}
-		backoff = min(2*backoff, writeBackoffMax)
+// write performs op's store write, once, tagged with a fresh write id where
+// the store keeps them (WriteIDStore). It is never sent again: a write that
+// failed may have landed, or may still land, and once it has, writers
+// holding the object's new ETag go ahead; a second copy of it could then
+// overwrite their writes (and a content that went A→B→A looks unwritten to
+// a HEAD). The store's client must not send it again either: S3Store's
+// retries only requests that surely were not applied (see
+// withSingleAttempt).
+//
+// A failure is settled with a HEAD (on settleCtx; pre is the object the
+// write replaces, deadline the holder's):
+//   - the object carries our write id: it landed; a success;
+//   - the store proved the write was not applied (a refusal), or the copy
+//     source is missing: that error, nothing written;
+//   - the object is no longer the one we replace (another write id, or
+//     another ETag where the store keeps no ids), seen before the deadline:
+//     ours landed and was replaced since by a writer that saw it (nobody
+//     else writes the object while we hold the record of its precondition,
+//     and nobody can have reclaimed it before the deadline); a success;
+//   - otherwise — unchanged (not landed yet, or it may still land), absent
+//     after a create (landed and deleted, or not landed), the HEAD failed
+//     or answered after the deadline: an error wrapping ErrUnknownOutcome.
+func (c *Committer) write(ctx, settleCtx context.Context, op *operation, pre ObjectInfo, deadline time.Time) (ObjectInfo, error) {
+	id := newWriteID()
+	info, err := op.do(withSingleAttempt(ctx), id)
+	if err == nil {
+		return info, nil
 	}
+	if errors.Is(err, ErrNotExist) || isNotApplied(err) {
+		return ObjectInfo{}, fmt.Errorf("commitlog: %s (nothing written): %w", op, err)
+	}
+	unknown := func(why string, herr error) error {
+		if herr != nil {
+			why += ": " + herr.Error()
+		}
+		return &unknownOutcome{msg: fmt.Sprintf("commitlog: %s: outcome unknown: the store write may have been applied, or may still land (%s); it is not sent again, and the record stays until it times out", op, why), cause: err}
+	}
+	hctx, cancel := context.WithTimeout(settleCtx, c.o.timeout)
+	cur, herr := c.store.Head(hctx, op.path)
+	cancel()
+	answered := c.o.clock.Now()
+	if herr == nil && cur.WriteID == id {
+		return cur, nil // ours landed, its answer lost
+	}
+	if herr != nil && !errors.Is(herr, ErrNotExist) {
+		return ObjectInfo{}, unknown("the HEAD that settles it failed", herr)
+	}
+	absent := herr != nil
+	var changed bool
+	switch {
+	case absent:
+		// A create that may have landed and been deleted; a replace whose
+		// object was deleted: either way, nothing proves it.
+	case op.etag == notExists:
+		changed = true
+	case pre.WriteID != "" || cur.WriteID != "":
+		// Write ids tell writes apart where ETags cannot (A→B→A). An id
+		// appearing or vanishing is a write too: the stores of this package
+		// give every write an id; objects written by other means have none.
+		changed = cur.WriteID != pre.WriteID
+	default:
+		changed = cur.ETag != pre.ETag
+	}
+	if !changed {
+		return ObjectInfo{}, unknown("the object is as before the write", nil)
+	}
+	if answered.After(deadline) {
+		return ObjectInfo{}, unknown("the object changed, but the holder's timeout had passed when that was seen", nil)
+	}
+	// Changed: ours landed, its answer lost, and was replaced since.
+	want, eerr := op.expect(settleCtx)
+	if eerr != nil {
+		return ObjectInfo{}, fmt.Errorf("commitlog: %s: %w (ETag now %s; its own ETag unknown: %w): %w", op, errLandedReplaced, cur.ETag, eerr, err)
+	}
+	if want.ETag == cur.ETag && (cur.WriteID == "" || pre.WriteID == "") {
+		return cur, nil
+	}
+	c.log.LogAttrs(settleCtx, slog.LevelInfo, "write landed although its answer was lost, and was replaced since",
+		slog.String("op", op.String()), slog.String("etag", want.ETag), slog.String("now", cur.ETag))
+	want.WriteID = id
+	return want, nil
 }
 
-// singleAttemptKey marks a context whose store writes the caller re-sends
-// itself: the S3 store turns the SDK's retries off for them.
+// singleAttemptKey marks a context whose store writes must be single
+// attempts: the S3 store then retries only requests that surely were not
+// applied, even when it is reached through a wrapper Store.
 type singleAttemptKey struct{}
 
 func withSingleAttempt(ctx context.Context) context.Context {
@@ -399,16 +551,17 @@ func isSingleAttempt(ctx context.Context) bool {
 	return v
 }
 
-// release marks rec done, on condition that it is still the generation we
-// wrote, so that the next writer of the path takes it at once. A failure
-// is logged, not returned: the operation itself is finished, and the record
-// only makes others wait out its timeout.
+// release marks rec done, on condition that it is still the generation and
+// incarnation we wrote, so that the next writer of the path takes it at
+// once. A failure is logged, not returned: the operation itself is
+// finished, and the record only makes others wait out its timeout.
 func (c *Committer) release(ctx context.Context, op *operation, rec commitRecord) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.o.timeout)
 	defer cancel()
+	inc := rec.Incarnation
 	rec.Done = true
 	rec.TTL = time.Now().Add(c.o.ttl).Unix()
-	_, err := c.table.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut))
+	_, err := c.table.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut), dynamo.If(sameIncarnation(inc)))
 	if err != nil {
 		c.log.Warn("could not mark the record done; others wait out its timeout", "path", op.path, "etag", op.etag,
 			"generation", rec.Generation, "err", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -158,15 +159,18 @@ func TestOptions(t *testing.T) {
 		opts []Option
 		want string
 	}{
-		{[]Option{WithTimeout(0)}, "positive duration"},
+		{[]Option{WithTimeout(0)}, "from 1 ms to 24h"},
+		{[]Option{WithTimeout(25 * time.Hour)}, "from 1 ms to 24h"},
+		{[]Option{WithClockSkewRate(math.NaN())}, "from 1 to 100"},
+		{[]Option{WithClockSkewRate(math.Inf(1))}, "from 1 to 100"},
 		{[]Option{WithMaxClockSkewRate(0.5)}, "from 1 to 100"},
 		{[]Option{WithMaxClockSkewRate(101)}, "from 1 to 100"},
-		{[]Option{WithPollInterval(0)}, "poll interval"},
+		{[]Option{WithPollInterval(0)}, "WithPollInterval"},
 		{[]Option{WithTTL(time.Minute)}, "ten timeouts"},
 		{[]Option{WithTimeout(time.Hour)}, "ten timeouts"}, // the 1 h default TTL is too short then
 	} {
 		_, err := buildOptions(tc.opts)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
 		if _, err := NewCommitter(dynamo.NewMapper(nil), "t", NewMemStore(), tc.opts...); err == nil {

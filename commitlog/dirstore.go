@@ -68,9 +68,18 @@ const maxSegmentLen = 255
 // ctx is checked before each call's file operations (and between the entries of a List);
 // a file operation under way, or waiting for the lock, is not interrupted.
 //
-// Symbolic links inside dir are followed by Head and Get and skipped by List; do not
-// place them there. On case-insensitive filesystems (macOS, Windows) paths that differ
-// only in case name the same object.
+// Symbolic links inside dir are never followed: an object path whose file or any of whose
+// parent directories is a symbolic link is refused with an error saying so (reads open
+// the file with O_NOFOLLOW, and every call checks the parents with Lstat first), and List
+// skips them, so a link placed in dir cannot lead a call to files outside it. The check
+// and the use are separate steps: someone who can write into dir can still swap a
+// directory for a link in between, so give write access to dir only to the store's users.
+// On case-insensitive filesystems (macOS, Windows) paths that differ only in case name
+// the same object.
+//
+// Every write tags the file with a fresh write id (ObjectInfo.WriteID) in the extended
+// attribute user.commitlog.write-id, on Linux; on other systems, and on filesystems
+// without user extended attributes, objects have no write id.
 func NewDirStore(dir string) (Store, error) {
 	if dir == "" {
 		return nil, errors.New("commitlog: NewDirStore: empty directory name: pass the directory that holds the objects")
@@ -93,6 +102,13 @@ func NewDirStore(dir string) (Store, error) {
 	return &dirStore{root: abs, mu: mu.(*sync.Mutex)}, nil
 }
 
+// checkPath refuses a path the store cannot hold (see NewDirStore), before any file
+// operation; OpenLog uses it to check a log's name.
+func (s *dirStore) checkPath(path string) error {
+	_, err := cleanPath(path)
+	return err
+}
+
 // dirLocks holds one mutex per root directory, shared by the stores of the process.
 var dirLocks sync.Map // string → *sync.Mutex
 
@@ -101,7 +117,10 @@ type dirStore struct {
 	mu   *sync.Mutex // with the flock, serializes conditional writes
 }
 
-var _ ConditionalStore = (*dirStore)(nil)
+var (
+	_ ConditionalStore = (*dirStore)(nil)
+	_ WriteIDStore     = (*dirStore)(nil)
+)
 
 // cleanPath checks that p is an acceptable object path for a directory store (see
 // NewDirStore) and returns it as a relative file path for the operating system.
@@ -139,13 +158,33 @@ func cleanPath(p string) (string, error) {
 	return rel, nil
 }
 
-// file returns the absolute file name of the object at path, or an error for a bad path.
+// file returns the absolute file name of the object at path, or an error for a bad path
+// (wrapping ErrInvalidInput) or for a path through a symbolic link.
 func (s *dirStore) file(op, what, path string) (string, error) {
 	rel, err := cleanPath(path)
 	if err != nil {
-		return "", fmt.Errorf("commitlog: %s: %s %q: %w", op, what, path, err)
+		return "", invalid("commitlog: %s: %s %q: %v", op, what, path, err)
+	}
+	// Refuse parents that are symbolic links: they may lead outside the root.
+	d := s.root
+	segs := strings.Split(path, "/")
+	for _, seg := range segs[:len(segs)-1] {
+		d = filepath.Join(d, seg)
+		fi, err := os.Lstat(d)
+		if err != nil {
+			break // missing (created as a directory by writes) or not a directory: later calls say so
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return "", s.symlinkError(op, path, d)
+		}
 	}
 	return filepath.Join(s.root, rel), nil
+}
+
+// symlinkError is the error of a path through the symbolic link link.
+func (s *dirStore) symlinkError(op, path, link string) error {
+	return fmt.Errorf("commitlog: %s %q: %s is a symbolic link, and the directory store does not follow symbolic links (they could lead outside %s): replace it by a directory or a file",
+		op, path, link, s.root)
 }
 
 // notExist reports whether err means that no file is there (a missing file, or a parent
@@ -158,10 +197,18 @@ func notExist(err error) bool {
 // The file is opened once, so the content and the metadata belong together even if the
 // object is replaced meanwhile.
 func (s *dirStore) read(op, path, name string, withData bool) ([]byte, ObjectInfo, error) {
-	f, err := os.Open(name)
+	if oNoFollow == 0 {
+		if fi, err := os.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, ObjectInfo{}, s.symlinkError(op, path, name)
+		}
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if err != nil {
 		if notExist(err) {
 			return nil, ObjectInfo{}, fmt.Errorf("%w: %q in %s", ErrNotExist, path, s.root)
+		}
+		if fi, lerr := os.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, ObjectInfo{}, s.symlinkError(op, path, name)
 		}
 		return nil, ObjectInfo{}, fmt.Errorf("commitlog: %s %q: %w", op, path, err)
 	}
@@ -187,7 +234,7 @@ func (s *dirStore) read(op, path, name string, withData bool) ([]byte, ObjectInf
 	if err != nil {
 		return nil, ObjectInfo{}, fmt.Errorf("commitlog: %s %q: %w", op, path, err)
 	}
-	info := ObjectInfo{Path: path, ETag: `"` + hex.EncodeToString(h.Sum(nil)) + `"`, Size: n, LastModified: fi.ModTime()}
+	info := ObjectInfo{Path: path, ETag: `"` + hex.EncodeToString(h.Sum(nil)) + `"`, Size: n, LastModified: fi.ModTime(), WriteID: writeID(f)}
 	return data, info, nil
 }
 
@@ -215,12 +262,19 @@ func (s *dirStore) Get(ctx context.Context, path string) ([]byte, ObjectInfo, er
 }
 
 func (s *dirStore) Put(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
-	return s.write(ctx, "put", path, data, nil)
+	return s.write(ctx, "put", path, data, newWriteID(), nil)
+}
+
+func (s *dirStore) PutWithID(ctx context.Context, path string, data []byte, id string) (ObjectInfo, error) {
+	if err := checkWriteID("put", id); err != nil {
+		return ObjectInfo{}, err
+	}
+	return s.write(ctx, "put", path, data, id, nil)
 }
 
 func (s *dirStore) PutIfNotExists(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
 	const op = "put if not exists"
-	return s.write(ctx, op, path, data, func(tmp, name string) error {
+	return s.write(ctx, op, path, data, newWriteID(), func(tmp, name string) error {
 		err := os.Link(tmp, name)
 		if err == nil {
 			_ = os.Remove(tmp) // the object is the link; the name is no longer needed
@@ -253,7 +307,7 @@ func (s *dirStore) PutIfMatch(ctx context.Context, path string, data []byte, eta
 		}
 		return ObjectInfo{}, fmt.Errorf("commitlog: %s %q: empty ETag: pass the ETag from Head, Get or Put (use PutIfNotExists to create)", op, path)
 	}
-	return s.write(ctx, op, path, data, func(tmp, name string) error {
+	return s.write(ctx, op, path, data, newWriteID(), func(tmp, name string) error {
 		_, cur, err := s.read(op, path, name, false)
 		if errors.Is(err, ErrNotExist) {
 			return fmt.Errorf("%w: %q in %s: held ETag %s, but the object does not exist", ErrPreconditionFailed, path, s.root, etag)
@@ -284,21 +338,23 @@ func (s *dirStore) rename(op, path, tmp, name string) error {
 	return nil
 }
 
-// write writes data to a temporary file next to path's file and then, if commit is nil,
-// renames it over the file; otherwise it calls commit(tmp, name) holding the store's lock,
-// which moves tmp into place or fails. The temporary file is removed on failure.
-func (s *dirStore) write(ctx context.Context, op, path string, data []byte, commit func(tmp, name string) error) (ObjectInfo, error) {
+// write writes data, tagged with the write id id, to a temporary file next to path's
+// file and then, if commit is nil, renames it over the file; otherwise it calls
+// commit(tmp, name) holding the store's lock, which moves tmp into place or fails. The
+// temporary file is removed on failure. Every error but the last (syncing the directory
+// after the rename) proves that the object was not written (markNotApplied).
+func (s *dirStore) write(ctx context.Context, op, path string, data []byte, id string, commit func(tmp, name string) error) (ObjectInfo, error) {
 	name, err := s.file(op, "path", path)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return ObjectInfo{}, fmt.Errorf("commitlog: %s %q: %w", op, path, err)
+		return ObjectInfo{}, markNotApplied(fmt.Errorf("commitlog: %s %q: %w", op, path, err))
 	}
 	dir := filepath.Dir(name)
-	tmp, mtime, err := s.writeTemp(op, path, dir, data)
+	tmp, mtime, err := s.writeTemp(op, path, dir, data, id)
 	if err != nil {
-		return ObjectInfo{}, err
+		return ObjectInfo{}, markNotApplied(err)
 	}
 	if commit == nil {
 		err = s.rename(op, path, tmp, name)
@@ -307,16 +363,16 @@ func (s *dirStore) write(ctx context.Context, op, path string, data []byte, comm
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return ObjectInfo{}, err
+		return ObjectInfo{}, markNotApplied(err)
 	}
 	if err := syncDir(dir); err != nil {
 		return ObjectInfo{}, fmt.Errorf("commitlog: %s %q: written, but syncing directory %s failed (the write may not survive a crash): %w", op, path, dir, err)
 	}
-	return ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data)), LastModified: mtime}, nil
+	return ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data)), LastModified: mtime, WriteID: id}, nil
 }
 
 // writeTemp creates dir if needed and writes data to a new, synced temporary file in it.
-func (s *dirStore) writeTemp(op, path, dir string, data []byte) (tmp string, mtime time.Time, err error) {
+func (s *dirStore) writeTemp(op, path, dir string, data []byte, id string) (tmp string, mtime time.Time, err error) {
 	var f *os.File
 	created := false // whether dir or some of its parents were created
 	for attempt := 0; ; attempt++ {
@@ -357,6 +413,9 @@ func (s *dirStore) writeTemp(op, path, dir string, data []byte) (tmp string, mti
 			}
 		}
 	}
+	if err := setWriteID(f, id); err != nil {
+		return fail(fmt.Errorf("setting the write id: %w", err))
+	}
 	if _, err := f.Write(data); err != nil {
 		return fail(err)
 	}
@@ -379,7 +438,7 @@ func (s *dirStore) locked(op string, fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lockName := filepath.Join(s.root, reservedPrefix+"lock")
-	f, err := os.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := os.OpenFile(lockName, os.O_RDWR|os.O_CREATE|oNoFollow, 0o666)
 	if err != nil {
 		return fmt.Errorf("commitlog: %s: opening lock file %s: %w", op, lockName, err)
 	}
@@ -392,6 +451,17 @@ func (s *dirStore) locked(op string, fn func() error) error {
 }
 
 func (s *dirStore) Copy(ctx context.Context, src, dst string) (ObjectInfo, error) {
+	return s.copy(ctx, src, dst, newWriteID())
+}
+
+func (s *dirStore) CopyWithID(ctx context.Context, src, dst, id string) (ObjectInfo, error) {
+	if err := checkWriteID("copy", id); err != nil {
+		return ObjectInfo{}, err
+	}
+	return s.copy(ctx, src, dst, id)
+}
+
+func (s *dirStore) copy(ctx context.Context, src, dst, id string) (ObjectInfo, error) {
 	srcName, err := s.file("copy", "src", src)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -400,16 +470,16 @@ func (s *dirStore) Copy(ctx context.Context, src, dst string) (ObjectInfo, error
 		return ObjectInfo{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return ObjectInfo{}, fmt.Errorf("commitlog: copy %q to %q: %w", src, dst, err)
+		return ObjectInfo{}, markNotApplied(fmt.Errorf("commitlog: copy %q to %q: %w", src, dst, err))
 	}
 	data, _, err := s.read("copy", src, srcName, true)
 	if err != nil {
 		if errors.Is(err, ErrNotExist) {
 			return ObjectInfo{}, fmt.Errorf("%w: copy source %q in %s", ErrNotExist, src, s.root)
 		}
-		return ObjectInfo{}, err
+		return ObjectInfo{}, markNotApplied(err)
 	}
-	return s.write(ctx, "copy", dst, data, nil)
+	return s.write(ctx, "copy", dst, data, id, nil)
 }
 
 func (s *dirStore) Delete(ctx context.Context, path string) error {

@@ -7,6 +7,13 @@ import (
 	"syscall"
 )
 
+// oNoFollow makes opening a symbolic link fail (ELOOP).
+const oNoFollow = syscall.O_NOFOLLOW
+
+// oNonBlock keeps opening a FIFO placed in the directory from blocking (it is
+// then refused as not a regular file); regular files ignore it.
+const oNonBlock = syscall.O_NONBLOCK
+
 // lockFile takes an exclusive flock on f, waiting for it. The kernel releases it when f
 // is closed or the process dies.
 func lockFile(f *os.File) error {

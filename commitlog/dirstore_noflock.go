@@ -4,6 +4,12 @@ package commitlog
 
 import "os"
 
+// oNoFollow is 0 here: read checks with Lstat instead.
+const oNoFollow = 0
+
+// oNonBlock is 0 here.
+const oNonBlock = 0
+
 // lockFile does nothing here: only the process-wide mutex excludes conditional writers.
 func lockFile(*os.File) error { return nil }
 

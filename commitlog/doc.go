@@ -26,42 +26,115 @@
 //  2. Create the record (path, etag) in DynamoDB, on condition that it does
 //     not exist (the mapper's save of an unsaved versioned record:
 //     attribute_not_exists(generation)). The record stores the holder's
-//     timeout.
+//     timeout, a random incarnation id and a random holder id.
 //     - On success the writer holds the record. Its deadline is the moment
 //     before it sent the write plus its timeout, on its own monotonic clock.
 //     If the deadline has passed when it is ready to write, it writes
 //     nothing and returns ErrTimeout; otherwise it performs the store
-//     operation, bounded by the time left, and marks the record done. A
-//     store write that fails is sent again only while a HEAD shows the
-//     object as the precondition says (the write has not landed): once it
-//     has landed, writers holding the object's new ETag go ahead, and a
-//     duplicate of it arriving later would overwrite their writes. So the
-//     S3 store's client does not retry these writes itself (see Limits).
+//     operation once, bounded by the time left, tagged with a fresh write id
+//     where the store keeps them (WriteIDStore), and marks the record done.
 //     - On conflict the failed write returns the record (ALL_OLD; no extra
 //     read). A record marked done is reclaimed at once. Otherwise the
 //     writer waits, sending HEAD every poll interval (WithPollInterval) and
 //     failing fast on a precondition mismatch, until the holder's timeout ×
-//     the clock skew rate (WithMaxClockSkewRate) has passed on its own
-//     monotonic clock since it received the record; then it reclaims the
-//     record with a write holding the generation it saw (generation =
-//     :g, writing generation + 1), and starts again at "on success" or "on
-//     conflict".
-//  3. A writer that got the record by reclaiming it sends HEAD again before
-//     writing: the previous holder may have changed the object.
+//     the clock skew rate (WithClockSkewRate) has passed on its own
+//     monotonic clock since it first saw this incarnation and generation of
+//     the record; then it reclaims the record with a write holding both
+//     (generation = :g AND incarnation = :i, writing generation + 1 and the
+//     same incarnation), and starts again at "on success" or "on conflict".
+//     - A record write whose outcome is unknown (an answer lost, the SDK's
+//     retries exhausted, dynamo.ErrUnknownOutcome) is settled by reading the
+//     record: it is ours if it carries our holder id.
+//  3. A writer that met another writer's record on the way (a reclaim, a
+//     record gone since), or that wrote its record a timeout or more after
+//     its HEAD, sends HEAD again before writing: a previous holder may have
+//     changed the object.
+//
+// # A store write is sent once
+//
+// A store write that failed may have landed, or may still land. Once it has
+// landed, writers holding the object's new ETag go ahead (their records are
+// other records), so a second copy of it arriving later would overwrite
+// their writes — and a HEAD showing the ETag held proves nothing, since the
+// content may have gone A→B→A. So the Committer never sends a store write
+// twice, and the S3 store's client retries it only after answers that prove
+// it was not applied (4xx, 503, a failed dial). A failure is settled by a
+// HEAD:
+//
+//   - the object carries our write id: the write landed; a success;
+//   - the store proved the write was not applied, or a copy's source is
+//     missing: an error, nothing written, the record marked done;
+//   - the object is no longer the one replaced (another write id; another
+//     ETag where the store keeps no ids), seen before the deadline: ours
+//     landed and was replaced by a writer that saw it; a success;
+//   - otherwise (unchanged, absent after a create, the HEAD failed): an
+//     error wrapping ErrUnknownOutcome. The record stays, so others wait
+//     out timeout × skew rate before they HEAD and decide.
+//
+// Every other error of PutIfNotExists, PutIfMatch and CopyIfNotExists means
+// nothing was written to the store.
+//
+// # Incarnations
+//
+// A generation is not an identity: it starts again at 1 when a record is
+// deleted (by TTL, or by hand) and created again. A waiter that watched a
+// stale generation-1 record would otherwise reclaim, holding generation 1, a
+// fresh record that another writer has just created and is writing under —
+// two holders. So every record carries an incarnation id, written when it is
+// created and kept by reclaims and done marks; a waiter starts its wait
+// again whenever the incarnation or the generation it sees changes, and
+// reclaims and done marks are conditioned on both. Records written by
+// earlier versions of this package have no incarnation and are reclaimed on
+// condition that they still have none.
+//
+// # Assumptions
+//
+// The protocol assumes of the store that a write the Committer gave up on
+// (its request failed without an answer, or was cancelled at the holder's
+// deadline) lands, if ever, before any waiter reclaims the record: within
+// timeout × (skew rate − 1) after the holder's deadline, on clocks that tick
+// at the same rate (40 s with the defaults). The Committer bounds every
+// store request by the holder's deadline (a context deadline), and
+// in-process stores (MemStore, DirStore) never land a write after the call
+// returned; for S3, whose servers may finish a request whose body they
+// received after the client gave up, pick a timeout (WithTimeout) far above
+// the time a write takes, and a skew rate above 1. Nothing else depends on
+// late writes: since no write is sent twice, a late write can only land
+// before anyone saw it, or — past the assumption — over a reclaimer's write.
+//
+// It assumes of DynamoDB's TTL that it deletes no record, done or not,
+// written less than timeout × skew rate ago: records are written (and
+// marked done) with a TTL of WithTTL (at least ten times that) on the
+// writer's wall clock, so the wall clocks of writers must not run behind
+// DynamoDB's by more than WithTTL minus timeout × skew rate (nearly 1 h with
+// the defaults). A writer that meets another writer's record, or that
+// writes its record a timeout or more after its first HEAD, sends HEAD
+// again once it holds the record, so a finished record deleted in between
+// cannot hide its holder's write. Do not delete records by hand while their
+// holders may be writing: a deleted record lets the next writer in at once.
+// Waiting and reclaiming do not depend on TTL (see Incarnations).
+//
+// # How this port differs from object_store's DynamoCommit
+//
+//   - A finished operation marks its record done, so deleting an object and
+//     creating it again does not wait out a stale lock (the original leaves
+//     the record for its TTL, 60 s by default).
+//   - Reclaims are conditioned on the record's incarnation as well as its
+//     generation. The original's reclaim holds the generation only, so a
+//     record deleted by TTL and created again by another writer can be
+//     reclaimed over that writer's live hold.
+//   - A store write is sent once and settled by write id (see above); the
+//     original lets the SDK retry it.
+//   - A record write that DynamoDB applied but whose response was lost is
+//     recognised as our own (the mapper's write token, or the holder id read
+//     back) instead of becoming a conflict with ourselves; conflicts are
+//     resolved from the item the failed write returns, without reading it
+//     again.
 //
 // Nobody compares clocks across machines: as long as no clock ticks faster
 // than another by more than the skew rate, a holder's deadline passes
 // before any waiter reclaims its record. Only conditional operations that go
 // through Committers on the same table exclude each other.
-//
-// Three things improve on the original protocol (object_store's
-// DynamoCommit). A finished operation marks its record done, so deleting an
-// object and creating it again does not wait out a stale lock (the original
-// leaves the record for its TTL, 60 s by default). A record write that
-// DynamoDB applied but whose response was lost, and that the SDK retried,
-// is recognised as our own (the mapper's write token) instead of becoming a
-// conflict with ourselves. Conflicts are resolved from the item the failed
-// write returns, without reading it again.
 //
 // # Limits of the protocol
 //
@@ -77,20 +150,25 @@
 //     request with the time left, but a request already on the wire (or a
 //     process paused between the check and the send, by GC, a VM freeze, a
 //     full network buffer) may reach the store after a waiter reclaimed the
-//     record and wrote. No lock with a timeout can prevent this; only the
-//     store can (native conditional writes, which are checked where the
-//     data is). Pick a timeout far above the time a write takes.
+//     record and wrote (see Assumptions). No lock with a timeout can prevent
+//     this; only the store can (native conditional writes, which are
+//     checked where the data is). Pick a timeout far above the time a write
+//     takes.
 //   - A failed store write whose outcome is unknown (a timeout, a dropped
-//     connection) leaves its record in place, so others wait out timeout ×
-//     skew rate before they can write the path: 60 s with the defaults.
+//     connection) is reported as ErrUnknownOutcome and leaves its record in
+//     place, so others wait out timeout × skew rate before they can write
+//     the path: 60 s with the defaults.
 //   - A Store of your own whose client re-sends a write after an attempt
 //     that may have landed (as the AWS SDK's retryer does) can overwrite
 //     the write of another Committer that saw the landed one. NewS3Store's
-//     store turns the SDK's retries off for the Committer's writes, which
-//     the Committer re-sends itself after a HEAD; wrap it rather than
-//     writing your own, or make your store's writes single attempts.
+//     store retries the Committer's writes only after answers that prove
+//     they were not applied, even through a wrapper Store (the context
+//     says so); wrap it rather than writing your own, or make your store's
+//     writes single attempts. A Store without write ids (WriteIDStore)
+//     reports ErrUnknownOutcome more often.
 //   - DynamoDB's TTL removes records after WithTTL (1 h by default, often
-//     days later in practice); nothing depends on it.
+//     days later in practice); only cleaning up depends on it (see
+//     Assumptions for what it must not do).
 //
 // # The Log's protocol
 //
@@ -119,7 +197,9 @@
 // for callers that resolve conflicts themselves. Latest comes from
 // DynamoDB. A claim whose response was lost is recognised as our own (the
 // mapper's write token, or a read of the claim when the SDK gave up), so an
-// entry is never appended twice by one call.
+// entry is never appended twice by one call; when even the read fails, the
+// error wraps ErrUnknownOutcome. A log's name is checked at OpenLog with the
+// store's rules for paths (a directory store refuses "../up" and "a//b").
 //
 // The claim is the commit point: once Append has claimed a version, the
 // entry is in the log, even if the process dies before the copy. Entries'
@@ -151,7 +231,8 @@
 //
 //	Committer: path (S, hash), etag (S, range), generation (N, the mapper's
 //	           version), timeout (N, ms), ttl (N, epoch seconds; TTL),
-//	           done (BOOL), owner (S), ddbkit_wt (B, the write token)
+//	           done (BOOL), owner (S), incarnation (S), holder (S),
+//	           ddbkit_wt (B, the write token)
 //	Log:       log (S, hash: the log's name), version (N, range), temp (S),
 //	           complete (BOOL), owner (S), claimed (N, epoch ms),
 //	           rev (N, the mapper's version), ddbkit_wt (B)
@@ -161,8 +242,9 @@
 //
 // # Permissions
 //
-// DynamoDB: dynamodb:PutItem (Committer and Log), dynamodb:GetItem and
-// dynamodb:Query (Log) on the tables; dynamodb:CreateTable,
+// DynamoDB: dynamodb:PutItem and dynamodb:GetItem (Committer and Log; the
+// Committer reads a record only to settle a lost answer), dynamodb:Query
+// (Log) on the tables; dynamodb:CreateTable,
 // dynamodb:DescribeTable and dynamodb:UpdateTimeToLive for CreateTable. The
 // package sends no UpdateItem today; granting dynamodb:UpdateItem too keeps
 // policies valid if a later version marks records done with it. S3:

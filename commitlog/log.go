@@ -53,19 +53,19 @@ type Entry struct {
 // number of logs. It sends no request.
 //
 // name is the prefix of the log's objects: entries are <name>/<version>.json
-// and temporary objects <name>/_tmp/<random>. It must be a valid store path
-// that neither starts nor ends with '/'. The table's claims and the
+// and temporary objects <name>/_tmp/<random>. It must neither start nor
+// end with '/', and the store must accept those paths: OpenLog checks them
+// with the store's own rules where it has them (a directory store refuses
+// "../up" and "a//b"), so a bad name is an error wrapping ErrInvalidInput
+// here, not at the first append. The table's claims and the
 // store's objects of a log belong together: delete both or neither. Of the
 // options, WithTimeout, WithClock, WithLogger and WithOwner apply to a Log.
 func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Option) (*Log, error) {
 	if m == nil || s == nil {
-		return nil, fmt.Errorf("commitlog: OpenLog needs a mapper and a store (got mapper %v, store %v)", m != nil, s != nil)
+		return nil, invalid("commitlog: OpenLog needs a mapper and a store (got mapper %v, store %v)", m != nil, s != nil)
 	}
-	if err := checkKey("open log", "name", name); err != nil {
+	if err := checkLogName(s, name); err != nil {
 		return nil, err
-	}
-	if strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") {
-		return nil, fmt.Errorf("commitlog: open log %q: a name must not start or end with '/' (e.g. \"logs/orders\")", name)
 	}
 	o, err := buildOptions(opts)
 	if err != nil {
@@ -76,6 +76,40 @@ func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Optio
 		return nil, err
 	}
 	return &Log{table: t, store: s, name: name, o: o, log: o.logger.With("log", name, "owner", o.owner)}, nil
+}
+
+// pathChecker is a Store with rules of its own for paths (the directory
+// store's): checkPath returns an error for a path it refuses.
+type pathChecker interface {
+	checkPath(path string) error
+}
+
+// checkLogName refuses a log name whose objects' paths the store s would
+// refuse at the first append: it checks the paths of an entry and of a
+// temporary object with the rules of every store (checkKey) and with the
+// store's own (pathChecker).
+func checkLogName(s Store, name string) error {
+	const fix = `use '/'-separated segments that are neither empty nor "." or "..", e.g. "logs/orders"`
+	if err := checkKey("open log", "name", name); err != nil {
+		return err
+	}
+	if strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") {
+		return invalid("commitlog: open log %q: a name must not start or end with '/': %s", name, fix)
+	}
+	pc, _ := s.(pathChecker)
+	for _, p := range []string{fmt.Sprintf("%s/%020d.json", name, 1), name + "/_tmp/" + strings.Repeat("0", 32)} {
+		if err := checkKey("open log", "object path", p); err != nil {
+			return invalid("commitlog: open log %q: the name is too long for the paths of its objects (%d bytes of %q): use a name of at most %d bytes",
+				name, len(p), p, maxKeyLen-len(p)+len(name))
+		}
+		if pc == nil {
+			continue
+		}
+		if err := pc.checkPath(p); err != nil {
+			return invalid("commitlog: open log %q: the store refuses the paths of its objects (%q: %v): %s", name, p, err, fix)
+		}
+	}
+	return nil
 }
 
 // CreateTable creates the log table (on-demand, hash key "log", range key
@@ -114,8 +148,9 @@ func (l *Log) tempPath() string { return l.name + "/_tmp/" + randomHex(16) }
 // (copying, marking complete, deleting the temporary object) is logged, not
 // returned, and the next reader or writer completes the entry. An error
 // means nothing was appended — except when the claim's request failed
-// without an answer and a read could not tell whether it was applied; the
-// error says so, and the entry may be in the log. A lost response that the
+// without an answer and a read could not tell whether it was applied: that
+// error wraps ErrUnknownOutcome, and the entry may be in the log (read it
+// before appending it again). A lost response that the
 // SDK's retry or the read resolves is a success. ctx bounds the whole call.
 //
 // IAM: dynamodb:Query, dynamodb:PutItem, dynamodb:GetItem; s3:PutObject,
@@ -151,7 +186,7 @@ func (l *Log) Append(ctx context.Context, data []byte) (version int64, err error
 // IAM: as Append.
 func (l *Log) AppendAt(ctx context.Context, version int64, data []byte) error {
 	if version < 1 {
-		return fmt.Errorf("commitlog: log %q: append at version %d: versions start at 1", l.name, version)
+		return invalid("commitlog: log %q: append at version %d: versions start at 1", l.name, version)
 	}
 	free, err := l.afterLatest(ctx, false)
 	if err != nil {
@@ -220,7 +255,7 @@ func (l *Log) latest(ctx context.Context) (logRecord, bool, error) {
 // dynamodb:PutItem, s3:PutObject, s3:DeleteObject).
 func (l *Log) Read(ctx context.Context, version int64) ([]byte, error) {
 	if version < 1 {
-		return nil, fmt.Errorf("commitlog: log %q: read version %d: versions start at 1", l.name, version)
+		return nil, invalid("commitlog: log %q: read version %d: versions start at 1", l.name, version)
 	}
 	data, _, err := l.store.Get(ctx, l.Path(version))
 	if err == nil {
@@ -255,7 +290,7 @@ func (l *Log) Read(ctx context.Context, version int64) ([]byte, error) {
 func (l *Log) Entries(ctx context.Context, from int64) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
 		if from < 1 {
-			yield(Entry{}, fmt.Errorf("commitlog: log %q: entries from version %d: versions start at 1", l.name, from))
+			yield(Entry{}, invalid("commitlog: log %q: entries from version %d: versions start at 1", l.name, from))
 			return
 		}
 		latest, err := l.Latest(ctx)
@@ -351,8 +386,9 @@ func (l *Log) claimNext(ctx context.Context, tmp string) (logRecord, error) {
 
 // errUncertain marks the error of a claim whose outcome is unknown: the
 // request failed without an answer, and a read did not find it applied. It
-// may still be applied, so the temporary object it names is kept.
-var errUncertain = errors.New("the claim's outcome is unknown")
+// may still be applied, so the temporary object it names is kept. It wraps
+// ErrUnknownOutcome.
+var errUncertain = fmt.Errorf("the claim's outcome is unknown (%w)", ErrUnknownOutcome)
 
 // claim writes the claim of version for the temporary object tmp, on
 // condition that the version is unclaimed. A taken version is an error
@@ -371,10 +407,17 @@ func (l *Log) claim(ctx context.Context, version int64, tmp string) (logRecord, 
 		// completed (rewritten) by a reader or another writer before the
 		// SDK's retry, so that the mapper's write token no longer matches.
 		// The temporary object's name is unique to this append.
-		if cur, cerr := l.table.Current(err); cerr == nil && cur.Temp == tmp {
+		cur, cerr := l.table.Current(err)
+		if cerr == nil && cur.Temp == tmp {
 			return cur, nil
 		}
-		return rec, err
+		if cerr == nil {
+			// Another writer's claim: claims are never removed, so ours was
+			// not applied and cannot be later — even if the mapper could not
+			// tell (dynamo.ErrUnknownOutcome).
+			return rec, fmt.Errorf("commitlog: log %q: version %d is claimed by %s: %w", l.name, version, cur.Owner, dynamo.ErrVersionConflict)
+		}
+		// No claim there now (deleted by hand?): read it to settle.
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.timeout)
 	defer cancel()
@@ -384,7 +427,7 @@ func (l *Log) claim(ctx context.Context, version int64, tmp string) (logRecord, 
 	}
 	if lerr == nil {
 		// Another writer's claim: ours was not applied, and cannot be later.
-		return logRecord{}, fmt.Errorf("commitlog: log %q: claiming version %d: %w", l.name, version, err)
+		return logRecord{}, fmt.Errorf("commitlog: log %q: claiming version %d: version claimed by %s: %w", l.name, version, cur.Owner, dynamo.ErrVersionConflict)
 	}
 	return logRecord{}, fmt.Errorf("commitlog: log %q: claiming version %d: %w (%w: the entry may have been appended; its temporary object %q is kept)",
 		l.name, version, err, errUncertain, tmp)
@@ -418,10 +461,14 @@ func (l *Log) complete(ctx context.Context, rec logRecord) error {
 	_, err := l.table.Save(ctx, done, dynamo.WithSaveBehavior(dynamo.SavePut))
 	if err != nil {
 		cur, cerr := l.table.Current(err)
+		if cerr != nil && errors.Is(err, dynamo.ErrUnknownOutcome) {
+			// The mark may have been applied: read the claim to see.
+			cur, cerr = l.table.Load(ctx, logRecord{Log: l.name, Version: rec.Version}, dynamo.ConsistentRead())
+		}
 		if cerr != nil || !cur.Complete {
 			return fmt.Errorf("commitlog: log %q: marking version %d complete: %w", l.name, rec.Version, err)
 		}
-		// Someone else marked it complete first.
+		// Marked complete: by us (its answer lost) or by someone else first.
 	}
 	l.deleteTemp(ctx, rec.Temp)
 	return nil

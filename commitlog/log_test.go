@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -579,5 +580,38 @@ func TestLogClaimWithoutAnyResponse(t *testing.T) {
 	}
 	if tmp := tempObjects(t, s, "l"); len(tmp) != 0 {
 		t.Errorf("temporary objects left: %v", tmp)
+	}
+}
+
+// Issue 11 case 12: a claim whose answers are all lost, and whose settling
+// read fails too, may be in the log: Append says so with ErrUnknownOutcome
+// (and keeps the temporary object the claim names).
+func TestLogClaimUnknownOutcome(t *testing.T) {
+	checkNoLeak(t)
+	table := logTable(t)
+	drop := dynamotest.NewRequestDropper(func(r *http.Request) bool {
+		target := r.Header.Get("X-Amz-Target")
+		return strings.HasSuffix(target, ".PutItem") || strings.HasSuffix(target, ".GetItem")
+	})
+	s := NewMemStore()
+	fast := drop.Client(t, func(o *dynamodb.Options) {
+		o.Retryer = retry.AddWithMaxBackoffDelay(retry.NewStandard(), 5*time.Millisecond)
+	})
+	l := openLog(t, table, fast, s, "l")
+	ctx := t.Context()
+	if _, err := l.Latest(ctx); err != nil { // the hint: no Query while armed
+		t.Fatal(err)
+	}
+	drop.Arm(100)
+	_, err := l.Append(ctx, []byte("x"))
+	drop.Arm(0)
+	if !errors.Is(err, ErrUnknownOutcome) || !errors.Is(err, dynamo.ErrUnknownOutcome) {
+		t.Fatalf("Append: %v; want ErrUnknownOutcome", err)
+	}
+	if v, err := l.Latest(ctx); err != nil || v != 1 {
+		t.Fatalf("Latest = %d, %v; the claim was applied", v, err)
+	}
+	if data, err := l.Read(ctx, 1); err != nil || string(data) != "x" {
+		t.Errorf("Read(1) = %q, %v; the kept temporary object completes the entry", data, err)
 	}
 }

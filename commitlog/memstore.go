@@ -36,7 +36,10 @@ type memObject struct {
 	info ObjectInfo
 }
 
-var _ ConditionalStore = (*memStore)(nil)
+var (
+	_ ConditionalStore = (*memStore)(nil)
+	_ WriteIDStore     = (*memStore)(nil)
+)
 
 func (m *memStore) Head(ctx context.Context, path string) (ObjectInfo, error) {
 	if err := checkKey("head", "path", path); err != nil {
@@ -71,11 +74,18 @@ func (m *memStore) Get(ctx context.Context, path string) ([]byte, ObjectInfo, er
 }
 
 func (m *memStore) Put(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
-	return m.put(ctx, "put", path, data, func(memObject, bool) error { return nil })
+	return m.put(ctx, "put", path, data, newWriteID(), func(memObject, bool) error { return nil })
+}
+
+func (m *memStore) PutWithID(ctx context.Context, path string, data []byte, id string) (ObjectInfo, error) {
+	if err := checkWriteID("put", id); err != nil {
+		return ObjectInfo{}, err
+	}
+	return m.put(ctx, "put", path, data, id, func(memObject, bool) error { return nil })
 }
 
 func (m *memStore) PutIfNotExists(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
-	return m.put(ctx, "put if not exists", path, data, func(cur memObject, ok bool) error {
+	return m.put(ctx, "put if not exists", path, data, newWriteID(), func(cur memObject, ok bool) error {
 		if ok {
 			return fmt.Errorf("%w: %q (ETag %s)", ErrExists, path, cur.info.ETag)
 		}
@@ -87,7 +97,7 @@ func (m *memStore) PutIfMatch(ctx context.Context, path string, data []byte, eta
 	if etag == "" {
 		return ObjectInfo{}, fmt.Errorf("commitlog: put if match %q: empty ETag: pass the ETag from Head, Get or Put (use PutIfNotExists to create)", path)
 	}
-	return m.put(ctx, "put if match", path, data, func(cur memObject, ok bool) error {
+	return m.put(ctx, "put if match", path, data, newWriteID(), func(cur memObject, ok bool) error {
 		if !ok {
 			return fmt.Errorf("%w: %q: held ETag %s, but the object does not exist", ErrPreconditionFailed, path, etag)
 		}
@@ -98,17 +108,18 @@ func (m *memStore) PutIfMatch(ctx context.Context, path string, data []byte, eta
 	})
 }
 
-// put stores a copy of data at path if check, called under the lock with the current
-// object, returns nil.
-func (m *memStore) put(ctx context.Context, op, path string, data []byte, check func(memObject, bool) error) (ObjectInfo, error) {
+// put stores a copy of data at path, tagged with the write id id, if check, called under
+// the lock with the current object, returns nil. Its errors prove that nothing was
+// written (markNotApplied).
+func (m *memStore) put(ctx context.Context, op, path string, data []byte, id string, check func(memObject, bool) error) (ObjectInfo, error) {
 	if err := checkKey(op, "path", path); err != nil {
 		return ObjectInfo{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return ObjectInfo{}, fmt.Errorf("commitlog: %s %q: %w", op, path, err)
+		return ObjectInfo{}, markNotApplied(fmt.Errorf("commitlog: %s %q: %w", op, path, err))
 	}
 	o := memObject{data: slices.Clone(data)}
-	o.info = ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data)), LastModified: time.Now()}
+	o.info = ObjectInfo{Path: path, ETag: md5ETag(data), Size: int64(len(data)), LastModified: time.Now(), WriteID: id}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cur, ok := m.objects[path]
@@ -120,6 +131,17 @@ func (m *memStore) put(ctx context.Context, op, path string, data []byte, check 
 }
 
 func (m *memStore) Copy(ctx context.Context, src, dst string) (ObjectInfo, error) {
+	return m.copy(ctx, src, dst, newWriteID())
+}
+
+func (m *memStore) CopyWithID(ctx context.Context, src, dst, id string) (ObjectInfo, error) {
+	if err := checkWriteID("copy", id); err != nil {
+		return ObjectInfo{}, err
+	}
+	return m.copy(ctx, src, dst, id)
+}
+
+func (m *memStore) copy(ctx context.Context, src, dst, id string) (ObjectInfo, error) {
 	if err := checkKey("copy", "src", src); err != nil {
 		return ObjectInfo{}, err
 	}
@@ -127,7 +149,7 @@ func (m *memStore) Copy(ctx context.Context, src, dst string) (ObjectInfo, error
 		return ObjectInfo{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return ObjectInfo{}, fmt.Errorf("commitlog: copy %q to %q: %w", src, dst, err)
+		return ObjectInfo{}, markNotApplied(fmt.Errorf("commitlog: copy %q to %q: %w", src, dst, err))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -138,6 +160,7 @@ func (m *memStore) Copy(ctx context.Context, src, dst string) (ObjectInfo, error
 	// o.data is never modified, so the copy may share it.
 	o.info.Path = dst
 	o.info.LastModified = time.Now()
+	o.info.WriteID = id
 	m.objects[dst] = o
 	return o.info, nil
 }

@@ -3,7 +3,6 @@ package commitlog
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -16,9 +15,15 @@ const (
 	// DefaultTimeout is how long a Committer holds a record to perform one
 	// store operation (WithTimeout).
 	DefaultTimeout = 20 * time.Second
-	// DefaultMaxClockSkewRate is how much faster the fastest clock may tick
-	// than the slowest (WithMaxClockSkewRate).
-	DefaultMaxClockSkewRate = 3.0
+	// DefaultClockSkewRate is how much faster the fastest clock may tick
+	// than the slowest (WithClockSkewRate).
+	DefaultClockSkewRate = 3.0
+	// DefaultMaxClockSkewRate is DefaultClockSkewRate under its earlier
+	// name; prefer DefaultClockSkewRate.
+	DefaultMaxClockSkewRate = DefaultClockSkewRate
+	// MaxTimeout is the longest timeout accepted (WithTimeout): a waiter
+	// waits timeout × skew rate, which must stay far from overflowing.
+	MaxTimeout = 24 * time.Hour
 	// DefaultTTL is how long a Committer's record is kept before DynamoDB's
 	// TTL may remove it (WithTTL).
 	DefaultTTL = time.Hour
@@ -28,7 +33,7 @@ const (
 )
 
 // Option configures a Committer or a Log. Options that do not apply to one
-// of them (a Log never waits, so WithMaxClockSkewRate, WithPollInterval and
+// of them (a Log never waits, so WithClockSkewRate, WithPollInterval and
 // WithTTL do not change it) are accepted and checked, but have no effect
 // there.
 type Option func(*options)
@@ -49,16 +54,27 @@ type options struct {
 // not their own. A holder that finds its timeout passed before it starts the
 // operation gives up with ErrTimeout. For a Log it bounds each copy of an
 // entry to its final name, and is the age after which another writer
-// treats an incomplete claim as abandoned and finishes it. It must be at
-// least 1 ms, and the TTL at least ten timeouts × the skew rate.
+// treats an incomplete claim as abandoned and finishes it. It must be from
+// 1 ms to MaxTimeout (24 h), and the TTL at least ten timeouts × the skew
+// rate. It is stored in records in whole milliseconds, rounded up.
+//
+// The timeout is also the bound the protocol assumes on a store write in
+// flight: a write the Committer gave up on must land, if ever, before any
+// waiter reclaims the record (see "Assumptions" in the package
+// documentation). Pick it far above the time a write takes.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
-// WithMaxClockSkewRate sets the clock skew rate tolerated: how much faster
-// the fastest clock among the writers may tick than the slowest (default
-// DefaultMaxClockSkewRate, 3; from 1 to 100). A waiter reclaims a record that
+// WithClockSkewRate sets the clock skew rate tolerated: how much faster the
+// fastest clock among the writers may tick than the slowest (default
+// DefaultClockSkewRate, 3; from 1 to 100). A waiter reclaims a record that
 // has not been marked done after the holder's timeout × this rate, measured
-// on its own clock from after it saw the record.
-func WithMaxClockSkewRate(r float64) Option { return func(o *options) { o.skew = r } }
+// on its own clock from after it saw the record. Same name and meaning as
+// lease.WithClockSkewRate.
+func WithClockSkewRate(r float64) Option { return func(o *options) { o.skew = r } }
+
+// WithMaxClockSkewRate is WithClockSkewRate under its earlier name (an
+// alias kept for existing code); prefer WithClockSkewRate.
+func WithMaxClockSkewRate(r float64) Option { return WithClockSkewRate(r) }
 
 // WithTTL sets how long after it was written a Committer's record may be
 // removed by DynamoDB's TTL (default DefaultTTL, 1 h). It must be at least
@@ -86,24 +102,25 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 func WithOwner(name string) Option { return func(o *options) { o.owner = name } }
 
 func buildOptions(opts []Option) (options, error) {
-	o := options{timeout: DefaultTimeout, skew: DefaultMaxClockSkewRate, ttl: DefaultTTL, poll: DefaultPollInterval}
+	o := options{timeout: DefaultTimeout, skew: DefaultClockSkewRate, ttl: DefaultTTL, poll: DefaultPollInterval}
 	for _, fn := range opts {
 		if fn != nil {
 			fn(&o)
 		}
 	}
-	if o.timeout < time.Millisecond {
-		return o, fmt.Errorf("commitlog: timeout %v: use a positive duration of at least 1 ms, e.g. 20s", o.timeout)
+	if o.timeout < time.Millisecond || o.timeout > MaxTimeout {
+		return o, invalid("commitlog: WithTimeout(%v): use a duration from 1 ms to %v, e.g. 20s", o.timeout, MaxTimeout)
 	}
 	if !(o.skew >= 1) || o.skew > 100 {
-		return o, fmt.Errorf("commitlog: clock skew rate %v: use a rate from 1 to 100, e.g. 3", o.skew)
+		return o, invalid("commitlog: WithClockSkewRate(%v): use a rate from 1 to 100, e.g. 3", o.skew)
 	}
 	if o.poll <= 0 {
-		return o, fmt.Errorf("commitlog: poll interval %v: use a positive duration, e.g. 100ms", o.poll)
+		return o, invalid("commitlog: WithPollInterval(%v): use a positive duration, e.g. 100ms", o.poll)
 	}
-	if float64(o.ttl) < 10*o.skew*float64(o.timeout) {
-		return o, fmt.Errorf("commitlog: TTL %v: use at least ten timeouts × skew rate (%v)", o.ttl,
-			time.Duration(10*o.skew*float64(o.timeout)))
+	// timeout ≤ 24 h and skew ≤ 100: ten times their product is far below
+	// the largest Duration (292 years), so the conversion cannot wrap.
+	if minTTL := time.Duration(10 * o.skew * float64(o.timeout)); o.ttl < minTTL {
+		return o, invalid("commitlog: WithTTL(%v): use at least ten timeouts × skew rate (%v), e.g. WithTTL(%v)", o.ttl, minTTL, minTTL.Round(time.Minute)+time.Minute)
 	}
 	if o.clock == nil {
 		o.clock = clock.Real()

@@ -33,6 +33,18 @@ type commitRecord struct {
 	// Owner names the Committer that wrote the record, for people reading
 	// the table.
 	Owner string `dynamo:"owner"`
+	// Incarnation is a random id written when the record is created and
+	// kept by every reclaim and done mark. The generation starts again at 1
+	// when the record is deleted (by TTL or by hand) and created again, so
+	// waits and reclaims are keyed on the incarnation and the generation
+	// together: a reclaim holds both (generation = :g AND incarnation =
+	// :i). Records written before it existed have none ("").
+	Incarnation string `dynamo:"incarnation,omitempty"`
+	// Holder is a random id of the hold: new for every create and reclaim,
+	// kept by the done mark. A record write whose answer was lost is
+	// settled by reading the record: it is ours when it carries our holder
+	// id.
+	Holder string `dynamo:"holder,omitempty"`
 }
 
 // notExists is the ETag of a record whose operation requires that the

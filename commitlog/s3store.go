@@ -8,13 +8,17 @@ import (
 	"io"
 	"iter"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 )
 
@@ -46,6 +50,11 @@ import (
 // s3:ListBucket on the bucket (List; without it S3 also answers 403 instead of 404 for a
 // missing key, which Head and Get then return as an error, not ErrNotExist).
 //
+// Every write (Put, Copy and the conditional puts) tags the object with a fresh write id
+// in the user metadata x-amz-meta-commitlog-write-id, which Head and Get report as
+// ObjectInfo.WriteID. Copy sends MetadataDirective REPLACE to do so: the copy gets the
+// new id, and none of the source's other metadata (this store sets none).
+//
 // A nil client or an empty bucket name makes every call fail with an error saying so,
 // before any request.
 func NewS3Store(client *s3.Client, bucket string) Store {
@@ -58,7 +67,42 @@ type s3Store struct {
 	backoffMin time.Duration // 0: conflictBackoffMin; tests shorten it
 }
 
-var _ ConditionalStore = (*s3Store)(nil)
+var (
+	_ ConditionalStore = (*s3Store)(nil)
+	_ WriteIDStore     = (*s3Store)(nil)
+)
+
+// writeIDMeta is the user metadata key of the write id (x-amz-meta-commitlog-write-id);
+// the SDK reports metadata keys in lower case.
+const writeIDMeta = "commitlog-write-id"
+
+// s3NotApplied reports whether err proves that the request was not applied and never
+// will be: the server answered with a refusal (4xx, or 503 Slow Down / Service
+// Unavailable, which S3 answers before doing anything), or no connection was made.
+func s3NotApplied(err error) bool {
+	if _, status := s3Code(err); status >= 400 && status < 500 || status == 503 {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
+
+// singleAttemptRetryer retries only requests that were surely not applied (throttling,
+// 503, a failed dial): a write sent again after an attempt that may have landed could
+// overwrite writes made on top of it (see Committer).
+var singleAttemptRetryer aws.Retryer = retry.NewStandard(func(o *retry.StandardOptions) {
+	o.RateLimiter = ratelimit.None
+	o.Retryables = []retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+		code, status := s3Code(err)
+		if !s3NotApplied(err) {
+			return aws.FalseTernary
+		}
+		if status == 503 || status == 429 || code == "SlowDown" || code == "RequestTimeout" || status == 0 {
+			return aws.TrueTernary
+		}
+		return aws.FalseTernary
+	})}
+})
 
 // check refuses a store that cannot send requests and a bad key.
 func (s *s3Store) check(op, what, path string) error {
@@ -128,6 +172,7 @@ func (s *s3Store) Head(ctx context.Context, path string) (ObjectInfo, error) {
 		ETag:         aws.ToString(out.ETag),
 		Size:         aws.ToInt64(out.ContentLength),
 		LastModified: aws.ToTime(out.LastModified),
+		WriteID:      out.Metadata[writeIDMeta],
 	}, nil
 }
 
@@ -152,21 +197,45 @@ func (s *s3Store) Get(ctx context.Context, path string) ([]byte, ObjectInfo, err
 		ETag:         aws.ToString(out.ETag),
 		Size:         int64(len(data)),
 		LastModified: aws.ToTime(out.LastModified),
+		WriteID:      out.Metadata[writeIDMeta],
 	}, nil
 }
 
 func (s *s3Store) Put(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
+	return s.put(ctx, path, data, newWriteID(), false)
+}
+
+// PutWithID is Put tagging the object with id. The SDK sends it again only after
+// an attempt that surely was not applied (see singleAttemptRetryer); an error that
+// proves the write was not applied says so to the Committer.
+func (s *s3Store) PutWithID(ctx context.Context, path string, data []byte, id string) (ObjectInfo, error) {
+	if err := checkWriteID("put", id); err != nil {
+		return ObjectInfo{}, err
+	}
+	return s.put(ctx, path, data, id, true)
+}
+
+func (s *s3Store) put(ctx context.Context, path string, data []byte, id string, single bool) (ObjectInfo, error) {
 	if err := s.check("put", "path", path); err != nil {
 		return ObjectInfo{}, err
 	}
-	out, err := s.putObject(ctx, path, data, nil, nil, writeOptions(ctx)...)
-	if err != nil {
-		return ObjectInfo{}, s.wrap("put", path, err)
+	single = single || isSingleAttempt(ctx) // a Committer's write through a wrapper
+	var optFns []func(*s3.Options)
+	if single {
+		optFns = append(optFns, func(o *s3.Options) { o.Retryer = singleAttemptRetryer })
 	}
-	return ObjectInfo{Path: path, ETag: aws.ToString(out.ETag), Size: int64(len(data))}, nil
+	out, err := s.putObject(ctx, path, data, id, nil, nil, optFns...)
+	if err != nil {
+		err = s.wrap("put", path, err)
+		if single && s3NotApplied(err) {
+			err = markNotApplied(err)
+		}
+		return ObjectInfo{}, err
+	}
+	return ObjectInfo{Path: path, ETag: aws.ToString(out.ETag), Size: int64(len(data)), WriteID: id}, nil
 }
 
-func (s *s3Store) putObject(ctx context.Context, path string, data []byte, ifNoneMatch, ifMatch *string, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
+func (s *s3Store) putObject(ctx context.Context, path string, data []byte, id string, ifNoneMatch, ifMatch *string, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error) {
 	return s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        &s.bucket,
 		Key:           &path,
@@ -174,16 +243,8 @@ func (s *s3Store) putObject(ctx context.Context, path string, data []byte, ifNon
 		ContentLength: aws.Int64(int64(len(data))),
 		IfNoneMatch:   ifNoneMatch,
 		IfMatch:       ifMatch,
+		Metadata:      map[string]string{writeIDMeta: id},
 	}, optFns...)
-}
-
-// writeOptions turns off the SDK's retries for a write whose ctx says the
-// caller re-sends it itself (withSingleAttempt): see Committer.write.
-func writeOptions(ctx context.Context) []func(*s3.Options) {
-	if !isSingleAttempt(ctx) {
-		return nil
-	}
-	return []func(*s3.Options){func(o *s3.Options) { o.RetryMaxAttempts = 1 }}
 }
 
 func (s *s3Store) PutIfNotExists(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
@@ -235,7 +296,7 @@ func (s *s3Store) conditionalPut(ctx context.Context, path string, data []byte, 
 		backoff = conflictBackoffMin
 	}
 	for attempt := 1; ; attempt++ {
-		out, err := s.putObject(ctx, path, data, ifNoneMatch, ifMatch)
+		out, err := s.putObject(ctx, path, data, newWriteID(), ifNoneMatch, ifMatch)
 		if code, status := s3Code(err); err == nil || (code != "ConditionalRequestConflict" && status != 409) {
 			return out, err
 		}
@@ -264,25 +325,48 @@ func copySource(bucket, key string) string {
 }
 
 func (s *s3Store) Copy(ctx context.Context, src, dst string) (ObjectInfo, error) {
+	return s.copy(ctx, src, dst, newWriteID(), false)
+}
+
+// CopyWithID is Copy tagging dst with id, sent again by the SDK only as PutWithID is.
+func (s *s3Store) CopyWithID(ctx context.Context, src, dst, id string) (ObjectInfo, error) {
+	if err := checkWriteID("copy", id); err != nil {
+		return ObjectInfo{}, err
+	}
+	return s.copy(ctx, src, dst, id, true)
+}
+
+func (s *s3Store) copy(ctx context.Context, src, dst, id string, single bool) (ObjectInfo, error) {
 	if err := s.check("copy", "src", src); err != nil {
 		return ObjectInfo{}, err
 	}
 	if err := checkKey("copy", "dst", dst); err != nil {
 		return ObjectInfo{}, err
 	}
+	single = single || isSingleAttempt(ctx)
+	var optFns []func(*s3.Options)
+	if single {
+		optFns = append(optFns, func(o *s3.Options) { o.Retryer = singleAttemptRetryer })
+	}
 	out, err := s.client.CopyObject(ctx, &s3.CopyObjectInput{
-		Bucket:     &s.bucket,
-		Key:        &dst,
-		CopySource: aws.String(copySource(s.bucket, src)),
-	}, writeOptions(ctx)...)
+		Bucket:            &s.bucket,
+		Key:               &dst,
+		CopySource:        aws.String(copySource(s.bucket, src)),
+		MetadataDirective: types.MetadataDirectiveReplace,
+		Metadata:          map[string]string{writeIDMeta: id},
+	}, optFns...)
 	if err != nil {
 		if isNotFound(err, false) {
 			return ObjectInfo{}, fmt.Errorf("%w: copy source %q in bucket %q", ErrNotExist, src, s.bucket)
 		}
-		return ObjectInfo{}, s.wrap("copy", src+" to "+dst, err)
+		err = s.wrap("copy", src+" to "+dst, err)
+		if single && s3NotApplied(err) {
+			err = markNotApplied(err)
+		}
+		return ObjectInfo{}, err
 	}
 	// CopyObject reports no size: -1 says so, and saves a HEAD on every copy.
-	info := ObjectInfo{Path: dst, Size: -1}
+	info := ObjectInfo{Path: dst, Size: -1, WriteID: id}
 	if r := out.CopyObjectResult; r != nil {
 		info.ETag = aws.ToString(r.ETag)
 		info.LastModified = aws.ToTime(r.LastModified)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"fmt"
 	"iter"
 	"strings"
 	"time"
@@ -31,7 +30,54 @@ type ObjectInfo struct {
 	// it to the second). It may be the zero time when a store does not report it; it is
 	// informational only and never used for ordering or conditions.
 	LastModified time.Time
+
+	// WriteID identifies the write that made the object: a random id that the stores of
+	// this package give every write (Put, Copy, and the conditional writes) and keep with
+	// the object — MemStore in memory, DirStore in an extended attribute of the file
+	// (user.commitlog.write-id, on Linux), S3Store in user metadata
+	// (x-amz-meta-commitlog-write-id). Writing the same content again gives the same
+	// ETag but a new WriteID. It is empty when the store keeps none: another Store, an
+	// object written by other means, a filesystem without extended attributes, and the
+	// S3 store's List (S3's listing carries no metadata). See WriteIDStore.
+	WriteID string
 }
+
+// WriteIDStore is a Store that tags each write with an id chosen by the writer, and
+// reports the id of the write that made an object as ObjectInfo.WriteID (Head, Get). The
+// stores of this package implement it.
+//
+// A Committer uses it to settle a store write whose answer was lost: when Head shows the
+// id it chose, the write landed — even when the content has gone A→B→A since, which an
+// ETag cannot tell. Without it (another Store), a Committer can only infer a landed write
+// from a change of ETag, and reports ErrUnknownOutcome more often; it never sends a write
+// again either way.
+type WriteIDStore interface {
+	Store
+
+	// PutWithID is Put, tagging the new object with id (non-empty; at most 64 bytes of
+	// letters, digits and '-').
+	PutWithID(ctx context.Context, path string, data []byte, id string) (ObjectInfo, error)
+
+	// CopyWithID is Copy, tagging the new object at dst with id.
+	CopyWithID(ctx context.Context, src, dst string, id string) (ObjectInfo, error)
+}
+
+// checkWriteID refuses a write id that a store could not keep as given.
+func checkWriteID(op, id string) error {
+	if id == "" || len(id) > 64 {
+		return invalid("commitlog: %s: write id %q: use 1 to 64 letters, digits or '-'", op, id)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			return invalid("commitlog: %s: write id %q: use 1 to 64 letters, digits or '-'", op, id)
+		}
+	}
+	return nil
+}
+
+// newWriteID returns a fresh random write id.
+func newWriteID() string { return randomHex(16) }
 
 // Store is an object store whose objects carry ETags: S3 and S3-compatible servers
 // (NewS3Store), a local directory (NewDirStore) and memory (NewMemStore).
@@ -82,13 +128,13 @@ const maxKeyLen = 1024
 func checkKey(op, what, path string) error {
 	switch {
 	case path == "":
-		return fmt.Errorf("commitlog: %s: empty %s: name the object, e.g. \"logs/app/1.json\"", op, what)
+		return invalid("commitlog: %s: empty %s: name the object, e.g. \"logs/app/1.json\"", op, what)
 	case len(path) > maxKeyLen:
-		return fmt.Errorf("commitlog: %s: %s of %d bytes: use at most %d bytes (S3's limit)", op, what, len(path), maxKeyLen)
+		return invalid("commitlog: %s: %s of %d bytes: use at most %d bytes (S3's limit)", op, what, len(path), maxKeyLen)
 	case !utf8.ValidString(path):
-		return fmt.Errorf("commitlog: %s: %s %q is not valid UTF-8", op, what, path)
+		return invalid("commitlog: %s: %s %q is not valid UTF-8: use UTF-8 keys", op, what, path)
 	case strings.IndexByte(path, 0) >= 0:
-		return fmt.Errorf("commitlog: %s: %s %q contains a NUL byte", op, what, path)
+		return invalid("commitlog: %s: %s %q contains a NUL byte: remove it", op, what, path)
 	}
 	return nil
 }

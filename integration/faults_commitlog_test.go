@@ -19,6 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ddbkit/dynamo"
@@ -313,7 +315,7 @@ func TestFaultsCommitlog(t *testing.T) {
 			continue
 		}
 		c, err := commitlog.NewCommitter(m, commitTable, s, commitlog.WithOwner(owner),
-			commitlog.WithTimeout(time.Second), commitlog.WithMaxClockSkewRate(1.5), commitlog.WithPollInterval(20*time.Millisecond))
+			commitlog.WithTimeout(time.Second), commitlog.WithClockSkewRate(1.5), commitlog.WithPollInterval(20*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,9 +376,21 @@ func TestFaultsCommitlog(t *testing.T) {
 			}
 		}
 	}()
+	// The reaper deletes Committer records as TTL would, between any two
+	// steps of the writers, once their holder's timeout × skew rate has
+	// surely passed since they were last written (the writers' records are
+	// new incarnations afterwards; issue 11 case 10).
+	reaperDone := make(chan struct{})
+	var reaped int
+	go func() {
+		defer close(reaperDone)
+		reaped = reapCommitRecords(ctx, t, commitTable, done, 5*time.Second)
+	}()
 	wg.Wait()
 	close(done)
 	<-readerDone
+	<-reaperDone
+	t.Logf("reaper: %d Committer records deleted during the run", reaped)
 	stats := dynamotest.FaultStats{}
 	for _, f := range transports {
 		f.Stop()
@@ -427,6 +441,52 @@ func TestFaultsCommitlog(t *testing.T) {
 	t.Logf("counter: %d increments, %d acknowledged, %d found applied after a failure, %d given up; %d met an unknown outcome; the object holds %d",
 		len(incs), ackedIncs, foundIncs, gaveUp, unsureIncs, strings.Count(string(counter), "\n")-1)
 	logFaults(t, faultReport{Ops: len(appends) + len(incs), Acked: ackedAppends + ackedIncs, Anomalies: len(anomalies), Stats: stats})
+}
+
+// reapCommitRecords deletes the records of the Committer table table until
+// done is closed, as TTL would, once it was last written more than age ago
+// (records carry their TTL in epoch seconds, written as the writer's now +
+// 1 h), whether done or not. Each delete is
+// conditioned on the generation and done flag it read, so a record taken
+// meanwhile is kept. It returns how many it deleted.
+func reapCommitRecords(ctx context.Context, t *testing.T, table string, done <-chan struct{}, age time.Duration) int {
+	client := dynamotest.Client(t)
+	n := 0
+	for {
+		select {
+		case <-done:
+			return n
+		case <-ctx.Done():
+			return n
+		case <-time.After(10 * time.Millisecond):
+		}
+		out, err := client.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			continue
+		}
+		for _, item := range out.Items {
+			doneAV, _ := item["done"].(*types.AttributeValueMemberBOOL)
+			finished := doneAV != nil && doneAV.Value
+			var ttl int64
+			if v, ok := item["ttl"].(*types.AttributeValueMemberN); ok {
+				fmt.Sscan(v.Value, &ttl)
+			}
+			if time.Since(time.Unix(ttl, 0).Add(-time.Hour)) < age {
+				continue
+			}
+			_, err := client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+				TableName:           aws.String(table),
+				Key:                 map[string]types.AttributeValue{"path": item["path"], "etag": item["etag"]},
+				ConditionExpression: aws.String("generation = :g AND done = :d"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{
+					":g": item["generation"], ":d": &types.AttributeValueMemberBOOL{Value: finished},
+				},
+			})
+			if err == nil {
+				n++
+			}
+		}
+	}
 }
 
 // appendIncrement appends id to the object "counter" with Committer.PutIfMatch,

@@ -5,6 +5,9 @@
 // served over real HTTP on 127.0.0.1, so requests go through the SDK's whole stack:
 // signing, retries, error decoding. It honours If-None-Match: * and If-Match on single
 // PutObject requests (conditional writes), but not on CopyObject or multipart uploads.
+// It keeps user metadata (x-amz-meta-*) of PutObject, and of CopyObject with
+// MetadataDirective REPLACE, and returns it on HEAD and GET — which the write ids of
+// commitlog's S3 store rely on (commitlog's TestStoresKeepWriteIDs checks it).
 //
 //	func TestX(t *testing.T) {
 //		client := s3test.Client(t, s3test.Server(t))
