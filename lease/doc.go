@@ -51,7 +51,19 @@
 // item per key ever leased. Deleting a token record (or the table) gives up
 // the guarantee for its key, down to the time-in-milliseconds floor. All
 // clients of a table must run a version of this package that writes token
-// records; older ones do not.
+// records; older ones do not, and a key gets its token record at its first
+// acquisition by a newer one.
+//
+// # Outcomes that cannot be told
+//
+// A write whose answer is lost may have been applied. Acquire and
+// TryAcquire settle such a write of theirs by reading the record (the
+// attempt id tells); a heartbeat whose outcome is unknown is followed by
+// another sooner, which finds the earlier one's version and carries on from
+// it; Release reads the record to tell whether its write landed. Where a
+// call cannot tell, its error wraps dynamo.ErrUnknownOutcome — never a plain
+// error that would mean nothing was written. Guarded writes (Lease.WriteTx,
+// Save, Delete) return Mapper.WriteTx's errors, which say the same.
 //
 // # Deleting a record
 //

@@ -25,7 +25,9 @@ func (l *Lease) Guard() dynamo.TxOp {
 // when the guard fails (someone else holds the lease now) the error wraps
 // ErrLost; other failures are the *dynamo.TxError of Mapper.WriteTx. The ops
 // may be in any tables reached through the same DynamoDB client. ctx bounds
-// the transaction.
+// the transaction. An error wrapping dynamo.ErrUnknownOutcome means the
+// transaction may have been applied (see Mapper.WriteTx): look before
+// writing again.
 func (l *Lease) WriteTx(ctx context.Context, ops []dynamo.TxOp, opts ...dynamo.TxOption) error {
 	if err := l.Err(); err != nil {
 		return fmt.Errorf("lease: guarded write refused: %w", err)
