@@ -73,13 +73,15 @@
 // a user, or by TTL — while a holder may still hold it:
 //
 //   - the holder learns it at its next heartbeat, whose write finds the
-//     record gone: its lease ends (ErrLost, Done closed). Its guarded writes
-//     (Lease.WriteTx, Save, Delete) fail at once, since their condition
-//     names a record that is gone;
-//   - nobody is granted the key at once: the token record says a holder
-//     has not released, so TryAcquire returns ErrHeld and Acquire waits that
-//     holder's duration × skew rate from when it found the record missing,
-//     as for a silent holder — by then the holder has given up;
+//     record gone: its lease ends (ErrLost, Done closed), and then it marks
+//     the token record released. Its guarded writes (Lease.WriteTx, Save,
+//     Delete) fail at once, since their condition names a record that is
+//     gone;
+//   - until then nobody is granted the key: the token record says a holder
+//     has not released, so TryAcquire returns ErrHeld and Acquire waits —
+//     until the token record says released, or for that holder's duration ×
+//     skew rate from when it found the record missing, as for a silent
+//     holder (by then the holder has given up);
 //   - the next holder's token is above the old one, whatever its clock says.
 //
 // A record deleted after its holder released (its token record says so)

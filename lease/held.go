@@ -119,6 +119,13 @@ func (l *Lease) heartbeat() {
 			interval = l.c.o.heartbeat
 		case errors.Is(err, ErrLost):
 			l.end(err)
+			if errors.Is(err, errRecordDeleted) {
+				// Say so in the token record, now that the lease has ended,
+				// so that the next holder need not wait for us to give up.
+				ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+				l.releaseToken(ctx)
+				cancel()
+			}
 			return
 		default:
 			// Try again sooner; the watchdog ends the lease if this goes on.
@@ -162,6 +169,10 @@ func (l *Lease) extend() error {
 	return nil
 }
 
+// errRecordDeleted is wrapped by the ErrLost of a lease whose record was
+// found deleted.
+var errRecordDeleted = errors.New("the record was deleted")
+
 // ownRecord reports whether a failed conditional write failed only because
 // the record holds a newer version written by this lease itself (a write
 // whose call failed after DynamoDB applied it), and returns that record.
@@ -192,7 +203,7 @@ func (l *Lease) lostReason(err error) error {
 	cur, derr := l.c.table.Current(err)
 	switch {
 	case errors.Is(derr, dynamo.ErrNotFound):
-		return fmt.Errorf("%w: %q (token %d): the record was deleted", ErrLost, l.key, l.token)
+		return fmt.Errorf("%w: %q (token %d): %w", ErrLost, l.key, l.token, errRecordDeleted)
 	case derr != nil:
 		return fmt.Errorf("%w: %q (token %d): %w", ErrLost, l.key, l.token, err)
 	case cur.Released:

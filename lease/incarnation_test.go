@@ -132,7 +132,9 @@ func TestTokenGrowsAcrossDeletion(t *testing.T) {
 		}
 	})
 
-	t.Run("held", func(t *testing.T) {
+	// The holder died (its clock stands still): the next holder waits its
+	// duration × rate from when it found the record missing.
+	t.Run("held by a dead holder", func(t *testing.T) {
 		checkNoLeak(t)
 		table := leaseTable(t)
 		aclk := clock.NewFake(time.Now())
@@ -154,21 +156,15 @@ func TestTokenGrowsAcrossDeletion(t *testing.T) {
 			l, err := b.Acquire(ctx, "k")
 			got <- acquired{l, err}
 		}()
-		// A's next heartbeat finds the record gone: the lease ends.
-		aclk.BlockUntil(ctx.Done(), 2)
-		aclk.Advance(d / 4)
-		<-la.Done()
-		if !errors.Is(la.Err(), ErrLost) || !strings.Contains(la.Err().Error(), "deleted") {
-			t.Errorf("A's lease ended with %v, want ErrLost naming the deletion", la.Err())
-		}
-		bclk.BlockUntil(ctx.Done(), 1)
-		select {
-		case r := <-got:
-			t.Fatalf("B acquired at once after the deletion: %+v", r)
-		default:
-		}
 		for { // advance B's clock poll by poll until it holds the lease
+			changed := bclk.Changed()
+			if n, ok := bclk.Next(); ok && bclk.Timers() == 1 {
+				bclk.Advance(n)
+				continue
+			}
 			select {
+			case <-changed:
+				continue
 			case r := <-got:
 				if r.err != nil {
 					t.Fatal(r.err)
@@ -180,19 +176,45 @@ func TestTokenGrowsAcrossDeletion(t *testing.T) {
 					t.Errorf("B took the key after %v, before A's duration × rate %v", waited, time.Duration(1.5*float64(d)))
 				}
 				_ = r.l.Release(ctx)
-				return
-			default:
 			}
-			changed := bclk.Changed()
-			if n, ok := bclk.Next(); ok && bclk.Timers() == 1 {
-				bclk.Advance(n)
-				continue
-			}
-			select {
-			case <-changed:
-			case r := <-got:
-				got <- r
-			}
+			break
+		}
+		aclk.Advance(2 * d) // A's heartbeat and watchdog end its lease
+		<-la.Done()
+	})
+
+	// The holder's next heartbeat finds the record gone: its lease ends,
+	// it says so in the token record, and the key is free at once.
+	t.Run("held by a live holder", func(t *testing.T) {
+		checkNoLeak(t)
+		table := leaseTable(t)
+		aclk := clock.NewFake(time.Now())
+		a := newClient(t, table, nil, WithOwner("a"), WithClock(aclk), WithLeaseDuration(d))
+		b := newClient(t, table, nil, WithOwner("b"), WithClock(clock.NewFake(behind)))
+		ctx := t.Context()
+		la, err := a.TryAcquire(ctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleteRecord(t, table, "k")
+		aclk.BlockUntil(ctx.Done(), 2)
+		aclk.Advance(d / 4) // the heartbeat
+		<-la.Done()
+		if !errors.Is(la.Err(), ErrLost) || !strings.Contains(la.Err().Error(), "deleted") {
+			t.Errorf("A's lease ended with %v, want ErrLost naming the deletion", la.Err())
+		}
+		// The token record is marked released after the lease ended, by
+		// the heartbeat goroutine: wait for it (Release waits for it too).
+		if err := la.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		lb, err := b.TryAcquire(ctx, "k")
+		if err != nil {
+			t.Fatalf("TryAcquire after the holder learnt of the deletion: %v", err)
+		}
+		defer lb.Release(context.Background())
+		if lb.Token() <= la.Token() {
+			t.Fatalf("token after deletion %d, not above the old holder's %d", lb.Token(), la.Token())
 		}
 	})
 }
