@@ -48,7 +48,10 @@
 // the old one plus one; a new record's token is the time in milliseconds,
 // or the token record's plus one if that is higher. The package never
 // deletes token records and gives them no TTL: the table keeps one small
-// item per key ever leased. Deleting a token record (or the table) gives up
+// item per key ever leased. The price: an acquisition is one
+// TransactWriteItems of two small items (4 write units) instead of one
+// PutItem, a release two writes (the record, then the token record), and a
+// read of a missing record reads the token record too. Deleting a token record (or the table) gives up
 // the guarantee for its key, down to the time-in-milliseconds floor. All
 // clients of a table must run a version of this package that writes token
 // records; older ones do not, and a key gets its token record at its first
