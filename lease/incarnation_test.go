@@ -404,3 +404,65 @@ func TestKeyChecks(t *testing.T) {
 		}
 	}
 }
+
+// Issue 11 case 7, the write: a waiter decided to take A's silent record
+// over; between its read and its write the record is deleted and B creates
+// it again (version 1 again). The takeover must fail — it is conditioned on
+// the incarnation the waiter watched — and the waiter waits on B's.
+func TestTakeoverConditionedOnIncarnation(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	const d = 10 * time.Second
+	frozen := clock.NewFake(time.Now())
+	wclk := clock.NewFake(time.Now())
+	a := newClient(t, table, nil, WithOwner("a"), WithClock(frozen), WithLeaseDuration(d))
+	b := newClient(t, table, nil, WithOwner("b"), WithClock(frozen), WithLeaseDuration(d))
+	ctx := t.Context()
+	la, err := a.TryAcquire(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lb *Lease
+	var once atomic.Bool
+	// Before the waiter's write is sent: delete, release, re-create.
+	hook := dynamotest.NewRequestDropper(func(r *http.Request) bool {
+		switch r.Header.Get("X-Amz-Target") {
+		case "DynamoDB_20120810.TransactWriteItems", "DynamoDB_20120810.PutItem":
+			if once.CompareAndSwap(false, true) {
+				deleteRecord(t, table, "k")
+				if err := la.Release(ctx); err != nil {
+					t.Error(err)
+				}
+				var err error
+				if lb, err = b.TryAcquire(ctx, "k"); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		return false
+	})
+	w := newClient(t, table, hook.Client(t), WithOwner("w"), WithClock(wclk), WithLeaseDuration(d),
+		WithClockSkewRate(1), WithPollInterval(time.Hour))
+	wctx, cancel := context.WithCancel(ctx)
+	got := make(chan acquired, 1)
+	go func() {
+		l, err := w.Acquire(wctx, "k")
+		got <- acquired{l, err}
+	}()
+	wclk.BlockUntil(ctx.Done(), 1) // w read A's record and waits d
+	wclk.Advance(d)                // A silent for d: w writes, after the hook
+	wclk.BlockUntil(ctx.Done(), 1) // w waits again
+	if !once.Load() || lb == nil {
+		t.Fatal("the waiter's write was never sent, or B did not get the key")
+	}
+	info, err := b.Holder(ctx, "k")
+	if err != nil || info.Owner != "b" || info.Token != lb.Token() || lb.Err() != nil {
+		t.Fatalf("Holder = %+v, %v, B's lease %v; want B holding, untouched by the waiter's takeover", info, err, lb.Err())
+	}
+	cancel()
+	if r := <-got; r.err == nil {
+		_ = r.l.Release(ctx)
+		t.Fatal("the waiter acquired")
+	}
+	_ = lb.Release(ctx)
+}
