@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -182,6 +183,7 @@ func checkLeaseFaults(hs []leaseHolding, final fencedResource) []string {
 }
 
 // TestFaultsLease: five clients, each over its own faulty DynamoDB transport,
+// while the lease record is deleted at random moments,
 // acquire one key (1 s leases, so that takeovers happen), write their token
 // into a resource with a guarded write (lease.Save, refused by the resource
 // unless the token is above the last one written), hold the lease for a
@@ -345,6 +347,34 @@ func TestFaultsLease(t *testing.T) {
 		}
 	}()
 
+	// A deleter removes the lease record at random moments through a clean
+	// client, as a user or TTL might — between a write and its resend,
+	// under a live holder, under the frozen one. Exclusivity and increasing
+	// tokens must hold across deletions (see "Deleting a record" in the
+	// lease package doc). Token records are never deleted.
+	var deletions int
+	delStop, delDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(delDone)
+		for {
+			select {
+			case <-delStop:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(300*time.Millisecond + rand.N(1200*time.Millisecond)):
+			}
+			out, err := clean.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+				TableName:    aws.String(table),
+				Key:          map[string]types.AttributeValue{"key": &types.AttributeValueMemberS{Value: "job"}},
+				ReturnValues: types.ReturnValueAllOld,
+			})
+			if err == nil && out.Attributes != nil {
+				deletions++
+			}
+		}
+	}()
+
 	var workers sync.WaitGroup
 	events := &slogCounter{}
 	for i := range clients {
@@ -395,6 +425,8 @@ func TestFaultsLease(t *testing.T) {
 		}()
 	}
 	workers.Wait()
+	close(delStop)
+	<-delDone
 	close(stop)
 	wg.Wait()
 	close(frozenErr)
@@ -442,6 +474,7 @@ func TestFaultsLease(t *testing.T) {
 	if frozen == 0 || refusedLost == 0 {
 		t.Errorf("%d frozen holdings, %d of them refused with ErrLost: the stale-holder case was not exercised", frozen, refusedLost)
 	}
+	t.Logf("%d lease records deleted at random moments", deletions)
 	t.Logf("%d Acquire calls (%d failed), %d holdings (%d frozen, %d of them refused with ErrLost), %d leases lost before release, "+
 		"%d failed releases, %d takeovers of silent leases, %d failed heartbeats; %d guarded-write attempts: %d acknowledged, %d more found applied after failing, %d accepted by the resource in all",
 		acquires, acquireErrs, len(record), frozen, refusedLost, lost, releaseErrs, events.count("taking over a silent lease"), events.count("heartbeat failed"),

@@ -45,7 +45,7 @@ func TestAcquireWaitsThroughThrottling(t *testing.T) {
 func TestAcquireAdoptsItsLandedWrite(t *testing.T) {
 	checkNoLeak(t)
 	table := leaseTable(t)
-	drop := dynamotest.NewDropper("PutItem")
+	drop := dynamotest.NewDropper("TransactWriteItems")
 	c := newClient(t, table, drop.Client(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }),
 		WithLeaseDuration(time.Hour), WithPollInterval(time.Millisecond))
 	drop.Arm(1)
@@ -55,10 +55,10 @@ func TestAcquireAdoptsItsLandedWrite(t *testing.T) {
 	defer cancel()
 	l, err := c.Acquire(ctx, "k")
 	if err != nil {
-		t.Fatalf("Acquire after a lost PutItem answer: %v", err)
+		t.Fatalf("Acquire after a lost TransactWriteItems answer: %v", err)
 	}
 	if drop.Dropped() != 1 || drop.Sent() != 1 {
-		t.Errorf("dropped %d of %d PutItem answers, want 1 of 1 (the write was not sent again)", drop.Dropped(), drop.Sent())
+		t.Errorf("dropped %d of %d TransactWriteItems answers, want 1 of 1 (the write was not sent again)", drop.Dropped(), drop.Sent())
 	}
 	info, err := c.Holder(t.Context(), "k")
 	if err != nil || info.Owner != c.Owner() || info.Token != l.Token() {

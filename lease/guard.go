@@ -10,14 +10,14 @@ import (
 
 // Guard returns a transaction member that holds only while this lease is
 // still ours: a ConditionCheck that the lease record names our owner and
-// token and is not released. Put it into a dynamo.Mapper.WriteTx with the
+// token and the attempt id of this acquisition, and is not released. Put it into a dynamo.Mapper.WriteTx with the
 // writes the lease protects — a holder paused or cut off past its lease then
 // cannot write, because a takeover changes the record's token. WriteTx,
 // Save and Delete do this for you.
 func (l *Lease) Guard() dynamo.TxOp {
 	return l.c.table.TxCheck(record{Key: l.key},
 		dynamo.WithSaveBehavior(dynamo.SaveClobber), // no version check: heartbeats change it
-		dynamo.If(ownedBy(l.c.o.owner, l.token)))
+		dynamo.If(ownedBy(l.c.o.owner, l.token, l.attempt)))
 }
 
 // WriteTx runs ops in one transaction together with the lease's Guard, on
@@ -25,7 +25,9 @@ func (l *Lease) Guard() dynamo.TxOp {
 // when the guard fails (someone else holds the lease now) the error wraps
 // ErrLost; other failures are the *dynamo.TxError of Mapper.WriteTx. The ops
 // may be in any tables reached through the same DynamoDB client. ctx bounds
-// the transaction.
+// the transaction. An error wrapping dynamo.ErrUnknownOutcome means the
+// transaction may have been applied (see Mapper.WriteTx): look before
+// writing again.
 func (l *Lease) WriteTx(ctx context.Context, ops []dynamo.TxOp, opts ...dynamo.TxOption) error {
 	if err := l.Err(); err != nil {
 		return fmt.Errorf("lease: guarded write refused: %w", err)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
 )
@@ -17,6 +19,7 @@ type Lease struct {
 	c        *Client
 	key      string
 	token    int64
+	attempt  string    // the record's attempt id: this acquisition's incarnation
 	acquired time.Time // on c.o.clock, before the acquiring write was sent
 
 	ctx    context.Context // cancelled with the reason when the lease ends
@@ -39,7 +42,7 @@ func newLease(c *Client, rec record, sentAt time.Time) *Lease {
 	deadline := sentAt.Add(c.o.duration)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	l := &Lease{
-		c: c, key: rec.Key, token: rec.Token, acquired: sentAt, ctx: ctx, cancel: cancel,
+		c: c, key: rec.Key, token: rec.Token, attempt: rec.Attempt, acquired: sentAt, ctx: ctx, cancel: cancel,
 		beatDone: make(chan struct{}), rec: rec, deadline: deadline,
 	}
 	l.beatCtx, l.stopBeat = context.WithCancel(ctx)
@@ -116,6 +119,13 @@ func (l *Lease) heartbeat() {
 			interval = l.c.o.heartbeat
 		case errors.Is(err, ErrLost):
 			l.end(err)
+			if errors.Is(err, errRecordDeleted) {
+				// Say so in the token record, now that the lease has ended,
+				// so that the next holder need not wait for us to give up.
+				ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+				l.releaseToken(ctx)
+				cancel()
+			}
 			return
 		default:
 			// Try again sooner; the watchdog ends the lease if this goes on.
@@ -135,7 +145,7 @@ func (l *Lease) extend() error {
 	l.mu.Unlock()
 	next.Expires = clk.Now().Add(l.c.o.ttl).Unix()
 	sentAt := clk.Now()
-	saved, err := l.c.table.Save(l.beatCtx, next, dynamo.If(ownedBy(l.c.o.owner, l.token)))
+	saved, err := l.c.table.Save(l.beatCtx, next, dynamo.If(ownedBy(l.c.o.owner, l.token, l.attempt)))
 	if err != nil {
 		if cur, ok := l.ownRecord(err); ok {
 			// An earlier heartbeat of ours was applied although its call
@@ -159,6 +169,10 @@ func (l *Lease) extend() error {
 	return nil
 }
 
+// errRecordDeleted is wrapped by the ErrLost of a lease whose record was
+// found deleted.
+var errRecordDeleted = errors.New("the record was deleted")
+
 // ownRecord reports whether a failed conditional write failed only because
 // the record holds a newer version written by this lease itself (a write
 // whose call failed after DynamoDB applied it), and returns that record.
@@ -168,10 +182,15 @@ func (l *Lease) ownRecord(err error) (record, bool) {
 		return record{}, false
 	}
 	cur, derr := l.c.table.Current(err)
-	if derr != nil || cur.Owner != l.c.o.owner || cur.Token != l.token || cur.Released {
+	if derr != nil || !l.mine(cur) || cur.Released {
 		return record{}, false
 	}
 	return cur, true
+}
+
+// mine reports whether r is this lease's incarnation of the record.
+func (l *Lease) mine(r record) bool {
+	return r.Owner == l.c.o.owner && r.Token == l.token && r.Attempt == l.attempt
 }
 
 // lostReason turns a failed conditional write into an ErrLost error that
@@ -184,7 +203,7 @@ func (l *Lease) lostReason(err error) error {
 	cur, derr := l.c.table.Current(err)
 	switch {
 	case errors.Is(derr, dynamo.ErrNotFound):
-		return fmt.Errorf("%w: %q (token %d): the record was deleted", ErrLost, l.key, l.token)
+		return fmt.Errorf("%w: %q (token %d): %w", ErrLost, l.key, l.token, errRecordDeleted)
 	case derr != nil:
 		return fmt.Errorf("%w: %q (token %d): %w", ErrLost, l.key, l.token, err)
 	case cur.Released:
@@ -196,10 +215,15 @@ func (l *Lease) lostReason(err error) error {
 
 // Release gives the lease up: Done is closed first, then the record is
 // marked released (never deleted, so tokens keep growing) and the next
-// waiter takes it at once. Release is idempotent: it returns nil for a lease
-// already released, or lost to another holder. An error means the record
-// could not be written; the lease has ended all the same, and others take it
-// over after its duration × skew rate. ctx bounds the write.
+// waiter takes it at once; the key's token record is marked released too,
+// so that if the record is deleted later, the next holder need not wait.
+// Release is idempotent: it returns nil for a lease already released, or
+// lost to another holder, or whose record was deleted. An error means the
+// record could not be written; the lease has ended all the same, and others
+// take it over after its duration × skew rate. When a write may have been
+// applied without an answer, Release reads the record to tell; if it cannot,
+// the error wraps dynamo.ErrUnknownOutcome (the record may or may not say
+// released). ctx bounds the writes.
 func (l *Lease) Release(ctx context.Context) error {
 	l.stopBeat()
 	<-l.beatDone
@@ -219,26 +243,76 @@ func (l *Lease) Release(ctx context.Context) error {
 	// Even a lease that ran out is marked released if the record is still
 	// ours, so that waiters need not wait it out.
 	var err error
+	done := false // the record is released, or not ours
 	for range 3 {
 		next.Released = true
 		next.Expires = l.c.o.clock.Now().Add(l.c.o.ttl).Unix()
-		_, err = l.c.table.Save(ctx, next, dynamo.If(ownedBy(l.c.o.owner, l.token)))
-		cur, own := l.ownRecord(err)
-		if !own {
+		_, err = l.c.table.Save(ctx, next, dynamo.If(ownedBy(l.c.o.owner, l.token, l.attempt)))
+		if err == nil {
+			done = true
 			break
 		}
-		next = cur // a heartbeat cut short by Release was applied: release that version
+		cur, known := l.whose(ctx, err)
+		if !known {
+			break
+		}
+		if !l.mine(cur) || cur.Released {
+			// Taken over, deleted, or our own release landed unanswered.
+			done, err = true, nil
+			break
+		}
+		next = cur // a heartbeat (or release) cut short was applied: release that version
 	}
-	var ce *dynamo.ConditionError
-	switch {
-	case err == nil:
-		l.c.log.Info("released", "key", l.key, "token", l.token)
-	case errors.As(err, &ce):
-		// Taken over (or released) already: nothing of ours to release.
-	default:
+	if !done {
+		if maybeApplied(err) {
+			return fmt.Errorf("lease: release %q (token %d): %w (%w: the record may or may not be marked released)", l.key, l.token, err, dynamo.ErrUnknownOutcome)
+		}
 		return fmt.Errorf("lease: release %q (token %d): %w", l.key, l.token, err)
 	}
+	l.c.log.Info("released", "key", l.key, "token", l.token)
+	l.releaseToken(ctx)
 	l.released = true
 	l.c.forget(l)
 	return nil
+}
+
+// whose tells, after a failed write of the record, what the record holds
+// now: from the item a failed condition carries, or by reading it again
+// when the write may have been applied. A missing record is the zero
+// record. known is false when that cannot be told, or the write failed
+// for good (then nothing was written).
+func (l *Lease) whose(ctx context.Context, err error) (cur record, known bool) {
+	var ce *dynamo.ConditionError
+	if errors.As(err, &ce) {
+		cur, derr := l.c.table.Current(err)
+		if derr != nil && !errors.Is(derr, dynamo.ErrNotFound) {
+			return record{}, false
+		}
+		return cur, true
+	}
+	if !maybeApplied(err) {
+		return record{}, false
+	}
+	cur, rerr := l.c.table.Load(ctx, record{Key: l.key}, dynamo.ConsistentRead())
+	if rerr != nil && !errors.Is(rerr, dynamo.ErrNotFound) {
+		return record{}, false
+	}
+	return cur, true
+}
+
+// releaseToken marks the key's token record released, if it still names
+// this acquisition. It is best effort: when it fails, a later holder that
+// finds the record deleted waits this lease's duration × skew rate, as for
+// a holder that died.
+func (l *Lease) releaseToken(ctx context.Context) {
+	l.mu.Lock()
+	ms := l.rec.DurationMS
+	l.mu.Unlock()
+	t := tokenRecord{Key: tokenKey(l.key), Token: l.token, Owner: l.c.o.owner, Attempt: l.attempt, DurationMS: ms, Released: true}
+	_, err := l.c.tokens.Save(ctx, t, dynamo.WithSaveBehavior(dynamo.SavePut), dynamo.If(expression.And(
+		expression.Name("token").Equal(expression.Value(l.token)),
+		expression.Name("attempt").Equal(expression.Value(l.attempt)))))
+	if err != nil && !errors.Is(err, dynamo.ErrConditionFailed) {
+		l.c.log.Warn("marking the token record released failed", "key", l.key, "token", l.token, "err", err)
+	}
 }

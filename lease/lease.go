@@ -7,12 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/smithy-go"
 
 	"github.com/ddbkit/dynamo"
 )
@@ -39,17 +44,47 @@ type record struct {
 	DurationMS int64  `dynamo:"duration_ms"`
 	Data       []byte `dynamo:"data,omitempty"`
 	Expires    int64  `dynamo:"expires,ttl"` // epoch seconds; for TTL clean-up only
-	// Attempt is random per acquisition: it lets a client whose write got
-	// no clear answer recognise the record as its own.
+	// Attempt is random per acquisition and kept by the holder's later
+	// writes: it lets a client whose write got no clear answer recognise
+	// the record as its own, and with Version it identifies the record's
+	// incarnation — a record deleted and created again starts again at
+	// version 1, but never with the same attempt id.
 	Attempt string `dynamo:"attempt,omitempty"`
 	Version int64  `dynamo:"version,version"`
 }
 
+// tokenRecord is a key's token record: an item of the lease table under
+// tokenKey(key), written with every acquisition of the key, never deleted by
+// this package and without a TTL attribute. Its Token is the highest token
+// issued for the key, so that a record deleted (by a user, by TTL) does not
+// take the memory of its tokens with it; the rest tells whether the last
+// holder released, for a record found missing.
+type tokenRecord struct {
+	Key        string `dynamo:"key,hash"`
+	Token      int64  `dynamo:"token"`       // the highest token issued for the key
+	Owner      string `dynamo:"owner"`       // who it was issued to
+	Attempt    string `dynamo:"attempt"`     // the acquisition that issued it
+	DurationMS int64  `dynamo:"duration_ms"` // that holder's lease duration
+	Released   bool   `dynamo:"released"`    // that holder released the lease
+}
+
+// tokenPrefix starts the keys of token records. Lease keys may not start
+// with a NUL byte, so the two never meet.
+const tokenPrefix = "\x00token:"
+
+// maxKeyBytes is the longest lease key: DynamoDB's 2048 bytes for a
+// partition key, less the token record's prefix.
+const maxKeyBytes = 2048 - len(tokenPrefix)
+
+// tokenKey is the key of key's token record.
+func tokenKey(key string) string { return tokenPrefix + key }
+
 // Client acquires leases in one table. It is safe for concurrent use.
 type Client struct {
-	table *dynamo.Table[record]
-	o     options
-	log   *slog.Logger
+	table  *dynamo.Table[record]
+	tokens *dynamo.Table[tokenRecord] // the same table
+	o      options
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	leases map[*Lease]struct{} // held leases; guarded by mu
@@ -67,7 +102,11 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{table: t, o: o, log: o.logger.With("table", table, "owner", o.owner), leases: map[*Lease]struct{}{}}, nil
+	tok, err := dynamo.NewTable[tokenRecord](m, table)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{table: t, tokens: tok, o: o, log: o.logger.With("table", table, "owner", o.owner), leases: map[*Lease]struct{}{}}, nil
 }
 
 // Owner returns the name this client writes into the records it holds.
@@ -91,8 +130,8 @@ type Info struct {
 
 // Holder reads the record of key (strongly consistent). Whether a holder
 // that has not released is still alive cannot be told from one read; an
-// error wrapping dynamo.ErrNotFound means the key was never leased. ctx
-// bounds the read.
+// error wrapping dynamo.ErrNotFound means the key has no record: never
+// leased, or its record was deleted. ctx bounds the read.
 func (c *Client) Holder(ctx context.Context, key string) (Info, error) {
 	if err := checkKey(key); err != nil {
 		return Info{}, err
@@ -106,12 +145,19 @@ func (c *Client) Holder(ctx context.Context, key string) (Info, error) {
 
 func (r record) info() Info {
 	return Info{Key: r.Key, Owner: r.Owner, Token: r.Token, Released: r.Released,
-		Duration: time.Duration(r.DurationMS) * time.Millisecond, Data: r.Data}
+		Duration: msDuration(r.DurationMS), Data: r.Data}
 }
 
 func checkKey(key string) error {
-	if key == "" {
+	switch {
+	case key == "":
 		return fmt.Errorf("lease: empty key: name the resource the lease guards")
+	case !utf8.ValidString(key):
+		return fmt.Errorf("lease: key %q is not valid UTF-8: DynamoDB would store another key", key)
+	case strings.HasPrefix(key, "\x00"):
+		return fmt.Errorf("lease: key %q starts with a NUL byte, which the package reserves for its token records: use another key", key)
+	case len(key) > maxKeyBytes:
+		return fmt.Errorf("lease: key of %d bytes: use at most %d (DynamoDB's 2048 less the token record's prefix)", len(key), maxKeyBytes)
 	}
 	return nil
 }
@@ -119,25 +165,102 @@ func checkKey(key string) error {
 // Acquire waits until it holds the lease on key, or ctx is done. A released
 // or never-used key is taken at once; a key whose holder stopped
 // heartbeating is taken over once its record has not changed for the
-// holder's lease duration × the clock-skew rate on this client's clock. ctx
-// bounds the waiting, not the lease.
+// holder's lease duration × the clock-skew rate on this client's clock. A
+// key whose record was deleted while it may have been held is treated like
+// a silent holder: Acquire waits that holder's duration × skew rate from
+// when it first found the record missing (see "Deleting a record" in the
+// package doc). ctx bounds the waiting, not the lease.
 //
 // Failures that may pass — throttling, 5xx answers, connections that failed,
 // once the SDK's own retries are spent — are waited through: Acquire reads
 // the record again a poll interval later. A write of the record whose
-// answer was lost is recognised by a random attempt id in the record, so a
-// lease that was taken is not left without a holder. Other errors (no
+// outcome is unknown (its answer was lost, dynamo.ErrUnknownOutcome, or a
+// failure after an attempt that may have been applied) is settled by
+// reading the record: the random attempt id it carries tells whether it is
+// ours, so a lease that was taken is not left without a holder. If ctx ends
+// before that could be told, Acquire reads the record once more (for a few
+// seconds, beyond ctx) and marks a record it finds to be its own released;
+// when even that fails, the error wraps dynamo.ErrUnknownOutcome as well as
+// ctx's error: the record may name this client, with no heartbeat behind it,
+// and others take it over after its duration × skew rate. Other errors (no
 // table, access denied, ...) are returned.
 func (c *Client) Acquire(ctx context.Context, key string) (*Lease, error) {
 	return c.acquire(ctx, key, true)
 }
 
 // TryAcquire takes the lease on key if nobody holds it: when the record is
-// missing or released. Otherwise it returns an error wrapping ErrHeld at
-// once, naming the holder — even if that holder has died, which only waiting
-// can tell (use Acquire with a deadline for that). ctx bounds the requests.
+// released, or missing and not deleted while held. Otherwise it returns an
+// error wrapping ErrHeld at once, naming the holder — even if that holder
+// has died, which only waiting can tell (use Acquire with a deadline for
+// that). When its write got no clear answer, TryAcquire reads the record
+// again at once: if the write landed it returns the lease; if that cannot be
+// told, the error wraps dynamo.ErrUnknownOutcome (see Acquire for what that
+// means). ctx bounds the requests.
 func (c *Client) TryAcquire(ctx context.Context, key string) (*Lease, error) {
 	return c.acquire(ctx, key, false)
+}
+
+// view is what acquire reads of a key: its record, and when the record is
+// missing, the key's token record.
+type view struct {
+	rec *record      // nil: no record
+	tok *tokenRecord // read only when rec is nil; nil: none either
+}
+
+// incarnation identifies the state a waiter watches. It changes with every
+// write of the record (its version), with every acquisition (the attempt id
+// the taker writes) and so with every re-creation of a deleted record, even
+// when its version starts again at 1. For a missing record it is the token
+// record's last acquisition.
+func (v view) incarnation() string {
+	switch {
+	case v.rec != nil:
+		return "record " + v.rec.Attempt + " v" + strconv.FormatInt(v.rec.Version, 10)
+	case v.tok != nil:
+		return "deleted " + v.tok.Attempt + " token " + strconv.FormatInt(v.tok.Token, 10)
+	}
+	return ""
+}
+
+// holder returns the holder the view shows (for messages) and its lease
+// duration in milliseconds.
+func (v view) holder() (owner string, token, durationMS int64) {
+	switch {
+	case v.rec != nil:
+		return v.rec.Owner, v.rec.Token, v.rec.DurationMS
+	case v.tok != nil:
+		return v.tok.Owner, v.tok.Token, v.tok.DurationMS
+	}
+	return "nobody", 0, 0
+}
+
+func (v view) heldError(key string) error {
+	owner, token, _ := v.holder()
+	if v.rec != nil {
+		return fmt.Errorf("%w: %q by %s (token %d)", ErrHeld, key, owner, token)
+	}
+	return fmt.Errorf("%w: %q: its record was deleted while %s held it (token %d), who may not have noticed yet; Acquire waits until that holder must have given up",
+		ErrHeld, key, owner, token)
+}
+
+// read reads the record of key, and the token record when the record is
+// missing (both strongly consistent).
+func (c *Client) read(ctx context.Context, key string) (view, error) {
+	r, err := c.table.Load(ctx, record{Key: key}, dynamo.ConsistentRead())
+	if err == nil {
+		return view{rec: &r}, nil
+	}
+	if !errors.Is(err, dynamo.ErrNotFound) {
+		return view{}, err
+	}
+	t, err := c.tokens.Load(ctx, tokenRecord{Key: tokenKey(key)}, dynamo.ConsistentRead())
+	switch {
+	case err == nil:
+		return view{tok: &t}, nil
+	case errors.Is(err, dynamo.ErrNotFound):
+		return view{}, nil
+	}
+	return view{}, err
 }
 
 func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, error) {
@@ -145,86 +268,131 @@ func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, er
 		return nil, err
 	}
 	clk := c.o.clock
-	var seen *record     // the holder's record as last read
-	var seenAt time.Time // when seen's version was first read, on clk
+	var seen string      // the incarnation being waited on
+	var seenAt time.Time // when seen was first read, on clk
 	var pending *attempt // our last write, if its outcome is unknown
+	var mine string      // the attempt id of a write of ours that landed but never became a lease
+	var floor int64      // the least token to issue, after a token record was found ahead
+	takes := 0
 	for {
 		if err := c.checkOpen(); err != nil {
-			return nil, err
+			return nil, c.unsettled(ctx, key, pending, err)
 		}
-		cur, err := c.table.Load(ctx, record{Key: key}, dynamo.ConsistentRead())
+		v, err := c.read(ctx, key)
 		readAt := clk.Now()
-		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+		if err != nil {
 			if !wait || !transient(err) {
-				return nil, fmt.Errorf("lease: acquire %q: %w", key, err)
+				return nil, c.unsettled(ctx, key, pending, fmt.Errorf("lease: acquire %q: %w", key, err))
 			}
 			// Acquire waits through failures that may pass (throttling,
 			// 5xx, no answer): the SDK has already retried them.
 			c.log.Warn("reading the lease record failed; reading it again", "key", key, "err", err)
 			if err := c.pause(ctx, key, c.o.poll); err != nil {
-				return nil, err
+				return nil, c.unsettled(ctx, key, pending, err)
 			}
 			continue
 		}
-		if p := pending; p != nil && err == nil {
+		if p := pending; p != nil {
 			pending = nil
-			// Our write landed although we could not tell: the record is
-			// ours if nobody has written it since, and young enough that
-			// its deadline, counted from before the write, is ahead.
-			if cur.Attempt == p.id && cur.Owner == c.o.owner && !cur.Released && clk.Now().Sub(p.sentAt) < c.o.duration/2 {
-				c.log.Info("our write of the record landed although its answer was lost", "key", key, "token", cur.Token)
-				return c.start(ctx, cur, p.sentAt)
+			if r := v.rec; r != nil && r.Attempt == p.id && r.Owner == c.o.owner && !r.Released {
+				// Our write landed although we could not tell: the record is
+				// ours, young enough that its deadline, counted from before
+				// the write, is ahead — else nobody holds it (we never ran
+				// it), and it is taken over at once below.
+				if clk.Now().Sub(p.sentAt) < c.o.duration/2 {
+					c.log.Info("our write of the record landed although its answer was lost", "key", key, "token", r.Token)
+					return c.start(ctx, *r, p.sentAt)
+				}
 			}
+			mine = p.id
 		}
-		var from *record
+		take := false
 		switch {
-		case errors.Is(err, dynamo.ErrNotFound):
-		case cur.Released:
-			from = &cur
+		case v.rec == nil && (v.tok == nil || v.tok.Released || v.tok.Attempt == mine):
+			// Never used, released before its record was deleted, or last
+			// taken by a write of ours that never became a lease.
+			take = true
+		case v.rec != nil && (v.rec.Released || v.rec.Attempt == mine):
+			take = true
 		case !wait:
-			return nil, fmt.Errorf("%w: %q by %s (token %d)", ErrHeld, key, cur.Owner, cur.Token)
-		case seen == nil || seen.Version != cur.Version:
-			seen, seenAt = &cur, readAt
-		case clk.Now().Sub(seenAt) >= c.patience(cur):
-			c.log.Info("taking over a silent lease", "key", key, "holder", cur.Owner, "token", cur.Token, "silent_for", clk.Now().Sub(seenAt))
-			from = &cur
+			return nil, v.heldError(key)
+		case v.incarnation() != seen:
+			seen, seenAt = v.incarnation(), readAt
+		case clk.Now().Sub(seenAt) >= c.patience(v):
+			owner, token, _ := v.holder()
+			c.log.Info("taking over a silent lease", "key", key, "holder", owner, "token", token, "silent_for", clk.Now().Sub(seenAt), "record_deleted", v.rec == nil)
+			take = true
 		}
-		if from != nil || errors.Is(err, dynamo.ErrNotFound) {
-			l, p, err := c.take(ctx, key, from)
+		if take {
+			takes++
+			l, p, least, err := c.take(ctx, key, v, floor)
+			floor = max(floor, least)
+			seen = ""
 			switch {
 			case l != nil:
 				return l, nil
-			case p != nil && errors.Is(err, dynamo.ErrVersionConflict):
-				// ErrUnknownOutcome: read the record to see whose it is.
-				pending = p
-			case p != nil && wait:
+			case p != nil:
 				// No clear answer: the record tells, once it can be read.
 				pending = p
+				if !wait {
+					if takes >= 3 {
+						return nil, c.unsettled(ctx, key, pending, err)
+					}
+					continue // read it again at once
+				}
 				c.log.Warn("writing the lease record failed; reading it again", "key", key, "err", err)
 				if err := c.pause(ctx, key, c.o.poll); err != nil {
-					return nil, err
+					return nil, c.unsettled(ctx, key, pending, err)
 				}
-			case errors.Is(err, dynamo.ErrVersionConflict):
+			case errors.Is(err, errRace):
 				// Someone else wrote it first: read it again.
 			default:
 				return nil, err
 			}
-			seen = nil
 			continue
 		}
-		wait := c.o.poll
-		if seen != nil {
-			// Wake up at the takeover moment if it comes before the next poll.
-			wait = min(wait, max(c.patience(*seen)-clk.Now().Sub(seenAt), 0))
-		}
+		wait := min(c.o.poll, max(c.patience(v)-clk.Now().Sub(seenAt), 0)) // wake up at the takeover moment if it comes first
 		t := clk.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("lease: acquire %q (held by %s, token %d): %w", key, cur.Owner, cur.Token, context.Cause(ctx))
+			owner, token, _ := v.holder()
+			return nil, fmt.Errorf("lease: acquire %q (held by %s, token %d): %w", key, owner, token, context.Cause(ctx))
 		case <-t.C():
 		}
 	}
+}
+
+// settleTimeout bounds the read (and release) by which acquire settles a
+// write of unknown outcome after its ctx ended.
+const settleTimeout = 5 * time.Second
+
+// unsettled returns err, the reason acquire stops, after making sure no
+// write of ours (p, when not nil) is left as a lease nobody runs: it reads
+// the record — beyond ctx, for settleTimeout — and marks it released if p
+// landed. When that cannot be done, the error also wraps
+// dynamo.ErrUnknownOutcome.
+func (c *Client) unsettled(ctx context.Context, key string, p *attempt, err error) error {
+	if p == nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	v, rerr := c.read(sctx, key)
+	if rerr == nil {
+		r := v.rec
+		if r == nil || r.Attempt != p.id || r.Released {
+			return err // our write never landed, or is gone: nothing is held
+		}
+		next := *r
+		next.Released = true
+		if _, rerr = c.table.Save(sctx, next, dynamo.If(ownedBy(r.Owner, r.Token, r.Attempt))); rerr == nil {
+			c.log.Info("released a record our unanswered write had taken", "key", key, "token", r.Token)
+			return err
+		}
+	}
+	return fmt.Errorf("%w (%w: the record of %q may name this client as its holder, with no heartbeat behind it; others take it over after its duration × skew rate: %v)",
+		err, dynamo.ErrUnknownOutcome, key, rerr)
 }
 
 // pause waits d on the client's clock, or until ctx is done.
@@ -255,14 +423,53 @@ func transient(err error) bool {
 	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
 }
 
-// patience is how long a waiter watches an unchanged record before taking
-// it over: the holder's duration × the skew rate.
-func (c *Client) patience(r record) time.Duration {
-	d := time.Duration(r.DurationMS) * time.Millisecond
-	if d <= 0 {
-		d = c.o.duration
+// maybeApplied reports whether a failed write may have been applied all the
+// same: anything but a refusal before sending (ErrInvalidInput) or a
+// client error DynamoDB answered that no retry changes (validation, access
+// denied, no table). Throttling and ctx ending count as maybe: an earlier
+// attempt's answer may have been lost.
+func maybeApplied(err error) bool {
+	if errors.Is(err, dynamo.ErrUnknownOutcome) {
+		return true
 	}
-	return time.Duration(float64(d) * c.o.skew)
+	if errors.Is(err, dynamo.ErrInvalidInput) {
+		return false
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorFault() == smithy.FaultClient && !transient(err) {
+		return false
+	}
+	return true
+}
+
+// patience is how long a waiter watches an unchanged record (or a missing
+// one, deleted while held) before taking it over: the holder's duration ×
+// the skew rate, never negative; a duration too large to wait out saturates.
+func (c *Client) patience(v view) time.Duration {
+	_, _, ms := v.holder()
+	d := c.o.duration
+	if ms > 0 {
+		d = msDuration(ms)
+	}
+	p := float64(d) * c.o.skew
+	if p >= float64(math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return time.Duration(p)
+}
+
+// msDuration converts milliseconds to a Duration, saturating.
+func msDuration(ms int64) time.Duration {
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// durationMS is d in whole milliseconds, rounded up: a stored duration is
+// never shorter than the holder's.
+func durationMS(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 func (c *Client) checkOpen() error {
@@ -274,44 +481,82 @@ func (c *Client) checkOpen() error {
 	return nil
 }
 
-// take writes a record naming this client as holder, conditioned on the
-// version of cur (on the record's absence when cur is nil). When the
-// outcome of the write is unknown — ErrUnknownOutcome, or a failure that
-// may pass (transient) — it also returns the attempt, by which acquire
-// can recognise the record as its own.
-func (c *Client) take(ctx context.Context, key string, cur *record) (*Lease, *attempt, error) {
+// errRace is take's error when a condition failed: someone else wrote the
+// record or the token record first. Nothing was written.
+var errRace = errors.New("lease: the record changed before the write")
+
+// take writes a record naming this client as holder, and the key's token
+// record, in one transaction. The record is written on condition that it
+// is still the incarnation v shows (its version and attempt id), or still
+// missing; the token record on condition that its token is below the new
+// one (for a missing record: that it is still the one v shows), so that
+// every token issued for the key is above every earlier one, whatever
+// happened to the record.
+//
+// When a condition failed, nothing was written: the error is errRace, and
+// least is the least token worth trying next when the token record was
+// ahead. When the outcome of the write is unknown (see maybeApplied), take
+// also returns the attempt, by which acquire can recognise the record as its
+// own.
+func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *Lease, p *attempt, least int64, err error) {
 	clk := c.o.clock
 	next := record{
 		Key:        key,
 		Owner:      c.o.owner,
-		DurationMS: c.o.duration.Milliseconds(),
+		DurationMS: durationMS(c.o.duration),
 		Data:       c.o.data,
 		Expires:    clk.Now().Add(c.o.ttl).Unix(),
 		Attempt:    randomHex(8),
 	}
-	if cur == nil {
-		// The first token of a record is the time in milliseconds: above
-		// any token of a record of this key deleted (by TTL) days ago.
-		next.Token = max(1, clk.Now().UnixMilli())
+	recOpts := []dynamo.WriteOption{dynamo.WithSaveBehavior(dynamo.SavePut)}
+	tokenIs := expression.Name("token")
+	var tokCond expression.ConditionBuilder
+	if cur := v.rec; cur != nil {
+		next.Token = max(cur.Token+1, floor)
+		next.Version = cur.Version // the mapper's version check
+		recOpts = append(recOpts, dynamo.If(attemptIs(cur.Attempt)))
+		tokCond = expression.Or(expression.AttributeNotExists(tokenIs), tokenIs.LessThan(expression.Value(next.Token)))
 	} else {
-		next.Token = cur.Token + 1
-		next.Version = cur.Version
+		// The time in milliseconds is only a floor for tables whose token
+		// records are gone: the token record is what keeps tokens growing.
+		next.Token = max(1, clk.Now().UnixMilli(), floor)
+		if t := v.tok; t != nil {
+			next.Token = max(next.Token, t.Token+1)
+			tokCond = tokenIs.Equal(expression.Value(t.Token))
+		} else {
+			tokCond = expression.AttributeNotExists(tokenIs)
+		}
 	}
+	tok := tokenRecord{Key: tokenKey(key), Token: next.Token, Owner: next.Owner, Attempt: next.Attempt, DurationMS: next.DurationMS}
+	recOp := c.table.TxSave(next, recOpts...)
+	tokOp := c.tokens.TxSave(tok, dynamo.WithSaveBehavior(dynamo.SavePut), dynamo.If(tokCond))
 	sentAt := clk.Now()
-	saved, err := c.table.Save(ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut))
-	if err != nil {
-		var p *attempt
-		if errors.Is(err, dynamo.ErrUnknownOutcome) || transient(err) {
-			p = &attempt{id: next.Attempt, sentAt: sentAt}
-		}
-		if errors.Is(err, dynamo.ErrVersionConflict) {
-			return nil, p, err
-		}
-		return nil, p, fmt.Errorf("lease: acquire %q: %w", key, err)
+	err = c.table.Mapper().WriteTx(ctx, []dynamo.TxOp{recOp, tokOp})
+	if err == nil {
+		l, err := c.start(ctx, recOp.Saved(), sentAt)
+		return l, nil, 0, err
 	}
-	l, err := c.start(ctx, saved, sentAt)
-	return l, nil, err
+	var te *dynamo.TxError
+	if errors.As(err, &te) {
+		rf, tf := te.Failure(0), te.Failure(1)
+		if tf != nil && tf.Code == txConditionFailed {
+			if t, derr := c.tokens.Current(tf.Err); derr == nil {
+				least = t.Token + 1
+			}
+		}
+		if (rf != nil && rf.Code == txConditionFailed) || (tf != nil && tf.Code == txConditionFailed) {
+			return nil, nil, least, errRace
+		}
+	}
+	err = fmt.Errorf("lease: acquire %q: %w", key, err)
+	if maybeApplied(err) {
+		return nil, &attempt{id: next.Attempt, sentAt: sentAt}, 0, err
+	}
+	return nil, nil, 0, err
 }
+
+// txConditionFailed is DynamoDB's cancellation reason for a failed condition.
+const txConditionFailed = "ConditionalCheckFailed"
 
 // start makes a Lease of the record rec this client wrote, sent at sentAt,
 // and starts its heartbeat.
@@ -363,13 +608,24 @@ func (c *Client) forget(l *Lease) {
 	c.mu.Unlock()
 }
 
-// ownedBy is the condition that the record is still ours: the owner and
-// token we wrote, not released. Versions are not part of it, since every
-// heartbeat changes the version.
-func ownedBy(owner string, token int64) expression.ConditionBuilder {
+// ownedBy is the condition that the record is still ours: the owner,
+// token and attempt id we wrote, not released. Versions are not part of it,
+// since every heartbeat changes the version; the attempt id makes it false
+// for any other incarnation of the record.
+func ownedBy(owner string, token int64, attempt string) expression.ConditionBuilder {
 	return expression.And(
 		expression.Name("owner").Equal(expression.Value(owner)),
 		expression.Name("token").Equal(expression.Value(token)),
 		expression.Name("released").Equal(expression.Value(false)),
+		attemptIs(attempt),
 	)
+}
+
+// attemptIs is the condition that the record carries attempt id a (none,
+// for records written before attempt ids).
+func attemptIs(a string) expression.ConditionBuilder {
+	if a == "" {
+		return expression.AttributeNotExists(expression.Name("attempt"))
+	}
+	return expression.Name("attempt").Equal(expression.Value(a))
 }

@@ -14,6 +14,16 @@ const (
 	DefaultLeaseDuration = 20 * time.Second
 	DefaultClockSkewRate = 1.25
 	DefaultTTL           = 7 * 24 * time.Hour
+
+	// MaxLeaseDuration is the longest lease duration New accepts. With the
+	// largest skew rate (MaxClockSkewRate) a waiter's wait stays far inside
+	// time.Duration's range.
+	MaxLeaseDuration = 24 * time.Hour
+	// MaxClockSkewRate is the largest skew rate New accepts.
+	MaxClockSkewRate = 100
+	// MaxWait bounds a waiter's wait on a silent holder, lease duration ×
+	// skew rate: New refuses options whose product exceeds it.
+	MaxWait = 7 * 24 * time.Hour
 )
 
 // Option configures a Client.
@@ -32,8 +42,10 @@ type options struct {
 }
 
 // WithLeaseDuration sets how long a lease lasts without a heartbeat
-// (default DefaultLeaseDuration, 20 s). It is stored with each record, so
-// waiters use the holder's duration, not their own.
+// (default DefaultLeaseDuration, 20 s; from 1 ms to MaxLeaseDuration, and
+// times the skew rate at most MaxWait). It is stored with each record in
+// whole milliseconds, rounded up, so waiters use the holder's duration (never
+// a shorter one), not their own.
 func WithLeaseDuration(d time.Duration) Option { return func(o *options) { o.duration = d } }
 
 // WithHeartbeatInterval sets how often a holder extends its leases (default
@@ -45,7 +57,8 @@ func WithHeartbeatInterval(d time.Duration) Option { return func(o *options) { o
 func WithPollInterval(d time.Duration) Option { return func(o *options) { o.poll = d } }
 
 // WithClockSkewRate sets how much faster the fastest clock may tick than the
-// slowest (default DefaultClockSkewRate, 1.25; at least 1). A waiter takes a
+// slowest (default DefaultClockSkewRate, 1.25; from 1 to MaxClockSkewRate,
+// and times the lease duration at most MaxWait). A waiter takes a
 // silent lease over after duration × rate on its own clock.
 func WithClockSkewRate(r float64) Option { return func(o *options) { o.skew = r } }
 
@@ -77,26 +90,31 @@ func buildOptions(opts []Option) (options, error) {
 	for _, fn := range opts {
 		fn(&o)
 	}
-	if o.duration <= 0 {
-		return o, fmt.Errorf("lease: lease duration %v: use a positive duration", o.duration)
+	if o.duration < time.Millisecond || o.duration > MaxLeaseDuration {
+		return o, fmt.Errorf("lease: WithLeaseDuration(%v): use a positive duration from 1ms to %v (lease.MaxLeaseDuration)", o.duration, MaxLeaseDuration)
 	}
 	if o.heartbeat == 0 {
 		o.heartbeat = o.duration / 4
 	}
 	if o.heartbeat <= 0 || o.heartbeat >= o.duration {
-		return o, fmt.Errorf("lease: heartbeat interval %v must be positive and shorter than the lease duration %v", o.heartbeat, o.duration)
+		return o, fmt.Errorf("lease: WithHeartbeatInterval(%v): use a positive interval shorter than the lease duration %v", o.heartbeat, o.duration)
 	}
 	if o.poll == 0 {
 		o.poll = min(time.Second, o.duration/10)
 	}
 	if o.poll <= 0 {
-		return o, fmt.Errorf("lease: poll interval %v: use a positive duration", o.poll)
+		return o, fmt.Errorf("lease: WithPollInterval(%v): use a positive duration", o.poll)
 	}
-	if !(o.skew >= 1) || o.skew > 100 {
-		return o, fmt.Errorf("lease: clock skew rate %v: use a rate from 1 to 100, e.g. 1.25", o.skew)
+	if !(o.skew >= 1) || o.skew > MaxClockSkewRate {
+		return o, fmt.Errorf("lease: WithClockSkewRate(%v): use a rate from 1 to %d, e.g. 1.25", o.skew, MaxClockSkewRate)
+	}
+	// Compared in float64, so that the product cannot wrap around.
+	if float64(o.duration)*o.skew > float64(MaxWait) {
+		return o, fmt.Errorf("lease: WithLeaseDuration(%v) × WithClockSkewRate(%v) is a wait of %.0fh on a silent holder, over lease.MaxWait (%v): use a shorter lease or a lower rate",
+			o.duration, o.skew, float64(o.duration)*o.skew/float64(time.Hour), MaxWait)
 	}
 	if float64(o.ttl) < 10*o.skew*float64(o.duration) || o.ttl < time.Hour {
-		return o, fmt.Errorf("lease: TTL %v: use at least an hour and ten lease durations × skew rate", o.ttl)
+		return o, fmt.Errorf("lease: WithTTL(%v): use at least an hour and ten lease durations × skew rate", o.ttl)
 	}
 	if o.clock == nil {
 		o.clock = clock.Real()
