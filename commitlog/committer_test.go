@@ -173,10 +173,10 @@ func TestOptions(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
-		if _, err := NewCommitter(dynamo.NewMapper(nil), "t", NewMemStore(), tc.opts...); err == nil {
+		if _, err := NewCommitter(dynamo.NewMapper(noClient{}), "t", NewMemStore(), tc.opts...); err == nil {
 			t.Errorf("NewCommitter accepted %q", tc.want)
 		}
-		if _, err := OpenLog(dynamo.NewMapper(nil), "t", NewMemStore(), "log", tc.opts...); err == nil {
+		if _, err := OpenLog(dynamo.NewMapper(noClient{}), "t", NewMemStore(), "log", tc.opts...); err == nil {
 			t.Errorf("OpenLog accepted %q", tc.want)
 		}
 	}
@@ -187,7 +187,7 @@ func TestOptions(t *testing.T) {
 	if _, err := NewCommitter(nil, "t", NewMemStore()); err == nil {
 		t.Error("NewCommitter accepted a nil mapper")
 	}
-	if _, err := NewCommitter(dynamo.NewMapper(nil), "t", nil); err == nil {
+	if _, err := NewCommitter(dynamo.NewMapper(noClient{}), "t", nil); err == nil {
 		t.Error("NewCommitter accepted a nil store")
 	}
 }

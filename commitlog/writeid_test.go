@@ -122,7 +122,7 @@ func TestOpenLogChecksNamesWithTheStoresRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := dynamo.NewMapper(nil) // no request may be sent
+	m := dynamo.NewMapper(noClient{}) // no request may be sent
 	for _, name := range []string{"../up", "a//b", "./x", "a/./b", "a/..", ".commitlog-x", `a\b`} {
 		_, err := OpenLog(m, "t", dir, name)
 		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), strconv.Quote(name)) || !strings.Contains(err.Error(), "e.g.") {
