@@ -38,7 +38,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 	if err != nil {
 		return err
 	}
-	uc, err := compileConds(wo.conds)
+	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
@@ -67,5 +67,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 	if ccf.Item == nil && held > 0 && uc == nil && att.maybeApplied() {
 		return nil // our delete was applied; its retry found nothing
 	}
-	return t.p.conditionFailure(t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)
+	ce := t.p.conditionFailure(t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)
+	ce.Condition = uc.String()
+	return ce
 }

@@ -65,6 +65,11 @@ type ConditionError struct {
 	Item map[string]types.AttributeValue
 	// Cause is the error returned by DynamoDB.
 	Cause error
+	// Condition is the write's If condition, with its names and values
+	// written in (values as they were sent, e.g. a javabool's true as 1);
+	// "" when the write had none. The message names it when the version
+	// matched (ErrConditionFailed), so it is the condition that failed.
+	Condition string
 
 	versionAttr string
 	checked     bool // the write checked the version (not SaveClobber)
@@ -121,6 +126,10 @@ func (e *ConditionError) describe() string {
 		default:
 			b.WriteString("found " + strconv.FormatInt(e.FoundVersion, 10))
 		}
+	}
+	if e.Err == ErrConditionFailed && e.Condition != "" {
+		b.WriteString("; the If condition failed: ")
+		b.WriteString(e.Condition)
 	}
 	return b.String()
 }

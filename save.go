@@ -106,6 +106,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		}
 		if !isOwnWrite(ccf.Item, p.tokenAttr, r.token) {
 			ce := p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, ccf.Item, err, t.decodeAny)
+			ce.Condition = r.uc.String()
 			ce.unknown = s.version >= 0 && att.maybeApplied() && mayHoldWrite(ce, r.held, r.token != nil)
 			return zero, nil, ce
 		}
@@ -136,6 +137,7 @@ type saveRequest struct {
 	put        bool   // SavePut: pc holds the condition; otherwise up holds the update
 	pc         putParts
 	up         updateParts
+	uc         *userCond // the If condition, named when it fails (nil: none)
 }
 
 // buildSave checks and encodes the struct boxed points to (v is the same
@@ -155,7 +157,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if err := t.checkKey(item); err != nil {
 		return saveRequest{}, err
 	}
-	uc, err := compileConds(wo.conds)
+	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
@@ -179,7 +181,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}
-	r := saveRequest{item: item, held: held, next: next, token: token}
+	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc}
 	if wo.behavior == SavePut {
 		if s.version >= 0 {
 			item[s.fields[s.version].name] = numberAV(next)
