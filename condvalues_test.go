@@ -3,10 +3,12 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -296,10 +298,23 @@ func FuzzParseCond(f *testing.F) {
 		names := map[string]string{"#0": "a", "#1": "b", "#2": "x", "#3": "y", "#4": "b", "#5": "doc", "#6": "flags", "#7": "d"}
 		values := map[string]types.AttributeValue{":0": &types.AttributeValueMemberBOOL{Value: true}, ":1": str("2020-01-01T00:00:00Z"), ":2": n("1")}
 		_ = readableCond(expr, names, values)
+		if r := readableCond(expr, names, values); !utf8.ValidString(r) && utf8.ValidString(expr) {
+			t.Fatalf("readableCond(%q) = %q, not UTF-8", expr, r)
+		}
 		for _, sc := range []*schema{s, sj} {
 			e, nm, err := sc.rewriteCond(expr, maps2(names), maps2(values))
-			if err == nil && nm == nil && len(names) > 0 {
-				t.Fatalf("rewriteCond(%q) lost the names: %q", expr, e)
+			if err != nil {
+				continue
+			}
+			// Every name placeholder the result uses is defined.
+			toks, terr := tokenizeCond(e)
+			if terr != nil && e != expr {
+				t.Fatalf("rewriteCond(%q) = %q, unreadable", expr, e)
+			}
+			for _, tk := range toks {
+				if _, ok := nm[tk.text]; tk.kind == 'n' && !ok && names[tk.text] != "" {
+					t.Fatalf("rewriteCond(%q) = %q uses %s, not in %v", expr, e, tk.text, nm)
+				}
 			}
 		}
 	})
@@ -319,4 +334,72 @@ func javaTestTableF[T any](f *testing.F) *schema {
 		f.Fatal(err)
 	}
 	return tb.p.s
+}
+
+// TestParseCondBuilderOutput: whatever the expression package builds, the
+// parser reads, and finds every value.
+func TestParseCondBuilderOutput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"b", "d", "doc.flag", "docs[1].flag", "a.b", "x", "mb.t"}
+	var gen func(depth int) expression.ConditionBuilder
+	gen = func(depth int) expression.ConditionBuilder {
+		nm := cName(names[rng.IntN(len(names))])
+		v := cValue(rng.IntN(3) == 0)
+		if depth > 0 {
+			switch rng.IntN(4) {
+			case 0:
+				return expression.And(gen(depth-1), gen(depth-1))
+			case 1:
+				return expression.Or(gen(depth-1), gen(depth-1), gen(depth-1))
+			case 2:
+				return expression.Not(gen(depth - 1))
+			}
+		}
+		switch rng.IntN(12) {
+		case 0:
+			return nm.Equal(v)
+		case 1:
+			return nm.NotEqual(v)
+		case 2:
+			return nm.LessThan(v)
+		case 3:
+			return nm.GreaterThanEqual(v)
+		case 4:
+			return nm.Between(v, cValue(true))
+		case 5:
+			return nm.In(v, cValue(false), cValue(true))
+		case 6:
+			return nm.BeginsWith("x")
+		case 7:
+			return nm.Contains("x")
+		case 8:
+			return nm.AttributeExists()
+		case 9:
+			return nm.AttributeType(expression.Boolean)
+		case 10:
+			return nm.Size().LessThan(cValue(3))
+		}
+		return nm.Equal(cName("x"))
+	}
+	for i := 0; i < 500; i++ {
+		e, err := expression.NewBuilder().WithCondition(gen(rng.IntN(4))).Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := parseCond(*e.Condition())
+		if err != nil {
+			t.Fatalf("parseCond(%q): %v", *e.Condition(), err)
+		}
+		seen := map[string]bool{}
+		for _, g := range p.groups {
+			for _, op := range g.operands {
+				if op.value != "" {
+					seen[op.value] = true
+				}
+			}
+		}
+		if len(seen) != len(e.Values()) {
+			t.Fatalf("parseCond(%q) found values %v, want %d", *e.Condition(), seen, len(e.Values()))
+		}
+	}
 }
