@@ -71,6 +71,8 @@ type javaV1Item struct {
 	Renamed string                `dynamo:"renamed"`
 	Note    string                `dynamo:"note"`
 	Absent  *string               `dynamo:"absent"`
+	NoDate  time.Time             `dynamo:"nodate,javadate,omitempty"` // a null Date: left out while zero
+	Longs   map[string]any        `dynamo:"longs"`                     // Map<String, Long>: exact digits
 }
 
 func javaV1Fixture(id string) javaV1Item {
@@ -93,6 +95,7 @@ func javaV1Fixture(id string) javaV1Item {
 		Docs: []javaV1Doc{inner, {Name: "second", Flag: false, When: time.UnixMilli(1500000000999).UTC(), Flags: []bool{true},
 			Tags: []string{"t3"}, Attrs: map[string]string{"k2": "v2"}}},
 		Color: "RED", Renamed: "renamed in Java", Note: "fixture",
+		Longs: map[string]any{"max": attributevalue.Number("9223372036854775807"), "min": attributevalue.Number("-9223372036854775808")},
 	}
 }
 
