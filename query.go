@@ -54,7 +54,11 @@ type queryOptions struct {
 //
 // Values in cond are marshaled by the expression package with the default
 // attributevalue options, not the mapper's: pass types.AttributeValue values
-// where that matters.
+// where that matters. As with If, values compared with javabool and javadate
+// attributes are sent as those attributes are stored (or refused with
+// ErrInvalidInput), and expression.Name("a.b") names a top-level attribute
+// "a.b" of the type when it has no attribute "a" (else use
+// expression.NameNoDotSplit).
 func Filter(cond expression.ConditionBuilder) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.filters = append(o.filters, cond) })
 }
