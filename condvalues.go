@@ -53,6 +53,10 @@ type condTok struct {
 
 var errCondSyntax = errors.New("dynamo: unreadable condition expression")
 
+// maxCondDepth bounds the nesting the parser follows. DynamoDB takes
+// expressions of up to 4 KB, so deeper ones cannot be sent anyway.
+const maxCondDepth = 4096
+
 // tokenizeCond splits a condition expression into tokens.
 func tokenizeCond(s string) ([]condTok, error) {
 	var toks []condTok
@@ -187,7 +191,7 @@ func (p *condParser) expect(kind byte) error {
 
 // condition := and (OR and)*
 func (p *condParser) condition() error {
-	if p.depth++; p.depth > 200 {
+	if p.depth++; p.depth > maxCondDepth {
 		return errCondSyntax
 	}
 	defer func() { p.depth-- }()
@@ -221,7 +225,7 @@ func (p *condParser) and() error {
 func (p *condParser) not() error {
 	if p.isKeyword("NOT") {
 		p.pos++
-		if p.depth++; p.depth > 200 {
+		if p.depth++; p.depth > maxCondDepth {
 			return errCondSyntax
 		}
 		defer func() { p.depth-- }()

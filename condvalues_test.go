@@ -403,3 +403,16 @@ func TestParseCondBuilderOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCondDeep: deep nesting parses up to DynamoDB's size limit and is
+// refused, not a crash, beyond.
+func TestParseCondDeep(t *testing.T) {
+	ok := strings.Repeat("(", 1500) + "#0 = :0" + strings.Repeat(")", 1500)
+	if _, err := parseCond(ok); err != nil {
+		t.Errorf("1500 levels: %v", err)
+	}
+	deep := strings.Repeat("NOT (", 1<<20) + "#0 = :0" + strings.Repeat(")", 1<<20)
+	if _, err := parseCond(deep); err == nil {
+		t.Error("a million levels parsed")
+	}
+}
