@@ -416,3 +416,28 @@ func TestParseCondDeep(t *testing.T) {
 		t.Error("a million levels parsed")
 	}
 }
+
+// TestTxConditionErrorNamesCondition: in a transaction, a member whose If
+// failed (version matched) names its condition, values as sent.
+func TestTxConditionErrorNamesCondition(t *testing.T) {
+	stored := javaStoredItem()
+	var sent *dynamodb.TransactWriteItemsInput
+	c := &txStub{onTx: func(_ int, in *dynamodb.TransactWriteItemsInput) error {
+		sent = in
+		return txCanceled(txReason("None", nil), txReason("ConditionalCheckFailed", stored))
+	}}
+	tb, err := NewTable[javaItem](NewMapper(c), "java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := sampleJavaItem()
+	other.ID = "y"
+	cond := If(cName("b").Equal(cValue(false)))
+	err = tb.Mapper().WriteTx(context.Background(), []TxOp{tb.TxSave(other), tb.TxCheck(sampleJavaItem(), cond)})
+	if !errors.Is(err, ErrConditionFailed) || !strings.Contains(err.Error(), "the If condition failed: b = 0") {
+		t.Errorf("WriteTx = %v, want the failed condition named", err)
+	}
+	if got := sent.TransactItems[1].ConditionCheck.ExpressionAttributeValues[":0"]; !reflect.DeepEqual(got, n("0")) {
+		t.Errorf("TxCheck sent %s for false, want N 0", avString(got))
+	}
+}
