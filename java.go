@@ -23,6 +23,10 @@ import (
 // structs (documents, lists and maps of them) are followed, so a javabool
 // field of a struct inside a slice is converted too.
 //
+// The same tree leaves out zero times of fields tagged omitempty (javadate
+// or not): attributevalue never omits a struct, so a zero time.Time would be
+// stored as year 1, where Java's null Date stores nothing.
+//
 // What needs converting depends only on the type, so it is worked out once per
 // schema: a tree of javaConv values that mirrors the parts of the type that
 // lead to a javabool or javadate field. Types without such fields have none,
