@@ -42,7 +42,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 	if err != nil {
 		return err
 	}
-	uc, err := compileConds(wo.conds)
+	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
@@ -70,6 +70,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 			return nil // a client that sent it again anyway: the item is gone
 		}
 		ce := t.p.conditionFailure(t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)
+		ce.Condition = uc.String()
 		ce.unknown = att.maybeApplied()
 		return ce
 	}

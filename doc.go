@@ -84,7 +84,11 @@
 // load into Go structs, and Go writes items they load back unchanged. Where
 // DynamoDBMapper's encoding differs from Go's, a tag option says so:
 // `javabool` stores a bool as the number 1 or 0, `javadate` a time.Time as
-// JavaDateLayout; both apply inside nested structs too. Versions interoperate:
+// JavaDateLayout; both apply inside nested structs too, and values compared
+// with such attributes in If and Filter conditions are sent as stored. A zero
+// time.Time tagged omitempty is left out (Java's null Date), and numbers in
+// interface-typed fields decode as attributevalue.Number, so a load-then-save
+// keeps every digit. Versions interoperate:
 // whichever side holds a stale version gets a conflict. The repository's
 // docs/porting-from-java.md maps annotations to tags and mapper calls to Go
 // calls.

@@ -71,6 +71,11 @@ type ConditionError struct {
 	Item map[string]types.AttributeValue
 	// Cause is the error returned by DynamoDB.
 	Cause error
+	// Condition is the write's If condition, with its names and values
+	// written in (values as they were sent, e.g. a javabool's true as 1);
+	// "" when the write had none. The message names it when the version
+	// matched (ErrConditionFailed), so it is the condition that failed.
+	Condition string
 
 	versionAttr string
 	checked     bool // the write checked the version (not SaveClobber)
@@ -135,6 +140,10 @@ func (e *ConditionError) describe() string {
 		default:
 			b.WriteString("found " + e.found())
 		}
+	}
+	if e.Err == ErrConditionFailed && e.Condition != "" {
+		b.WriteString("; the If condition failed: ")
+		b.WriteString(e.Condition)
 	}
 	return b.String()
 }

@@ -169,9 +169,12 @@ type userCond struct {
 	values map[string]types.AttributeValue
 }
 
-// compileConds ANDs the If conditions of a call into one expression, or
-// returns nil when there are none.
-func compileConds(conds []expression.ConditionBuilder) (*userCond, error) {
+// compileConds ANDs the If conditions of a call on a table of schema s into
+// one expression, or returns nil when there are none. Values compared with
+// javabool and javadate attributes are encoded as those attributes are
+// stored, and expression.Name("a.b") names the attribute "a.b" where s has
+// one and no "a" (see rewriteCond); a value it cannot convert is an error.
+func compileConds(s *schema, conds []expression.ConditionBuilder) (*userCond, error) {
 	if len(conds) == 0 {
 		return nil, nil
 	}
@@ -183,7 +186,21 @@ func compileConds(conds []expression.ConditionBuilder) (*userCond, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &userCond{expr: *e.Condition(), names: e.Names(), values: e.Values()}, nil
+	values := e.Values()
+	cond, names, err := s.rewriteCond(*e.Condition(), e.Names(), values)
+	if err != nil {
+		return nil, err
+	}
+	return &userCond{expr: cond, names: names, values: values}, nil
+}
+
+// String renders the condition with its names and values in place of the
+// placeholders, for messages; "" for nil.
+func (uc *userCond) String() string {
+	if uc == nil {
+		return ""
+	}
+	return readableCond(uc.expr, uc.names, uc.values)
 }
 
 // versionCond returns the version condition for a caller holding held, and

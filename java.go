@@ -23,6 +23,10 @@ import (
 // structs (documents, lists and maps of them) are followed, so a javabool
 // field of a struct inside a slice is converted too.
 //
+// The same tree leaves out zero times of fields tagged omitempty (javadate
+// or not): attributevalue never omits a struct, so a zero time.Time would be
+// stored as year 1, where Java's null Date stores nothing.
+//
 // What needs converting depends only on the type, so it is worked out once per
 // schema: a tree of javaConv values that mirrors the parts of the type that
 // lead to a javabool or javadate field. Types without such fields have none,
@@ -52,6 +56,11 @@ type javaConv struct {
 	kind   convKind
 	elem   *javaConv   // convList, convMap
 	fields []javaField // convStruct
+	// omitZero (convDate): the field is tagged omitempty, so a zero time is
+	// left out of the item (attributevalue's omitempty never omits a
+	// struct). plainTime (convDate): the field is not javadate, only
+	// omitempty: its value is stored as attributevalue writes it.
+	omitZero, plainTime bool
 	// live reports whether a bool or date lies below: conversions without
 	// are dropped from the tree. dec reports whether a bool lies below:
 	// decoding rewrites only bools (the decoder already reads any RFC 3339
@@ -114,9 +123,14 @@ func (b *convBuilder) fieldConv(t reflect.Type, opts tagOptions, path string) (*
 		return nil, b.fail(path, "javabool on a field of type %s: javabool stores a bool as the number 1 or 0; use bool or *bool (or a slice, array or map of them)", t)
 	case opts.javaDate:
 		if c := leafConv(t, convDate); c != nil {
+			c.omitZero = opts.omitEmpty && t == timeType
 			return c, nil
 		}
 		return nil, b.fail(path, "javadate on a field of type %s: javadate stores a time as an ISO-8601 string; use time.Time or *time.Time (or a slice, array or map of them)", t)
+	case opts.omitEmpty && t == timeType:
+		// A zero time.Time is not empty to attributevalue, which would
+		// store year 0001; Java reads that back as a date, not null.
+		return &javaConv{kind: convDate, omitZero: true, plainTime: true, live: true}, nil
 	}
 	return b.nested(t, path)
 }
@@ -311,18 +325,30 @@ func (s *schema) javaEncode(item map[string]types.AttributeValue) error {
 		if err != nil {
 			return fmt.Errorf("attribute %q (field %s): %w", f.name, f.goName, err)
 		}
+		if nv == nil {
+			delete(item, f.name) // a zero time tagged omitempty
+			continue
+		}
 		item[f.name] = nv
 	}
 	return nil
 }
 
+// encode returns av converted (in place where it is a list or map), or nil
+// when the attribute is to be left out (a zero time tagged omitempty).
 func (c *javaConv) encode(av types.AttributeValue) (types.AttributeValue, error) {
+	if c.kind == convDate && c.omitZero && isZeroTimeAV(av) {
+		return nil, nil
+	}
 	switch c.kind {
 	case convBool:
 		if b, ok := av.(*types.AttributeValueMemberBOOL); ok {
 			return javaBoolAV(b.Value), nil
 		}
 	case convDate:
+		if c.plainTime {
+			return av, nil
+		}
 		s, ok := av.(*types.AttributeValueMemberS)
 		if !ok {
 			if _, null := av.(*types.AttributeValueMemberNULL); null {
@@ -365,6 +391,10 @@ func (c *javaConv) encode(av types.AttributeValue) (types.AttributeValue, error)
 				ne, err := f.conv.encode(e)
 				if err != nil {
 					return nil, fmt.Errorf(".%s: %w", f.name, err)
+				}
+				if ne == nil {
+					delete(m.Value, f.name)
+					continue
 				}
 				m.Value[f.name] = ne
 			}
@@ -492,6 +522,25 @@ func (c *javaConv) decode(av types.AttributeValue) (types.AttributeValue, error)
 		return &types.AttributeValueMemberM{Value: out}, nil
 	}
 	return av, nil
+}
+
+// zeroUnix is the zero time.Time in Unix seconds, as the unixtime option
+// stores it.
+var zeroUnix = strconv.FormatInt(time.Time{}.Unix(), 10)
+
+// isZeroTimeAV reports whether av is how attributevalue encodes the zero
+// time.Time: an RFC 3339 string, or a number of Unix seconds (unixtime).
+// Only the zero instant itself encodes to either (to the second, for
+// unixtime, which drops fractions).
+func isZeroTimeAV(av types.AttributeValue) bool {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		t, err := time.Parse(time.RFC3339Nano, v.Value)
+		return err == nil && t.IsZero()
+	case *types.AttributeValueMemberN:
+		return v.Value == zeroUnix
+	}
+	return false
 }
 
 // javaBoolAV is a bool as DynamoDBMapper stores it.

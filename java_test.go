@@ -460,3 +460,108 @@ func TestJavaQueryDecoder(t *testing.T) {
 		t.Errorf("decodePage of a bad item: %v", err)
 	}
 }
+
+// TestOmitEmptyZeroTime: a zero time.Time tagged omitempty is left out of
+// the item, javadate or not, at the top level and in documents; untagged or
+// non-zero ones are written.
+func TestOmitEmptyZeroTime(t *testing.T) {
+	type doc struct {
+		At   time.Time `dynamo:"at,omitempty"`
+		JAt  time.Time `dynamo:"jat,javadate,omitempty"`
+		Kept time.Time `dynamo:"kept"`
+	}
+	type item struct {
+		ID    string     `dynamo:"id,hash"`
+		At    time.Time  `dynamo:"at,omitempty"`
+		JAt   time.Time  `dynamo:"jat,javadate,omitempty"`
+		UAt   time.Time  `dynamo:"uat,unixtime,omitempty"`
+		PAt   *time.Time `dynamo:"pat,omitempty"`
+		Kept  time.Time  `dynamo:"kept"`
+		JKept time.Time  `dynamo:"jkept,javadate"`
+		Doc   doc        `dynamo:"doc"`
+		Docs  []doc      `dynamo:"docs"`
+	}
+	tb := javaTestTable[item](t)
+	it := item{ID: "x", Docs: []doc{{}}}
+	got, err := tb.encode(&it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"at", "jat", "uat", "pat"} {
+		if av, ok := got[gone]; ok {
+			t.Errorf("%s = %s, want it left out", gone, avString(av))
+		}
+	}
+	if got["kept"] == nil || got["jkept"] == nil {
+		t.Errorf("untagged zero times left out: %v", got)
+	}
+	for _, d := range []types.AttributeValue{got["doc"], got["docs"].(*types.AttributeValueMemberL).Value[0]} {
+		m := d.(*types.AttributeValueMemberM).Value
+		if _, ok := m["at"]; ok {
+			t.Errorf("nested at written: %s", avString(d))
+		}
+		if _, ok := m["jat"]; ok {
+			t.Errorf("nested jat written: %s", avString(d))
+		}
+		if _, ok := m["kept"]; !ok {
+			t.Errorf("nested kept left out: %s", avString(d))
+		}
+	}
+	// Non-zero times are written, javadate ones in Java's layout.
+	when := time.Date(2001, 2, 3, 4, 5, 6, 7e6, time.UTC)
+	it = item{ID: "x", At: when, JAt: when, UAt: when, Doc: doc{At: when, JAt: when}}
+	got, err = tb.encode(&it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if avString(got["jat"]) != avString(str("2001-02-03T04:05:06.007Z")) || got["at"] == nil || got["uat"] == nil ||
+		len(got["doc"].(*types.AttributeValueMemberM).Value) != 3 {
+		t.Errorf("non-zero times: %v", got)
+	}
+	// The zero time's second under unixtime is left out too; decoding an
+	// item without them gives zero times.
+	back, err := tb.decode(map[string]types.AttributeValue{"id": str("x")})
+	if err != nil || !back.At.IsZero() || !back.JAt.IsZero() || !back.UAt.IsZero() {
+		t.Errorf("decode = %+v, %v", back, err)
+	}
+}
+
+// TestAnyNumbersExact: numbers in interface-typed fields keep their digits
+// through a load and a save.
+func TestAnyNumbersExact(t *testing.T) {
+	type item struct {
+		ID   string         `dynamo:"id,hash"`
+		Any  any            `dynamo:"any"`
+		Map  map[string]any `dynamo:"map"`
+		List []any          `dynamo:"list"`
+	}
+	stored := map[string]types.AttributeValue{
+		"id":   str("x"),
+		"any":  n("9223372036854775807"),
+		"map":  avM(map[string]types.AttributeValue{"max": n("9223372036854775807"), "big": n("123456789012345678901234567890.5"), "deep": avL(n("-9223372036854775808"))}),
+		"list": avL(n("0.1"), n("1e3"), str("s")),
+	}
+	tb := javaTestTable[item](t)
+	got, err := tb.decode(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Any != attributevalue.Number("9223372036854775807") {
+		t.Errorf("Any = %#v", got.Any)
+	}
+	back, err := tb.encode(&got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, stored) {
+		t.Errorf("round trip:\n got %v\nwant %v", back, stored)
+	}
+	// WithDecoderOptions can still ask for float64.
+	tf, err := NewTable[item](NewMapper(&stubClient{}, WithDecoderOptions(func(o *attributevalue.DecoderOptions) { o.UseNumber = false })), "java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tf.decode(stored); err != nil || got.Any != float64(9223372036854775807) {
+		t.Errorf("UseNumber off: %#v, %v", got.Any, err)
+	}
+}

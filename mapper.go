@@ -51,7 +51,11 @@ func WithEncoderOptions(fn func(*attributevalue.EncoderOptions)) Option {
 }
 
 // WithDecoderOptions adjusts the attributevalue decoder the mapper uses.
-// TagKey is always "dynamo" and cannot be changed.
+// TagKey is always "dynamo" and cannot be changed. UseNumber is on by
+// default: a number decoded into an interface value (a field of type any,
+// map[string]any, []any) is an attributevalue.Number holding the stored
+// digits, which encodes back unchanged; turn it off to get float64, which
+// cannot hold every number DynamoDB stores (Java's Long.MAX_VALUE, say).
 func WithDecoderOptions(fn func(*attributevalue.DecoderOptions)) Option {
 	return func(o *mapperOptions) { o.decoderOpts = append(o.decoderOpts, fn) }
 }
@@ -76,6 +80,11 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 		eo.TagKey = TagKey
 	})
 	m.dec = attributevalue.NewDecoder(func(do *attributevalue.DecoderOptions) {
+		// Numbers decoded into interface values (any, map[string]any,
+		// []any) keep their exact digits as attributevalue.Number, so a
+		// load-then-save writes back what was read: a float64 would turn
+		// Java's Long.MAX_VALUE into 9223372036854776000.
+		do.UseNumber = true
 		for _, fn := range o.decoderOpts {
 			fn(do)
 		}

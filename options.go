@@ -122,7 +122,22 @@ func WithSaveBehavior(b SaveBehavior) WriteOption {
 //
 // Values in cond are marshaled by the expression package with the default
 // attributevalue options, not the mapper's: pass types.AttributeValue values
-// where that matters.
+// where that matters. Values compared with a javabool or javadate attribute
+// (by =, <>, <, <=, >, >=, BETWEEN, IN, contains or begins_with, also at a
+// path inside a document) are sent as that attribute is stored, so
+// expression.Name("paid").Equal(expression.Value(true)) compares with the
+// number 1; a value that cannot be converted (a string compared with a
+// javabool attribute, say) is an error wrapping ErrInvalidInput before
+// anything is sent, and dynamo.JavaBool and dynamo.JavaDate give the stored
+// form by hand.
+//
+// expression.Name splits a name at its dots into a path. When the type has
+// a top-level attribute named "a.b" and none named "a",
+// expression.Name("a.b") is taken to mean that attribute; otherwise (or to
+// be explicit) use expression.NameNoDotSplit("a.b").
+//
+// When the write fails because of cond, the error's message (and
+// ConditionError.Condition) shows the condition with its names and values.
 func If(cond expression.ConditionBuilder) WriteOption {
 	return func(o *writeOptions) { o.conds = append(o.conds, cond) }
 }

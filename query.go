@@ -54,7 +54,11 @@ type queryOptions struct {
 //
 // Values in cond are marshaled by the expression package with the default
 // attributevalue options, not the mapper's: pass types.AttributeValue values
-// where that matters.
+// where that matters. As with If, values compared with javabool and javadate
+// attributes are sent as those attributes are stored (or refused with
+// ErrInvalidInput), and expression.Name("a.b") names a top-level attribute
+// "a.b" of the type when it has no attribute "a" (else use
+// expression.NameNoDotSplit).
 func Filter(cond expression.ConditionBuilder) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.filters = append(o.filters, cond) })
 }
@@ -243,6 +247,18 @@ func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts 
 			return l
 		}
 	}
+	// The filter's values compared with javabool/javadate attributes are
+	// encoded as stored, and Name("a.b") may name the attribute "a.b"
+	// (condvalues.go).
+	filter, names, values := e.Filter(), e.Names(), e.Values()
+	if l.filtered {
+		f, n, err := t.p.s.rewriteCond(*filter, names, values, aws.ToString(e.KeyCondition()))
+		if err != nil {
+			l.err = fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
+			return l
+		}
+		filter, names = &f, n
+	}
 	var consistent, forward *bool
 	if o.read.consistent {
 		consistent = aws.Bool(true)
@@ -255,9 +271,9 @@ func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts 
 			TableName:                 aws.String(t.name),
 			IndexName:                 strPtr(o.index),
 			KeyConditionExpression:    e.KeyCondition(),
-			FilterExpression:          e.Filter(),
-			ExpressionAttributeNames:  e.Names(),
-			ExpressionAttributeValues: e.Values(),
+			FilterExpression:          filter,
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: values,
 			ConsistentRead:            consistent,
 			ScanIndexForward:          forward,
 		}
@@ -268,9 +284,9 @@ func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts 
 			ConsistentRead: consistent,
 		}
 		if l.filtered {
-			l.scan.FilterExpression = e.Filter()
-			l.scan.ExpressionAttributeNames = e.Names()
-			l.scan.ExpressionAttributeValues = e.Values()
+			l.scan.FilterExpression = filter
+			l.scan.ExpressionAttributeNames = names
+			l.scan.ExpressionAttributeValues = values
 		}
 	}
 	if o.start != "" {

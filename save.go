@@ -166,6 +166,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 // on the stored item old.
 func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *saveRequest, wo *writeOptions, old map[string]types.AttributeValue, cause error) *ConditionError {
 	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
+	ce.Condition = r.uc.String()
 	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion >= t.p.maxVersion {
 		f := &s.fields[s.version]
 		ce.full = fmt.Sprintf("field %s (%s) holds at most %d: widen it (int64) so that the version can advance", f.goName, f.typ, t.p.maxVersion)
@@ -186,6 +187,7 @@ type saveRequest struct {
 	put        bool   // SavePut: pc holds the condition; otherwise up holds the update
 	pc         putParts
 	up         updateParts
+	uc         *userCond // the If condition, named when it fails (nil: none)
 }
 
 // cond returns the condition expression of r, "" when it has none.
@@ -214,7 +216,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if err := t.checkKey(item); err != nil {
 		return saveRequest{}, err
 	}
-	uc, err := compileConds(wo.conds)
+	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
@@ -242,7 +244,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}
-	r := saveRequest{item: item, held: held, next: next, token: token}
+	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc}
 	if wo.behavior == SavePut {
 		if s.version >= 0 {
 			item[s.fields[s.version].name] = numberAV(next)

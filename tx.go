@@ -76,6 +76,8 @@ type txMember struct {
 	// checked is false when the member carries no version condition
 	// (SaveClobber on delete and check), so that a failure is ErrConditionFailed.
 	checked bool
+	// cond is the member's If condition, named when it fails (nil: none).
+	cond *userCond
 	// done records the result once the transaction has succeeded.
 	done func()
 }
@@ -143,7 +145,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &txMember{kind: "TxSave", table: t.name, held: r.held, plan: t.p, decode: t.decodeAny, checked: true}
+	m := &txMember{kind: "TxSave", table: t.name, held: r.held, plan: t.p, decode: t.decodeAny, checked: true, cond: r.uc}
 	if r.put {
 		m.key = t.pickKey(r.item)
 		m.item.Put = &types.Put{
@@ -231,7 +233,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	uc, err := compileConds(wo.conds)
+	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return nil, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
@@ -241,7 +243,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	}
 	clobber := wo.behavior == SaveClobber
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
-	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny,
+	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc,
 		checked: !clobber, size: itemSize(key), done: func() {}}
 	if c.check {
 		if pc.cond == "" {
@@ -566,7 +568,9 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 			if len(r.Item) > 0 {
 				old = r.Item
 			}
-			f.Err = mem.plan.conditionFailure(mem.table, mem.key, mem.held, mem.checked, old, err, mem.decode)
+			ce := mem.plan.conditionFailure(mem.table, mem.key, mem.held, mem.checked, old, err, mem.decode)
+			ce.Condition = mem.cond.String()
+			f.Err = ce
 		} else {
 			f.Err = &txReasonError{code: code, msg: f.Message, table: mem.table, key: mem.key}
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -69,6 +71,8 @@ type javaV1Item struct {
 	Renamed string                `dynamo:"renamed"`
 	Note    string                `dynamo:"note"`
 	Absent  *string               `dynamo:"absent"`
+	NoDate  time.Time             `dynamo:"nodate,javadate,omitempty"` // a null Date: left out while zero
+	Longs   map[string]any        `dynamo:"longs"`                     // Map<String, Long>: exact digits
 }
 
 func javaV1Fixture(id string) javaV1Item {
@@ -91,6 +95,7 @@ func javaV1Fixture(id string) javaV1Item {
 		Docs: []javaV1Doc{inner, {Name: "second", Flag: false, When: time.UnixMilli(1500000000999).UTC(), Flags: []bool{true},
 			Tags: []string{"t3"}, Attrs: map[string]string{"k2": "v2"}}},
 		Color: "RED", Renamed: "renamed in Java", Note: "fixture",
+		Longs: map[string]any{"max": attributevalue.Number("9223372036854775807"), "min": attributevalue.Number("-9223372036854775808")},
 	}
 }
 
@@ -766,4 +771,117 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// javaOrder is an order as a Java service stores it with DynamoDBMapper.
+type javaOrder struct {
+	Customer string         `dynamo:"customer,hash"`
+	ID       int            `dynamo:"id,range"`
+	Paid     bool           `dynamo:"paid,javabool"`
+	At       time.Time      `dynamo:"at,javadate"`
+	Shipped  time.Time      `dynamo:"shipped,javadate,omitempty"` // a null Date until shipped
+	Seen     time.Time      `dynamo:"seen,omitempty"`
+	Dotted   int            `dynamo:"a.b"`
+	Extra    map[string]any `dynamo:"extra"`
+	Version  int64          `dynamo:"version,version"`
+}
+
+// TestJavaConditionsAndFilters checks against DynamoDB Local that filters and
+// If conditions on javabool and javadate attributes match what is stored
+// (issue 12 item 9), that a failed If names its condition, that
+// expression.Name("a.b") names the attribute "a.b", that zero times tagged
+// omitempty are left out and that numbers in map[string]any survive a load
+// and a save (item 10). It needs no Java.
+func TestJavaConditionsAndFilters(t *testing.T) {
+	client := dynamotest.Client(t)
+	tb := javaTable[javaOrder](t, dynamo.NewMapper(client), client, "orders")
+	c := ctx(t)
+	when := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)
+	var saved []javaOrder
+	for i := range 4 {
+		o, err := tb.Save(c, javaOrder{Customer: "c", ID: i, Paid: i%2 == 1, At: when.Add(time.Duration(i) * time.Hour), Dotted: i,
+			Extra: map[string]any{"max": attributevalue.Number("9223372036854775807"), "i": i}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved = append(saved, o)
+	}
+	ids := func(seq func(func(javaOrder, error) bool)) []int {
+		t.Helper()
+		var out []int
+		for o, err := range seq {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, o.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	paid := expression.Name("paid").Equal(expression.Value(true))
+	if got := ids(tb.Scan(c, dynamo.Filter(paid))); !slices.Equal(got, []int{1, 3}) {
+		t.Errorf("Scan Filter paid = true: %v, want [1 3]", got)
+	}
+	key := expression.Key("customer").Equal(expression.Value("c"))
+	if got := ids(tb.Query(c, key, dynamo.Filter(expression.Name("paid").Equal(expression.Value(false))))); !slices.Equal(got, []int{0, 2}) {
+		t.Errorf("Query Filter paid = false: %v, want [0 2]", got)
+	}
+	after := expression.Name("at").GreaterThan(expression.Value(when.Add(90 * time.Minute)))
+	if got := ids(tb.Query(c, key, dynamo.Filter(after))); !slices.Equal(got, []int{2, 3}) {
+		t.Errorf("Query Filter at > when+90m: %v, want [2 3]", got)
+	}
+	between := expression.Name("at").Between(expression.Value(when), expression.Value(when.Add(time.Hour)))
+	if got := ids(tb.Scan(c, dynamo.Filter(between), dynamo.Filter(paid))); !slices.Equal(got, []int{1}) {
+		t.Errorf("Scan Filter at between and paid: %v, want [1]", got)
+	}
+	if got := ids(tb.Scan(c, dynamo.Filter(expression.Name("a.b").GreaterThanEqual(expression.Value(2))))); !slices.Equal(got, []int{2, 3}) {
+		t.Errorf(`Scan Filter Name("a.b") >= 2: %v, want [2 3]`, got)
+	}
+
+	// If on the same attributes.
+	o := saved[1]
+	o.Dotted = 10
+	if o, err := tb.Save(c, o, dynamo.If(paid), dynamo.If(expression.Name("at").Equal(expression.Value(o.At))),
+		dynamo.If(expression.Name("a.b").Equal(expression.Value(1)))); err != nil {
+		t.Fatalf("Save If paid and at and a.b on a matching item: %v", err)
+	} else {
+		saved[1] = o
+	}
+	_, err := tb.Save(c, saved[0], dynamo.If(paid))
+	if !errors.Is(err, dynamo.ErrConditionFailed) {
+		t.Fatalf("Save If paid = true on an unpaid order: %v, want ErrConditionFailed", err)
+	}
+	mustContain(t, err, "the If condition failed: paid = 1")
+	if err := tb.Delete(c, saved[0], dynamo.If(expression.Name("paid").Equal(expression.Value(false)))); err != nil {
+		t.Errorf("Delete If paid = false on an unpaid order: %v", err)
+	}
+
+	// Zero times tagged omitempty are not stored; numbers in any keep their digits.
+	raw := rawOrder(t, client, tb.Name(), 3)
+	for _, gone := range []string{"shipped", "seen"} {
+		if av, ok := raw[gone]; ok {
+			t.Errorf("zero %s stored as %v, want it left out", gone, av)
+		}
+	}
+	loaded, err := tb.Load(c, javaOrder{Customer: "c", ID: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Save(c, loaded); err != nil {
+		t.Fatal(err)
+	}
+	raw = rawOrder(t, client, tb.Name(), 3)
+	if m := raw["extra"].(*types.AttributeValueMemberM).Value; m["max"].(*types.AttributeValueMemberN).Value != "9223372036854775807" {
+		t.Errorf("after load and save, extra.max = %v, want 9223372036854775807", m["max"])
+	}
+}
+
+func rawOrder(t *testing.T, client *dynamodb.Client, table string, id int) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := client.GetItem(ctx(t), &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"customer": &types.AttributeValueMemberS{Value: "c"}, "id": &types.AttributeValueMemberN{Value: strconv.Itoa(id)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Item
 }

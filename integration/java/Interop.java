@@ -135,6 +135,8 @@ public class Interop {
     private String note;
     private String absent;
     private String ignored;
+    private Date nodate;
+    private Map<String, Long> longs;
 
     @DynamoDBHashKey(attributeName = "id") public String getId() { return id; }
     public void setId(String v) { id = v; }
@@ -196,6 +198,10 @@ public class Interop {
     public void setAbsent(String v) { absent = v; }
     @DynamoDBIgnore public String getIgnored() { return ignored; }
     public void setIgnored(String v) { ignored = v; }
+    @DynamoDBAttribute(attributeName = "nodate") public Date getNodate() { return nodate; }
+    public void setNodate(Date v) { nodate = v; }
+    @DynamoDBAttribute(attributeName = "longs") public Map<String, Long> getLongs() { return longs; }
+    public void setLongs(Map<String, Long> v) { longs = v; }
   }
 
   static V1Doc v1Doc(String name, boolean flag, long when, List<Boolean> flags, Set<String> tags, Map<String, String> attrs) {
@@ -247,6 +253,11 @@ public class Interop {
     it.setJavaName("renamed in Java");
     it.setNote("fixture");
     it.setIgnored("never stored");
+    // nodate stays null: Go must not turn it into year 1.
+    Map<String, Long> longs = new LinkedHashMap<>();
+    longs.put("max", Long.MAX_VALUE); // Go's map[string]any must not round it through float64
+    longs.put("min", Long.MIN_VALUE);
+    it.setLongs(longs);
     return it;
   }
 
@@ -299,6 +310,8 @@ public class Interop {
     eq(diffs, "renamed", got.getJavaName(), want.getJavaName());
     eq(diffs, "note", got.getNote(), want.getNote());
     eq(diffs, "absent", got.getAbsent(), null);
+    eq(diffs, "nodate", got.getNodate(), null);
+    eq(diffs, "longs", got.getLongs(), want.getLongs());
     eq(diffs, "ignored", got.getIgnored(), null);
     return diffs;
   }
