@@ -945,21 +945,53 @@ func TestParseCursorErrors(t *testing.T) {
 		{enc("nope"), "bad JSON"}, // not JSON
 		{enc(`[]`), "bad JSON"},   // not an object
 		{enc(`{"v":1,"k":{"a":{"S":"x"}}}x`), "data after the JSON"},
-		{enc(`{"v":1,"k":{"a":{"S":"x"}},"z":1}`), "bad JSON"}, // unknown field
+		{enc(`{"v":1,"k":{"a":{"S":"x"}},"z":1}`), `unknown field "z"`},
+		{enc(`{"V":1,"k":{"a":{"S":"x"}}}`), `unknown field "V"`}, // names are case-sensitive
+		{enc(`{"v":1,"k":{"a":{"s":"x"}}}`), `type tag "s"`},
+		{enc(`{"v":1,"k":{"a":{"S":"x"}},"k":{"b":{"S":"y"}}}`), `field "k" twice`},
+		{enc(`{"v":1,"v":1,"k":{"a":{"S":"x"}}}`), `field "v" twice`},
+		{enc(`{"v":1,"k":{"a":{"S":"x"},"a":{"S":"y"}}}`), `field "a" twice`},
+		{enc(`{"v":1,"k":{"a":{"S":"x","S":"y"}}}`), `field "S" twice`},
+		{enc(`{"v":1,"k":{"a":{"S":"x","N":null}}}`), "null"},
+		{enc(`{"v":1,"k":{"a":{"N":null}}}`), "null"},
+		{enc(`{"v":null,"k":{"a":{"S":"x"}}}`), "null"},
+		{enc(`{"v":1,"i":null,"k":{"a":{"S":"x"}}}`), "null"},
+		{enc(`{"v":1,"g":null,"k":{"a":{"S":"x"}}}`), "null"},
+		{enc(`{"v":1,"k":null}`), "null"},
+		{enc(`{"v":1,"g":[0,null],"k":{"a":{"S":"x"}}}`), "null"},
+		{enc(`{"v":1.0,"k":{"a":{"S":"x"}}}`), "not an integer"},
+		{enc(`{"v":01,"k":{"a":{"S":"x"}}}`), "leading zero"},
+		{enc(`{"v":1,"g":[0,4,1],"k":{"a":{"S":"x"}}}`), "more than 2 numbers"},
+		{enc(`{"v":1,"g":[0,99999999999],"k":{"a":{"S":"x"}}}`), "out of range"},
+		{enc(`{"v":1,"i":"","k":{"a":{"S":"x"}}}`), "index name"},
+		{enc("{\"v\":1,\"k\":{\"a\":{\"S\":\"k\xff\"}}}"), "not valid UTF-8"},
+		{enc("{\"v\":1,\"k\":{\"a\xfe\":{\"S\":\"k\"}}}"), "not valid UTF-8"},
+		{enc(`{"v":1,"k":{"a":{"S":"\ud800"}}}`), "lone UTF-16 surrogate"},
+		{enc(`{"v":1,"k":{"a":{"S":"\udc00x"}}}`), "lone UTF-16 surrogate"},
+		{enc(`{"v":1,"k":{"a":{"S":"\ud800\u0041"}}}`), "lone UTF-16 surrogate"},
+		{enc(`{"v":1,"k":{"a":{"S":"\x"}}}`), "unknown escape"},
+		{enc("{\"v\":1,\"k\":{\"a\":{\"S\":\"a\tb\"}}}"), "control character"},
+		{enc(`{"v":1,"k":{"a":{"N":"1.00000000000000000000000000000000000001"}}}`), "39 significant digits"},
+		{enc(`{"v":1,"k":{"a":{"N":"1e126"}}}`), "outside DynamoDB's range"},
+		{enc(`{"v":1,"k":{"a":{"N":"-10E125"}}}`), "outside DynamoDB's range"},
+		{enc(`{"v":1,"k":{"a":{"N":"1e-131"}}}`), "outside DynamoDB's range"},
+		{enc(`{"v":1,"k":{"a":{"N":"0.001e-128"}}}`), "outside DynamoDB's range"},
+		{enc(`{"v":1,"k":{"a":{"S":"x"}}`), "it ends"},
 		{enc(`{"v":2,"k":{"a":{"S":"x"}}}`), "format version 2"},
 		{enc(`{"k":{"a":{"S":"x"}}}`), "format version 0"},
 		{enc(`{"v":1}`), "0 key attributes"},
 		{enc(`{"v":1,"k":{"a":{"S":"1"},"b":{"S":"1"},"c":{"S":"1"},"d":{"S":"1"},"e":{"S":"1"}}}`), "5 key attributes"},
 		{enc(`{"v":1,"k":{"":{"S":"x"}}}`), "name of 0 bytes"},
 		{enc(`{"v":1,"k":{"a":{}}}`), "0 type tags"},
-		{enc(`{"v":1,"k":{"a":null}}`), "0 type tags"},
+		{enc(`{"v":1,"k":{"a":null}}`), "null"},
 		{enc(`{"v":1,"k":{"a":{"S":"x","N":"1"}}}`), "2 type tags"},
 		{enc(`{"v":1,"k":{"a":{"S":""}}}`), "empty string"},
 		{enc(`{"v":1,"k":{"a":{"N":"1e"}}}`), "not a number"},
 		{enc(`{"v":1,"k":{"a":{"N":"0x10"}}}`), "not a number"},
 		{enc(`{"v":1,"k":{"a":{"B":""}}}`), "empty binary"},
-		{enc(`{"v":1,"k":{"a":{"B":"!!"}}}`), "bad JSON"},
-		{enc(`{"v":1,"k":{"a":{"SS":["x"]}}}`), "bad JSON"},
+		{enc(`{"v":1,"k":{"a":{"B":"!!"}}}`), "not base64"},
+		{enc(`{"v":1,"k":{"a":{"B":"AB=="}}}`), "not base64"}, // non-canonical padding bits
+		{enc(`{"v":1,"k":{"a":{"SS":["x"]}}}`), `type tag "SS"`},
 		{enc(`{"v":1,"i":"ab","k":{"a":{"S":"x"}}}`), "index name"},
 		{enc(`{"v":1,"g":[1],"k":{"a":{"S":"x"}}}`), "segment field has 1 numbers"},
 		{enc(`{"v":1,"g":[3,3],"k":{"a":{"S":"x"}}}`), "segment 3 of 3"},
@@ -975,6 +1007,56 @@ func TestParseCursorErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseCursor(%.40q): %q does not mention %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// Numbers DynamoDB stores pass checkNumber; the others (too many
+// significant digits, magnitudes out of range) are refused.
+func TestCheckNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "0e999", "0.000e-999", "1", "-1.5", "1e-130", "-1E-130", "0.1e-129", "10e-131",
+		"9.9999999999999999999999999999999999999e125", "-9.9999999999999999999999999999999999999E+125",
+		"12345678901234567890123456789012345678", "1234567890123456789012345678901234567800000",
+		"0.00012345678901234567890123456789012345678", "100000000000000000000000000000000000000000"} {
+		if err := checkNumber(s); err != nil {
+			t.Errorf("checkNumber(%q) = %v", s, err)
+		}
+	}
+	for _, s := range []string{"", "x", "1e", "123456789012345678901234567890123456789", "1.00000000000000000000000000000000000001",
+		"1e126", "-1e126", "10e125", "99.9999999999999999999999999999999999999e124", "1e-131", "0.1e-130", "1e99999999999999999999"} {
+		if err := checkNumber(s); err == nil {
+			t.Errorf("checkNumber(%q) accepted", s)
+		}
+	}
+}
+
+// The strict parser still reads what JSON allows: whitespace, escapes,
+// surrogate pairs, members in any order.
+func TestParseCursorLenient(t *testing.T) {
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	cases := []struct {
+		in   string
+		want position
+	}{
+		{` { "k" : { "a" : { "S" : "\u00e9\ud83d\ude00\/\"\\\n" } } , "v" : 1 } `,
+			position{key: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "é😀/\"\\\n"}}}},
+		{`{"v":1,"g":[ 2 , 3 ],"i":"by.x","k":{"\u0070":{"N":"1e-130"},"b":{"B":"AP8="}}}`,
+			position{index: "by.x", segment: 2, total: 3, key: map[string]types.AttributeValue{
+				"p": &types.AttributeValueMemberN{Value: "1e-130"}, "b": &types.AttributeValueMemberB{Value: []byte{0, 0xff}}}}},
+	}
+	for _, tc := range cases {
+		c, err := ParseCursor(enc(tc.in))
+		if err != nil {
+			t.Errorf("ParseCursor(%s): %v", tc.in, err)
+			continue
+		}
+		if got, _ := decodeCursor(c); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseCursor(%s) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+	// A key that is not valid UTF-8 (DynamoDB never returns one) is not
+	// made into a cursor that would name another key.
+	if _, err := encodeCursor(position{key: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "k\xff"}}}); err == nil {
+		t.Error("encoded a key that is not valid UTF-8")
 	}
 }
 
