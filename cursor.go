@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,7 +151,13 @@ func encodeCursor(p position) (Cursor, error) {
 // validNumber reports whether s is a number in DynamoDB's notation:
 // -?(digits[.digits]|.digits)([eE][+-]?digits)?
 func validNumber(s string) bool {
-	if s == "" || len(s) > maxNumberLen {
+	return len(s) <= maxNumberLen && numberSyntax(s)
+}
+
+// numberSyntax reports whether s is in the notation of validNumber, of any
+// length.
+func numberSyntax(s string) bool {
+	if s == "" {
 		return false
 	}
 	i := 0
@@ -196,20 +203,19 @@ func checkSegment(segment, total int) error {
 }
 
 // checkPosition checks that a decoded cursor belongs to a listing of this
-// table on index (and scan segment, when total > 0).
-func (t *Table[T]) checkPosition(p position, index string, segment, total int) error {
-	where := func(idx string) string {
-		if idx == "" {
-			return "the table itself"
-		}
-		return "index " + strconv.Quote(idx)
-	}
+// table on index (and scan segment, when total > 0) and, for a query, to
+// its key condition kc (nil for a scan): the key attributes DynamoDB's
+// LastEvaluatedKey holds there, each of the type the table stores, the
+// partition the query reads, and a sort key the condition selects. What
+// DynamoDB would refuse with a ValidationException is refused here, before
+// anything is sent.
+func (t *Table[T]) checkPosition(p position, index string, segment, total int, kc *keyCond) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: cursor for table %q: %s: pass a cursor back to the same query or scan it came from",
 			ErrInvalidInput, t.name, fmt.Sprintf(format, args...))
 	}
 	if p.index != index {
-		return fail("it was made reading %s, this call reads %s", where(p.index), where(index))
+		return fail("it was made reading %s, this call reads %s", whereName(p.index), whereName(index))
 	}
 	switch {
 	case p.total == 0 && total > 0:
@@ -222,24 +228,24 @@ func (t *Table[T]) checkPosition(p position, index string, segment, total int) e
 	// A position in the table holds the table's key; in an index, the
 	// table's key and the index's. The index's key is known when T's tags
 	// declare the index; otherwise only the table's part is checked.
-	names := []string{t.p.keyNames[0]}
-	if t.p.hasRangeKey {
-		names = append(names, t.p.keyNames[1])
+	s := t.p.s
+	fields := []int{s.hash}
+	if s.rng >= 0 {
+		fields = append(fields, s.rng)
 	}
-	what, exact := "the table's key", index == ""
-	if !exact {
-		s := t.p.s
-		for _, x := range s.indexes {
-			if x.name != index {
-				continue
+	what := "the table's key"
+	ihash, irng, exact := t.listingKey(index)
+	if index != "" && exact {
+		for _, i := range [2]int{ihash, irng} {
+			if i >= 0 && !slices.Contains(fields, i) {
+				fields = append(fields, i)
 			}
-			for _, i := range [2]int{x.hash, x.rng} {
-				if i >= 0 && !slices.Contains(names, s.fields[i].name) {
-					names = append(names, s.fields[i].name)
-				}
-			}
-			what, exact = "the table's key and the index's", true
 		}
+		what = "the table's key and the index's"
+	}
+	names := make([]string, len(fields))
+	for j, i := range fields {
+		names[j] = s.fields[i].name
 	}
 	for _, n := range names {
 		if _, ok := p.key[n]; !ok {
@@ -249,7 +255,107 @@ func (t *Table[T]) checkPosition(p position, index string, segment, total int) e
 	if exact && len(p.key) != len(names) {
 		return fail("it holds %s, but %s is %s", keyNameList(p.key), what, quoteList(names))
 	}
+	// Types: of every attribute T models (beyond the known keys, those of an
+	// index the tags do not declare, which DynamoDB stores as T's field is
+	// written or not at all).
+	for _, n := range slices.Sorted(maps.Keys(p.key)) {
+		i, ok := s.byName[n]
+		if !ok {
+			continue
+		}
+		if want, got := t.keyKind(&s.fields[i]), kindOf(p.key[n]); want != 0 && got != want {
+			return fail("its key attribute %q is a %s, but the table stores it as a %s", n, kindName(got), kindName(want))
+		}
+	}
+	if kc == nil {
+		return nil
+	}
+	if h := kc.hash; h != nil && compareKeyValues(p.key[h.name], h.values[0]) != 0 {
+		return fail("it is in the partition %s = %s, this query reads %s = %s",
+			h.name, shortScalar(p.key[h.name]), h.name, shortScalar(h.values[0]))
+	}
+	if r := kc.rng; r != nil && !keyTermHolds(r, p.key[r.name]) {
+		return fail("its sort key %s = %s is not one the query's key condition selects (%s)",
+			r.name, shortScalar(p.key[r.name]), formatKeyTerm(r))
+	}
 	return nil
+}
+
+// compareKeyValues orders key values of one type as DynamoDB does: strings
+// and binary by their bytes, numbers by value. Values of different types
+// (which the checks before it refuse) compare unequal.
+func compareKeyValues(a, b types.AttributeValue) int {
+	switch x := a.(type) {
+	case *types.AttributeValueMemberS:
+		if y, ok := b.(*types.AttributeValueMemberS); ok {
+			return strings.Compare(x.Value, y.Value)
+		}
+	case *types.AttributeValueMemberB:
+		if y, ok := b.(*types.AttributeValueMemberB); ok {
+			return bytes.Compare(x.Value, y.Value)
+		}
+	case *types.AttributeValueMemberN:
+		if y, ok := b.(*types.AttributeValueMemberN); ok {
+			return numberRat(x.Value).Cmp(numberRat(y.Value))
+		}
+	}
+	return 2
+}
+
+// numberRat returns the value of a number checkNumber accepted (so its
+// exponent is small, unless it is zero).
+func numberRat(s string) *big.Rat {
+	r := new(big.Rat)
+	mantissa := s
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mantissa = s[:i]
+	}
+	if strings.Trim(mantissa, "-0.") == "" {
+		return r // zero, with whatever exponent
+	}
+	r.SetString(s)
+	return r
+}
+
+// keyTermHolds reports whether the key value v satisfies the term.
+func keyTermHolds(kt *keyTerm, v types.AttributeValue) bool {
+	c := compareKeyValues(v, kt.values[0])
+	if c == 2 {
+		return false
+	}
+	switch kt.op {
+	case "=":
+		return c == 0
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	case ">=":
+		return c >= 0
+	case "BETWEEN":
+		hi := compareKeyValues(v, kt.values[1])
+		return c >= 0 && hi != 2 && hi <= 0
+	case "begins_with":
+		switch x := v.(type) {
+		case *types.AttributeValueMemberS:
+			return strings.HasPrefix(x.Value, kt.values[0].(*types.AttributeValueMemberS).Value)
+		case *types.AttributeValueMemberB:
+			return bytes.HasPrefix(x.Value, kt.values[0].(*types.AttributeValueMemberB).Value)
+		}
+	}
+	return false
+}
+
+func formatKeyTerm(kt *keyTerm) string {
+	switch kt.op {
+	case "BETWEEN":
+		return fmt.Sprintf("%s BETWEEN %s AND %s", kt.name, shortScalar(kt.values[0]), shortScalar(kt.values[1]))
+	case "begins_with":
+		return fmt.Sprintf("begins_with(%s, %s)", kt.name, shortScalar(kt.values[0]))
+	}
+	return fmt.Sprintf("%s %s %s", kt.name, kt.op, shortScalar(kt.values[0]))
 }
 
 func keyNameList(key map[string]types.AttributeValue) string {
@@ -633,7 +739,7 @@ const (
 // validNumber, at most 38 significant digits (leading and trailing zeros do
 // not count), and a magnitude DynamoDB can hold.
 func checkNumber(s string) error {
-	if !validNumber(s) {
+	if !numberSyntax(s) {
 		return fmt.Errorf("%.40q is not a number", s)
 	}
 	i := 0
@@ -685,4 +791,18 @@ func checkNumber(s string) error {
 		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, numberRange)
 	}
 	return nil
+}
+
+// shortScalar renders a key value for a message, cut to a readable length
+// (a forged cursor's value can be long).
+func shortScalar(av types.AttributeValue) string {
+	s := formatScalar(av)
+	if len(s) > 64 {
+		cut := 60
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }

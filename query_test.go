@@ -1183,7 +1183,7 @@ func TestCursorCheckedAgainstDeclaredIndex(t *testing.T) {
 		t.Errorf("ConsistentRead on a local index: %v", err)
 	}
 	for _, tc := range cases {
-		err := tb.checkPosition(position{index: tc.index, key: tc.key}, tc.index, 0, 0)
+		err := tb.checkPosition(position{index: tc.index, key: tc.key}, tc.index, 0, 0, nil)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s %s: %v", tc.index, formatKey(tc.key), err)
