@@ -288,8 +288,12 @@ func TestQueryCursorFits(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &qsClient{}
-			c.onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) { return &dynamodb.QueryOutput{}, nil }
-			c.onScan = func(context.Context, *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) { return &dynamodb.ScanOutput{}, nil }
+			c.onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+				return &dynamodb.QueryOutput{}, nil
+			}
+			c.onScan = func(context.Context, *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
+				return &dynamodb.ScanOutput{}, nil
+			}
 			if err := tc.call(t.Context(), c); err != nil {
 				t.Fatal(err)
 			}
