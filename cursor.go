@@ -302,18 +302,38 @@ func compareKeyValues(a, b types.AttributeValue) int {
 	return 2
 }
 
-// numberRat returns the value of a number checkNumber accepted (so its
-// exponent is small, unless it is zero).
+// numberRat returns the value of a number checkNumber accepted, built from
+// its significant digits, so that leading and trailing zeros (and the
+// exponent of a zero) cost nothing.
 func numberRat(s string) *big.Rat {
 	r := new(big.Rat)
-	mantissa := s
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		mantissa = s[:i]
+	sign, i := "", 0
+	if s[0] == '-' {
+		sign, i = "-", 1
 	}
-	if strings.Trim(mantissa, "-0.") == "" {
-		return r // zero, with whatever exponent
+	digits := make([]byte, 0, len(s))
+	point := -1
+	for ; i < len(s) && s[i] != 'e' && s[i] != 'E'; i++ {
+		if s[i] == '.' {
+			point = len(digits)
+			continue
+		}
+		digits = append(digits, s[i])
 	}
-	r.SetString(s)
+	if point < 0 {
+		point = len(digits)
+	}
+	exp := 0
+	if i < len(s) {
+		exp, _ = strconv.Atoi(s[i+1:]) // checkNumber bounds it
+	}
+	lead := len(digits) - len(bytes.TrimLeft(digits, "0"))
+	sig := bytes.TrimRight(digits[lead:], "0")
+	if len(sig) == 0 {
+		return r // zero
+	}
+	// The value is sig × 10^(point - lead - len(sig) + exp).
+	r.SetString(sign + string(sig) + "e" + strconv.Itoa(point-lead-len(sig)+exp))
 	return r
 }
 
@@ -778,8 +798,10 @@ func checkNumber(s string) error {
 			i++
 		}
 		for ; i < len(s); i++ {
-			if exp < 10_000 {
-				exp = exp*10 + int(s[i]-'0')
+			if exp = exp*10 + int(s[i]-'0'); exp > 1_000_000 {
+				// Far beyond any mantissa a cursor or a request can
+				// hold: out of range either way.
+				return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, numberRange)
 			}
 		}
 		if neg {

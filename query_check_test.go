@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -354,4 +355,89 @@ func TestParseKeyConditionForms(t *testing.T) {
 			t.Errorf("%q read as %q, want %q", *e.KeyCondition(), g, tc.want)
 		}
 	}
+}
+
+// Numbers compare by value, whatever their notation.
+func TestCompareKeyNumbers(t *testing.T) {
+	ordered := [][]string{
+		{"-9.9999999999999999999999999999999999999e125"},
+		{"-1500", "-1.5e3", "-0001500.000", "-15E+2"},
+		{"-1e-130", "-0.0000000001e-120"},
+		{"0", "-0", "0e999999", "0.000", "-0.0e-5"},
+		{"1e-130"},
+		{"0.05", ".05", "5e-2", "0.5E-1", "500e-4"},
+		{"1", "1.0", "1e0", "0.1e1", "10e-1", "01"},
+		{"12345678901234567890123456789012345678"},
+		{"12345678901234567890123456789012345679"},
+		{"9.9999999999999999999999999999999999999e125"},
+	}
+	for i, group := range ordered {
+		for _, a := range group {
+			if err := checkNumber(a); err != nil {
+				t.Fatal(err)
+			}
+			for j, other := range ordered {
+				for _, b := range other {
+					want := 0
+					if i < j {
+						want = -1
+					} else if i > j {
+						want = 1
+					}
+					if got := compareKeyValues(avN(a), avN(b)); got != want {
+						t.Errorf("compare(%s, %s) = %d, want %d", a, b, got, want)
+					}
+				}
+			}
+		}
+	}
+	if compareKeyValues(avN("1"), avS("1")) != 2 || compareKeyValues(avB(1), avS("\x01")) != 2 {
+		t.Error("values of different types compare as ordered")
+	}
+}
+
+// FuzzQueryKeyCondition: whatever values a key condition holds, the query
+// is refused with ErrInvalidInput before sending, or sent with exactly
+// those values; never a panic.
+func FuzzQueryKeyCondition(f *testing.F) {
+	for _, s := range [][3]string{
+		{"a", "1", ""}, {"a\xff", "1", ""}, {"", "1", ""}, {"a", "1e126", ""}, {"a", "-1e-130", "x"},
+		{"a", "1.00000000000000000000000000000000000001", ""}, {"\xed\xa0\x80", "0e99999999", ""},
+		{"a", "1", "\xff"}, {"a", "NaN", ""}, {"é", "00000000000000000000000000000000000000000000000001", "ok"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, part, num, filter string) {
+		c := &qsClient{}
+		c.onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+			return &dynamodb.QueryOutput{}, nil
+		}
+		tb := table[qsItem](t, c)
+		kc := expression.Key("p").Equal(expression.Value(part)).
+			And(expression.Key("n").GreaterThan(expression.Value(avN(num))))
+		var opts []QueryOption
+		if filter != "" {
+			opts = append(opts, Filter(expression.Name("body").Equal(expression.Value(filter))))
+		}
+		_, _, err := tb.QueryPage(t.Context(), kc, opts...)
+		qs, _ := c.requests()
+		if err != nil {
+			if !errors.Is(err, ErrInvalidInput) || len(qs) != 0 {
+				t.Fatalf("%q, %q, %q: %v after %d requests", part, num, filter, err, len(qs))
+			}
+			return
+		}
+		if !utf8.ValidString(part) || part == "" || !utf8.ValidString(filter) || checkNumber(num) != nil {
+			t.Fatalf("%q, %q, %q sent", part, num, filter)
+		}
+		sent := map[string]bool{}
+		for _, v := range qs[0].ExpressionAttributeValues {
+			sent[shortScalar(v)] = true
+		}
+		for _, v := range []types.AttributeValue{avS(part), avN(num)} {
+			if !sent[shortScalar(v)] {
+				t.Fatalf("value %s not sent as it was: %v", shortScalar(v), sent)
+			}
+		}
+	})
 }

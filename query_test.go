@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -1096,13 +1097,100 @@ func FuzzParseCursor(f *testing.F) {
 		f.Add(string(raw))
 	}
 	for _, s := range []string{"", "e30", "e30=", "!!", `{"v":1}`, `{"v":1,"k":{"a":{"N":".5E-0"}}}`,
-		`{"v":1,"g":[0,1],"k":{"a":{"B":"AA=="},"b":{"S":"\u00e9"}}}`} {
+		`{"v":1,"g":[0,1],"k":{"a":{"B":"AA=="},"b":{"S":"\u00e9"}}}`,
+		// What encoding/json accepted and the strict parser refuses.
+		`{"v":1,"k":{"p":{"S":"a","N":null}}}`, `{"v":1,"k":{"p":{"N":null}}}`, `{"v":null,"k":{"p":{"S":"a"}}}`,
+		`{"v":1,"k":{"p":{"S":"a"}},"k":{"p":{"S":"b"}}}`, `{"v":1,"k":{"p":{"S":"a"},"p":{"S":"b"}}}`,
+		`{"V":1,"K":{"p":{"s":"a"}}}`, `{"v":1,"k":{"p":{"S":"a"}},"x":[]}`, "{\"v\":1,\"k\":{\"p\":{\"S\":\"a\xff\"}}}",
+		`{"v":1,"k":{"p":{"S":"\ud800"}}}`, `{"v":1,"k":{"p":{"S":"\ud83d\ude00"}}}`,
+		`{"v":1,"k":{"p":{"N":"1e126"}}}`, `{"v":1,"k":{"p":{"N":"9.9999999999999999999999999999999999999e125"}}}`,
+		`{"v":1,"k":{"p":{"N":"1e-130"}}}`, `{"v":1,"k":{"p":{"N":"1e-131"}}}`, `{"v":1,"k":{"p":{"N":"0e99999"}}}`,
+		`{"v":1,"k":{"p":{"N":"1.00000000000000000000000000000000000001"}}}`,
+		// Positions of the fuzzed table (qsIndexed), fitting and not.
+		`{"v":1,"k":{"p":{"S":"a"},"n":{"N":"3"}}}`, `{"v":1,"k":{"p":{"S":"b"},"n":{"N":"3"}}}`,
+		`{"v":1,"k":{"p":{"S":"a"},"n":{"S":"3"}}}`, `{"v":1,"k":{"p":{"S":"a"},"n":{"N":"-3"}}}`,
+		`{"v":1,"i":"byOwner","k":{"p":{"S":"a"},"n":{"N":"1"},"owner":{"S":"ann"},"at":{"N":"5"}}}`,
+		`{"v":1,"i":"byAt","k":{"p":{"S":"a"},"n":{"N":"1"},"at":{"N":"5"}}}`,
+		`{"v":1,"g":[1,2],"k":{"p":{"S":"zz"},"n":{"N":"1.0"}}}`} {
 		f.Add(s)
 	}
+	tb, err := NewTable[qsIndexed](NewMapper(&qsClient{}), "Events")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		checkParseCursor(t, s)
-		checkParseCursor(t, base64.RawURLEncoding.EncodeToString([]byte(s)))
+		for _, in := range []string{s, base64.RawURLEncoding.EncodeToString([]byte(s))} {
+			checkParseCursor(t, in)
+			checkCursorFits(t, tb, in)
+		}
 	})
+}
+
+// fuzzListings are the reads of qsIndexed that FuzzParseCursor checks
+// cursors against.
+var fuzzListings = []struct {
+	op      string
+	kc      *expression.KeyConditionBuilder
+	index   string
+	segment int
+	total   int
+}{
+	{op: opQueryPage, kc: ptr(expression.Key("p").Equal(expression.Value("a")).And(expression.Key("n").GreaterThan(expression.Value(0))))},
+	{op: opQueryPage, kc: ptr(expression.Key("owner").Equal(expression.Value("ann"))), index: "byOwner"},
+	{op: opQueryPage, kc: ptr(expression.Key("p").Equal(expression.Value("a")).And(expression.Key("at").Between(expression.Value(1), expression.Value(9)))), index: "byAt"},
+	{op: opScanPage},
+	{op: opScanPage, segment: 1, total: 2},
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// checkCursorFits checks cursor s against each of fuzzListings: a cursor
+// is refused with ErrInvalidInput, or accepted as a start key that holds
+// valid UTF-8 strings and numbers DynamoDB stores, and that re-encodes to a
+// cursor that is accepted with the same start key.
+func checkCursorFits(t *testing.T, tb *Table[qsIndexed], s string) {
+	for _, l := range fuzzListings {
+		opts := []QueryOption{StartAfter(Cursor(s))}
+		if l.index != "" {
+			opts = append(opts, Index(l.index))
+		}
+		if l.total > 0 {
+			opts = append(opts, Segment(l.segment, l.total))
+		}
+		got := tb.prepare(l.op, l.kc, opts)
+		if got.err != nil {
+			if !errors.Is(got.err, ErrInvalidInput) {
+				t.Fatalf("%s %s with cursor %q: %v, not ErrInvalidInput", l.op, l.index, s, got.err)
+			}
+			continue
+		}
+		if s == "" {
+			continue
+		}
+		for name, av := range got.start {
+			if !utf8.ValidString(name) {
+				t.Fatalf("accepted a cursor with attribute name %q", name)
+			}
+			switch a := av.(type) {
+			case *types.AttributeValueMemberS:
+				if !utf8.ValidString(a.Value) || a.Value == "" {
+					t.Fatalf("accepted a cursor with string %q", a.Value)
+				}
+			case *types.AttributeValueMemberN:
+				if err := checkNumber(a.Value); err != nil {
+					t.Fatalf("accepted a cursor with number %q: %v", a.Value, err)
+				}
+			}
+		}
+		again, err := encodeCursor(position{index: l.index, segment: l.segment, total: l.total, key: got.start})
+		if err != nil {
+			t.Fatalf("re-encode of accepted cursor %q: %v", s, err)
+		}
+		opts[0] = StartAfter(again)
+		if l2 := tb.prepare(l.op, l.kc, opts); l2.err != nil || !reflect.DeepEqual(l2.start, got.start) {
+			t.Fatalf("accepted cursor %q re-encoded as %q: %v, start %v then %v", s, again, l2.err, formatKey(got.start), formatKey(l2.start))
+		}
+	}
 }
 
 func checkParseCursor(t *testing.T, s string) {
