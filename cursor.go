@@ -85,9 +85,17 @@ type cursorKeyValue struct {
 // refused; to start from the beginning, pass no StartAfter (or the empty
 // Cursor, which StartAfter takes as "from the start").
 //
-// ParseCursor checks the cursor's form only. Whether it belongs to the table
-// and index it is used with is checked by StartAfter, when the query or scan
-// is prepared.
+// The check is strict: besides malformed base64 or JSON, it refuses
+// duplicated fields, unknown fields (names are case-sensitive), null where a
+// value belongs, strings that are not valid UTF-8 (or hold an escaped lone
+// surrogate), key values of another type than S, N or B, and numbers
+// DynamoDB would refuse (more than 38 significant digits, or a magnitude
+// outside 1E-130 to 9.9999999999999999999999999999999999999E+125). A cursor
+// it accepts stands for exactly one position.
+//
+// ParseCursor checks the cursor's form only. Whether it fits the table,
+// index, partition and key condition it is used with is checked by
+// StartAfter, when the query or scan is prepared.
 func ParseCursor(s string) (Cursor, error) {
 	if s == "" {
 		return "", fmt.Errorf("%w: empty cursor: leave StartAfter out to start from the beginning", ErrInvalidInput)

@@ -23,8 +23,9 @@ import (
 // strongly consistent.
 //
 // Options that make no sense for a call (Descending on a scan, Segment on a
-// query, a negative Limit, a cursor from another index, ...) make the call
-// fail with an error wrapping ErrInvalidInput before any request is sent.
+// query, a negative Limit, a cursor from another index or partition, ...)
+// make the call fail with an error wrapping ErrInvalidInput before any
+// request is sent.
 type QueryOption interface {
 	applyQuery(*queryOptions)
 }
@@ -98,10 +99,20 @@ func Descending() QueryOption {
 // QueryPage or ScanPage returned for the same query or scan (same table,
 // index and segment; the key condition and filter are the caller's to keep
 // the same). The empty Cursor means the start, so a page handler can pass
-// its client's token through unchanged. A cursor that is malformed, or
-// that belongs to another index, segment or table key, is refused with
-// ErrInvalidInput before anything is sent. ParallelScan refuses StartAfter:
-// it has one position per segment.
+// its client's token through unchanged.
+//
+// Before anything is sent, the cursor is checked against the table's key
+// schema and the call, as DynamoDB would check its ExclusiveStartKey, and
+// refused with ErrInvalidInput (a client error, never a 400 from DynamoDB)
+// when it is malformed (see ParseCursor); when it was made for another index
+// or segment; when it lacks a key attribute or holds one too many (the
+// table's key, plus the index's when the tags declare the index); when an
+// attribute T models has another type (S, N or B) than T's field stores;
+// and, for a query, when it lies in another partition than the key
+// condition's, or its sort key is not one the key condition selects. A scan
+// takes a cursor of any partition. For an index the tags do not declare,
+// only the table's key attributes and their types are checked.
+// ParallelScan refuses StartAfter: it has one position per segment.
 func StartAfter(c Cursor) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.start = c })
 }
@@ -160,6 +171,17 @@ type listing struct {
 //
 // Values in key are marshaled by the expression package with the default
 // attributevalue options, not the mapper's (see Filter).
+//
+// The key condition is checked before anything is sent. It may name only
+// the partition key and the sort key of what the query reads (the table, or
+// an Index the tags declare), each once, and must fix the partition key with
+// Equal; its values must have the keys' types (S, N or B), be numbers
+// DynamoDB stores (38 significant digits, magnitudes 1E-130 to
+// 9.9999999999999999999999999999999999999E+125) and strings of valid UTF-8
+// (the SDK would replace invalid bytes with U+FFFD and read another key).
+// Anything else is refused with ErrInvalidInput naming the attribute, e.g.
+// "isbn" for "ISBN". Filter values and attribute names must be valid UTF-8
+// too. For an index the tags do not declare, only the values are checked.
 //
 // IAM: dynamodb:Query.
 func (t *Table[T]) Query(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) iter.Seq2[T, error] {
