@@ -733,6 +733,12 @@ func (t *Table[T]) checkKeyCondition(op, index string, e expression.Expression) 
 			default:
 				return nil, fail("the key condition compares %q with a %T: key values are strings, numbers or binary", kt.name, v)
 			}
+			if keyValueEmpty(v) {
+				return nil, fail("the key condition's value for %q is empty, which no key can be: leave out the condition on %q to read all of its values", kt.name, kt.name)
+			}
+		}
+		if kt.op == "BETWEEN" && compareKeyValues(kt.values[0], kt.values[1]) == 1 {
+			return nil, fail("the key condition has %q BETWEEN %s AND %s: the lower bound comes first", kt.name, shortScalar(kt.values[0]), shortScalar(kt.values[1]))
 		}
 	}
 	hash, rng, known := t.listingKey(index)
@@ -741,10 +747,14 @@ func (t *Table[T]) checkKeyCondition(op, index string, e expression.Expression) 
 	}
 	s := t.p.s
 	hashName, rngName := s.fields[hash].name, ""
-	keys := fmt.Sprintf("partition key %q", hashName)
 	if rng >= 0 {
 		rngName = s.fields[rng].name
-		keys += fmt.Sprintf(", sort key %q", rngName)
+	}
+	keys := func() string { // for messages only
+		if rngName == "" {
+			return fmt.Sprintf("partition key %q", hashName)
+		}
+		return fmt.Sprintf("partition key %q, sort key %q", hashName, rngName)
 	}
 	for i := range terms {
 		kt := &terms[i]
@@ -756,7 +766,7 @@ func (t *Table[T]) checkKeyCondition(op, index string, e expression.Expression) 
 			slot = &kc.rng
 		default:
 			return nil, fail("the key condition names %q, which is not a key of %s (%s)%s",
-				kt.name, whereName(index), keys, t.keyHint(kt.name, index, hashName, rngName))
+				kt.name, whereName(index), keys(), t.keyHint(kt.name, index, hashName, rngName))
 		}
 		if *slot != nil {
 			return nil, fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.name)
@@ -765,7 +775,7 @@ func (t *Table[T]) checkKeyCondition(op, index string, e expression.Expression) 
 	}
 	if kc.hash == nil {
 		return nil, fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
-			hashName, keys, hashName)
+			hashName, keys(), hashName)
 	}
 	if kc.hash.op != "=" {
 		return nil, fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
@@ -787,9 +797,6 @@ func (t *Table[T]) checkKeyCondition(op, index string, e expression.Expression) 
 			if got := kindOf(v); want != 0 && got != want {
 				return nil, fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
 					x.who, x.kt.name, kindName(want), kindName(got), shortScalar(v))
-			}
-			if x.who == "partition" && keyValueEmpty(v) {
-				return nil, fail("the key condition's value for the partition key %q is empty, which no key can be", x.kt.name)
 			}
 		}
 	}
@@ -840,41 +847,52 @@ func (t *Table[T]) checkExprText(op string, e expression.Expression) error {
 		}
 	}
 	for _, v := range e.Values() {
-		if path, bad := invalidUTF8(v); bad {
-			return fmt.Errorf("%w: %s on table %q: a Filter value holds a string that is not valid UTF-8 (at %s), which DynamoDB would silently replace: pass valid UTF-8 text",
-				ErrInvalidInput, op, t.name, path)
+		if err := checkExprValue(v); err != nil {
+			return fmt.Errorf("%w: %s on table %q: a Filter value %v: pass valid UTF-8 text and numbers DynamoDB stores",
+				ErrInvalidInput, op, t.name, err)
 		}
 	}
 	return nil
 }
 
-// invalidUTF8 finds a string (value, map key or set element) in av that is
-// not valid UTF-8, and says where.
-func invalidUTF8(av types.AttributeValue) (string, bool) {
+// checkExprValue finds in av a string (value, map key or set element) that
+// is not valid UTF-8, which DynamoDB would silently replace, or a number
+// DynamoDB refuses, and says where.
+func checkExprValue(av types.AttributeValue) error {
 	switch a := av.(type) {
 	case *types.AttributeValueMemberS:
-		return strconv.Quote(a.Value), !utf8.ValidString(a.Value)
+		if !utf8.ValidString(a.Value) {
+			return fmt.Errorf("holds the string %.40q, which is not valid UTF-8", a.Value)
+		}
+	case *types.AttributeValueMemberN:
+		return checkNumber(a.Value)
 	case *types.AttributeValueMemberSS:
 		for _, s := range a.Value {
 			if !utf8.ValidString(s) {
-				return "set element " + strconv.Quote(s), true
+				return fmt.Errorf("holds the set element %.40q, which is not valid UTF-8", s)
+			}
+		}
+	case *types.AttributeValueMemberNS:
+		for _, s := range a.Value {
+			if err := checkNumber(s); err != nil {
+				return fmt.Errorf("holds a set element: %v", err)
 			}
 		}
 	case *types.AttributeValueMemberL:
 		for i, v := range a.Value {
-			if p, bad := invalidUTF8(v); bad {
-				return fmt.Sprintf("[%d] %s", i, p), true
+			if err := checkExprValue(v); err != nil {
+				return fmt.Errorf("[%d] %v", i, err)
 			}
 		}
 	case *types.AttributeValueMemberM:
 		for k, v := range a.Value {
 			if !utf8.ValidString(k) {
-				return "map key " + strconv.Quote(k), true
+				return fmt.Errorf("holds the map key %.40q, which is not valid UTF-8", k)
 			}
-			if p, bad := invalidUTF8(v); bad {
-				return fmt.Sprintf("[%q] %s", k, p), true
+			if err := checkExprValue(v); err != nil {
+				return fmt.Errorf("[%q] %v", k, err)
 			}
 		}
 	}
-	return "", false
+	return nil
 }

@@ -26,6 +26,7 @@ type qsBin struct {
 
 func avS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 func avN(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+func avNS(v ...string) types.AttributeValue { return &types.AttributeValueMemberNS{Value: v} }
 func avB(v ...byte) types.AttributeValue {
 	return &types.AttributeValueMemberB{Value: v}
 }
@@ -123,7 +124,12 @@ func TestQueryKeyConditionRefused(t *testing.T) {
 		{"partition key not by Equal", items(K("p").GreaterThan(V("a"))), []string{`applies > to the partition key "p"`}},
 		{"partition key twice", items(expression.KeyAnd(pa, K("p").Equal(V("b")))), []string{`names "p" twice`}},
 		{"partition value not UTF-8", items(K("p").Equal(V("k\xff"))), []string{`value for "p"`, "not valid UTF-8"}},
-		{"partition value empty", items(K("p").Equal(V(""))), []string{`partition key "p" is empty`}},
+		{"partition value empty", items(K("p").Equal(V(""))), []string{`value for "p" is empty`}},
+		{"begins_with empty", strs(pa.And(K("s").BeginsWith(""))), []string{`value for "s" is empty`}},
+		{"between empty", strs(pa.And(K("s").Between(V(""), V("z")))), []string{`value for "s" is empty`}},
+		{"empty binary", bins(pa.And(K("b").LessThan(V([]byte{})))), []string{`value for "b" is empty`}},
+		{"between reversed", items(pa.And(K("n").Between(V(10), V(9.5)))), []string{`"n" BETWEEN 10 AND 9.5: the lower bound comes first`}},
+		{"between reversed strings", strs(pa.And(K("s").Between(V("b"), V("a")))), []string{`the lower bound comes first`}},
 		{"partition value of another type", items(K("p").Equal(V(7))), []string{`partition key "p", a string (S), with a number (N) value 7`}},
 		{"sort value of another type", items(pa.And(K("n").Equal(V("1")))), []string{`sort key "n", a number (N), with a string (S) value "1"`}},
 		{"sort value out of range", items(pa.And(K("n").GreaterThan(V(1e200)))), []string{`value for "n"`, "outside DynamoDB's range"}},
@@ -141,7 +147,9 @@ func TestQueryKeyConditionRefused(t *testing.T) {
 		{"index sort key of another type", indexed(K("owner").Equal(V("ann")).And(K("at").Equal(V("5"))), Index("byOwner")), []string{`sort key "at", a number (N)`}},
 		{"local index sort key", indexed(pa.And(K("n").Equal(V(1))), Index("byAt")), []string{`names "n", which is not a key of index "byAt"`}},
 		{"filter value not UTF-8", items(pa, Filter(expression.Name("body").Equal(V("x\xff")))), []string{"Filter value", "not valid UTF-8"}},
-		{"filter value deep not UTF-8", items(pa, Filter(expression.Name("body").Equal(V(map[string]any{"k": []string{"ok", "\xff"}})))), []string{"Filter value", `["k"] [1]`}},
+		{"filter value deep not UTF-8", items(pa, Filter(expression.Name("body").Equal(V(map[string]any{"k": []string{"ok", "\xff"}})))), []string{"Filter value", `["k"] [1] holds the string "\xff"`}},
+		{"filter number out of range", items(pa, Filter(expression.Name("v").LessThan(V(1e300)))), []string{"Filter value", "outside DynamoDB's range"}},
+		{"filter number set too precise", items(pa, Filter(expression.Name("v").In(V(avNS("1", "1.00000000000000000000000000000000000001"))))), []string{"Filter value", "39 significant digits"}},
 		{"filter name not UTF-8", func(ctx context.Context, c Client) error {
 			_, _, err := table[qsItem](t, c).ScanPage(ctx, Filter(expression.Name("b\xffody").Equal(V("x"))))
 			return err
