@@ -24,8 +24,8 @@ type qsBin struct {
 	B []byte `dynamo:"b,range"`
 }
 
-func avS(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-func avN(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+func avS(v string) types.AttributeValue     { return &types.AttributeValueMemberS{Value: v} }
+func avN(v string) types.AttributeValue     { return &types.AttributeValueMemberN{Value: v} }
 func avNS(v ...string) types.AttributeValue { return &types.AttributeValueMemberNS{Value: v} }
 func avB(v ...byte) types.AttributeValue {
 	return &types.AttributeValueMemberB{Value: v}
