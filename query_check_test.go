@@ -24,22 +24,22 @@ type qsBin struct {
 	B []byte `dynamo:"b,range"`
 }
 
-func avS(v string) types.AttributeValue     { return &types.AttributeValueMemberS{Value: v} }
-func avN(v string) types.AttributeValue     { return &types.AttributeValueMemberN{Value: v} }
-func avNS(v ...string) types.AttributeValue { return &types.AttributeValueMemberNS{Value: v} }
-func avB(v ...byte) types.AttributeValue {
+func qcS(v string) types.AttributeValue     { return &types.AttributeValueMemberS{Value: v} }
+func qcN(v string) types.AttributeValue     { return &types.AttributeValueMemberN{Value: v} }
+func qcNS(v ...string) types.AttributeValue { return &types.AttributeValueMemberNS{Value: v} }
+func qcB(v ...byte) types.AttributeValue {
 	return &types.AttributeValueMemberB{Value: v}
 }
 
-// refusedCase is a call that must fail with ErrInvalidInput, mentioning
+// qcRefusedCase is a call that must fail with ErrInvalidInput, mentioning
 // want, before any request is sent.
-type refusedCase struct {
+type qcRefusedCase struct {
 	name string
 	call func(ctx context.Context, c Client) error
 	want []string
 }
 
-func runRefused(t *testing.T, cases []refusedCase) {
+func qcRefused(t *testing.T, cases []qcRefusedCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func runRefused(t *testing.T, cases []refusedCase) {
 	}
 }
 
-func table[T any](t *testing.T, c Client) *Table[T] {
+func qcTable[T any](t *testing.T, c Client) *Table[T] {
 	t.Helper()
 	tb, err := NewTable[T](NewMapper(c), "Events")
 	if err != nil {
@@ -72,7 +72,7 @@ func table[T any](t *testing.T, c Client) *Table[T] {
 	return tb
 }
 
-func mustCursor(t *testing.T, p position) Cursor {
+func qcCursor(t *testing.T, p position) Cursor {
 	t.Helper()
 	c, err := encodeCursor(p)
 	if err != nil {
@@ -81,8 +81,8 @@ func mustCursor(t *testing.T, p position) Cursor {
 	return c
 }
 
-// rawCursor makes a cursor of any JSON, as a client could forge one.
-func rawCursor(json string) Cursor {
+// qcRawCursor makes a cursor of any JSON, as a client could forge one.
+func qcRawCursor(json string) Cursor {
 	return Cursor(base64.RawURLEncoding.EncodeToString([]byte(json)))
 }
 
@@ -93,30 +93,30 @@ func TestQueryKeyConditionRefused(t *testing.T) {
 	K, V := expression.Key, expression.Value
 	items := func(kc expression.KeyConditionBuilder, opts ...QueryOption) func(context.Context, Client) error {
 		return func(ctx context.Context, c Client) error {
-			_, err := collect2(table[qsItem](t, c).Query(ctx, kc, opts...))
+			_, err := collect2(qcTable[qsItem](t, c).Query(ctx, kc, opts...))
 			return err
 		}
 	}
 	strs := func(kc expression.KeyConditionBuilder, opts ...QueryOption) func(context.Context, Client) error {
 		return func(ctx context.Context, c Client) error {
-			_, _, err := table[qsStr](t, c).QueryPage(ctx, kc, opts...)
+			_, _, err := qcTable[qsStr](t, c).QueryPage(ctx, kc, opts...)
 			return err
 		}
 	}
 	indexed := func(kc expression.KeyConditionBuilder, opts ...QueryOption) func(context.Context, Client) error {
 		return func(ctx context.Context, c Client) error {
-			_, err := collect2(table[qsIndexed](t, c).Query(ctx, kc, opts...))
+			_, err := collect2(qcTable[qsIndexed](t, c).Query(ctx, kc, opts...))
 			return err
 		}
 	}
 	bins := func(kc expression.KeyConditionBuilder) func(context.Context, Client) error {
 		return func(ctx context.Context, c Client) error {
-			_, _, err := table[qsBin](t, c).QueryPage(ctx, kc)
+			_, _, err := qcTable[qsBin](t, c).QueryPage(ctx, kc)
 			return err
 		}
 	}
 	pa := K("p").Equal(V("a"))
-	runRefused(t, []refusedCase{
+	qcRefused(t, []qcRefusedCase{
 		{"name in another case", items(K("P").Equal(V("a"))), []string{`names "P"`, `did you mean "p"?`}},
 		{"sort key in another case", items(pa.And(K("N").Equal(V(1)))), []string{`names "N"`, `did you mean "n"?`}},
 		{"not a key", items(K("body").Equal(V("a"))), []string{`names "body"`, "not a key of the table itself", `partition key "p", sort key "n"`}},
@@ -133,8 +133,8 @@ func TestQueryKeyConditionRefused(t *testing.T) {
 		{"partition value of another type", items(K("p").Equal(V(7))), []string{`partition key "p", a string (S), with a number (N) value 7`}},
 		{"sort value of another type", items(pa.And(K("n").Equal(V("1")))), []string{`sort key "n", a number (N), with a string (S) value "1"`}},
 		{"sort value out of range", items(pa.And(K("n").GreaterThan(V(1e200)))), []string{`value for "n"`, "outside DynamoDB's range"}},
-		{"sort value too precise", items(pa.And(K("n").LessThan(V(avN("1.00000000000000000000000000000000000001"))))), []string{`value for "n"`, "39 significant digits"}},
-		{"sort value not a number", items(pa.And(K("n").LessThan(V(avN("1x"))))), []string{`value for "n"`, "not a number"}},
+		{"sort value too precise", items(pa.And(K("n").LessThan(V(qcN("1.00000000000000000000000000000000000001"))))), []string{`value for "n"`, "39 significant digits"}},
+		{"sort value not a number", items(pa.And(K("n").LessThan(V(qcN("1x"))))), []string{`value for "n"`, "not a number"}},
 		{"bool value", items(K("p").Equal(V(true))), []string{`compares "p" with a *types.AttributeValueMemberBOOL`}},
 		{"begins_with on a number", items(pa.And(K("n").BeginsWith("1"))), []string{`begins_with on the number sort key "n"`}},
 		{"begins_with not UTF-8", strs(pa.And(K("s").BeginsWith("x\xfe"))), []string{`value for "s"`, "not valid UTF-8"}},
@@ -149,13 +149,13 @@ func TestQueryKeyConditionRefused(t *testing.T) {
 		{"filter value not UTF-8", items(pa, Filter(expression.Name("body").Equal(V("x\xff")))), []string{"Filter value", "not valid UTF-8"}},
 		{"filter value deep not UTF-8", items(pa, Filter(expression.Name("body").Equal(V(map[string]any{"k": []string{"ok", "\xff"}})))), []string{"Filter value", `["k"] [1] holds the string "\xff"`}},
 		{"filter number out of range", items(pa, Filter(expression.Name("v").LessThan(V(1e300)))), []string{"Filter value", "outside DynamoDB's range"}},
-		{"filter number set too precise", items(pa, Filter(expression.Name("v").In(V(avNS("1", "1.00000000000000000000000000000000000001"))))), []string{"Filter value", "39 significant digits"}},
+		{"filter number set too precise", items(pa, Filter(expression.Name("v").In(V(qcNS("1", "1.00000000000000000000000000000000000001"))))), []string{"Filter value", "39 significant digits"}},
 		{"filter name not UTF-8", func(ctx context.Context, c Client) error {
-			_, _, err := table[qsItem](t, c).ScanPage(ctx, Filter(expression.Name("b\xffody").Equal(V("x"))))
+			_, _, err := qcTable[qsItem](t, c).ScanPage(ctx, Filter(expression.Name("b\xffody").Equal(V("x"))))
 			return err
 		}, []string{"attribute name", "not valid UTF-8"}},
 		{"scan filter value not UTF-8", func(ctx context.Context, c Client) error {
-			_, err := collect2(table[qsItem](t, c).Scan(ctx, Filter(expression.Name("body").BeginsWith("\xff"))))
+			_, err := collect2(qcTable[qsItem](t, c).Scan(ctx, Filter(expression.Name("body").BeginsWith("\xff"))))
 			return err
 		}, []string{"Filter value", "not valid UTF-8"}},
 	})
@@ -170,31 +170,31 @@ func TestQueryCursorRefused(t *testing.T) {
 	pa := K("p").Equal(V("a"))
 	items := func(kc expression.KeyConditionBuilder, c Cursor, opts ...QueryOption) func(context.Context, Client) error {
 		return func(ctx context.Context, cl Client) error {
-			_, err := collect2(table[qsItem](t, cl).Query(ctx, kc, append(opts, StartAfter(c))...))
+			_, err := collect2(qcTable[qsItem](t, cl).Query(ctx, kc, append(opts, StartAfter(c))...))
 			return err
 		}
 	}
 	scan := func(c Cursor) func(context.Context, Client) error {
 		return func(ctx context.Context, cl Client) error {
-			_, _, err := table[qsItem](t, cl).ScanPage(ctx, StartAfter(c))
+			_, _, err := qcTable[qsItem](t, cl).ScanPage(ctx, StartAfter(c))
 			return err
 		}
 	}
 	strs := func(kc expression.KeyConditionBuilder, c Cursor) func(context.Context, Client) error {
 		return func(ctx context.Context, cl Client) error {
-			_, _, err := table[qsStr](t, cl).QueryPage(ctx, kc, StartAfter(c))
+			_, _, err := qcTable[qsStr](t, cl).QueryPage(ctx, kc, StartAfter(c))
 			return err
 		}
 	}
 	bins := func(kc expression.KeyConditionBuilder, c Cursor) func(context.Context, Client) error {
 		return func(ctx context.Context, cl Client) error {
-			_, _, err := table[qsBin](t, cl).QueryPage(ctx, kc, StartAfter(c))
+			_, _, err := qcTable[qsBin](t, cl).QueryPage(ctx, kc, StartAfter(c))
 			return err
 		}
 	}
 	indexed := func(kc expression.KeyConditionBuilder, c Cursor, index string) func(context.Context, Client) error {
 		return func(ctx context.Context, cl Client) error {
-			_, _, err := table[qsIndexed](t, cl).QueryPage(ctx, kc, Index(index), StartAfter(c))
+			_, _, err := qcTable[qsIndexed](t, cl).QueryPage(ctx, kc, Index(index), StartAfter(c))
 			return err
 		}
 	}
@@ -205,41 +205,41 @@ func TestQueryCursorRefused(t *testing.T) {
 		}
 		return m
 	}
-	cur := func(kv ...any) Cursor { return mustCursor(t, position{key: key(kv...)}) }
-	idx := func(index string, kv ...any) Cursor { return mustCursor(t, position{index: index, key: key(kv...)}) }
+	cur := func(kv ...any) Cursor { return qcCursor(t, position{key: key(kv...)}) }
+	idx := func(index string, kv ...any) Cursor { return qcCursor(t, position{index: index, key: key(kv...)}) }
 	owner := K("owner").Equal(V("ann"))
-	runRefused(t, []refusedCase{
-		{"another partition", items(pa, cur("p", avS("b"), "n", avN("1"))), []string{`in the partition p = "b", this query reads p = "a"`}},
-		{"partition of another type", items(pa, cur("p", avN("1"), "n", avN("1"))), []string{`"p" is a number (N), but the table stores it as a string (S)`}},
-		{"sort key of another type", items(pa, cur("p", avS("a"), "n", avS("1"))), []string{`"n" is a string (S), but the table stores it as a number (N)`}},
-		{"scan cursor of another type", scan(cur("p", avB(1), "n", avN("1"))), []string{`"p" is a binary (B)`}},
-		{"missing sort key", items(pa, cur("p", avS("a"))), []string{`lacks the key attribute "n"`}},
-		{"extra attribute", items(pa, cur("p", avS("a"), "n", avN("1"), "x", avS("y"))), []string{`the table's key is "p", "n"`}},
-		{"number out of range", items(pa, cur("p", avS("a"), "n", avN("1e126"))), []string{"outside DynamoDB's range"}},
-		{"number too precise", items(pa, cur("p", avS("a"), "n", avN("-1234567890123456789012345678901234567.89"))), []string{"39 significant digits"}},
-		{"null number", items(pa, rawCursor(`{"v":1,"k":{"p":{"S":"a"},"n":{"N":null}}}`)), []string{"null"}},
-		{"null beside a number", items(pa, rawCursor(`{"v":1,"k":{"p":{"S":"a"},"n":{"N":"1","S":null}}}`)), []string{"null"}},
-		{"duplicate key attribute", items(pa, rawCursor(`{"v":1,"k":{"p":{"S":"a"},"n":{"N":"1"},"n":{"N":"2"}}}`)), []string{`"n" twice`}},
-		{"unknown field", items(pa, rawCursor(`{"v":1,"k":{"p":{"S":"a"},"n":{"N":"1"}},"x":0}`)), []string{`unknown field "x"`}},
-		{"string not UTF-8", items(pa, rawCursor("{\"v\":1,\"k\":{\"p\":{\"S\":\"a\xff\"},\"n\":{\"N\":\"1\"}}}")), []string{"not valid UTF-8"}},
-		{"sort key below the range", items(pa.And(K("n").GreaterThan(V(5))), cur("p", avS("a"), "n", avN("3"))), []string{"sort key n = 3 is not one the query's key condition selects (n > 5)"}},
-		{"sort key not equal", items(pa.And(K("n").Equal(V(5))), cur("p", avS("a"), "n", avN("5.5"))), []string{"(n = 5)"}},
-		{"sort key past between", items(pa.And(K("n").Between(V(1), V(5))), cur("p", avS("a"), "n", avN("50e-1"+"1"))), []string{"n BETWEEN 1 AND 5"}},
-		{"string sort key without the prefix", strs(pa.And(K("s").BeginsWith("ab")), cur("p", avS("a"), "s", avS("ac"))), []string{`begins_with(s, "ab")`}},
-		{"string sort key above", strs(pa.And(K("s").LessThanEqual(V("m"))), cur("p", avS("a"), "s", avS("n"))), []string{`s <= "m"`}},
-		{"binary sort key without the prefix", bins(pa.And(K("b").BeginsWith(string([]byte{1, 2}))), cur("p", avS("a"), "b", avB(1, 3))), []string{`sort key "b", a binary (B), with a string (S)`}},
-		{"binary sort key of another type", bins(pa, cur("p", avS("a"), "b", avS("x"))), []string{`"b" is a string (S), but the table stores it as a binary (B)`}},
-		{"index cursor of another partition", indexed(owner, idx("byOwner", "p", avS("a"), "n", avN("1"), "owner", avS("bob"), "at", avN("2")), "byOwner"),
+	qcRefused(t, []qcRefusedCase{
+		{"another partition", items(pa, cur("p", qcS("b"), "n", qcN("1"))), []string{`in the partition p = "b", this query reads p = "a"`}},
+		{"partition of another type", items(pa, cur("p", qcN("1"), "n", qcN("1"))), []string{`"p" is a number (N), but the table stores it as a string (S)`}},
+		{"sort key of another type", items(pa, cur("p", qcS("a"), "n", qcS("1"))), []string{`"n" is a string (S), but the table stores it as a number (N)`}},
+		{"scan cursor of another type", scan(cur("p", qcB(1), "n", qcN("1"))), []string{`"p" is a binary (B)`}},
+		{"missing sort key", items(pa, cur("p", qcS("a"))), []string{`lacks the key attribute "n"`}},
+		{"extra attribute", items(pa, cur("p", qcS("a"), "n", qcN("1"), "x", qcS("y"))), []string{`the table's key is "p", "n"`}},
+		{"number out of range", items(pa, cur("p", qcS("a"), "n", qcN("1e126"))), []string{"outside DynamoDB's range"}},
+		{"number too precise", items(pa, cur("p", qcS("a"), "n", qcN("-1234567890123456789012345678901234567.89"))), []string{"39 significant digits"}},
+		{"null number", items(pa, qcRawCursor(`{"v":1,"k":{"p":{"S":"a"},"n":{"N":null}}}`)), []string{"null"}},
+		{"null beside a number", items(pa, qcRawCursor(`{"v":1,"k":{"p":{"S":"a"},"n":{"N":"1","S":null}}}`)), []string{"null"}},
+		{"duplicate key attribute", items(pa, qcRawCursor(`{"v":1,"k":{"p":{"S":"a"},"n":{"N":"1"},"n":{"N":"2"}}}`)), []string{`"n" twice`}},
+		{"unknown field", items(pa, qcRawCursor(`{"v":1,"k":{"p":{"S":"a"},"n":{"N":"1"}},"x":0}`)), []string{`unknown field "x"`}},
+		{"string not UTF-8", items(pa, qcRawCursor("{\"v\":1,\"k\":{\"p\":{\"S\":\"a\xff\"},\"n\":{\"N\":\"1\"}}}")), []string{"not valid UTF-8"}},
+		{"sort key below the range", items(pa.And(K("n").GreaterThan(V(5))), cur("p", qcS("a"), "n", qcN("3"))), []string{"sort key n = 3 is not one the query's key condition selects (n > 5)"}},
+		{"sort key not equal", items(pa.And(K("n").Equal(V(5))), cur("p", qcS("a"), "n", qcN("5.5"))), []string{"(n = 5)"}},
+		{"sort key past between", items(pa.And(K("n").Between(V(1), V(5))), cur("p", qcS("a"), "n", qcN("50e-1"+"1"))), []string{"n BETWEEN 1 AND 5"}},
+		{"string sort key without the prefix", strs(pa.And(K("s").BeginsWith("ab")), cur("p", qcS("a"), "s", qcS("ac"))), []string{`begins_with(s, "ab")`}},
+		{"string sort key above", strs(pa.And(K("s").LessThanEqual(V("m"))), cur("p", qcS("a"), "s", qcS("n"))), []string{`s <= "m"`}},
+		{"binary sort key without the prefix", bins(pa.And(K("b").BeginsWith(string([]byte{1, 2}))), cur("p", qcS("a"), "b", qcB(1, 3))), []string{`sort key "b", a binary (B), with a string (S)`}},
+		{"binary sort key of another type", bins(pa, cur("p", qcS("a"), "b", qcS("x"))), []string{`"b" is a string (S), but the table stores it as a binary (B)`}},
+		{"index cursor of another partition", indexed(owner, idx("byOwner", "p", qcS("a"), "n", qcN("1"), "owner", qcS("bob"), "at", qcN("2")), "byOwner"),
 			[]string{`in the partition owner = "bob", this query reads owner = "ann"`}},
-		{"index cursor of another type", indexed(owner, idx("byOwner", "p", avS("a"), "n", avN("1"), "owner", avS("ann"), "at", avS("2")), "byOwner"),
+		{"index cursor of another type", indexed(owner, idx("byOwner", "p", qcS("a"), "n", qcN("1"), "owner", qcS("ann"), "at", qcS("2")), "byOwner"),
 			[]string{`"at" is a string (S)`}},
-		{"index cursor missing the index key", indexed(owner, idx("byOwner", "p", avS("a"), "n", avN("1"), "owner", avS("ann")), "byOwner"),
+		{"index cursor missing the index key", indexed(owner, idx("byOwner", "p", qcS("a"), "n", qcN("1"), "owner", qcS("ann")), "byOwner"),
 			[]string{`lacks the key attribute "at"`}},
-		{"index cursor missing the table key", indexed(owner, idx("byOwner", "p", avS("a"), "owner", avS("ann"), "at", avN("2")), "byOwner"),
+		{"index cursor missing the table key", indexed(owner, idx("byOwner", "p", qcS("a"), "owner", qcS("ann"), "at", qcN("2")), "byOwner"),
 			[]string{`lacks the key attribute "n"`}},
-		{"local index cursor of another partition", indexed(pa, idx("byAt", "p", avS("b"), "n", avN("1"), "at", avN("2")), "byAt"),
+		{"local index cursor of another partition", indexed(pa, idx("byAt", "p", qcS("b"), "n", qcN("1"), "at", qcN("2")), "byAt"),
 			[]string{`in the partition p = "b"`}},
-		{"local index sort key outside", indexed(pa.And(K("at").LessThan(V(2))), idx("byAt", "p", avS("a"), "n", avN("1"), "at", avN("2")), "byAt"),
+		{"local index sort key outside", indexed(pa.And(K("at").LessThan(V(2))), idx("byAt", "p", qcS("a"), "n", qcN("1"), "at", qcN("2")), "byAt"),
 			[]string{"at = 2 is not one", "(at < 2)"}},
 	})
 }
@@ -259,38 +259,38 @@ func TestQueryCursorFits(t *testing.T) {
 		call func(ctx context.Context, c Client) error
 	}{
 		{"number partition written another way", func(ctx context.Context, c Client) error {
-			cur := mustCursor(t, position{key: map[string]types.AttributeValue{"p": avN("1.0"), "n": avN("-0.5e1")}})
-			_, _, err := table[numKey](t, c).QueryPage(ctx, K("p").Equal(V(1)).And(K("n").Between(V(-5), V(0))), StartAfter(cur))
+			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcN("1.0"), "n": qcN("-0.5e1")}})
+			_, _, err := qcTable[numKey](t, c).QueryPage(ctx, K("p").Equal(V(1)).And(K("n").Between(V(-5), V(0))), StartAfter(cur))
 			return err
 		}},
 		{"zero with an exponent", func(ctx context.Context, c Client) error {
-			cur := mustCursor(t, position{key: map[string]types.AttributeValue{"p": avN("0e999"), "n": avN("1e-130")}})
-			_, _, err := table[numKey](t, c).QueryPage(ctx, K("p").Equal(V(0)).And(K("n").GreaterThan(V(0))), StartAfter(cur))
+			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcN("0e999"), "n": qcN("1e-130")}})
+			_, _, err := qcTable[numKey](t, c).QueryPage(ctx, K("p").Equal(V(0)).And(K("n").GreaterThan(V(0))), StartAfter(cur))
 			return err
 		}},
 		{"begins_with", func(ctx context.Context, c Client) error {
-			cur := mustCursor(t, position{key: map[string]types.AttributeValue{"p": avS("a"), "s": avS("abc")}})
-			_, _, err := table[qsStr](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("s").BeginsWith("ab")), StartAfter(cur))
+			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("a"), "s": qcS("abc")}})
+			_, _, err := qcTable[qsStr](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("s").BeginsWith("ab")), StartAfter(cur))
 			return err
 		}},
 		{"binary range", func(ctx context.Context, c Client) error {
-			cur := mustCursor(t, position{key: map[string]types.AttributeValue{"p": avS("a"), "b": avB(1, 2, 3)}})
-			_, _, err := table[qsBin](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("b").Between(V([]byte{1, 2}), V([]byte{1, 2, 3}))), StartAfter(cur))
+			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("a"), "b": qcB(1, 2, 3)}})
+			_, _, err := qcTable[qsBin](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("b").Between(V([]byte{1, 2}), V([]byte{1, 2, 3}))), StartAfter(cur))
 			return err
 		}},
 		{"scan of another partition", func(ctx context.Context, c Client) error {
-			cur := mustCursor(t, position{key: map[string]types.AttributeValue{"p": avS("zzz"), "n": avN("9")}})
-			_, _, err := table[qsItem](t, c).ScanPage(ctx, StartAfter(cur))
+			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("zzz"), "n": qcN("9")}})
+			_, _, err := qcTable[qsItem](t, c).ScanPage(ctx, StartAfter(cur))
 			return err
 		}},
 		{"undeclared index", func(ctx context.Context, c Client) error {
-			cur := mustCursor(t, position{index: "byOther", key: map[string]types.AttributeValue{"p": avS("a"), "n": avN("1"), "x": avS("q")}})
-			_, _, err := table[qsItem](t, c).QueryPage(ctx, K("x").Equal(V("q")), Index("byOther"), StartAfter(cur))
+			cur := qcCursor(t, position{index: "byOther", key: map[string]types.AttributeValue{"p": qcS("a"), "n": qcN("1"), "x": qcS("q")}})
+			_, _, err := qcTable[qsItem](t, c).QueryPage(ctx, K("x").Equal(V("q")), Index("byOther"), StartAfter(cur))
 			return err
 		}},
 		{"between bounds", func(ctx context.Context, c Client) error {
-			cur := mustCursor(t, position{key: map[string]types.AttributeValue{"p": avS("a"), "n": avN("5")}})
-			_, _, err := table[qsItem](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("n").Between(V(1), V(5))), StartAfter(cur), Descending())
+			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("a"), "n": qcN("5")}})
+			_, _, err := qcTable[qsItem](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("n").Between(V(1), V(5))), StartAfter(cur), Descending())
 			return err
 		}},
 	}
@@ -392,14 +392,14 @@ func TestCompareKeyNumbers(t *testing.T) {
 					} else if i > j {
 						want = 1
 					}
-					if got := compareKeyValues(avN(a), avN(b)); got != want {
+					if got := compareKeyValues(qcN(a), qcN(b)); got != want {
 						t.Errorf("compare(%s, %s) = %d, want %d", a, b, got, want)
 					}
 				}
 			}
 		}
 	}
-	if compareKeyValues(avN("1"), avS("1")) != 2 || compareKeyValues(avB(1), avS("\x01")) != 2 {
+	if compareKeyValues(qcN("1"), qcS("1")) != 2 || compareKeyValues(qcB(1), qcS("\x01")) != 2 {
 		t.Error("values of different types compare as ordered")
 	}
 }
@@ -420,9 +420,9 @@ func FuzzQueryKeyCondition(f *testing.F) {
 		c.onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
 			return &dynamodb.QueryOutput{}, nil
 		}
-		tb := table[qsItem](t, c)
+		tb := qcTable[qsItem](t, c)
 		kc := expression.Key("p").Equal(expression.Value(part)).
-			And(expression.Key("n").GreaterThan(expression.Value(avN(num))))
+			And(expression.Key("n").GreaterThan(expression.Value(qcN(num))))
 		var opts []QueryOption
 		if filter != "" {
 			opts = append(opts, Filter(expression.Name("body").Equal(expression.Value(filter))))
@@ -442,7 +442,7 @@ func FuzzQueryKeyCondition(f *testing.F) {
 		for _, v := range qs[0].ExpressionAttributeValues {
 			sent[shortScalar(v)] = true
 		}
-		for _, v := range []types.AttributeValue{avS(part), avN(num)} {
+		for _, v := range []types.AttributeValue{qcS(part), qcN(num)} {
 			if !sent[shortScalar(v)] {
 				t.Fatalf("value %s not sent as it was: %v", shortScalar(v), sent)
 			}

@@ -1136,14 +1136,14 @@ var fuzzListings = []struct {
 	segment int
 	total   int
 }{
-	{op: opQueryPage, kc: ptr(expression.Key("p").Equal(expression.Value("a")).And(expression.Key("n").GreaterThan(expression.Value(0))))},
-	{op: opQueryPage, kc: ptr(expression.Key("owner").Equal(expression.Value("ann"))), index: "byOwner"},
-	{op: opQueryPage, kc: ptr(expression.Key("p").Equal(expression.Value("a")).And(expression.Key("at").Between(expression.Value(1), expression.Value(9)))), index: "byAt"},
+	{op: opQueryPage, kc: qcPtr(expression.Key("p").Equal(expression.Value("a")).And(expression.Key("n").GreaterThan(expression.Value(0))))},
+	{op: opQueryPage, kc: qcPtr(expression.Key("owner").Equal(expression.Value("ann"))), index: "byOwner"},
+	{op: opQueryPage, kc: qcPtr(expression.Key("p").Equal(expression.Value("a")).And(expression.Key("at").Between(expression.Value(1), expression.Value(9)))), index: "byAt"},
 	{op: opScanPage},
 	{op: opScanPage, segment: 1, total: 2},
 }
 
-func ptr[T any](v T) *T { return &v }
+func qcPtr[T any](v T) *T { return &v }
 
 // checkCursorFits checks cursor s against each of fuzzListings: a cursor
 // is refused with ErrInvalidInput, or accepted as a start key that holds
