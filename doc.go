@@ -75,7 +75,8 @@
 // cannot carry conditions, so they refuse versioned items unless SaveClobber
 // is asked for. Table.Query, Scan and ParallelScan are iter.Seq2 iterators over
 // all pages; QueryPage and ScanPage return one page and a Cursor to resume
-// from. Table.CreateTable creates the table the tags describe (keys, indexes
+// from. Key conditions and cursors are checked against the key schema before
+// anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
 //
 // # Java

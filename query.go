@@ -6,7 +6,10 @@ import (
 	"iter"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -20,8 +23,9 @@ import (
 // strongly consistent.
 //
 // Options that make no sense for a call (Descending on a scan, Segment on a
-// query, a negative Limit, a cursor from another index, ...) make the call
-// fail with an error wrapping ErrInvalidInput before any request is sent.
+// query, a negative Limit, a cursor from another index or partition, ...)
+// make the call fail with an error wrapping ErrInvalidInput before any
+// request is sent.
 type QueryOption interface {
 	applyQuery(*queryOptions)
 }
@@ -99,10 +103,20 @@ func Descending() QueryOption {
 // QueryPage or ScanPage returned for the same query or scan (same table,
 // index and segment; the key condition and filter are the caller's to keep
 // the same). The empty Cursor means the start, so a page handler can pass
-// its client's token through unchanged. A cursor that is malformed, or
-// that belongs to another index, segment or table key, is refused with
-// ErrInvalidInput before anything is sent. ParallelScan refuses StartAfter:
-// it has one position per segment.
+// its client's token through unchanged.
+//
+// Before anything is sent, the cursor is checked against the table's key
+// schema and the call, as DynamoDB would check its ExclusiveStartKey, and
+// refused with ErrInvalidInput (a client error, never a 400 from DynamoDB)
+// when it is malformed (see ParseCursor); when it was made for another index
+// or segment; when it lacks a key attribute or holds one too many (the
+// table's key, plus the index's when the tags declare the index); when an
+// attribute T models has another type (S, N or B) than T's field stores;
+// and, for a query, when it lies in another partition than the key
+// condition's, or its sort key is not one the key condition selects. A scan
+// takes a cursor of any partition. For an index the tags do not declare,
+// only the table's key attributes and their types are checked.
+// ParallelScan refuses StartAfter: it has one position per segment.
 func StartAfter(c Cursor) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.start = c })
 }
@@ -161,6 +175,17 @@ type listing struct {
 //
 // Values in key are marshaled by the expression package with the default
 // attributevalue options, not the mapper's (see Filter).
+//
+// The key condition is checked before anything is sent. It may name only
+// the partition key and the sort key of what the query reads (the table, or
+// an Index the tags declare), each once, and must fix the partition key with
+// Equal; its values must have the keys' types (S, N or B), be numbers
+// DynamoDB stores (38 significant digits, magnitudes 1E-130 to
+// 9.9999999999999999999999999999999999999E+125) and strings of valid UTF-8
+// (the SDK would replace invalid bytes with U+FFFD and read another key).
+// Anything else is refused with ErrInvalidInput naming the attribute, e.g.
+// "isbn" for "ISBN". Filter values and attribute names must be valid UTF-8
+// too. For an index the tags do not declare, only the values are checked.
 //
 // IAM: dynamodb:Query.
 func (t *Table[T]) Query(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) iter.Seq2[T, error] {
@@ -247,6 +272,15 @@ func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts 
 			return l
 		}
 	}
+	var kc *keyCond
+	if key != nil {
+		if kc, l.err = t.checkKeyCondition(op, o.index, e); l.err != nil {
+			return l
+		}
+	}
+	if l.err = t.checkExprText(op, e); l.err != nil {
+		return l
+	}
 	// The filter's values compared with javabool/javadate attributes are
 	// encoded as stored, and Name("a.b") may name the attribute "a.b"
 	// (condvalues.go).
@@ -292,7 +326,7 @@ func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts 
 	if o.start != "" {
 		p, err := decodeCursor(o.start)
 		if err == nil {
-			err = t.checkPosition(p, o.index, l.segment, l.total)
+			err = t.checkPosition(p, o.index, l.segment, l.total, kc)
 		}
 		if err != nil {
 			l.err = err
@@ -538,4 +572,343 @@ func (t *Table[T]) page(ctx context.Context, l *listing) ([]T, Cursor, error) {
 		}
 		start = last
 	}
+}
+
+// keyTerm is one comparison of a Query's key condition: name op values.
+type keyTerm struct {
+	name   string
+	op     string // "=", "<", "<=", ">", ">=", "BETWEEN" or "begins_with"
+	values []types.AttributeValue
+}
+
+// keyCond is a Query's key condition, as the checks before sending see it.
+type keyCond struct {
+	terms []keyTerm
+	// hash and rng are the terms on the partition and sort key of what the
+	// query reads (table or index); nil when the condition has none, or when
+	// the index is not declared in T's tags (its keys are not known).
+	hash, rng *keyTerm
+}
+
+// parseKeyCondition reads the key condition expression that the expression
+// package built: "#0 = :0", "#0 BETWEEN :0 AND :1", "begins_with (#0, :0)",
+// and "(c) AND (c)…" of them. ok is false for any other form, which the
+// checks then leave to DynamoDB.
+func parseKeyCondition(s string, names map[string]string, values map[string]types.AttributeValue) (terms []keyTerm, ok bool) {
+	parts := []string{s}
+	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
+		parts = strings.Split(s[1:len(s)-1], ") AND (")
+	}
+	for _, part := range parts {
+		var kt keyTerm
+		var nameRef string
+		var valueRefs []string
+		if rest, ok := strings.CutPrefix(part, "begins_with ("); ok {
+			inner, ok := strings.CutSuffix(rest, ")")
+			n, v, ok2 := strings.Cut(inner, ", ")
+			if !ok || !ok2 {
+				return nil, false
+			}
+			kt.op, nameRef, valueRefs = "begins_with", n, []string{v}
+		} else {
+			f := strings.Fields(part)
+			switch {
+			case len(f) == 3 && slices.Contains([]string{"=", "<", "<=", ">", ">="}, f[1]):
+				kt.op, nameRef, valueRefs = f[1], f[0], f[2:]
+			case len(f) == 5 && f[1] == "BETWEEN" && f[3] == "AND":
+				kt.op, nameRef, valueRefs = "BETWEEN", f[0], []string{f[2], f[4]}
+			default:
+				return nil, false
+			}
+		}
+		if kt.name, ok = names[nameRef]; !ok {
+			return nil, false
+		}
+		for _, ref := range valueRefs {
+			v, ok := values[ref]
+			if !ok {
+				return nil, false
+			}
+			kt.values = append(kt.values, v)
+		}
+		terms = append(terms, kt)
+	}
+	return terms, len(terms) > 0
+}
+
+// listingKey returns the key fields (indexes into s.fields; rng -1 when
+// none) of the table or of index, and whether they are known: an index the
+// tags do not declare has keys the mapper does not know.
+func (t *Table[T]) listingKey(index string) (hash, rng int, known bool) {
+	s := t.p.s
+	if index == "" {
+		return s.hash, s.rng, true
+	}
+	for _, x := range s.indexes {
+		if x.name == index {
+			return x.hash, x.rng, true
+		}
+	}
+	return -1, -1, false
+}
+
+// keyKind tells the DynamoDB type ('S', 'N' or 'B') the mapper writes for
+// key field f; 0 when it cannot be told without a value.
+func (t *Table[T]) keyKind(f *field) byte {
+	if f.conv != nil {
+		return 0
+	}
+	bt := derefType(f.typ)
+	if !hasCustomMarshaler(bt) {
+		switch bt.Kind() {
+		case reflect.String:
+			return 'S'
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+			if f.opts.asString {
+				return 'S'
+			}
+			return 'N'
+		}
+	}
+	at, err := t.keyAttrType(f, nil)
+	if err != nil {
+		return 0
+	}
+	return at[0]
+}
+
+// kindOf returns 'S', 'N' or 'B' for a key value, 0 for any other type.
+func kindOf(av types.AttributeValue) byte {
+	switch av.(type) {
+	case *types.AttributeValueMemberS:
+		return 'S'
+	case *types.AttributeValueMemberN:
+		return 'N'
+	case *types.AttributeValueMemberB:
+		return 'B'
+	}
+	return 0
+}
+
+func kindName(k byte) string {
+	switch k {
+	case 'S':
+		return "string (S)"
+	case 'N':
+		return "number (N)"
+	case 'B':
+		return "binary (B)"
+	}
+	return "non-scalar"
+}
+
+// whereName names what a listing reads, for messages.
+func whereName(index string) string {
+	if index == "" {
+		return "the table itself"
+	}
+	return "index " + strconv.Quote(index)
+}
+
+// checkKeyCondition checks a Query's key condition before anything is
+// sent: every value a string of valid UTF-8, a number DynamoDB stores, or
+// binary; and, when the keys of what the query reads are known, only key
+// attributes named, each once, the partition key fixed with Equal, values
+// of the keys' types. A condition this package cannot read is left to
+// DynamoDB (nil, nil).
+func (t *Table[T]) checkKeyCondition(op, index string, e expression.Expression) (*keyCond, error) {
+	on := ""
+	if index != "" {
+		on = " index " + strconv.Quote(index)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s on table %q%s: %s", ErrInvalidInput, op, t.name, on, fmt.Sprintf(format, args...))
+	}
+	terms, ok := parseKeyCondition(aws.ToString(e.KeyCondition()), e.Names(), e.Values())
+	if !ok {
+		return nil, nil
+	}
+	kc := &keyCond{terms: terms}
+	for _, kt := range terms {
+		if !utf8.ValidString(kt.name) {
+			return nil, fail("the key condition names %q, which is not valid UTF-8: name a key attribute", kt.name)
+		}
+		for _, v := range kt.values {
+			switch a := v.(type) {
+			case *types.AttributeValueMemberS:
+				if !utf8.ValidString(a.Value) {
+					return nil, fail("the key condition's value for %q, %.40q, is not valid UTF-8, which DynamoDB would silently replace (and match another key): pass valid UTF-8 text", kt.name, a.Value)
+				}
+			case *types.AttributeValueMemberN:
+				if err := checkNumber(a.Value); err != nil {
+					return nil, fail("the key condition's value for %q: %v", kt.name, err)
+				}
+			case *types.AttributeValueMemberB:
+			default:
+				return nil, fail("the key condition compares %q with a %T: key values are strings, numbers or binary", kt.name, v)
+			}
+			if keyValueEmpty(v) {
+				return nil, fail("the key condition's value for %q is empty, which no key can be: leave out the condition on %q to read all of its values", kt.name, kt.name)
+			}
+		}
+		if kt.op == "BETWEEN" && compareKeyValues(kt.values[0], kt.values[1]) == 1 {
+			return nil, fail("the key condition has %q BETWEEN %s AND %s: the lower bound comes first", kt.name, shortScalar(kt.values[0]), shortScalar(kt.values[1]))
+		}
+	}
+	hash, rng, known := t.listingKey(index)
+	if !known {
+		return kc, nil
+	}
+	s := t.p.s
+	hashName, rngName := s.fields[hash].name, ""
+	if rng >= 0 {
+		rngName = s.fields[rng].name
+	}
+	keys := func() string { // for messages only
+		if rngName == "" {
+			return fmt.Sprintf("partition key %q", hashName)
+		}
+		return fmt.Sprintf("partition key %q, sort key %q", hashName, rngName)
+	}
+	for i := range terms {
+		kt := &terms[i]
+		var slot **keyTerm
+		switch {
+		case kt.name == hashName:
+			slot = &kc.hash
+		case rng >= 0 && kt.name == rngName:
+			slot = &kc.rng
+		default:
+			return nil, fail("the key condition names %q, which is not a key of %s (%s)%s",
+				kt.name, whereName(index), keys(), t.keyHint(kt.name, index, hashName, rngName))
+		}
+		if *slot != nil {
+			return nil, fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.name)
+		}
+		*slot = kt
+	}
+	if kc.hash == nil {
+		return nil, fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
+			hashName, keys(), hashName)
+	}
+	if kc.hash.op != "=" {
+		return nil, fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
+			kc.hash.op, hashName, hashName)
+	}
+	for _, x := range [...]struct {
+		kt  *keyTerm
+		f   int
+		who string
+	}{{kc.hash, hash, "partition"}, {kc.rng, rng, "sort"}} {
+		if x.kt == nil {
+			continue
+		}
+		want := t.keyKind(&s.fields[x.f])
+		if x.kt.op == "begins_with" && want == 'N' {
+			return nil, fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.name)
+		}
+		for _, v := range x.kt.values {
+			if got := kindOf(v); want != 0 && got != want {
+				return nil, fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
+					x.who, x.kt.name, kindName(want), kindName(got), shortScalar(v))
+			}
+		}
+	}
+	return kc, nil
+}
+
+func keyValueEmpty(av types.AttributeValue) bool {
+	switch a := av.(type) {
+	case *types.AttributeValueMemberS:
+		return a.Value == ""
+	case *types.AttributeValueMemberB:
+		return len(a.Value) == 0
+	}
+	return false
+}
+
+// keyHint suggests the right attribute for name, which is not a key of
+// what the query reads.
+func (t *Table[T]) keyHint(name, index, hashName, rngName string) string {
+	for _, k := range []string{hashName, rngName} {
+		if k != "" && strings.EqualFold(name, k) {
+			return fmt.Sprintf(": did you mean %q? (attribute names are case-sensitive)", k)
+		}
+	}
+	s := t.p.s
+	if index != "" && name == s.fields[s.hash].name {
+		return ": it is the table's partition key; leave out Index to query the table"
+	}
+	for _, x := range s.indexes {
+		if !x.local && x.name != index && s.fields[x.hash].name == name {
+			return fmt.Sprintf(": it is the partition key of index %q; add Index(%q) to query by it", x.name, x.name)
+		}
+	}
+	if rngName == "" {
+		return fmt.Sprintf(": name the partition key %q", hashName)
+	}
+	return fmt.Sprintf(": name the partition key %q, and optionally the sort key %q", hashName, rngName)
+}
+
+// checkExprText refuses attribute names and string values that are not
+// valid UTF-8 anywhere in a query's or scan's expressions (the filter's
+// included): the SDK would replace the invalid bytes with U+FFFD and the
+// request would compare with another value than the caller's.
+func (t *Table[T]) checkExprText(op string, e expression.Expression) error {
+	for _, n := range e.Names() {
+		if !utf8.ValidString(n) {
+			return fmt.Errorf("%w: %s on table %q: attribute name %q is not valid UTF-8: name attributes with valid UTF-8 text", ErrInvalidInput, op, t.name, n)
+		}
+	}
+	for _, v := range e.Values() {
+		if err := checkExprValue(v); err != nil {
+			return fmt.Errorf("%w: %s on table %q: a Filter value %v: pass valid UTF-8 text and numbers DynamoDB stores",
+				ErrInvalidInput, op, t.name, err)
+		}
+	}
+	return nil
+}
+
+// checkExprValue finds in av a string (value, map key or set element) that
+// is not valid UTF-8, which DynamoDB would silently replace, or a number
+// DynamoDB refuses, and says where.
+func checkExprValue(av types.AttributeValue) error {
+	switch a := av.(type) {
+	case *types.AttributeValueMemberS:
+		if !utf8.ValidString(a.Value) {
+			return fmt.Errorf("holds the string %.40q, which is not valid UTF-8", a.Value)
+		}
+	case *types.AttributeValueMemberN:
+		return checkNumber(a.Value)
+	case *types.AttributeValueMemberSS:
+		for _, s := range a.Value {
+			if !utf8.ValidString(s) {
+				return fmt.Errorf("holds the set element %.40q, which is not valid UTF-8", s)
+			}
+		}
+	case *types.AttributeValueMemberNS:
+		for _, s := range a.Value {
+			if err := checkNumber(s); err != nil {
+				return fmt.Errorf("holds a set element: %v", err)
+			}
+		}
+	case *types.AttributeValueMemberL:
+		for i, v := range a.Value {
+			if err := checkExprValue(v); err != nil {
+				return fmt.Errorf("[%d] %v", i, err)
+			}
+		}
+	case *types.AttributeValueMemberM:
+		for k, v := range a.Value {
+			if !utf8.ValidString(k) {
+				return fmt.Errorf("holds the map key %.40q, which is not valid UTF-8", k)
+			}
+			if err := checkExprValue(v); err != nil {
+				return fmt.Errorf("[%q] %v", k, err)
+			}
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -945,21 +946,53 @@ func TestParseCursorErrors(t *testing.T) {
 		{enc("nope"), "bad JSON"}, // not JSON
 		{enc(`[]`), "bad JSON"},   // not an object
 		{enc(`{"v":1,"k":{"a":{"S":"x"}}}x`), "data after the JSON"},
-		{enc(`{"v":1,"k":{"a":{"S":"x"}},"z":1}`), "bad JSON"}, // unknown field
+		{enc(`{"v":1,"k":{"a":{"S":"x"}},"z":1}`), `unknown field "z"`},
+		{enc(`{"V":1,"k":{"a":{"S":"x"}}}`), `unknown field "V"`}, // names are case-sensitive
+		{enc(`{"v":1,"k":{"a":{"s":"x"}}}`), `type tag "s"`},
+		{enc(`{"v":1,"k":{"a":{"S":"x"}},"k":{"b":{"S":"y"}}}`), `field "k" twice`},
+		{enc(`{"v":1,"v":1,"k":{"a":{"S":"x"}}}`), `field "v" twice`},
+		{enc(`{"v":1,"k":{"a":{"S":"x"},"a":{"S":"y"}}}`), `field "a" twice`},
+		{enc(`{"v":1,"k":{"a":{"S":"x","S":"y"}}}`), `field "S" twice`},
+		{enc(`{"v":1,"k":{"a":{"S":"x","N":null}}}`), "null"},
+		{enc(`{"v":1,"k":{"a":{"N":null}}}`), "null"},
+		{enc(`{"v":null,"k":{"a":{"S":"x"}}}`), "null"},
+		{enc(`{"v":1,"i":null,"k":{"a":{"S":"x"}}}`), "null"},
+		{enc(`{"v":1,"g":null,"k":{"a":{"S":"x"}}}`), "null"},
+		{enc(`{"v":1,"k":null}`), "null"},
+		{enc(`{"v":1,"g":[0,null],"k":{"a":{"S":"x"}}}`), "null"},
+		{enc(`{"v":1.0,"k":{"a":{"S":"x"}}}`), "not an integer"},
+		{enc(`{"v":01,"k":{"a":{"S":"x"}}}`), "leading zero"},
+		{enc(`{"v":1,"g":[0,4,1],"k":{"a":{"S":"x"}}}`), "more than 2 numbers"},
+		{enc(`{"v":1,"g":[0,99999999999],"k":{"a":{"S":"x"}}}`), "out of range"},
+		{enc(`{"v":1,"i":"","k":{"a":{"S":"x"}}}`), "index name"},
+		{enc("{\"v\":1,\"k\":{\"a\":{\"S\":\"k\xff\"}}}"), "not valid UTF-8"},
+		{enc("{\"v\":1,\"k\":{\"a\xfe\":{\"S\":\"k\"}}}"), "not valid UTF-8"},
+		{enc(`{"v":1,"k":{"a":{"S":"\ud800"}}}`), "lone UTF-16 surrogate"},
+		{enc(`{"v":1,"k":{"a":{"S":"\udc00x"}}}`), "lone UTF-16 surrogate"},
+		{enc(`{"v":1,"k":{"a":{"S":"\ud800\u0041"}}}`), "lone UTF-16 surrogate"},
+		{enc(`{"v":1,"k":{"a":{"S":"\x"}}}`), "unknown escape"},
+		{enc("{\"v\":1,\"k\":{\"a\":{\"S\":\"a\tb\"}}}"), "control character"},
+		{enc(`{"v":1,"k":{"a":{"N":"1.00000000000000000000000000000000000001"}}}`), "39 significant digits"},
+		{enc(`{"v":1,"k":{"a":{"N":"1e126"}}}`), "outside DynamoDB's range"},
+		{enc(`{"v":1,"k":{"a":{"N":"-10E125"}}}`), "outside DynamoDB's range"},
+		{enc(`{"v":1,"k":{"a":{"N":"1e-131"}}}`), "outside DynamoDB's range"},
+		{enc(`{"v":1,"k":{"a":{"N":"0.001e-128"}}}`), "outside DynamoDB's range"},
+		{enc(`{"v":1,"k":{"a":{"S":"x"}}`), "it ends"},
 		{enc(`{"v":2,"k":{"a":{"S":"x"}}}`), "format version 2"},
 		{enc(`{"k":{"a":{"S":"x"}}}`), "format version 0"},
 		{enc(`{"v":1}`), "0 key attributes"},
 		{enc(`{"v":1,"k":{"a":{"S":"1"},"b":{"S":"1"},"c":{"S":"1"},"d":{"S":"1"},"e":{"S":"1"}}}`), "5 key attributes"},
 		{enc(`{"v":1,"k":{"":{"S":"x"}}}`), "name of 0 bytes"},
 		{enc(`{"v":1,"k":{"a":{}}}`), "0 type tags"},
-		{enc(`{"v":1,"k":{"a":null}}`), "0 type tags"},
+		{enc(`{"v":1,"k":{"a":null}}`), "null"},
 		{enc(`{"v":1,"k":{"a":{"S":"x","N":"1"}}}`), "2 type tags"},
 		{enc(`{"v":1,"k":{"a":{"S":""}}}`), "empty string"},
 		{enc(`{"v":1,"k":{"a":{"N":"1e"}}}`), "not a number"},
 		{enc(`{"v":1,"k":{"a":{"N":"0x10"}}}`), "not a number"},
 		{enc(`{"v":1,"k":{"a":{"B":""}}}`), "empty binary"},
-		{enc(`{"v":1,"k":{"a":{"B":"!!"}}}`), "bad JSON"},
-		{enc(`{"v":1,"k":{"a":{"SS":["x"]}}}`), "bad JSON"},
+		{enc(`{"v":1,"k":{"a":{"B":"!!"}}}`), "not base64"},
+		{enc(`{"v":1,"k":{"a":{"B":"AB=="}}}`), "not base64"}, // non-canonical padding bits
+		{enc(`{"v":1,"k":{"a":{"SS":["x"]}}}`), `type tag "SS"`},
 		{enc(`{"v":1,"i":"ab","k":{"a":{"S":"x"}}}`), "index name"},
 		{enc(`{"v":1,"g":[1],"k":{"a":{"S":"x"}}}`), "segment field has 1 numbers"},
 		{enc(`{"v":1,"g":[3,3],"k":{"a":{"S":"x"}}}`), "segment 3 of 3"},
@@ -975,6 +1008,57 @@ func TestParseCursorErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseCursor(%.40q): %q does not mention %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// Numbers DynamoDB stores pass checkNumber; the others (too many
+// significant digits, magnitudes out of range) are refused.
+func TestCheckNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "0e999", "0.000e-999", "1", "-1.5", "1e-130", "-1E-130", "0.1e-129", "10e-131",
+		"9.9999999999999999999999999999999999999e125", "-9.9999999999999999999999999999999999999E+125",
+		"12345678901234567890123456789012345678", "1234567890123456789012345678901234567800000",
+		"0.00012345678901234567890123456789012345678", "100000000000000000000000000000000000000000"} {
+		if err := checkNumber(s); err != nil {
+			t.Errorf("checkNumber(%q) = %v", s, err)
+		}
+	}
+	for _, s := range []string{"", "x", "1e", "123456789012345678901234567890123456789", "1.00000000000000000000000000000000000001",
+		"1e126", "-1e126", "10e125", "99.9999999999999999999999999999999999999e124", "1e-131", "0.1e-130", "1e99999999999999999999",
+		"0." + strings.Repeat("0", 9950) + "1e100000", "1" + strings.Repeat("0", 200)} {
+		if err := checkNumber(s); err == nil {
+			t.Errorf("checkNumber(%q) accepted", s)
+		}
+	}
+}
+
+// The strict parser still reads what JSON allows: whitespace, escapes,
+// surrogate pairs, members in any order.
+func TestParseCursorLenient(t *testing.T) {
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	cases := []struct {
+		in   string
+		want position
+	}{
+		{` { "k" : { "a" : { "S" : "\u00e9\ud83d\ude00\/\"\\\n" } } , "v" : 1 } `,
+			position{key: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "é😀/\"\\\n"}}}},
+		{`{"v":1,"g":[ 2 , 3 ],"i":"by.x","k":{"\u0070":{"N":"1e-130"},"b":{"B":"AP8="}}}`,
+			position{index: "by.x", segment: 2, total: 3, key: map[string]types.AttributeValue{
+				"p": &types.AttributeValueMemberN{Value: "1e-130"}, "b": &types.AttributeValueMemberB{Value: []byte{0, 0xff}}}}},
+	}
+	for _, tc := range cases {
+		c, err := ParseCursor(enc(tc.in))
+		if err != nil {
+			t.Errorf("ParseCursor(%s): %v", tc.in, err)
+			continue
+		}
+		if got, _ := decodeCursor(c); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseCursor(%s) = %+v, want %+v", tc.in, got, tc.want)
+		}
+	}
+	// A key that is not valid UTF-8 (DynamoDB never returns one) is not
+	// made into a cursor that would name another key.
+	if _, err := encodeCursor(position{key: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "k\xff"}}}); err == nil {
+		t.Error("encoded a key that is not valid UTF-8")
 	}
 }
 
@@ -1014,13 +1098,100 @@ func FuzzParseCursor(f *testing.F) {
 		f.Add(string(raw))
 	}
 	for _, s := range []string{"", "e30", "e30=", "!!", `{"v":1}`, `{"v":1,"k":{"a":{"N":".5E-0"}}}`,
-		`{"v":1,"g":[0,1],"k":{"a":{"B":"AA=="},"b":{"S":"\u00e9"}}}`} {
+		`{"v":1,"g":[0,1],"k":{"a":{"B":"AA=="},"b":{"S":"\u00e9"}}}`,
+		// What encoding/json accepted and the strict parser refuses.
+		`{"v":1,"k":{"p":{"S":"a","N":null}}}`, `{"v":1,"k":{"p":{"N":null}}}`, `{"v":null,"k":{"p":{"S":"a"}}}`,
+		`{"v":1,"k":{"p":{"S":"a"}},"k":{"p":{"S":"b"}}}`, `{"v":1,"k":{"p":{"S":"a"},"p":{"S":"b"}}}`,
+		`{"V":1,"K":{"p":{"s":"a"}}}`, `{"v":1,"k":{"p":{"S":"a"}},"x":[]}`, "{\"v\":1,\"k\":{\"p\":{\"S\":\"a\xff\"}}}",
+		`{"v":1,"k":{"p":{"S":"\ud800"}}}`, `{"v":1,"k":{"p":{"S":"\ud83d\ude00"}}}`,
+		`{"v":1,"k":{"p":{"N":"1e126"}}}`, `{"v":1,"k":{"p":{"N":"9.9999999999999999999999999999999999999e125"}}}`,
+		`{"v":1,"k":{"p":{"N":"1e-130"}}}`, `{"v":1,"k":{"p":{"N":"1e-131"}}}`, `{"v":1,"k":{"p":{"N":"0e99999"}}}`,
+		`{"v":1,"k":{"p":{"N":"1.00000000000000000000000000000000000001"}}}`,
+		// Positions of the fuzzed table (qsIndexed), fitting and not.
+		`{"v":1,"k":{"p":{"S":"a"},"n":{"N":"3"}}}`, `{"v":1,"k":{"p":{"S":"b"},"n":{"N":"3"}}}`,
+		`{"v":1,"k":{"p":{"S":"a"},"n":{"S":"3"}}}`, `{"v":1,"k":{"p":{"S":"a"},"n":{"N":"-3"}}}`,
+		`{"v":1,"i":"byOwner","k":{"p":{"S":"a"},"n":{"N":"1"},"owner":{"S":"ann"},"at":{"N":"5"}}}`,
+		`{"v":1,"i":"byAt","k":{"p":{"S":"a"},"n":{"N":"1"},"at":{"N":"5"}}}`,
+		`{"v":1,"g":[1,2],"k":{"p":{"S":"zz"},"n":{"N":"1.0"}}}`} {
 		f.Add(s)
 	}
+	tb, err := NewTable[qsIndexed](NewMapper(&qsClient{}), "Events")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		checkParseCursor(t, s)
-		checkParseCursor(t, base64.RawURLEncoding.EncodeToString([]byte(s)))
+		for _, in := range []string{s, base64.RawURLEncoding.EncodeToString([]byte(s))} {
+			checkParseCursor(t, in)
+			checkCursorFits(t, tb, in)
+		}
 	})
+}
+
+// fuzzListings are the reads of qsIndexed that FuzzParseCursor checks
+// cursors against.
+var fuzzListings = []struct {
+	op      string
+	kc      *expression.KeyConditionBuilder
+	index   string
+	segment int
+	total   int
+}{
+	{op: opQueryPage, kc: qcPtr(expression.Key("p").Equal(expression.Value("a")).And(expression.Key("n").GreaterThan(expression.Value(0))))},
+	{op: opQueryPage, kc: qcPtr(expression.Key("owner").Equal(expression.Value("ann"))), index: "byOwner"},
+	{op: opQueryPage, kc: qcPtr(expression.Key("p").Equal(expression.Value("a")).And(expression.Key("at").Between(expression.Value(1), expression.Value(9)))), index: "byAt"},
+	{op: opScanPage},
+	{op: opScanPage, segment: 1, total: 2},
+}
+
+func qcPtr[T any](v T) *T { return &v }
+
+// checkCursorFits checks cursor s against each of fuzzListings: a cursor
+// is refused with ErrInvalidInput, or accepted as a start key that holds
+// valid UTF-8 strings and numbers DynamoDB stores, and that re-encodes to a
+// cursor that is accepted with the same start key.
+func checkCursorFits(t *testing.T, tb *Table[qsIndexed], s string) {
+	for _, l := range fuzzListings {
+		opts := []QueryOption{StartAfter(Cursor(s))}
+		if l.index != "" {
+			opts = append(opts, Index(l.index))
+		}
+		if l.total > 0 {
+			opts = append(opts, Segment(l.segment, l.total))
+		}
+		got := tb.prepare(l.op, l.kc, opts)
+		if got.err != nil {
+			if !errors.Is(got.err, ErrInvalidInput) {
+				t.Fatalf("%s %s with cursor %q: %v, not ErrInvalidInput", l.op, l.index, s, got.err)
+			}
+			continue
+		}
+		if s == "" {
+			continue
+		}
+		for name, av := range got.start {
+			if !utf8.ValidString(name) {
+				t.Fatalf("accepted a cursor with attribute name %q", name)
+			}
+			switch a := av.(type) {
+			case *types.AttributeValueMemberS:
+				if !utf8.ValidString(a.Value) || a.Value == "" {
+					t.Fatalf("accepted a cursor with string %q", a.Value)
+				}
+			case *types.AttributeValueMemberN:
+				if err := checkNumber(a.Value); err != nil {
+					t.Fatalf("accepted a cursor with number %q: %v", a.Value, err)
+				}
+			}
+		}
+		again, err := encodeCursor(position{index: l.index, segment: l.segment, total: l.total, key: got.start})
+		if err != nil {
+			t.Fatalf("re-encode of accepted cursor %q: %v", s, err)
+		}
+		opts[0] = StartAfter(again)
+		if l2 := tb.prepare(l.op, l.kc, opts); l2.err != nil || !reflect.DeepEqual(l2.start, got.start) {
+			t.Fatalf("accepted cursor %q re-encoded as %q: %v, start %v then %v", s, again, l2.err, formatKey(got.start), formatKey(l2.start))
+		}
+	}
 }
 
 func checkParseCursor(t *testing.T, s string) {
@@ -1101,7 +1272,7 @@ func TestCursorCheckedAgainstDeclaredIndex(t *testing.T) {
 		t.Errorf("ConsistentRead on a local index: %v", err)
 	}
 	for _, tc := range cases {
-		err := tb.checkPosition(position{index: tc.index, key: tc.key}, tc.index, 0, 0)
+		err := tb.checkPosition(position{index: tc.index, key: tc.key}, tc.index, 0, 0, nil)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s %s: %v", tc.index, formatKey(tc.key), err)

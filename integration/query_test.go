@@ -426,7 +426,13 @@ func TestQueryServerError(t *testing.T) {
 	tb, _ := msgTable(t, 1, "r1")
 	_, _, err := tb.QueryPage(ctx(t), roomKey("r1"), dynamo.Index("noSuchIndex"))
 	mustContain(t, err, "dynamo: query table", `index "noSuchIndex"`)
-	for _, err := range tb.Query(ctx(t), expression.Key("text").Equal(expression.Value("x"))) {
+	// A filter on a key attribute is DynamoDB's to refuse.
+	for _, err := range tb.Query(ctx(t), roomKey("r1"), dynamo.Filter(expression.Name("seq").Equal(expression.Value(1)))) {
 		mustContain(t, err, "dynamo: query table")
+	}
+	// A key condition on an attribute that is not a key is refused before
+	// sending, naming the keys.
+	for _, err := range tb.Query(ctx(t), expression.Key("text").Equal(expression.Value("x"))) {
+		mustContain(t, err, "invalid input", `names "text"`, `partition key "room"`)
 	}
 }
