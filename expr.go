@@ -110,7 +110,7 @@ func compileConds(conds []expression.ConditionBuilder) (*userCond, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &userCond{expr: *e.Condition(), names: e.Names(), values: e.Values()}, nil
+	return &userCond{expr: *e.Condition(), names: e.Names(), values: e.Values()}, checkCondValues(e.Names(), e.Values())
 }
 
 // versionCond returns the version condition for a caller holding held, and
