@@ -460,6 +460,10 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 		if !utf8.ValidString(v.Value) {
 			return nil, badString(v.Value)
 		}
+	case *types.AttributeValueMemberN:
+		if b := checkNumber(v.Value); b != nil {
+			return nil, b
+		}
 	case *types.AttributeValueMemberSS:
 		for i, e := range v.Value {
 			if !utf8.ValidString(e) {
@@ -470,6 +474,11 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 			return &types.AttributeValueMemberSS{Value: ss}, nil
 		}
 	case *types.AttributeValueMemberNS:
+		for i, e := range v.Value {
+			if b := checkNumber(e); b != nil {
+				return nil, b.push(idxSeg(i))
+			}
+		}
 		if ns, dup := dedupe(v.Value, numberKeyFunc(v.Value)); dup {
 			return &types.AttributeValueMemberNS{Value: ns}, nil
 		}
@@ -678,13 +687,14 @@ func isCanonicalNumber(s string) bool {
 	return true
 }
 
-// parseNumber splits a DynamoDB number into its sign, its significant
-// digits (no leading or trailing zeros) and its decimal exponent: the value
-// is 0.digits × 10^exp. ok is false for strings that are not numbers
-// (DynamoDB refuses those itself). Zero has no digits.
-func parseNumber(s string) (neg bool, digits string, exp int, ok bool) {
+// scanNumber reads a DynamoDB number without allocating: its sign, the
+// count of its significant digits (no leading or trailing zeros) and its
+// decimal exponent, such that the value is 0.d₁d₂… × 10^exp. ok is false for
+// strings DynamoDB does not read as numbers (NaN, Inf, "1e", " 1", ...).
+// Zero has no significant digits.
+func scanNumber(s string) (neg bool, nsig, exp int, ok bool) {
 	if s == "" {
-		return false, "", 0, false
+		return false, 0, 0, false
 	}
 	switch s[0] {
 	case '-':
@@ -692,56 +702,122 @@ func parseNumber(s string) (neg bool, digits string, exp int, ok bool) {
 	case '+':
 		s = s[1:]
 	}
-	mant, expPart := s, ""
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		mant, expPart = s[:i], s[i+1:]
-	}
-	intPart, frac, _ := strings.Cut(mant, ".")
-	if intPart == "" && frac == "" {
-		return false, "", 0, false
-	}
-	for _, part := range [2]string{intPart, frac} {
-		for i := 0; i < len(part); i++ {
-			if part[i] < '0' || part[i] > '9' {
-				return false, "", 0, false
+	digits, intLen, dot := 0, -1, false
+	first, last := -1, -1 // digit indexes of the first and last non-zero digits
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if c != '0' {
+				if first < 0 {
+					first = digits
+				}
+				last = digits
 			}
+			digits++
+		case c == '.' && !dot:
+			dot, intLen = true, digits
+		case c == 'e' || c == 'E':
+			goto exponent
+		default:
+			return false, 0, 0, false
 		}
+	}
+exponent:
+	if digits == 0 {
+		return false, 0, 0, false
+	}
+	if !dot {
+		intLen = digits
 	}
 	e := 0
-	if expPart != "" {
-		n, err := strconv.Atoi(expPart)
-		if err != nil || n > 1<<20 || n < -(1<<20) {
-			return false, "", 0, false
+	if i < len(s) {
+		es := s[i+1:]
+		if es != "" && (es[0] == '+' || es[0] == '-') {
+			es = es[1:]
 		}
-		e = n
+		if es == "" || len(es) > 7 {
+			return false, 0, 0, false
+		}
+		for j := 0; j < len(es); j++ {
+			if es[j] < '0' || es[j] > '9' {
+				return false, 0, 0, false
+			}
+			e = e*10 + int(es[j]-'0')
+		}
+		if s[i+1] == '-' {
+			e = -e
+		}
 	}
-	all := intPart + frac
-	lead := 0
-	for lead < len(all) && all[lead] == '0' {
-		lead++
+	if first < 0 {
+		return false, 0, 0, true // zero, whatever its sign and exponent
 	}
-	all = strings.TrimRight(all[lead:], "0")
-	if all == "" {
-		return false, "", 0, true // zero, whatever its sign
+	return neg, last - first + 1, intLen - first + e, true
+}
+
+// DynamoDB's number limits (checked against DynamoDB Local): 38 significant
+// digits, magnitudes from 1E-130 to 9.99…E+125.
+const (
+	maxNumberDigits = 38
+	minNumberExp    = -129 // 1E-130 = 0.1 × 10^-129
+	maxNumberExp    = 126  // 9.99…E+125 = 0.999… × 10^126
+)
+
+// checkNumber refuses what DynamoDB would refuse as a number: NaN and
+// infinities (what the encoder writes for such floats), other strings that
+// are not numbers, more than 38 significant digits, magnitudes out of range.
+func checkNumber(s string) *badValue {
+	plain := len(s) > 0 && len(s) <= maxNumberDigits
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= '0' && s[i] <= '9' || i == 0 && s[i] == '-' && len(s) > 1
 	}
-	return neg, all, len(intPart) - lead + e, true
+	if plain {
+		return nil // an integer as strconv writes it
+	}
+	_, nsig, exp, ok := scanNumber(s)
+	fix := "DynamoDB numbers have up to 38 significant digits and magnitudes from 1E-130 to 9.99E+125: store other values as strings"
+	switch {
+	case !ok:
+		return &badValue{what: fmt.Sprintf("is the number %q, which DynamoDB cannot store", truncate(s, 40)), fix: fix}
+	case nsig > maxNumberDigits:
+		return &badValue{what: fmt.Sprintf("is the number %s with %d significant digits", truncate(s, 50), nsig), fix: fix}
+	case nsig > 0 && (exp < minNumberExp || exp > maxNumberExp):
+		return &badValue{what: fmt.Sprintf("is the number %s, out of DynamoDB's range", truncate(s, 50)), fix: fix}
+	}
+	return nil
 }
 
 // canonicalNumber returns a form of the number s that is equal for equal
 // numbers; s itself when it does not parse.
 func canonicalNumber(s string) string {
-	neg, digits, exp, ok := parseNumber(s)
+	neg, nsig, exp, ok := scanNumber(s)
 	if !ok {
 		return s
 	}
-	if digits == "" {
+	if nsig == 0 {
 		return "0"
 	}
-	sign := ""
+	var b strings.Builder
 	if neg {
-		sign = "-"
+		b.WriteByte('-')
 	}
-	return sign + "0." + digits + "e" + strconv.Itoa(exp)
+	b.WriteString("0.")
+	n := 0
+	for i := 0; i < len(s) && n < nsig; i++ {
+		c := s[i]
+		if c == 'e' || c == 'E' {
+			break
+		}
+		if c < '0' || c > '9' || c == '0' && n == 0 {
+			continue
+		}
+		b.WriteByte(c)
+		n++
+	}
+	b.WriteByte('e')
+	b.WriteString(strconv.Itoa(exp))
+	return b.String()
 }
 
 // numberSize is the size DynamoDB counts for the number s (checked against
@@ -750,15 +826,15 @@ func canonicalNumber(s string) string {
 // stored), plus one for a negative number. Unparsable strings count their
 // length (DynamoDB refuses them anyway).
 func numberSize(s string) int {
-	neg, digits, exp, ok := parseNumber(s)
+	neg, nsig, exp, ok := scanNumber(s)
 	if !ok {
 		return len(s)
 	}
-	if digits == "" {
+	if nsig == 0 {
 		return 1
 	}
-	// The first digit stands for 10^(exp-1), the last for 10^(exp-len).
-	first, last := exp-1, exp-len(digits)
+	// The first digit stands for 10^(exp-1), the last for 10^(exp-nsig).
+	first, last := exp-1, exp-nsig
 	n := 1 + floorDiv2(first) - floorDiv2(last) + 1
 	if neg {
 		n++

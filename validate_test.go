@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -300,6 +301,31 @@ func TestSetsAndOddValues(t *testing.T) {
 	wantInvalid(t, "func field", err, "Fn")
 	if _, err := tb.Save(ctx, setItem{ID: "a"}); err != nil {
 		t.Errorf("nil func and chan fields (dropped, and nil when loaded): %v", err)
+	}
+
+	// Numbers DynamoDB refuses: the encoder writes NaN and ±Inf as such.
+	for _, v := range []any{math.NaN(), math.Inf(1), math.Inf(-1), json.Number("1e126"), json.Number("1e-131"),
+		json.Number("123456789012345678901234567890123456789"), map[string]any{"x": []any{math.NaN()}}} {
+		_, err = tb.Save(ctx, setItem{ID: "a", Any: v})
+		wantInvalid(t, fmt.Sprintf("number %v", v), err, "Any", "38 significant digits")
+	}
+	_, err = tb.Save(ctx, setItem{ID: "a", F: []float64{1, math.Inf(1)}})
+	wantInvalid(t, "Inf in a set", err, "F", "[1]")
+}
+
+// checkNumber against what DynamoDB Local accepts and refuses.
+func TestCheckNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "1", "-12", "1E-130", "0.1E-129", "9.9999999999999999999999999999999999999E+125",
+		"+1", ".5", "5.", "00", "-0.0e-500", "0e999", "1e+5", "12345678901234567890123456789012345678", "0.000125"} {
+		if b := checkNumber(s); b != nil {
+			t.Errorf("checkNumber(%q) = %s, but DynamoDB accepts it", s, b.what)
+		}
+	}
+	for _, s := range []string{"NaN", "+Inf", "-Inf", "Infinity", "1E-131", "0.01E-129", "1E126", "10E125",
+		"123456789012345678901234567890123456789", "1e", "0x10", " 1", "1_0", "-", "", "1e99999999"} {
+		if b := checkNumber(s); b == nil {
+			t.Errorf("checkNumber(%q) = nil, but DynamoDB refuses it", s)
+		}
 	}
 }
 
