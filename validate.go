@@ -78,8 +78,8 @@ func (b *badValue) cyclic() bool {
 	return false
 }
 
-func keySeg(name string) string  { return "[" + strconv.Quote(name) + "]" }
-func idxSeg(i int) string        { return "[" + strconv.Itoa(i) + "]" }
+func keySeg(name string) string { return "[" + strconv.Quote(name) + "]" }
+func idxSeg(i int) string       { return "[" + strconv.Itoa(i) + "]" }
 
 // fieldOf returns the Go field name and attribute of top-level attribute
 // name, for messages.
