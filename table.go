@@ -117,7 +117,7 @@ func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, 
 	}
 	av, err := t.m.enc.Encode(boxed)
 	if err != nil {
-		return nil, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.nilSetElem(reflect.ValueOf(boxed).Elem()))
+		return nil, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
 	}
 	m, ok := av.(*types.AttributeValueMemberM)
 	if !ok {

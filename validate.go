@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -249,6 +250,7 @@ func (s *schema) checkGo(table string, v reflect.Value) error {
 	if !s.walk {
 		return nil
 	}
+	w := goWalker{left: maxWalk}
 	for i := range s.fields {
 		f := &s.fields[i]
 		if !f.walk {
@@ -258,7 +260,7 @@ func (s *schema) checkGo(table string, v reflect.Value) error {
 		if !ok {
 			continue
 		}
-		if b := checkGoValue(fv, 1, 0, true); b != nil {
+		if b := w.value(fv, 1, 0, true); b != nil {
 			return s.invalidGo(table, f, b)
 		}
 	}
@@ -286,11 +288,24 @@ func (s *schema) invalidGo(table string, f *field, b *badValue) error {
 // invalidGo words it once the path (and its addresses) is known.
 func tooDeep() *badValue { return &badValue{} }
 
-// checkGoValue checks v, a value at nesting level (the item is level 1) after
-// hops pointers and interfaces. static reports whether v is a struct field
-// whose type is its declared type (nil funcs there are dropped by the
-// encoder like any omitted field and come back nil, so they are allowed).
-func checkGoValue(v reflect.Value, level, hops int, static bool) *badValue {
+// maxWalk bounds the values checkGo visits in one item. A value shared by
+// several pointers is encoded once per pointer, so a small value whose
+// pointers branch and meet again (a DAG) can encode to billions of values;
+// far fewer already exceed DynamoDB's 400 KB.
+const maxWalk = 4 * maxItemSize
+
+// goWalker walks one item; left is what remains of maxWalk.
+type goWalker struct{ left int }
+
+// value checks v, a value at nesting level (the item is level 1) after hops
+// pointers and interfaces. static reports whether v is a struct field whose
+// type is its declared type (nil funcs there are dropped by the encoder like
+// any omitted field and come back nil, so they are allowed).
+func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValue {
+	if w.left--; w.left < 0 {
+		return &badValue{what: fmt.Sprintf("holds more than %d values (a value reached through several pointers counts once per pointer)", maxWalk),
+			fix: "DynamoDB items are at most 400 KB: store large or shared data elsewhere and keep a reference"}
+	}
 	switch v.Kind() {
 	case reflect.Interface:
 		if v.IsNil() {
@@ -299,7 +314,7 @@ func checkGoValue(v reflect.Value, level, hops int, static bool) *badValue {
 		if hops++; hops > maxHops {
 			return tooDeep()
 		}
-		return checkGoValue(v.Elem(), level, hops, false)
+		return w.value(v.Elem(), level, hops, false)
 	case reflect.Pointer:
 		if v.IsNil() || isLeafType(v.Type().Elem()) {
 			return nil
@@ -307,7 +322,7 @@ func checkGoValue(v reflect.Value, level, hops int, static bool) *badValue {
 		if hops++; hops > maxHops {
 			return tooDeep()
 		}
-		if b := checkGoValue(v.Elem(), level, hops, false); b != nil {
+		if b := w.value(v.Elem(), level, hops, false); b != nil {
 			b.addrs = append(b.addrs, v.Pointer())
 			return b
 		}
@@ -325,19 +340,19 @@ func checkGoValue(v reflect.Value, level, hops int, static bool) *badValue {
 		if isLeafType(t) {
 			return nil
 		}
-		w := walkInfo(t)
-		if !w.walk {
+		tw := walkInfo(t)
+		if !tw.walk {
 			return nil // finite; the encoded check counts its depth
 		}
 		if level++; level > maxNesting {
 			return tooDeep()
 		}
-		for _, f := range w.fields {
+		for _, f := range tw.fields {
 			fv, ok := fieldByIndex(v, f.index)
 			if !ok {
 				continue
 			}
-			if b := checkGoValue(fv, level, 0, true); b != nil {
+			if b := w.value(fv, level, 0, true); b != nil {
 				return b.push("." + f.name)
 			}
 		}
@@ -356,7 +371,7 @@ func checkGoValue(v reflect.Value, level, hops int, static bool) *badValue {
 		}
 		it := v.MapRange()
 		for it.Next() {
-			if b := checkGoValue(it.Value(), level, 0, false); b != nil {
+			if b := w.value(it.Value(), level, 0, false); b != nil {
 				b.addrs = append(b.addrs, v.Pointer())
 				k := it.Key()
 				if k.Kind() == reflect.String {
@@ -381,7 +396,7 @@ func checkGoValue(v reflect.Value, level, hops int, static bool) *badValue {
 			return b
 		}
 		for i := 0; i < v.Len(); i++ {
-			if b := checkGoValue(v.Index(i), level, 0, false); b != nil {
+			if b := w.value(v.Index(i), level, 0, false); b != nil {
 				if v.Kind() == reflect.Slice {
 					b.addrs = append(b.addrs, v.Pointer()^uintptr(v.Len())<<1)
 				}
@@ -781,11 +796,22 @@ func checkNumber(s string) *badValue {
 	case !ok:
 		return &badValue{what: fmt.Sprintf("is the number %q, which DynamoDB cannot store", truncate(s, 40)), fix: fix}
 	case nsig > maxNumberDigits:
-		return &badValue{what: fmt.Sprintf("is the number %s with %d significant digits", truncate(s, 50), nsig), fix: fix}
+		return &badValue{what: fmt.Sprintf("is the number %s with %d significant digits", shortNumber(s), nsig), fix: fix}
 	case nsig > 0 && (exp < minNumberExp || exp > maxNumberExp):
-		return &badValue{what: fmt.Sprintf("is the number %s, out of DynamoDB's range", truncate(s, 50)), fix: fix}
+		return &badValue{what: fmt.Sprintf("is the number %s, out of DynamoDB's range", shortNumber(s)), fix: fix}
 	}
 	return nil
+}
+
+// shortNumber renders a long number string for a message.
+func shortNumber(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return strconv.FormatFloat(f, 'g', -1, 64) + " (as written: " + strconv.Itoa(len(s)) + " characters)"
+	}
+	return truncate(s, 40)
 }
 
 // canonicalNumber returns a form of the number s that is equal for equal
@@ -926,4 +952,24 @@ func elemCycle(t reflect.Type) bool {
 		seen = append(seen, t)
 		t = t.Elem()
 	}
+}
+
+// failingField returns, for an encoder error, " (field F, attribute "a")"
+// naming the first top-level field of struct value v that fails to encode
+// on its own; "" when none does. Only called on the error path.
+func (s *schema) failingField(enc *attributevalue.Encoder, v reflect.Value) string {
+	if hint := s.nilSetElem(v); hint != "" {
+		return hint
+	}
+	for i := range s.fields {
+		f := &s.fields[i]
+		fv, ok := fieldValue(v, f)
+		if !ok || !fv.CanInterface() {
+			continue
+		}
+		if _, err := enc.Encode(fv.Interface()); err != nil {
+			return fmt.Sprintf(" (field %s.%s, attribute %q)", s.typ, f.goName, f.name)
+		}
+	}
+	return ""
 }
