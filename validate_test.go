@@ -243,6 +243,15 @@ func TestCyclesAndDepthRefused(t *testing.T) {
 	_, err = nodes.Save(ctx, node{ID: "a", Val: deepList})
 	wantInvalid(t, "40 nested lists", err, "deeper than")
 
+	// A small value whose pointers branch and meet again encodes to 2^30
+	// leaves: refused at once rather than encoded for hours.
+	var dag any = "leaf"
+	for i := 0; i < 30; i++ {
+		dag = []any{dag, dag}
+	}
+	_, err = nodes.Save(ctx, node{ID: "a", Val: dag})
+	wantInvalid(t, "shared DAG", err, "more than", "400 KB")
+
 	// Keys of types with custom encodings go through the encoder too.
 	_, err = nodes.Load(ctx, *n)
 	if !errors.Is(err, errSent) {
