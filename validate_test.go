@@ -397,3 +397,33 @@ func TestLimitAboveMaxInt32(t *testing.T) {
 		t.Errorf("Limit(10) after 3: %d, want 7", got)
 	}
 }
+
+// BenchmarkEncodeChecks measures what the front-door checks add to a Save of
+// the benchmark item: step=encode is attributevalue's encoding, step=checks
+// the encoded-item check plus the exact size (the Go walk is skipped for
+// this type: it holds no interfaces, funcs or recursion).
+func BenchmarkEncodeChecks(b *testing.B) {
+	tb := newBenchTable(b, nil)
+	item := benchItem()
+	b.Run("step=encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tb.m.enc.Encode(&item); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	enc, err := tb.encodeUnchecked(&item)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("step=checks", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := tb.p.s.checkEncoded(tb.name, enc); err != nil {
+				b.Fatal(err)
+			}
+			_ = tb.writtenSize(enc, 4, nil)
+		}
+	})
+}
