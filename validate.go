@@ -115,9 +115,8 @@ type typeWalk struct {
 // type worth walking. Embedded structs without a name tag are flattened the
 // way attributevalue flattens them.
 type walkField struct {
-	index    []int
-	name     string
-	embedded bool
+	index []int
+	name  string // attribute name, for messages
 }
 
 var walkCache sync.Map // reflect.Type → *typeWalk
