@@ -23,6 +23,7 @@ type sized struct {
 	NS  []float64 `dynamo:"ns,set,omitempty"`
 	SS  []string  `dynamo:"ss,set,omitempty"`
 	BS  [][]byte  `dynamo:"bs,omitempty"`
+	Nul *string   `dynamo:"nul"` // NULL: stored by PutItem, removed by UpdateItem
 }
 
 // TestItemSizeBoundary checks the 400 KB check byte for byte against the

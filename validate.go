@@ -911,24 +911,41 @@ func (s *schema) nilSetElem(v reflect.Value) string {
 // writtenSize is the size DynamoDB will count for item once written with
 // version next and the write token token (nil: none): the version attribute
 // as encoded (the version held) is counted as next, the token attribute as
-// the token.
-func (t *Table[T]) writtenSize(item map[string]types.AttributeValue, next int64, token []byte) int {
-	n := itemSize(item)
+// the token. put says whether item is written whole (PutItem); an
+// UpdateItem removes (or leaves alone) the attributes that are NULL instead
+// of storing them, so they do not count.
+func (t *Table[T]) writtenSize(item map[string]types.AttributeValue, next int64, token []byte, put bool) int {
 	s := t.p.s
+	var version, tokenAttr string
 	if s.version >= 0 {
-		name := s.fields[s.version].name
-		if old, ok := item[name]; ok {
-			n -= len(name) + valueSize(old)
-		}
-		n += len(name) + numberSize(strconv.FormatInt(next, 10))
+		version = s.fields[s.version].name
 	}
-	if attr := t.p.tokenAttr; token != nil && attr != "" {
-		if old, ok := item[attr]; ok {
-			n -= len(attr) + valueSize(old)
+	if token != nil {
+		tokenAttr = t.p.tokenAttr
+	}
+	n := 0
+	for k, v := range item {
+		switch {
+		case k == version || k == tokenAttr && k != "":
+			// counted below as written
+		case !put && isNull(v):
+			// removed or left alone by UpdateItem, not stored
+		default:
+			n += len(k) + valueSize(v)
 		}
-		n += len(attr) + len(token)
+	}
+	if version != "" {
+		n += len(version) + numberSize(strconv.FormatInt(next, 10))
+	}
+	if tokenAttr != "" {
+		n += len(tokenAttr) + len(token)
 	}
 	return n
+}
+
+func isNull(av types.AttributeValue) bool {
+	_, null := av.(*types.AttributeValueMemberNULL)
+	return null
 }
 
 // elemCycle reports whether following the element types of t through

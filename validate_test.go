@@ -423,7 +423,7 @@ func BenchmarkEncodeChecks(b *testing.B) {
 			if err := tb.p.s.checkEncoded(tb.name, enc); err != nil {
 				b.Fatal(err)
 			}
-			_ = tb.writtenSize(enc, 4, nil)
+			_ = tb.writtenSize(enc, 4, nil, false)
 		}
 	})
 }
