@@ -102,5 +102,23 @@
 // BatchWriteItem cannot carry conditions; use transactions for
 // version-checked writes of several items. Items are at most 400 KB.
 //
+// # What is refused before sending
+//
+// Every call that encodes an item or a key (Save, Load, Delete, Update,
+// transactions, batches) refuses, with an error wrapping ErrInvalidInput that
+// names the field and the fix, what DynamoDB, the SDK or the encoder would
+// otherwise refuse late, change silently or crash on: strings, map keys, set
+// elements and attribute names that are not valid UTF-8 (the SDK would send
+// U+FFFD instead, so two keys would address one item: use []byte for binary
+// data), also in If conditions; values that refer to themselves or nest
+// deeper than DynamoDB's 32 levels (the item is level 1; each map, list or
+// struct one more); func, chan and unsafe.Pointer values (the encoder would
+// drop them); nil elements of sets; numbers DynamoDB cannot store (NaN, ±Inf,
+// more than 38 significant digits, beyond 1E-130 to 9.99E+125); items over
+// 400 KB, counted as DynamoDB counts them. Duplicate set elements are dropped,
+// numbers compared by value (0 and -0, 1 and 1.0 are one element). Items read
+// back cannot hold cycles: the decoder builds new values, and DynamoDB's own
+// nesting limit bounds their depth.
+//
 // The struct tag options are documented in the README and on NewTable.
 package dynamo

@@ -157,11 +157,6 @@ func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) strin
 	return c.String()
 }
 
-func isNull(av types.AttributeValue) bool {
-	_, ok := av.(*types.AttributeValueMemberNULL)
-	return ok
-}
-
 // userCond is the compiled form of the If options of one call.
 type userCond struct {
 	expr   string
@@ -187,6 +182,9 @@ func compileConds(s *schema, conds []expression.ConditionBuilder) (*userCond, er
 		return nil, err
 	}
 	values := e.Values()
+	if err := checkCondValues(e.Names(), values); err != nil {
+		return nil, err
+	}
 	cond, names, err := s.rewriteCond(*e.Condition(), e.Names(), values)
 	if err != nil {
 		return nil, err

@@ -77,7 +77,9 @@ func Index(name string) QueryOption {
 // Limit stops after n items: the iterators yield at most n items in total,
 // QueryPage and ScanPage return at most n per call. It counts items
 // returned, after any Filter; it is not DynamoDB's Limit (see PageSize). The
-// default, and n = 0, is no limit; a negative n is refused.
+// default, and n = 0, is no limit; a negative n is refused. Any n up to
+// math.MaxInt is accepted (requests ask DynamoDB for at most math.MaxInt32
+// items each).
 //
 // Without a Filter, the mapper asks DynamoDB for no more items than it still
 // needs, so Limit(10) reads ten items, not a page of them.
@@ -379,7 +381,9 @@ func (t *Table[T]) checkQueryOptions(op string, isQuery bool, o *queryOptions) e
 // requestLimit returns the DynamoDB Limit of the next request when got items
 // have been returned (0: none). Without a filter, no request asks for more
 // items than the call still needs; exact (pages) applies that even with a
-// filter, so that a page never reads past its last item.
+// filter, so that a page never reads past its last item. It never exceeds
+// math.MaxInt32, the most DynamoDB's Limit takes: a Limit above it (such as
+// Limit(math.MaxInt) for "no limit") asks for MaxInt32 items per request.
 func (l *listing) requestLimit(got int, exact bool) int {
 	n := l.pageSize
 	if l.limit > 0 && (exact || !l.filtered) {
@@ -387,7 +391,7 @@ func (l *listing) requestLimit(got int, exact bool) int {
 			n = rem
 		}
 	}
-	return n
+	return min(n, math.MaxInt32)
 }
 
 // fetch sends one request starting after start, asking for at most n items

@@ -240,7 +240,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if p.tokenAttr == "" {
 		token = nil
 	}
-	if size := itemSize(item) + len(p.tokenAttr) + len(token); size > maxItemSize {
+	if size := t.writtenSize(item, next, token, wo.behavior == SavePut); size > maxItemSize {
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}

@@ -36,6 +36,10 @@ type field struct {
 	// conv converts the field's javabool and javadate values, its own or
 	// those of the structs it holds (java.go); nil when there are none.
 	conv *javaConv
+	// walk reports whether values of the field's type can hold a cycle, a
+	// func or chan, or nest too deep, so that checkGo must look at them
+	// before encoding (validate.go); computed once per type.
+	walk bool
 }
 
 // secondaryIndex is a secondary index declared with `index` or `localIndex`
@@ -59,6 +63,8 @@ type schema struct {
 	version int // -1 when the type is not versioned
 	ttl     int // -1 when no ttl attribute
 	hasSets bool
+	// walk reports whether any field has walk set: checkGo has work to do.
+	walk bool
 	// javaFields are the fields with a conv (java.go), javaDecFields those
 	// of them whose stored values decoding must rewrite; both empty for
 	// types without javabool and javadate fields.
@@ -120,6 +126,9 @@ func buildSchema(t reflect.Type) (*schema, error) {
 		}
 		if err := s.checkField(i, fail); err != nil {
 			return nil, err
+		}
+		if f.walk = walkInfo(f.typ).walk; f.walk {
+			s.walk = true
 		}
 	}
 	if s.hash < 0 {
@@ -335,7 +344,7 @@ func (s *schema) buildIndexes(fail func(string, string, ...any) error) error {
 }
 
 func derefType(t reflect.Type) reflect.Type {
-	for t.Kind() == reflect.Pointer {
+	for i := 0; t.Kind() == reflect.Pointer && i < maxHops; i++ { // bounded: type P *P
 		t = t.Elem()
 	}
 	return t

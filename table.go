@@ -3,6 +3,7 @@ package dynamo
 import (
 	"fmt"
 	"reflect"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -98,29 +99,55 @@ func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
 }
 
 // encode encodes the struct boxed points to, applying the mapper's `set`,
-// `javabool` and `javadate` conversions.
+// `javabool` and `javadate` conversions, and checks the result as DynamoDB
+// would (validate.go): every refusal wraps ErrInvalidInput and names the
+// field. Duplicate set elements are dropped.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
+	item, err := t.encodeUnchecked(boxed)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.p.s.checkEncoded(t.name, item); err != nil {
+		return nil, err
+	}
+	return item, nil
+}
+
+// encodeUnchecked is encode without the checks of the encoded values (UTF-8,
+// depth, set duplicates); the Go value is still checked, so that encoding
+// cannot crash.
+func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
+	s := t.p.s
+	if s.walk {
+		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
+			return nil, err
+		}
+	}
 	av, err := t.m.enc.Encode(boxed)
 	if err != nil {
-		return nil, fmt.Errorf("dynamo: encode %s: %w", t.p.s.typ, err)
+		return nil, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
 	}
 	m, ok := av.(*types.AttributeValueMemberM)
 	if !ok {
-		return nil, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", t.p.s.typ, av)
+		return nil, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
 	}
-	if len(t.p.s.javaFields) > 0 {
-		if err := t.p.s.javaEncode(m.Value); err != nil {
-			return nil, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, t.p.s.typ, err)
+	if len(s.javaFields) > 0 {
+		if err := s.javaEncode(m.Value); err != nil {
+			return nil, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.typ, err)
 		}
 	}
-	if t.p.s.hasSets {
-		for i := range t.p.s.fields {
-			f := &t.p.s.fields[i]
+	if s.hasSets {
+		for i := range s.fields {
+			f := &s.fields[i]
 			if f.setKind == 0 {
 				continue
 			}
 			if v, ok := m.Value[f.name]; ok {
-				m.Value[f.name] = listToSet(v, f.setKind)
+				sv, err := listToSet(v, f.setKind)
+				if err != nil {
+					return nil, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.typ, f.goName, f.name, err)
+				}
+				m.Value[f.name] = sv
 			}
 		}
 	}
@@ -208,7 +235,7 @@ func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeVal
 		f := &s.fields[i]
 		fv, ok := fieldValue(v, f)
 		if !ok {
-			return nil, true, t.keyError(f, "is inside a nil embedded struct pointer")
+			return nil, true, t.keyError(f, "is inside a nil embedded struct pointer", setIt)
 		}
 		av, ok := fastKeyValue(fv, f)
 		if !ok {
@@ -222,7 +249,8 @@ func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeVal
 // keyFromEncoded encodes the whole struct and picks the key (for key types
 // with custom encodings).
 func (t *Table[T]) keyFromEncoded(v reflect.Value) (map[string]types.AttributeValue, error) {
-	item, err := t.encode(v.Addr().Interface())
+	// Only the key attributes are sent: the others are not checked.
+	item, err := t.encodeUnchecked(v.Addr().Interface())
 	if err != nil {
 		return nil, err
 	}
@@ -256,76 +284,90 @@ func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
 		f := &s.fields[i]
 		switch v := key[f.name].(type) {
 		case nil, *types.AttributeValueMemberNULL:
-			return t.keyError(f, "is unset")
+			return t.keyError(f, "is unset", setIt)
 		case *types.AttributeValueMemberS:
 			if v.Value == "" {
-				return t.keyError(f, "is an empty string, which DynamoDB refuses as a key")
+				return t.keyError(f, "is an empty string, which DynamoDB refuses as a key", setIt)
+			}
+			if !utf8.ValidString(v.Value) {
+				// The SDK would send U+FFFD for each bad byte, so that
+				// "k\xff" and "k\xfe" would address the same item.
+				return t.keyError(f, fmt.Sprintf("%q is not valid UTF-8", truncate(v.Value, 40)),
+					"the SDK would replace the bad bytes with U+FFFD, so other keys would address the same item; use a []byte key for binary data")
 			}
 		case *types.AttributeValueMemberB:
 			if len(v.Value) == 0 {
-				return t.keyError(f, "is empty, which DynamoDB refuses as a key")
+				return t.keyError(f, "is empty, which DynamoDB refuses as a key", setIt)
 			}
 		case *types.AttributeValueMemberN:
 		default:
-			return t.keyError(f, fmt.Sprintf("encodes to %T; keys must be strings, numbers or binary", v))
+			return t.keyError(f, fmt.Sprintf("encodes to %T; keys must be strings, numbers or binary", v), setIt)
 		}
 	}
 	return nil
 }
 
-func (t *Table[T]) keyError(f *field, what string) error {
+const setIt = "set it before the call"
+
+func (t *Table[T]) keyError(f *field, what, fix string) error {
 	role := "hash"
 	if f.opts.rng {
 		role = "range"
 	}
-	return fmt.Errorf("%w: table %q: %s key %s (field %s.%s) %s: set it before the call",
-		ErrInvalidInput, t.name, role, f.name, t.p.s.typ, f.goName, what)
+	return fmt.Errorf("%w: table %q: %s key %s (field %s.%s) %s: %s",
+		ErrInvalidInput, t.name, role, f.name, t.p.s.typ, f.goName, what, fix)
 }
 
 // listToSet turns the list attributevalue produced for a `set` field into a
 // DynamoDB set of the given kind. An empty list becomes NULL, as
-// attributevalue does for empty sets.
-func listToSet(av types.AttributeValue, kind byte) types.AttributeValue {
+// attributevalue does for empty sets. A nil element is an error: a set
+// cannot hold it, and dropping it would store less than the caller passed.
+// Duplicates are left for checkEncoded, which drops them.
+func listToSet(av types.AttributeValue, kind byte) (types.AttributeValue, error) {
 	l, ok := av.(*types.AttributeValueMemberL)
 	if !ok {
-		return av
+		return av, nil
 	}
 	if len(l.Value) == 0 {
-		return &types.AttributeValueMemberNULL{Value: true}
+		return &types.AttributeValueMemberNULL{Value: true}, nil
 	}
-	seen := make(map[string]struct{}, len(l.Value))
-	first := func(k string) bool { // DynamoDB refuses duplicates in a set
-		if _, dup := seen[k]; dup {
-			return false
+	bad := func(i int, e types.AttributeValue) error {
+		if _, null := e.(*types.AttributeValueMemberNULL); null {
+			return fmt.Errorf("holds a nil element at [%d], which a DynamoDB set cannot hold: remove it, or use a list (drop `set`) to keep nils", i)
 		}
-		seen[k] = struct{}{}
-		return true
+		return fmt.Errorf("holds an element at [%d] that encodes to %T, not the set's type", i, e)
 	}
 	switch kind {
 	case 'S':
-		ss := make([]string, 0, len(l.Value))
-		for _, e := range l.Value {
-			if s, ok := e.(*types.AttributeValueMemberS); ok && first(s.Value) {
-				ss = append(ss, s.Value)
+		ss := make([]string, len(l.Value))
+		for i, e := range l.Value {
+			s, ok := e.(*types.AttributeValueMemberS)
+			if !ok {
+				return nil, bad(i, e)
 			}
+			ss[i] = s.Value
 		}
-		return &types.AttributeValueMemberSS{Value: ss}
+		return &types.AttributeValueMemberSS{Value: ss}, nil
 	case 'N':
-		ns := make([]string, 0, len(l.Value))
-		for _, e := range l.Value {
-			if n, ok := e.(*types.AttributeValueMemberN); ok && first(n.Value) {
-				ns = append(ns, n.Value)
+		ns := make([]string, len(l.Value))
+		for i, e := range l.Value {
+			n, ok := e.(*types.AttributeValueMemberN)
+			if !ok {
+				return nil, bad(i, e)
 			}
+			ns[i] = n.Value
 		}
-		return &types.AttributeValueMemberNS{Value: ns}
+		return &types.AttributeValueMemberNS{Value: ns}, nil
 	case 'B':
-		bs := make([][]byte, 0, len(l.Value))
-		for _, e := range l.Value {
-			if b, ok := e.(*types.AttributeValueMemberB); ok && first(string(b.Value)) {
-				bs = append(bs, b.Value)
+		bs := make([][]byte, len(l.Value))
+		for i, e := range l.Value {
+			b, ok := e.(*types.AttributeValueMemberB)
+			if !ok || b.Value == nil {
+				return nil, bad(i, e)
 			}
+			bs[i] = b.Value
 		}
-		return &types.AttributeValueMemberBS{Value: bs}
+		return &types.AttributeValueMemberBS{Value: bs}, nil
 	}
-	return av
+	return av, nil
 }

@@ -168,7 +168,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}
 	}
-	m.size = itemSize(r.item) + len(t.p.tokenAttr) + len(r.token)
+	m.size = t.writtenSize(r.item, r.next, r.token, r.put)
 	next := r.next
 	m.done = func() { s.saved = t.withVersion(v, next) }
 	return m, nil

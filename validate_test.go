@@ -1,0 +1,429 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// silentClient counts every request and answers each with an error: a
+// test of bad input expects no request at all.
+type silentClient struct {
+	Client
+	sent atomic.Int64
+}
+
+var errSent = errors.New("silentClient: a request was sent")
+
+func (c *silentClient) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	c.sent.Add(1)
+	return nil, errSent
+}
+func (c *silentClient) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	c.sent.Add(1)
+	return nil, errSent
+}
+func (c *silentClient) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	c.sent.Add(1)
+	return nil, errSent
+}
+func (c *silentClient) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	c.sent.Add(1)
+	return nil, errSent
+}
+func (c *silentClient) BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	c.sent.Add(1)
+	return nil, errSent
+}
+func (c *silentClient) BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	c.sent.Add(1)
+	return nil, errSent
+}
+func (c *silentClient) TransactGetItems(context.Context, *dynamodb.TransactGetItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	c.sent.Add(1)
+	return nil, errSent
+}
+func (c *silentClient) TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	c.sent.Add(1)
+	return nil, errSent
+}
+
+type utf8Item struct {
+	ID    string            `dynamo:"id,hash"`
+	V     int64             `dynamo:"v,version"`
+	Name  string            `dynamo:"name"`
+	Tags  []string          `dynamo:"tags,set"`
+	SS    []string          `dynamo:"ss,stringset"`
+	M     map[string]string `dynamo:"m"`
+	Any   map[string]any    `dynamo:"any"`
+	Inner *utf8Inner        `dynamo:"inner"`
+}
+
+type utf8Inner struct {
+	Note string
+}
+
+// wantInvalid fails unless err wraps ErrInvalidInput and mentions every
+// word of want.
+func wantInvalid(t *testing.T, what string, err error, want ...string) {
+	t.Helper()
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("%s: err = %v, want ErrInvalidInput", what, err)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q does not mention %q", what, err, w)
+		}
+	}
+}
+
+// Issue 12 item 1: invalid UTF-8 in keys and anywhere in an item is refused
+// in every call, before anything is sent.
+func TestInvalidUTF8Refused(t *testing.T) {
+	ctx := context.Background()
+	c := &silentClient{}
+	m := NewMapper(c)
+	tb, err := NewTable[utf8Item](m, "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := utf8Item{ID: "k\xff"}
+	okKey := utf8Item{ID: "k"}
+
+	_, err = tb.Save(ctx, bad)
+	wantInvalid(t, "Save bad key", err, "UTF-8", "ID", "[]byte")
+	_, err = tb.Load(ctx, utf8Item{ID: "k\xfe"})
+	wantInvalid(t, "Load bad key", err, "UTF-8", "ID")
+	err = tb.Delete(ctx, utf8Item{ID: "k\xfe", V: 1})
+	wantInvalid(t, "Delete bad key", err, "UTF-8", "ID")
+	_, err = tb.Update(ctx, utf8Item{ID: "k\xfe"}, func(c utf8Item) (utf8Item, error) { return c, nil })
+	wantInvalid(t, "Update bad key", err, "UTF-8", "ID")
+	_, err = tb.BatchLoad(ctx, []utf8Item{okKey, bad})
+	wantInvalid(t, "BatchLoad bad key", err, "UTF-8", "keys[1]")
+	err = tb.BatchDelete(ctx, []utf8Item{bad}, WithSaveBehavior(SaveClobber))
+	wantInvalid(t, "BatchDelete bad key", err, "UTF-8")
+	err = tb.BatchSave(ctx, []utf8Item{bad}, WithSaveBehavior(SaveClobber))
+	wantInvalid(t, "BatchSave bad key", err, "UTF-8")
+	for _, op := range []TxOp{tb.TxSave(bad), tb.TxDelete(bad), tb.TxCheck(utf8Item{ID: "k\xff", V: 2})} {
+		err = m.WriteTx(ctx, []TxOp{tb.TxSave(utf8Item{ID: "other"}), op})
+		wantInvalid(t, "WriteTx bad key", err, "UTF-8")
+	}
+	err = m.ReadTx(ctx, []TxGetOp{tb.TxGet(bad)})
+	wantInvalid(t, "ReadTx bad key", err, "UTF-8")
+
+	values := map[string]utf8Item{
+		"string":        {ID: "k", Name: "a\xffb"},
+		"set element":   {ID: "k", Tags: []string{"ok", "\xfe"}},
+		"stringset":     {ID: "k", SS: []string{"\xfe"}},
+		"map key":       {ID: "k", M: map[string]string{"\xff": "v"}},
+		"map value":     {ID: "k", M: map[string]string{"k": "\xff"}},
+		"nested in any": {ID: "k", Any: map[string]any{"a": []any{"x", map[string]any{"b": "\xc3"}}}},
+		"nested struct": {ID: "k", Inner: &utf8Inner{Note: "\xed\xa0\x80"}}, // a surrogate
+	}
+	fields := map[string]string{"string": "Name", "set element": "Tags", "stringset": "SS", "map key": "M",
+		"map value": "M", "nested in any": "Any", "nested struct": "Inner"}
+	for name, it := range values {
+		_, err := tb.Save(ctx, it)
+		wantInvalid(t, "Save "+name, err, "UTF-8", fields[name])
+		_, err = tb.Save(ctx, it, WithSaveBehavior(SavePut))
+		wantInvalid(t, "SavePut "+name, err, "UTF-8")
+		err = tb.BatchSave(ctx, []utf8Item{it}, WithSaveBehavior(SaveClobber))
+		wantInvalid(t, "BatchSave "+name, err, "UTF-8")
+		err = m.WriteTx(ctx, []TxOp{tb.TxSave(it)})
+		wantInvalid(t, "TxSave "+name, err, "UTF-8")
+	}
+	// Values in If conditions: the SDK would change them as well.
+	_, err = tb.Save(ctx, okKey, If(expression.Name("name").Equal(expression.Value("\xff"))))
+	wantInvalid(t, "Save with If", err, "UTF-8")
+	err = tb.Delete(ctx, okKey, If(expression.Name("n\xffame").AttributeExists()))
+	wantInvalid(t, "Delete with If name", err, "UTF-8")
+
+	if n := c.sent.Load(); n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
+
+	// Update: the item fn returns is checked like Save's.
+	st := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{
+			"id": &types.AttributeValueMemberS{Value: "k"}, "v": &types.AttributeValueMemberN{Value: "1"}}}, nil
+	}}
+	ut, _ := NewTable[utf8Item](NewMapper(st), "T")
+	for name, it := range values {
+		_, err := ut.Update(ctx, okKey, func(cur utf8Item) (utf8Item, error) { it.V = cur.V; return it, nil })
+		wantInvalid(t, "Update to "+name, err, "UTF-8", fields[name])
+	}
+	if len(st.puts)+len(st.upds) != 0 {
+		t.Errorf("Update sent %d writes", len(st.puts)+len(st.upds))
+	}
+}
+
+type node struct {
+	ID   string `dynamo:"id,hash"`
+	Next *node  `dynamo:"next"`
+	Val  any    `dynamo:"val"`
+}
+
+type ptrLoop *ptrLoop
+
+type loopy struct {
+	ID string  `dynamo:"id,hash"`
+	P  ptrLoop `dynamo:"p"`
+	A  any     `dynamo:"a"`
+	L  []any   `dynamo:"l"`
+}
+
+// Issue 12 item 3: values that refer to themselves, or nest deeper than
+// DynamoDB's 32 levels, are an error, never a crash.
+func TestCyclesAndDepthRefused(t *testing.T) {
+	ctx := context.Background()
+	c := &silentClient{}
+	nodes, _ := NewTable[node](NewMapper(c), "N")
+	loops, _ := NewTable[*loopy](NewMapper(c), "L")
+
+	n := &node{ID: "a"}
+	n.Next = n
+	_, err := nodes.Save(ctx, *n)
+	wantInvalid(t, "n.Next = n", err, "refers to itself", "Next")
+
+	a, b := &node{ID: "a"}, &node{ID: "b"}
+	a.Next, b.Next = b, a
+	_, err = nodes.Save(ctx, *a)
+	wantInvalid(t, "a → b → a", err, "refers to itself")
+
+	m := map[string]any{}
+	m["self"] = m
+	_, err = nodes.Save(ctx, node{ID: "a", Val: m})
+	wantInvalid(t, "map holding itself", err, "refers to itself", "Val")
+
+	s := []any{nil}
+	s[0] = s
+	_, err = loops.Save(ctx, &loopy{ID: "a", L: s})
+	wantInvalid(t, "slice holding itself", err, "refers to itself")
+
+	var p ptrLoop
+	p = &p
+	_, err = loops.Save(ctx, &loopy{ID: "a", P: p})
+	wantInvalid(t, "pointer to itself", err, "refers to itself")
+
+	var x any
+	x = &x
+	_, err = loops.Save(ctx, &loopy{ID: "a", A: x})
+	wantInvalid(t, "interface holding a pointer to itself", err, "refers to itself")
+
+	// Depth: an attribute holds at most 31 maps or lists inside one another.
+	deep := func(levels int) *node {
+		var head *node
+		for i := 0; i < levels; i++ {
+			head = &node{ID: "x", Next: head}
+		}
+		return head
+	}
+	if _, err := nodes.Save(ctx, node{ID: "a", Next: deep(31)}); !errors.Is(err, errSent) {
+		t.Errorf("31 levels: %v, want it sent", err)
+	}
+	_, err = nodes.Save(ctx, node{ID: "a", Next: deep(32)})
+	wantInvalid(t, "32 levels", err, "deeper than DynamoDB's 32 levels")
+	_, err = nodes.Save(ctx, node{ID: "a", Next: deep(100000)})
+	wantInvalid(t, "100000 levels", err, "deeper than DynamoDB's 32 levels")
+	var deepList any = "leaf"
+	for i := 0; i < 40; i++ {
+		deepList = []any{deepList}
+	}
+	_, err = nodes.Save(ctx, node{ID: "a", Val: deepList})
+	wantInvalid(t, "40 nested lists", err, "deeper than")
+
+	// A small value whose pointers branch and meet again encodes to 2^30
+	// leaves: refused at once rather than encoded for hours.
+	var dag any = "leaf"
+	for i := 0; i < 30; i++ {
+		dag = []any{dag, dag}
+	}
+	_, err = nodes.Save(ctx, node{ID: "a", Val: dag})
+	wantInvalid(t, "shared DAG", err, "more than", "400 KB")
+
+	// Keys of types with custom encodings go through the encoder too.
+	_, err = nodes.Load(ctx, *n)
+	if !errors.Is(err, errSent) {
+		t.Errorf("Load of a cyclic value's key: %v (only the key is encoded)", err)
+	}
+}
+
+type setItem struct {
+	ID  string        `dynamo:"id,hash"`
+	F   []float64     `dynamo:"f,set"`
+	N   []json.Number `dynamo:"n,numberset"`
+	P   []*string     `dynamo:"p,set"`
+	PS  []*string     `dynamo:"ps,stringset"`
+	B   [][]byte      `dynamo:"b"`
+	Any any           `dynamo:"any"`
+	Fn  func()        `dynamo:"fn"`
+	Ch  chan int      `dynamo:"ch"`
+	U   []struct{}    `dynamo:"u"`
+}
+
+// Issue 12 item 6: sets compare numbers by value, nil set elements and
+// func or chan values are errors naming the field.
+func TestSetsAndOddValues(t *testing.T) {
+	ctx := context.Background()
+	st := &stubClient{}
+	tb, _ := NewTable[setItem](NewMapper(st), "S")
+
+	negZero := math.Copysign(0, -1)
+	if _, err := tb.Save(ctx, setItem{ID: "a", F: []float64{0, negZero, 1.5, 1.5}, N: []json.Number{"1", "1.0", "100", "1e2", "-0", "0"}},
+		WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	item := st.puts[len(st.puts)-1].Item
+	if got := item["f"].(*types.AttributeValueMemberNS).Value; len(got) != 2 {
+		t.Errorf("f = %q, want 0 (or -0) and 1.5 once each", got)
+	}
+	if got := item["n"].(*types.AttributeValueMemberNS).Value; len(got) != 3 {
+		t.Errorf("n = %q, want 1, 100 and 0 once each", got)
+	}
+
+	x := "x"
+	_, err := tb.Save(ctx, setItem{ID: "a", P: []*string{&x, nil}})
+	wantInvalid(t, "nil in a set", err, "nil element", "P", "[1]")
+	_, err = tb.Save(ctx, setItem{ID: "a", PS: []*string{nil}})
+	wantInvalid(t, "nil in a stringset", err, "nil element", "PS")
+	_, err = tb.Save(ctx, setItem{ID: "a", B: [][]byte{[]byte("x"), nil}})
+	wantInvalid(t, "nil in a binary set", err, "nil element", "B")
+
+	_, err = tb.Save(ctx, setItem{ID: "a", Any: map[string]any{"f": func() {}}})
+	wantInvalid(t, "func in any", err, "func()", "Any", "dynamo:\"-\"")
+	_, err = tb.Save(ctx, setItem{ID: "a", Any: []any{1, make(chan int)}})
+	wantInvalid(t, "chan in any", err, "chan int", "Any")
+	_, err = tb.Save(ctx, setItem{ID: "a", Any: unsafe.Pointer(&x)})
+	wantInvalid(t, "unsafe.Pointer in any", err, "unsafe.Pointer")
+	_, err = tb.Save(ctx, setItem{ID: "a", Fn: func() {}})
+	wantInvalid(t, "func field", err, "Fn")
+	if _, err := tb.Save(ctx, setItem{ID: "a"}); err != nil {
+		t.Errorf("nil func and chan fields (dropped, and nil when loaded): %v", err)
+	}
+
+	// Numbers DynamoDB refuses: the encoder writes NaN and ±Inf as such.
+	for _, v := range []any{math.NaN(), math.Inf(1), math.Inf(-1), json.Number("1e126"), json.Number("1e-131"),
+		json.Number("123456789012345678901234567890123456789"), map[string]any{"x": []any{math.NaN()}}} {
+		_, err = tb.Save(ctx, setItem{ID: "a", Any: v})
+		wantInvalid(t, fmt.Sprintf("number %v", v), err, "Any", "38 significant digits")
+	}
+	_, err = tb.Save(ctx, setItem{ID: "a", F: []float64{1, math.Inf(1)}})
+	wantInvalid(t, "Inf in a set", err, "F", "[1]")
+}
+
+// checkNumber against what DynamoDB Local accepts and refuses.
+func TestCheckItemNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "1", "-12", "1E-130", "0.1E-129", "9.9999999999999999999999999999999999999E+125",
+		"+1", ".5", "5.", "00", "-0.0e-500", "0e999", "1e+5", "12345678901234567890123456789012345678", "0.000125"} {
+		if b := checkItemNumber(s); b != nil {
+			t.Errorf("checkItemNumber(%q) = %s, but DynamoDB accepts it", s, b.what)
+		}
+	}
+	for _, s := range []string{"NaN", "+Inf", "-Inf", "Infinity", "1E-131", "0.01E-129", "1E126", "10E125",
+		"123456789012345678901234567890123456789", "1e", "0x10", " 1", "1_0", "-", "", "1e99999999"} {
+		if b := checkItemNumber(s); b == nil {
+			t.Errorf("checkItemNumber(%q) = nil, but DynamoDB refuses it", s)
+		}
+	}
+}
+
+func TestCanonicalNumbers(t *testing.T) {
+	same := [][]string{
+		{"0", "-0", "0.0", "-0.000", "0e5", "+0", ".0"},
+		{"1", "1.0", "01", "+1", "10e-1", "0.1e1", "1.000e0"},
+		{"100", "1e2", "1E2", "100.00", "0.001e5"},
+		{"-1.5", "-15e-1", "-01.50"},
+	}
+	for _, group := range same {
+		for _, s := range group {
+			if got, want := canonicalNumber(s), canonicalNumber(group[0]); got != want {
+				t.Errorf("canonicalNumber(%q) = %q, want %q as for %q", s, got, want, group[0])
+			}
+		}
+	}
+	if canonicalNumber("1") == canonicalNumber("-1") || canonicalNumber("10") == canonicalNumber("1") {
+		t.Error("different numbers compare equal")
+	}
+	for _, s := range []string{"0", "1", "-1", "1.5", "0.25", "-0.25", "123456"} {
+		if !isCanonicalNumber(s) {
+			t.Errorf("isCanonicalNumber(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"-0", "01", "1.0", "1e2", "+1", "0.0", ".5", "5.", "-0.0", "", "-", "1.2.3"} {
+		if isCanonicalNumber(s) {
+			t.Errorf("isCanonicalNumber(%q) = true", s)
+		}
+	}
+}
+
+// numberSize against sizes measured on DynamoDB Local (TestItemSizeBoundary
+// checks the rule end to end).
+func TestNumberSize(t *testing.T) {
+	for s, want := range map[string]int{
+		"0": 1, "-0": 1, "1": 2, "12": 2, "123": 3, "1234": 3, "12345": 4, "-1": 3, "-12": 3, "-123": 4,
+		"0.1": 2, "0.12": 2, "0.123": 3, "1.5": 3, "10": 2, "100": 2, "1000": 2, "10000": 2, "1e10": 2,
+		"1.1e1": 2, "0.001": 2, "1.001": 4, "10.1": 3, "100.1": 4, "-0.1": 3, "-0.001": 3,
+		"12345678901234567890123456789012345678": 20, "-12345678901234567890123456789012345678": 21,
+		"00012": 2, "12.000": 2, "1E-130": 2, "9.9999999999999999999999999999999999999E+125": 20,
+		"120": 3, "1200": 2, "12000": 3, "0.5": 2, "0.05": 2,
+	} {
+		if got := numberSize(s); got != want {
+			t.Errorf("numberSize(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// Issue 12 item 6: Limit above MaxInt32 is not truncated to int32.
+func TestLimitAboveMaxInt32(t *testing.T) {
+	for _, n := range []int{math.MaxInt, 1<<32 + 2, math.MaxInt32 + 1} {
+		l := &listing{limit: n}
+		if got := l.requestLimit(0, false); got != math.MaxInt32 {
+			t.Errorf("Limit(%d): request limit %d, want %d", n, got, math.MaxInt32)
+		}
+	}
+	l := &listing{limit: 10}
+	if got := l.requestLimit(3, false); got != 7 {
+		t.Errorf("Limit(10) after 3: %d, want 7", got)
+	}
+}
+
+// BenchmarkEncodeChecks measures what the front-door checks add to a Save of
+// the benchmark item: step=encode is attributevalue's encoding, step=checks
+// the encoded-item check plus the exact size (the Go walk is skipped for
+// this type: it holds no interfaces, funcs or recursion).
+func BenchmarkEncodeChecks(b *testing.B) {
+	tb := newBenchTable(b, nil)
+	item := benchItem()
+	b.Run("step=encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tb.m.enc.Encode(&item); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	enc, err := tb.encodeUnchecked(&item)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("step=checks", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := tb.p.s.checkEncoded(tb.name, enc); err != nil {
+				b.Fatal(err)
+			}
+			_ = tb.writtenSize(enc, 4, nil, false)
+		}
+	})
+}
