@@ -25,6 +25,10 @@ type attempts struct {
 	// validation error) means the attempt was not applied, and so does a
 	// connection that could not be opened.
 	unknown atomic.Bool
+	// applied is set when the client applied the per-call option. A Client
+	// that drops per-call options leaves it unset: then nothing was
+	// recorded, and an error may follow an applied attempt.
+	applied atomic.Bool
 }
 
 // option returns the per-call option that records into a. With noResend,
@@ -36,6 +40,7 @@ type attempts struct {
 // applied (throttled, refused) are still retried by the SDK.
 func (a *attempts) option(noResend bool) func(*dynamodb.Options) {
 	return func(o *dynamodb.Options) {
+		a.applied.Store(true)
 		if noResend && o.Retryer != nil {
 			o.Retryer = noResendRetryer{o.Retryer, a}
 		}
@@ -80,6 +85,10 @@ func (a *attempts) addMiddleware(st *middleware.Stack) error {
 // maybeApplied reports whether an attempt may have been applied although
 // it failed: it got no answer, or a 5xx one.
 func (a *attempts) maybeApplied() bool { return a.unknown.Load() }
+
+// unrecorded reports whether the client dropped the per-call option, so
+// that nothing tells whether an attempt left the process.
+func (a *attempts) unrecorded() bool { return !a.applied.Load() }
 
 // mayHaveApplied reports whether a failed attempt may have been applied by
 // DynamoDB: only a 4xx answer, or a connection that was never opened, says

@@ -9,9 +9,14 @@ import (
 // Client is the subset of the DynamoDB API the mapper calls. *dynamodb.Client
 // satisfies it; tests and middleware can supply their own implementation.
 //
-// Every method is called with the caller's context; the mapper adds per-call
-// option functions only where it says so in the method's documentation, and an
-// implementation that ignores them still works.
+// Every method is called with the caller's context. For writes the mapper
+// adds a per-call option function that records the SDK's attempts and turns
+// off its resend of an attempt that may have been applied (see
+// ErrUnknownOutcome). A wrapper should pass optFns on to the SDK: one that
+// drops them still works, but then the SDK may resend a write whose answer
+// was lost — applying it twice, or over a write acknowledged to someone else
+// in between — and the mapper, which cannot see the attempts, reports every
+// error of a write other than a failed condition as ErrUnknownOutcome.
 type Client interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)

@@ -21,10 +21,14 @@ import (
 // Lost answers: when an attempt got no answer (or a 5xx one), the SDK does
 // not send the delete again — a resend could delete an item someone else
 // created since (version numbers start again at 1) and was told was stored.
-// Delete reads the item instead: when it is gone, Delete succeeds (what it
-// was asked to do holds); when it is there, whether the delete was applied
-// (and the item created again) cannot be told, and the error satisfies
-// errors.Is(err, ErrUnknownOutcome) (a *ConditionError carrying the item).
+// Delete reads the item instead. When it is gone and Delete's condition
+// would hold on an absent item (an unsaved holder, or SaveClobber, without
+// If), Delete succeeds: whoever deleted it, the outcome is the same.
+// Otherwise — gone (perhaps someone else's delete, of an item whose version
+// or If condition ours would have failed), or there (the same, or created
+// again) — whether the delete was applied cannot be told, and the error
+// satisfies errors.Is(err, ErrUnknownOutcome) (a *ConditionError carrying
+// what was read).
 // Delete records the SDK's attempts with a per-call middleware that clients
 // other than *dynamodb.Client may ignore.
 //
@@ -66,16 +70,15 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		if ccf.Item == nil && att.maybeApplied() {
-			return nil // a client that sent it again anyway: the item is gone
-		}
 		ce := t.p.conditionFailure(t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)
 		ce.Condition = uc.String()
-		ce.unknown = att.maybeApplied()
+		if att.maybeApplied() {
+			t.p.markUnknown(ce) // a client that sent it again anyway
+		}
 		return ce
 	}
-	if !att.maybeApplied() {
+	if !att.maybeApplied() && !att.unrecorded() {
 		return fmt.Errorf("dynamo: delete from table %q key %s: %w", t.name, formatKey(key), err)
 	}
-	return t.settleDelete(ctx, key, held, !clobber, err)
+	return t.settleDelete(ctx, key, held, !clobber, uc, err)
 }

@@ -48,8 +48,9 @@ type plan struct {
 	// PutItem's or DeleteItem's condition. nil when the type is unversioned.
 	putNames map[string]string
 
-	// basisNames maps the names a basis condition (basisCond) may use.
-	basisNames map[string]string
+	// The names a basis condition (basisCond) uses: the token alone; the
+	// hash key alone; every attribute and the hash key.
+	tokenNames, hashNames, basisNames map[string]string
 
 	versionPH     string // "#a<i>" of the version attribute, "" if none
 	condCreate    string // attribute_not_exists(#v) OR #v = :v0 (held 0)
@@ -97,12 +98,12 @@ func newPlan(s *schema, tokenAttr string) *plan {
 	if p.tokenAttr != "" {
 		p.allNames[tokenNamePH] = p.tokenAttr
 		p.versionNames[tokenNamePH] = p.tokenAttr
-		p.basisNames = map[string]string{tokenNamePH: p.tokenAttr}
-	} else if s.version < 0 {
-		p.basisNames = make(map[string]string, len(p.allNames)+1)
-		maps.Copy(p.basisNames, p.allNames)
-		p.basisNames[hashNamePH] = p.keyNames[0]
+		p.tokenNames = map[string]string{tokenNamePH: p.tokenAttr}
 	}
+	p.hashNames = map[string]string{hashNamePH: p.keyNames[0]}
+	p.basisNames = make(map[string]string, len(p.allNames)+1)
+	maps.Copy(p.basisNames, p.allNames)
+	p.basisNames[hashNamePH] = p.keyNames[0]
 	return p
 }
 
@@ -113,33 +114,43 @@ type basis struct {
 }
 
 // basisCond returns the condition that pins a write to the stored state it
-// was computed from, adding its values to values; "" when b is nil or pins
-// nothing. For a versioned type the stored write token pins the
-// incarnation: version numbers start again at 1 when an item is deleted and
-// created again, tokens never repeat. For a type without a version the
-// attributes the type models must still hold what was read (DynamoDB
-// compares documents, lists and sets by value).
-func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) string {
+// was computed from, adding its values to values, and the names it uses;
+// "" when b is nil or nothing pins it (an absent item of a versioned type:
+// the version condition is all there is).
+//
+// For a versioned type the stored write token pins the incarnation: version
+// numbers start again at 1 when an item is deleted and created again, tokens
+// do not repeat. An item without a token (written by another client, or
+// with tokens off), and any item of a type without a version, is pinned by
+// its attributes: each modeled attribute must still hold what was read
+// (DynamoDB compares documents, lists and sets by value), or be absent.
+func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) (string, map[string]string) {
 	if b == nil {
-		return ""
+		return "", nil
 	}
 	s := p.s
 	if s.version >= 0 {
-		if p.tokenAttr == "" || b.item == nil {
-			return "" // nothing pins an absent item: the version condition is all there is
+		if b.item == nil {
+			return "", nil
 		}
-		if wt, ok := b.item[p.tokenAttr].(*types.AttributeValueMemberB); ok {
-			values[heldTokenPH] = wt
-			return tokenNamePH + " = " + heldTokenPH
+		if p.tokenAttr != "" {
+			if wt, ok := b.item[p.tokenAttr]; ok {
+				values[heldTokenPH] = wt
+				return tokenNamePH + " = " + heldTokenPH, p.tokenNames
+			}
 		}
-		return "attribute_not_exists(" + tokenNamePH + ")"
-	}
-	if b.item == nil {
-		return "attribute_not_exists(" + hashNamePH + ")"
+	} else if b.item == nil {
+		return "attribute_not_exists(" + hashNamePH + ")", p.hashNames
 	}
 	var c strings.Builder
 	c.WriteString("attribute_exists(" + hashNamePH + ")")
+	if s.version >= 0 && p.tokenAttr != "" {
+		c.WriteString(" AND attribute_not_exists(" + tokenNamePH + ")")
+	}
 	for _, i := range p.nonKeyFields {
+		if i == s.version {
+			continue // the version condition checks it
+		}
 		f := &s.fields[i]
 		c.WriteString(" AND ")
 		switch av, ok := b.item[f.name]; {
@@ -154,7 +165,7 @@ func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) strin
 			values[vph] = av
 		}
 	}
-	return c.String()
+	return c.String(), p.basisNames
 }
 
 // userCond is the compiled form of the If options of one call.
@@ -335,7 +346,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 			values[tokenValuePH] = &types.AttributeValueMemberB{Value: token}
 		}
 	}
-	bc := p.basisCond(bs, values)
+	bc, bnames := p.basisCond(bs, values)
 	cond = joinConds(cond, bc)
 	var u strings.Builder
 	u.Grow(set.Len() + remove.Len() + add.Len() + 16)
@@ -365,7 +376,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		maps.Copy(names, p.versionNames)
 	}
 	if bc != "" {
-		names = withNames(names, p.basisNames)
+		names = withNames(names, bnames)
 	}
 	if uc != nil {
 		cond = joinConds(cond, uc.expr)
@@ -401,9 +412,9 @@ func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond, bs *basis) p
 		cond = p.versionCond(held, values)
 		names = p.putNames
 	}
-	if bc := p.basisCond(bs, values); bc != "" {
+	if bc, bnames := p.basisCond(bs, values); bc != "" {
 		cond = joinConds(cond, bc)
-		names = withNames(names, p.basisNames)
+		names = withNames(names, bnames)
 	}
 	if uc != nil {
 		cond = joinConds(cond, uc.expr)

@@ -45,6 +45,9 @@ type scriptedTransport struct {
 	lastToken string    // the write token of the last UpdateItem
 }
 
+// heldToken is the random write token of the item Update reads (version 5).
+var heldToken = base64.StdEncoding.EncodeToString([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+
 // A getStep answers one GetItem with the JSON of an item ("null": absent);
 // token is the write token of the last UpdateItem.
 type getStep func(token string) string
@@ -57,7 +60,7 @@ func stored(v int64, own bool) getStep {
 		if v < 0 {
 			return "null"
 		}
-		wt := base64.StdEncoding.EncodeToString(make([]byte, 16))
+		wt := heldToken
 		switch {
 		case own:
 			wt = token
@@ -178,7 +181,7 @@ func scriptedTable(t *testing.T, s *scriptedTransport, opts ...Option) *Table[re
 // writes version 6. After a lost answer the SDK does not send the write
 // again: the mapper reads the item (gets) to settle it.
 func TestUpdateNotRepeatedWhenOutcomeUnknown(t *testing.T) {
-	const held = `{"id":{"S":"k"},"n":{"N":"5"},"version":{"N":"5"},"ddbkit_wt":{"B":"AAAAAAAAAAAAAAAAAAAAAA=="}}`
+	held := `{"id":{"S":"k"},"n":{"N":"5"},"version":{"N":"5"},"ddbkit_wt":{"B":"` + heldToken + `"}}`
 	tests := []struct {
 		name    string
 		opts    []Option
@@ -298,7 +301,9 @@ func TestSaveOutcomeUnknown(t *testing.T) {
 }
 
 // A Delete whose attempt got no answer is not sent again: the mapper reads
-// the item. Gone: a success. There (the same or created again): unknown.
+// the item. Gone or there (the same or created again): unknown, for a
+// holder of version 5 (see TestDeleteLostAnswerUnsaved for when gone is a
+// success).
 func TestDeleteLostAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -308,8 +313,10 @@ func TestDeleteLostAnswer(t *testing.T) {
 		unknown bool
 		deletes int
 	}{
-		{"lost response, item gone", []step{reset}, []getStep{stored(-1, false)}, true, false, 1},
-		{"500, item gone", []step{apiError(500, "InternalFailure")}, []getStep{stored(-1, false)}, true, false, 1},
+		// Gone: perhaps someone else's delete, of an item at another
+		// version that ours would have refused.
+		{"lost response, item gone", []step{reset}, []getStep{stored(-1, false)}, false, true, 1},
+		{"500, item gone", []step{apiError(500, "InternalFailure")}, []getStep{stored(-1, false)}, false, true, 1},
 		// Created again by someone else at the version held: never deleted.
 		{"lost response, item there", []step{reset}, []getStep{stored(5, false)}, false, true, 1},
 		{"lost response, created again", []step{reset}, []getStep{stored(1, false)}, false, true, 1},
@@ -332,5 +339,18 @@ func TestDeleteLostAnswer(t *testing.T) {
 				t.Errorf("%d DeleteItems sent (want %d), %d reads left", s.updates, tc.deletes, len(s.gets))
 			}
 		})
+	}
+}
+
+// Deleting unsaved (or with SaveClobber) holds on an absent item whoever
+// deleted it: a lost answer followed by "gone" is a success.
+func TestDeleteLostAnswerUnsaved(t *testing.T) {
+	s := &scriptedTransport{steps: []step{reset}, gets: []getStep{stored(-1, false)}}
+	if err := scriptedTable(t, s).Delete(context.Background(), regressCounter{ID: "k"}); err != nil {
+		t.Fatalf("Delete of an unsaved item, gone after a lost answer: %v; want success", err)
+	}
+	s = &scriptedTransport{steps: []step{reset}, gets: []getStep{stored(-1, false)}}
+	if err := scriptedTable(t, s).Delete(context.Background(), regressCounter{ID: "k", Version: 5}, WithSaveBehavior(SaveClobber)); err != nil {
+		t.Fatalf("SaveClobber Delete, gone after a lost answer: %v; want success", err)
 	}
 }

@@ -34,10 +34,10 @@ import (
 // *ConditionError carrying the item read; check Table.Current(err) for the
 // change before making it again). So does any error after such an attempt,
 // e.g. when ctx ends or the read fails. Types without a version attribute
-// carry no token: their unconditional writes are sent again by the SDK (a
-// later write of the same value), their conditional ones end in
-// ErrUnknownOutcome. Save never applies a write twice and never overwrites a
-// write acknowledged to someone else after its own attempt.
+// carry no token: an unconditional write of one succeeds when the item read
+// holds exactly what it writes, anything else is ErrUnknownOutcome. Save
+// never applies a write twice and never overwrites a write acknowledged to
+// someone else after its own attempt.
 //
 // Bad input is refused before anything is sent with an error wrapping
 // ErrInvalidInput: a nil item, an unset or empty key, an item over 400 KB.
@@ -96,12 +96,8 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 // unknown. It returns the item as stored after the write when DynamoDB said
 // so (ALL_NEW) or settling read it.
 func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOptions, bs *basis) (map[string]types.AttributeValue, error) {
-	// The SDK may send a write again after a lost answer only where that is
-	// harmless: an unconditional write of a type without a version is a
-	// later write of the same value.
-	resendOK := t.p.s.version < 0 && r.cond() == ""
 	var att attempts
-	allNew, err := t.sendSaveOnce(ctx, r, wo, &att, !resendOK)
+	allNew, err := t.sendSaveOnce(ctx, r, wo, &att, true)
 	if err == nil {
 		return allNew, nil
 	}
@@ -117,14 +113,13 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 			return ccf.Item, nil
 		}
 		ce := t.saveConditionFailure(key, r, wo, ccf.Item, err)
-		ce.unknown = att.maybeApplied()
+		if att.maybeApplied() {
+			t.p.markUnknown(ce) // a client that sent it again anyway
+		}
 		return nil, ce
 	}
-	if !att.maybeApplied() {
+	if !att.maybeApplied() && !att.unrecorded() {
 		return nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
-	}
-	if resendOK {
-		return nil, unknownOutcome("save to", t.name, key, err, nil)
 	}
 	return t.settleSave(ctx, r, wo, bs, key, err)
 }
@@ -169,7 +164,7 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 	ce.Condition = r.uc.String()
 	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion >= t.p.maxVersion {
 		f := &s.fields[s.version]
-		ce.full = fmt.Sprintf("field %s (%s) holds at most %d: widen it (int64) so that the version can advance", f.goName, f.typ, t.p.maxVersion)
+		ce.full = fmt.Sprintf("field %s (%s) holds at most %d: %s", f.goName, f.typ, t.p.maxVersion, s.widen())
 	}
 	return ce
 }
@@ -226,8 +221,8 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
 		}
 		if held >= t.p.maxVersion || !s.versionFits(held+1) {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d is the largest field %s (%s) holds: widen it (int64) so that the version can advance",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, s.fields[s.version].goName, s.fields[s.version].typ)
+			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d is the largest field %s (%s) holds: %s",
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
 		}
 		if next = held + 1; !s.versionFits(next) {
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
@@ -254,11 +249,33 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		}
 		r.put = true
 		r.pc = p.buildPutCond(held, false, uc, bs)
-		return r, nil
+		return r, t.checkCondLen(r.pc.cond, bs)
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	r.key = t.pickKey(item)
 	r.up = p.buildUpdate(wo.behavior, item, held, next, token, uc, bs)
-	return r, nil
+	return r, t.checkCondLen(r.up.cond, bs)
+}
+
+// maxExprLen is DynamoDB's limit on the length of an expression string.
+const maxExprLen = 4096
+
+// checkCondLen refuses a condition expression longer than DynamoDB takes.
+// Update's guard of a type without a version (or of an item written
+// without a write token) names every attribute the type models, so a type
+// with very many attributes can reach the limit.
+func (t *Table[T]) checkCondLen(cond string, bs *basis) error {
+	if len(cond) <= maxExprLen {
+		return nil
+	}
+	if bs != nil {
+		fix := "add a version attribute (`dynamo:\",version\"`), whose write token pins the write instead"
+		if t.p.s.version >= 0 {
+			fix = "the item carries no write token (another client wrote it): Save it once through this mapper, which stores one"
+		}
+		return fmt.Errorf("%w: Update on table %q: the condition that guards the write with the %d attributes %s models is %d bytes, over DynamoDB's 4 KB limit for an expression: %s",
+			ErrInvalidInput, t.name, len(t.p.nonKeyFields), t.p.s.typ, len(cond), fix)
+	}
+	return fmt.Errorf("%w: table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(cond))
 }

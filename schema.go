@@ -540,3 +540,11 @@ func (s *schema) maxVersion() int64 {
 	}
 	return math.MaxInt64
 }
+
+// widen says how to make room for more versions in the version field.
+func (s *schema) widen() string {
+	if s.maxVersion() == math.MaxInt64 {
+		return "the mapper's versions stop at 9223372036854775807 (math.MaxInt64), whatever the field's type; delete the item and save it again as unsaved, or copy it to a new key"
+	}
+	return "widen it (int64) so that the version can advance"
+}

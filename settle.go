@@ -45,15 +45,15 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 		if err != nil {
 			return nil, unknownOutcome("save to", t.name, key, cause, err)
 		}
-		if isOwnWrite(cur, t.p.tokenAttr, r.token) {
+		if isOwnWrite(cur, t.p.tokenAttr, r.token) || r.cond() == "" && t.p.s.version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
+			// Applied; or, for an unconditional write of a type without a
+			// version, the item holds exactly what it writes, so it may be
+			// taken to have landed now.
 			return cur, nil
 		}
 		if round > maxResends || !t.p.sameState(bs, cur) {
 			ce := t.saveConditionFailure(key, r, wo, cur, cause)
-			ce.unknown = true
-			if t.p.s.version >= 0 {
-				ce.Err = ErrVersionConflict
-			}
+			t.p.markUnknown(ce)
 			return nil, ce
 		}
 		// Not applied: the item is exactly what the write was computed from.
@@ -77,38 +77,51 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 }
 
 // settleDelete settles a delete one of whose attempts failed with cause and
-// may have been applied: an item that is gone is a success (the delete's
-// intent holds); one that is there — the same, or created again since — is
-// ErrUnknownOutcome: the mapper cannot tell the incarnations apart without
-// the token the caller's copy was read with, and a resend could delete an
-// item someone else created and was told was stored.
-func (t *Table[T]) settleDelete(ctx context.Context, key map[string]types.AttributeValue, held int64, checked bool, cause error) error {
+// may have been applied. An item that is gone is a success only when the
+// delete's own condition holds on an absent item (an unsaved holder, or
+// SaveClobber, without If): then whoever deleted it, the outcome is the
+// same. Otherwise — gone, or there (the same, or created again) — the
+// outcome cannot be told: ErrUnknownOutcome. A resend could delete an item
+// someone else created and was told was stored, and "gone" may be someone
+// else's delete of an item whose condition ours would have failed.
+func (t *Table[T]) settleDelete(ctx context.Context, key map[string]types.AttributeValue, held int64, checked bool, uc *userCond, cause error) error {
 	cur, err := t.readRaw(ctx, key)
 	if err != nil {
 		return unknownOutcome("delete from", t.name, key, cause, err)
 	}
-	if cur == nil {
+	if cur == nil && uc == nil && (held == 0 || !checked) {
 		return nil
 	}
 	ce := t.p.conditionFailure(t.name, key, held, checked, cur, cause, t.decodeAny)
-	ce.unknown = true
-	if t.p.s.version >= 0 {
-		ce.Err = ErrVersionConflict
-	}
+	ce.Condition = uc.String()
+	t.p.markUnknown(ce)
 	return ce
+}
+
+// markUnknown makes ce an unknown outcome: it satisfies ErrUnknownOutcome,
+// and for a versioned type ErrVersionConflict (never ErrConditionFailed,
+// which would say the write was refused).
+func (p *plan) markUnknown(ce *ConditionError) {
+	ce.unknown = true
+	if p.s.version >= 0 {
+		ce.Err = ErrVersionConflict
+	} else {
+		ce.Err = ErrUnknownOutcome
+	}
 }
 
 // sameState reports whether the stored item cur is exactly the basis bs a
 // write was computed from, so that the write was not applied: for a
-// versioned type with write tokens, the same version under the same token
-// (tokens are random per write and never repeat). Without tokens, without a
-// version, or for an absent basis nothing proves it.
+// versioned type with write tokens, the same version under the same random
+// token (random tokens never repeat; those a transaction derives from its
+// request token do, when it is sent again after 10 minutes). Without tokens,
+// without a version, or for an absent basis nothing proves it.
 func (p *plan) sameState(bs *basis, cur map[string]types.AttributeValue) bool {
 	if bs == nil || bs.item == nil || cur == nil || p.s.version < 0 || p.tokenAttr == "" {
 		return false
 	}
 	held, ok := bs.item[p.tokenAttr].(*types.AttributeValueMemberB)
-	if !ok || !isOwnWrite(cur, p.tokenAttr, held.Value) {
+	if !ok || !uniqueToken(held.Value) || !isOwnWrite(cur, p.tokenAttr, held.Value) {
 		return false
 	}
 	attr := p.s.fields[p.s.version].name
@@ -137,34 +150,69 @@ func unknownOutcome(op, table string, key map[string]types.AttributeValue, cause
 	return fmt.Errorf("dynamo: %s table %q key %s: %w: the write may have been applied: %w", op, table, formatKey(key), ErrUnknownOutcome, cause)
 }
 
+// sameAttrs reports whether the stored item cur holds the attributes of the
+// encoded item as a write of it would leave them: each modeled non-key
+// attribute equal, NULL or absent alike.
+func (p *plan) sameAttrs(item, cur map[string]types.AttributeValue) bool {
+	for _, i := range p.nonKeyFields {
+		name := p.s.fields[i].name
+		a, aok := item[name]
+		b, bok := cur[name]
+		aNull, bNull := !aok || isNull(a), !bok || isNull(b)
+		switch {
+		case aNull || bNull:
+			if aNull != bNull {
+				return false
+			}
+		case !avEqual(a, b):
+			return false
+		}
+	}
+	return true
+}
+
 // basisHolds reports whether the stored item cur satisfies what basisCond
-// asks of the basis bs, as DynamoDB evaluates it: for a versioned type the
-// same token (or none in both); for a type without a version the same
-// existence and the same modeled attributes. A nil bs holds for anything.
+// asks of the basis bs, as DynamoDB evaluates it (version conditions
+// aside). A nil bs holds for anything.
 func (p *plan) basisHolds(bs *basis, cur map[string]types.AttributeValue) bool {
 	if bs == nil {
 		return true
 	}
 	if p.s.version >= 0 {
-		if p.tokenAttr == "" || bs.item == nil {
+		if bs.item == nil {
 			return true
 		}
-		if wt, ok := bs.item[p.tokenAttr].(*types.AttributeValueMemberB); ok {
-			return isOwnWrite(cur, p.tokenAttr, wt.Value)
+		if p.tokenAttr != "" {
+			if wt, ok := bs.item[p.tokenAttr]; ok {
+				got, ok := cur[p.tokenAttr]
+				return ok && avEqual(wt, got)
+			}
+			if _, has := cur[p.tokenAttr]; has {
+				return false
+			}
 		}
-		_, has := cur[p.tokenAttr]
-		return cur != nil && !has
+	} else if (bs.item == nil) != (cur == nil) {
+		return false
+	} else if bs.item == nil {
+		return true
 	}
-	if (bs.item == nil) != (cur == nil) {
+	if cur == nil {
 		return false
 	}
 	for _, i := range p.nonKeyFields {
+		if i == p.s.version {
+			continue
+		}
 		name := p.s.fields[i].name
 		a, aok := bs.item[name]
 		b, bok := cur[name]
 		switch {
-		case !aok || isNull(a):
-			if bok && !isNull(b) || !aok && bok {
+		case !aok:
+			if bok {
+				return false
+			}
+		case isNull(a):
+			if bok && !isNull(b) {
 				return false
 			}
 		case !bok || !avEqual(a, b):

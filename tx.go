@@ -450,7 +450,7 @@ func txOutcome(err error, att *attempts) error {
 		}
 		return te
 	}
-	if att.maybeApplied() {
+	if att.maybeApplied() || att.unrecorded() {
 		return fmt.Errorf("%w: %w (an attempt got no answer and may have been applied; resend with the same request token, WithRequestToken, within 10 minutes to settle it)", ErrUnknownOutcome, err)
 	}
 	return err
@@ -518,7 +518,9 @@ func txWriteToken(requestToken, table string, key map[string]types.AttributeValu
 		h.Write([]byte{':'})
 		h.Write([]byte(s))
 	}
-	return h.Sum(nil)[:16]
+	t := h.Sum(nil)[:16]
+	t[0] = txTokenMark // repeats on a resend after 10 minutes: see uniqueToken
+	return t
 }
 
 // txHint explains errors whose fix is not obvious from DynamoDB's message.

@@ -112,7 +112,9 @@ func TestUpdateStops(t *testing.T) {
 		return &dynamodb.GetItemOutput{Item: item}, nil
 	}
 	c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n("4")})
+		// The item Update read, unchanged: the If condition failed on it.
+		item, _ := attributevalue.MarshalMapWithOptions(Book{ISBN: "1", Version: 4}, func(o *attributevalue.EncoderOptions) { o.TagKey = "dynamo" })
+		return nil, ccf(item)
 	}
 	_, err = newBooks(t, c).Update(ctx, Book{ISBN: "1"}, id)
 	if !errors.Is(err, ErrConditionFailed) || len(c.upds) != 1 {
