@@ -52,9 +52,12 @@
 // from — which Table.Update knows, version and token — means it was not, and
 // it is sent again; anything else is errors.Is(err, ErrUnknownOutcome), and
 // Table.Update returns it instead of applying its change a second time. A
-// Delete whose item is gone afterwards succeeds. Any error after an attempt
-// that may have been applied (ctx ended, the settling read failed) also
-// satisfies ErrUnknownOutcome; so does a WriteTx that may have been applied.
+// Delete whose item is gone afterwards succeeds only when its own condition
+// holds on an absent item (an unsaved holder, or SaveClobber, without If).
+// Any error after an attempt that may have been applied (ctx ended, the
+// settling read failed) also satisfies ErrUnknownOutcome; so does a WriteTx
+// that may have been applied. These guarantees need the per-call options the
+// mapper passes to reach the SDK (see Client).
 //
 // A version is not an identity: Save and Delete of a copy loaded before the
 // item was deleted and created again succeed when the numbers match (as in
