@@ -189,7 +189,8 @@ type listing struct {
 // "isbn" for "ISBN". Filter values and attribute names must be valid UTF-8
 // too. For an index the tags do not declare, only the values are checked.
 //
-// IAM: dynamodb:Query.
+// IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the
+// index (arn:…:table/T/index/N).
 func (t *Table[T]) Query(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) iter.Seq2[T, error] {
 	return t.iterate(ctx, t.prepare(opQuery, &key, opts))
 }
@@ -211,7 +212,8 @@ func (t *Table[T]) Query(ctx context.Context, key expression.KeyConditionBuilder
 // On success the items are a new, non-nil slice (possibly empty). ctx bounds
 // the requests, including the SDK's retries.
 //
-// IAM: dynamodb:Query.
+// IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the
+// index (arn:…:table/T/index/N).
 func (t *Table[T]) QueryPage(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) ([]T, Cursor, error) {
 	return t.page(ctx, t.prepare(opQueryPage, &key, opts))
 }
@@ -222,7 +224,8 @@ func (t *Table[T]) QueryPage(ctx context.Context, key expression.KeyConditionBui
 // once as (zero, err), ctx bounds the whole iteration. A scan reads (and
 // pays for) the whole table; see ParallelScan to spread it over goroutines.
 //
-// IAM: dynamodb:Scan.
+// IAM: dynamodb:Scan on the table (arn:…:table/T), or with Index on the
+// index (arn:…:table/T/index/N).
 func (t *Table[T]) Scan(ctx context.Context, opts ...QueryOption) iter.Seq2[T, error] {
 	return t.iterate(ctx, t.prepare(opScan, nil, opts))
 }
@@ -231,7 +234,8 @@ func (t *Table[T]) Scan(ctx context.Context, opts ...QueryOption) iter.Seq2[T, e
 // last item, like QueryPage. With Segment, the cursor belongs to that
 // segment and resumes only a scan of the same segment.
 //
-// IAM: dynamodb:Scan.
+// IAM: dynamodb:Scan on the table (arn:…:table/T), or with Index on the
+// index (arn:…:table/T/index/N).
 func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Cursor, error) {
 	return t.page(ctx, t.prepare(opScanPage, nil, opts))
 }

@@ -27,7 +27,8 @@ import (
 // the iterator cancels the requests still in flight and returns only after
 // every goroutine it started has exited. ctx bounds the whole scan.
 //
-// IAM: dynamodb:Scan.
+// IAM: dynamodb:Scan on the table (arn:…:table/T), or with Index on the
+// index (arn:…:table/T/index/N).
 func (t *Table[T]) ParallelScan(ctx context.Context, segments int, opts ...QueryOption) iter.Seq2[T, error] {
 	l := t.prepare(opParallelScan, nil, opts)
 	if l.err == nil {

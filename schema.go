@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,10 +154,18 @@ func (s *schema) collect(t reflect.Type, index []int, prefix string, viaPtr bool
 	defer delete(seen, t)
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
+		goName := prefix + sf.Name
 		if !sf.IsExported() && !sf.Anonymous {
+			// The encoder cannot see unexported fields: a tag on one would be
+			// silently ignored, and the attribute never stored.
+			for _, key := range [...]string{TagKey, "dynamodbav", "index", "localIndex"} {
+				if tag, ok := sf.Tag.Lookup(key); ok && tag != "-" {
+					return fail(goName, "is unexported, so the encoder cannot see it and its `%s:%q` tag does nothing: export it (%s) or remove the tag",
+						key, tag, strings.ToUpper(sf.Name[:1])+sf.Name[1:])
+				}
+			}
 			continue
 		}
-		goName := prefix + sf.Name
 		raw, ok := sf.Tag.Lookup(TagKey)
 		if !ok {
 			raw = sf.Tag.Get("dynamodbav") // attributevalue reads it too

@@ -143,3 +143,29 @@ func TestSchemaErrors(t *testing.T) {
 		t.Errorf("empty name: %v", err)
 	}
 }
+
+// A dynamo tag on an unexported field is a schema error, not silently
+// ignored.
+func TestUnexportedTaggedField(t *testing.T) {
+	type hidden struct {
+		ID   string `dynamo:"id,hash"`
+		note string `dynamo:"note"`
+		skip string `dynamo:"-"`
+		free string
+	}
+	_, err := NewTable[hidden](NewMapper(&stubClient{}), "T")
+	var se *SchemaError
+	if !errors.As(err, &se) || se.Field != "note" || !strings.Contains(err.Error(), "export it (Note)") {
+		t.Fatalf("NewTable = %v; want a SchemaError on field note saying to export it", err)
+	}
+	type fine struct {
+		ID   string `dynamo:"id,hash"`
+		skip string `dynamo:"-"`
+		free string
+	}
+	if _, err := NewTable[fine](NewMapper(&stubClient{}), "T"); err != nil {
+		t.Fatalf("untagged or skipped unexported fields: %v", err)
+	}
+	_ = hidden{note: "", skip: "", free: ""}
+	_ = fine{skip: "", free: ""}
+}

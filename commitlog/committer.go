@@ -58,12 +58,13 @@ func NewCommitter(m *dynamo.Mapper, table string, s Store, opts ...Option) (*Com
 // CreateTable creates the Committer's table (on-demand, hash key "path",
 // range key "etag", TTL on "ttl") and waits until it is active. ctx bounds
 // the whole call. An existing table is an error wrapping
-// dynamo.ErrTableExists.
+// dynamo.ErrTableExists; pass dynamo.IfNotExists() to call it on every
+// start. opts are those of dynamo.Table.CreateTable.
 //
 // IAM: dynamodb:CreateTable, dynamodb:DescribeTable,
 // dynamodb:UpdateTimeToLive.
-func (c *Committer) CreateTable(ctx context.Context) error {
-	return c.table.CreateTable(ctx)
+func (c *Committer) CreateTable(ctx context.Context, opts ...dynamo.CreateTableOption) error {
+	return c.table.CreateTable(ctx, opts...)
 }
 
 // Store returns the store the Committer writes to.

@@ -245,10 +245,10 @@
 // DynamoDB: dynamodb:PutItem and dynamodb:GetItem (Committer and Log; the
 // Committer reads a record only to settle a lost answer), dynamodb:Query
 // (Log) on the tables; dynamodb:CreateTable,
-// dynamodb:DescribeTable and dynamodb:UpdateTimeToLive for CreateTable. The
-// package sends no UpdateItem today; granting dynamodb:UpdateItem too keeps
-// policies valid if a later version marks records done with it. S3:
+// dynamodb:DescribeTable and dynamodb:UpdateTimeToLive for CreateTable. S3:
 // s3:GetObject (HEAD, GET, and the source of a copy), s3:PutObject,
 // s3:DeleteObject, and s3:ListBucket on the bucket (without it S3 answers
 // 403 instead of 404 for a missing object, which breaks the HEAD checks).
+// A bucket encrypted with SSE-KMS, or a table with a customer-managed key,
+// also needs kms:GenerateDataKey and kms:Decrypt on that key.
 package commitlog

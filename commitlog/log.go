@@ -114,11 +114,13 @@ func checkLogName(s Store, name string) error {
 
 // CreateTable creates the log table (on-demand, hash key "log", range key
 // "version", no TTL) and waits until it is active. ctx bounds the whole
-// call. An existing table is an error wrapping dynamo.ErrTableExists.
+// call. An existing table is an error wrapping dynamo.ErrTableExists; pass
+// dynamo.IfNotExists() to call it on every start. opts are those of
+// dynamo.Table.CreateTable.
 //
 // IAM: dynamodb:CreateTable, dynamodb:DescribeTable.
-func (l *Log) CreateTable(ctx context.Context) error {
-	return l.table.CreateTable(ctx)
+func (l *Log) CreateTable(ctx context.Context, opts ...dynamo.CreateTableOption) error {
+	return l.table.CreateTable(ctx, opts...)
 }
 
 // Name returns the log's name.

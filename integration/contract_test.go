@@ -41,7 +41,7 @@ var (
 	_ func() <-chan struct{}                                               = (*lease.Lease)(nil).Done
 	_ func() context.Context                                               = (*lease.Lease)(nil).Context
 	_ func(context.Context) error                                          = (*lease.Lease)(nil).Release
-	_ func(context.Context) error                                          = (*lease.Client)(nil).CreateTable
+	_ func(context.Context, ...dynamo.CreateTableOption) error             = (*lease.Client)(nil).CreateTable
 	_                                                                      = [...]error{lease.ErrHeld, lease.ErrLost}
 	_                                                                      = [...]func(time.Duration) lease.Option{lease.WithLeaseDuration, lease.WithHeartbeatInterval, lease.WithPollInterval}
 	_ func(float64) lease.Option                                           = lease.WithClockSkewRate
@@ -56,8 +56,8 @@ var (
 	_ func(context.Context, []byte) (int64, error)                                                       = (*commitlog.Log)(nil).Append
 	_ func(context.Context, int64) ([]byte, error)                                                       = (*commitlog.Log)(nil).Read
 	_ func(context.Context) (int64, error)                                                               = (*commitlog.Log)(nil).Latest
-	_ func(context.Context) error                                                                        = (*commitlog.Committer)(nil).CreateTable
-	_ func(context.Context) error                                                                        = (*commitlog.Log)(nil).CreateTable
+	_ func(context.Context, ...dynamo.CreateTableOption) error                                           = (*commitlog.Committer)(nil).CreateTable
+	_ func(context.Context, ...dynamo.CreateTableOption) error                                           = (*commitlog.Log)(nil).CreateTable
 	_                                                                                                    = [...]error{commitlog.ErrExists, commitlog.ErrPreconditionFailed, commitlog.ErrNotExist}
 	_ func() commitlog.Store                                                                             = commitlog.NewMemStore
 	_ func(string) (commitlog.Store, error)                                                              = commitlog.NewDirStore

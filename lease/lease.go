@@ -113,9 +113,11 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 func (c *Client) Owner() string { return c.o.owner }
 
 // CreateTable creates the lease table (on-demand, TTL on "expires") and
-// waits until it is active. ctx bounds the whole call.
-func (c *Client) CreateTable(ctx context.Context) error {
-	return c.table.CreateTable(ctx)
+// waits until it is active. ctx bounds the whole call. An existing table is
+// an error wrapping dynamo.ErrTableExists; pass dynamo.IfNotExists() to call
+// it on every start. opts are those of dynamo.Table.CreateTable.
+func (c *Client) CreateTable(ctx context.Context, opts ...dynamo.CreateTableOption) error {
+	return c.table.CreateTable(ctx, opts...)
 }
 
 // Info describes the current state of a key's record.
