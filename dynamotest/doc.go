@@ -59,8 +59,9 @@
 //   - DYNAMODB_ENDPOINT: use this server (for example http://localhost:8000, or a
 //     real DynamoDB endpoint) instead of starting DynamoDB Local.
 //   - DYNAMODB_LOCAL_DIR: where DynamoDB Local is installed (DynamoDBLocal.jar and
-//     DynamoDBLocal_lib/). Default: $XDG_CACHE_HOME/ddbkit/dynamodb-local-2.9.30,
-//     or ~/.cache/ddbkit/dynamodb-local-2.9.30. When DynamoDBLocal.jar is missing
+//     DynamoDBLocal_lib/). Default: $XDG_CACHE_HOME/ddbkit/dynamodb-local-1.25.1,
+//     or ~/.cache/ddbkit/dynamodb-local-1.25.1 (DynamoDB Local 1.25.1, the jar
+//     of the npm package amplify-dynamodb-simulator 2.9.30). When DynamoDBLocal.jar is missing
 //     there, the repository's scripts/install-dynamodb-local.sh is run (it needs
 //     npm; DynamoDB Local itself needs Java 17 or newer on PATH).
 //   - AWS_REGION: the region clients use; default us-east-1.

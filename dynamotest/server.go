@@ -23,9 +23,10 @@ const (
 	envEndpoint = "DYNAMODB_ENDPOINT"
 	envLocalDir = "DYNAMODB_LOCAL_DIR"
 
-	// localVersion is the version of the npm package amplify-dynamodb-simulator
-	// that scripts/install-dynamodb-local.sh installs (it ships DynamoDB Local 1.25.1).
-	localVersion = "2.9.30"
+	// localVersion is the version of DynamoDB Local (the jar) that
+	// scripts/install-dynamodb-local.sh installs, from the npm package
+	// amplify-dynamodb-simulator 2.9.30.
+	localVersion = "1.25.1"
 
 	// installScript is the install script, relative to the repository root.
 	installScript = "scripts/install-dynamodb-local.sh"

@@ -7,7 +7,7 @@
 # emulator/), checks the tarball against pinned checksums, and unpacks it into a
 # cache folder outside the git tree:
 #
-#   ${DYNAMODB_LOCAL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ddbkit/dynamodb-local-2.9.30}
+#   ${DYNAMODB_LOCAL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ddbkit/dynamodb-local-1.25.1}
 #
 # so that DIR/DynamoDBLocal.jar and DIR/DynamoDBLocal_lib/ exist. The last line
 # it prints on stdout is DIR; everything else goes to stderr.
@@ -23,12 +23,13 @@
 set -euo pipefail
 
 readonly pkg=amplify-dynamodb-simulator
-readonly version=2.9.30
+readonly version=2.9.30   # of the npm package
+readonly jar_version=1.25.1 # of DynamoDB Local, the jar it ships
 readonly want_sha1=a7ec81c475dc309aa15d047d8d03679c8be49189
 readonly want_sha512=xTeeRLvzEfqyd5lh3bH4c0kHvSHHmmhD5ZDsHFKAQ5g2Zl6JqlFdutaQhCLHzxEp6Ry1o7TB6niIoXuQAnSewQ==
 readonly min_java=17
 
-dir="${DYNAMODB_LOCAL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ddbkit/dynamodb-local-$version}"
+dir="${DYNAMODB_LOCAL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ddbkit/dynamodb-local-$jar_version}"
 readonly dir
 readonly marker="$dir/.ddbkit-installed"
 readonly marker_text="$pkg@$version sha512-$want_sha512"
@@ -108,7 +109,7 @@ command -v tar >/dev/null 2>&1 || die "tar not found on PATH"
 
 parent=$(dirname "$dir")
 mkdir -p "$parent"
-tmp=$(mktemp -d "$parent/.dynamodb-local-$version.XXXXXX")
+tmp=$(mktemp -d "$parent/.dynamodb-local-$jar_version.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 log "downloading $pkg@$version with npm pack (about 57 MB)"
@@ -138,6 +139,6 @@ if ! mv -T "$stage" "$dir" 2>/dev/null; then
 	installed || die "could not move DynamoDB Local into $dir"
 	log "another run installed DynamoDB Local in $dir first"
 else
-	log "installed DynamoDB Local $version in $dir"
+	log "installed DynamoDB Local $jar_version (from $pkg@$version) in $dir"
 fi
 printf '%s\n' "$dir"
