@@ -36,11 +36,21 @@ const (
 	DefaultTxBackoffMax  = 500 * time.Millisecond
 )
 
-// DynamoDB's cancellation reason codes (CancellationReason.Code).
+// DynamoDB's cancellation reason codes (CancellationReason.Code, and
+// TxFailure.Code), the ones the mapper and its users compare against.
 const (
-	txCodeNone        = "None"
-	txCodeCondition   = "ConditionalCheckFailed"
-	txCodeTxConflict  = "TransactionConflict"
+	// TxCodeConditionFailed: the member's condition failed (its version or
+	// its If condition); TxFailure.Err is a *ConditionError.
+	TxCodeConditionFailed = "ConditionalCheckFailed"
+	// TxCodeConflict: another transaction was in flight on the member's
+	// item; WriteTx and ReadTx send the transaction again.
+	TxCodeConflict = "TransactionConflict"
+)
+
+const (
+	txCodeNone        = "None" // the member did not cause the cancellation
+	txCodeCondition   = TxCodeConditionFailed
+	txCodeTxConflict  = TxCodeConflict
 	maxRequestTokenLn = 36 // ClientRequestToken length limit
 )
 
@@ -623,8 +633,9 @@ type TxFailure struct {
 	// Table and Key name the member's item.
 	Table string
 	Key   map[string]types.AttributeValue
-	// Code is DynamoDB's cancellation reason: "ConditionalCheckFailed",
-	// "TransactionConflict", "ValidationError", "ThrottlingError",
+	// Code is DynamoDB's cancellation reason: TxCodeConditionFailed
+	// ("ConditionalCheckFailed"), TxCodeConflict ("TransactionConflict"),
+	// "ValidationError", "ThrottlingError",
 	// "ProvisionedThroughputExceeded", "ItemCollectionSizeLimitExceeded", ...
 	Code string
 	// Message is DynamoDB's description of the reason.

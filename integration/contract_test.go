@@ -16,7 +16,7 @@ import (
 	"github.com/ddbkit/dynamo/lease"
 )
 
-// The public names of ../shared/design/CONTRACT.md, with their exact
+// The public names the library promises (its contract), with their exact
 // signatures: the integration tests stop compiling if one changes.
 var (
 	_ dynamo.Client                                                                              = (*dynamodb.Client)(nil)

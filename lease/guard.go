@@ -38,7 +38,7 @@ func (l *Lease) WriteTx(ctx context.Context, ops []dynamo.TxOp, opts ...dynamo.T
 	err := l.c.table.Mapper().WriteTx(ctx, all, opts...)
 	var te *dynamo.TxError
 	if errors.As(err, &te) {
-		if f := te.Failure(len(ops)); f != nil && f.Code == "ConditionalCheckFailed" {
+		if f := te.Failure(len(ops)); f != nil && f.Code == dynamo.TxCodeConditionFailed {
 			lost := l.lostReason(f.Err)
 			l.end(lost)
 			return fmt.Errorf("lease: guarded write refused: %w (%w)", lost, err)

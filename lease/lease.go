@@ -558,7 +558,7 @@ func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *
 }
 
 // txConditionFailed is DynamoDB's cancellation reason for a failed condition.
-const txConditionFailed = "ConditionalCheckFailed"
+const txConditionFailed = dynamo.TxCodeConditionFailed
 
 // start makes a Lease of the record rec this client wrote, sent at sentAt,
 // and starts its heartbeat.
