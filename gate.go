@@ -17,7 +17,7 @@ import (
 // waits for them, so the gate holds nothing once a key is quiet.
 type gate struct {
 	mu   sync.Mutex
-	keys map[string]*gateEntry // guarded by mu
+	keys map[keyID]*gateEntry // guarded by mu
 }
 
 type gateEntry struct {
@@ -29,10 +29,10 @@ type gateEntry struct {
 }
 
 // enter waits for the turn on key, or until ctx is done.
-func (g *gate) enter(ctx context.Context, key string) (*gateEntry, error) {
+func (g *gate) enter(ctx context.Context, key keyID) (*gateEntry, error) {
 	g.mu.Lock()
 	if g.keys == nil {
-		g.keys = map[string]*gateEntry{}
+		g.keys = map[keyID]*gateEntry{}
 	}
 	e := g.keys[key]
 	if e == nil {
@@ -51,12 +51,12 @@ func (g *gate) enter(ctx context.Context, key string) (*gateEntry, error) {
 }
 
 // leave gives up the turn taken by enter.
-func (g *gate) leave(key string, e *gateEntry) {
+func (g *gate) leave(key keyID, e *gateEntry) {
 	<-e.turn
 	g.release(key, e)
 }
 
-func (g *gate) release(key string, e *gateEntry) {
+func (g *gate) release(key keyID, e *gateEntry) {
 	g.mu.Lock()
 	if e.refs--; e.refs == 0 {
 		delete(g.keys, key)

@@ -14,28 +14,28 @@ import (
 func TestGateTakesTurnsAndForgetsQuietKeys(t *testing.T) {
 	var g gate
 	ctx := context.Background()
-	a, err := g.enter(ctx, "k")
+	a, err := g.enter(ctx, kid("k"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := g.enter(cctx, "k"); !errors.Is(err, context.Canceled) {
+	if _, err := g.enter(cctx, kid("k")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("enter while held with a done ctx: %v", err)
 	}
-	other, err := g.enter(ctx, "other") // other keys do not wait
+	other, err := g.enter(ctx, kid("other")) // other keys do not wait
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.leave("other", other)
+	g.leave(kid("other"), other)
 	entered := make(chan *gateEntry)
 	go func() {
-		e, _ := g.enter(ctx, "k")
+		e, _ := g.enter(ctx, kid("k"))
 		entered <- e
 	}()
 	for { // wait until the goroutine waits for the turn
 		g.mu.Lock()
-		waiting := g.keys["k"].refs == 2
+		waiting := g.keys[kid("k")].refs == 2
 		g.mu.Unlock()
 		if waiting {
 			break
@@ -43,12 +43,12 @@ func TestGateTakesTurnsAndForgetsQuietKeys(t *testing.T) {
 		runtime.Gosched()
 	}
 	a.last = map[string]types.AttributeValue{"x": str("1")}
-	g.leave("k", a)
+	g.leave(kid("k"), a)
 	b := <-entered
 	if b != a || b.last == nil {
 		t.Fatal("the waiter did not get the entry and its item")
 	}
-	g.leave("k", b)
+	g.leave(kid("k"), b)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.keys) != 0 {
@@ -105,3 +105,6 @@ func TestUpdatesOfOneKeyTakeTurns(t *testing.T) {
 		t.Errorf("%d reads", len(c.gets))
 	}
 }
+
+// kid is the keyID of a string hash key.
+func kid(s string) keyID { return keyID{hashType: 'S', hash: s} }

@@ -35,7 +35,7 @@ func (c *hookClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInpu
 }
 
 // waitQueued returns once n calls hold or wait for the turn on key.
-func waitQueued[T any](tb *Table[T], key string, n int) {
+func waitQueued[T any](tb *Table[T], key keyID, n int) {
 	for {
 		tb.gate.mu.Lock()
 		refs := 0
@@ -79,7 +79,7 @@ func TestUpdateQueueAcrossIncarnations(t *testing.T) {
 	}
 	other, _ := NewTable[queuedJob](NewMapper(c), name)
 	ctx := t.Context()
-	gk := formatKey(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
+	gk := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
 	bDone := make(chan error, 1)
 	hc.after = func() {
 		go func() {
@@ -124,7 +124,7 @@ func TestUpdateQueueUnversionedKeepsSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	gk := formatKey(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
+	gk := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
 	bDone := make(chan error, 1)
 	hc.after = func() {
 		go func() {

@@ -388,7 +388,7 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 		return err
 	}
 	members := make([]*txMember, len(ops))
-	seen := make(map[string]int, len(ops))
+	seen := make(map[txItem]int, len(ops))
 	size := 0
 	for i, op := range ops {
 		if op == nil {
@@ -405,11 +405,11 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 		if err != nil {
 			return fmt.Errorf("dynamo: WriteTx member %d: %w", i, err)
 		}
-		if j, dup := seen[txItemID(mem.table, mem.key)]; dup {
+		if j, dup := seen[txItemID(mem)]; dup {
 			return fmt.Errorf("%w: WriteTx members %d and %d are both on table %q key %s: DynamoDB allows one operation per item in a transaction; merge them",
 				ErrInvalidInput, j, i, mem.table, formatKey(mem.key))
 		}
-		seen[txItemID(mem.table, mem.key)] = i
+		seen[txItemID(mem)] = i
 		members[i] = mem
 		size += mem.size
 	}
@@ -513,8 +513,14 @@ func checkTxCount(call string, n int) error {
 }
 
 // txItemID identifies an item across tables, for refusing duplicates.
-func txItemID(table string, key map[string]types.AttributeValue) string {
-	return table + "\x00" + formatKey(key)
+func txItemID(m *txMember) txItem {
+	return txItem{table: m.table, id: m.plan.keyID(m.key)}
+}
+
+// txItem identifies an item across tables.
+type txItem struct {
+	table string
+	id    keyID
 }
 
 // txWriteToken derives the write token of the member on table/key from the
@@ -815,7 +821,7 @@ func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...TxOption) e
 		return err
 	}
 	members := make([]*txGetMember, len(gets))
-	seen := make(map[string]int, len(gets))
+	seen := make(map[txItem]int, len(gets))
 	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(gets))}
 	for i, g := range gets {
 		if g == nil {
@@ -825,7 +831,7 @@ func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...TxOption) e
 		if err != nil {
 			return fmt.Errorf("dynamo: ReadTx member %d: %w", i, err)
 		}
-		id := txItemID(mem.table, mem.key)
+		id := txItemID(&mem.txMember)
 		if j, dup := seen[id]; dup {
 			return fmt.Errorf("%w: ReadTx members %d and %d both read table %q key %s: DynamoDB allows one operation per item in a transaction",
 				ErrInvalidInput, j, i, mem.table, formatKey(mem.key))

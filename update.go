@@ -55,10 +55,10 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 	if err != nil {
 		return zero, err
 	}
-	gk := formatKey(k)
+	gk := t.p.keyID(k)
 	e, err := t.gate.enter(ctx, gk)
 	if err != nil {
-		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, gk, err)
+		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
 	defer t.gate.leave(gk, e)
 	saved, stored, err := t.update(ctx, k, e.last, fn, &wo)
