@@ -471,4 +471,3 @@ func (t *Table[T]) elem(items []T, i int, op, what string) (reflect.Value, error
 	}
 	return v.Elem(), nil
 }
-
