@@ -16,8 +16,9 @@
 // A field's `dynamo` tag is "name,option,option...": an empty name means the
 // Go field name, and `dynamo:"-"` leaves the field out. A field without a
 // `dynamo` tag uses its `dynamodbav` tag, if any. Only exported fields are
-// stored; embedded structs are flattened into the item, as attributevalue
-// does (tag their fields, not the embedding). Options:
+// stored. An embedded struct is flattened into the item, as attributevalue
+// does (tag its fields, not the embedding); given a name in its tag, it is
+// stored as a map instead. Options:
 //
 //   - hash: the partition key. Exactly one field has it. Keys are strings,
 //     numbers, []byte, time.Time, or types implementing
