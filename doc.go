@@ -11,6 +11,90 @@
 //	books, err := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
 //	saved, err := books.Save(ctx, Book{ISBN: "978-0", Title: "Go"}) // saved.Version == 1
 //
+// # Struct tags
+//
+// A field's `dynamo` tag is "name,option,option...": an empty name means the
+// Go field name, and `dynamo:"-"` leaves the field out. A field without a
+// `dynamo` tag uses its `dynamodbav` tag, if any. Only exported fields are
+// stored. An embedded struct is flattened into the item, as attributevalue
+// does (tag its fields, not the embedding); given a name in its tag, it is
+// stored as a map instead. Options:
+//
+//   - hash: the partition key. Exactly one field has it. Keys are strings,
+//     numbers, []byte, time.Time, or types implementing
+//     attributevalue.Marshaler (pointers to them too).
+//   - range: the sort key; at most one field. A field is one key or the other.
+//   - version: the optimistic-locking version (see Versions below); at most
+//     one field, of an integer type or a pointer to one, never a key, not
+//     inside an embedded pointer, and not with string or omitempty (the mapper
+//     always writes it as a number).
+//   - ttl: the table's time-to-live attribute, which CreateTable enables: an
+//     integer of epoch seconds, or a time.Time (or *time.Time) tagged unixtime
+//     too; at most one field. DynamoDB may delete expired items days late.
+//   - set: store a slice or array as a DynamoDB set, its type from the
+//     element type: strings SS, numbers NS, [][]byte BS (as guregu/dynamo's
+//     `set`). Duplicate elements are dropped (numbers compared by value) and
+//     nil elements refused. DynamoDB has no empty sets: an empty one is
+//     encoded as NULL (a nil one is left out with omitempty). A []byte is one
+//     binary value, not a set.
+//   - stringset, numberset, binaryset: store the field as that set type
+//     (attributevalue's options). At most one of set, stringset, numberset and
+//     binaryset.
+//   - omitempty: leave the attribute out of the item when the value is empty:
+//     0, false, "", a nil pointer, interface, slice or map, and (the mapper
+//     adds this to attributevalue's rule, as Java stores a null Date) a zero
+//     time.Time; other structs are always stored. Under SaveUpdate an
+//     attribute left out is removed from the stored item.
+//   - omitemptyelem: leave out the zero elements of a slice or map.
+//   - nullempty: store a zero value as NULL; nullemptyelem: store the zero
+//     elements of a slice or map as NULL.
+//   - string: store a number as a string (S) rather than a number (N).
+//   - unixtime: store a time.Time as epoch seconds (N) rather than an RFC 3339
+//     string (S).
+//   - javabool: store a bool (or *bool, or a slice, array or map of them) as
+//     the number 1 or 0, as Java's DynamoDBMapper stores Boolean; loads read
+//     N 1/0 and BOOL alike.
+//   - javadate: store a time.Time (or *time.Time, or a slice, array or map of
+//     them) as a string in JavaDateLayout, UTC with milliseconds, as
+//     DynamoDBMapper stores Date and Calendar; loads read any RFC 3339 string.
+//     Not with string, unixtime or a set option, and not together with
+//     javabool.
+//
+// omitempty, omitemptyelem, nullempty, nullemptyelem, string, stringset,
+// numberset, binaryset and unixtime are passed to attributevalue unchanged.
+//
+// Secondary indexes are declared in tags of their own, as in guregu/dynamo,
+// and used by CreateTable and by Query and Scan with Index(name):
+//
+//   - index:"Name,hash" and index:"Name,range" make the field the hash
+//     (partition) or range (sort) key of the global secondary index Name.
+//   - localIndex:"Name,range" makes it the range key of the local secondary
+//     index Name, whose hash key is the table's (so the table needs a range
+//     key, and the index's range key must be another attribute).
+//   - One field can be a key of several indexes, separated by spaces:
+//     index:"ByTitle,hash ByYear,range". "partition" and "sort" are accepted
+//     for "hash" and "range".
+//
+// Index names are DynamoDB's: 3 to 255 of a-z A-Z 0-9 _ - and '.'. DynamoDB
+// refuses an empty string or binary value as an index key: tag such fields
+// omitempty so that items without them stay out of the index.
+//
+// NewTable refuses, with a *SchemaError wrapping ErrInvalidSchema that names
+// the struct, the field and the fix: an unknown, empty or repeated option
+// (also in the tags of the structs T holds); a missing hash key, two hash
+// keys, two range keys, a field that is both, a key of a type listed above as
+// not allowed; two version or two ttl fields, or one of a type not allowed; two set kinds on one field,
+// or set on a type that cannot be a set; javabool or javadate on a field of
+// another type; two fields with the same attribute name; options or index
+// tags on an embedded struct; index tags on a field tagged "-"; and index
+// tags DynamoDB would refuse: an entry without ",hash" or ",range", an
+// invalid index name, an index named twice in one tag, a global index without
+// a hash key, two hash or two range keys in one index, a local index with a
+// hash key, on a table without a range key or with the table's range key, a
+// key of a type that is not a string, number or binary, and one name used for
+// a global and a local index. A versioned type's attribute may not be the
+// one the mapper keeps its write token in (see WithWriteTokenAttribute).
+//
 // # Versions
 //
 // A field tagged `version` makes the type versioned, the way Java's
@@ -122,6 +206,4 @@
 // numbers compared by value (0 and -0, 1 and 1.0 are one element). Items read
 // back cannot hold cycles: the decoder builds new values, and DynamoDB's own
 // nesting limit bounds their depth.
-//
-// The struct tag options are documented in the README and on NewTable.
 package dynamo

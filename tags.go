@@ -35,6 +35,8 @@ type tagOptions struct {
 }
 
 // knownTagOptions lists every option parseTag accepts, for error messages.
+// Users read what each one does in the package documentation (doc.go,
+// "Struct tags"): an option added here is documented there too.
 const knownTagOptions = "hash, range, version, ttl, set, omitempty, omitemptyelem, " +
 	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime, javabool, javadate"
 
