@@ -16,7 +16,8 @@
 // A field's `dynamo` tag is "name,option,option...": an empty name means the
 // Go field name, and `dynamo:"-"` leaves the field out. A field without a
 // `dynamo` tag uses its `dynamodbav` tag, if any. Only exported fields are
-// stored. An embedded struct is flattened into the item, as attributevalue
+// stored; a tag on an unexported field is refused by NewTable (the encoder
+// could not see it). An embedded struct is flattened into the item, as attributevalue
 // does (tag its fields, not the embedding); given a name in its tag, it is
 // stored as a map instead. Options:
 //
