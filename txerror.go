@@ -1,0 +1,208 @@
+package dynamo
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// The errors of transactions: classifying a cancellation, TxError.
+
+// txMemberInfo is what txFailure needs of a member of either kind of
+// transaction.
+type txMemberInfo interface {
+	info() *txMember
+}
+
+func (m *txMember) info() *txMember { return m }
+
+// txFailure classifies the error of a transaction with members ms. It returns
+// nil when err is not a cancellation (nor a conflict with a transaction in
+// progress); otherwise a *TxError, and whether the transaction is worth
+// sending again: it was cancelled only by conflicts with other transactions.
+func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "TransactionConflictException", "TransactionInProgressException":
+			return &TxError{Members: n, Cause: err, Attempts: 1}, true
+		}
+	}
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil, false
+	}
+	te := &TxError{Members: n, Cause: err, Attempts: 1}
+	retry := true
+	for i, r := range tce.CancellationReasons {
+		code := aws.ToString(r.Code)
+		if code == "" || code == txCodeNone || i >= len(ms) {
+			continue
+		}
+		mem := ms[i].info()
+		f := TxFailure{Index: i, Kind: mem.kind, Table: mem.table, Key: mem.key, Code: code, Message: aws.ToString(r.Message)}
+		if code == txCodeCondition {
+			var old map[string]types.AttributeValue
+			if len(r.Item) > 0 {
+				old = r.Item
+			}
+			ce := mem.plan.conditionFailure(mem.table, mem.key, mem.held, mem.checked, old, err, mem.decode)
+			ce.Condition = mem.cond.String()
+			f.Err = ce
+		} else {
+			f.Err = &txReasonError{code: code, msg: f.Message, table: mem.table, key: mem.key}
+		}
+		if code != txCodeTxConflict {
+			retry = false
+		}
+		te.Failures = append(te.Failures, f)
+	}
+	if len(te.Failures) == 0 {
+		retry = false // a cancellation without reasons: nothing to wait for
+	}
+	return te, retry
+}
+
+// TxError is the error of a transaction DynamoDB cancelled (a
+// TransactionCanceledException), or that stayed in conflict with other
+// transactions after every attempt. Nothing was written — except when it
+// also satisfies errors.Is(err, ErrUnknownOutcome): an attempt got no answer,
+// or the last one found a transaction under the same request token still in
+// progress, so it may have been applied.
+//
+// It satisfies errors.Is(err, ErrVersionConflict) when some member's version
+// check failed, and errors.Is(err, ErrConditionFailed) when some member's If
+// condition failed while its version matched. errors.As finds no
+// *ConditionError in it on purpose — the members may be of different tables;
+// take a member's from Failure(i).Err and decode it with that member's
+// Table.Current.
+type TxError struct {
+	// Failures lists the members that failed, in member order.
+	Failures []TxFailure
+	// Members is the number of members of the transaction.
+	Members int
+	// Attempts is how many times the transaction was sent.
+	Attempts int
+	// Cause is the SDK's error (of the last attempt).
+	Cause error
+
+	// unknown: an attempt may have been applied (see txOutcome).
+	unknown bool
+}
+
+// TxFailure is one member's part in a cancelled transaction.
+type TxFailure struct {
+	// Index is the member's position in the ops (or gets) passed.
+	Index int
+	// Kind is "TxSave", "TxDelete", "TxCheck" or "TxGet".
+	Kind string
+	// Table and Key name the member's item.
+	Table string
+	Key   map[string]types.AttributeValue
+	// Code is DynamoDB's cancellation reason: TxCodeConditionFailed
+	// ("ConditionalCheckFailed"), TxCodeConflict ("TransactionConflict"),
+	// "ValidationError", "ThrottlingError",
+	// "ProvisionedThroughputExceeded", "ItemCollectionSizeLimitExceeded", ...
+	Code string
+	// Message is DynamoDB's description of the reason.
+	Message string
+	// Err describes the failure. For ConditionalCheckFailed it is a
+	// *ConditionError wrapping ErrVersionConflict or ErrConditionFailed and
+	// carrying the stored item: Table.Current(f.Err) decodes it.
+	Err error
+}
+
+// Failure returns the failure of the member at index i, or nil when that
+// member did not fail.
+func (e *TxError) Failure(i int) *TxFailure {
+	for j := range e.Failures {
+		if e.Failures[j].Index == i {
+			return &e.Failures[j]
+		}
+	}
+	return nil
+}
+
+func (e *TxError) Error() string {
+	var b strings.Builder
+	b.WriteString("dynamo: transaction of ")
+	b.WriteString(strconv.Itoa(e.Members))
+	if e.unknown {
+		b.WriteString(" members: outcome unknown (" + ErrUnknownOutcome.Error() + "): an attempt may have been applied; resend with the same request token (WithRequestToken) within 10 minutes to settle it")
+	} else {
+		b.WriteString(" members cancelled, nothing written")
+	}
+	if e.Attempts > 1 {
+		b.WriteString(" (after ")
+		b.WriteString(strconv.Itoa(e.Attempts))
+		b.WriteString(" attempts; the items are busy with other transactions)")
+	}
+	if len(e.Failures) == 0 {
+		b.WriteString(": ")
+		b.WriteString(e.Cause.Error())
+		return b.String()
+	}
+	for i, f := range e.Failures {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString("member ")
+		b.WriteString(strconv.Itoa(f.Index))
+		b.WriteString(" (")
+		b.WriteString(f.Kind)
+		b.WriteString("): ")
+		if ce, ok := f.Err.(*ConditionError); ok {
+			b.WriteString(ce.describe())
+		} else {
+			b.WriteString(f.Err.Error())
+		}
+	}
+	if errors.Is(e, ErrVersionConflict) {
+		b.WriteString(" (reload the failing items — Table.Current(txErr.Failure(i).Err) decodes the stored copy each failure carries — and build the transaction again)")
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinels of the failures (ErrVersionConflict,
+// ErrConditionFailed) and the SDK's error — not the *ConditionErrors, which
+// Failures holds.
+func (e *TxError) Unwrap() []error {
+	var errs []error
+	if e.unknown {
+		errs = append(errs, ErrUnknownOutcome)
+	}
+	for _, sentinel := range [...]error{ErrVersionConflict, ErrConditionFailed} {
+		for _, f := range e.Failures {
+			if ce, ok := f.Err.(*ConditionError); ok && ce.Err == sentinel {
+				errs = append(errs, sentinel)
+				break
+			}
+		}
+	}
+	if e.Cause != nil {
+		errs = append(errs, e.Cause)
+	}
+	return errs
+}
+
+// txReasonError is a member's cancellation reason other than a failed
+// condition.
+type txReasonError struct {
+	code, msg string
+	table     string
+	key       map[string]types.AttributeValue
+}
+
+func (e *txReasonError) Error() string {
+	s := e.code + " on table " + strconv.Quote(e.table) + " key " + formatKey(e.key)
+	if e.msg != "" {
+		s += ": " + e.msg
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Read transactions: Table.TxGet members, sent by Mapper.ReadTx.
+
+// TxGet is a read in a read transaction, made by Table.TxGet. After the
+// transaction succeeded, Item returns what it read.
+type TxGet[T any] struct {
+	t     *Table[T]
+	key   T
+	item  T
+	found bool
+}
+
+// TxGet returns a member of a read transaction (Mapper.ReadTx) that reads
+// the item whose primary key is the key fields of key (other fields are
+// ignored). key is not modified; nothing is sent until ReadTx.
+func (t *Table[T]) TxGet(key T) *TxGet[T] {
+	return &TxGet[T]{t: t, key: key}
+}
+
+// Item returns the item read and true, or the zero T and false when there is
+// no such item (or the transaction has not succeeded).
+func (g *TxGet[T]) Item() (T, bool) { return g.item, g.found }
+
+type txGetMember struct {
+	txMember
+	get types.Get
+	// set decodes the item read (nil: none) and returns the function that
+	// records it in the TxGet, called once every member has decoded.
+	set func(map[string]types.AttributeValue) (func(), error)
+}
+
+func (g *TxGet[T]) txRead() (*txGetMember, error) {
+	t := g.t
+	_, v, err := t.box(g.key, "TxGet")
+	if err != nil {
+		return nil, err
+	}
+	key, err := t.keyOf(v)
+	if err != nil {
+		return nil, err
+	}
+	mem := &txGetMember{
+		txMember: txMember{kind: "TxGet", table: t.name, key: key, plan: t.p, decode: t.decodeAny},
+		get:      types.Get{TableName: aws.String(t.name), Key: key},
+	}
+	mem.set = func(item map[string]types.AttributeValue) (func(), error) {
+		if len(item) == 0 {
+			return func() { var zero T; g.item, g.found = zero, false }, nil
+		}
+		out, err := t.decode(item)
+		if err != nil {
+			return nil, err
+		}
+		return func() { g.item, g.found = out, true }, nil
+	}
+	return mem, nil
+}
+
+// ReadTx reads the items of gets — up to MaxTxItems, of any tables — in one
+// TransactGetItems: a serializable snapshot, none of them changed by a write
+// transaction half-way. After success, each TxGet's Item returns what it
+// read; a missing item is reported there (false), not as an error.
+//
+// Bad input is refused before anything is sent, with an error wrapping
+// ErrInvalidInput: no gets or more than MaxTxItems, a nil get or key, an
+// unset key, two gets of the same item. A read cancelled because a write
+// transaction was in flight on its items is sent again, with jittered
+// backoff, at most WithTxMaxAttempts times in all; other cancellations are a
+// *TxError. ctx bounds the whole call, retries and backoff included.
+//
+// The request is sent through m's client, whichever Mapper the tables were
+// made with.
+//
+// IAM: dynamodb:GetItem on each member's table (transactions have no action
+// of their own).
+func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...TxOption) error {
+	o := applyTxOptions(opts)
+	if err := checkTxCount("ReadTx", len(gets)); err != nil {
+		return err
+	}
+	members := make([]*txGetMember, len(gets))
+	seen := make(map[txItem]int, len(gets))
+	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(gets))}
+	for i, g := range gets {
+		if g == nil {
+			return fmt.Errorf("%w: ReadTx member %d is nil", ErrInvalidInput, i)
+		}
+		mem, err := g.txRead()
+		if err != nil {
+			return fmt.Errorf("dynamo: ReadTx member %d: %w", i, err)
+		}
+		id := txItemID(&mem.txMember)
+		if j, dup := seen[id]; dup {
+			return fmt.Errorf("%w: ReadTx members %d and %d both read table %q key %s: DynamoDB allows one operation per item in a transaction",
+				ErrInvalidInput, j, i, mem.table, formatKey(mem.key))
+		}
+		seen[id] = i
+		members[i] = mem
+		in.TransactItems[i].Get = &mem.get
+	}
+	var out *dynamodb.TransactGetItemsOutput
+	err := retryTx(ctx, o, "ReadTx", members, func(error) string { return "" }, func() (err error) {
+		out, err = m.client.TransactGetItems(ctx, in)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(out.Responses) != len(members) {
+		return fmt.Errorf("dynamo: ReadTx of %d members: DynamoDB answered with %d responses", len(members), len(out.Responses))
+	}
+	done := make([]func(), len(members))
+	for i, mem := range members {
+		if done[i], err = mem.set(out.Responses[i].Item); err != nil {
+			return fmt.Errorf("dynamo: ReadTx member %d: %w", i, err)
+		}
+	}
+	for _, fn := range done {
+		fn()
+	}
+	return nil
+}
