@@ -1,13 +1,11 @@
 package commitlog
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 // Defaults of the options.
@@ -135,17 +133,7 @@ func buildOptions(opts []Option) (options, error) {
 }
 
 // defaultOwner is the host name and a random suffix.
-func defaultOwner() string {
-	host, _ := os.Hostname()
-	if host == "" {
-		host = "commitlog"
-	}
-	return host + "-" + randomHex(4)
-}
+func defaultOwner() string { return ident.Owner("commitlog") }
 
 // randomHex returns n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails
-	return hex.EncodeToString(b)
-}
+func randomHex(n int) string { return ident.RandomHex(n) }

@@ -2,8 +2,6 @@ package lease
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 // Errors. Match them with errors.Is; the errors returned say more.
@@ -578,11 +577,7 @@ func (c *Client) start(ctx context.Context, rec record, sentAt time.Time) (*Leas
 }
 
 // randomHex returns n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails
-	return hex.EncodeToString(b)
-}
+func randomHex(n int) string { return ident.RandomHex(n) }
 
 // Close releases every lease the client holds and refuses new ones. ctx
 // bounds the releases; a lease that cannot be released in time still stops

@@ -3,10 +3,10 @@ package lease
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 // Defaults.
@@ -123,8 +123,7 @@ func buildOptions(opts []Option) (options, error) {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	if o.owner == "" {
-		host, _ := os.Hostname()
-		o.owner = host + "-" + randomHex(4)
+		o.owner = ident.Owner("lease")
 	}
 	return o, nil
 }
