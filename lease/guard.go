@@ -14,6 +14,8 @@ import (
 // writes the lease protects — a holder paused or cut off past its lease then
 // cannot write, because a takeover changes the record's token. WriteTx,
 // Save and Delete do this for you.
+//
+// IAM: dynamodb:ConditionCheckItem on the lease table, inside the transaction.
 func (l *Lease) Guard() dynamo.TxOp {
 	return l.c.table.TxCheck(record{Key: l.key},
 		dynamo.WithSaveBehavior(dynamo.SaveClobber), // no version check: heartbeats change it
@@ -28,6 +30,9 @@ func (l *Lease) Guard() dynamo.TxOp {
 // the transaction. An error wrapping dynamo.ErrUnknownOutcome means the
 // transaction may have been applied (see Mapper.WriteTx): look before
 // writing again.
+//
+// IAM: dynamodb:ConditionCheckItem on the lease table, and on each member's
+// table the action of Mapper.WriteTx for it.
 func (l *Lease) WriteTx(ctx context.Context, ops []dynamo.TxOp, opts ...dynamo.TxOption) error {
 	if err := l.Err(); err != nil {
 		return fmt.Errorf("lease: guarded write refused: %w", err)

@@ -224,6 +224,10 @@ func (l *Lease) lostReason(err error) error {
 // applied without an answer, Release reads the record to tell; if it cannot,
 // the error wraps dynamo.ErrUnknownOutcome (the record may or may not say
 // released). ctx bounds the writes.
+//
+// IAM: dynamodb:UpdateItem (the record; heartbeats too), dynamodb:PutItem (the
+// token record) and dynamodb:GetItem (to settle a lost answer) on the lease
+// table.
 func (l *Lease) Release(ctx context.Context) error {
 	l.stopBeat()
 	<-l.beatDone

@@ -133,6 +133,8 @@ type Info struct {
 // that has not released is still alive cannot be told from one read; an
 // error wrapping dynamo.ErrNotFound means the key has no record: never
 // leased, or its record was deleted. ctx bounds the read.
+//
+// IAM: dynamodb:GetItem on the lease table.
 func (c *Client) Holder(ctx context.Context, key string) (Info, error) {
 	if err := checkKey(key); err != nil {
 		return Info{}, err
@@ -185,6 +187,11 @@ func checkKey(key string) error {
 // ctx's error: the record may name this client, with no heartbeat behind it,
 // and others take it over after its duration × skew rate. Other errors (no
 // table, access denied, ...) are returned.
+//
+// IAM: dynamodb:GetItem, dynamodb:UpdateItem and dynamodb:PutItem on the lease
+// table (the record and the key's token record, written in one transaction;
+// a settling read and, when the context ends after a landed write, a
+// release).
 func (c *Client) Acquire(ctx context.Context, key string) (*Lease, error) {
 	return c.acquire(ctx, key, true)
 }
@@ -197,6 +204,11 @@ func (c *Client) Acquire(ctx context.Context, key string) (*Lease, error) {
 // again at once: if the write landed it returns the lease; if that cannot be
 // told, the error wraps dynamo.ErrUnknownOutcome (see Acquire for what that
 // means). ctx bounds the requests.
+//
+// IAM: dynamodb:GetItem, dynamodb:UpdateItem and dynamodb:PutItem on the lease
+// table (the record and the key's token record, written in one transaction;
+// a settling read and, when the context ends after a landed write, a
+// release).
 func (c *Client) TryAcquire(ctx context.Context, key string) (*Lease, error) {
 	return c.acquire(ctx, key, false)
 }
@@ -582,6 +594,8 @@ func randomHex(n int) string { return ident.RandomHex(n) }
 // Close releases every lease the client holds and refuses new ones. ctx
 // bounds the releases; a lease that cannot be released in time still stops
 // heartbeating, so others take it over after its duration × skew rate.
+//
+// IAM: as Lease.Release, for each lease held.
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
