@@ -67,8 +67,14 @@
 //   - AWS_REGION: the region clients use; default us-east-1.
 //   - AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN: used only for the
 //     DYNAMODB_ENDPOINT server, and only when AWS_ACCESS_KEY_ID is set. Otherwise
-//     clients sign with the dummy credentials dynamotest/dynamotest. DynamoDB
-//     Local keeps a separate set of tables per access key and region.
+//     clients sign with the dummy credentials dynamotest/dynamotest.
+//
+// The DynamoDB Local that dynamotest starts runs with -sharedDb: one set of
+// tables whatever the access key and region, so code under test that builds its
+// own client with its own credentials sees the test's tables. Run a long-lived
+// server for DYNAMODB_ENDPOINT the same way, so both modes behave alike:
+//
+//	java -Djava.library.path=DynamoDBLocal_lib -jar DynamoDBLocal.jar -inMemory -sharedDb -port 8000
 //
 // DynamoDB Local listens on all interfaces (it has no option to bind to one
 // address); clients reach it through 127.0.0.1.

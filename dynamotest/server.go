@@ -114,7 +114,7 @@ type server struct {
 func launch(ctx context.Context, java, dir string, port int) (*server, error) {
 	cmd := exec.Command(java,
 		"-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar",
-		"-inMemory", "-port", strconv.Itoa(port), "-disableTelemetry")
+		"-inMemory", "-sharedDb", "-port", strconv.Itoa(port), "-disableTelemetry")
 	cmd.Dir = dir
 	out := &outputBuffer{limit: 64 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
