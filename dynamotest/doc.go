@@ -55,6 +55,11 @@
 //	// ... run the workload through c, then check the data through dynamotest.Client(t) ...
 //	t.Log(f.Stats())
 //
+// The client of [Faults.Client] retries after a few milliseconds ([FastRetries]),
+// not after the SDK's default backoff of up to 20 s, so a workload under faults
+// runs at the speed of the server; pass your own retryer after it to change that.
+// [CreateTable] and [KeyTable] are safe through such a client.
+//
 // Dropper drops the responses to one operation on demand, for tests of one
 // lost response at an exact point; Counter counts round trips.
 //

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -114,7 +115,11 @@ func transient(err error) bool {
 	}
 	var api smithy.APIError
 	if !errors.As(err, &api) {
-		return true // no answer from the service
+		// No answer from the service (the request failed to send, or its
+		// answer was lost), as opposed to an error of the client itself,
+		// such as a parameter it refused before sending.
+		var re *awshttp.ResponseError
+		return errors.As(err, &re) && re.HTTPStatusCode() == 0
 	}
 	switch api.ErrorCode() {
 	case "ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded",

@@ -192,3 +192,28 @@ func TestKeyTableUnderFaults(t *testing.T) {
 		t.Errorf("tables left behind: %v", left)
 	}
 }
+
+// TestCreateTableBadInputFailsAtOnce: an input the SDK refuses before
+// sending is not retried as a lost answer would be (until the minute is up).
+func TestCreateTableBadInputFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	fake := newFakeTB(t, t.Context())
+	cnt := dynamotest.NewCounter(nil)
+	c := cnt.Client(fake)
+	fake.run(func() {
+		// A key schema element without a name: the SDK refuses it before sending.
+		dynamotest.CreateTable(fake, c, &dynamodb.CreateTableInput{TableName: strPtr("badinput"),
+			KeySchema: []types.KeySchemaElement{{KeyType: types.KeyTypeHash}}})
+	})
+	fake.runCleanups()
+	if fake.fatal == "" || !strings.Contains(fake.fatal, "creating table badinput-") ||
+		strings.Contains(fake.fatal, "context deadline exceeded") {
+		t.Fatalf("fatal = %q; want the SDK's refusal, at once", fake.fatal)
+	}
+	if n := cnt.Count(); n != 1 {
+		t.Errorf("%d requests; want 1, the DeleteTable of the clean-up", n)
+	}
+	t.Logf("failed as it should: %s", fake.fatal)
+}
+
+func strPtr(s string) *string { return &s }
