@@ -52,7 +52,8 @@ func NewClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Cli
 
 // Client returns a client for a DynamoDB-compatible endpoint: DYNAMODB_ENDPOINT when set,
 // otherwise a DynamoDB Local started once per test binary and stopped at its end.
-// When neither can be had it fails the test with a message that says how to install one.
+// When neither can be had it fails the test with a message that says how to install one
+// (or skips it, outside CI, when DYNAMOTEST_SKIP_UNAVAILABLE=1: see [Endpoint]).
 //
 // The client is configured as [NewClient] describes. Clients from several calls
 // share one server; use [CreateTable] to give each test its own table.
@@ -73,14 +74,26 @@ func ClientWith(tb testing.TB, optFns ...func(*dynamodb.Options)) *dynamodb.Clie
 // that of the test binary's DynamoDB Local, which the first call starts (installing
 // it first if needed). When no server can be had, Endpoint fails the test with a
 // message that says how to fix it; later calls fail at once with the same message.
+//
+// A DYNAMODB_ENDPOINT is checked once per process: it must be an http or https
+// URL with a host, and something must answer one ListTables there within 3 s;
+// otherwise every test that asks for it fails at once with a message that names
+// the variable and what is wrong.
+//
+// When DYNAMOTEST_SKIP_UNAVAILABLE is set to 1 (or true), a test that cannot
+// have a server is skipped instead, unless CI is set (to anything but false):
+// under CI it still fails. A malformed DYNAMODB_ENDPOINT always fails.
 func Endpoint(tb testing.TB) string {
 	tb.Helper()
 	if ep := os.Getenv(envEndpoint); ep != "" {
+		if err := checkEndpointOnce(context.Background(), ep); err != nil {
+			unavailable(tb, err)
+		}
 		return ep
 	}
 	ep, err := shared.endpoint()
 	if err != nil {
-		tb.Fatalf("%v", err)
+		unavailable(tb, err)
 	}
 	return ep
 }

@@ -24,8 +24,12 @@
 // signal). Without [Main] on other systems, the Java process outlives the test
 // binary.
 //
-// When no server can be had, these functions fail the test (never skip it) with a
-// message that says how to fix it.
+// When no server can be had, these functions fail the test with a message that
+// says how to fix it. A DYNAMODB_ENDPOINT is checked once per test binary (an
+// http or https URL with a host, where something answers a ListTables within
+// 3 s), so a dead or malformed one fails every test at once with a message
+// naming the variable. A test is skipped instead of failed only when
+// DYNAMOTEST_SKIP_UNAVAILABLE=1 asks for it and CI is not set (see Environment).
 //
 // # In programs
 //
@@ -51,24 +55,47 @@
 //	// ... run the workload through c, then check the data through dynamotest.Client(t) ...
 //	t.Log(f.Stats())
 //
+// The client of [Faults.Client] retries after a few milliseconds ([FastRetries]),
+// not after the SDK's default backoff of up to 20 s, so a workload under faults
+// runs at the speed of the server; pass your own retryer after it to change that.
+// [CreateTable] and [KeyTable] are safe through such a client.
+//
 // Dropper drops the responses to one operation on demand, for tests of one
 // lost response at an exact point; Counter counts round trips.
 //
 // # Environment
 //
 //   - DYNAMODB_ENDPOINT: use this server (for example http://localhost:8000, or a
-//     real DynamoDB endpoint) instead of starting DynamoDB Local.
+//     real DynamoDB endpoint) instead of starting DynamoDB Local. It must have a
+//     scheme (http:// or https://) and a host.
 //   - DYNAMODB_LOCAL_DIR: where DynamoDB Local is installed (DynamoDBLocal.jar and
 //     DynamoDBLocal_lib/). Default: $XDG_CACHE_HOME/ddbkit/dynamodb-local-1.25.1,
 //     or ~/.cache/ddbkit/dynamodb-local-1.25.1 (DynamoDB Local 1.25.1, the jar
 //     of the npm package amplify-dynamodb-simulator 2.9.30). When DynamoDBLocal.jar is missing
 //     there, the repository's scripts/install-dynamodb-local.sh is run (it needs
-//     npm; DynamoDB Local itself needs Java 17 or newer on PATH).
+//     npm; DynamoDB Local itself needs Java 17 or newer on PATH). Where that
+//     script is not at hand (a vendored copy, a binary built with -trimpath),
+//     install by hand: `npm pack amplify-dynamodb-simulator@2.9.30`, unpack the
+//     tarball and move its package/emulator folder (DynamoDBLocal.jar and
+//     DynamoDBLocal_lib/) to that folder, or set DYNAMODB_LOCAL_DIR to any
+//     folder holding DynamoDBLocal.jar and DynamoDBLocal_lib/ (AWS's own download
+//     of DynamoDB Local is laid out so).
+//   - DYNAMOTEST_SKIP_UNAVAILABLE: set to 1 (or true) to skip, rather than
+//     fail, the tests that need a server when none can be had (no Java, no
+//     DynamoDB Local, a dead DYNAMODB_ENDPOINT). Ignored under CI: when CI is
+//     set to anything but false, such tests fail. A malformed
+//     DYNAMODB_ENDPOINT always fails.
 //   - AWS_REGION: the region clients use; default us-east-1.
 //   - AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN: used only for the
 //     DYNAMODB_ENDPOINT server, and only when AWS_ACCESS_KEY_ID is set. Otherwise
-//     clients sign with the dummy credentials dynamotest/dynamotest. DynamoDB
-//     Local keeps a separate set of tables per access key and region.
+//     clients sign with the dummy credentials dynamotest/dynamotest.
+//
+// The DynamoDB Local that dynamotest starts runs with -sharedDb: one set of
+// tables whatever the access key and region, so code under test that builds its
+// own client with its own credentials sees the test's tables. Run a long-lived
+// server for DYNAMODB_ENDPOINT the same way, so both modes behave alike:
+//
+//	java -Djava.library.path=DynamoDBLocal_lib -jar DynamoDBLocal.jar -inMemory -sharedDb -port 8000
 //
 // DynamoDB Local listens on all interfaces (it has no option to bind to one
 // address); clients reach it through 127.0.0.1.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"runtime"
@@ -145,14 +146,20 @@ func TestNewClientFailedRequestIsAnAPIError(t *testing.T) {
 }
 
 func TestStartUsesDynamoDBEndpoint(t *testing.T) {
-	t.Setenv("DYNAMODB_ENDPOINT", "http://127.0.0.1:1")
+	// Something that answers ListTables, as Start checks.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		fmt.Fprint(w, `{"TableNames":[]}`)
+	}))
+	defer srv.Close()
+	t.Setenv("DYNAMODB_ENDPOINT", srv.URL)
 	ep, stop, err := dynamotest.Start(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	stop()
 	stop()
-	if ep != "http://127.0.0.1:1" {
+	if ep != srv.URL {
 		t.Errorf("Start returned %q, want DYNAMODB_ENDPOINT", ep)
 	}
 	if got := dynamotest.Endpoint(t); got != ep {
@@ -240,5 +247,17 @@ func TestServerDiesWithTestBinary(t *testing.T) {
 			t.Fatalf("DynamoDB Local at %s still answers 10s after its parent was killed", ep)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestStartChecksDynamoDBEndpoint: Start refuses a DYNAMODB_ENDPOINT where
+// nothing answers, or without a scheme, naming the variable.
+func TestStartChecksDynamoDBEndpoint(t *testing.T) {
+	for _, ep := range []string{deadEndpoint(t), "127.0.0.1:8000"} {
+		t.Setenv("DYNAMODB_ENDPOINT", ep)
+		_, _, err := dynamotest.Start(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "DYNAMODB_ENDPOINT") {
+			t.Errorf("DYNAMODB_ENDPOINT=%q: Start returned %v; want an error naming the variable", ep, err)
+		}
 	}
 }

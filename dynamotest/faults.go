@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
@@ -145,13 +146,42 @@ func NewFaults(cfg FaultConfig, next http.RoundTripper) *Faults {
 
 // Client returns a client for the test server whose requests go through f.
 // Idle connections are closed when the test ends.
+//
+// The client retries as [FastRetries] says: after a few milliseconds rather
+// than the SDK's default backoff (up to 20 s, typically a second or two per
+// retry), so a workload under faults runs at the speed of the server; the
+// SDK's attempt count and retry quota stay. optFns are applied after that, so
+// a test that wants the SDK's own backoff passes, for example,
+//
+//	f.Client(t, func(o *dynamodb.Options) { o.Retryer = retry.NewStandard() })
 func (f *Faults) Client(tb testing.TB, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	tb.Helper()
 	tb.Cleanup(f.CloseIdleConnections)
-	return ClientWith(tb, append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
+	return ClientWith(tb, append([]func(*dynamodb.Options){FastRetries, func(o *dynamodb.Options) {
 		o.HTTPClient = f.HTTPClient()
 	}}, optFns...)...)
 }
+
+// FastRetries is an option for [NewClient], [ClientWith] and the Client
+// methods of [Faults] and [Dropper]: it gives the client the SDK's standard
+// retryer (same attempt count, same retry quota) with a backoff of a few
+// milliseconds instead of the default one, which sleeps up to 20 s: before
+// retry n it waits a random time below 4ms·2^min(n,4) (8 ms, 16 ms, ... at
+// most 64 ms). [Faults.Client] applies it by default.
+func FastRetries(o *dynamodb.Options) {
+	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+		so.Backoff = retry.BackoffDelayerFunc(fastBackoff)
+	})
+}
+
+// fastBackoff is the delay before retry attempt (1 for the first retry).
+func fastBackoff(attempt int, _ error) (time.Duration, error) {
+	return rand.N(fastBackoffBase << min(max(attempt, 1), 4)), nil
+}
+
+// fastBackoffBase is half the largest delay before the first retry of
+// [FastRetries].
+const fastBackoffBase = 4 * time.Millisecond
 
 // HTTPClient returns an *http.Client whose requests go through f, for any
 // SDK client (for S3: s3.Options.HTTPClient).

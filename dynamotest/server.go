@@ -37,16 +37,42 @@ const (
 	startAttempts  = 3 // ports taken between choosing and binding them are retried
 )
 
+// npmPackage is the npm package DynamoDB Local localVersion is taken from.
+const npmPackage = "amplify-dynamodb-simulator@2.9.30"
+
+const javaHint = "install Java 17 or newer (Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"
+
 // fixHint says how to get a server; it ends every error that means "no server".
-const fixHint = "to fix: run scripts/install-dynamodb-local.sh (needs npm) and install Java 17 or newer " +
-	"(Debian/Ubuntu: apt-get install openjdk-17-jre-headless), " +
-	"or set DYNAMODB_ENDPOINT to a running DynamoDB-compatible server such as http://localhost:8000"
+func fixHint() string {
+	script, err := scriptPath()
+	dir, derr := installDir()
+	if derr != nil {
+		dir = "$" + envLocalDir
+	}
+	return hintFor(script, err, dir)
+}
+
+// hintFor is fixHint's text for the install script found at script (or not
+// found: scriptErr) and the install folder dir.
+func hintFor(script string, scriptErr error, dir string) string {
+	const endpoint = "or set " + envEndpoint + " to a running DynamoDB-compatible server " +
+		"(e.g. http://localhost:8000, started with -sharedDb); " +
+		"or, outside CI, set " + envSkip + "=1 to skip tests that need one"
+	if scriptErr == nil {
+		return "to fix: run " + script + " (needs npm) and " + javaHint + ", " + endpoint
+	}
+	// A binary built with -trimpath, or a vendored copy, has no script.
+	return "to fix: install DynamoDB Local " + localVersion + " yourself: `npm pack " + npmPackage +
+		"`, unpack it (tar -xzf amplify-dynamodb-simulator-2.9.30.tgz) and move its package/emulator folder " +
+		"(DynamoDBLocal.jar and DynamoDBLocal_lib/) to " + dir + " (or set " + envLocalDir + " to the folder that has them); " +
+		"or download DynamoDB Local from AWS and set " + envLocalDir + " to its folder; and " + javaHint + "; " + endpoint
+}
 
 // Start returns the endpoint of a DynamoDB-compatible server for a program and a
 // function that stops it.
 //
-// When DYNAMODB_ENDPOINT is set, Start returns it and a stop function that does
-// nothing. Otherwise Start installs DynamoDB Local if it is not installed yet
+// When DYNAMODB_ENDPOINT is set, Start checks it as [Endpoint] does and returns
+// it and a stop function that does nothing. Otherwise Start installs DynamoDB Local if it is not installed yet
 // (see the package documentation), starts a new in-memory DynamoDB Local on a free
 // port and returns once it answers requests. ctx bounds the installation and the
 // start-up, not the life of the server: that ends when stop is called or (on Linux)
@@ -55,6 +81,9 @@ const fixHint = "to fix: run scripts/install-dynamodb-local.sh (needs npm) and i
 // Each call starts its own server; tests should use [Client], which shares one.
 func Start(ctx context.Context) (endpoint string, stop func(), err error) {
 	if ep := os.Getenv(envEndpoint); ep != "" {
+		if err := checkEndpoint(ctx, ep); err != nil {
+			return "", nil, err
+		}
 		return ep, func() {}, nil
 	}
 	s, err := startLocal(ctx)
@@ -72,7 +101,7 @@ func startLocal(ctx context.Context) (*server, error) {
 	}
 	java, err := exec.LookPath("java")
 	if err != nil {
-		return nil, fmt.Errorf("dynamotest: DynamoDB Local needs java, which is not on PATH; %s", fixHint)
+		return nil, fmt.Errorf("dynamotest: DynamoDB Local needs java, which is not on PATH; %s", fixHint())
 	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout*startAttempts)
 	defer cancel()
@@ -90,7 +119,7 @@ func startLocal(ctx context.Context) (*server, error) {
 		}
 		if attempt == startAttempts {
 			return nil, fmt.Errorf("dynamotest: DynamoDB Local found its port taken by another process %d times in a row; %s",
-				attempt, fixHint)
+				attempt, fixHint())
 		}
 	}
 }
@@ -114,7 +143,7 @@ type server struct {
 func launch(ctx context.Context, java, dir string, port int) (*server, error) {
 	cmd := exec.Command(java,
 		"-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar",
-		"-inMemory", "-port", strconv.Itoa(port), "-disableTelemetry")
+		"-inMemory", "-sharedDb", "-port", strconv.Itoa(port), "-disableTelemetry")
 	cmd.Dir = dir
 	out := &outputBuffer{limit: 64 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -142,7 +171,7 @@ func launch(ctx context.Context, java, dir string, port int) (*server, error) {
 		close(s.exited)
 	}()
 	if err := <-started; err != nil {
-		return nil, fmt.Errorf("dynamotest: starting DynamoDB Local (java in %s): %w; %s", dir, err, fixHint)
+		return nil, fmt.Errorf("dynamotest: starting DynamoDB Local (java in %s): %w; %s", dir, err, fixHint())
 	}
 
 	start := time.Now()
@@ -152,7 +181,7 @@ func launch(ctx context.Context, java, dir string, port int) (*server, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("dynamotest: DynamoDB Local (in %s, port %d) did not start after %v: %w\n"+
-			"its output:\n%s\n%s", dir, port, time.Since(start).Round(time.Millisecond), err, s.out, fixHint)
+			"its output:\n%s\n%s", dir, port, time.Since(start).Round(time.Millisecond), err, s.out, fixHint())
 	}
 	return s, nil
 }
@@ -249,7 +278,7 @@ func ensureInstalled(ctx context.Context) (string, error) {
 	}
 	script, err := scriptPath()
 	if err != nil {
-		return "", fmt.Errorf("dynamotest: DynamoDB Local is not installed in %s and %v; %s", dir, err, fixHint)
+		return "", fmt.Errorf("dynamotest: DynamoDB Local is not installed in %s and %v; %s", dir, err, fixHint())
 	}
 	ctx, cancel := context.WithTimeout(ctx, installTimeout)
 	defer cancel()
@@ -258,7 +287,7 @@ func ensureInstalled(ctx context.Context) (string, error) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("dynamotest: DynamoDB Local is not installed in %s, and installing it with %s failed (%w):\n%s%s",
-			dir, script, err, stderr.String(), fixHint)
+			dir, script, err, stderr.String(), fixHint())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	if got := lines[len(lines)-1]; got != "" {

@@ -19,7 +19,9 @@
 #
 # Run DynamoDB Local by hand with:
 #   cd DIR && java -Djava.library.path=DynamoDBLocal_lib -jar DynamoDBLocal.jar \
-#       -inMemory -port 8000 -disableTelemetry
+#       -inMemory -sharedDb -port 8000 -disableTelemetry
+# (-sharedDb: one set of tables for all credentials and regions, as dynamotest
+# runs it).
 set -euo pipefail
 
 readonly pkg=amplify-dynamodb-simulator

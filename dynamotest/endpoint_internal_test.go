@@ -1,0 +1,82 @@
+package dynamotest
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestParseEndpoint(t *testing.T) {
+	good := []string{"http://localhost:8000", "https://dynamodb.eu-west-1.amazonaws.com", "http://127.0.0.1:8000/", "http://[::1]:8000"}
+	for _, v := range good {
+		if err := parseEndpoint(v); err != nil {
+			t.Errorf("parseEndpoint(%q) = %v, want nil", v, err)
+		}
+	}
+	bad := []struct{ v, want string }{
+		{"localhost:8000", "http://localhost:8000"},
+		{"127.0.0.1:8000", "http://127.0.0.1:8000"},
+		{"localhost", "no scheme"},
+		{"ftp://localhost:8000", `scheme "ftp"`},
+		{"http://", "no host"},
+		{"http://:8000", "no host"},
+		{"http:///x", "no host"},
+		{" http://localhost:8000", "spaces"},
+		{"http://localhost:0", "port"},
+		{"http://localhost:70000", "port"},
+		{"http://localhost:abc", "not a URL"},
+	}
+	for _, tc := range bad {
+		err := parseEndpoint(tc.v)
+		if err == nil {
+			t.Errorf("parseEndpoint(%q) = nil, want an error", tc.v)
+			continue
+		}
+		if !errors.Is(err, errBadEndpoint) || !strings.Contains(err.Error(), "DYNAMODB_ENDPOINT") ||
+			!strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseEndpoint(%q) = %v; want errBadEndpoint naming DYNAMODB_ENDPOINT and %q", tc.v, err, tc.want)
+		}
+	}
+}
+
+// FuzzParseEndpoint: parseEndpoint never panics, accepts only http(s) URLs
+// with a host, and every refusal names the variable.
+func FuzzParseEndpoint(f *testing.F) {
+	for _, s := range []string{"http://localhost:8000", "localhost:8000", "https://h", "http://:1", "ftp://x", "", "http://[::1]:8000", "http://%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		err := parseEndpoint(v)
+		if err != nil {
+			if !errors.Is(err, errBadEndpoint) || !strings.Contains(err.Error(), "DYNAMODB_ENDPOINT") {
+				t.Fatalf("parseEndpoint(%q) = %v: not errBadEndpoint naming the variable", v, err)
+			}
+			return
+		}
+		u, perr := url.Parse(v)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+			t.Fatalf("parseEndpoint(%q) accepted a value without an http(s) scheme and a host", v)
+		}
+	})
+}
+
+// TestHintWithoutScript: outside this repository (no install script) the
+// hint says how to install DynamoDB Local by other means, and names no
+// script path.
+func TestHintWithoutScript(t *testing.T) {
+	h := hintFor("", errors.New("the install script is missing"), "/home/u/.cache/ddbkit/dynamodb-local-1.25.1")
+	for _, want := range []string{"npm pack amplify-dynamodb-simulator@2.9.30", "package/emulator",
+		"/home/u/.cache/ddbkit/dynamodb-local-1.25.1", "DYNAMODB_LOCAL_DIR", "DYNAMODB_ENDPOINT", "Java 17", "DYNAMOTEST_SKIP_UNAVAILABLE"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("hint lacks %q:\n%s", want, h)
+		}
+	}
+	if strings.Contains(h, "install-dynamodb-local.sh") {
+		t.Errorf("hint names the script, which is not there:\n%s", h)
+	}
+	h = hintFor("/repo/scripts/install-dynamodb-local.sh", nil, "/d")
+	if !strings.Contains(h, "run /repo/scripts/install-dynamodb-local.sh") {
+		t.Errorf("hint with the script does not name it:\n%s", h)
+	}
+}
