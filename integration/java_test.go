@@ -164,8 +164,9 @@ func TestJavaInterop(t *testing.T) {
 	classes := compileJava(t, lib)
 	compiled := time.Now()
 
-	// The same dummy credentials and region on both sides: DynamoDB Local
-	// keeps a separate set of tables per access key and region.
+	// The same dummy credentials and region on both sides (dynamotest starts
+	// DynamoDB Local with -sharedDb, so any key would do; a server reached
+	// through DYNAMODB_ENDPOINT may keep tables per access key and region).
 	const key, region = "javainterop", "us-east-1"
 	client := dynamotest.NewClient(endpoint, func(o *dynamodb.Options) {
 		o.Region = region
