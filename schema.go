@@ -426,8 +426,12 @@ func setKindOf(t reflect.Type) (byte, error) {
 
 // fieldValue returns the value of field f in the struct value v, and false
 // when an embedded pointer on the way is nil.
-func fieldValue(v reflect.Value, f *field) (reflect.Value, bool) {
-	for n, i := range f.index {
+func fieldValue(v reflect.Value, f *field) (reflect.Value, bool) { return fieldByIndex(v, f.index) }
+
+// fieldByIndex is reflect's FieldByIndex, reporting false at a nil
+// embedded pointer instead of panicking.
+func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
+	for n, i := range index {
 		if n > 0 && v.Kind() == reflect.Pointer {
 			if v.IsNil() {
 				return reflect.Value{}, false

@@ -407,21 +407,6 @@ func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValu
 	return nil
 }
 
-// fieldByIndex is reflect's FieldByIndex, reporting false at a nil
-// embedded pointer instead of panicking.
-func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
-	for n, i := range index {
-		if n > 0 && v.Kind() == reflect.Pointer {
-			if v.IsNil() {
-				return reflect.Value{}, false
-			}
-			v = v.Elem()
-		}
-		v = v.Field(i)
-	}
-	return v, true
-}
-
 // ---- encoded item checks ----
 
 // checkEncoded checks the encoded item of table: names and strings valid
