@@ -17,8 +17,7 @@ import (
 // Clients other than *dynamodb.Client may ignore that option; then nothing
 // is recorded.
 type attempts struct {
-	sent    atomic.Int32 // attempts that left this process
-	reached atomic.Bool  // the current attempt left this process
+	reached atomic.Bool // the current attempt left this process
 	// unknown is set when an attempt failed in a way that leaves open
 	// whether DynamoDB applied it: no answer (a reset connection, a timeout)
 	// or a 5xx answer. A 4xx answer (throttling, a failed condition, a
@@ -56,7 +55,7 @@ func (a *attempts) option(noResend bool) func(*dynamodb.Options) {
 // before that — credentials, signing, a context already done — was not
 // applied, whatever its error says.
 func (a *attempts) addMiddleware(st *middleware.Stack) error {
-	attempt := middleware.FinalizeMiddlewareFunc("ddbkitCountAttempts",
+	attempt := middleware.FinalizeMiddlewareFunc("ddbkitAttemptOutcome",
 		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 			a.reached.Store(false)
 			out, md, err := next.HandleFinalize(ctx, in)
@@ -68,7 +67,6 @@ func (a *attempts) addMiddleware(st *middleware.Stack) error {
 	send := middleware.DeserializeMiddlewareFunc("ddbkitAttemptSent",
 		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
 			if ctx.Err() == nil {
-				a.sent.Add(1)
 				a.reached.Store(true)
 			}
 			return next.HandleDeserialize(ctx, in)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -269,12 +268,6 @@ func sameSet[E any](a, b []E, eq func(E, E) bool) bool {
 	return true
 }
 
-// numbersEqual compares two DynamoDB numbers by value ("1" and "1.0").
-func numbersEqual(a, b string) bool {
-	if a == b {
-		return true
-	}
-	x, ok1 := new(big.Rat).SetString(a)
-	y, ok2 := new(big.Rat).SetString(b)
-	return ok1 && ok2 && x.Cmp(y) == 0
-}
+// numbersEqual compares two DynamoDB numbers by value ("1" and "1.0"), as
+// item identity does (canonNumber).
+func numbersEqual(a, b string) bool { return a == b || canonNumber(a) == canonNumber(b) }
