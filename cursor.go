@@ -770,54 +770,16 @@ func checkNumber(s string) error {
 	if !numberSyntax(s) {
 		return fmt.Errorf("%.40q is not a number", s)
 	}
-	i := 0
-	if s[0] == '-' {
-		i++
-	}
-	// Mantissa digits d (the point removed), point = digits before the point.
-	first, last, n, point := -1, -1, 0, -1
-	for ; i < len(s) && s[i] != 'e' && s[i] != 'E'; i++ {
-		if s[i] == '.' {
-			point = n
-			continue
+	_, nsig, exp, ok := scanNumber(s) // validate.go, shared with item values
+	switch {
+	case !ok: // an exponent of more than 7 digits
+		if mant, _, _ := strings.Cut(strings.ToLower(s), "e"); strings.Trim(mant, "+-0.") == "" {
+			return nil // zero, whatever its exponent
 		}
-		if s[i] != '0' {
-			if first < 0 {
-				first = n
-			}
-			last = n
-		}
-		n++
-	}
-	if point < 0 {
-		point = n
-	}
-	if first < 0 {
-		return nil // zero, whatever its exponent
-	}
-	if last-first+1 > maxNumberDigits {
-		return fmt.Errorf("%.40q has %d significant digits; DynamoDB keeps at most %d", s, last-first+1, maxNumberDigits)
-	}
-	exp := 0
-	if i < len(s) {
-		i++ // 'e'
-		neg := s[i] == '-'
-		if s[i] == '-' || s[i] == '+' {
-			i++
-		}
-		for ; i < len(s); i++ {
-			if exp = exp*10 + int(s[i]-'0'); exp > 1_000_000 {
-				// Far beyond any mantissa a cursor or a request can
-				// hold: out of range either way.
-				return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, numberRange)
-			}
-		}
-		if neg {
-			exp = -exp
-		}
-	}
-	// The value is 0.d[first:] × 10^e.
-	if e := point - first + exp; e < minNumberExp || e > maxNumberExp {
+		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, numberRange)
+	case nsig > maxNumberDigits:
+		return fmt.Errorf("%.40q has %d significant digits; DynamoDB keeps at most %d", s, nsig, maxNumberDigits)
+	case nsig > 0 && (exp < minNumberExp || exp > maxNumberExp):
 		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, numberRange)
 	}
 	return nil
