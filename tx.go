@@ -48,9 +48,7 @@ const (
 
 const (
 	txCodeNone        = "None" // the member did not cause the cancellation
-	txCodeCondition   = TxCodeConditionFailed
-	txCodeTxConflict  = TxCodeConflict
-	maxRequestTokenLn = 36 // ClientRequestToken length limit
+	maxRequestTokenLn = 36     // ClientRequestToken length limit
 )
 
 // TxOp is one member of a write transaction, made by Table.TxSave,

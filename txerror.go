@@ -45,7 +45,7 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 		}
 		mem := ms[i].info()
 		f := TxFailure{Index: i, Kind: mem.kind, Table: mem.table, Key: mem.key, Code: code, Message: aws.ToString(r.Message)}
-		if code == txCodeCondition {
+		if code == TxCodeConditionFailed {
 			var old map[string]types.AttributeValue
 			if len(r.Item) > 0 {
 				old = r.Item
@@ -56,7 +56,7 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 		} else {
 			f.Err = &txReasonError{code: code, msg: f.Message, table: mem.table, key: mem.key}
 		}
-		if code != txCodeTxConflict {
+		if code != TxCodeConflict {
 			retry = false
 		}
 		te.Failures = append(te.Failures, f)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 // ErrTimeout is returned by a Committer that got its record but found its
@@ -264,18 +265,18 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 			TimeoutMS: c.timeoutMS(),
 			TTL:       time.Now().Add(c.o.ttl).Unix(), // wall time: DynamoDB compares it with its own
 			Owner:     c.o.owner,
-			Holder:    randomHex(8),
+			Holder:    ident.RandomHex(8),
 		}
 		opts := []dynamo.WriteOption{dynamo.WithSaveBehavior(dynamo.SavePut)}
 		if held != nil {
 			rec.Generation = held.Generation
 			rec.Incarnation = held.Incarnation
 			if rec.Incarnation == "" {
-				rec.Incarnation = randomHex(8) // a record of an earlier version of this package
+				rec.Incarnation = ident.RandomHex(8) // a record of an earlier version of this package
 			}
 			opts = append(opts, dynamo.If(sameIncarnation(held.Incarnation)))
 		} else {
-			rec.Incarnation = randomHex(8)
+			rec.Incarnation = ident.RandomHex(8)
 		}
 		sentAt := clk.Now()
 		if sentAt.Sub(headAt) >= c.o.timeout {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 // ErrGap is returned by Log.AppendAt for a version more than one past the
@@ -129,7 +130,7 @@ func (l *Log) Name() string { return l.name }
 // Path returns the path of the object holding version v.
 func (l *Log) Path(v int64) string { return fmt.Sprintf("%s/%020d.json", l.name, v) }
 
-func (l *Log) tempPath() string { return l.name + "/_tmp/" + randomHex(16) }
+func (l *Log) tempPath() string { return l.name + "/_tmp/" + ident.RandomHex(16) }
 
 // Append adds data to the log as its next entry and returns the entry's
 // version. It writes data to a temporary object, claims the next version in

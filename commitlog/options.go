@@ -134,6 +134,3 @@ func buildOptions(opts []Option) (options, error) {
 
 // defaultOwner is the host name and a random suffix.
 func defaultOwner() string { return ident.Owner("commitlog") }
-
-// randomHex returns n random bytes in hex.
-func randomHex(n int) string { return ident.RandomHex(n) }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 // ObjectInfo describes one object in a Store.
@@ -77,7 +79,7 @@ func checkWriteID(op, id string) error {
 }
 
 // newWriteID returns a fresh random write id.
-func newWriteID() string { return randomHex(16) }
+func newWriteID() string { return ident.RandomHex(16) }
 
 // Store is an object store whose objects carry ETags: S3 and S3-compatible servers
 // (NewS3Store), a local directory (NewDirStore) and memory (NewMemStore).

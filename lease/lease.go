@@ -519,7 +519,7 @@ func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *
 		DurationMS: durationMS(c.o.duration),
 		Data:       c.o.data,
 		Expires:    clk.Now().Add(c.o.ttl).Unix(),
-		Attempt:    randomHex(8),
+		Attempt:    ident.RandomHex(8),
 	}
 	recOpts := []dynamo.WriteOption{dynamo.WithSaveBehavior(dynamo.SavePut)}
 	tokenIs := expression.Name("token")
@@ -552,12 +552,12 @@ func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *
 	var te *dynamo.TxError
 	if errors.As(err, &te) {
 		rf, tf := te.Failure(0), te.Failure(1)
-		if tf != nil && tf.Code == txConditionFailed {
+		if tf != nil && tf.Code == dynamo.TxCodeConditionFailed {
 			if t, derr := c.tokens.Current(tf.Err); derr == nil {
 				least = t.Token + 1
 			}
 		}
-		if (rf != nil && rf.Code == txConditionFailed) || (tf != nil && tf.Code == txConditionFailed) {
+		if (rf != nil && rf.Code == dynamo.TxCodeConditionFailed) || (tf != nil && tf.Code == dynamo.TxCodeConditionFailed) {
 			return nil, nil, least, errRace
 		}
 	}
@@ -567,9 +567,6 @@ func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *
 	}
 	return nil, nil, 0, err
 }
-
-// txConditionFailed is DynamoDB's cancellation reason for a failed condition.
-const txConditionFailed = dynamo.TxCodeConditionFailed
 
 // start makes a Lease of the record rec this client wrote, sent at sentAt,
 // and starts its heartbeat.
@@ -587,9 +584,6 @@ func (c *Client) start(ctx context.Context, rec record, sentAt time.Time) (*Leas
 	go l.heartbeat()
 	return l, nil
 }
-
-// randomHex returns n random bytes in hex.
-func randomHex(n int) string { return ident.RandomHex(n) }
 
 // Close releases every lease the client holds and refuses new ones. ctx
 // bounds the releases; a lease that cannot be released in time still stops
