@@ -1,32 +1,13 @@
 package dynamo
 
 import (
-	"context"
 	"slices"
-	"sync/atomic"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
 )
-
-// getHookClient runs after, once, when a GetItem has returned and before
-// its caller hears of it.
-type getHookClient struct {
-	Client
-	fired atomic.Bool
-	after func()
-}
-
-func (c *getHookClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	out, err := c.Client.GetItem(ctx, in, opts...)
-	if err == nil && c.after != nil && c.fired.CompareAndSwap(false, true) {
-		c.after()
-	}
-	return out, err
-}
 
 // Issue 11 ("a version number is not an identity") for items created by a
 // writer that stores no write token — Java's DynamoDBMapper, an older
@@ -41,7 +22,7 @@ func (c *getHookClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, 
 func TestBreakUpdateTokenlessIncarnations(t *testing.T) {
 	c := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, c, "tokless", "id", types.ScalarAttributeTypeS, "", "")
-	hc := &getHookClient{Client: c}
+	hc := &hookClient{Client: c, onGet: true}
 	tb, err := NewTable[queuedJob](NewMapper(hc), name)
 	if err != nil {
 		t.Fatal(err)

@@ -18,18 +18,33 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
-// hookClient runs after, once, when an UpdateItem has succeeded and before
-// its caller hears of it.
+// hookClient runs after, once, when an UpdateItem has succeeded (or, with
+// onGet, a GetItem has returned) and before its caller hears of it.
 type hookClient struct {
 	Client
+	onGet bool // hook GetItem instead of UpdateItem
 	fired atomic.Bool
 	after func()
 }
 
-func (c *hookClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	out, err := c.Client.UpdateItem(ctx, in, opts...)
+func (c *hookClient) fire(err error) {
 	if err == nil && c.after != nil && c.fired.CompareAndSwap(false, true) {
 		c.after()
+	}
+}
+
+func (c *hookClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := c.Client.UpdateItem(ctx, in, opts...)
+	if !c.onGet {
+		c.fire(err)
+	}
+	return out, err
+}
+
+func (c *hookClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	out, err := c.Client.GetItem(ctx, in, opts...)
+	if c.onGet {
+		c.fire(err)
 	}
 	return out, err
 }
