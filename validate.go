@@ -151,6 +151,21 @@ func isLeafType(t reflect.Type) bool {
 	return (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() == reflect.Uint8
 }
 
+// opaqueStruct reports whether t is a struct (not a leaf type) with fields
+// but none the encoder sees — big.Int, big.Float, sync.Mutex: it would be
+// stored as an empty map and its value lost.
+func opaqueStruct(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct || t.NumField() == 0 || isLeafType(t) {
+		return false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() || f.Anonymous && !opaqueStruct(derefType(f.Type)) {
+			return false
+		}
+	}
+	return true
+}
+
 // buildWalk computes the typeWalk of t; onPath holds the types being
 // computed above it, to find recursive types.
 func buildWalk(t reflect.Type, onPath map[reflect.Type]bool) *typeWalk {
@@ -176,6 +191,10 @@ func buildWalk(t reflect.Type, onPath map[reflect.Type]bool) *typeWalk {
 		e := buildWalk(t.Elem(), onPath)
 		w.walk, w.height = e.walk, e.height+1
 	case reflect.Struct:
+		if opaqueStruct(t) {
+			w.walk = true // its values are refused (goWalker.value)
+			break
+		}
 		w.height = 1
 		w.collect(t, nil, onPath, map[reflect.Type]bool{})
 	default:
@@ -338,6 +357,12 @@ func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValu
 		t := v.Type()
 		if isLeafType(t) {
 			return nil
+		}
+		if opaqueStruct(t) {
+			return &badValue{
+				what: fmt.Sprintf("holds a %s, whose fields are all unexported: the encoder would store an empty map and the value would be lost", t),
+				fix:  "store it in a form DynamoDB keeps, e.g. a string (big.Int's String/SetString) or a type with a MarshalDynamoDBAttributeValue method",
+			}
 		}
 		tw := walkInfo(t)
 		if !tw.walk {
@@ -540,12 +565,20 @@ func checkCondValues(names map[string]string, values map[string]types.AttributeV
 }
 
 // checkAVReadOnly is checkAV without dropping duplicate set elements: the
-// strings, names and depth of av are checked, nothing is changed.
+// strings, numbers, names and depth of av are checked, nothing is changed.
 func checkAVReadOnly(av types.AttributeValue, level int) *badValue {
 	switch v := av.(type) {
 	case *types.AttributeValueMemberS:
 		if !utf8.ValidString(v.Value) {
 			return badString(v.Value)
+		}
+	case *types.AttributeValueMemberN:
+		return checkItemNumber(v.Value)
+	case *types.AttributeValueMemberNS:
+		for i, e := range v.Value {
+			if b := checkItemNumber(e); b != nil {
+				return b.push(idxSeg(i))
+			}
 		}
 	case *types.AttributeValueMemberSS:
 		for i, e := range v.Value {
