@@ -235,7 +235,13 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if p.tokenAttr == "" {
 		token = nil
 	}
-	if size := t.writtenSize(item, next, token, wo.behavior == SavePut); size > maxItemSize {
+	sizedAs := next
+	if wo.behavior == SaveClobber && s.version >= 0 {
+		// DynamoDB ADDs 1 to the stored version, which may have more
+		// digits than the one held: count the widest the field holds.
+		sizedAs = t.p.maxVersion
+	}
+	if size := t.writtenSize(item, sizedAs, token, wo.behavior == SavePut); size > maxItemSize {
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}
