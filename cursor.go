@@ -275,6 +275,17 @@ func (t *Table[T]) checkPosition(p position, index string, segment, total int, k
 			return fail("its key attribute %q is a %s, but the table stores it as a %s", n, kindName(got), kindName(want))
 		}
 	}
+	// DynamoDB's key size limits: 2048 bytes for a partition key, 1024 for
+	// a sort key (of the table or of the index).
+	for n, v := range p.key {
+		limit := maxPartitionKeyLen
+		if (s.rng >= 0 && n == s.fields[s.rng].name) || (exact && irng >= 0 && n == s.fields[irng].name) {
+			limit = maxSortKeyLen
+		}
+		if size := keyValueLen(v); size > limit {
+			return fail("its key attribute %q is %d bytes, over DynamoDB's %d for such a key", n, size, limit)
+		}
+	}
 	if kc == nil {
 		return nil
 	}
@@ -287,6 +298,24 @@ func (t *Table[T]) checkPosition(p position, index string, segment, total int, k
 			r.name, shortScalar(p.key[r.name]), formatKeyTerm(r))
 	}
 	return nil
+}
+
+// DynamoDB's limits on the size of key values.
+const (
+	maxPartitionKeyLen = 2048
+	maxSortKeyLen      = 1024
+)
+
+// keyValueLen is the size DynamoDB counts for a string or binary key value
+// (numbers are bounded by checkNumber).
+func keyValueLen(v types.AttributeValue) int {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(x.Value)
+	case *types.AttributeValueMemberB:
+		return len(x.Value)
+	}
+	return 0
 }
 
 // compareKeyValues orders key values of one type as DynamoDB does: strings

@@ -1,0 +1,46 @@
+package dynamo
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// break2: a forged cursor whose key values exceed DynamoDB's key size
+// limits (partition key 2048 bytes, sort key 1024 bytes) is accepted by
+// ParseCursor and StartAfter and sent as ExclusiveStartKey, where DynamoDB
+// answers with a 400 ValidationException. Issue 12 item 5: a cursor whose
+// key does not fit must be refused with ErrInvalidInput before sending.
+func TestBreak2CursorOversizedKeyRefused(t *testing.T) {
+	K, V := expression.Key, expression.Value
+	cases := map[string]string{
+		"partition key of 2049 bytes (scan)": `{"v":1,"k":{"p":{"S":"` + strings.Repeat("x", 2049) + `"},"s":{"S":"x"}}}`,
+		"sort key of 1025 bytes (query)":     `{"v":1,"k":{"p":{"S":"a"},"s":{"S":"` + strings.Repeat("y", 1025) + `"}}}`,
+	}
+	for name, js := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := qcRawCursor(js)
+			cl := &qsClient{}
+			cl.onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+				return &dynamodb.QueryOutput{}, nil
+			}
+			cl.onScan = func(context.Context, *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
+				return &dynamodb.ScanOutput{}, nil
+			}
+			tb := qcTable[qsStr](t, cl)
+			var err error
+			if strings.HasPrefix(name, "partition") {
+				_, _, err = tb.ScanPage(t.Context(), StartAfter(c))
+			} else {
+				_, _, err = tb.QueryPage(t.Context(), K("p").Equal(V("a")), StartAfter(c))
+			}
+			qs, ss := cl.requests()
+			if len(qs)+len(ss) != 0 {
+				t.Errorf("sent %d requests (err = %v); want ErrInvalidInput before sending", len(qs)+len(ss), err)
+			}
+		})
+	}
+}
