@@ -278,21 +278,28 @@ func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts 
 			return l
 		}
 	}
+	// Values compared with javabool/javadate attributes — in the key
+	// condition (a javadate sort key) and the filter — are encoded as
+	// stored, and Name("a.b") may name the attribute "a.b" (condvalues.go).
+	// The key condition is checked (and a cursor against it) as sent.
+	keyExpr, filter, names, values := e.KeyCondition(), e.Filter(), e.Names(), e.Values()
 	var kc *keyCond
 	if key != nil {
-		if kc, l.err = t.checkKeyCondition(op, o.index, e); l.err != nil {
+		k, n, err := t.p.s.rewriteCond(*keyExpr, names, values, aws.ToString(filter))
+		if err != nil {
+			l.err = fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
+			return l
+		}
+		keyExpr, names = &k, n
+		if kc, l.err = t.checkKeyCondition(op, o.index, *keyExpr, names, values); l.err != nil {
 			return l
 		}
 	}
 	if l.err = t.checkExprText(op, e); l.err != nil {
 		return l
 	}
-	// The filter's values compared with javabool/javadate attributes are
-	// encoded as stored, and Name("a.b") may name the attribute "a.b"
-	// (condvalues.go).
-	filter, names, values := e.Filter(), e.Names(), e.Values()
 	if l.filtered {
-		f, n, err := t.p.s.rewriteCond(*filter, names, values, aws.ToString(e.KeyCondition()))
+		f, n, err := t.p.s.rewriteCond(*filter, names, values, aws.ToString(keyExpr))
 		if err != nil {
 			l.err = fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
 			return l
@@ -310,7 +317,7 @@ func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts 
 		l.query = &dynamodb.QueryInput{
 			TableName:                 aws.String(t.name),
 			IndexName:                 strPtr(o.index),
-			KeyConditionExpression:    e.KeyCondition(),
+			KeyConditionExpression:    keyExpr,
 			FilterExpression:          filter,
 			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: values,
@@ -726,7 +733,7 @@ func whereName(index string) string {
 // attributes named, each once, the partition key fixed with Equal, values
 // of the keys' types. A condition this package cannot read is left to
 // DynamoDB (nil, nil).
-func (t *Table[T]) checkKeyCondition(op, index string, e expression.Expression) (*keyCond, error) {
+func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string]string, values map[string]types.AttributeValue) (*keyCond, error) {
 	on := ""
 	if index != "" {
 		on = " index " + strconv.Quote(index)
@@ -734,7 +741,7 @@ func (t *Table[T]) checkKeyCondition(op, index string, e expression.Expression) 
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s on table %q%s: %s", ErrInvalidInput, op, t.name, on, fmt.Sprintf(format, args...))
 	}
-	terms, ok := parseKeyCondition(aws.ToString(e.KeyCondition()), e.Names(), e.Values())
+	terms, ok := parseKeyCondition(keyExpr, names, values)
 	if !ok {
 		return nil, nil
 	}
