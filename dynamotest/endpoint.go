@@ -35,6 +35,20 @@ var errBadEndpoint = errors.New("dynamotest: bad " + envEndpoint)
 
 // parseEndpoint checks that v, the value of DYNAMODB_ENDPOINT, is an http or
 // https URL with a host, and says what is wrong otherwise. It sends nothing.
+// suggestEndpoint turns a scheme-less value into an endpoint that parses:
+// "localhost:8000" → "http://localhost:8000", ":8000" and "//localhost:8000"
+// alike. What cannot be made one is replaced by the usual local endpoint.
+func suggestEndpoint(v string) string {
+	host := strings.TrimLeft(v, "/")
+	if strings.HasPrefix(host, ":") {
+		host = "localhost" + host
+	}
+	if s := "http://" + host; host != "" && parseEndpoint(s) == nil { // s has a scheme: no recursion
+		return s
+	}
+	return "http://localhost:8000"
+}
+
 func parseEndpoint(v string) error {
 	bad := func(what string) error {
 		return fmt.Errorf("%w: %s=%q %s", errBadEndpoint, envEndpoint, v, what)
@@ -45,14 +59,14 @@ func parseEndpoint(v string) error {
 	u, err := url.Parse(v)
 	if err != nil {
 		if !strings.Contains(v, "://") {
-			return bad(fmt.Sprintf("is not a URL (%v); it needs a scheme and a host, e.g. http://%s", err, v))
+			return bad(fmt.Sprintf("is not a URL (%v); it needs a scheme and a host, e.g. %s", err, suggestEndpoint(v)))
 		}
 		return bad(fmt.Sprintf("is not a URL (%v); write it as http://host:port, e.g. http://localhost:8000", err))
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		if !strings.Contains(v, "://") {
-			return bad("has no scheme: write it as http://" + v + " (or https://)")
+			return bad("has no scheme: write it as " + suggestEndpoint(v) + " (or https://)")
 		}
 		return bad(fmt.Sprintf("has scheme %q: use http or https, e.g. http://localhost:8000", u.Scheme))
 	case u.Host == "" || u.Hostname() == "":
