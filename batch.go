@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -25,15 +24,69 @@ const (
 	MaxBatchWriteItems = 25
 )
 
-// retryPolicy bounds the requests for one chunk of a batch: the first send
-// plus the retries of what DynamoDB left unprocessed.
-type retryPolicy struct {
-	attempts  int
-	base, max time.Duration
+// BatchReadOption configures BatchLoad and BatchLoadIndexed: ConsistentRead
+// (every ReadOption is one) and WithRetry.
+type BatchReadOption interface {
+	applyBatchRead(*batchReadOptions)
 }
 
-// batchLoadPolicy is BatchLoad's: the same defaults as Update's.
-var batchLoadPolicy = retryPolicy{attempts: DefaultMaxAttempts, base: DefaultBackoffBase, max: DefaultBackoffMax}
+type batchReadOptions struct {
+	read     readOptions
+	retry    RetryPolicy // when retrySet
+	retrySet bool
+}
+
+// applyBatchRead makes every ReadOption a BatchReadOption.
+func (f ReadOption) applyBatchRead(o *batchReadOptions) { f(&o.read) }
+
+// BatchWriteOption configures BatchSave and BatchDelete: Clobber and
+// WithRetry. (WriteOptions do not apply: a batch write carries no
+// condition and always replaces or deletes whole items.)
+type BatchWriteOption interface {
+	applyBatchWrite(*batchWriteOptions)
+}
+
+type batchWriteOptions struct {
+	clobber  bool
+	retry    RetryPolicy // when retrySet
+	retrySet bool
+}
+
+type clobberOption struct{}
+
+func (clobberOption) applyBatchWrite(o *batchWriteOptions) { o.clobber = true }
+
+// Clobber lets BatchSave and BatchDelete write items of a versioned type,
+// which they otherwise refuse: a batch write cannot carry a condition, so
+// the version is not checked (what SaveClobber means for Save and Delete).
+// BatchSave then writes each item with its held version + 1, which can move
+// a stored version backwards; use it for loading data nobody else writes
+// concurrently. Types without a version need no option.
+func Clobber() BatchWriteOption { return clobberOption{} }
+
+// batchReadPolicy returns the options of a batch read and its retry policy.
+func (t *Table[T]) batchReadOpts(op string, opts []BatchReadOption) (readOptions, RetryPolicy, error) {
+	var o batchReadOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyBatchRead(&o)
+		}
+	}
+	pol, err := t.m.retryPolicy(policyBatch, o.retry, o.retrySet, op+" option WithRetry")
+	return o.read, pol, err
+}
+
+// batchWriteOpts returns the options of a batch write and its retry policy.
+func (t *Table[T]) batchWriteOpts(op string, opts []BatchWriteOption) (batchWriteOptions, RetryPolicy, error) {
+	var o batchWriteOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyBatchWrite(&o)
+		}
+	}
+	pol, err := t.m.retryPolicy(policyBatch, o.retry, o.retrySet, op+" option WithRetry")
+	return o, pol, err
+}
 
 // BatchLoad reads the items whose primary keys are the key fields of keys
 // (other fields are ignored) and returns those that exist, in the order of
@@ -46,8 +99,9 @@ var batchLoadPolicy = retryPolicy{attempts: DefaultMaxAttempts, base: DefaultBac
 // distinct keys each (DynamoDB refuses a request that names a key twice, so
 // repeated keys are sent once), one request after another. Keys DynamoDB
 // leaves unprocessed (throttling, or the 16 MB response limit) are sent again
-// after a jittered exponential backoff, at most DefaultMaxAttempts requests
-// per chunk, with backoff between DefaultBackoffBase and DefaultBackoffMax.
+// after a jittered exponential backoff, at most MaxAttempts requests per
+// chunk, as the RetryPolicy says (WithRetry, given to this call or to
+// NewMapper; by default 100 requests, waits from 2 ms up to 100 ms).
 // ConsistentRead reads with strong consistency. ctx bounds the whole call:
 // every request, the SDK's retries and the waits between them.
 //
@@ -56,8 +110,12 @@ var batchLoadPolicy = retryPolicy{attempts: DefaultMaxAttempts, base: DefaultBac
 // keys is not modified. On error no items are returned.
 //
 // IAM: dynamodb:BatchGetItem.
-func (t *Table[T]) BatchLoad(ctx context.Context, keys []T, opts ...ReadOption) ([]T, error) {
-	items, err := t.batchGet(ctx, "BatchLoad", keys, applyReadOptions(opts), batchLoadPolicy)
+func (t *Table[T]) BatchLoad(ctx context.Context, keys []T, opts ...BatchReadOption) ([]T, error) {
+	ro, pol, err := t.batchReadOpts("BatchLoad", opts)
+	if err != nil {
+		return nil, err
+	}
+	items, err := t.batchGet(ctx, "BatchLoad", keys, ro, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +147,12 @@ func (t *Table[T]) BatchLoad(ctx context.Context, keys []T, opts ...ReadOption) 
 // key is repeated. Requests, retries, limits and errors are as for BatchLoad.
 //
 // IAM: dynamodb:BatchGetItem.
-func (t *Table[T]) BatchLoadIndexed(ctx context.Context, keys []T, opts ...ReadOption) (items []T, found []bool, err error) {
-	raw, err := t.batchGet(ctx, "BatchLoadIndexed", keys, applyReadOptions(opts), batchLoadPolicy)
+func (t *Table[T]) BatchLoadIndexed(ctx context.Context, keys []T, opts ...BatchReadOption) (items []T, found []bool, err error) {
+	ro, pol, err := t.batchReadOpts("BatchLoadIndexed", opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := t.batchGet(ctx, "BatchLoadIndexed", keys, ro, pol)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,7 +173,7 @@ func (t *Table[T]) BatchLoadIndexed(ctx context.Context, keys []T, opts ...ReadO
 
 // batchGet returns, for each of keys, the stored item with its key, or nil.
 // Items of repeated keys are the same map.
-func (t *Table[T]) batchGet(ctx context.Context, op string, keys []T, ro readOptions, pol retryPolicy) ([]map[string]types.AttributeValue, error) {
+func (t *Table[T]) batchGet(ctx context.Context, op string, keys []T, ro readOptions, pol RetryPolicy) ([]map[string]types.AttributeValue, error) {
 	// pos[i] is the index in distinct of keys[i]'s key; found[j] the item
 	// of distinct[j].
 	pos := make([]int, len(keys))
@@ -152,7 +214,7 @@ func (t *Table[T]) batchGet(ctx context.Context, op string, keys []T, ro readOpt
 // getChunk reads one chunk of at most MaxBatchGetKeys distinct keys,
 // retrying unprocessed keys, and stores each item returned in found at the
 // index its key has in index.
-func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.AttributeValue, ro readOptions, pol retryPolicy,
+func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.AttributeValue, ro readOptions, pol RetryPolicy,
 	index map[keyID]int, found []map[string]types.AttributeValue) error {
 	var consistent *bool
 	if ro.consistent {
@@ -174,11 +236,11 @@ func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.Attr
 		if len(pending) == 0 {
 			return nil
 		}
-		if attempt >= pol.attempts {
+		if pol.exhausted(attempt) {
 			return fmt.Errorf("%w: %d keys still unprocessed after %d BatchGetItem requests; the table's read capacity is probably exceeded: retry later or raise it",
 				errUnprocessed, len(pending), attempt)
 		}
-		if err := sleepCtx(ctx, backoff(attempt, pol.base, pol.max)); err != nil {
+		if err := pol.wait(ctx, attempt); err != nil {
 			return err
 		}
 	}
@@ -195,37 +257,35 @@ var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 //
 // A batch write cannot carry a condition, so it cannot check a version. For a
 // versioned type BatchSave therefore refuses to write (ErrInvalidInput, before
-// sending anything) unless WithSaveBehavior(SaveClobber) is given; for
-// version-checked writes of several items use a transaction (Mapper.WriteTx
-// with Table.TxSave) or Save in a loop. With SaveClobber each item is written with version
-// held+1, where held is the version the item holds, and no check: this is
-// Java DynamoDBMapper's CLOBBER, and unlike Table.Save with SaveClobber,
-// which increments inside DynamoDB, it CAN move a stored version backwards
-// (an item stored at version 5 and saved holding 2 is stored at 3), after
-// which holders of the overwritten versions may save over it without a
-// conflict. Use it for loading data that nobody else writes concurrently.
-// Java's batchSave skips the version check silently; this one does not.
-//
-// Types without a version need no option. SaveUpdate (the default), SavePut
-// and SaveClobber all mean "replace the whole item"; SaveUpdateSkipNulls and
-// SaveAppendSet, which need UpdateItem, and If conditions are refused.
+// sending anything) unless Clobber() is given; for version-checked writes of
+// several items use a transaction (Mapper.WriteTx with Table.TxSave) or Save
+// in a loop. With Clobber each item is written with version held+1, where
+// held is the version the item holds, and no check: this is Java
+// DynamoDBMapper's CLOBBER, and unlike Table.Save with SaveClobber, which
+// increments inside DynamoDB, it CAN move a stored version backwards (an item
+// stored at version 5 and saved holding 2 is stored at 3), after which
+// holders of the overwritten versions may save over it without a conflict.
+// Use it for loading data that nobody else writes concurrently. Java's
+// batchSave skips the version check silently; this one does not. Types
+// without a version need no option.
 //
 // Also refused before anything is sent, with an error wrapping
 // ErrInvalidInput that names the index: a nil item, an unset or empty key, an
 // item over 400 KB, two items with the same key.
 //
 // Items DynamoDB leaves unprocessed (throttling) are sent again after a
-// jittered exponential backoff; each chunk is sent at most WithMaxAttempts
-// times (default DefaultMaxAttempts), with WithBackoff's delays. ctx bounds
-// the whole call: every request, the SDK's retries and the waits between
-// them. A batch is not atomic: when BatchSave fails after sending, some items
-// may have been written, and the error is a *BatchWriteError saying which
-// items were written and which not.
+// jittered exponential backoff; each chunk is sent at most MaxAttempts times,
+// as the RetryPolicy says (WithRetry, given to this call or to NewMapper; by
+// default 100 times, waits from 2 ms up to 100 ms). ctx bounds the whole
+// call: every request, the SDK's retries and the waits between them. A batch
+// is not atomic: when BatchSave fails after sending, some items may have been
+// written, and the error is a *BatchWriteError saying which items were
+// written and which not.
 //
 // IAM: dynamodb:BatchWriteItem.
-func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...WriteOption) error {
-	wo := applyWriteOptions(opts)
-	if err := t.checkBatchWrite("BatchSave", &wo); err != nil {
+func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteOption) error {
+	pol, err := t.checkBatchWrite("BatchSave", opts)
+	if err != nil {
 		return err
 	}
 	s := t.p.s
@@ -258,7 +318,7 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...WriteOption
 		}
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
 	}
-	return t.batchWrite(ctx, "BatchSave", reqs, keys, &wo)
+	return t.batchWrite(ctx, "BatchSave", reqs, keys, pol)
 }
 
 // BatchDelete deletes the items with the keys of items with BatchWriteItem:
@@ -268,19 +328,19 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...WriteOption
 //
 // A batch write cannot carry a condition, so it cannot check a version. For a
 // versioned type BatchDelete therefore refuses (ErrInvalidInput, before
-// sending anything) unless WithSaveBehavior(SaveClobber) is given, which
-// deletes without a check whatever version is stored; for version-checked
-// deletes of several items use a transaction (Mapper.WriteTx with
-// Table.TxDelete) or Delete in a loop. Types without a version need no option. If conditions are refused.
+// sending anything) unless Clobber() is given, which deletes without a check
+// whatever version is stored; for version-checked deletes of several items
+// use a transaction (Mapper.WriteTx with Table.TxDelete) or Delete in a loop.
+// Types without a version need no option.
 //
 // Also refused before anything is sent, with an error wrapping
 // ErrInvalidInput that names the index: a nil item, an unset or empty key,
 // two items with the same key. Retries, ctx and errors are as for BatchSave.
 //
 // IAM: dynamodb:BatchWriteItem.
-func (t *Table[T]) BatchDelete(ctx context.Context, items []T, opts ...WriteOption) error {
-	wo := applyWriteOptions(opts)
-	if err := t.checkBatchWrite("BatchDelete", &wo); err != nil {
+func (t *Table[T]) BatchDelete(ctx context.Context, items []T, opts ...BatchWriteOption) error {
+	pol, err := t.checkBatchWrite("BatchDelete", opts)
+	if err != nil {
 		return err
 	}
 	reqs := make([]types.WriteRequest, len(items))
@@ -297,42 +357,34 @@ func (t *Table[T]) BatchDelete(ctx context.Context, items []T, opts ...WriteOpti
 		keys[i] = k
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
 	}
-	return t.batchWrite(ctx, "BatchDelete", reqs, keys, &wo)
+	return t.batchWrite(ctx, "BatchDelete", reqs, keys, pol)
 }
 
-// checkBatchWrite refuses the options a batch write cannot honour.
-func (t *Table[T]) checkBatchWrite(op string, wo *writeOptions) error {
-	if len(wo.conds) > 0 {
-		single := strings.TrimPrefix(op, "Batch")
-		return fmt.Errorf("%w: %s on table %q with an If condition: BatchWriteItem cannot carry conditions; use %s with If for each item, or a transaction (Mapper.WriteTx with Table.Tx%s)",
-			ErrInvalidInput, op, t.name, single, single)
-	}
-	b := wo.behavior
-	switch {
-	case b < SaveUpdate || b > SaveAppendSet:
-		return fmt.Errorf("%w: %s on table %q: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, op, t.name, b)
-	case op == "BatchSave" && (b == SaveUpdateSkipNulls || b == SaveAppendSet):
-		return fmt.Errorf("%w: BatchSave on table %q with %v: a batch write replaces whole items (PutRequest) and cannot leave attributes as they are or add to sets; use Save with %v for each item",
-			ErrInvalidInput, t.name, b, b)
+// checkBatchWrite returns the options of a batch write and its retry
+// policy, refusing a versioned type without Clobber.
+func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPolicy, error) {
+	bo, pol, err := t.batchWriteOpts(op, opts)
+	if err != nil {
+		return pol, err
 	}
 	s := t.p.s
-	if s.version >= 0 && b != SaveClobber {
+	if s.version >= 0 && !bo.clobber {
 		single, verb, note := "Save", "overwrite", " (each item is then written with its held version + 1, which can move a stored version backwards)"
 		if op == "BatchDelete" {
 			single, verb, note = "Delete", "delete", ""
 		}
-		return fmt.Errorf("%w: %s on table %q: %s is versioned (field %s), and BatchWriteItem cannot carry conditions, so the version would not be checked "+
+		return pol, fmt.Errorf("%w: %s on table %q: %s is versioned (field %s), and BatchWriteItem cannot carry conditions, so the version would not be checked "+
 			"and concurrent changes could be lost silently. For version-checked writes of several items use a transaction "+
 			"(Mapper.WriteTx with Table.Tx%s, up to 100 items at once) or %s in a loop; "+
-			"to %s without a version check, pass dynamo.WithSaveBehavior(dynamo.SaveClobber)%s",
+			"to %s without a version check, pass dynamo.Clobber()%s",
 			ErrInvalidInput, op, t.name, s.typ, s.fields[s.version].goName, single, single, verb, note)
 	}
-	return nil
+	return pol, nil
 }
 
 // batchWrite sends reqs (keys[i] is the key of reqs[i]) in chunks of
 // MaxBatchWriteItems, retrying unprocessed items.
-func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest, keys []map[string]types.AttributeValue, wo *writeOptions) error {
+func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest, keys []map[string]types.AttributeValue, pol RetryPolicy) error {
 	index := make(map[keyID]int, len(keys))
 	for i, k := range keys {
 		id := t.p.keyID(k)
@@ -394,11 +446,11 @@ func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.Write
 			}
 			written += len(pending) - len(left)
 			pending = left
-			if attempt >= wo.maxAttempts {
+			if pol.exhausted(attempt) {
 				return fail(pending, end, fmt.Errorf("%w: %d items still unprocessed after %d BatchWriteItem requests; the table's write capacity is probably exceeded: retry later or raise it",
 					errUnprocessed, len(pending), attempt))
 			}
-			if err := sleepCtx(ctx, backoff(attempt, wo.backoffBase, wo.backoffMax)); err != nil {
+			if err := pol.wait(ctx, attempt); err != nil {
 				return fail(pending, end, err)
 			}
 			send = make([]types.WriteRequest, len(pending))

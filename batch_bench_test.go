@@ -64,7 +64,7 @@ func handBatchLoad(ctx context.Context, c Client, table string, ids []string) ([
 		req := map[string]types.KeysAndAttributes{table: {Keys: keys}}
 		for attempt := 1; len(req) > 0; attempt++ {
 			if attempt > 1 {
-				if err := sleepCtx(ctx, backoff(attempt-1, DefaultBackoffBase, DefaultBackoffMax)); err != nil {
+				if err := defaultRetry(policyBatch).wait(ctx, attempt-1); err != nil {
 					return nil, err
 				}
 			}

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -311,7 +311,7 @@ func TestBatchLoadRetriesStop(t *testing.T) {
 	}
 
 	c.gets = nil
-	_, err = books.batchGet(context.Background(), "BatchLoad", []Book{{ISBN: "a"}}, readOptions{}, retryPolicy{attempts: 3})
+	_, err = books.batchGet(context.Background(), "BatchLoad", []Book{{ISBN: "a"}}, readOptions{}, RetryPolicy{MaxAttempts: 3})
 	if !errors.Is(err, errUnprocessed) || len(c.gets) != 3 || !strings.Contains(err.Error(), "1 keys still unprocessed after 3 BatchGetItem requests") {
 		t.Errorf("err = %v after %d requests; want unprocessed after 3", err, len(c.gets))
 	}
@@ -358,7 +358,7 @@ func TestBatchWriteRefusesVersioned(t *testing.T) {
 		call func() error
 	}{
 		{"BatchSave", func() error { return books.BatchSave(ctx, items) }},
-		{"BatchSave SavePut", func() error { return books.BatchSave(ctx, items, WithSaveBehavior(SavePut)) }},
+		{"BatchSave with a retry policy", func() error { return books.BatchSave(ctx, items, WithRetry(RetryPolicy{MaxAttempts: 2})) }},
 		{"BatchDelete", func() error { return books.BatchDelete(ctx, items) }},
 		{"BatchSave empty", func() error { return books.BatchSave(ctx, nil) }},
 	} {
@@ -367,7 +367,7 @@ func TestBatchWriteRefusesVersioned(t *testing.T) {
 			t.Fatalf("%s: err = %v, want ErrInvalidInput", tc.name, err)
 		}
 		for _, part := range []string{`table "Books"`, "dynamo.Book is versioned (field Version)", "cannot carry conditions",
-			"version would not be checked", "Mapper.WriteTx with Table.Tx", "in a loop", "dynamo.WithSaveBehavior(dynamo.SaveClobber)"} {
+			"version would not be checked", "Mapper.WriteTx with Table.Tx", "in a loop", "dynamo.Clobber()"} {
 			if !strings.Contains(err.Error(), part) {
 				t.Errorf("%s: error %q does not mention %q", tc.name, err, part)
 			}
@@ -391,7 +391,7 @@ func TestBatchSaveClobber(t *testing.T) {
 	for i, b := range items {
 		before[i] = *b
 	}
-	if err := books.BatchSave(context.Background(), items, WithSaveBehavior(SaveClobber)); err != nil {
+	if err := books.BatchSave(context.Background(), items, Clobber()); err != nil {
 		t.Fatal(err)
 	}
 	for i, b := range items {
@@ -419,7 +419,7 @@ func TestBatchSaveClobber(t *testing.T) {
 		}
 	}
 	// SaveClobber deletes versioned items without a check.
-	if err := books.BatchDelete(context.Background(), items[:30], WithSaveBehavior(SaveClobber)); err != nil {
+	if err := books.BatchDelete(context.Background(), items[:30], Clobber()); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.store) != 30 {
@@ -441,12 +441,12 @@ func TestBatchSaveUnversioned(t *testing.T) {
 		items = append(items, batchEvent{Stream: "s", Seq: int64(i), Body: "b"})
 	}
 	ctx := context.Background()
-	for _, b := range []SaveBehavior{SaveUpdate, SavePut, SaveClobber} {
-		if err := events.BatchSave(ctx, items, WithSaveBehavior(b)); err != nil {
-			t.Fatalf("%v: %v", b, err)
+	for _, opts := range [][]BatchWriteOption{nil, {Clobber()}} {
+		if err := events.BatchSave(ctx, items, opts...); err != nil {
+			t.Fatalf("%v: %v", opts, err)
 		}
 	}
-	if len(c.store) != 30 || len(c.writes) != 6 {
+	if len(c.store) != 30 || len(c.writes) != 4 {
 		t.Fatalf("%d items stored in %d requests", len(c.store), len(c.writes))
 	}
 	if err := events.BatchDelete(ctx, items); err != nil {
@@ -469,12 +469,9 @@ func TestBatchWriteRefusesBadInput(t *testing.T) {
 		err  error
 		want []string
 	}{
-		{"skip nulls", events.BatchSave(ctx, ok, WithSaveBehavior(SaveUpdateSkipNulls)), []string{"SaveUpdateSkipNulls", "replaces whole items", "use Save with SaveUpdateSkipNulls"}},
-		{"append set", events.BatchSave(ctx, ok, WithSaveBehavior(SaveAppendSet)), []string{"SaveAppendSet", "add to sets"}},
-		{"unknown behaviour", events.BatchSave(ctx, ok, WithSaveBehavior(42)), []string{"unknown SaveBehavior(42)"}},
-		{"If on save", events.BatchSave(ctx, ok, If(expression.Name("body").AttributeExists())), []string{"cannot carry conditions", "use Save with If"}},
-		{"If on delete", events.BatchDelete(ctx, ok, If(expression.Name("body").AttributeExists())), []string{"use Delete with If"}},
-		{"unset key", events.BatchSave(ctx, append(ok, batchEvent{Seq: 9}), WithSaveBehavior(SavePut)), []string{"hash key stream", "is an empty string", "BatchSave items[2]"}},
+		{"negative retry", events.BatchSave(ctx, ok, WithRetry(RetryPolicy{MaxAttempts: -1})), []string{"BatchSave option WithRetry", "negative", "use 0 for the default"}},
+		{"backoff max below base", events.BatchDelete(ctx, ok, WithRetry(RetryPolicy{BackoffBase: 2 * time.Second, BackoffMax: time.Second})), []string{"BatchDelete option WithRetry", "BackoffMax 1s is below BackoffBase 2s"}},
+		{"unset key", events.BatchSave(ctx, append(ok, batchEvent{Seq: 9})), []string{"hash key stream", "is an empty string", "BatchSave items[2]"}},
 		{"unset key on delete", events.BatchDelete(ctx, []batchEvent{{Seq: 9}}), []string{"hash key stream", "BatchDelete items[0]"}},
 		{"nil item", ptrs.BatchSave(ctx, []*batchEvent{{Stream: "s", Seq: 1}, nil}), []string{"items[1] is a nil *dynamo.batchEvent"}},
 		{"nil item on delete", ptrs.BatchDelete(ctx, []*batchEvent{nil}), []string{"items[0] is a nil"}},
@@ -532,7 +529,7 @@ func TestBatchWriteRetriesUnprocessedItems(t *testing.T) {
 		}
 		return reqs
 	}
-	err := events.BatchSave(context.Background(), items, WithMaxAttempts(3), WithBackoff(0, 0))
+	err := events.BatchSave(context.Background(), items, WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond}))
 	var be *BatchWriteError
 	if !errors.As(err, &be) || !errors.Is(err, errUnprocessed) {
 		t.Fatalf("err = %v, want a *BatchWriteError for unprocessed items", err)

@@ -27,17 +27,38 @@ var (
 	ErrTableNotFound = errors.New("dynamo: table not found")
 )
 
-// How CreateTable and DeleteTable poll DescribeTable: the first wait is
-// tablePollMin, then it doubles up to tablePollMax. (The SDK's
-// TableExistsWaiter sleeps at least 20 s; DynamoDB Local creates a table in
-// about 0.1 s, DynamoDB in seconds.)
-var (
+// How CreateTable and DeleteTable poll DescribeTable by default (see
+// RetryPolicy): the waits are bounded by tablePollMin, doubling up to
+// tablePollMax. (The SDK's TableExistsWaiter sleeps at least 20 s; DynamoDB
+// Local creates a table in about 0.1 s, DynamoDB in seconds.)
+const (
 	tablePollMin = 20 * time.Millisecond
 	tablePollMax = time.Second
 )
 
-// CreateTableOption configures CreateTable and CreateTableInput.
-type CreateTableOption func(*createTableOptions)
+// CreateTableOption configures CreateTable: the TableSpecOptions, which say
+// what table to create, and IfNotExists and WithRetry, which say how the
+// call goes about it.
+type CreateTableOption interface {
+	applyCreateTable(*createTableOptions)
+}
+
+// TableSpecOption is a CreateTableOption that shapes the table created
+// (WithProvisioned, WithProjection, WithStream, WithTags, WithKeyType); they
+// alone configure CreateTableInput, which builds the request.
+type TableSpecOption interface {
+	CreateTableOption
+	tableSpec()
+}
+
+type specOption func(*createTableOptions)
+
+func (f specOption) applyCreateTable(o *createTableOptions) { f(o) }
+func (specOption) tableSpec()                               {}
+
+type callOption func(*createTableOptions)
+
+func (f callOption) applyCreateTable(o *createTableOptions) { f(o) }
 
 type createTableOptions struct {
 	provisioned bool
@@ -47,44 +68,46 @@ type createTableOptions struct {
 	tags        map[string]string
 	keyTypes    map[string]types.ScalarAttributeType
 	ifNotExists bool
+	retry       RetryPolicy // polling; when retrySet
+	retrySet    bool
 }
 
 // WithProvisioned creates the table with provisioned capacity: read and
 // write capacity units for the table and for each global secondary index.
 // Both must be at least 1. The default is on-demand (PAY_PER_REQUEST).
-func WithProvisioned(read, write int64) CreateTableOption {
-	return func(o *createTableOptions) { o.provisioned, o.read, o.write = true, read, write }
+func WithProvisioned(read, write int64) TableSpecOption {
+	return specOption(func(o *createTableOptions) { o.provisioned, o.read, o.write = true, read, write })
 }
 
 // WithProjection sets which attributes are copied into the secondary index
 // named index (declared with an `index` or `localIndex` tag). The default is
 // every attribute (ProjectionType ALL). p is copied.
-func WithProjection(index string, p types.Projection) CreateTableOption {
+func WithProjection(index string, p types.Projection) TableSpecOption {
 	p.NonKeyAttributes = slices.Clone(p.NonKeyAttributes)
-	return func(o *createTableOptions) {
+	return specOption(func(o *createTableOptions) {
 		if o.projections == nil {
 			o.projections = map[string]types.Projection{}
 		}
 		o.projections[index] = p
-	}
+	})
 }
 
 // WithStream enables a DynamoDB stream of the given view (KEYS_ONLY,
 // NEW_IMAGE, OLD_IMAGE or NEW_AND_OLD_IMAGES). The default is no stream.
-func WithStream(view types.StreamViewType) CreateTableOption {
-	return func(o *createTableOptions) { o.stream = view }
+func WithStream(view types.StreamViewType) TableSpecOption {
+	return specOption(func(o *createTableOptions) { o.stream = view })
 }
 
 // WithTags tags the new table with the given keys and values (added to those
 // of earlier WithTags options). tags is copied. The default is no tags.
-func WithTags(tags map[string]string) CreateTableOption {
+func WithTags(tags map[string]string) TableSpecOption {
 	tags = maps.Clone(tags)
-	return func(o *createTableOptions) {
+	return specOption(func(o *createTableOptions) {
 		if o.tags == nil {
 			o.tags = map[string]string{}
 		}
 		maps.Copy(o.tags, tags)
-	}
+	})
 }
 
 // WithKeyType sets the DynamoDB type (S, N or B) of the key attribute named
@@ -92,13 +115,13 @@ func WithTags(tags map[string]string) CreateTableOption {
 // for a key whose type implements attributevalue.Marshaler and whose zero
 // value does not encode to a string, number or binary value; CreateTableInput
 // says so when it is.
-func WithKeyType(attribute string, t types.ScalarAttributeType) CreateTableOption {
-	return func(o *createTableOptions) {
+func WithKeyType(attribute string, t types.ScalarAttributeType) TableSpecOption {
+	return specOption(func(o *createTableOptions) {
 		if o.keyTypes == nil {
 			o.keyTypes = map[string]types.ScalarAttributeType{}
 		}
 		o.keyTypes[attribute] = t
-	}
+	})
 }
 
 // IfNotExists makes CreateTable accept a table that already exists, as long
@@ -107,13 +130,15 @@ func WithKeyType(attribute string, t types.ScalarAttributeType) CreateTableOptio
 // left as it is (its billing mode, TTL and other settings are not changed).
 // Without IfNotExists an existing table is an error wrapping ErrTableExists.
 func IfNotExists() CreateTableOption {
-	return func(o *createTableOptions) { o.ifNotExists = true }
+	return callOption(func(o *createTableOptions) { o.ifNotExists = true })
 }
 
-func applyCreateTableOptions(opts []CreateTableOption) createTableOptions {
+func applyCreateTableOptions[O CreateTableOption](opts []O) createTableOptions {
 	var o createTableOptions
-	for _, fn := range opts {
-		fn(&o)
+	for _, opt := range opts {
+		if CreateTableOption(opt) != nil {
+			opt.applyCreateTable(&o)
+		}
 	}
 	return o
 }
@@ -127,7 +152,8 @@ func applyCreateTableOptions(opts []CreateTableOption) createTableOptions {
 // unless WithProvisioned is given.
 //
 // ctx bounds the whole call, the waiting included. CreateTable polls
-// DescribeTable, starting after 20 ms and backing off to once a second; it
+// DescribeTable with jittered waits of up to 20 ms at first, backing off to
+// up to a second, without a bound on the polls (WithRetry changes that); it
 // does not use the SDK's waiter, which sleeps at least 20 s.
 //
 // An existing table is an error wrapping ErrTableExists, unless IfNotExists
@@ -139,6 +165,10 @@ func applyCreateTableOptions(opts []CreateTableOption) createTableOptions {
 // dynamodb:TagResource, which AWS may require for tags given at creation.
 func (t *Table[T]) CreateTable(ctx context.Context, opts ...CreateTableOption) error {
 	o := applyCreateTableOptions(opts)
+	pol, err := t.m.retryPolicy(policyPoll, o.retry, o.retrySet, "CreateTable option WithRetry")
+	if err != nil {
+		return err
+	}
 	in, err := t.createTableInput(&o)
 	if err != nil {
 		return err
@@ -150,7 +180,7 @@ func (t *Table[T]) CreateTable(ctx context.Context, opts ...CreateTableOption) e
 		if !o.ifNotExists {
 			return fmt.Errorf("%w: %q (pass dynamo.IfNotExists() to accept an existing table): %w", ErrTableExists, t.name, err)
 		}
-		desc, err := t.waitActive(ctx)
+		desc, err := t.waitActive(ctx, pol)
 		if err != nil {
 			return err
 		}
@@ -159,7 +189,7 @@ func (t *Table[T]) CreateTable(ctx context.Context, opts ...CreateTableOption) e
 		return fmt.Errorf("dynamo: CreateTable %q: %w", t.name, err)
 	}
 	s := t.p.s
-	if _, err := t.waitActive(ctx); err != nil {
+	if _, err := t.waitActive(ctx, pol); err != nil {
 		if s.ttl >= 0 {
 			return fmt.Errorf("%w (the table was created; TTL on attribute %q is not enabled)", err, s.fields[s.ttl].name)
 		}
@@ -198,7 +228,7 @@ func (t *Table[T]) CreateTable(ctx context.Context, opts ...CreateTableOption) e
 // Bad options (capacity below 1, a projection for an index the tags do not
 // declare, an unknown stream view, a key type for an attribute that is not a
 // key) are errors wrapping ErrInvalidInput.
-func (t *Table[T]) CreateTableInput(opts ...CreateTableOption) (*dynamodb.CreateTableInput, error) {
+func (t *Table[T]) CreateTableInput(opts ...TableSpecOption) (*dynamodb.CreateTableInput, error) {
 	o := applyCreateTableOptions(opts)
 	return t.createTableInput(&o)
 }
@@ -388,11 +418,14 @@ func scalarType(av types.AttributeValue) (types.ScalarAttributeType, bool) {
 // indexes are ACTIVE, and returns the table's description. A table that is
 // not found yet is waited for: DescribeTable is eventually consistent, so it
 // can miss a table CreateTable has just created.
-func (t *Table[T]) waitActive(ctx context.Context) (*types.TableDescription, error) {
+func (t *Table[T]) waitActive(ctx context.Context, pol RetryPolicy) (*types.TableDescription, error) {
 	status := "not found yet"
 	for n := 0; ; n++ {
 		if n > 0 {
-			if err := sleepCtx(ctx, pollDelay(n)); err != nil {
+			if pol.exhausted(n) {
+				return nil, fmt.Errorf("dynamo: table %q is not ACTIVE (%s) after %d polls (the RetryPolicy's MaxAttempts): wait longer, or check the table in the console", t.name, status, n)
+			}
+			if err := pol.wait(ctx, n); err != nil {
 				return nil, fmt.Errorf("dynamo: table %q is not ACTIVE (%s): %w", t.name, status, err)
 			}
 		}
@@ -429,15 +462,6 @@ func (t *Table[T]) waitActive(ctx context.Context) (*types.TableDescription, err
 		}
 		return d, nil
 	}
-}
-
-// pollDelay is the wait before DescribeTable poll n (1-based).
-func pollDelay(n int) time.Duration {
-	d := tablePollMin
-	for i := 1; i < n && d < tablePollMax; i++ {
-		d *= 2
-	}
-	return min(d, tablePollMax)
 }
 
 // checkExisting compares the key schema and the indexes of an existing table
@@ -526,9 +550,10 @@ func (t *Table[T]) DeleteTable(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("dynamo: DeleteTable %q: %w", t.name, err)
 	}
+	pol := defaultRetry(policyPoll)
 	for n := 0; ; n++ {
 		if n > 0 {
-			if err := sleepCtx(ctx, pollDelay(n)); err != nil {
+			if err := pol.wait(ctx, n); err != nil {
 				return fmt.Errorf("dynamo: table %q is being deleted but still exists: %w", t.name, err)
 			}
 		}

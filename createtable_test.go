@@ -115,7 +115,7 @@ func newTestTable[T any](t *testing.T, c Client, name string) *Table[T] {
 	return tb
 }
 
-func mustInput[T any](t *testing.T, opts ...CreateTableOption) *dynamodb.CreateTableInput {
+func mustInput[T any](t *testing.T, opts ...TableSpecOption) *dynamodb.CreateTableInput {
 	t.Helper()
 	in, err := newTestTable[T](t, &stubClient{}, "T").CreateTableInput(opts...)
 	if err != nil {
@@ -363,7 +363,7 @@ func TestCreateTableInputOpaqueKey(t *testing.T) {
 
 func TestCreateTableInputBadOptions(t *testing.T) {
 	tests := []struct {
-		opt  CreateTableOption
+		opt  TableSpecOption
 		want string
 	}{
 		{WithProvisioned(0, 1), "WithProvisioned(0, 1)"},
@@ -898,19 +898,5 @@ func TestDeleteTableContextEnds(t *testing.T) {
 	err := newTestTable[ctMovie](t, stub, "Movies").DeleteTable(ctx)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `table "Movies" is being deleted but still exists`) {
 		t.Errorf("err = %v", err)
-	}
-}
-
-func TestPollDelay(t *testing.T) {
-	var got []time.Duration
-	for n := 1; n <= 8; n++ {
-		got = append(got, pollDelay(n))
-	}
-	want := []time.Duration{20, 40, 80, 160, 320, 640, 1000, 1000}
-	for i := range want {
-		want[i] *= time.Millisecond
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("delays = %v, want %v", got, want)
 	}
 }

@@ -34,7 +34,7 @@ import (
 //
 // IAM: dynamodb:DeleteItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) error {
-	wo := defaultWriteOptions()
+	var wo writeOptions
 	for _, fn := range opts {
 		fn(&wo)
 	}

@@ -160,12 +160,24 @@
 // TransactWriteItems with the same version rules (Table.TxSave, TxDelete,
 // TxCheck), and Mapper.ReadTx reads them (Table.TxGet). Table.BatchLoad reads
 // any number of keys; Table.BatchSave and BatchDelete write in batches, which
-// cannot carry conditions, so they refuse versioned items unless SaveClobber
-// is asked for. Table.Query, Scan and ParallelScan are iter.Seq2 iterators over
+// cannot carry conditions, so they refuse versioned items unless Clobber() is
+// given. Table.Query, Scan and ParallelScan are iter.Seq2 iterators over
 // all pages; QueryPage and ScanPage return one page and a Cursor to resume
 // from. Key conditions and cursors are checked against the key schema before
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
+//
+// # Options and retries
+//
+// Each call takes the options that work for it, and only those, so a
+// misplaced option is a compile error: WriteOption (If, WithSaveBehavior)
+// for Save, Delete, Update and transaction members; ReadOption for Load;
+// QueryOption for queries and scans; BatchReadOption and BatchWriteOption for
+// batches; TxOption and ReadTxOption for transactions; CreateTableOption for
+// CreateTable. The calls that repeat requests — Update after a conflict,
+// batches after unprocessed items, transactions after TransactionConflict,
+// CreateTable while polling — follow one RetryPolicy, given with WithRetry
+// to NewMapper or to the call; Save and Delete send one write and take none.
 //
 // # Java
 //

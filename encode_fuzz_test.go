@@ -249,7 +249,7 @@ func FuzzEncode(f *testing.F) {
 		_, err = ts.Load(ctx, it)
 		refusedOrSent("Load", err)
 		refusedOrSent("Delete", ts.Delete(ctx, it))
-		refusedOrSent("BatchSave", ts.BatchSave(ctx, []fzItem{it}, WithSaveBehavior(SaveClobber)))
+		refusedOrSent("BatchSave", ts.BatchSave(ctx, []fzItem{it}, Clobber()))
 		refusedOrSent("WriteTx", ts.m.WriteTx(ctx, []TxOp{ts.TxSave(it)}))
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -90,4 +91,27 @@ func ExampleWithSaveBehavior() {
 		log.Fatal(err)
 	}
 	fmt.Println(saved.Version)
+}
+
+// A mapper whose Updates, batches and transactions retry at most 10 times,
+// waiting up to a second between attempts; one batch call allows more.
+func ExampleWithRetry() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client, dynamo.WithRetry(dynamo.RetryPolicy{MaxAttempts: 10, BackoffMax: time.Second}))
+	books, err := dynamo.NewTable[Book](m, "Books")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = books.Update(ctx, Book{ISBN: "0-201-03801-3"}, func(b Book) (Book, error) {
+		b.Title = "The Art of Computer Programming"
+		return b, nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = books.BatchSave(ctx, []Book{{ISBN: "1"}, {ISBN: "2"}},
+		dynamo.Clobber(), dynamo.WithRetry(dynamo.RetryPolicy{MaxAttempts: 50}))
+	if err != nil {
+		log.Fatal(err)
+	}
 }

@@ -21,13 +21,22 @@ type Mapper struct {
 	dec    *attributevalue.Decoder // stateless after construction
 }
 
-// Option configures a Mapper.
-type Option func(*mapperOptions)
+// Option configures a Mapper: WithWriteTokenAttribute, WithEncoderOptions,
+// WithDecoderOptions, WithRetry.
+type Option interface {
+	applyMapper(*mapperOptions)
+}
+
+type mapperOption func(*mapperOptions)
+
+func (f mapperOption) applyMapper(o *mapperOptions) { f(o) }
 
 type mapperOptions struct {
 	tokenAttr   string
 	encoderOpts []func(*attributevalue.EncoderOptions)
 	decoderOpts []func(*attributevalue.DecoderOptions)
+	retry       RetryPolicy // Update, batches, transactions; when retrySet
+	retrySet    bool
 }
 
 // WithWriteTokenAttribute names the attribute in which every versioned write
@@ -41,13 +50,13 @@ type mapperOptions struct {
 //
 // The default is DefaultWriteTokenAttribute; "" turns tokens off.
 func WithWriteTokenAttribute(name string) Option {
-	return func(o *mapperOptions) { o.tokenAttr = name }
+	return mapperOption(func(o *mapperOptions) { o.tokenAttr = name })
 }
 
 // WithEncoderOptions adjusts the attributevalue encoder the mapper uses.
 // TagKey is always "dynamo" and cannot be changed.
 func WithEncoderOptions(fn func(*attributevalue.EncoderOptions)) Option {
-	return func(o *mapperOptions) { o.encoderOpts = append(o.encoderOpts, fn) }
+	return mapperOption(func(o *mapperOptions) { o.encoderOpts = append(o.encoderOpts, fn) })
 }
 
 // WithDecoderOptions adjusts the attributevalue decoder the mapper uses.
@@ -57,7 +66,7 @@ func WithEncoderOptions(fn func(*attributevalue.EncoderOptions)) Option {
 // digits, which encodes back unchanged; turn it off to get float64, which
 // cannot hold every number DynamoDB stores (Java's Long.MAX_VALUE, say).
 func WithDecoderOptions(fn func(*attributevalue.DecoderOptions)) Option {
-	return func(o *mapperOptions) { o.decoderOpts = append(o.decoderOpts, fn) }
+	return mapperOption(func(o *mapperOptions) { o.decoderOpts = append(o.decoderOpts, fn) })
 }
 
 // NewMapper returns a Mapper that sends its requests through c. It sends no
@@ -66,8 +75,10 @@ func WithDecoderOptions(fn func(*attributevalue.DecoderOptions)) Option {
 // returns an error satisfying errors.Is(err, ErrTableNotFound).
 func NewMapper(c Client, opts ...Option) *Mapper {
 	o := mapperOptions{tokenAttr: DefaultWriteTokenAttribute}
-	for _, fn := range opts {
-		fn(&o)
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyMapper(&o)
+		}
 	}
 	m := &Mapper{raw: c, opts: o}
 	if c != nil {

@@ -1,8 +1,6 @@
 package dynamo
 
 import (
-	"time"
-
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
@@ -72,40 +70,25 @@ func ConsistentRead() ReadOption {
 	return func(o *readOptions) { o.consistent = true }
 }
 
-// WriteOption configures Save, Delete and Update.
+// WriteOption configures Save, Delete and Update, and the members of a
+// write transaction (Table.TxSave, TxDelete, TxCheck): WithSaveBehavior and
+// If. Retries are not a WriteOption: Save and Delete send one write, and
+// Update takes its RetryPolicy from the mapper (WithRetry).
 type WriteOption func(*writeOptions)
 
-// Defaults for Update's retry loop.
-const (
-	DefaultMaxAttempts = 100
-	DefaultBackoffBase = 2 * time.Millisecond
-	DefaultBackoffMax  = 100 * time.Millisecond
-)
-
 type writeOptions struct {
-	behavior    SaveBehavior
-	conds       []expression.ConditionBuilder
-	maxAttempts int
-	backoffBase time.Duration
-	backoffMax  time.Duration
-}
-
-func defaultWriteOptions() writeOptions {
-	return writeOptions{
-		behavior:    SaveUpdate,
-		maxAttempts: DefaultMaxAttempts,
-		backoffBase: DefaultBackoffBase,
-		backoffMax:  DefaultBackoffMax,
-	}
+	behavior SaveBehavior
+	conds    []expression.ConditionBuilder
 }
 
 // applyWriteOptions returns the defaults with opts applied; see
 // applyReadOptions for why it is a separate function.
 func applyWriteOptions(opts []WriteOption) writeOptions {
 	wo := new(writeOptions)
-	*wo = defaultWriteOptions()
 	for _, fn := range opts {
-		fn(wo)
+		if fn != nil {
+			fn(wo)
+		}
 	}
 	return *wo
 }
@@ -140,21 +123,4 @@ func WithSaveBehavior(b SaveBehavior) WriteOption {
 // ConditionError.Condition) shows the condition with its names and values.
 func If(cond expression.ConditionBuilder) WriteOption {
 	return func(o *writeOptions) { o.conds = append(o.conds, cond) }
-}
-
-// WithMaxAttempts bounds the number of writes Update tries before it returns
-// the last conflict (default DefaultMaxAttempts). Values below 1 mean 1. For
-// BatchSave and BatchDelete it bounds the requests per chunk of items (the
-// first one and the resends of unprocessed items).
-func WithMaxAttempts(n int) WriteOption {
-	return func(o *writeOptions) { o.maxAttempts = max(n, 1) }
-}
-
-// WithBackoff sets the jittered exponential backoff between Update's
-// attempts, and between BatchSave's and BatchDelete's resends of unprocessed
-// items: the n-th retry (n = 1, 2, ...) waits a random duration in
-// [0, min(max, base·2ⁿ⁻¹)).
-// Defaults: DefaultBackoffBase, DefaultBackoffMax.
-func WithBackoff(base, max time.Duration) WriteOption {
-	return func(o *writeOptions) { o.backoffBase, o.backoffMax = base, max }
 }

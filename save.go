@@ -47,7 +47,7 @@ import (
 // IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut), and
 // dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, error) {
-	wo := defaultWriteOptions()
+	var wo writeOptions
 	if len(opts) > 0 {
 		wo = applyWriteOptions(opts)
 	}

@@ -37,6 +37,11 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 	if m.client == nil {
 		return nil, fmt.Errorf("%w: NewTable[%s] with a Mapper that has no client: create it with dynamo.NewMapper(client), e.g. dynamodb.NewFromConfig(cfg)", ErrInvalidInput, rt)
 	}
+	if m.opts.retrySet {
+		if err := m.opts.retry.check("NewMapper option WithRetry"); err != nil {
+			return nil, fmt.Errorf("%w (NewTable[%s])", err, rt)
+		}
+	}
 	ptr := false
 	if rt.Kind() == reflect.Pointer {
 		rt, ptr = rt.Elem(), true

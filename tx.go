@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -26,14 +25,6 @@ const MaxTxItems = 100
 
 // maxTxSize is DynamoDB's limit on the aggregate size of a transaction's items.
 const maxTxSize = 4 << 20
-
-// Defaults for the retries of a transaction that DynamoDB cancelled because
-// it conflicted with another transaction in flight.
-const (
-	DefaultTxMaxAttempts = 8
-	DefaultTxBackoffBase = 10 * time.Millisecond
-	DefaultTxBackoffMax  = 500 * time.Millisecond
-)
 
 // DynamoDB's cancellation reason codes (CancellationReason.Code, and
 // TxFailure.Code), the ones the mapper and its users compare against.
@@ -114,7 +105,6 @@ type TxSave[T any] struct {
 // afterwards, when someone else may have written. Save such items with
 // Table.Save, or load them and use SaveUpdate.
 //
-// WithMaxAttempts and WithBackoff have no effect here; see WithTxMaxAttempts.
 // Nothing is sent until WriteTx.
 func (t *Table[T]) TxSave(item T, opts ...WriteOption) *TxSave[T] {
 	return &TxSave[T]{t: t, item: item, opts: append([]WriteOption(nil), opts...)}
@@ -304,8 +294,10 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 // WithRequestToken), so when DynamoDB applied it but the response was lost,
 // the SDK's retry succeeds without writing again. A transaction cancelled
 // because another one was in flight on the same items (TransactionConflict)
-// is sent again, with jittered backoff, at most WithTxMaxAttempts times in
-// all. ctx bounds the whole call, retries and backoff included.
+// is sent again, with jittered backoff, at most MaxAttempts times in all, as
+// the RetryPolicy says (WithRetry, given to this call or to NewMapper; by
+// default 8 times, waits from 10 ms up to 500 ms). ctx bounds the whole call,
+// retries and backoff included.
 //
 // An error after an attempt that may have been applied (no answer, a 5xx, a
 // transaction still in progress under the token when the attempts ran out,
@@ -322,7 +314,10 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 // table, dynamodb:UpdateItem (TxSave; dynamodb:PutItem with SavePut),
 // dynamodb:DeleteItem (TxDelete) or dynamodb:ConditionCheckItem (TxCheck).
 func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) error {
-	o := applyTxOptions(opts)
+	o, err := m.applyTxOptions("WriteTx", opts)
+	if err != nil {
+		return err
+	}
 	if o.tokenSet && (o.token == "" || len(o.token) > maxRequestTokenLn) {
 		return fmt.Errorf("%w: WriteTx request token %q: DynamoDB takes 1 to %d characters", ErrInvalidInput, o.token, maxRequestTokenLn)
 	}
@@ -374,7 +369,7 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 	// token is what DynamoDB recognises as the same transaction. So the SDK
 	// may send it again after a lost answer.
 	var att attempts
-	err := retryTx(ctx, o, "WriteTx", members, txHint, func() error {
+	err = retryTx(ctx, o, "WriteTx", members, txHint, func() error {
 		_, err := m.client.TransactWriteItems(ctx, in, att.option(false))
 		return err
 	})
@@ -418,7 +413,7 @@ func txInProgress(err error) bool {
 
 // retryTx sends a transaction until it succeeds, fails for good (the
 // *TxError naming the members that failed, or the SDK's error), or has been
-// cancelled by conflicting transactions o.maxAttempts times, with backoff in
+// cancelled by conflicting transactions as often as o.retry allows, with backoff in
 // between. name ("WriteTx", "ReadTx") and hint shape the errors.
 func retryTx[M txMemberInfo](ctx context.Context, o txOptions, name string, ms []M, hint func(error) string, send func() error) error {
 	for attempt := 1; ; attempt++ {
@@ -433,11 +428,11 @@ func retryTx[M txMemberInfo](ctx context.Context, o txOptions, name string, ms [
 		if !retry {
 			return txErr
 		}
-		if attempt >= o.maxAttempts {
+		if o.retry.exhausted(attempt) {
 			txErr.Attempts = attempt
 			return txErr
 		}
-		if err := sleepCtx(ctx, backoff(attempt, o.backoffBase, o.backoffMax)); err != nil {
+		if err := o.retry.wait(ctx, attempt); err != nil {
 			return fmt.Errorf("dynamo: %s of %d members, after %d attempts cancelled by conflicting transactions: %w", name, len(ms), attempt, err)
 		}
 	}

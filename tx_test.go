@@ -268,7 +268,7 @@ func TestWriteTxRetriesTransactionConflict(t *testing.T) {
 	books, _ := txTables(t, c)
 	s := books.TxSave(Book{ISBN: "1", Version: 1})
 	err := books.Mapper().WriteTx(context.Background(), []TxOp{s, books.TxCheck(Book{ISBN: "2", Version: 1})},
-		WithTxBackoff(time.Microsecond, time.Microsecond))
+		WithRetry(RetryPolicy{BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestWriteTxConflictGivesUp(t *testing.T) {
 	}}
 	books, _ := txTables(t, c)
 	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
-		WithTxMaxAttempts(3), WithTxBackoff(time.Microsecond, time.Microsecond))
+		WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
 	var te *TxError
 	if !errors.As(err, &te) || te.Attempts != 3 || len(c.writes) != 3 {
 		t.Fatalf("err = %v after %d sends", err, len(c.writes))
@@ -306,7 +306,7 @@ func TestWriteTxInProgressIsUnknown(t *testing.T) {
 	}}
 	books, _ := txTables(t, c)
 	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
-		WithTxMaxAttempts(2), WithTxBackoff(time.Microsecond, time.Microsecond))
+		WithRetry(RetryPolicy{MaxAttempts: 2, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
 	var te *TxError
 	if !errors.As(err, &te) || !errors.Is(err, ErrUnknownOutcome) || strings.Contains(err.Error(), "nothing written") {
 		t.Fatalf("err = %v; want a *TxError with ErrUnknownOutcome that does not say nothing was written", err)
@@ -316,7 +316,7 @@ func TestWriteTxInProgressIsUnknown(t *testing.T) {
 	}}
 	books, _ = txTables(t, c)
 	err = books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
-		WithTxMaxAttempts(2), WithTxBackoff(time.Microsecond, time.Microsecond))
+		WithRetry(RetryPolicy{MaxAttempts: 2, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
 	if errors.Is(err, ErrUnknownOutcome) || !strings.Contains(err.Error(), "nothing written") {
 		t.Fatalf("err = %v; want a plain cancellation", err)
 	}
@@ -329,7 +329,7 @@ func TestWriteTxBackoffHonoursContext(t *testing.T) {
 		return txCanceled(txReason("TransactionConflict", nil))
 	}}
 	books, _ := txTables(t, c)
-	err := books.Mapper().WriteTx(ctx, []TxOp{books.TxSave(Book{ISBN: "1"})}, WithTxBackoff(time.Hour, time.Hour))
+	err := books.Mapper().WriteTx(ctx, []TxOp{books.TxSave(Book{ISBN: "1"})}, WithRetry(RetryPolicy{BackoffBase: time.Hour, BackoffMax: time.Hour}))
 	if !errors.Is(err, context.Canceled) || len(c.writes) != 1 {
 		t.Fatalf("err = %v after %d sends", err, len(c.writes))
 	}
@@ -501,7 +501,7 @@ func TestReadTxRetriesAndRefusals(t *testing.T) {
 	m := books.Mapper()
 	ctx := context.Background()
 	g := books.TxGet(Book{ISBN: "1"})
-	if err := m.ReadTx(ctx, []TxGetOp{g}, WithTxBackoff(time.Microsecond, time.Microsecond)); err != nil {
+	if err := m.ReadTx(ctx, []TxGetOp{g}, WithRetry(RetryPolicy{BackoffBase: time.Microsecond, BackoffMax: time.Microsecond})); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := g.Item(); !ok || len(c.reads) != 2 {

@@ -1,20 +1,26 @@
 package dynamo
 
-import (
-	"time"
-)
-
 // Options of write and read transactions.
 
-// TxOption configures Mapper.WriteTx and Mapper.ReadTx.
-type TxOption func(*txOptions)
+// TxOption configures Mapper.WriteTx: WithRequestToken and WithRetry.
+type TxOption interface {
+	applyTx(*txOptions)
+}
+
+// ReadTxOption configures Mapper.ReadTx: WithRetry.
+type ReadTxOption interface {
+	applyReadTx(*txOptions)
+}
+
+type txOptionFunc func(*txOptions)
+
+func (f txOptionFunc) applyTx(o *txOptions) { f(o) }
 
 type txOptions struct {
-	token       string
-	tokenSet    bool
-	maxAttempts int
-	backoffBase time.Duration
-	backoffMax  time.Duration
+	token    string
+	tokenSet bool
+	retry    RetryPolicy // when retrySet; then the effective policy (applyTxOptions)
+	retrySet bool
 }
 
 // WithRequestToken makes a write transaction idempotent under token (1 to 36
@@ -32,31 +38,37 @@ type txOptions struct {
 // from the same values make the same request: the ops need not be kept.
 //
 // Without this option WriteTx uses a random token of its own, which still
-// makes its own retries and the SDK's idempotent. ReadTx ignores the option.
+// makes its own retries and the SDK's idempotent.
 func WithRequestToken(token string) TxOption {
-	return func(o *txOptions) { o.token, o.tokenSet = token, true }
+	return txOptionFunc(func(o *txOptions) { o.token, o.tokenSet = token, true })
 }
 
-// WithTxMaxAttempts bounds how many times WriteTx and ReadTx send a
-// transaction that DynamoDB cancelled because it conflicted with another
-// transaction (TransactionConflict, TransactionInProgressException); default
-// DefaultTxMaxAttempts. Values below 1 mean 1. Failed conditions are never
-// retried.
-func WithTxMaxAttempts(n int) TxOption {
-	return func(o *txOptions) { o.maxAttempts = max(n, 1) }
-}
-
-// WithTxBackoff sets the jittered exponential backoff between those
-// attempts: the n-th retry waits a random duration in [0, min(max, base·2ⁿ⁻¹)).
-// Defaults: DefaultTxBackoffBase, DefaultTxBackoffMax.
-func WithTxBackoff(base, max time.Duration) TxOption {
-	return func(o *txOptions) { o.backoffBase, o.backoffMax = base, max }
-}
-
-func applyTxOptions(opts []TxOption) txOptions {
-	o := txOptions{maxAttempts: DefaultTxMaxAttempts, backoffBase: DefaultTxBackoffBase, backoffMax: DefaultTxBackoffMax}
-	for _, fn := range opts {
-		fn(&o)
+// applyTxOptions returns WriteTx's options, with o.retry the policy to
+// follow: how many times a transaction that DynamoDB cancelled because it
+// conflicted with another one (TransactionConflict,
+// TransactionInProgressException) is sent in all, and the waits between.
+// Failed conditions are never retried.
+func (m *Mapper) applyTxOptions(call string, opts []TxOption) (txOptions, error) {
+	var o txOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyTx(&o)
+		}
 	}
-	return o
+	var err error
+	o.retry, err = m.retryPolicy(policyTx, o.retry, o.retrySet, call+" option WithRetry")
+	return o, err
+}
+
+// applyReadTxOptions is applyTxOptions for ReadTx.
+func (m *Mapper) applyReadTxOptions(opts []ReadTxOption) (txOptions, error) {
+	var o txOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyReadTx(&o)
+		}
+	}
+	var err error
+	o.retry, err = m.retryPolicy(policyTx, o.retry, o.retrySet, "ReadTx option WithRetry")
+	return o, err
 }

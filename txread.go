@@ -75,7 +75,7 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 // ErrInvalidInput: no gets or more than MaxTxItems, a nil get or key, an
 // unset key, two gets of the same item. A read cancelled because a write
 // transaction was in flight on its items is sent again, with jittered
-// backoff, at most WithTxMaxAttempts times in all; other cancellations are a
+// backoff, as often as the RetryPolicy allows (see WriteTx); other cancellations are a
 // *TxError. ctx bounds the whole call, retries and backoff included.
 //
 // The request is sent through m's client, whichever Mapper the tables were
@@ -83,8 +83,11 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 //
 // IAM: dynamodb:GetItem on each member's table (transactions have no action
 // of their own).
-func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...TxOption) error {
-	o := applyTxOptions(opts)
+func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...ReadTxOption) error {
+	o, err := m.applyReadTxOptions(opts)
+	if err != nil {
+		return err
+	}
 	if err := checkTxCount("ReadTx", len(gets)); err != nil {
 		return err
 	}
@@ -109,7 +112,7 @@ func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...TxOption) e
 		in.TransactItems[i].Get = &mem.get
 	}
 	var out *dynamodb.TransactGetItemsOutput
-	err := retryTx(ctx, o, "ReadTx", members, func(error) string { return "" }, func() (err error) {
+	err = retryTx(ctx, o, "ReadTx", members, func(error) string { return "" }, func() (err error) {
 		out, err = m.client.TransactGetItems(ctx, in)
 		return err
 	})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math/rand/v2"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -14,8 +12,9 @@ import (
 // (strongly consistent), calls fn with it, and saves what fn returns under
 // the version it read. When the save is a version conflict it calls fn again
 // with the item the conflict carries — no extra read — after a jittered
-// exponential backoff (WithBackoff), at most WithMaxAttempts times in all
-// (default DefaultMaxAttempts). It returns the saved copy.
+// exponential backoff, at most MaxAttempts times in all, as the mapper's
+// RetryPolicy says (WithRetry given to NewMapper; by default 100 attempts,
+// waits from 2 ms up to 100 ms). It returns the saved copy.
 //
 // A missing item reaches fn as a T holding only key's key fields, with
 // version zero, so Update also creates. fn must not change the key; the
@@ -40,10 +39,7 @@ import (
 // SavePut).
 func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (T, error) {
 	var zero T
-	wo := defaultWriteOptions()
-	for _, o := range opts {
-		o(&wo)
-	}
+	wo := applyWriteOptions(opts)
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
 	}
@@ -61,7 +57,8 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
 	defer t.gate.leave(gk, e)
-	saved, stored, err := t.update(ctx, k, e.last, fn, &wo)
+	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
+	saved, stored, err := t.update(ctx, k, e.last, fn, &wo, pol)
 	e.last = stored // nil after an error: the next caller reads
 	return saved, err
 }
@@ -69,7 +66,7 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 // update is Update's loop, run while holding the key's turn. last is the
 // item as the previous holder stored it, nil if unknown.
 func (t *Table[T]) update(ctx context.Context, k map[string]types.AttributeValue, last map[string]types.AttributeValue,
-	fn func(T) (T, error), wo *writeOptions) (T, map[string]types.AttributeValue, error) {
+	fn func(T) (T, error), wo *writeOptions, pol RetryPolicy) (T, map[string]types.AttributeValue, error) {
 	var zero T
 	// base is the stored item each call of fn starts from; every write is
 	// pinned to it (basisCond), so that it cannot land on another
@@ -134,42 +131,12 @@ func (t *Table[T]) update(ctx context.Context, k map[string]types.AttributeValue
 		}
 		// The item is not what fn saw: another version, another incarnation
 		// (deleted and created again), or other attributes.
-		if attempt >= wo.maxAttempts {
+		if pol.exhausted(attempt) {
 			return zero, nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
 		}
 		base = &basis{item: ce.Item}
-		if err := sleepCtx(ctx, backoff(attempt, wo.backoffBase, wo.backoffMax)); err != nil {
+		if err := pol.wait(ctx, attempt); err != nil {
 			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 		}
-	}
-}
-
-// backoff returns the full-jitter wait before retry n (1-based): a random
-// duration in [0, min(max, base·2ⁿ⁻¹)).
-func backoff(n int, base, max time.Duration) time.Duration {
-	if base <= 0 {
-		return 0
-	}
-	d := max
-	if n-1 < 30 && base<<(n-1) < max {
-		d = base << (n - 1)
-	}
-	if d <= 0 {
-		return 0
-	}
-	return rand.N(d)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
 	}
 }

@@ -25,14 +25,14 @@ func TestUpdateRetriesWithConflictItem(t *testing.T) {
 		}
 		return &dynamodb.UpdateItemOutput{}, nil
 	}
-	books := newBooks(t, c)
+	books := newBooks(t, c, WithRetry(RetryPolicy{BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond}))
 	var seen []string
 	saved, err := books.Update(context.Background(), Book{ISBN: "1"}, func(b Book) (Book, error) {
 		seen = append(seen, b.Title)
 		b.Title += "+"
 		b.Version = 1000 // ignored: Update writes the version it read
 		return b, nil
-	}, WithBackoff(0, 0))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestUpdateStops(t *testing.T) {
 	ctx := context.Background()
 
 	c := &stubClient{onGet: missing, onUpd: conflict}
-	_, err := newBooks(t, c).Update(ctx, Book{ISBN: "1"}, id, WithMaxAttempts(3), WithBackoff(0, 0))
+	_, err := newBooks(t, c, WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond})).Update(ctx, Book{ISBN: "1"}, id)
 	if !errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "after 3 attempts") || len(c.upds) != 3 {
 		t.Errorf("bounded attempts: %v after %d writes", err, len(c.upds))
 	}
@@ -99,7 +99,7 @@ func TestUpdateStops(t *testing.T) {
 		cancel()
 		return conflict(in)
 	}}
-	_, err = newBooks(t, c).Update(cctx, Book{ISBN: "1"}, id, WithBackoff(time.Hour, time.Hour))
+	_, err = newBooks(t, c, WithRetry(RetryPolicy{BackoffBase: time.Hour, BackoffMax: time.Hour})).Update(cctx, Book{ISBN: "1"}, id)
 	if !errors.Is(err, context.Canceled) || len(c.upds) != 1 {
 		t.Errorf("cancelled: %v after %d writes", err, len(c.upds))
 	}
@@ -119,18 +119,5 @@ func TestUpdateStops(t *testing.T) {
 	_, err = newBooks(t, c).Update(ctx, Book{ISBN: "1"}, id)
 	if !errors.Is(err, ErrConditionFailed) || len(c.upds) != 1 {
 		t.Errorf("failed If is not retried: %v after %d writes", err, len(c.upds))
-	}
-}
-
-func TestBackoffBounds(t *testing.T) {
-	for n := 1; n < 100; n++ {
-		d := backoff(n, time.Millisecond, 50*time.Millisecond)
-		limit := min(50*time.Millisecond, time.Millisecond<<min(n-1, 20))
-		if d < 0 || d >= limit {
-			t.Fatalf("backoff(%d) = %v, want [0, %v)", n, d, limit)
-		}
-	}
-	if backoff(3, 0, time.Second) != 0 {
-		t.Error("zero base must not wait")
 	}
 }

@@ -60,7 +60,7 @@ func TestBatchLoad250KeysSomeMissing(t *testing.T) {
 			stored = append(stored, Book{ISBN: batchISBN(i), Title: "T" + strconv.Itoa(i), Authors: []string{"a" + strconv.Itoa(i)}, Version: int64(i % 3)})
 		}
 	}
-	if err := books.BatchSave(c, stored, dynamo.WithSaveBehavior(dynamo.SaveClobber)); err != nil {
+	if err := books.BatchSave(c, stored, dynamo.Clobber()); err != nil {
 		t.Fatal(err)
 	}
 	for i := range stored {
@@ -185,7 +185,7 @@ func TestBatchWriteOfVersionedRefused(t *testing.T) {
 	}
 	mustContain(t, err, "BatchSave", fmt.Sprintf("table %q", name), "integration.Book is versioned (field Version)",
 		"BatchWriteItem cannot carry conditions", "the version would not be checked", "Mapper.WriteTx", "Save in a loop",
-		"dynamo.WithSaveBehavior(dynamo.SaveClobber)")
+		"dynamo.Clobber()")
 	t.Log(err)
 	stale := stored
 	stale.Title = "stale"
@@ -217,7 +217,7 @@ func TestBatchSaveClobber(t *testing.T) {
 	for i := range 60 {
 		items = append(items, Book{ISBN: batchISBN(i), Title: "batch", Version: int64(i % 2)})
 	}
-	clobber := dynamo.WithSaveBehavior(dynamo.SaveClobber)
+	clobber := dynamo.Clobber()
 	if err := books.BatchSave(c, items, clobber); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -45,7 +46,7 @@ func TestBreakUint64VersionLimitMessage(t *testing.T) {
 // another service stamps with an S etag), or a tool rewrote it. Update's pin
 // for such a basis is attribute_not_exists(#wt), which can never hold:
 // with nobody else writing, every attempt fails and Update gives up after
-// WithMaxAttempts (100 by default), calling fn each time, instead of
+// MaxAttempts (100 by default), calling fn each time, instead of
 // writing or saying what is wrong.
 func TestBreakUpdateForeignTokenType(t *testing.T) {
 	name := dynamotest.KeyTable(t, dynamotest.Client(t), "wt", "id", types.ScalarAttributeTypeS, "", "")
@@ -54,13 +55,14 @@ func TestBreakUpdateForeignTokenType(t *testing.T) {
 		"id": &types.AttributeValueMemberS{Value: "k"}, "v": &types.AttributeValueMemberN{Value: "1"},
 		dynamo.DefaultWriteTokenAttribute: &types.AttributeValueMemberS{Value: "not-binary"},
 	})
-	tb, _ := dynamo.NewTable[incJob](dynamo.NewMapper(dynamotest.Client(t)), name)
+	tb, _ := dynamo.NewTable[incJob](dynamo.NewMapper(dynamotest.Client(t),
+		dynamo.WithRetry(dynamo.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond})), name)
 	calls := 0
 	got, err := tb.Update(c, incJob{ID: "k"}, func(j incJob) (incJob, error) {
 		calls++
 		j.Owner = "me"
 		return j, nil
-	}, dynamo.WithMaxAttempts(5), dynamo.WithBackoff(0, 0))
+	})
 	if err != nil && !errors.Is(err, dynamo.ErrInvalidInput) {
 		t.Fatalf("Update of an item nobody else writes = %+v, %v after %d calls of fn; want success (or a clear error at once)", got, err, calls)
 	}

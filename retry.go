@@ -1,0 +1,182 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy says how often a call that repeats a request tries, and how
+// long it waits in between. Four kinds of call repeat requests:
+//
+//   - Update calls its function again after a version conflict;
+//   - BatchLoad, BatchLoadIndexed, BatchSave and BatchDelete send again
+//     what DynamoDB left unprocessed (throttling);
+//   - WriteTx and ReadTx send a transaction again when DynamoDB cancelled it
+//     because it conflicted with another one (TransactionConflict);
+//   - CreateTable polls DescribeTable until the table is ACTIVE.
+//
+// The n-th retry (n = 1, 2, ...) waits a random duration in
+// [0, min(BackoffMax, BackoffBase·2ⁿ⁻¹)) ("full jitter"), so that callers
+// that collided do not collide again in step.
+//
+// A zero field takes its default, which depends on the kind of call:
+//
+//	                  MaxAttempts   BackoffBase   BackoffMax
+//	Update            100           2 ms          100 ms
+//	batches           100           2 ms          100 ms
+//	transactions      8             10 ms         500 ms
+//	table polling     no bound      20 ms         1 s
+//
+// ctx bounds every call in any case, the waits included. A policy with a
+// negative field, or a BackoffMax below BackoffBase, is refused with an
+// error wrapping ErrInvalidInput before anything is sent.
+//
+// A policy is given with WithRetry: to NewMapper, for the Update, batch and
+// transaction calls of every Table of the mapper, and to a single batch,
+// transaction or CreateTable call, for that call (its zero fields then take
+// the mapper's values, and those the defaults).
+type RetryPolicy struct {
+	// MaxAttempts bounds the requests (or, for Update, the writes) in all,
+	// the first one included. 1 means no retry.
+	MaxAttempts int
+	// BackoffBase is the bound on the first wait; it doubles with every
+	// further retry up to BackoffMax.
+	BackoffBase time.Duration
+	// BackoffMax bounds every wait.
+	BackoffMax time.Duration
+}
+
+// retryKind is a kind of call with a default RetryPolicy.
+type retryKind int
+
+const (
+	policyUpdate retryKind = iota
+	policyBatch
+	policyTx
+	policyPoll
+)
+
+// defaultRetry returns the default policy of a kind of call (see the table
+// in RetryPolicy's doc). MaxAttempts 0 means no bound.
+func defaultRetry(k retryKind) RetryPolicy {
+	switch k {
+	case policyTx:
+		return RetryPolicy{MaxAttempts: 8, BackoffBase: 10 * time.Millisecond, BackoffMax: 500 * time.Millisecond}
+	case policyPoll:
+		return RetryPolicy{BackoffBase: tablePollMin, BackoffMax: tablePollMax}
+	}
+	return RetryPolicy{MaxAttempts: 100, BackoffBase: 2 * time.Millisecond, BackoffMax: 100 * time.Millisecond}
+}
+
+// or returns p with its zero fields taken from d.
+func (p RetryPolicy) or(d RetryPolicy) RetryPolicy {
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = d.MaxAttempts
+	}
+	if p.BackoffBase == 0 {
+		p.BackoffBase = d.BackoffBase
+	}
+	if p.BackoffMax == 0 {
+		p.BackoffMax = d.BackoffMax
+	}
+	return p
+}
+
+// check refuses a policy no call can follow; where names the option.
+func (p RetryPolicy) check(where string) error {
+	if p.MaxAttempts < 0 || p.BackoffBase < 0 || p.BackoffMax < 0 {
+		return fmt.Errorf("%w: %s: %+v has a negative field: use 0 for the default, MaxAttempts 1 for no retry",
+			ErrInvalidInput, where, p)
+	}
+	if p.BackoffMax != 0 && p.BackoffMax < p.BackoffBase {
+		return fmt.Errorf("%w: %s: BackoffMax %v is below BackoffBase %v: make BackoffMax at least BackoffBase",
+			ErrInvalidInput, where, p.BackoffMax, p.BackoffBase)
+	}
+	return nil
+}
+
+// exhausted reports whether attempt (1-based) was the last one allowed.
+func (p RetryPolicy) exhausted(attempt int) bool {
+	return p.MaxAttempts > 0 && attempt >= p.MaxAttempts
+}
+
+// wait sleeps before retry n (1-based), or until ctx is done.
+func (p RetryPolicy) wait(ctx context.Context, n int) error {
+	return sleepCtx(ctx, backoff(n, p.BackoffBase, p.BackoffMax))
+}
+
+// backoff returns the full-jitter wait before retry n (1-based): a random
+// duration in [0, min(max, base·2ⁿ⁻¹)).
+func backoff(n int, base, max time.Duration) time.Duration {
+	if base <= 0 {
+		return 0
+	}
+	d := max
+	if n-1 < 30 && base<<(n-1) < max {
+		d = base << (n - 1)
+	}
+	if d <= 0 {
+		return 0
+	}
+	return rand.N(d)
+}
+
+// sleepCtx waits for d, or until ctx is done (then it returns ctx.Err()).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}
+
+// RetryOption sets the RetryPolicy of the calls it is given to; see
+// WithRetry. It is an Option of NewMapper and an option of the batch,
+// transaction and CreateTable calls, and of nothing else: Save and Delete
+// send one write and never repeat it.
+type RetryOption struct {
+	p RetryPolicy
+}
+
+// WithRetry sets the retry policy: given to NewMapper, of every Table's
+// Update, batch calls and transactions (not of CreateTable's polling);
+// given to a batch call, WriteTx, ReadTx or CreateTable, of that call. Zero
+// fields of p take the mapper's values or the defaults (see RetryPolicy).
+//
+// Update takes its policy from the mapper only: the Update calls of one
+// Table on one key take turns, and a per-call policy would make one call's
+// limits depend on the others'. Use a second Mapper for Tables that need
+// another policy; Mappers are cheap.
+func WithRetry(p RetryPolicy) RetryOption { return RetryOption{p: p} }
+
+func (o RetryOption) applyMapper(m *mapperOptions)           { m.retry, m.retrySet = o.p, true }
+func (o RetryOption) applyBatchRead(b *batchReadOptions)     { b.retry, b.retrySet = o.p, true }
+func (o RetryOption) applyBatchWrite(b *batchWriteOptions)   { b.retry, b.retrySet = o.p, true }
+func (o RetryOption) applyTx(t *txOptions)                   { t.retry, t.retrySet = o.p, true }
+func (o RetryOption) applyReadTx(t *txOptions)               { t.retry, t.retrySet = o.p, true }
+func (o RetryOption) applyCreateTable(c *createTableOptions) { c.retry, c.retrySet = o.p, true }
+
+// retryPolicy returns the policy of a kind of call: call (when set), else
+// the mapper's (except for polling), else the defaults, field by field; or
+// an error for a policy that is refused.
+func (m *Mapper) retryPolicy(k retryKind, call RetryPolicy, callSet bool, where string) (RetryPolicy, error) {
+	p := defaultRetry(k)
+	if m.opts.retrySet && k != policyPoll {
+		p = m.opts.retry.or(p)
+	}
+	if callSet {
+		if err := call.check(where); err != nil {
+			return p, err
+		}
+		p = call.or(p)
+	}
+	return p, nil
+}

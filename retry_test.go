@@ -1,0 +1,118 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Each kind of call takes its own defaults; a mapper policy overrides them
+// field by field (except for polling), and a per-call policy overrides the
+// mapper's.
+func TestRetryPolicyLayers(t *testing.T) {
+	plain := NewMapper(&stubClient{})
+	tuned := NewMapper(&stubClient{}, WithRetry(RetryPolicy{MaxAttempts: 7}))
+	for _, tc := range []struct {
+		name string
+		m    *Mapper
+		kind retryKind
+		call RetryPolicy
+		set  bool
+		want RetryPolicy
+	}{
+		{"update default", plain, policyUpdate, RetryPolicy{}, false, RetryPolicy{100, 2 * time.Millisecond, 100 * time.Millisecond}},
+		{"tx default", plain, policyTx, RetryPolicy{}, false, RetryPolicy{8, 10 * time.Millisecond, 500 * time.Millisecond}},
+		{"poll default", plain, policyPoll, RetryPolicy{}, false, RetryPolicy{0, 20 * time.Millisecond, time.Second}},
+		{"mapper over update default", tuned, policyUpdate, RetryPolicy{}, false, RetryPolicy{7, 2 * time.Millisecond, 100 * time.Millisecond}},
+		{"mapper over tx default", tuned, policyTx, RetryPolicy{}, false, RetryPolicy{7, 10 * time.Millisecond, 500 * time.Millisecond}},
+		{"mapper not over polling", tuned, policyPoll, RetryPolicy{}, false, RetryPolicy{0, 20 * time.Millisecond, time.Second}},
+		{"call over mapper", tuned, policyBatch, RetryPolicy{BackoffMax: time.Second}, true, RetryPolicy{7, 2 * time.Millisecond, time.Second}},
+		{"call over mapper attempts", tuned, policyBatch, RetryPolicy{MaxAttempts: 2}, true, RetryPolicy{2, 2 * time.Millisecond, 100 * time.Millisecond}},
+	} {
+		got, err := tc.m.retryPolicy(tc.kind, tc.call, tc.set, "test")
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// A policy no call can follow is refused before anything is sent, naming
+// where it was given: by NewTable for the mapper's, by the call for its own.
+func TestRetryPolicyRefused(t *testing.T) {
+	_, err := NewTable[Book](NewMapper(&stubClient{}, WithRetry(RetryPolicy{BackoffBase: -1})), "Books")
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "NewMapper option WithRetry") {
+		t.Errorf("NewTable with a negative backoff: %v", err)
+	}
+	c := &txStub{}
+	books, _ := txTables(t, c)
+	bad := WithRetry(RetryPolicy{BackoffBase: time.Second, BackoffMax: time.Millisecond})
+	if err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})}, bad); !errors.Is(err, ErrInvalidInput) ||
+		!strings.Contains(err.Error(), "WriteTx option WithRetry") {
+		t.Errorf("WriteTx: %v", err)
+	}
+	if err := books.Mapper().ReadTx(context.Background(), []TxGetOp{books.TxGet(Book{ISBN: "1"})}, bad); !errors.Is(err, ErrInvalidInput) ||
+		!strings.Contains(err.Error(), "ReadTx option WithRetry") {
+		t.Errorf("ReadTx: %v", err)
+	}
+	if _, err := books.BatchLoad(context.Background(), []Book{{ISBN: "1"}}, bad); !errors.Is(err, ErrInvalidInput) ||
+		!strings.Contains(err.Error(), "BatchLoad option WithRetry") {
+		t.Errorf("BatchLoad: %v", err)
+	}
+	if len(c.writes) != 0 {
+		t.Errorf("%d transactions sent", len(c.writes))
+	}
+	stub := &tableStub{}
+	if err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(context.Background(), bad); !errors.Is(err, ErrInvalidInput) || len(stub.calls) != 0 {
+		t.Errorf("CreateTable: %v after %v", err, stub.calls)
+	}
+}
+
+// WithRetry bounds CreateTable's polling: a table that never becomes ACTIVE
+// is an error after MaxAttempts polls, not a wait until ctx ends.
+func TestCreateTablePollBound(t *testing.T) {
+	stub := &tableStub{onDescribe: func(int) (*types.TableDescription, error) {
+		return &types.TableDescription{TableStatus: types.TableStatusCreating}, nil
+	}}
+	err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(context.Background(),
+		WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond}))
+	if err == nil || !strings.Contains(err.Error(), "after 3 polls") || stub.describes != 3 {
+		t.Errorf("err = %v after %d polls; want an error after 3", err, stub.describes)
+	}
+}
+
+// The mapper's policy governs Update: MaxAttempts 2 gives up after two
+// conflicting writes.
+func TestUpdateTakesMapperPolicy(t *testing.T) {
+	c := &stubClient{
+		onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil },
+	}
+	writes := 0
+	c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		writes++
+		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n(itoa(int64(writes) + 10))})
+	}
+	books := newBooks(t, c, WithRetry(RetryPolicy{MaxAttempts: 2, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond}))
+	_, err := books.Update(context.Background(), Book{ISBN: "1"}, func(b Book) (Book, error) { return b, nil })
+	if !errors.Is(err, ErrVersionConflict) || writes != 2 || !strings.Contains(err.Error(), "after 2 attempts") {
+		t.Errorf("err = %v after %d writes; want a conflict after 2", err, writes)
+	}
+}
+
+// backoff stays within its bounds, also for huge n.
+func TestBackoffBounds(t *testing.T) {
+	for n := 1; n < 100; n++ {
+		d := backoff(n, time.Millisecond, 50*time.Millisecond)
+		limit := min(50*time.Millisecond, time.Millisecond<<min(n-1, 20))
+		if d < 0 || d >= limit {
+			t.Fatalf("backoff(%d) = %v, want [0, %v)", n, d, limit)
+		}
+	}
+	if backoff(3, 0, time.Second) != 0 {
+		t.Error("zero base must not wait")
+	}
+}
