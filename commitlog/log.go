@@ -60,7 +60,9 @@ type Entry struct {
 // "../up" and "a//b"), so a bad name is an error wrapping ErrInvalidInput
 // here, not at the first append. The table's claims and the
 // store's objects of a log belong together: delete both or neither. Of the
-// options, WithTimeout, WithClock, WithLogger and WithOwner apply to a Log.
+// options, WithTimeout, WithClockSkewRate, WithClock, WithLogger and
+// WithOwner apply to a Log; WithTTL and WithPollInterval, which do not, are
+// refused with an error wrapping ErrInvalidInput.
 func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Option) (*Log, error) {
 	if m == nil || s == nil {
 		return nil, invalid("commitlog: OpenLog needs a mapper and a store (got mapper %v, store %v)", m != nil, s != nil)
@@ -71,6 +73,12 @@ func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Optio
 	o, err := buildOptions(opts)
 	if err != nil {
 		return nil, err
+	}
+	if o.ttlSet {
+		return nil, invalid("commitlog: OpenLog %q with WithTTL: a Log's claims are the log and never expire; WithTTL applies to a Committer only: drop it here", name)
+	}
+	if o.pollSet {
+		return nil, invalid("commitlog: OpenLog %q with WithPollInterval: a Log never waits for another writer; WithPollInterval applies to a Committer only: drop it here", name)
 	}
 	t, err := dynamo.NewTable[logRecord](m, table)
 	if err != nil {
@@ -317,7 +325,8 @@ func (l *Log) Entries(ctx context.Context, from int64) iter.Seq2[Entry, error] {
 // afterLatest returns the version after the latest claim (1 for an empty
 // log), having made sure that the latest claim's entry has its object. An
 // incomplete latest claim is copied; when full, or when the claim is older
-// than the timeout (its writer has probably died), it is also marked
+// than the timeout × the skew rate by our clock (its writer has probably
+// died), it is also marked
 // complete and its temporary object deleted. A younger one is left to its
 // writer, which is most likely still at work and would do the same.
 func (l *Log) afterLatest(ctx context.Context, full bool) (int64, error) {
@@ -328,7 +337,7 @@ func (l *Log) afterLatest(ctx context.Context, full bool) (int64, error) {
 	if !ok {
 		return 1, nil
 	}
-	if full || l.o.clock.Now().Sub(time.UnixMilli(rec.Claimed)) > l.o.timeout {
+	if full || l.o.clock.Now().Sub(time.UnixMilli(rec.Claimed)) > l.abandonAfter() {
 		err = l.complete(ctx, rec)
 	} else {
 		err = l.copyEntry(ctx, rec)
@@ -337,6 +346,14 @@ func (l *Log) afterLatest(ctx context.Context, full bool) (int64, error) {
 		return 0, err
 	}
 	return rec.Version + 1, nil
+}
+
+// abandonAfter is the age, by this Log's clock, of another writer's
+// incomplete claim after which it is taken as abandoned: the timeout × the
+// skew rate (a writer whose clock runs slow stamps its claims early). The
+// product is at most 24 h × 100, far from overflowing.
+func (l *Log) abandonAfter() time.Duration {
+	return time.Duration(float64(l.o.timeout) * l.o.skew)
 }
 
 func (l *Log) setNext(v int64) {

@@ -248,6 +248,55 @@ func dieAfterClaim(t *testing.T, l *Log, v int64, data string, age time.Duration
 	return r
 }
 
+// Another writer's incomplete claim counts as abandoned once it is older
+// than the timeout × the clock skew rate (WithClockSkewRate applies to a
+// Log): at 30 s old, with the 20 s timeout, it is young for the default rate
+// 3 (copied, left incomplete to its writer) and abandoned for rate 1
+// (completed).
+func TestLogAbandonAfterSkewRate(t *testing.T) {
+	ctx := t.Context()
+	for _, tc := range []struct {
+		rate     float64
+		complete bool
+	}{{DefaultClockSkewRate, false}, {1, true}} {
+		s := NewMemStore()
+		table := logTable(t)
+		l := openLog(t, table, nil, s, "l", WithClockSkewRate(tc.rate))
+		if _, err := l.Append(ctx, []byte("1")); err != nil { // l's hint is 2 now
+			t.Fatal(err)
+		}
+		dieAfterClaim(t, l, 2, "dead 2", 30*time.Second)
+		if v, err := l.Append(ctx, []byte("3")); err != nil || v != 3 {
+			t.Fatalf("rate %v: Append = %d, %v; want 3", tc.rate, v, err)
+		}
+		r, err := l.table.Load(ctx, logRecord{Log: "l", Version: 2}, dynamo.ConsistentRead())
+		if err != nil || r.Complete != tc.complete {
+			t.Errorf("rate %v: claim 2 = %+v, %v; want Complete %v", tc.rate, r, err, tc.complete)
+		}
+		if data, _, err := s.Get(ctx, l.Path(2)); err != nil || string(data) != "dead 2" {
+			t.Errorf("rate %v: entry 2 = %q, %v; want it copied", tc.rate, data, err)
+		}
+	}
+}
+
+// OpenLog refuses the options that do not apply to a Log, instead of
+// ignoring them.
+func TestOpenLogRefusesCommitterOptions(t *testing.T) {
+	m := dynamo.NewMapper(&dynamodb.Client{})
+	for _, tc := range []struct {
+		opt  Option
+		want string
+	}{{WithTTL(2 * time.Hour), "WithTTL applies to a Committer only"}, {WithPollInterval(time.Second), "WithPollInterval applies to a Committer only"}} {
+		_, err := OpenLog(m, "t", NewMemStore(), "l", tc.opt)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("OpenLog: %v; want ErrInvalidInput saying %q", err, tc.want)
+		}
+	}
+	if _, err := OpenLog(m, "t", NewMemStore(), "l", WithTimeout(time.Second), WithClockSkewRate(2), WithOwner("o")); err != nil {
+		t.Errorf("OpenLog with options that apply: %v", err)
+	}
+}
+
 // A writer that dies after claiming and before copying: its entry is
 // completed by the next reader, or by the next writer, which then appends
 // after it.
@@ -317,7 +366,7 @@ func TestLogDeadWriterCompleted(t *testing.T) {
 		}
 		// A Log whose hint is stale conflicts, reads the latest, copies
 		// it, and — as it is older than the timeout — marks it complete.
-		dead = dieAfterClaim(t, l, 4, "dead 4", time.Minute)
+		dead = dieAfterClaim(t, l, 4, "dead 4", 5*time.Minute)
 		if v, err := l.Append(ctx, []byte("5")); err != nil || v != 5 {
 			t.Fatalf("Append = %d, %v; want 5", v, err)
 		}

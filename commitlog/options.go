@@ -30,10 +30,11 @@ const (
 	DefaultPollInterval = 100 * time.Millisecond
 )
 
-// Option configures a Committer or a Log. Options that do not apply to one
-// of them (a Log never waits, so WithClockSkewRate, WithPollInterval and
-// WithTTL do not change it) are accepted and checked, but have no effect
-// there.
+// Option configures a Committer or a Log. Every option applies to a
+// Committer; WithTTL and WithPollInterval do not apply to a Log (its claims
+// are the log and never expire, and it never waits for another writer), and
+// OpenLog refuses them with an error wrapping ErrInvalidInput rather than
+// ignore them.
 type Option func(*options)
 
 type options struct {
@@ -44,6 +45,8 @@ type options struct {
 	clock   clock.Clock
 	logger  *slog.Logger
 	owner   string
+	ttlSet  bool // WithTTL was given
+	pollSet bool // WithPollInterval was given
 }
 
 // WithTimeout sets how long a Committer may take, from just before it writes
@@ -66,7 +69,9 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 // fastest clock among the writers may tick than the slowest (default
 // DefaultClockSkewRate, 3; from 1 to 100). A waiter reclaims a record that
 // has not been marked done after the holder's timeout × this rate, measured
-// on its own clock from after it saw the record. Same name and meaning as
+// on its own clock from after it saw the record. A Log treats another
+// writer's incomplete claim as abandoned (and finishes it) once it is older
+// than the timeout × this rate by its own clock. Same name and meaning as
 // lease.WithClockSkewRate.
 func WithClockSkewRate(r float64) Option { return func(o *options) { o.skew = r } }
 
@@ -77,13 +82,16 @@ func WithMaxClockSkewRate(r float64) Option { return WithClockSkewRate(r) }
 // WithTTL sets how long after it was written a Committer's record may be
 // removed by DynamoDB's TTL (default DefaultTTL, 1 h). It must be at least
 // ten timeouts × skew rate; TTL only cleans up, nothing depends on it. Log
-// claims never expire: they are the log.
-func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
+// claims never expire — they are the log — so OpenLog refuses this option.
+func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl, o.ttlSet = d, true } }
 
 // WithPollInterval sets how often a Committer that waits for another
 // writer's record sends HEAD to the store to fail fast when the object
-// changed (default DefaultPollInterval, 100 ms). It must be positive.
-func WithPollInterval(d time.Duration) Option { return func(o *options) { o.poll = d } }
+// changed (default DefaultPollInterval, 100 ms). It must be positive. A Log
+// never waits for another writer, so OpenLog refuses this option.
+func WithPollInterval(d time.Duration) Option {
+	return func(o *options) { o.poll, o.pollSet = d, true }
+}
 
 // WithClock sets the clock that measures timeouts and waiting (default
 // clock.Real(), whose durations use the monotonic clock). Tests pass a
