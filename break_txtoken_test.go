@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 // "Tokens never repeat" (settle.go) is what lets Update resend a write
@@ -38,7 +39,8 @@ func TestBreakRepeatedTxTokenFoolsSettle(t *testing.T) {
 	om := NewMapper(c)
 	other, _ := NewTable[queuedJob](om, name)
 	ctx := t.Context()
-	if err := om.WriteTx(ctx, []TxOp{other.TxSave(queuedJob{ID: "k", Owner: "first"})}, WithRequestToken("create-k")); err != nil {
+	reqToken := "create-k-" + ident.RandomHex(8) // unique: a server may outlive a test run, and remembers tokens for 10 minutes
+	if err := om.WriteTx(ctx, []TxOp{other.TxSave(queuedJob{ID: "k", Owner: "first"})}, WithRequestToken(reqToken)); err != nil {
 		t.Fatal(err)
 	}
 	key := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}}
@@ -47,7 +49,7 @@ func TestBreakRepeatedTxTokenFoolsSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := raw.Item[DefaultWriteTokenAttribute].(*types.AttributeValueMemberB).Value
-	if !bytes.Equal(tok, txWriteToken("create-k", name, key)) {
+	if !bytes.Equal(tok, txWriteToken(reqToken, name, key)) {
 		t.Fatal("the stored token is not the one a resend of the WriteTx stores; the emulation below would be wrong")
 	}
 	d.ArmThen(func() {

@@ -1,65 +1,249 @@
 package dynamo
 
 import (
+	"container/list"
 	"context"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// gate queues the Update calls of one Table on one key, so that goroutines
-// of one process take turns instead of failing each other's version checks,
-// and hands each the item its predecessor stored, so that it need not read
-// it. It is only an optimisation: the version condition still decides, and
-// writers in other processes (or other Tables) conflict as usual.
+// gate coordinates the Update calls of one Table, key by key. Calls on one
+// key form a queue; the call at its head runs a batch: it takes the calls
+// queued behind it that can share a write, calls their functions one after
+// another — each in its caller's goroutine, each on the item as the
+// previous one left it — and writes the result once, advancing the version
+// by one per change. While that write is in flight, new calls queue up for
+// the next batch, so a hot key gets one write per round trip however many
+// goroutines update it, and the outcome is the one running the calls one
+// after another would have.
 //
-// The zero gate is ready to use. Entries live while some call holds or
-// waits for them, so the gate holds nothing once a key is quiet.
-type gate struct {
-	mu   sync.Mutex
-	keys map[keyID]*gateEntry // guarded by mu
+// The gate also remembers the item as this Table last stored it (in a
+// batch's entry while calls come, then in a bounded cache), so that an
+// Update of a key this Table wrote last needs no read. It is only an
+// optimisation: every write is conditioned on the stored item it was
+// computed from, and writers in other processes (or other Tables) are
+// caught by that condition as usual.
+//
+// The zero gate is ready to use.
+type gate[T any] struct {
+	mu    sync.Mutex
+	keys  map[keyID]*hotKey[T] // keys with calls inside Update; guarded by mu
+	cache itemCache            // items of quiet keys; guarded by mu
 }
 
-type gateEntry struct {
-	turn chan struct{} // capacity 1; holding the turn = having sent into it
-	refs int           // calls holding or waiting; guarded by gate.mu
-	// last is the item as stored by the previous holder's successful write,
-	// nil when unknown. Read and written only while holding the turn.
+// hotKey is the state of one key while calls are inside Update. All fields
+// are guarded by gate.mu, except last, which only the running batch uses.
+type hotKey[T any] struct {
+	refs  int          // calls inside Update for this key
+	busy  bool         // a batch runs
+	queue []*waiter[T] // calls waiting for a batch, oldest first
+	// last is the item as this Table's last write stored it, nil when
+	// unknown. Read and written by the running batch only (busy hands it
+	// from batch to batch).
 	last map[string]types.AttributeValue
 }
 
-// enter waits for the turn on key, or until ctx is done.
-func (g *gate) enter(ctx context.Context, key keyID) (*gateEntry, error) {
+// waiter is one Update call as the batch that runs it sees it.
+type waiter[T any] struct {
+	ctx context.Context
+	fn  func(T) (T, error)
+	wo  writeOptions
+	// msgs carries the running batch's requests to the caller's goroutine:
+	// compute (call fn), result (the final outcome) and lead (run the next
+	// batch). Capacity 2: the batch never blocks on a caller that stopped
+	// listening (at most one compute and one result are ever unread).
+	msgs chan waiterMsg[T]
+	// replies carries what fn returned back to the batch (capacity 1).
+	replies chan computed[T]
+	taken   bool // taken from the queue into a batch; guarded by gate.mu
+}
+
+type msgKind int
+
+const (
+	msgCompute msgKind = iota // call fn with cur and reply
+	msgResult                 // res is the call's outcome
+	msgLead                   // run the next batch
+)
+
+type waiterMsg[T any] struct {
+	kind msgKind
+	cur  T
+	res  outcome[T]
+}
+
+// computed is what a caller's function made of the item it was given.
+type computed[T any] struct {
+	next      T
+	err       error
+	panicked  bool
+	pv        any  // the panic value
+	withdrawn bool // the caller's ctx ended before fn was called: no change
+}
+
+// outcome is the result of one Update call.
+type outcome[T any] struct {
+	saved    T
+	err      error
+	panicked bool
+	pv       any
+}
+
+// coalescable reports whether calls with these options can share a write
+// with others: conditions are checked against the stored item, which only
+// the first change of a write sees, and SaveClobber, SaveUpdateSkipNulls and
+// SaveAppendSet return the item DynamoDB stored, which only the last change
+// of a write gets.
+func (wo *writeOptions) coalescable() bool {
+	return len(wo.conds) == 0 && (wo.behavior == SaveUpdate || wo.behavior == SavePut)
+}
+
+// maxBatch bounds the changes of one write.
+const maxBatch = 100
+
+// join registers w for key. It returns the key's state and whether w runs a
+// batch now (nobody else does); otherwise w is queued.
+func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.keys == nil {
-		g.keys = map[keyID]*gateEntry{}
+		g.keys = map[keyID]*hotKey[T]{}
 	}
 	e := g.keys[key]
 	if e == nil {
-		e = &gateEntry{turn: make(chan struct{}, 1)}
+		e = &hotKey[T]{last: g.cache.take(key)}
 		g.keys[key] = e
 	}
 	e.refs++
-	g.mu.Unlock()
-	select {
-	case e.turn <- struct{}{}:
-		return e, nil
-	case <-ctx.Done():
-		g.release(key, e)
-		return nil, ctx.Err()
+	if !e.busy {
+		e.busy = true
+		w.taken = true
+		return e, true
 	}
+	e.queue = append(e.queue, w)
+	return e, false
 }
 
-// leave gives up the turn taken by enter.
-func (g *gate) leave(key keyID, e *gateEntry) {
-	<-e.turn
-	g.release(key, e)
-}
-
-func (g *gate) release(key keyID, e *gateEntry) {
+// batchFor returns the calls the batch of lead runs: lead, and when its
+// options allow, the calls queued behind it with the same save behaviour,
+// up to maxBatch, oldest first.
+func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T]) []*waiter[T] {
+	ws := []*waiter[T]{lead}
+	if !lead.wo.coalescable() {
+		return ws
+	}
 	g.mu.Lock()
-	if e.refs--; e.refs == 0 {
-		delete(g.keys, key)
+	defer g.mu.Unlock()
+	n := 0
+	for _, w := range e.queue {
+		if len(ws) == maxBatch || !w.wo.coalescable() || w.wo.behavior != lead.wo.behavior {
+			break
+		}
+		w.taken = true
+		ws = append(ws, w)
+		n++
 	}
-	g.mu.Unlock()
+	e.queue = e.queue[n:]
+	return ws
+}
+
+// leaveQueue takes w out of the queue when it is still there (not taken
+// into a batch) and reports whether it was.
+func (g *gate[T]) leaveQueue(e *hotKey[T], w *waiter[T]) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w.taken {
+		return false
+	}
+	for i, q := range e.queue {
+		if q == w {
+			e.queue = append(e.queue[:i], e.queue[i+1:]...)
+			break
+		}
+	}
+	w.taken = true
+	return true
+}
+
+// handOff ends a batch: the oldest queued call runs the next one, or, with
+// none queued, the key is no longer busy.
+func (g *gate[T]) handOff(e *hotKey[T]) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(e.queue) == 0 {
+		e.busy = false
+		return
+	}
+	next := e.queue[0]
+	e.queue = e.queue[1:]
+	next.taken = true
+	next.msgs <- waiterMsg[T]{kind: msgLead}
+}
+
+// leave is called once by every call that joined, when it returns. The
+// last one out forgets the key, keeping its item in the cache.
+func (g *gate[T]) leave(key keyID, e *hotKey[T]) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e.refs--; e.refs == 0 && !e.busy {
+		delete(g.keys, key)
+		if e.last != nil {
+			g.cache.put(key, e.last)
+		}
+	}
+}
+
+// Bounds of a Table's cache of items it stored, for Updates of keys that
+// are quiet in between: entries, total size, and the size of one item.
+const (
+	cacheEntries  = 1024
+	cacheBytes    = 4 << 20
+	cacheItemSize = 64 << 10
+)
+
+// itemCache is a bounded LRU map from keys to the item this Table last
+// stored there. Not safe for concurrent use: gate.mu guards it. The zero
+// itemCache is empty and ready to use.
+type itemCache struct {
+	order *list.List // of *cached, most recent at the front
+	byKey map[keyID]*list.Element
+	bytes int
+}
+
+type cached struct {
+	key  keyID
+	item map[string]types.AttributeValue
+	size int
+}
+
+// take removes and returns the item of key, nil when none is cached.
+func (c *itemCache) take(key keyID) map[string]types.AttributeValue {
+	el, ok := c.byKey[key]
+	if !ok {
+		return nil
+	}
+	it := el.Value.(*cached)
+	c.order.Remove(el)
+	delete(c.byKey, key)
+	c.bytes -= it.size
+	return it.item
+}
+
+// put caches item under key, evicting the least recently stored items
+// beyond the bounds. Items over cacheItemSize are not kept.
+func (c *itemCache) put(key keyID, item map[string]types.AttributeValue) {
+	c.take(key)
+	size := itemSize(item)
+	if size > cacheItemSize {
+		return
+	}
+	if c.order == nil {
+		c.order, c.byKey = list.New(), map[keyID]*list.Element{}
+	}
+	c.byKey[key] = c.order.PushFront(&cached{key: key, item: item, size: size})
+	c.bytes += size
+	for c.order.Len() > cacheEntries || c.bytes > cacheBytes {
+		c.take(c.order.Back().Value.(*cached).key)
+	}
 }

@@ -79,6 +79,9 @@ type WriteOption func(*writeOptions)
 type writeOptions struct {
 	behavior SaveBehavior
 	conds    []expression.ConditionBuilder
+	// step is how far a save advances the version, 0 meaning 1: Update's
+	// coalesced write of n changes advances it by n (one per change).
+	step int64
 }
 
 // applyWriteOptions returns the defaults with opts applied; see

@@ -224,7 +224,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d is the largest field %s (%s) holds: %s",
 				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
 		}
-		if next = held + 1; !s.versionFits(next) {
+		if next = held + max(wo.step, 1); next < held || !s.versionFits(next) || next > t.p.maxVersion {
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
 				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), next, s.fields[s.version].goName, s.fields[s.version].typ)
 		}

@@ -16,7 +16,7 @@ type Table[T any] struct {
 	name string
 	p    *plan
 	ptr  bool // T is a pointer to the struct
-	gate gate // queues Update calls per key; see gate.go
+	gate gate[T] // queues and combines Update calls per key; see gate.go
 }
 
 // NewTable returns the table called name whose items are T. T's schema is

@@ -2,8 +2,11 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"reflect"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -29,11 +32,28 @@ import (
 // decides, e.g. by looking for its change in the stored item
 // (Table.Current(err)).
 //
-// Calls to Update for one key through one Table take turns: instead of
-// failing each other's version checks they wait (honouring ctx), and each
-// starts from the item the previous one stored, without reading it. Writers
-// elsewhere — other processes, other Tables, Save — are caught by the version
-// check as usual.
+// Calls to Update for one key through one Table do not fail each other's
+// version checks: they queue, and while one write is in flight the calls
+// arriving behind it are combined into the next write. Their functions are
+// called one after another, each in its caller's goroutine and on the item
+// as the previous one left it, and the result is written once, advancing the
+// version by one per change: the outcome is exactly that of running the calls
+// one after another (each change applied once; each caller gets the copy
+// after its own change, with its own version, so every copy but the last is
+// already stale). A hot key thus takes one write per round trip, whatever
+// the number of goroutines. A function's error or panic reaches only its
+// caller; calls with If conditions or other save behaviours than SaveUpdate
+// and SavePut are written alone. A caller whose ctx ends while its change is
+// in a write gets an error satisfying errors.Is(err, ErrUnknownOutcome).
+//
+// Update starts from the item this Table stored last, when it remembers it
+// (a bounded cache of recently written items), so that an Update of a key
+// this Table wrote last needs one round trip; when someone else wrote it
+// since, the write's condition fails and the conflict carries the current
+// item. A function that returns an error on such a remembered item is
+// called again on the stored item if that differs, so the error it returns
+// is one it returned on the current item. Writers elsewhere — other
+// processes, other Tables, Save — are caught by the version check as usual.
 //
 // IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
 // SavePut).
@@ -51,92 +71,386 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 	if err != nil {
 		return zero, err
 	}
-	gk := t.p.keyID(k)
-	e, err := t.gate.enter(ctx, gk)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
+	gk := t.p.keyID(k)
+	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo, msgs: make(chan waiterMsg[T], 2), replies: make(chan computed[T], 1)}
+	e, lead := t.gate.join(gk, w)
 	defer t.gate.leave(gk, e)
-	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
-	saved, stored, err := t.update(ctx, k, e.last, fn, &wo, pol)
-	e.last = stored // nil after an error: the next caller reads
-	return saved, err
+	var res outcome[T]
+	if lead {
+		res = t.lead(e, k, w)
+	} else {
+		res = t.await(e, k, w)
+	}
+	if res.panicked {
+		panic(res.pv)
+	}
+	return res.saved, res.err
 }
 
-// update is Update's loop, run while holding the key's turn. last is the
-// item as the previous holder stored it, nil if unknown.
-func (t *Table[T]) update(ctx context.Context, k map[string]types.AttributeValue, last map[string]types.AttributeValue,
-	fn func(T) (T, error), wo *writeOptions, pol RetryPolicy) (T, map[string]types.AttributeValue, error) {
-	var zero T
-	// base is the stored item each call of fn starts from; every write is
-	// pinned to it (basisCond), so that it cannot land on another
-	// incarnation of the item, nor — for a type without a version — on
-	// attributes someone else changed.
-	base := &basis{item: last}
-	if last == nil {
-		raw, err := t.readRaw(ctx, k)
-		if err != nil {
-			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+// await waits in the queue of key k until a batch runs w's function, then
+// for its outcome; or it runs a batch itself when handed the lead.
+func (t *Table[T]) await(e *hotKey[T], k map[string]types.AttributeValue, w *waiter[T]) outcome[T] {
+	done := w.ctx.Done()
+	changed := false // w's change is in a write that may be sent
+	for {
+		select {
+		case m := <-w.msgs:
+			switch m.kind {
+			case msgLead:
+				return t.lead(e, k, w)
+			case msgResult:
+				return m.res
+			case msgCompute:
+				if w.ctx.Err() != nil {
+					w.replies <- computed[T]{withdrawn: true}
+					continue // the batch sends the result
+				}
+				changed = w.computeAndReply(m.cur)
+			}
+		case <-done:
+			if t.gate.leaveQueue(e, w) {
+				return outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
+			}
+			if changed {
+				return outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w: ctx ended while its change was being written with others' (%w)",
+					t.name, formatKey(k), ErrUnknownOutcome, w.ctx.Err())}
+			}
+			// Taken into a batch that has not asked for the change yet: it
+			// will (and we withdraw), or send the result.
+			done = nil
 		}
-		base.item = raw
 	}
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+}
+
+// computeAndReply calls w's function with cur in the caller's goroutine and
+// sends what it returned to the running batch. A panic is reported to the
+// batch (which leaves the change out) and continues in the caller; so does
+// runtime.Goexit (t.FailNow in a test). It reports whether fn made a change.
+func (w *waiter[T]) computeAndReply(cur T) (changed bool) {
+	normal := false
+	defer func() {
+		if normal {
+			return
 		}
-		from := base.item
-		if from == nil {
-			from = k
+		p := recover()
+		if p == nil {
+			w.replies <- computed[T]{err: errGoexit}
+			return
 		}
+		w.replies <- computed[T]{panicked: true, pv: p}
+		panic(p)
+	}()
+	next, err := w.fn(cur)
+	normal = true
+	w.replies <- computed[T]{next: next, err: err}
+	return err == nil
+}
+
+// errGoexit is the outcome of a function that called runtime.Goexit.
+var errGoexit = errors.New("dynamo: the Update function called runtime.Goexit")
+
+// callOwn calls the running batch's own function, holding back a panic until
+// the batch is done.
+func callOwn[T any](fn func(T) (T, error), cur T) (c computed[T]) {
+	defer func() {
+		if p := recover(); p != nil {
+			c = computed[T]{panicked: true, pv: p}
+		}
+	}()
+	next, err := fn(cur)
+	return computed[T]{next: next, err: err}
+}
+
+// ask has w's function called with in: the batch's own (self) here, the
+// others' in their goroutines.
+func (t *Table[T]) ask(w *waiter[T], in T, self bool) computed[T] {
+	if w.ctx.Err() != nil {
+		return computed[T]{withdrawn: true}
+	}
+	if self {
+		return callOwn(w.fn, in)
+	}
+	w.msgs <- waiterMsg[T]{kind: msgCompute, cur: in}
+	select {
+	case c := <-w.replies:
+		return c
+	case <-w.ctx.Done():
+		return computed[T]{withdrawn: true}
+	}
+}
+
+// lead runs the batch of self (and the calls queued behind it that can
+// share its write), sends the others their outcomes, hands the key to the
+// next queued call, and returns self's outcome.
+func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *waiter[T]) outcome[T] {
+	ws := t.gate.batchFor(e, self)
+	res := make([]outcome[T], len(ws))
+	finished := false
+	defer func() {
+		if !finished { // self's function called runtime.Goexit
+			e.last = nil
+			for i := range res {
+				res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: nothing written: %w", t.name, formatKey(k), errGoexit)}
+			}
+		}
+		for i, w := range ws[1:] {
+			w.msgs <- waiterMsg[T]{kind: msgResult, res: res[i+1]}
+		}
+		t.gate.handOff(e)
+	}()
+	t.runBatch(e, k, ws, res)
+	finished = true
+	return res[0]
+}
+
+// change is one function's result in a batch: the value it returned, boxed,
+// with the version it was computed from.
+type change struct {
+	who   int // index in the batch
+	boxed any
+	v     reflect.Value
+}
+
+// runBatch runs the functions of ws (ws[0] is the caller's own) and writes
+// their changes, retrying on conflict, and fills res.
+func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], res []outcome[T]) {
+	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
+	ctx := ws[0].ctx
+	if len(ws) > 1 {
+		var stop func()
+		ctx, stop = batchContext(ws)
+		defer stop()
+	}
+	fail := func(idx []int, err error) {
+		for _, i := range idx {
+			res[i] = outcome[T]{err: err}
+		}
+	}
+	live := make([]int, len(ws))
+	for i := range live {
+		live[i] = i
+	}
+	// bs is the stored item the functions start from, and every write is
+	// pinned to (basisCond), so that it cannot land on another incarnation
+	// of the item, nor — for a type without a version — on attributes
+	// someone else changed. verified: it was read (or came with a
+	// conflict) during this batch, rather than remembered.
+	var bs *basis
+	if e.last != nil {
+		bs = &basis{item: e.last}
+	}
+	e.last = nil // until a write of this batch succeeds
+	verified := false
+	for attempt := 1; ; {
+		if bs == nil {
+			raw, err := t.readRaw(ctx, k)
+			if err != nil {
+				fail(live, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err))
+				return
+			}
+			bs, verified = &basis{item: raw}, true
+		}
+		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &verified, res)
+		if err != nil {
+			fail(live, err)
+			return
+		}
+		if again != nil {
+			bs = again // the remembered item was stale: start over from the stored one
+			continue
+		}
+		if len(changes) == 0 {
+			e.last = bs.item
+			return
+		}
+		who := make([]int, len(changes))
+		for j, c := range changes {
+			who[j] = c.who
+		}
+		last := changes[len(changes)-1]
+		boxed, v, _ := t.box(t.withVersion(last.v, held), "Update")
+		wo := ws[0].wo
+		wo.step = int64(len(changes))
+		_, stored, err := t.save(ctx, boxed, v, &wo, bs)
+		if err == nil {
+			for j, c := range changes {
+				res[c.who] = outcome[T]{saved: t.withVersion(c.v, held+int64(j)+1)}
+			}
+			e.last = stored
+			return
+		}
+		ce, ok := asConditionError(err)
+		switch {
+		case !ok:
+			fail(who, err)
+			return
+		case ce.unknown:
+			fail(who, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err))
+			return
+		case ce.Err != ErrVersionConflict && t.p.basisHolds(bs, ce.Item):
+			fail(who, err) // an If condition failed on the item fn saw
+			return
+		case pol.exhausted(attempt):
+			fail(who, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err))
+			return
+		}
+		// The item is not what the functions saw: another version, another
+		// incarnation (deleted and created again), or other attributes.
+		bs, verified, live = &basis{item: ce.Item}, true, who
+		attempt++
+		if err := pol.wait(ctx, attempt-1); err != nil {
+			for _, i := range who {
+				res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), ctxErr(ws[i].ctx, err))}
+			}
+			return
+		}
+	}
+}
+
+// ctxErr returns the error of ctx when it is done, else err.
+func ctxErr(ctx context.Context, err error) error {
+	if e := ctx.Err(); e != nil {
+		return e
+	}
+	return err
+}
+
+// computeBatch calls the functions of the batch members live, in order,
+// starting from the stored item bs: each gets the item as the previous
+// change left it. It returns the version the first function saw and the
+// changes made; members whose function failed, panicked or whose ctx ended
+// get their outcome in res. When a function fails on a remembered item
+// (!*verified), the stored item is read: when it differs, computeBatch
+// returns it (again) and the batch starts over from it. err is a failure of
+// that read or of decoding the stored item, for all.
+func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, verified *bool,
+	res []outcome[T]) (held int64, changes []change, again *basis, err error) {
+	from := bs.item
+	if from == nil {
+		from = k
+	}
+	s := t.p.s
+	for _, i := range live {
+		w := ws[i]
 		cur, err := t.decode(from)
 		if err != nil {
-			return zero, nil, err
+			return 0, nil, nil, err
 		}
-		_, cv, _ := t.box(cur, "Update")
-		held := t.p.s.versionOf(cv)
-		next, err := fn(cur)
-		if err != nil {
-			return zero, nil, err
+		if len(changes) == 0 {
+			_, cv, _ := t.box(cur, "Update")
+			held = s.versionOf(cv)
 		}
-		boxed, nv, err := t.box(next, "Update")
+		c := t.ask(w, cur, i == 0)
+		switch {
+		case c.withdrawn:
+			res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
+			continue
+		case c.err != nil || c.panicked:
+			if !*verified {
+				fresh, err := t.readRaw(ctx, k)
+				if err != nil {
+					return 0, nil, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+				}
+				*verified = true
+				if !t.sameStored(bs.item, fresh) {
+					return 0, nil, &basis{item: fresh}, nil
+				}
+			}
+			res[i] = outcome[T]{err: c.err, panicked: c.panicked, pv: c.pv}
+			continue
+		}
+		boxed, nv, err := t.box(c.next, "Update")
 		if err != nil {
-			return zero, nil, fmt.Errorf("%w (returned by the Update function)", err)
+			res[i] = outcome[T]{err: fmt.Errorf("%w (returned by the Update function)", err)}
+			continue
 		}
 		nk, err := t.keyOf(nv)
 		if err != nil {
-			return zero, nil, err
+			res[i] = outcome[T]{err: err}
+			continue
 		}
 		if !maps.EqualFunc(k, nk, attrEqual) {
-			return zero, nil, fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
-				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))
+			res[i] = outcome[T]{err: fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
+				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))}
+			continue
 		}
-		if t.p.s.version >= 0 && t.p.s.versionOf(nv) != held {
-			// Write what was read: copy, never modify fn's value.
-			c := t.withVersion(nv, held)
-			boxed, nv, _ = t.box(c, "Update")
+		n := int64(len(changes))
+		if s.version >= 0 && s.versionOf(nv) != held+n {
+			// The version this change was computed from; copy, never
+			// modify fn's value.
+			boxed, nv, _ = t.box(t.withVersion(nv, held+n), "Update")
 		}
-		saved, stored, err := t.save(ctx, boxed, nv, wo, base)
-		if err == nil {
-			return saved, stored, nil
+		if len(live) > 1 {
+			// Check the change on its own, as a write of it alone would,
+			// so that a bad one fails only its caller; and encode it for
+			// the next function.
+			item, err := t.encode(boxed)
+			if err != nil {
+				res[i] = outcome[T]{err: fmt.Errorf("%w (returned by the Update function)", err)}
+				continue
+			}
+			if size := t.writtenSize(item, held+n+1, nil, w.wo.behavior == SavePut); size > maxItemSize {
+				res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+					ErrInvalidInput, t.name, formatKey(k), size)}
+				continue
+			}
+			if s.version >= 0 {
+				if !s.versionFits(held+n+1) || held+n+1 > t.p.maxVersion {
+					res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): %s",
+						ErrInvalidInput, t.name, formatKey(k), held+n+1, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())}
+					continue
+				}
+				item[s.fields[s.version].name] = numberAV(held + n + 1)
+			}
+			from = item
 		}
-		ce, ok := asConditionError(err)
-		if !ok {
-			return zero, nil, err
+		changes = append(changes, change{who: i, boxed: boxed, v: nv})
+	}
+	return held, changes, nil, nil
+}
+
+// sameStored reports whether the stored items a and b (nil: absent) are the
+// same state: the same version and write token, or for a type without a
+// version (or an item without a token) the same modeled attributes.
+func (t *Table[T]) sameStored(a, b map[string]types.AttributeValue) bool {
+	if (a == nil) != (b == nil) {
+		return false
+	}
+	if a == nil {
+		return true
+	}
+	if s := t.p.s; s.version >= 0 {
+		name := s.fields[s.version].name
+		va, vb := a[name], b[name]
+		if (va == nil) != (vb == nil) || (va != nil && !avEqual(va, vb)) {
+			return false
 		}
-		if ce.unknown {
-			return zero, nil, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err)
+	}
+	return t.p.basisHolds(&basis{item: a}, b)
+}
+
+// batchContext returns the context of a batch's requests: done when the
+// contexts of all its callers are, so that one caller's deadline does not
+// decide for the others whose changes the write carries.
+func batchContext[T any](ws []*waiter[T]) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ws[0].ctx))
+	var left atomic.Int64
+	left.Store(int64(len(ws)))
+	stops := make([]func() bool, len(ws))
+	for i, w := range ws {
+		stops[i] = context.AfterFunc(w.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
 		}
-		if ce.Err != ErrVersionConflict && t.p.basisHolds(base, ce.Item) {
-			return zero, nil, err // an If condition failed on the item fn saw
-		}
-		// The item is not what fn saw: another version, another incarnation
-		// (deleted and created again), or other attributes.
-		if pol.exhausted(attempt) {
-			return zero, nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
-		}
-		base = &basis{item: ce.Item}
-		if err := pol.wait(ctx, attempt); err != nil {
-			return zero, nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
-		}
+		cancel()
 	}
 }

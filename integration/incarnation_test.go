@@ -21,6 +21,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 type incJob struct {
@@ -270,11 +271,12 @@ func TestIncarnationWriteTxUnknown(t *testing.T) {
 	c, cancel := context.WithCancel(base)
 	d.ArmThen(cancel)
 	ops := []dynamo.TxOp{tb.TxSave(incJob{ID: "a"}), tb.TxSave(incJob{ID: "b"})}
-	err := m.WriteTx(c, ops, dynamo.WithRequestToken("settle-me"))
+	token := "settle-me-" + ident.RandomHex(8) // unique: a server may outlive a test run, and remembers tokens for 10 minutes
+	err := m.WriteTx(c, ops, dynamo.WithRequestToken(token))
 	if !errors.Is(err, dynamo.ErrUnknownOutcome) {
 		t.Fatalf("WriteTx = %v; want ErrUnknownOutcome", err)
 	}
-	if err := m.WriteTx(base, ops, dynamo.WithRequestToken("settle-me")); err != nil {
+	if err := m.WriteTx(base, ops, dynamo.WithRequestToken(token)); err != nil {
 		t.Fatalf("resend with the same token: %v; want success without writing again", err)
 	}
 	got, _ := tb.Load(base, incJob{ID: "a"}, dynamo.ConsistentRead())

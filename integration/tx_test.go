@@ -13,6 +13,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/ident"
 )
 
 // TxShelf is a second versioned type, with a composite key, so that
@@ -178,7 +179,7 @@ func TestTxSameRequestTokenAppliesOnce(t *testing.T) {
 		return []dynamo.TxOp{books.TxSave(b2), shelves.TxSave(s2)}
 	}
 	ops := build()
-	const token = "order-42"
+	token := "order-42-" + ident.RandomHex(8) // unique: a server may outlive a test run, and remembers tokens for 10 minutes
 	for i := range 2 {
 		if err := m.WriteTx(c, ops, dynamo.WithRequestToken(token)); err != nil {
 			t.Fatalf("send %d: %v", i+1, err)
