@@ -15,7 +15,7 @@ type Table[T any] struct {
 	m    *Mapper
 	name string
 	p    *plan
-	ptr  bool // T is a pointer to the struct
+	ptr  bool    // T is a pointer to the struct
 	gate gate[T] // queues and combines Update calls per key; see gate.go
 }
 
