@@ -1,0 +1,87 @@
+package integration
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/dynamotest"
+)
+
+// delayingHTTP adds a fixed latency to every request, as a network to a
+// region would (DynamoDB Local answers in well under a millisecond).
+type delayingHTTP struct {
+	next  interface{ Do(*http.Request) (*http.Response, error) }
+	delay time.Duration
+}
+
+func (d delayingHTTP) Do(r *http.Request) (*http.Response, error) {
+	time.Sleep(d.delay) // a benchmark's model of latency, not synchronisation
+	return d.next.Do(r)
+}
+
+// BenchmarkHotKey: increments of one counter through one Table, by one
+// goroutine (impl=one: Update after Update) and by 16 goroutines at once
+// (impl=16), on DynamoDB Local as it is (lat=0) and with 5 ms added to every
+// request (lat=5ms, where one item takes one write per round trip). ns/op is
+// the time per increment; one/16 is how much faster 16 goroutines get their
+// changes in, thanks to Update combining the changes queued behind a write.
+func BenchmarkHotKey(b *testing.B) {
+	base := dynamotest.Client(b)
+	name := dynamotest.KeyTable(b, base, "bench-hot", "id", types.ScalarAttributeTypeS, "", "")
+	inc := func(c benchCounter) (benchCounter, error) { c.N++; return c, nil }
+	var round atomic.Int64
+	for _, lat := range []time.Duration{0, 5 * time.Millisecond} {
+		client := base
+		if lat > 0 {
+			client = dynamodb.New(base.Options(), func(o *dynamodb.Options) {
+				o.HTTPClient = delayingHTTP{next: o.HTTPClient, delay: lat}
+			})
+		}
+		for _, workers := range []int{1, 16} {
+			b.Run("lat="+lat.String()+"/impl="+map[int]string{1: "one", 16: "16"}[workers], func(b *testing.B) {
+				table, err := dynamo.NewTable[benchCounter](dynamo.NewMapper(client), name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				key := benchCounter{ID: "hot" + strconv.FormatInt(round.Add(1), 10)}
+				ctx := context.Background()
+				var next atomic.Int64
+				n := int64(b.N)
+				var wg sync.WaitGroup
+				errs := make(chan error, workers)
+				b.ResetTimer()
+				for range workers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for next.Add(1) <= n {
+							if _, err := table.Update(ctx, key, inc); err != nil {
+								errs <- err
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				close(errs)
+				for err := range errs {
+					b.Fatal(err)
+				}
+				got, err := table.Load(ctx, key, dynamo.ConsistentRead())
+				if err != nil || int64(got.N) != n || got.Version != n {
+					b.Fatalf("counter %+v, %v after %d increments: want n = version = %d", got, err, n, n)
+				}
+			})
+		}
+	}
+}
