@@ -19,7 +19,9 @@ import (
 // delayingHTTP adds a fixed latency to every request, as a network to a
 // region would (DynamoDB Local answers in well under a millisecond).
 type delayingHTTP struct {
-	next  interface{ Do(*http.Request) (*http.Response, error) }
+	next interface {
+		Do(*http.Request) (*http.Response, error)
+	}
 	delay time.Duration
 }
 
