@@ -229,7 +229,9 @@ func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.Attr
 		}
 		for _, it := range out.Responses[t.name] {
 			if j, ok := index[t.p.keyID(it)]; ok {
-				found[j] = it
+				if _, other := t.p.s.otherEntity(it); !other { // another entity's item is not a T
+					found[j] = it
+				}
 			}
 		}
 		pending = out.UnprocessedKeys[t.name].Keys
@@ -368,6 +370,11 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 		return pol, err
 	}
 	s := t.p.s
+	if s.entity >= 0 && !bo.clobber {
+		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), and BatchWriteItem cannot carry conditions, so it could write over (or delete) an item of another entity at the same key unnoticed; "+
+			"use %s in a loop or a transaction, or pass dynamo.Clobber() if no other entity can be at these keys",
+			ErrInvalidInput, op, t.name, s.typ, s.entityName, s.fields[s.entity].goName, strings.TrimPrefix(op, "Batch"))
+	}
 	if s.version >= 0 && !bo.clobber {
 		single, verb, note := "Save", "overwrite", " (each item is then written with its held version + 1, which can move a stored version backwards)"
 		if op == "BatchDelete" {

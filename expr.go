@@ -181,6 +181,10 @@ type userCond struct {
 // stored, and expression.Name("a.b") names the attribute "a.b" where s has
 // one and no "a" (see rewriteCond); a value it cannot convert is an error.
 func compileConds(s *schema, conds []expression.ConditionBuilder) (*userCond, error) {
+	if s.entity >= 0 {
+		// Never write over (or delete) another entity type's item.
+		conds = append([]expression.ConditionBuilder{s.entityCond()}, conds...)
+	}
 	if len(conds) == 0 {
 		return nil, nil
 	}

@@ -51,5 +51,8 @@ func (t *Table[T]) Load(ctx context.Context, key T, opts ...ReadOption) (T, erro
 	if out.Item == nil {
 		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
 	}
+	if other, ok := t.p.s.otherEntity(out.Item); ok {
+		return zero, fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, t.name, formatKey(k), other, t.p.s.entityName)
+	}
 	return t.decode(out.Item)
 }

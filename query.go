@@ -242,10 +242,27 @@ func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Curs
 
 // prepare checks the options of one call and builds its request template.
 // key is nil for a scan. It sends nothing; a refusal is kept in l.err.
+// For a type with an entity attribute, only items of its entity are read
+// (a filter is added).
 func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
+	return t.prepareFor(op, key, opts, t.p.s.entity >= 0)
+}
+
+// prepareAll is prepare without the entity filter: for Entities, which
+// reads the items of every type.
+func (t *Table[T]) prepareAll(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
+	return t.prepareFor(op, key, opts, false)
+}
+
+func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, opts []QueryOption, entityOnly bool) *listing {
 	var o queryOptions
 	for _, opt := range opts {
-		opt.applyQuery(&o)
+		if opt != nil {
+			opt.applyQuery(&o)
+		}
+	}
+	if entityOnly {
+		o.filters = append(o.filters, t.p.s.entityFilter())
 	}
 	l := &listing{op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
 	if o.segmented {

@@ -63,6 +63,11 @@ type schema struct {
 	rng     int // -1 when the table has no sort key
 	version int // -1 when the type is not versioned
 	ttl     int // -1 when no ttl attribute
+	// entity is the index of the field whose attribute holds entityName,
+	// telling this type's items apart in a table of several types; -1 when
+	// the type declares none (entity.go).
+	entity     int
+	entityName string
 	hasSets bool
 	// walk reports whether any field has walk set: checkGo has work to do.
 	walk bool
@@ -101,7 +106,7 @@ var (
 )
 
 func buildSchema(t reflect.Type) (*schema, error) {
-	s := &schema{typ: t, byName: map[string]int{}, hash: -1, rng: -1, version: -1, ttl: -1}
+	s := &schema{typ: t, byName: map[string]int{}, hash: -1, rng: -1, version: -1, ttl: -1, entity: -1}
 	fail := func(f, format string, args ...any) error {
 		return &SchemaError{Struct: t.String(), Field: f, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -248,6 +253,15 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 			return fail(f.goName, "version attribute inside an embedded pointer: embed the struct by value")
 		}
 		s.version = i
+	}
+	if o.entity != "" {
+		if s.entity >= 0 {
+			return fail(f.goName, "second entity attribute (the first is %s): a type has at most one", s.fields[s.entity].goName)
+		}
+		if f.typ.Kind() != reflect.String || f.viaPtr {
+			return fail(f.goName, "entity attribute of type %s: use a string field (not inside an embedded pointer), e.g. Kind string `dynamo:\"kind,entity=order\"`", f.typ)
+		}
+		s.entity, s.entityName = i, o.entity
 	}
 	if o.ttl {
 		if s.ttl >= 0 {

@@ -115,6 +115,11 @@ func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 	if err := t.p.s.checkEncoded(t.name, item); err != nil {
 		return nil, err
 	}
+	if t.p.s.entity >= 0 {
+		if err := t.p.s.stampEntity(t.name, item); err != nil {
+			return nil, err
+		}
+	}
 	return item, nil
 }
 

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // tagOptions is the parsed form of one `dynamo:"name,opt,..."` struct tag.
@@ -32,13 +33,18 @@ type tagOptions struct {
 	// ISO-8601 string with milliseconds in UTC.
 	javaBool bool
 	javaDate bool
+
+	// entity is the NAME of `entity=NAME`: the field's attribute tells the
+	// type's items apart from other types' in a table holding several
+	// (entity.go); "" when not given.
+	entity string
 }
 
 // knownTagOptions lists every option parseTag accepts, for error messages.
 // Users read what each one does in the package documentation (doc.go,
 // "Struct tags"): an option added here is documented there too.
 const knownTagOptions = "hash, range, version, ttl, set, omitempty, omitemptyelem, " +
-	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime, javabool, javadate"
+	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime, javabool, javadate, entity=NAME"
 
 // parseTag parses the value of a `dynamo` struct tag. It rejects unknown
 // and repeated options, which attributevalue would silently ignore.
@@ -55,6 +61,18 @@ func parseTag(tag string) (tagOptions, error) {
 	}
 	seen := 0
 	for opt := range strings.SplitSeq(rest, ",") {
+		if name, ok := strings.CutPrefix(opt, "entity="); ok {
+			switch {
+			case o.entity != "":
+				return tagOptions{}, fmt.Errorf("option entity repeated in tag %q: give it once", tag)
+			case name == "":
+				return tagOptions{}, fmt.Errorf("empty entity name in tag %q: name the type's items, e.g. entity=order", tag)
+			case !utf8.ValidString(name):
+				return tagOptions{}, fmt.Errorf("entity name in tag %q is not valid UTF-8", tag)
+			}
+			o.entity = name
+			continue
+		}
 		var bit int
 		var p *bool
 		switch opt {
@@ -116,6 +134,9 @@ func parseTag(tag string) (tagOptions, error) {
 	sets := btoi(o.set) + btoi(o.stringSet) + btoi(o.numberSet) + btoi(o.binarySet)
 	if sets > 1 {
 		return tagOptions{}, fmt.Errorf("tag %q names more than one set kind: keep one of set, stringset, numberset, binaryset", tag)
+	}
+	if o.entity != "" && (o.hash || o.rng || o.version || o.ttl || o.omitEmpty || o.nullEmpty || sets > 0 || o.javaBool || o.javaDate || o.unixTime || o.asString) {
+		return tagOptions{}, fmt.Errorf("tag %q: an entity attribute holds the entity name and nothing else; give it no other option", tag)
 	}
 	if o.javaBool && o.javaDate {
 		return tagOptions{}, fmt.Errorf("tag %q has both javabool and javadate: a field is a bool or a time; keep the one that fits its type", tag)

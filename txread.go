@@ -54,7 +54,8 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 		get:      types.Get{TableName: aws.String(t.name), Key: key},
 	}
 	mem.set = func(item map[string]types.AttributeValue) (func(), error) {
-		if len(item) == 0 {
+		if _, other := t.p.s.otherEntity(item); len(item) == 0 || other {
+			// Absent, or an item of another entity: not a T.
 			return func() { var zero T; g.item, g.found = zero, false }, nil
 		}
 		out, err := t.decode(item)

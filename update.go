@@ -253,6 +253,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			}
 			bs, verified = &basis{item: raw}, true
 		}
+		if other, ok := t.p.s.otherEntity(bs.item); ok {
+			fail(live, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
+				ErrConditionFailed, t.name, formatKey(k), other, t.p.s.entityName))
+			return
+		}
 		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &verified, res)
 		if err != nil {
 			fail(live, err)

@@ -1,0 +1,260 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Several entity types in one table (single-table design).
+//
+// A type declares its entity with a string field tagged `entity=NAME`, e.g.
+//
+//	Kind string `dynamo:"kind,entity=order"`
+//
+// Its writes store NAME in that attribute and are conditioned on the key
+// holding no item or an item of the same entity, its reads skip (or do not
+// find) items of other entities, and Entities reads items of several types
+// from one Query or Scan, each decoded as its own type.
+
+// stampEntity stores the entity name in item, refusing a field that holds
+// another name.
+func (s *schema) stampEntity(table string, item map[string]types.AttributeValue) error {
+	f := &s.fields[s.entity]
+	if av, ok := item[f.name].(*types.AttributeValueMemberS); ok && av.Value != "" && av.Value != s.entityName {
+		return fmt.Errorf("%w: table %q: field %s.%s holds %q, but %s is entity %q (tag entity=%s): leave the field empty or set it to %q",
+			ErrInvalidInput, table, s.typ, f.goName, av.Value, s.typ, s.entityName, s.entityName, s.entityName)
+	}
+	item[f.name] = &types.AttributeValueMemberS{Value: s.entityName}
+	return nil
+}
+
+// entityCond is the condition every write of an entity type carries: the
+// key holds no item, or an item of this entity.
+func (s *schema) entityCond() expression.ConditionBuilder {
+	return expression.Name(s.fields[s.hash].name).AttributeNotExists().
+		Or(expression.Name(s.fields[s.entity].name).Equal(expression.Value(s.entityName)))
+}
+
+// otherEntity reports whether item (nil: none) is an item of another entity
+// than the type's, and which (quoted, or "(none)" for an item without the
+// attribute). Types without an entity accept every item.
+func (s *schema) otherEntity(item map[string]types.AttributeValue) (string, bool) {
+	if s.entity < 0 || item == nil {
+		return "", false
+	}
+	av, ok := item[s.fields[s.entity].name].(*types.AttributeValueMemberS)
+	if !ok {
+		return "(none)", true
+	}
+	if av.Value != s.entityName {
+		return strconv.Quote(av.Value), true
+	}
+	return "", false
+}
+
+// entityFilter is the filter a Query or Scan of an entity type adds: only
+// items of its entity.
+func (s *schema) entityFilter() expression.ConditionBuilder {
+	return expression.Name(s.fields[s.entity].name).Equal(expression.Value(s.entityName))
+}
+
+// UnknownItem is what Entities yields for an item that no member type
+// claims: the item as stored.
+type UnknownItem map[string]types.AttributeValue
+
+// EntityMember is one type of an Entities: see Member.
+type EntityMember interface {
+	member() *entityMember
+}
+
+type entityMember struct {
+	table   string
+	keys    [2]string // the table's hash and range attribute names
+	typ     string
+	name    string // entity name, "" when told apart otherwise
+	match   func(map[string]types.AttributeValue) bool
+	decode  func(map[string]types.AttributeValue) (any, error)
+	prepare func(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing
+	client  Client
+}
+
+func (m *entityMember) member() *entityMember { return m }
+
+// Member declares t's type a member of an Entities. Its items are told
+// apart by its `entity=NAME` attribute; for a type without one (items
+// written before the table held several types), by the first of match that
+// is given: KeyPrefix or MatchFunc. Items yielded for it are Ts.
+func Member[T any](t *Table[T], match ...EntityMatch) EntityMember {
+	s := t.p.s
+	m := &entityMember{table: t.name, typ: s.typ.String(), name: s.entityName, client: t.m.client, prepare: t.prepareAll}
+	m.keys[0] = s.fields[s.hash].name
+	if s.rng >= 0 {
+		m.keys[1] = s.fields[s.rng].name
+	}
+	m.decode = func(item map[string]types.AttributeValue) (any, error) { return t.decode(item) }
+	switch {
+	case len(match) > 0 && match[0] != nil:
+		m.match = match[0].match
+	case s.entity >= 0:
+		m.match = func(item map[string]types.AttributeValue) bool { _, other := s.otherEntity(item); return !other }
+	}
+	return m
+}
+
+// EntityMatch tells the items of a member type without an entity attribute
+// apart: KeyPrefix or MatchFunc.
+type EntityMatch interface {
+	match(map[string]types.AttributeValue) bool
+}
+
+type matchFunc func(map[string]types.AttributeValue) bool
+
+func (f matchFunc) match(item map[string]types.AttributeValue) bool { return f(item) }
+
+// KeyPrefix matches the items whose attribute attr (typically the sort key,
+// e.g. "sk" holding "ORDER#...") is a string starting with prefix.
+func KeyPrefix(attr, prefix string) EntityMatch {
+	return matchFunc(func(item map[string]types.AttributeValue) bool {
+		s, ok := item[attr].(*types.AttributeValueMemberS)
+		return ok && strings.HasPrefix(s.Value, prefix)
+	})
+}
+
+// MatchFunc matches the items for which f returns true. f must not modify
+// the item.
+func MatchFunc(f func(item map[string]types.AttributeValue) bool) EntityMatch {
+	return matchFunc(f)
+}
+
+// Entities reads a table that holds items of several types (single-table
+// design): one Query or Scan yields each item decoded as the type of the
+// first member that claims it, for a type switch:
+//
+//	for v, err := range shop.Query(ctx, expression.Key("pk").Equal(expression.Value("CUSTOMER#7"))) {
+//		switch v := v.(type) {
+//		case Customer: ...
+//		case Order: ...
+//		case dynamo.UnknownItem: ... // no member claims it
+//		}
+//	}
+//
+// Writes go through each type's own Table, with its version rules; a type
+// with an `entity=NAME` attribute never writes over another entity's item.
+// An Entities is safe for concurrent use.
+type Entities struct {
+	members []*entityMember
+}
+
+// NewEntities returns an Entities of the given members, which must be of
+// one table (the same name and key attributes) and be told apart: each
+// with an `entity=NAME` attribute (distinct names) or an EntityMatch.
+// It sends nothing.
+func NewEntities(members ...EntityMember) (*Entities, error) {
+	if len(members) == 0 {
+		return nil, fmt.Errorf("%w: NewEntities with no members: pass dynamo.Member(table) for each type", ErrInvalidInput)
+	}
+	e := &Entities{}
+	names := map[string]string{}
+	for i, mm := range members {
+		if mm == nil {
+			return nil, fmt.Errorf("%w: NewEntities member %d is nil", ErrInvalidInput, i)
+		}
+		m := mm.member()
+		if m.match == nil {
+			return nil, fmt.Errorf("%w: NewEntities: %s has no entity attribute: tag a string field `dynamo:\"kind,entity=NAME\"`, or pass dynamo.KeyPrefix or dynamo.MatchFunc to Member",
+				ErrInvalidInput, m.typ)
+		}
+		if first := e.members; len(first) > 0 && (m.table != first[0].table || m.keys != first[0].keys) {
+			return nil, fmt.Errorf("%w: NewEntities: %s is of table %q with keys %v, %s of table %q with keys %v: members share one table and its keys",
+				ErrInvalidInput, first[0].typ, first[0].table, first[0].keys, m.typ, m.table, m.keys)
+		}
+		if m.name != "" {
+			if other, dup := names[m.name]; dup {
+				return nil, fmt.Errorf("%w: NewEntities: %s and %s are both entity %q: give each type its own name", ErrInvalidInput, other, m.typ, m.name)
+			}
+			names[m.name] = m.typ
+		}
+		e.members = append(e.members, m)
+	}
+	return e, nil
+}
+
+// classify decodes item as the first member that claims it.
+func (e *Entities) classify(item map[string]types.AttributeValue) (any, error) {
+	for _, m := range e.members {
+		if m.match(item) {
+			return m.decode(item)
+		}
+	}
+	return UnknownItem(item), nil
+}
+
+// Query reads the items that key selects, as Table.Query does (same options,
+// checks, paging and errors), and yields each decoded as its member's type
+// (or as an UnknownItem). The key condition is checked against the table's
+// keys, or the Index's as the first member's tags declare it.
+//
+// IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the
+// index (arn:…:table/T/index/N).
+func (e *Entities) Query(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) iter.Seq2[any, error] {
+	return e.iterate(ctx, e.members[0].prepare(opQuery, &key, opts))
+}
+
+// Scan reads every item of the table (or of the Index, or of one Segment),
+// as Table.Scan does, and yields each decoded as its member's type (or as an
+// UnknownItem).
+//
+// IAM: dynamodb:Scan on the table (arn:…:table/T), or with Index on the
+// index (arn:…:table/T/index/N).
+func (e *Entities) Scan(ctx context.Context, opts ...QueryOption) iter.Seq2[any, error] {
+	return e.iterate(ctx, e.members[0].prepare(opScan, nil, opts))
+}
+
+func (e *Entities) iterate(ctx context.Context, l *listing) iter.Seq2[any, error] {
+	client := e.members[0].client
+	return func(yield func(any, error) bool) {
+		if l.err != nil {
+			yield(nil, l.err)
+			return
+		}
+		start, got := l.start, 0
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(nil, l.requestError(err, l.segment))
+				return
+			}
+			items, last, err := l.fetch(ctx, client, start, l.requestLimit(got, false), l.segment)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, item := range items {
+				v, err := e.classify(item)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if !yield(v, nil) {
+					return
+				}
+				if got++; l.limit > 0 && got >= l.limit {
+					return
+				}
+			}
+			if len(last) == 0 {
+				return
+			}
+			start = last
+		}
+	}
+}
+
+// errEntities is returned for calls an Entities cannot make.
+var _ = errors.New

@@ -1,0 +1,206 @@
+package dynamo
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
+)
+
+type shopCustomer struct {
+	PK      string `dynamo:"pk,hash"`
+	SK      string `dynamo:"sk,range"`
+	Kind    string `dynamo:"kind,entity=customer"`
+	Name    string `dynamo:"name"`
+	Version int64  `dynamo:"v,version"`
+}
+
+type shopOrder struct {
+	PK      string `dynamo:"pk,hash"`
+	SK      string `dynamo:"sk,range"`
+	Kind    string `dynamo:"kind,entity=order"`
+	Status  string `dynamo:"status"`
+	Total   int    `dynamo:"total"`
+	Version int64  `dynamo:"v,version"`
+}
+
+// legacyNote has no entity attribute: its items are told apart by key prefix.
+type legacyNote struct {
+	PK   string `dynamo:"pk,hash"`
+	SK   string `dynamo:"sk,range"`
+	Text string `dynamo:"text"`
+}
+
+func shopTables(t *testing.T) (*Table[shopCustomer], *Table[shopOrder], *Table[legacyNote], *dynamodb.Client) {
+	t.Helper()
+	c := dynamotest.Client(t)
+	name := dynamotest.KeyTable(t, c, "shop", "pk", types.ScalarAttributeTypeS, "sk", types.ScalarAttributeTypeS)
+	m := NewMapper(c)
+	customers, err := NewTable[shopCustomer](m, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, err := NewTable[shopOrder](m, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes, err := NewTable[legacyNote](m, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return customers, orders, notes, c
+}
+
+// One Query over a partition yields each item as its own type; a typed
+// Table reads only its entity; items without the attribute are told apart
+// by a key prefix; an item nobody claims is an UnknownItem.
+func TestEntitiesQuery(t *testing.T) {
+	customers, orders, notes, c := shopTables(t)
+	ctx := t.Context()
+	if _, err := customers.Save(ctx, shopCustomer{PK: "C#1", SK: "A", Name: "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []shopOrder{{PK: "C#1", SK: "O#1", Status: "open", Total: 5}, {PK: "C#1", SK: "O#2", Status: "paid", Total: 7}} {
+		if _, err := orders.Save(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, sk := range []string{"NOTE#1", "ZZZ"} { // written by an older program: no kind attribute
+		_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(orders.Name()), Item: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "C#1"}, "sk": &types.AttributeValueMemberS{Value: sk}, "text": &types.AttributeValueMemberS{Value: "hi"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	shop, err := NewEntities(Member(customers), Member(orders), Member(notes, KeyPrefix("sk", "NOTE#")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for v, err := range shop.Query(ctx, expression.Key("pk").Equal(expression.Value("C#1"))) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch v := v.(type) {
+		case shopCustomer:
+			got = append(got, "customer "+v.Name+" "+v.Kind)
+		case shopOrder:
+			got = append(got, "order "+v.SK+" "+v.Status)
+		case legacyNote:
+			got = append(got, "note "+v.SK)
+		case UnknownItem:
+			got = append(got, "unknown "+v["sk"].(*types.AttributeValueMemberS).Value)
+		default:
+			t.Fatalf("yielded %T", v)
+		}
+	}
+	want := "customer Ada customer|note NOTE#1|order O#1 open|order O#2 paid|unknown ZZZ"
+	if strings.Join(got, "|") != want {
+		t.Errorf("yielded %q, want %q", strings.Join(got, "|"), want)
+	}
+	var only []string
+	for o, err := range orders.Query(ctx, expression.Key("pk").Equal(expression.Value("C#1"))) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		only = append(only, o.SK)
+	}
+	if strings.Join(only, ",") != "O#1,O#2" {
+		t.Errorf("orders.Query yielded %v, want only the orders", only)
+	}
+	page, _, err := orders.QueryPage(ctx, expression.Key("pk").Equal(expression.Value("C#1")), Limit(1))
+	if err != nil || len(page) != 1 || page[0].SK != "O#1" {
+		t.Errorf("QueryPage with Limit 1: %+v, %v", page, err)
+	}
+}
+
+// A write of one entity type never lands on another's item at the same key,
+// and reads do not take another entity's item for theirs.
+func TestEntityWritesNeverCross(t *testing.T) {
+	customers, orders, _, _ := shopTables(t)
+	ctx := t.Context()
+	if _, err := customers.Save(ctx, shopCustomer{PK: "C#1", SK: "X", Name: "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	key := shopOrder{PK: "C#1", SK: "X"}
+	if _, err := orders.Load(ctx, key); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), `entity "customer"`) {
+		t.Errorf("Load of a customer's key as an order: %v; want ErrNotFound naming the entity", err)
+	}
+	if _, err := orders.Save(ctx, shopOrder{PK: "C#1", SK: "X", Status: "open"}); err == nil {
+		t.Error("Save of an order over a customer succeeded")
+	}
+	if _, err := orders.Save(ctx, shopOrder{PK: "C#1", SK: "X", Status: "open"}, WithSaveBehavior(SaveClobber)); err == nil {
+		t.Error("SaveClobber of an order over a customer succeeded")
+	}
+	if _, err := orders.Save(ctx, shopOrder{PK: "C#1", SK: "X", Status: "open"}, WithSaveBehavior(SavePut)); err == nil {
+		t.Error("SavePut of an order over a customer succeeded")
+	}
+	if err := orders.Delete(ctx, shopOrder{PK: "C#1", SK: "X", Version: 1}); err == nil {
+		t.Error("Delete of a customer through the orders table succeeded")
+	}
+	if _, err := orders.Update(ctx, key, func(o shopOrder) (shopOrder, error) { o.Status = "x"; return o, nil }); !errors.Is(err, ErrConditionFailed) {
+		t.Errorf("Update of a customer's key as an order: %v; want ErrConditionFailed", err)
+	}
+	if err := orders.Mapper().WriteTx(ctx, []TxOp{orders.TxSave(shopOrder{PK: "C#1", SK: "X"})}); err == nil {
+		t.Error("a transaction saved an order over a customer")
+	}
+	g := orders.TxGet(key)
+	if err := orders.Mapper().ReadTx(ctx, []TxGetOp{g}); err != nil {
+		t.Fatal(err)
+	}
+	if _, found := g.Item(); found {
+		t.Error("TxGet found a customer as an order")
+	}
+	if got, err := orders.BatchLoad(ctx, []shopOrder{key}, ConsistentRead()); err != nil || len(got) != 0 {
+		t.Errorf("BatchLoad of a customer's key as an order: %+v, %v; want nothing found", got, err)
+	}
+	got, err := customers.Load(ctx, shopCustomer{PK: "C#1", SK: "X"}, ConsistentRead())
+	if err != nil || got.Name != "Ada" || got.Version != 1 || got.Kind != "customer" {
+		t.Errorf("the customer is %+v, %v; want it untouched", got, err)
+	}
+	if _, err := orders.Save(ctx, shopOrder{PK: "C#1", SK: "Y", Kind: "customer"}); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), `entity "order"`) {
+		t.Errorf("an order whose Kind says customer: %v; want ErrInvalidInput", err)
+	}
+	if err := orders.BatchSave(ctx, []shopOrder{{PK: "C#1", SK: "Z"}}); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "dynamo.Clobber()") {
+		t.Errorf("BatchSave of an entity type: %v; want ErrInvalidInput naming Clobber", err)
+	}
+}
+
+func TestNewEntitiesRefuses(t *testing.T) {
+	m := NewMapper(&stubClient{})
+	customers := NewTableMust[shopCustomer](t, m)
+	notes := NewTableMust[legacyNote](t, m)
+	other, _ := NewTable[shopOrder](m, "Other")
+	twin, _ := NewTable[shopCustomer](m, "Books")
+	for _, tc := range []struct {
+		members []EntityMember
+		want    string
+	}{
+		{nil, "no members"},
+		{[]EntityMember{Member(customers), Member(notes)}, "legacyNote has no entity attribute"},
+		{[]EntityMember{Member(customers), Member(other)}, "members share one table"},
+		{[]EntityMember{Member(customers), Member(twin)}, `both entity "customer"`},
+	} {
+		if _, err := NewEntities(tc.members...); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewEntities: %v; want ErrInvalidInput saying %q", err, tc.want)
+		}
+	}
+	for _, tag := range []string{"kind,entity=", "kind,entity=a,entity=b", "kind,hash,entity=a", "kind,entity=\xff"} {
+		if _, err := parseTag(tag); err == nil {
+			t.Errorf("parseTag(%q) accepted", tag)
+		}
+	}
+	type badKind struct {
+		ID   string `dynamo:"id,hash"`
+		Kind int    `dynamo:"kind,entity=x"`
+	}
+	if _, err := NewTable[badKind](m, "T"); err == nil || !strings.Contains(err.Error(), "use a string field") {
+		t.Errorf("an int entity field: %v", err)
+	}
+}
