@@ -68,7 +68,7 @@ type schema struct {
 	// the type declares none (entity.go).
 	entity     int
 	entityName string
-	hasSets bool
+	hasSets    bool
 	// walk reports whether any field has walk set: checkGo has work to do.
 	walk bool
 	// javaFields are the fields with a conv (java.go), javaDecFields those
