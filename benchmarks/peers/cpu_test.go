@@ -222,6 +222,11 @@ func gureguLoad(ctx context.Context, t guregu.Table, id string) (gProfile, error
 
 // ---- benchmarks -----------------------------------------------------------------
 
+// Besides ns/op (wall time, which on a shared machine includes the time the
+// process waited for a core), each sub-benchmark reports cpu-ns/op: the
+// process's CPU time (user + system, all threads, the garbage collector's
+// included) per call, which waiting does not inflate.
+
 // order rotates which implementation runs first: scripts/bench-peers.sh
 // passes the round number, so that each is first, second and third equally
 // often and machine-load drift does not favour one.
@@ -237,10 +242,14 @@ func runImpls(b *testing.B, impls ...impl) {
 		im := impls[(i+*order)%len(impls)]
 		b.Run("impl="+im.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := processCPU()
 			for b.Loop() {
 				if err := im.f(); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}
