@@ -118,6 +118,25 @@ type result struct {
 func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
 
 func run(ctx context.Context) error {
+	// Flags are checked before any server is started or table created.
+	known := []string{"mapper", "sdk", "dynamodbmapper", "enhanced"}
+	if *only != "" {
+		for _, name := range strings.Split(*only, ",") {
+			if !slices.Contains(known, name) {
+				return fmt.Errorf("-impls: unknown implementation %q (known: %s)", name, strings.Join(known, ", "))
+			}
+		}
+	}
+	measures := strings.Split(*which, ",")
+	for _, m := range measures {
+		if m != "seq" && m != "contended" {
+			return fmt.Errorf("-measures: unknown measure %q (seq, contended)", m)
+		}
+	}
+	if *rounds < 1 || *seconds <= 0 || *warmup < 0 || *workers < 1 {
+		return fmt.Errorf("-rounds %d, -seconds %g, -warmup %g, -workers %d: need rounds ≥ 1, seconds > 0, warmup ≥ 0, workers ≥ 1",
+			*rounds, *seconds, *warmup, *workers)
+	}
 	endpoint, stop, err := dynamotest.Start(ctx)
 	if err != nil {
 		return err
@@ -175,13 +194,7 @@ func run(ctx context.Context) error {
 		impls = slices.DeleteFunc(impls, func(im impl) bool { return !slices.Contains(strings.Split(*only, ","), im.name) })
 	}
 	if len(impls) == 0 {
-		return fmt.Errorf("-impls %q names no implementation (mapper, sdk, dynamodbmapper, enhanced)", *only)
-	}
-	measures := strings.Split(*which, ",")
-	for _, m := range measures {
-		if m != "seq" && m != "contended" {
-			return fmt.Errorf("-measures: unknown measure %q (seq, contended)", m)
-		}
+		return fmt.Errorf("-impls %q names nothing to run (without -java-classes only mapper and sdk)", *only)
 	}
 	for _, m := range measures {
 		for _, im := range impls {
