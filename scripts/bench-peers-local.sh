@@ -11,7 +11,7 @@
 #
 # Uses DYNAMODB_ENDPOINT when set, otherwise starts one DynamoDB Local for
 # the whole run (and stops it at the end). Needs a JDK 17+ (javac, java).
-# Every implementation first warms up (WARMUP seconds per measure, 10 by
+# Every implementation first warms up (WARMUP seconds per measure, 30 by
 # default: the JVMs' JIT needs them), then each round runs every
 # implementation once per measure, in an order rotated by one per round.
 set -euo pipefail
@@ -26,4 +26,4 @@ lib=$("$dir/local" -print-java-lib)
 javac -proc:none -nowarn -encoding UTF-8 -cp "$lib/*" -d "$dir/classes" ../java/Bench.java
 
 "$dir/local" -java-classes "$dir/classes" -java-lib "$lib" \
-	-rounds "${ROUNDS:-5}" -seconds "${SECONDS_PER_RUN:-3}" -warmup "${WARMUP:-10}" -workers "${WORKERS:-16}" | tee "$out"
+	-rounds "${ROUNDS:-5}" -seconds "${SECONDS_PER_RUN:-3}" -warmup "${WARMUP:-30}" -workers "${WORKERS:-16}" | tee "$out"

@@ -15,8 +15,9 @@
 //       again after a conflict (ConditionalCheckFailedException).
 //   quit
 //
-// Answer: "ok <successful saves> <conflicts> <elapsed nanoseconds>", or
-// "error <message>". The table has the hash key id (S); the item is
+// Answer: "ok <successful saves> <conflicts> <elapsed nanoseconds> <CPU
+// nanoseconds>" (the CPU time of the whole JVM during the run: every thread,
+// JIT compiler and garbage collector included), or "error <message>". The table has the hash key id (S); the item is
 // {id, n, payload, v} with v the version attribute, as on the Go side.
 
 import com.amazonaws.auth.AWSStaticCredentialsProvider;
@@ -33,6 +34,7 @@ import com.amazonaws.services.dynamodbv2.datamodeling.DynamoDBVersionAttribute;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -213,6 +215,7 @@ public class Bench {
       return "error usage: run <v1|v2> <seq|contended> <id> <seconds> [threads]";
     }
     String impl = w[1], measure = w[2], id = w[3];
+    long cpu0 = processCpu();
     long start = System.nanoTime();
     long deadline = start + (long) (Double.parseDouble(w[4]) * 1e9);
     long[] r;
@@ -226,7 +229,12 @@ public class Bench {
       default:
         return "error unknown measure " + measure;
     }
-    return "ok " + r[0] + " " + r[1] + " " + (System.nanoTime() - start);
+    long elapsed = System.nanoTime() - start;
+    return "ok " + r[0] + " " + r[1] + " " + elapsed + " " + (processCpu() - cpu0);
+  }
+
+  static long processCpu() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
   }
 
   public static void main(String[] args) throws Exception {

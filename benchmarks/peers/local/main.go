@@ -22,11 +22,14 @@
 // must equal the successes the run reported (no lost or invented updates).
 // Rounds rotate the order of the implementations. Each result is printed as
 //
-//	result round=R measure=M impl=I ops=N conflicts=C seconds=S rate=OPS_PER_S
+//	result round=R measure=M impl=I ops=N conflicts=C seconds=S rate=OPS_PER_S cpu-us/op=U
 //
-// followed by a summary table: per measure and implementation the median
-// rate over the rounds (min–max), and the median (min–max) of the per-round
-// ratios to the mapper.
+// (cpu-us/op: the client process's CPU time during the run per successful
+// save, every thread and the garbage collector included; for the Java
+// clients the JVM's, JIT compiler included), followed by a summary table: per
+// measure and implementation the median rate over the rounds (min–max), the
+// median (min–max) of the per-round ratios to the mapper, and the median
+// client CPU per success.
 package main
 
 import (
@@ -113,9 +116,18 @@ type result struct {
 	measure, impl  string
 	ops, conflicts int64
 	elapsed        time.Duration
+	cpu            time.Duration // the client process's CPU time during the run
 }
 
 func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
+
+// cpuPerOp is the client's CPU time per successful save, in µs (0: not measured).
+func (r result) cpuPerOp() float64 {
+	if r.ops == 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / float64(r.ops)
+}
 
 func run(ctx context.Context) error {
 	// Flags are checked before any server is started or table created.
@@ -171,14 +183,16 @@ func run(ctx context.Context) error {
 		if m == "contended" {
 			f = im.cont
 		}
+		cpu0 := processCPU()
 		start := time.Now()
 		ops, conflicts, err := f(ctx, id, d)
 		elapsed := time.Since(start)
+		cpu := processCPU() - cpu0
 		if err != nil {
 			return result{}, fmt.Errorf("%s %s: %w", im.name, m, err)
 		}
-		if j, ok := javaElapsed.LoadAndDelete(id); ok {
-			elapsed = j.(time.Duration) // the JVM's own clock, without the pipe
+		if j, ok := javaTimes.LoadAndDelete(id); ok {
+			elapsed, cpu = j.([2]time.Duration)[0], j.([2]time.Duration)[1] // the JVM's own clocks
 		}
 		n, err := readN(ctx, client, table, id)
 		if err != nil {
@@ -187,7 +201,7 @@ func run(ctx context.Context) error {
 		if n != ops {
 			return result{}, fmt.Errorf("%s %s: the item's n is %d after %d reported successes: lost or invented updates", im.name, m, n, ops)
 		}
-		return result{round, m, im.name, ops, conflicts, elapsed}, nil
+		return result{round, m, im.name, ops, conflicts, elapsed, cpu}, nil
 	}
 
 	if *only != "" {
@@ -213,8 +227,8 @@ func run(ctx context.Context) error {
 					return err
 				}
 				results = append(results, res)
-				fmt.Printf("result round=%d measure=%s impl=%s ops=%d conflicts=%d seconds=%.3f rate=%.1f\n",
-					r, m, im.name, res.ops, res.conflicts, res.elapsed.Seconds(), res.rate())
+				fmt.Printf("result round=%d measure=%s impl=%s ops=%d conflicts=%d seconds=%.3f rate=%.1f cpu-us/op=%.0f\n",
+					r, m, im.name, res.ops, res.conflicts, res.elapsed.Seconds(), res.rate(), res.cpuPerOp())
 			}
 		}
 	}
@@ -233,7 +247,7 @@ func summarize(w io.Writer, results []result, measures []string, impls []impl) {
 		title := map[string]string{"seq": "sequential versioned saves/s (one writer, one item)",
 			"contended": fmt.Sprintf("goodput/s, %d writers incrementing one item", *workers)}[m]
 		fmt.Fprintf(w, "%s\n", title)
-		fmt.Fprintf(w, "  %-16s %-24s %s\n", "impl", "rate: median (min–max)", "ratio to mapper, per round: median (min–max)")
+		fmt.Fprintf(w, "  %-16s %-24s %-46s %s\n", "impl", "rate: median (min–max)", "ratio to mapper, per round: median (min–max)", "client CPU µs/success: median")
 		mapperRate := map[int]float64{}
 		for _, r := range results {
 			if r.measure == m && r.impl == "mapper" {
@@ -241,19 +255,32 @@ func summarize(w io.Writer, results []result, measures []string, impls []impl) {
 			}
 		}
 		for _, im := range impls {
-			var rates, ratios []float64
+			var rates, ratios, cpus []float64
 			for _, r := range results {
 				if r.measure == m && r.impl == im.name {
 					rates = append(rates, r.rate())
+					cpus = append(cpus, r.cpuPerOp())
 					if base := mapperRate[r.round]; base > 0 {
 						ratios = append(ratios, r.rate()/base)
 					}
 				}
 			}
-			fmt.Fprintf(w, "  %-16s %-24s %s\n", im.name, spread(rates, "%.0f"), spread(ratios, "%.2f"))
+			fmt.Fprintf(w, "  %-16s %-24s %-46s %.0f\n", im.name, spread(rates, "%.0f"), spread(ratios, "%.2f"), median(cpus))
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 func spread(xs []float64, f string) string {
@@ -452,8 +479,9 @@ func rawIncrement(ctx context.Context, c *dynamodb.Client, table, id string) (bo
 
 // ---- Java implementations (benchmarks/java/Bench.java) --------------------------
 
-// javaElapsed holds, per run id, the elapsed time the JVM measured.
-var javaElapsed sync.Map
+// javaTimes holds, per run id, the elapsed and CPU time the JVM measured
+// ([2]time.Duration).
+var javaTimes sync.Map
 
 type javaProc struct {
 	cmd   *exec.Cmd
@@ -518,7 +546,7 @@ func (j *javaProc) close() {
 	}
 }
 
-// call sends one command and parses "ok <ops> <conflicts> <nanos>".
+// call sends one command and parses "ok <ops> <conflicts> <nanos> <CPU nanos>".
 func (j *javaProc) call(id, cmd string) (int64, int64, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -529,16 +557,17 @@ func (j *javaProc) call(id, cmd string) (int64, int64, error) {
 		return 0, 0, fmt.Errorf("java Bench ended: %v", j.out.Err())
 	}
 	w := strings.Fields(j.out.Text())
-	if len(w) != 4 || w[0] != "ok" {
+	if len(w) != 5 || w[0] != "ok" {
 		return 0, 0, fmt.Errorf("java Bench: %s", j.out.Text())
 	}
 	ops, err1 := strconv.ParseInt(w[1], 10, 64)
 	conflicts, err2 := strconv.ParseInt(w[2], 10, 64)
 	nanos, err3 := strconv.ParseInt(w[3], 10, 64)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	cpu, err4 := strconv.ParseInt(w[4], 10, 64)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return 0, 0, fmt.Errorf("java Bench answer %q: %w", j.out.Text(), err)
 	}
-	javaElapsed.Store(id, time.Duration(nanos))
+	javaTimes.Store(id, [2]time.Duration{time.Duration(nanos), time.Duration(cpu)})
 	return ops, conflicts, nil
 }
 
