@@ -60,6 +60,10 @@
 //     DynamoDBMapper stores Date and Calendar; loads read any RFC 3339 string.
 //     Not with string, unixtime or a set option, and not together with
 //     javabool.
+//   - entity=NAME: on a string field, declares the type an entity of a table
+//     that holds several types (see "Several types in one table"); the
+//     attribute holds NAME on every item of the type. At most one field; no
+//     other option with it.
 //
 // omitempty, omitemptyelem, nullempty, nullemptyelem, string, stringset,
 // numberset, binaryset and unixtime are passed to attributevalue unchanged.
@@ -166,6 +170,22 @@
 // from. Key conditions and cursors are checked against the key schema before
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
+//
+// # Several types in one table
+//
+// In a single-table design, types tell their items apart by an attribute:
+// tag a string field `dynamo:"kind,entity=order"`. Every write of such a type
+// stores the name and is conditioned on the key holding no item or an item
+// of the same entity, so a value of one type can never overwrite (or delete)
+// another type's item at the same key unnoticed; Load, BatchLoad and TxGet do
+// not take another entity's item for theirs (ErrNotFound), and Query and Scan
+// of the type's Table read only its items. BatchSave and BatchDelete, which
+// cannot carry the condition, refuse entity types unless Clobber() is given.
+// NewEntities(Member(customers), Member(orders)) reads a partition of mixed
+// items with one Query or Scan, yielding each as its own type for a type
+// switch; items of an existing table that lack the attribute are told apart
+// with Member(t, KeyPrefix("sk", "NOTE#")) or MatchFunc, and items no member
+// claims are yielded as UnknownItem. Each type keeps its own version rules.
 //
 // # Options and retries
 //
