@@ -222,7 +222,8 @@ func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.Attr
 	}
 	for attempt := 1; ; attempt++ {
 		out, err := t.m.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-			RequestItems: map[string]types.KeysAndAttributes{t.name: {Keys: pending, ConsistentRead: consistent}},
+			RequestItems: map[string]types.KeysAndAttributes{t.name: {Keys: pending, ConsistentRead: consistent,
+				ProjectionExpression: strPtr(t.p.proj), ExpressionAttributeNames: t.p.projNames}},
 		})
 		if err != nil {
 			return err

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -209,7 +210,9 @@ func TestCondFilterRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := c.scans[0]
-	if aws := *in.FilterExpression; aws != "#dot0 = :0" || !reflect.DeepEqual(in.ExpressionAttributeNames, map[string]string{"#dot0": "x.y"}) ||
+	filterNames := maps.Clone(in.ExpressionAttributeNames)
+	maps.DeleteFunc(filterNames, func(ph, _ string) bool { return strings.HasPrefix(ph, "#p") }) // the projection's
+	if aws := *in.FilterExpression; aws != "#dot0 = :0" || !reflect.DeepEqual(filterNames, map[string]string{"#dot0": "x.y"}) ||
 		!reflect.DeepEqual(in.ExpressionAttributeValues[":0"], n("1")) {
 		t.Errorf("scan sent %q %v %v", aws, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	}

@@ -61,6 +61,14 @@ type plan struct {
 	hasRangeKey   bool
 	nonKeyFields  []int // indexes into s.fields, in order, excluding keys
 	nonKeyNoVerFs []int // nonKeyFields without the version
+
+	// proj is the ProjectionExpression of reads of the type — every
+	// attribute it models, so that a type modeling some of an item's
+	// attributes reads only those — with its names projNames; "" when reads
+	// take whole items (the struct decodes itself, or the expression would
+	// be over DynamoDB's 4 KB).
+	proj      string
+	projNames map[string]string
 }
 
 func newPlan(s *schema, tokenAttr string) *plan {
@@ -104,6 +112,7 @@ func newPlan(s *schema, tokenAttr string) *plan {
 	p.basisNames = make(map[string]string, len(p.allNames)+1)
 	maps.Copy(p.basisNames, p.allNames)
 	p.basisNames[hashNamePH] = p.keyNames[0]
+	p.proj, p.projNames = s.projection()
 	return p
 }
 

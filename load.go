@@ -41,6 +41,9 @@ func (t *Table[T]) Load(ctx context.Context, key T, opts ...ReadOption) (T, erro
 		return zero, err
 	}
 	in := &dynamodb.GetItemInput{TableName: aws.String(t.name), Key: k}
+	if t.p.proj != "" {
+		in.ProjectionExpression, in.ExpressionAttributeNames = &t.p.proj, t.p.projNames
+	}
 	if ro.consistent {
 		in.ConsistentRead = aws.Bool(true)
 	}

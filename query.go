@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -244,8 +245,30 @@ func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Curs
 // key is nil for a scan. It sends nothing; a refusal is kept in l.err.
 // For a type with an entity attribute, only items of its entity are read
 // (a filter is added).
+// A read of the table itself (not of an Index, whose projection already
+// decides) asks for the attributes T models only.
 func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
-	return t.prepareFor(op, key, opts, t.p.s.entity >= 0)
+	l := t.prepareFor(op, key, opts, t.p.s.entity >= 0)
+	if l.err == nil && l.index == "" && t.p.proj != "" {
+		names := l.names()
+		merged := make(map[string]string, len(names)+len(t.p.projNames))
+		maps.Copy(merged, names)
+		maps.Copy(merged, t.p.projNames)
+		if l.query != nil {
+			l.query.ProjectionExpression, l.query.ExpressionAttributeNames = &t.p.proj, merged
+		} else {
+			l.scan.ProjectionExpression, l.scan.ExpressionAttributeNames = &t.p.proj, merged
+		}
+	}
+	return l
+}
+
+// names returns the attribute names of l's request template.
+func (l *listing) names() map[string]string {
+	if l.query != nil {
+		return l.query.ExpressionAttributeNames
+	}
+	return l.scan.ExpressionAttributeNames
 }
 
 // prepareAll is prepare without the entity filter: for Entities, which

@@ -575,3 +575,27 @@ func (s *schema) widen() string {
 	}
 	return "widen it (int64) so that the version can advance"
 }
+
+// projection returns the ProjectionExpression naming every attribute of s,
+// and its names; "" when the type's reads must take whole items.
+func (s *schema) projection() (string, map[string]string) {
+	if reflect.PointerTo(s.typ).Implements(unmarshalerType) || s.typ.Implements(unmarshalerType) {
+		return "", nil // it decodes itself, from whatever the item holds
+	}
+	var b strings.Builder
+	names := make(map[string]string, len(s.fields))
+	for i := range s.fields {
+		ph := "#p" + strconv.Itoa(i)
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(ph)
+		names[ph] = s.fields[i].name
+	}
+	if b.Len() > maxExprLen {
+		return "", nil
+	}
+	return b.String(), names
+}
+
+var unmarshalerType = reflect.TypeFor[attributevalue.Unmarshaler]()

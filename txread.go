@@ -51,7 +51,8 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 	}
 	mem := &txGetMember{
 		txMember: txMember{kind: "TxGet", table: t.name, key: key, plan: t.p, decode: t.decodeAny},
-		get:      types.Get{TableName: aws.String(t.name), Key: key},
+		get: types.Get{TableName: aws.String(t.name), Key: key,
+			ProjectionExpression: strPtr(t.p.proj), ExpressionAttributeNames: t.p.projNames},
 	}
 	mem.set = func(item map[string]types.AttributeValue) (func(), error) {
 		if _, other := t.p.s.otherEntity(item); len(item) == 0 || other {
