@@ -152,6 +152,15 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := t.saveMember(&r)
+	next := r.next
+	m.done = func() { s.saved = t.withVersion(v, next) }
+	return m, nil
+}
+
+// saveMember builds the transaction member that sends the save r, asking
+// for the item as stored when its condition fails (ALL_OLD).
+func (t *Table[T]) saveMember(r *saveRequest) *txMember {
 	m := &txMember{kind: "TxSave", table: t.name, held: r.held, plan: t.p, decode: t.decodeAny, checked: true, cond: r.uc}
 	if r.put {
 		m.key = t.pickKey(r.item)
@@ -176,9 +185,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 		}
 	}
 	m.size = t.writtenSize(r.item, r.next, r.token, r.put)
-	next := r.next
-	m.done = func() { s.saved = t.withVersion(v, next) }
-	return m, nil
+	return m
 }
 
 // txCond is a member that writes nothing but a condition on one item:

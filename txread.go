@@ -37,6 +37,9 @@ type txGetMember struct {
 	// set decodes the item read (nil: none) and returns the function that
 	// records it in the TxGet, called once every member has decoded.
 	set func(map[string]types.AttributeValue) (func(), error)
+	// setValue records v, a T, as the item read (Txn.Prefetch of an item
+	// the run has written).
+	setValue func(v any)
 }
 
 func (g *TxGet[T]) txRead() (*txGetMember, error) {
@@ -53,6 +56,7 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 		txMember: txMember{kind: "TxGet", table: t.name, key: key, plan: t.p, decode: t.decodeAny},
 		get:      types.Get{TableName: aws.String(t.name), Key: key},
 	}
+	mem.setValue = func(v any) { g.item, g.found = v.(T), true }
 	mem.set = func(item map[string]types.AttributeValue) (func(), error) {
 		if len(item) == 0 {
 			return func() { var zero T; g.item, g.found = zero, false }, nil
