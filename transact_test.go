@@ -543,7 +543,10 @@ func TestTransactLimits(t *testing.T) {
 		if err := m.Transact(ctx, nil); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("nil function: %v", err)
 		}
-		err := m.Transact(ctx, func(tx *Txn) error { _, err := tb.In(tx).Save(acct{ID: "x"}, WithSaveBehavior(SaveClobber)); return err })
+		err := m.Transact(ctx, func(tx *Txn) error {
+			_, err := tb.In(tx).Save(acct{ID: "x"}, WithSaveBehavior(SaveClobber))
+			return err
+		})
 		if !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("SaveClobber: %v", err)
 		}
