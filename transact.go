@@ -193,7 +193,7 @@ func (m *Mapper) Transact(ctx context.Context, fn func(tx *Txn) error, opts ...T
 			return err
 		}
 		if run >= o.maxAttempts {
-			return fmt.Errorf("dynamo: Transact gave up after %d runs, the items it read changed under each: %w", run, err)
+			return fmt.Errorf("dynamo: Transact gave up after %d runs, the items it read changed under each (%w): %w", run, ErrVersionConflict, err)
 		}
 		cache = next
 		if wait {

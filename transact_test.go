@@ -603,3 +603,82 @@ func TestTransactPanicAndTxnAfterRun(t *testing.T) {
 		t.Errorf("%d commits", w)
 	}
 }
+
+func TestTransactGiveUpUnversionedIsVersionConflict(t *testing.T) {
+	c := newStoreStub(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(1)})
+	c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+		return txCanceled(txReason(TxCodeConditionFailed, map[string]types.AttributeValue{
+			"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(int64(n) + 1)}))
+	}
+	notes, err := NewTable[note](NewMapper(c), "Notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	err = notes.Mapper().Transact(context.Background(), func(tx *Txn) error {
+		runs++
+		n, err := notes.In(tx).Load(note{ID: "n"})
+		if err != nil {
+			return err
+		}
+		if want := runs; n.N != want {
+			t.Errorf("run %d saw n=%d, want %d (the item the cancellation carried)", runs, n.N, want)
+		}
+		n.N++
+		_, err = notes.In(tx).Save(n)
+		return err
+	}, quick, WithTxMaxAttempts(3))
+	if !errors.Is(err, ErrVersionConflict) || runs != 3 {
+		t.Fatalf("err %v after %d runs; want ErrVersionConflict after 3", err, runs)
+	}
+	if g, _, _ := c.counts(); g != 1 {
+		t.Errorf("%d reads; want 1", g)
+	}
+}
+
+func TestTransactPrefetch(t *testing.T) {
+	c := newStoreStub(acctRaw("a", 1, 1, 1), map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "x"}, "n": numberAV(2)})
+	accts := acctTable(t, c)
+	notes, _ := NewTable[note](accts.Mapper(), "Notes")
+	err := accts.Mapper().Transact(context.Background(), func(tx *Txn) error {
+		if _, err := accts.In(tx).Save(acct{ID: "b", Bal: 7}); err != nil { // written before the Prefetch
+			return err
+		}
+		ga, gb, gn := accts.TxGet(acct{ID: "a"}), accts.TxGet(acct{ID: "b"}), notes.TxGet(note{ID: "n"})
+		if err := tx.Prefetch(ga, gb, gn, accts.TxGet(acct{ID: "a"})); err != nil {
+			return err
+		}
+		a, okA := ga.Item()
+		b, okB := gb.Item()
+		n, okN := gn.Item()
+		if !okA || a.Bal != 1 || !okB || b.Bal != 7 || !okN || n.N != 2 {
+			t.Errorf("items: %+v %v, %+v %v, %+v %v", a, okA, b, okB, n, okN)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, tg, w := c.counts(); g != 0 || tg != 1 || w != 1 || len(c.reads[0].TransactItems) != 2 {
+		t.Fatalf("requests: %d GetItem, %d TransactGetItems (of %d), %d TransactWriteItems; want 0, 1 (of 2: a and n), 1", g, tg, len(c.reads[0].TransactItems), w)
+	}
+}
+
+func TestTransactFailedReadFailsRun(t *testing.T) {
+	c := newStoreStub(acctRaw("a", 1, 1, 1))
+	c.stubClient.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return nil, errors.New("throttled for good")
+	}
+	tb := acctTable(t, c)
+	err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+		tb.In(tx).Load(acct{ID: "a"}) // error ignored: it must not read as absent
+		_, err := tb.In(tx).Save(acct{ID: "b", Bal: 1})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "throttled for good") {
+		t.Fatalf("err %v", err)
+	}
+	if _, _, w := c.counts(); w != 0 {
+		t.Errorf("%d commits", w)
+	}
+}
