@@ -671,13 +671,21 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 		if err == nil {
 			return nil, false, nil
 		}
-		err = txOutcome(err, att)
-		if !errors.Is(err, ErrUnknownOutcome) || round >= maxResends || sleepCtx(ctx, backoff(round+1, o.backoffBase, o.backoffMax)) != nil {
+		unknown := false
+		var te *TxError
+		if errors.As(err, &te) {
+			err = txOutcome(err, att) // marks te unknown when it may have been applied
+			unknown = errors.Is(err, ErrUnknownOutcome)
+		} else {
+			unknown = att.maybeApplied() || att.unrecorded()
+		}
+		if !unknown {
 			break
 		}
-	}
-	if errors.Is(err, ErrUnknownOutcome) {
-		return nil, false, fmt.Errorf("dynamo: Transact, run %d: the commit may have been applied, and %d resends under its request token did not settle it; the function is not run again, which could apply its change twice: read the items to find out: %w", tx.run, maxResends, err)
+		if round >= maxResends || sleepCtx(ctx, backoff(round+1, o.backoffBase, o.backoffMax)) != nil {
+			return nil, false, fmt.Errorf("dynamo: Transact, run %d: %w: the commit may have been applied, and %d resends under its request token did not settle it; the function is not run again, which could apply its change twice: read the items to find out: %w",
+				tx.run, ErrUnknownOutcome, round, err)
+		}
 	}
 	var te *TxError
 	if !errors.As(err, &te) || len(te.Failures) == 0 {

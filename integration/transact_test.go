@@ -605,3 +605,75 @@ func TestBankCheckerCatchesAnomalies(t *testing.T) {
 		}
 	}
 }
+
+// lostTransfer runs one transfer of 10 from acct-00 to acct-01 through a
+// client whose TransactWriteItems answers drop drops, and returns how often
+// the function ran and Transact's error.
+func lostTransfer(t *testing.T, drop *dynamotest.Dropper, name string) (int, error) {
+	t.Helper()
+	tb, err := dynamo.NewTable[bankAccount](dynamo.NewMapper(drop.Client(t, quickRetries)), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	err = tb.Mapper().Transact(t.Context(), func(tx *dynamo.Txn) error {
+		runs++
+		v := tb.In(tx)
+		from, err := v.Load(bankAccount{ID: "acct-00"})
+		if err != nil {
+			return err
+		}
+		to, err := v.Load(bankAccount{ID: "acct-01"})
+		if err != nil {
+			return err
+		}
+		from.Balance -= 10
+		to.Balance += 10
+		if _, err := v.Save(from); err != nil {
+			return err
+		}
+		_, err = v.Save(to)
+		return err
+	}, dynamo.WithTxBackoff(time.Millisecond, time.Millisecond))
+	return runs, err
+}
+
+// TestTransactLostCommitAnswers: a commit DynamoDB applied whose answers
+// were lost is a success when a resend under its request token gets
+// through (the SDK's, or Transact's own after the SDK gave up), and
+// ErrUnknownOutcome — without running the function again — when none does.
+// Either way it is applied exactly once.
+func TestTransactLostCommitAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		drops   int
+		unknown bool
+	}{
+		{"the SDK's resend", 1, false},
+		{"Transact's resend", 3, false}, // the SDK's 3 attempts all lost
+		{"never settled", 3 * 4, true},  // and Transact's 3 resends too
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, _ := bankSetup(t, 2, 100)
+			drop := dynamotest.NewDropper("TransactWriteItems")
+			drop.Arm(tc.drops)
+			runs, err := lostTransfer(t, drop, name)
+			if drop.Dropped() != tc.drops {
+				t.Fatalf("dropped %d answers; the test needs %d", drop.Dropped(), tc.drops)
+			}
+			if runs != 1 {
+				t.Errorf("the function ran %d times, want once", runs)
+			}
+			switch {
+			case tc.unknown && !errors.Is(err, dynamo.ErrUnknownOutcome):
+				t.Errorf("err %v, want ErrUnknownOutcome", err)
+			case !tc.unknown && err != nil:
+				t.Errorf("err %v, want success", err)
+			}
+			final := bankFinalState(t, name, []string{"acct-00", "acct-01"})
+			if a, b := final["acct-00"], final["acct-01"]; a.Balance != 90 || b.Balance != 110 || a.Version != 2 || b.Version != 2 {
+				t.Errorf("accounts %+v, %+v; want the transfer applied once (90 and 110 at version 2)", a, b)
+			}
+		})
+	}
+}
