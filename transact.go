@@ -149,11 +149,13 @@ func (tx *Txn) Run() int { return tx.run }
 // nothing of that run is written.
 //
 // Lost answers: each commit carries a client request token of its own,
-// which the SDK's resends of that commit reuse, so a commit DynamoDB applied
-// whose answer was lost is acknowledged by the resend and Transact succeeds.
-// When the outcome still cannot be told, the error satisfies
-// errors.Is(err, ErrUnknownOutcome) and fn is NOT run again — that could
-// apply its change twice; read the items to find out.
+// which every resend of that commit reuses — the SDK's, and up to 3 rounds
+// of Transact's own after the SDK gave up on an attempt that may have been
+// applied — so a commit DynamoDB applied whose answer was lost is
+// acknowledged by a resend (within DynamoDB's 10 minutes) and Transact
+// succeeds, the function having run once. When no resend gets an answer,
+// the error satisfies errors.Is(err, ErrUnknownOutcome) and fn is NOT run
+// again — that could apply its change twice; read the items to find out.
 //
 // Limits, refused with ErrInvalidInput before anything is sent: more than
 // MaxTxItems items touched in a run (every item read or written is a
