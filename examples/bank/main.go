@@ -97,7 +97,7 @@ func run(ctx context.Context, w io.Writer, client *dynamodb.Client, nAccounts, w
 	for err := range errs {
 		return err
 	}
-	fmt.Fprintf(w, "%d transfers in %v (%d runs run again after a conflict)\n", workers*perWorker, time.Since(start).Round(time.Millisecond), runs-workers*perWorker)
+	fmt.Fprintf(w, "%d transfers in %v (%d re-runs after a conflict)\n", workers*perWorker, time.Since(start).Round(time.Millisecond), runs-workers*perWorker)
 
 	var total int64
 	ok := true
