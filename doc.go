@@ -160,6 +160,17 @@
 //
 // # More than one item
 //
+// Mapper.Transact runs a function over a transaction view and commits what
+// it did as one serializable transaction: reads through Table.In(tx) (and
+// Txn.Prefetch, which reads several items in one snapshot) record what they
+// saw, absence included; Saves and Deletes are buffered; one
+// TransactWriteItems writes them with their version checks plus a
+// ConditionCheck that each item read but not written is unchanged. When
+// something read changed, the function runs again from the items the
+// cancellation carried; a read-only run writes nothing. The function may run
+// several times, may see an inconsistent mix of items in a run that then
+// does not commit, and must have no side effects.
+//
 // Mapper.WriteTx saves, deletes and checks up to 100 items in one
 // TransactWriteItems with the same version rules (Table.TxSave, TxDelete,
 // TxCheck), and Mapper.ReadTx reads them (Table.TxGet). Table.BatchLoad reads

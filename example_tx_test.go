@@ -94,3 +94,84 @@ func ExampleMapper_ReadTx() {
 		fmt.Println("no such book")
 	}
 }
+
+type Account struct {
+	ID      string `dynamo:"id,hash"`
+	Balance int64  `dynamo:"balance"`
+	Version int64  `dynamo:"version,version"`
+}
+
+var ErrInsufficientFunds = errors.New("insufficient funds")
+
+func ExampleMapper_Transact() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	accounts, _ := dynamo.NewTable[Account](m, "Accounts")
+
+	// Move 30 from one account to another. The function may run several
+	// times (after a conflict, from the accounts as they are then): it only
+	// reads and writes through tx.
+	err := m.Transact(ctx, func(tx *dynamo.Txn) error {
+		from, to := Account{ID: "alice"}, Account{ID: "bob"}
+		// One TransactGetItems: both accounts from one snapshot.
+		if err := tx.Prefetch(accounts.TxGet(from), accounts.TxGet(to)); err != nil {
+			return err
+		}
+		v := accounts.In(tx)
+		from, err := v.Load(from)
+		if err != nil {
+			return err
+		}
+		if to, err = v.Load(to); err != nil {
+			return err
+		}
+		if from.Balance < 30 {
+			return ErrInsufficientFunds // nothing is written
+		}
+		from.Balance -= 30
+		to.Balance += 30
+		if _, err := v.Save(from); err != nil { // buffered until the commit
+			return err
+		}
+		_, err = v.Save(to)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrInsufficientFunds):
+		fmt.Println("declined")
+	case err != nil:
+		log.Fatal(err)
+	}
+}
+
+func ExampleMapper_Transact_readOnly() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	accounts, _ := dynamo.NewTable[Account](m, "Accounts")
+
+	// Sum all balances from one snapshot: a read-only run writes nothing.
+	ids := []string{"alice", "bob", "carol"}
+	var total int64
+	err := m.Transact(ctx, func(tx *dynamo.Txn) error {
+		total = 0 // the function may run again: start over
+		gets := make([]dynamo.TxGetOp, len(ids))
+		for i, id := range ids {
+			gets[i] = accounts.TxGet(Account{ID: id})
+		}
+		if err := tx.Prefetch(gets...); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			a, err := accounts.In(tx).Load(Account{ID: id})
+			if err != nil {
+				return err
+			}
+			total += a.Balance
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(total)
+}

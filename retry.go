@@ -14,7 +14,8 @@ import (
 //   - BatchLoad, BatchLoadIndexed, BatchSave and BatchDelete send again
 //     what DynamoDB left unprocessed (throttling);
 //   - WriteTx and ReadTx send a transaction again when DynamoDB cancelled it
-//     because it conflicted with another one (TransactionConflict);
+//     because it conflicted with another one (TransactionConflict), and
+//     Transact also runs its function again when what it read changed;
 //   - CreateTable polls DescribeTable until the table is ACTIVE.
 //
 // The n-th retry (n = 1, 2, ...) waits a random duration in
@@ -26,7 +27,8 @@ import (
 //	                  MaxAttempts   BackoffBase   BackoffMax
 //	Update            100           2 ms          100 ms
 //	batches           100           2 ms          100 ms
-//	transactions      8             10 ms         500 ms
+//	WriteTx, ReadTx   8             10 ms         500 ms
+//	Transact          100           2 ms          100 ms
 //	table polling     no bound      20 ms         1 s
 //
 // ctx bounds every call in any case, the waits included. A policy with a

@@ -142,6 +142,15 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := t.saveMember(&r)
+	next := r.next
+	m.done = func() { s.saved = t.withVersion(v, next) }
+	return m, nil
+}
+
+// saveMember builds the transaction member that sends the save r, asking
+// for the item as stored when its condition fails (ALL_OLD).
+func (t *Table[T]) saveMember(r *saveRequest) *txMember {
 	m := &txMember{kind: "TxSave", table: t.name, held: r.held, plan: t.p, decode: t.decodeAny, checked: true, cond: r.uc}
 	if r.put {
 		m.key = t.pickKey(r.item)
@@ -166,9 +175,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 		}
 	}
 	m.size = t.writtenSize(r.item, r.next, r.token, r.put)
-	next := r.next
-	m.done = func() { s.saved = t.withVersion(v, next) }
-	return m, nil
+	return m
 }
 
 // txCond is a member that writes nothing but a condition on one item:
@@ -314,7 +321,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 // table, dynamodb:UpdateItem (TxSave; dynamodb:PutItem with SavePut),
 // dynamodb:DeleteItem (TxDelete) or dynamodb:ConditionCheckItem (TxCheck).
 func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) error {
-	o, err := m.applyTxOptions("WriteTx", opts)
+	o, err := m.applyTxOptions("WriteTx", policyTx, opts)
 	if err != nil {
 		return err
 	}

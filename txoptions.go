@@ -48,7 +48,7 @@ func WithRequestToken(token string) TxOption {
 // conflicted with another one (TransactionConflict,
 // TransactionInProgressException) is sent in all, and the waits between.
 // Failed conditions are never retried.
-func (m *Mapper) applyTxOptions(call string, opts []TxOption) (txOptions, error) {
+func (m *Mapper) applyTxOptions(call string, kind retryKind, opts []TxOption) (txOptions, error) {
 	var o txOptions
 	for _, opt := range opts {
 		if opt != nil {
@@ -56,7 +56,7 @@ func (m *Mapper) applyTxOptions(call string, opts []TxOption) (txOptions, error)
 		}
 	}
 	var err error
-	o.retry, err = m.retryPolicy(policyTx, o.retry, o.retrySet, call+" option WithRetry")
+	o.retry, err = m.retryPolicy(kind, o.retry, o.retrySet, call+" option WithRetry")
 	return o, err
 }
 

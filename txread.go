@@ -37,6 +37,9 @@ type txGetMember struct {
 	// set decodes the item read (nil: none) and returns the function that
 	// records it in the TxGet, called once every member has decoded.
 	set func(map[string]types.AttributeValue) (func(), error)
+	// setValue records v, a T, as the item read (Txn.Prefetch of an item
+	// the run has written).
+	setValue func(v any)
 }
 
 func (g *TxGet[T]) txRead() (*txGetMember, error) {
@@ -54,6 +57,7 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 		get: types.Get{TableName: aws.String(t.name), Key: key,
 			ProjectionExpression: strPtr(t.p.proj), ExpressionAttributeNames: t.p.projNames},
 	}
+	mem.setValue = func(v any) { g.item, g.found = v.(T), true }
 	mem.set = func(item map[string]types.AttributeValue) (func(), error) {
 		if _, other := t.p.s.otherEntity(item); len(item) == 0 || other {
 			// Absent, or an item of another entity: not a T.

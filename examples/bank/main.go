@@ -66,7 +66,7 @@ func run(ctx context.Context, w io.Writer, client *dynamodb.Client, nAccounts, w
 
 	var mu sync.Mutex
 	touched := map[string]int64{} // successful transfers per account
-	conflicts := 0
+	runs := 0                     // runs of transfer functions, retries included
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	start := time.Now()
@@ -79,7 +79,7 @@ func run(ctx context.Context, w io.Writer, client *dynamodb.Client, nAccounts, w
 				if to >= from {
 					to++
 				}
-				retries, err := transfer(ctx, m, accounts, ids[from], ids[to], rand.Int64N(50)+1)
+				n, err := transfer(ctx, m, accounts, ids[from], ids[to], rand.Int64N(50)+1)
 				if err != nil {
 					errs <- err
 					return
@@ -87,7 +87,7 @@ func run(ctx context.Context, w io.Writer, client *dynamodb.Client, nAccounts, w
 				mu.Lock()
 				touched[ids[from]]++
 				touched[ids[to]]++
-				conflicts += retries
+				runs += n
 				mu.Unlock()
 			}
 		}()
@@ -97,7 +97,7 @@ func run(ctx context.Context, w io.Writer, client *dynamodb.Client, nAccounts, w
 	for err := range errs {
 		return err
 	}
-	fmt.Fprintf(w, "%d transfers in %v (%d retried after a version conflict)\n", workers*perWorker, time.Since(start).Round(time.Millisecond), conflicts)
+	fmt.Fprintf(w, "%d transfers in %v (%d re-runs after a conflict)\n", workers*perWorker, time.Since(start).Round(time.Millisecond), runs-workers*perWorker)
 
 	var total int64
 	ok := true
@@ -128,49 +128,34 @@ func run(ctx context.Context, w io.Writer, client *dynamodb.Client, nAccounts, w
 	return nil
 }
 
-// transfer moves amount (or what is left) from one account to another in a
-// transaction that checks both versions, retrying after a conflict with the
-// current items. It returns the number of retries.
+// transfer moves amount (or what is left) from one account to another: one
+// Transact call reads both accounts together, and commits both saves on
+// condition that neither changed since; after a conflict it runs the
+// function again on the accounts as they are now. It returns how many times
+// the function ran.
 func transfer(ctx context.Context, m *dynamo.Mapper, accounts *dynamo.Table[Account], fromID, toID string, amount int64) (int, error) {
-	from, err := accounts.Load(ctx, Account{ID: fromID}, dynamo.ConsistentRead())
-	if err != nil {
-		return 0, err
-	}
-	to, err := accounts.Load(ctx, Account{ID: toID}, dynamo.ConsistentRead())
-	if err != nil {
-		return 0, err
-	}
-	for retries := 0; ; retries++ {
+	runs := 0
+	err := m.Transact(ctx, func(tx *dynamo.Txn) error {
+		runs++
+		if err := tx.Prefetch(accounts.TxGet(Account{ID: fromID}), accounts.TxGet(Account{ID: toID})); err != nil {
+			return err
+		}
+		from, err := accounts.In(tx).Load(Account{ID: fromID})
+		if err != nil {
+			return err
+		}
+		to, err := accounts.In(tx).Load(Account{ID: toID})
+		if err != nil {
+			return err
+		}
 		amt := min(amount, from.Balance)
 		from.Balance -= amt
 		to.Balance += amt
-		err := m.WriteTx(ctx, []dynamo.TxOp{accounts.TxSave(from), accounts.TxSave(to)})
-		if err == nil {
-			return retries, nil
+		if _, err := accounts.In(tx).Save(from); err != nil {
+			return err
 		}
-		var te *dynamo.TxError
-		if !errors.Is(err, dynamo.ErrVersionConflict) || !errors.As(err, &te) || retries > 100 {
-			return retries, err
-		}
-		// Start again from the stored accounts: the error carries those
-		// that conflicted; read the other.
-		if from, err = current(ctx, accounts, te, 0, fromID); err != nil {
-			return retries, err
-		}
-		if to, err = current(ctx, accounts, te, 1, toID); err != nil {
-			return retries, err
-		}
-		time.Sleep(time.Duration(rand.IntN(5)) * time.Millisecond)
-	}
-}
-
-// current returns member i's account as stored: from the transaction's
-// error when that member failed, else by a consistent read.
-func current(ctx context.Context, accounts *dynamo.Table[Account], te *dynamo.TxError, i int, id string) (Account, error) {
-	if f := te.Failure(i); f != nil && f.Err != nil {
-		if a, err := accounts.Current(f.Err); err == nil {
-			return a, nil
-		}
-	}
-	return accounts.Load(ctx, Account{ID: id}, dynamo.ConsistentRead())
+		_, err = accounts.In(tx).Save(to)
+		return err
+	})
+	return runs, err
 }

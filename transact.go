@@ -1,0 +1,786 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Transactions as a function: Mapper.Transact runs a function over a Txn,
+// which records what the function read (the stored item, or its absence)
+// and buffers what it writes; the run is committed with one
+// TransactWriteItems that writes the buffered items and checks that every
+// item read is still as read. A conflict runs the function again, from the
+// items the cancellation carries.
+
+// Txn is the view of one run of a Mapper.Transact function: reads through
+// it (Table.In(tx).Load, Txn.Prefetch) are recorded, writes
+// (Table.In(tx).Save, Delete) are buffered until the run is committed. A Txn
+// is valid only inside the run it was passed to; its methods are safe for
+// concurrent use, but the function should not need that.
+type Txn struct {
+	m   *Mapper
+	ctx context.Context
+	run int
+
+	mu      sync.Mutex
+	done    bool  // the function returned: the Txn may no longer be used
+	err     error // sticky: a failed read or a limit; the run commits nothing
+	entries map[txItem]*txnEntry
+	order   []*txnEntry // entries in the order the function touched them
+
+	// cache holds items known from earlier runs (the items a cancelled
+	// commit carried, or a validation read); a read in this run takes them
+	// from there instead of reading again.
+	cache map[txItem]txnCached
+	snaps *int      // the last snapshot id handed out, shared by all runs
+	o     txOptions // Transact's options
+}
+
+// txnCached is an item known without reading it: nil item means absent.
+// Items with the same snap were read together, in one snapshot.
+type txnCached struct {
+	item map[string]types.AttributeValue
+	snap int
+}
+
+// txnEntry is one item the run touched.
+type txnEntry struct {
+	id     txItem
+	table  string
+	key    map[string]types.AttributeValue
+	plan   *plan
+	decode func(map[string]types.AttributeValue, any) error
+
+	read bool                            // the run read it (raw, snap)
+	raw  map[string]types.AttributeValue // as read; nil: absent
+	snap int
+
+	written bool      // a write is buffered (mem)
+	deleted bool      // the buffered write is a delete
+	value   any       // the buffered item (a T) as the commit stores it
+	based   bool      // held and bs are set (by the first write)
+	held    int64     // the version the writes are checked against
+	bs      *basis    // the state the writes are pinned to; nil for a blind write
+	mem     *txMember // the buffered write, built
+}
+
+// TxnTable is table T seen through one run of a Transact function, made by
+// Table.In.
+type TxnTable[T any] struct {
+	t  *Table[T]
+	tx *Txn
+}
+
+// In returns the table as seen through tx, the Txn of the Transact run the
+// caller is in: its Load, Save and Delete read and write inside that run.
+// The requests go through the Mapper Transact was called on.
+func (t *Table[T]) In(tx *Txn) TxnTable[T] { return TxnTable[T]{t: t, tx: tx} }
+
+// Context returns the ctx Transact was called with: pass it to anything
+// else the function calls (which should not have side effects).
+func (tx *Txn) Context() context.Context { return tx.ctx }
+
+// Run returns which run of the function this is: 1 for the first, 2 after
+// the first commit was cancelled by a conflict, and so on.
+func (tx *Txn) Run() int { return tx.run }
+
+// Transact runs fn and commits what it did as one serializable transaction:
+// the items fn wrote, on condition that every item fn read — through
+// Table.In(tx) and Txn.Prefetch, on any tables — is still as fn read it.
+// When another writer changed one of them, the commit is cancelled, nothing
+// is written, and fn runs again on the items as they are now. Transact
+// returns nil once a run committed; fn's error as is (errors.Is works on it)
+// when fn fails, after which nothing of that run is written.
+//
+// What fn sees:
+//
+//   - Load returns the item as stored (ErrNotFound when absent: the
+//     absence is recorded and checked like any item); after a Save or
+//     Delete in the same run, it returns the buffered item (ErrNotFound
+//     after Delete), without a request.
+//   - Items named by one Prefetch call are read together, with one
+//     TransactGetItems: a consistent snapshot of all of them. Every other
+//     first read of an item is a strongly consistent GetItem of that item
+//     alone, and in a run after a conflict, items the cancellation carried
+//     (or that were read before and still held) are reused without a read.
+//     So fn may see a mix of items that never existed together — a balance
+//     moved out of one account and not yet into the other. Such a run never
+//     commits (its condition checks fail, or for a read-only run the check
+//     read below differs) and fn runs again; but fn must not act on what it
+//     saw before it returns — no side effects, no panics on "impossible"
+//     states — because fn may run several times and only the committed run
+//     counts. Return an error from fn to give up.
+//
+// Committing: a run that wrote sends one TransactWriteItems with one member
+// per item touched: each write with its version check (for a type without
+// a version, a check that each attribute still holds what was read), and a
+// ConditionCheck for each item read but not written: its version and write
+// token unchanged — for a type without a version, every attribute it models
+// unchanged — or, read as absent, still absent. A read-only run writes
+// nothing: when its reads all came from one snapshot (one Prefetch, or a
+// single item) Transact returns at once; otherwise it reads them again with
+// one TransactGetItems and returns if they are unchanged, else fn runs
+// again on that snapshot.
+//
+// A Save or Delete of an item fn did not read is checked against the
+// version the passed item holds (0: that none is stored), as Table.TxSave
+// does; when that check fails, fn's input was stale, not its reads, so
+// Transact returns the *TxError instead of running fn again. An If
+// condition (WithCondition) that fails on the item fn read is returned the
+// same way (errors.Is(err, ErrConditionFailed)).
+//
+// Retries: a commit DynamoDB cancels because another transaction was in
+// flight on its items (TransactionConflict) is sent again, and a run whose
+// reads went stale is run again, with jittered backoff, as often as the
+// RetryPolicy allows (WithRetry, given to this call or to NewMapper; the
+// defaults are Update's: 100 attempts, waits from 2 ms up to 100 ms). The
+// error after the last attempt satisfies errors.Is(err, ErrVersionConflict).
+//
+// ctx bounds the whole call: reads, commits, backoff and further runs (fn
+// itself is not interrupted: use tx.Context()). A panic in fn propagates;
+// nothing of that run is written.
+//
+// Lost answers: each commit carries a client request token of its own,
+// which every resend of that commit reuses — the SDK's, and up to 3 rounds
+// of Transact's own after the SDK gave up on an attempt that may have been
+// applied — so a commit DynamoDB applied whose answer was lost is
+// acknowledged by a resend (within DynamoDB's 10 minutes) and Transact
+// succeeds, the function having run once. When no resend gets an answer,
+// the error satisfies errors.Is(err, ErrUnknownOutcome) and fn is NOT run
+// again — that could apply its change twice; read the items to find out.
+//
+// Limits, refused with ErrInvalidInput before anything is sent: more than
+// MaxTxItems items touched in a run (every item read or written is a
+// member), members over 4 MB in all, an item over 400 KB, a key of a table
+// used with two types. One item is one member: several Saves of an item in a
+// run send the last one. WithRequestToken is refused (each commit needs its
+// own token; for a fixed token use WriteTx).
+//
+// IAM: dynamodb:GetItem (reads, Prefetch), dynamodb:UpdateItem (Save;
+// dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
+// dynamodb:ConditionCheckItem on the tables used.
+func (m *Mapper) Transact(ctx context.Context, fn func(tx *Txn) error, opts ...TxOption) error {
+	o, err := m.applyTxOptions("Transact", policyUpdate, opts)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fn == nil:
+		return fmt.Errorf("%w: Transact with a nil function", ErrInvalidInput)
+	case m.client == nil:
+		return fmt.Errorf("%w: Transact on a Mapper that has no client: create it with dynamo.NewMapper(client)", ErrInvalidInput)
+	case o.tokenSet:
+		return fmt.Errorf("%w: Transact with WithRequestToken: each commit Transact sends needs a request token of its own, which Transact makes; to resend one fixed transaction under your token, use WriteTx", ErrInvalidInput)
+	}
+	cache := map[txItem]txnCached{}
+	snaps := 0
+	for run := 1; ; run++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("dynamo: Transact, run %d: %w", run, err)
+		}
+		tx := &Txn{m: m, ctx: ctx, run: run, entries: map[txItem]*txnEntry{}, cache: cache, snaps: &snaps, o: o}
+		if err := tx.call(fn); err != nil {
+			return err
+		}
+		if tx.err != nil {
+			return tx.err
+		}
+		next, wait, err := tx.commit(ctx)
+		if next == nil {
+			return err
+		}
+		if o.retry.exhausted(run) {
+			return fmt.Errorf("dynamo: Transact gave up after %d runs, the items it read changed under each (%w): %w", run, ErrVersionConflict, err)
+		}
+		cache = next
+		if wait {
+			if err := o.retry.wait(ctx, run); err != nil {
+				return fmt.Errorf("dynamo: Transact, after run %d: %w (the last run was not committed: %w)", run, err, ErrVersionConflict)
+			}
+		}
+	}
+}
+
+// call runs fn on tx; tx is unusable afterwards, also when fn panics.
+func (tx *Txn) call(fn func(*Txn) error) error {
+	defer func() {
+		tx.mu.Lock()
+		tx.done = true
+		tx.mu.Unlock()
+	}()
+	return fn(tx)
+}
+
+// usable reports why tx may not be used, with mu held.
+func (tx *Txn) usable() error {
+	if tx == nil {
+		return fmt.Errorf("%w: a nil *Txn: use the one Transact passes to its function", ErrInvalidInput)
+	}
+	if tx.done {
+		return fmt.Errorf("%w: a *Txn used after its Transact function returned: use it only inside the function", ErrInvalidInput)
+	}
+	return tx.err
+}
+
+// fail records err as the run's error: the run commits nothing even if the
+// function ignores err.
+func (tx *Txn) fail(err error) error {
+	if tx.err == nil {
+		tx.err = err
+	}
+	return err
+}
+
+func (tx *Txn) newSnap() int {
+	*tx.snaps++
+	return *tx.snaps
+}
+
+// entry returns the run's entry for the item with key on table, creating it
+// (and taking it from the cache) on first use.
+func (tx *Txn) entry(table string, key map[string]types.AttributeValue, p *plan, decode func(map[string]types.AttributeValue, any) error) (*txnEntry, error) {
+	id := txItem{table: table, id: p.keyID(key)}
+	if e, ok := tx.entries[id]; ok {
+		if e.plan.s != p.s {
+			return nil, tx.fail(fmt.Errorf("%w: Transact: table %q key %s used as %s and as %s in one run: use one type per table",
+				ErrInvalidInput, table, formatKey(key), e.plan.s.typ, p.s.typ))
+		}
+		return e, nil
+	}
+	if len(tx.order) >= MaxTxItems {
+		return nil, tx.fail(fmt.Errorf("%w: Transact: the function touched more than %d items (MaxTxItems) in one run: DynamoDB takes at most %d members in a transaction, and each item read or written is one; split the work",
+			ErrInvalidInput, MaxTxItems, MaxTxItems))
+	}
+	e := &txnEntry{id: id, table: table, key: key, plan: p, decode: decode}
+	if c, ok := tx.cache[id]; ok {
+		e.read, e.raw, e.snap = true, c.item, c.snap
+	}
+	tx.entries[id] = e
+	tx.order = append(tx.order, e)
+	return e, nil
+}
+
+// read reads e with a strongly consistent GetItem unless it is known.
+func (tx *Txn) read(e *txnEntry) error {
+	if e.read {
+		return nil
+	}
+	out, err := tx.m.client.GetItem(tx.ctx, &dynamodb.GetItemInput{TableName: aws.String(e.table), Key: e.key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return tx.fail(fmt.Errorf("dynamo: Transact: load from table %q key %s: %w", e.table, formatKey(e.key), err))
+	}
+	e.read, e.raw, e.snap = true, out.Item, tx.newSnap()
+	return nil
+}
+
+// Prefetch reads the items gets name (Table.TxGet(key)) that this run does
+// not know yet together, with one TransactGetItems — a consistent snapshot
+// of them — and records them as read; Load then returns them without a
+// request. Call it first in the function with every item the function will
+// read, so that it sees them consistently. Items the run knows already (read
+// or written earlier in the run, or carried over from a cancelled commit)
+// are not read again. Each TxGet's Item is set to the item as the run sees
+// it. A failed read is returned and fails the run.
+func (tx *Txn) Prefetch(gets ...TxGetOp) error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if err := tx.usable(); err != nil {
+		return err
+	}
+	type pending struct {
+		e   *txnEntry
+		mem *txGetMember
+	}
+	var all, toRead []pending
+	queued := map[*txnEntry]bool{}
+	for i, g := range gets {
+		if g == nil {
+			return tx.fail(fmt.Errorf("%w: Prefetch get %d is nil", ErrInvalidInput, i))
+		}
+		mem, err := g.txRead()
+		if err != nil {
+			return tx.fail(fmt.Errorf("dynamo: Prefetch get %d: %w", i, err))
+		}
+		e, err := tx.entry(mem.table, mem.key, mem.plan, mem.decode)
+		if err != nil {
+			return err
+		}
+		all = append(all, pending{e, mem})
+		if !e.read && !e.written && !queued[e] {
+			queued[e] = true
+			toRead = append(toRead, pending{e, mem})
+		}
+	}
+	if len(toRead) > 0 {
+		in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(toRead))}
+		ms := make([]*txGetMember, len(toRead))
+		for i, p := range toRead {
+			in.TransactItems[i].Get = &p.mem.get
+			ms[i] = p.mem
+		}
+		out, err := tx.getTogether(in, ms)
+		if err != nil {
+			return tx.fail(fmt.Errorf("dynamo: Transact: Prefetch: %w", err))
+		}
+		snap := tx.newSnap()
+		for i, p := range toRead {
+			p.e.read, p.e.raw, p.e.snap = true, out[i], snap
+		}
+	}
+	for _, p := range all {
+		if err := tx.fill(p.e, p.mem); err != nil {
+			return tx.fail(err)
+		}
+	}
+	return nil
+}
+
+// fill sets the TxGet of mem to e as the run sees it.
+func (tx *Txn) fill(e *txnEntry, mem *txGetMember) error {
+	if e.written && !e.deleted {
+		mem.setValue(e.value)
+		return nil
+	}
+	raw := e.raw
+	if e.written {
+		raw = nil
+	}
+	done, err := mem.set(raw)
+	if err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
+// getTogether reads the items of in with one TransactGetItems (sent again
+// while write transactions are in flight on them); nil for an absent one.
+func (tx *Txn) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember) ([]map[string]types.AttributeValue, error) {
+	var out *dynamodb.TransactGetItemsOutput
+	err := retryTx(tx.ctx, tx.o, "TransactGetItems", ms, func(error) string { return "" }, func() (err error) {
+		out, err = tx.m.client.TransactGetItems(tx.ctx, in)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out.Responses) != len(ms) {
+		return nil, fmt.Errorf("DynamoDB answered %d gets with %d responses", len(ms), len(out.Responses))
+	}
+	items := make([]map[string]types.AttributeValue, len(ms))
+	for i, r := range out.Responses {
+		if len(r.Item) > 0 {
+			items[i] = r.Item
+		}
+	}
+	return items, nil
+}
+
+// Load returns the item whose primary key is the key fields of key, as this
+// run sees it (see Mapper.Transact): the buffered item after a Save or
+// Delete in this run, else the item read — from a Prefetch, from an earlier
+// run's cancelled commit, or with a strongly consistent GetItem now. An
+// absent item is an error wrapping ErrNotFound, and its absence is checked
+// at commit like any read. A failed read is returned and fails the run.
+func (v TxnTable[T]) Load(key T) (T, error) {
+	var zero T
+	t, tx := v.t, v.tx
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if err := tx.usable(); err != nil {
+		return zero, err
+	}
+	_, kv, err := t.box(key, "Load")
+	if err != nil {
+		return zero, tx.fail(err)
+	}
+	k, err := t.keyOf(kv)
+	if err != nil {
+		return zero, tx.fail(err)
+	}
+	e, err := tx.entry(t.name, k, t.p, t.decodeAny)
+	if err != nil {
+		return zero, err
+	}
+	if e.written {
+		if e.deleted {
+			return zero, fmt.Errorf("%w: table %q key %s (deleted earlier in this run)", ErrNotFound, t.name, formatKey(k))
+		}
+		return e.value.(T), nil
+	}
+	if err := tx.read(e); err != nil {
+		return zero, err
+	}
+	if e.raw == nil {
+		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
+	}
+	out, err := t.decode(e.raw)
+	if err != nil {
+		return zero, tx.fail(err)
+	}
+	return out, nil
+}
+
+// base sets the version and state e's writes are checked against, on its
+// first write: what the run read, or — for an item the run did not read —
+// the version item holds (a blind write, checked as Table.TxSave does).
+func (e *txnEntry) base(held func() int64) error {
+	if e.based {
+		return nil
+	}
+	e.based = true
+	if !e.read {
+		e.held = held()
+		return nil
+	}
+	e.bs = &basis{item: e.raw}
+	if e.plan.s.version >= 0 && e.raw != nil {
+		v, _, big := storedVersion(e.raw, e.plan.s.fields[e.plan.s.version].name)
+		if big || v < 0 {
+			return fmt.Errorf("%w: table %q key %s: the stored version does not fit an int64", ErrInvalidInput, e.table, formatKey(e.key))
+		}
+		e.held = v
+	}
+	return nil
+}
+
+// Save buffers a save of item, sent when the run commits: item as Save
+// would store it (SaveUpdate, or SavePut; other behaviours are refused),
+// checked against the version this run read of it (the version item holds
+// is ignored then, as Update does) — or, when the run did not read it,
+// against the version item holds. It returns the copy the commit stores,
+// with its new version: Load returns it too for the rest of the run. A
+// later Save or Delete of the same item in the run replaces this one.
+// Encoding errors and limits are returned at once and fail the run.
+func (v TxnTable[T]) Save(item T, opts ...WriteOption) (T, error) {
+	var zero T
+	t, tx := v.t, v.tx
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if err := tx.usable(); err != nil {
+		return zero, err
+	}
+	wo := applyWriteOptions(opts)
+	switch wo.behavior {
+	case SaveUpdateSkipNulls, SaveAppendSet, SaveClobber:
+		return zero, tx.fail(fmt.Errorf("%w: Save with %v on table %q in a Transact function: the commit must write what the function computed from what it read; use SaveUpdate or SavePut",
+			ErrInvalidInput, wo.behavior, t.name))
+	}
+	_, iv, err := t.box(item, "Save")
+	if err != nil {
+		return zero, tx.fail(err)
+	}
+	k, err := t.keyOf(iv)
+	if err != nil {
+		return zero, tx.fail(err)
+	}
+	e, err := tx.entry(t.name, k, t.p, t.decodeAny)
+	if err != nil {
+		return zero, err
+	}
+	if err := e.base(func() int64 { return t.p.s.versionOf(iv) }); err != nil {
+		return zero, tx.fail(err)
+	}
+	if e.written && e.deleted && wo.behavior == SaveUpdate {
+		wo.behavior = SavePut // after a delete in this run, leave nothing else of the item
+	}
+	c := t.withVersion(iv, e.held)
+	boxed, cv, _ := t.box(c, "Save")
+	r, err := t.buildSave(boxed, cv, &wo, nil, e.bs)
+	if err != nil {
+		return zero, tx.fail(err)
+	}
+	e.mem = t.saveMember(&r)
+	saved := t.withVersion(cv, r.next)
+	e.written, e.deleted, e.value = true, false, saved
+	return saved, nil
+}
+
+// Delete buffers a delete of the item with key's primary key, sent when the
+// run commits, checked against the version this run read of it (or, not
+// read, the version key holds; a type without a version: the attributes
+// read, or nothing). If conditions (WithCondition) are ANDed; other options
+// are refused. Load returns ErrNotFound for it for the rest of the run.
+func (v TxnTable[T]) Delete(key T, opts ...WriteOption) error {
+	t, tx := v.t, v.tx
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if err := tx.usable(); err != nil {
+		return err
+	}
+	wo := applyWriteOptions(opts)
+	if wo.behavior != SaveUpdate {
+		return tx.fail(fmt.Errorf("%w: Delete with %v on table %q in a Transact function: a delete takes only If conditions", ErrInvalidInput, wo.behavior, t.name))
+	}
+	_, kv, err := t.box(key, "Delete")
+	if err != nil {
+		return tx.fail(err)
+	}
+	k, err := t.keyOf(kv)
+	if err != nil {
+		return tx.fail(err)
+	}
+	uc, err := compileConds(t.p.s, wo.conds)
+	if err != nil {
+		return tx.fail(fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err))
+	}
+	e, err := tx.entry(t.name, k, t.p, t.decodeAny)
+	if err != nil {
+		return err
+	}
+	if err := e.base(func() int64 { return t.p.s.versionOf(kv) }); err != nil {
+		return tx.fail(err)
+	}
+	if e.held < 0 {
+		return tx.fail(fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(k)))
+	}
+	pc := t.p.buildPutCond(e.held, false, uc, e.bs)
+	if err := t.checkCondLen(pc.cond, e.bs); err != nil {
+		return tx.fail(err)
+	}
+	e.mem = &txMember{kind: "TxDelete", table: t.name, key: k, held: e.held, plan: t.p, decode: t.decodeAny, cond: uc,
+		checked: true, size: itemSize(k), done: func() {}}
+	e.mem.item.Delete = &types.Delete{
+		TableName:                           aws.String(t.name),
+		Key:                                 k,
+		ConditionExpression:                 strPtr(pc.cond),
+		ExpressionAttributeNames:            pc.names,
+		ExpressionAttributeValues:           pc.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	e.written, e.deleted, e.value = true, true, nil
+	return nil
+}
+
+// checkMember builds the ConditionCheck that e, read and not written, is
+// still as read: absent, or the same version and write token (a type
+// without a version, or an item without a token: the same modeled
+// attributes).
+func (e *txnEntry) checkMember() (*txMember, error) {
+	p := e.plan
+	var pc putParts
+	var held int64
+	if e.raw == nil {
+		pc = putParts{cond: "attribute_not_exists(" + hashNamePH + ")", names: p.hashNames}
+	} else {
+		if p.s.version >= 0 {
+			v, _, big := storedVersion(e.raw, p.s.fields[p.s.version].name)
+			if big || v < 0 {
+				return nil, fmt.Errorf("%w: table %q key %s: the stored version does not fit an int64", ErrInvalidInput, e.table, formatKey(e.key))
+			}
+			held = v
+		}
+		pc = p.buildPutCond(held, false, nil, &basis{item: e.raw})
+		if len(pc.cond) > maxExprLen {
+			return nil, fmt.Errorf("%w: Transact: the check that table %q key %s is unchanged names every attribute %s models and is %d bytes, over DynamoDB's 4 KB limit for an expression: add a version attribute, whose write token pins the item instead",
+				ErrInvalidInput, e.table, formatKey(e.key), p.s.typ, len(pc.cond))
+		}
+	}
+	m := &txMember{kind: "TxCheck", table: e.table, key: e.key, held: held, plan: p, decode: e.decode, checked: true, size: itemSize(e.key)}
+	m.item.ConditionCheck = &types.ConditionCheck{
+		TableName:                           aws.String(e.table),
+		Key:                                 e.key,
+		ConditionExpression:                 aws.String(pc.cond),
+		ExpressionAttributeNames:            pc.names,
+		ExpressionAttributeValues:           pc.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+	return m, nil
+}
+
+// unchanged reports whether the stored item cur is the item read (nil:
+// absent) as the commit's checks see it: the same version and write token,
+// or — without a version or a token — the same modeled attributes.
+func (p *plan) unchanged(read, cur map[string]types.AttributeValue) bool {
+	if read == nil || cur == nil {
+		return read == nil && cur == nil
+	}
+	if p.s.version >= 0 {
+		attr := p.s.fields[p.s.version].name
+		v1, ok1, big1 := storedVersion(read, attr)
+		v2, ok2, big2 := storedVersion(cur, attr)
+		if ok1 != ok2 || v1 != v2 || big1 || big2 {
+			return false
+		}
+	}
+	return p.basisHolds(&basis{item: read}, cur)
+}
+
+// commit sends the run. It returns the items the next run starts from when
+// fn must run again (and whether to back off first), else nil and the
+// result of Transact.
+func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
+	o := tx.o
+	writes := 0
+	for _, e := range tx.order {
+		if e.written {
+			writes++
+		}
+	}
+	if writes == 0 {
+		return tx.validateReads()
+	}
+	members := make([]*txMember, 0, len(tx.order))
+	entries := make([]*txnEntry, 0, len(tx.order))
+	size := 0
+	for _, e := range tx.order {
+		mem := e.mem
+		if !e.written {
+			if !e.read {
+				continue // touched by a failed read only
+			}
+			var err error
+			if mem, err = e.checkMember(); err != nil {
+				return nil, false, err
+			}
+		}
+		members = append(members, mem)
+		entries = append(entries, e)
+		size += mem.size
+	}
+	if err := checkTxCount("Transact", len(members)); err != nil {
+		return nil, false, err
+	}
+	if size > maxTxSize {
+		return nil, false, fmt.Errorf("%w: Transact: the run's %d members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split the work",
+			ErrInvalidInput, len(members), size)
+	}
+	in := &dynamodb.TransactWriteItemsInput{
+		TransactItems:      make([]types.TransactWriteItem, len(members)),
+		ClientRequestToken: aws.String(hex.EncodeToString(newToken())),
+	}
+	for i, mem := range members {
+		in.TransactItems[i] = mem.item
+	}
+	// One request and one token per run: the SDK's resends of it (and
+	// retryTx's after a TransactionConflict) are the same transaction, which
+	// DynamoDB applies at most once. When the outcome is still unknown, the
+	// same request is sent again under the same token (within DynamoDB's 10
+	// minutes): an applied commit then answers success, one that was not is
+	// decided now.
+	var err error
+	for round := 0; ; round++ {
+		att := new(attempts)
+		err = retryTx(ctx, o, "Transact commit", members, txHint, func() error {
+			_, err := tx.m.client.TransactWriteItems(ctx, in, att.option(false))
+			return err
+		})
+		if err == nil {
+			return nil, false, nil
+		}
+		unknown := false
+		var te *TxError
+		if errors.As(err, &te) {
+			err = txOutcome(err, att) // marks te unknown when it may have been applied
+			unknown = errors.Is(err, ErrUnknownOutcome)
+		} else {
+			unknown = att.maybeApplied() || att.unrecorded()
+		}
+		if !unknown {
+			break
+		}
+		if round >= maxResends || o.retry.wait(ctx, round+1) != nil {
+			return nil, false, fmt.Errorf("dynamo: Transact, run %d: %w: the commit may have been applied, and %d resends under its request token did not settle it; the function is not run again, which could apply its change twice: read the items to find out: %w",
+				tx.run, ErrUnknownOutcome, round, err)
+		}
+	}
+	var te *TxError
+	if !errors.As(err, &te) || len(te.Failures) == 0 {
+		return nil, false, fmt.Errorf("dynamo: Transact, run %d: %w", tx.run, err)
+	}
+	refreshed := map[int]map[string]types.AttributeValue{}
+	dropped := map[int]bool{}
+	for _, f := range te.Failures {
+		e := entries[f.Index]
+		switch f.Code {
+		case TxCodeConditionFailed:
+			ce, ok := f.Err.(*ConditionError)
+			if !ok || !e.read || e.plan.unchanged(e.raw, ce.Item) {
+				// A blind write whose held version is stale, or an If
+				// condition that failed on the item the function read:
+				// running the function again would not change that.
+				return nil, false, te
+			}
+			refreshed[f.Index] = ce.Item
+		case TxCodeConflict:
+			dropped[f.Index] = true
+		default:
+			return nil, false, te
+		}
+	}
+	// The next run starts from the items as the cancellation found them:
+	// those whose check failed as carried (ALL_OLD), those whose check held
+	// as read; those busy with another transaction are read again.
+	next := make(map[txItem]txnCached, len(entries))
+	for i, e := range entries {
+		switch {
+		case dropped[i]:
+		case hasKey(refreshed, i):
+			next[e.id] = txnCached{item: refreshed[i], snap: tx.newSnap()}
+		case e.read:
+			next[e.id] = txnCached{item: e.raw, snap: e.snap}
+		}
+	}
+	return next, true, te
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// validateReads ends a read-only run: nothing to write. Reads from one
+// snapshot stand; otherwise they are read again together, and a run that
+// saw anything else runs again from that snapshot.
+func (tx *Txn) validateReads() (map[txItem]txnCached, bool, error) {
+	var reads []*txnEntry
+	for _, e := range tx.order {
+		if e.read {
+			reads = append(reads, e)
+		}
+	}
+	consistent := true
+	for _, e := range reads {
+		if e.snap != reads[0].snap {
+			consistent = false
+			break
+		}
+	}
+	if consistent {
+		return nil, false, nil
+	}
+	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(reads))}
+	ms := make([]*txGetMember, len(reads))
+	for i, e := range reads {
+		ms[i] = &txGetMember{txMember: txMember{kind: "TxGet", table: e.table, key: e.key, plan: e.plan, decode: e.decode},
+			get: types.Get{TableName: aws.String(e.table), Key: e.key}}
+		in.TransactItems[i].Get = &ms[i].get
+	}
+	cur, err := tx.getTogether(in, ms)
+	if err != nil {
+		return nil, false, fmt.Errorf("dynamo: Transact, run %d: reading the %d items the read-only run read from several snapshots again, to check them: %w", tx.run, len(reads), err)
+	}
+	same := true
+	for i, e := range reads {
+		if !e.plan.unchanged(e.raw, cur[i]) {
+			same = false
+			break
+		}
+	}
+	if same {
+		return nil, false, nil
+	}
+	snap := tx.newSnap()
+	next := make(map[txItem]txnCached, len(reads))
+	for i, e := range reads {
+		next[e.id] = txnCached{item: cur[i], snap: snap}
+	}
+	return next, false, fmt.Errorf("dynamo: Transact, run %d: a read-only run saw items from several snapshots that differ from one read together: %w", tx.run, ErrVersionConflict)
+}
