@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/ddbkit/dynamo/internal/ddblocal"
 )
 
 const (
@@ -91,9 +93,12 @@ func Endpoint(tb testing.TB) string {
 		}
 		return ep
 	}
-	ep, err := shared.endpoint()
+	ep, started, err := shared.endpoint()
 	if err != nil {
 		unavailable(tb, err)
+	}
+	if started != "" {
+		tb.Logf("dynamotest: started %s for this test binary", started)
 	}
 	return ep
 }
@@ -125,33 +130,38 @@ var shared sharedServer
 // that a failure to start is reported at once to every later test.
 type sharedServer struct {
 	mu  sync.Mutex
-	srv *server // nil until started, and after stop
-	err error   // why it could not be started
+	srv *ddblocal.Server // nil until started, and after stop
+	err error            // why it could not be started
 }
 
-func (s *sharedServer) endpoint() (string, error) {
+// endpoint returns the server's endpoint, starting it first if needed; started
+// describes the server (version, folder, endpoint) when this call started it.
+func (s *sharedServer) endpoint() (ep, started string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.srv == nil && s.err == nil {
-		s.srv, s.err = startLocal(context.Background())
+		s.srv, s.err = ddblocal.Start(context.Background(), 0)
+		if s.err == nil {
+			started = s.srv.String()
+		}
 	}
-	if s.srv != nil && s.srv.hasExited() {
+	if s.srv != nil && s.srv.Exited() {
 		// Keep reporting the death: the tables of the tests are gone with it.
-		s.err = fmt.Errorf("dynamotest: the shared DynamoDB Local (%s) exited (%v); its output:\n%s",
-			s.srv.endpoint, s.srv.waitErr, s.srv.out)
+		s.err = fmt.Errorf("dynamotest: the shared %s exited (%v); its output:\n%s",
+			s.srv, s.srv.ExitErr(), s.srv.Output())
 		s.srv = nil
 	}
 	if s.err != nil {
-		return "", s.err
+		return "", "", s.err
 	}
-	return s.srv.endpoint, nil
+	return s.srv.Endpoint, started, nil
 }
 
 func (s *sharedServer) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.srv != nil {
-		s.srv.stop()
+		s.srv.Stop()
 	}
 	s.srv, s.err = nil, nil
 }

@@ -31,6 +31,26 @@
 // naming the variable. A test is skipped instead of failed only when
 // DYNAMOTEST_SKIP_UNAVAILABLE=1 asks for it and CI is not set (see Environment).
 //
+// # One server for many packages
+//
+// Each test binary, and so each package of a `go test ./...` run, starts its
+// own DynamoDB Local (2–7 s and about 200 MB each). To have them share one,
+// run go test under the dynamodb-local command of this module, which starts
+// one DynamoDB Local (as dynamotest does: installed if needed, in memory,
+// -sharedDb), runs the command with DYNAMODB_ENDPOINT set to it, stops it when
+// the command ends and exits with the command's exit code:
+//
+//	go run github.com/ddbkit/dynamo/dynamotest/cmd/dynamodb-local -- go test ./...
+//
+// Without a command it prints `export DYNAMODB_ENDPOINT=http://127.0.0.1:PORT`
+// (and writes it to -env-file FILE) and serves until interrupted, for a server
+// kept across runs; -port picks the port (default: a free one). On Linux the
+// Java process dies with the command even when the command is killed with
+// SIGKILL. Its documentation (go doc github.com/ddbkit/dynamo/dynamotest/cmd/dynamodb-local)
+// has the details. Tables keep tests apart on a shared server as on a private
+// one: give each test its own with [CreateTable] or [KeyTable], and do not
+// count the tables of the server.
+//
 // # In programs
 //
 // [Start] returns an endpoint and a stop function, and [NewClient] a client for
@@ -69,17 +89,31 @@
 //     real DynamoDB endpoint) instead of starting DynamoDB Local. It must have a
 //     scheme (http:// or https://) and a host.
 //   - DYNAMODB_LOCAL_DIR: where DynamoDB Local is installed (DynamoDBLocal.jar and
-//     DynamoDBLocal_lib/). Default: $XDG_CACHE_HOME/ddbkit/dynamodb-local-1.25.1,
-//     or ~/.cache/ddbkit/dynamodb-local-1.25.1 (DynamoDB Local 1.25.1, the jar
-//     of the npm package amplify-dynamodb-simulator 2.9.30). When DynamoDBLocal.jar is missing
-//     there, the repository's scripts/install-dynamodb-local.sh is run (it needs
-//     npm; DynamoDB Local itself needs Java 17 or newer on PATH). Where that
+//     DynamoDBLocal_lib/ side by side), and so which version runs. Default:
+//     $XDG_CACHE_HOME/ddbkit/dynamodb-local-1.25.1, or
+//     ~/.cache/ddbkit/dynamodb-local-1.25.1 (DynamoDB Local 1.25.1, the jar
+//     of the npm package amplify-dynamodb-simulator 2.9.30). When that folder
+//     is missing or empty, the repository's scripts/install-dynamodb-local.sh
+//     installs DynamoDB Local 1.25.1 there (it needs npm; DynamoDB Local itself
+//     needs Java 17 or newer on PATH). To run another version, point the
+//     variable at it: AWS's download of DynamoDB Local unpacked, or the
+//     package/emulator folder of another version of the npm package
+//     (`npm pack amplify-dynamodb-simulator@VERSION` and tar -xzf), or let
+//     DYNAMODB_LOCAL_NPM_VERSION do that. Where the
 //     script is not at hand (a vendored copy, a binary built with -trimpath),
-//     install by hand: `npm pack amplify-dynamodb-simulator@2.9.30`, unpack the
-//     tarball and move its package/emulator folder (DynamoDBLocal.jar and
-//     DynamoDBLocal_lib/) to that folder, or set DYNAMODB_LOCAL_DIR to any
-//     folder holding DynamoDBLocal.jar and DynamoDBLocal_lib/ (AWS's own download
-//     of DynamoDB Local is laid out so).
+//     install 1.25.1 the same way by hand. The variable is checked before
+//     anything runs: a relative path, a file, a folder with other things in
+//     it, or DynamoDBLocal.jar without DynamoDBLocal_lib/ is an error that
+//     names it. The version in use (read from the jar) is named in start-up
+//     errors, in the log of the test that started the server (go test -v
+//     shows it) and in the dynamodb-local command's first line.
+//   - DYNAMODB_LOCAL_NPM_VERSION: the version of the npm package
+//     amplify-dynamodb-simulator (default 2.9.30) whose DynamoDB Local the
+//     install script installs into a missing or empty DYNAMODB_LOCAL_DIR
+//     (which it then needs). Only 2.9.30's checksums are pinned; for others
+//     npm checks the download against the registry. A folder that already
+//     holds DynamoDB Local is used as it is, whatever this says. Checked
+//     before anything runs: MAJOR.MINOR.PATCH, with an optional -prerelease.
 //   - DYNAMOTEST_SKIP_UNAVAILABLE: set to 1 (or true) to skip, rather than
 //     fail, the tests that need a server when none can be had (no Java, no
 //     DynamoDB Local, a dead DYNAMODB_ENDPOINT). Ignored under CI: when CI is

@@ -168,10 +168,10 @@ func TestStartUsesDynamoDBEndpoint(t *testing.T) {
 }
 
 func TestStartAndStop(t *testing.T) {
-	if os.Getenv("DYNAMODB_ENDPOINT") != "" {
-		t.Skip("DYNAMODB_ENDPOINT is set: Start starts no server") // tested by TestStartUsesDynamoDBEndpoint
-	}
-	t.Parallel()
+	// Start its own server even when the run shares one through
+	// DYNAMODB_ENDPOINT (as scripts/test.sh does): starting is what this tests.
+	// t.Setenv rules out t.Parallel, and so keeps the change from other tests.
+	t.Setenv("DYNAMODB_ENDPOINT", "")
 	start := time.Now()
 	ep, stop, err := dynamotest.Start(t.Context())
 	if err != nil {
@@ -208,12 +208,11 @@ func TestServerDiesWithTestBinary(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux has a parent-death signal")
 	}
-	if os.Getenv("DYNAMODB_ENDPOINT") != "" {
-		t.Skip("DYNAMODB_ENDPOINT is set: Start starts no server")
-	}
 	t.Parallel()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	// The helper starts its own server even when this run shares one through
+	// DYNAMODB_ENDPOINT (as scripts/test.sh does).
+	cmd.Env = append(withoutEnv(os.Environ(), "DYNAMODB_ENDPOINT"), helperEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -260,4 +259,15 @@ func TestStartChecksDynamoDBEndpoint(t *testing.T) {
 			t.Errorf("DYNAMODB_ENDPOINT=%q: Start returned %v; want an error naming the variable", ep, err)
 		}
 	}
+}
+
+// withoutEnv returns env without the variable name.
+func withoutEnv(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

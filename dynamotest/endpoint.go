@@ -16,12 +16,14 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
+
+	"github.com/ddbkit/dynamo/internal/ddblocal"
 )
 
 const (
 	// envSkip, set to a true value (1, true), makes tests skip rather than
 	// fail when no server can be had, unless CI is set.
-	envSkip = "DYNAMOTEST_SKIP_UNAVAILABLE"
+	envSkip = ddblocal.EnvSkip
 	// envCI is set (to true) by CI services.
 	envCI = "CI"
 

@@ -60,23 +60,3 @@ func FuzzParseEndpoint(f *testing.F) {
 		}
 	})
 }
-
-// TestHintWithoutScript: outside this repository (no install script) the
-// hint says how to install DynamoDB Local by other means, and names no
-// script path.
-func TestHintWithoutScript(t *testing.T) {
-	h := hintFor("", errors.New("the install script is missing"), "/home/u/.cache/ddbkit/dynamodb-local-1.25.1")
-	for _, want := range []string{"npm pack amplify-dynamodb-simulator@2.9.30", "package/emulator",
-		"/home/u/.cache/ddbkit/dynamodb-local-1.25.1", "DYNAMODB_LOCAL_DIR", "DYNAMODB_ENDPOINT", "Java 17", "DYNAMOTEST_SKIP_UNAVAILABLE"} {
-		if !strings.Contains(h, want) {
-			t.Errorf("hint lacks %q:\n%s", want, h)
-		}
-	}
-	if strings.Contains(h, "install-dynamodb-local.sh") {
-		t.Errorf("hint names the script, which is not there:\n%s", h)
-	}
-	h = hintFor("/repo/scripts/install-dynamodb-local.sh", nil, "/d")
-	if !strings.Contains(h, "run /repo/scripts/install-dynamodb-local.sh") {
-		t.Errorf("hint with the script does not name it:\n%s", h)
-	}
-}

@@ -1,7 +1,6 @@
 package dynamotest_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -13,18 +12,24 @@ import (
 
 // TestOwnCredentialsSeeTheTestsTables checks that code under test which
 // builds its own client, with its own credentials, sees the tables a test
-// made through Client: DynamoDB Local runs with -sharedDb, as a long-lived
-// server named by DYNAMODB_ENDPOINT usually does.
+// made through the client of a DynamoDB Local that dynamotest started: it runs
+// with -sharedDb, as a long-lived server named by DYNAMODB_ENDPOINT usually does.
 func TestOwnCredentialsSeeTheTestsTables(t *testing.T) {
-	t.Parallel()
-	if os.Getenv("DYNAMODB_ENDPOINT") != "" {
-		t.Skip("DYNAMODB_ENDPOINT is set: whether its server shares tables across credentials is its own affair")
+	// Start its own server even when the run shares one through
+	// DYNAMODB_ENDPOINT (as scripts/test.sh does): how dynamotest starts
+	// DynamoDB Local is what this tests. t.Setenv rules out t.Parallel.
+	t.Setenv("DYNAMODB_ENDPOINT", "")
+	ep, stop, err := dynamotest.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
-	name := dynamotest.KeyTable(t, dynamotest.Client(t), "shareddb", "pk", types.ScalarAttributeTypeS, "", "")
-	own := dynamotest.NewClient(dynamotest.Endpoint(t), func(o *dynamodb.Options) {
+	t.Cleanup(stop) // after KeyTable's clean-up, registered later
+	name := dynamotest.KeyTable(t, dynamotest.NewClient(ep), "shareddb", "pk", types.ScalarAttributeTypeS, "", "")
+	own := dynamotest.NewClient(ep, func(o *dynamodb.Options) {
 		o.Credentials = credentials.NewStaticCredentialsProvider("SERVICEKEY", "servicesecret", "")
+		o.Region = "eu-west-3"
 	})
 	if _, err := own.DescribeTable(t.Context(), &dynamodb.DescribeTableInput{TableName: &name}); err != nil {
-		t.Fatalf("DescribeTable %s through a client with other credentials: %v", name, err)
+		t.Fatalf("DescribeTable %s through a client with other credentials and region: %v", name, err)
 	}
 }

@@ -5,6 +5,11 @@
 # instead), then checks formatting (gofmt), runs go vet and staticcheck, and runs
 # every test with the race detector. Fuzz targets run their seed corpora
 # (testdata/fuzz) as ordinary tests; nothing here fuzzes.
+#
+# Without DYNAMODB_ENDPOINT, the tests of all packages share one DynamoDB Local,
+# started by dynamotest/cmd/dynamodb-local around `go test` and stopped after it
+# (rather than one server per package). DYNAMODB_LOCAL_DIR picks the
+# installation, and so the version, as for dynamotest.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,8 +18,10 @@ readonly staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 readonly test_timeout=30m
 
 step="start"
+tmp=""
 on_exit() {
 	local rc=$?
+	if [[ -n $tmp ]]; then rm -rf "$tmp"; fi
 	if ((rc != 0)); then
 		echo "test.sh: FAIL at step \"$step\" (exit $rc)" >&2
 	fi
@@ -49,7 +56,15 @@ begin "staticcheck"
 go run "$staticcheck" ./...
 
 begin "go test"
-go test -race -count=1 -timeout "$test_timeout" ./...
+if [[ -n ${DYNAMODB_ENDPOINT:-} ]]; then
+	go test -race -count=1 -timeout "$test_timeout" ./...
+else
+	# A built binary, not `go run`: the server must die with the process that
+	# runs go test, and `go run` would stand between them.
+	tmp=$(mktemp -d)
+	go build -o "$tmp/dynamodb-local" ./dynamotest/cmd/dynamodb-local
+	"$tmp/dynamodb-local" -- go test -race -count=1 -timeout "$test_timeout" ./...
+fi
 
 step="done"
 echo "test.sh: PASS (gofmt, go vet, staticcheck, go test -race ./...)"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package dynamotest
+package ddblocal
 
 import (
 	"os"

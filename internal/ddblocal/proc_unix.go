@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package dynamotest
+package ddblocal
 
 import (
 	"os"

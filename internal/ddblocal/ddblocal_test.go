@@ -1,4 +1,4 @@
-package dynamotest
+package ddblocal
 
 import (
 	"errors"
@@ -19,11 +19,8 @@ func TestLaunchPortTaken(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("telling which process listens on a port needs Linux's /proc")
 	}
-	if os.Getenv(envEndpoint) != "" {
-		t.Skip("DYNAMODB_ENDPOINT is set: no DynamoDB Local is started")
-	}
 	t.Parallel()
-	dir, err := ensureInstalled(t.Context())
+	dir, err := Dir(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +43,7 @@ func TestLaunchPortTaken(t *testing.T) {
 	start := time.Now()
 	s, err := launch(t.Context(), java, dir, l.Addr().(*net.TCPAddr).Port)
 	if err == nil {
-		s.stop()
+		s.Stop()
 		t.Fatal("launch on a port another process listens on succeeded; want errPortTaken")
 	}
 	if !errors.Is(err, errPortTaken) {
@@ -73,16 +70,6 @@ func TestListensOn(t *testing.T) {
 	}
 }
 
-func TestTableNameFromTestName(t *testing.T) {
-	if got, want := tableName("TestX/sub case#1.ok-_"), "TestX_sub_case_1.ok-_"; got != want {
-		t.Errorf("tableName = %q, want %q", got, want)
-	}
-	long := strings.Repeat("a", 300)
-	if n := uniqueName(long); len(n) > 255 || !strings.HasPrefix(n, long[:maxPrefixLen]+"-") {
-		t.Errorf("uniqueName of a 300-character prefix = %q (%d characters)", n, len(n))
-	}
-}
-
 func TestOutputBufferKeepsTheStart(t *testing.T) {
 	b := &outputBuffer{limit: 8}
 	_, _ = b.Write([]byte("12345"))
@@ -92,5 +79,45 @@ func TestOutputBufferKeepsTheStart(t *testing.T) {
 	}
 	if !b.contains("5678") || b.contains("9") {
 		t.Error("contains does not match the kept bytes")
+	}
+}
+
+// TestHintWithoutScript: outside this repository (no install script) the
+// hint says how to install DynamoDB Local by other means, and names no
+// script path.
+func TestHintWithoutScript(t *testing.T) {
+	h := hintFor("", errors.New("the install script is missing"), "/home/u/.cache/ddbkit/dynamodb-local-1.25.1")
+	for _, want := range []string{"npm pack amplify-dynamodb-simulator@2.9.30", "package/emulator",
+		"/home/u/.cache/ddbkit/dynamodb-local-1.25.1", "DYNAMODB_LOCAL_DIR", "DYNAMODB_ENDPOINT", "Java 17", "DYNAMOTEST_SKIP_UNAVAILABLE"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("hint lacks %q:\n%s", want, h)
+		}
+	}
+	if strings.Contains(h, "install-dynamodb-local.sh") {
+		t.Errorf("hint names the script, which is not there:\n%s", h)
+	}
+	h = hintFor("/repo/scripts/install-dynamodb-local.sh", nil, "/d")
+	if !strings.Contains(h, "run /repo/scripts/install-dynamodb-local.sh") {
+		t.Errorf("hint with the script does not name it:\n%s", h)
+	}
+}
+
+// TestStartOnTakenPort: a port asked for that another process holds is
+// refused at once, saying what to do, without starting Java.
+func TestStartOnTakenPort(t *testing.T) {
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	_, err = Start(t.Context(), port)
+	if err == nil || !strings.Contains(err.Error(), "pick another port") {
+		t.Fatalf("Start on taken port %d: %v; want an error saying to pick another port", port, err)
+	}
+	for _, p := range []int{-1, 65536} {
+		if _, err := Start(t.Context(), p); err == nil || !strings.Contains(err.Error(), "port") {
+			t.Errorf("Start(%d): %v; want an error naming the port", p, err)
+		}
 	}
 }
