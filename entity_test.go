@@ -204,3 +204,34 @@ func TestNewEntitiesRefuses(t *testing.T) {
 		t.Errorf("an int entity field: %v", err)
 	}
 }
+
+// Transact does not take another entity's item for its type, and its
+// writes carry the entity condition too.
+func TestTransactEntities(t *testing.T) {
+	customers, orders, _, _ := shopTables(t)
+	ctx := t.Context()
+	if _, err := customers.Save(ctx, shopCustomer{PK: "C#1", SK: "X", Name: "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	err := orders.Mapper().Transact(ctx, func(tx *Txn) error {
+		_, err := orders.In(tx).Load(shopOrder{PK: "C#1", SK: "X"})
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("Load of a customer's key as an order in a transaction: %v; want ErrNotFound", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = orders.Mapper().Transact(ctx, func(tx *Txn) error {
+		_, err := orders.In(tx).Save(shopOrder{PK: "C#1", SK: "X", Status: "open"})
+		return err
+	}, WithRetry(RetryPolicy{MaxAttempts: 2}))
+	if err == nil {
+		t.Error("a transaction saved an order over a customer")
+	}
+	got, err := customers.Load(ctx, shopCustomer{PK: "C#1", SK: "X"}, ConsistentRead())
+	if err != nil || got.Name != "Ada" {
+		t.Errorf("the customer is %+v, %v; want it untouched", got, err)
+	}
+}

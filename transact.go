@@ -421,6 +421,9 @@ func (v TxnTable[T]) Load(key T) (T, error) {
 	if e.raw == nil {
 		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
 	}
+	if other, ok := t.p.s.otherEntity(e.raw); ok {
+		return zero, fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, t.name, formatKey(k), other, t.p.s.entityName)
+	}
 	out, err := t.decode(e.raw)
 	if err != nil {
 		return zero, tx.fail(err)
