@@ -80,6 +80,7 @@ type computed[T any] struct {
 	panicked  bool
 	pv        any  // the panic value
 	withdrawn bool // the caller's ctx ended before fn was called: no change
+	gone      bool // fn called runtime.Goexit: the caller left Update
 }
 
 // outcome is the result of one Update call.
@@ -88,6 +89,7 @@ type outcome[T any] struct {
 	err      error
 	panicked bool
 	pv       any
+	gone     bool // the caller left Update (runtime.Goexit): never ask it again
 }
 
 // coalescable reports whether calls with these options can share a write

@@ -126,9 +126,12 @@ func (t *Table[T]) await(e *hotKey[T], k map[string]types.AttributeValue, w *wai
 }
 
 // computeAndReply calls w's function with cur in the caller's goroutine and
-// sends what it returned to the running batch. A panic is reported to the
-// batch (which leaves the change out) and continues in the caller; so does
-// runtime.Goexit (t.FailNow in a test). It reports whether fn made a change.
+// sends what it returned to the running batch. A panic is recovered and
+// reported to the batch (which leaves the change out), which may call fn
+// again (when cur turns out not to be the stored item) or sends it back as
+// the call's outcome, to be raised again in the caller. runtime.Goexit
+// (t.FailNow in a test) cannot be held back: it is reported as the caller
+// gone, never to be asked again. It reports whether fn made a change.
 func (w *waiter[T]) computeAndReply(cur T) (changed bool) {
 	normal := false
 	defer func() {
@@ -137,11 +140,10 @@ func (w *waiter[T]) computeAndReply(cur T) (changed bool) {
 		}
 		p := recover()
 		if p == nil {
-			w.replies <- computed[T]{err: errGoexit}
+			w.replies <- computed[T]{err: errGoexit, gone: true}
 			return
 		}
 		w.replies <- computed[T]{panicked: true, pv: p}
-		panic(p)
 	}()
 	next, err := w.fn(cur)
 	normal = true
@@ -299,7 +301,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		}
 		// The item is not what the functions saw: another version, another
 		// incarnation (deleted and created again), or other attributes.
-		bs, verified, live = &basis{item: ce.Item}, true, who
+		// The changes are computed again on it, and so are the outcomes of
+		// the functions that failed on an item an earlier change of this
+		// write had left, which was never stored; those that failed before
+		// the first change saw the stored item and stand.
+		bs, verified, live = &basis{item: ce.Item}, true, rerun(live, who[0], res)
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
@@ -308,6 +314,18 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 	}
+}
+
+// rerun returns the members of live from first on whose callers are still
+// in Update.
+func rerun[T any](live []int, first int, res []outcome[T]) []int {
+	var out []int
+	for _, i := range live {
+		if i >= first && !res[i].gone {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // ctxErr returns the error of ctx when it is done, else err.
@@ -335,6 +353,9 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 	s := t.p.s
 	for _, i := range live {
 		w := ws[i]
+		if res[i].gone {
+			continue
+		}
 		cur, err := t.decode(from)
 		if err != nil {
 			return 0, nil, nil, err
@@ -345,6 +366,9 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		}
 		c := t.ask(w, cur, i == 0)
 		switch {
+		case c.gone:
+			res[i] = outcome[T]{err: c.err, gone: true}
+			continue
 		case c.withdrawn:
 			res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
 			continue
