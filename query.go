@@ -245,7 +245,9 @@ func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Curs
 func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
 	var o queryOptions
 	for _, opt := range opts {
-		opt.applyQuery(&o)
+		if opt != nil {
+			opt.applyQuery(&o)
+		}
 	}
 	l := &listing{op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
 	if o.segmented {
