@@ -219,3 +219,40 @@ func TestBreakCoalescedErrorOnNeverStoredState(t *testing.T) {
 		t.Errorf("follower: %+v %v, stored %q; want extLF: its function failed on %q, which was never stored", rf.b, rf.err, s.title(), "aL")
 	}
 }
+
+// The function of a batch's leader calls runtime.Goexit (t.FailNow in a
+// test): that reaches only its caller. The others in its batch are run as
+// if it had not been there, and the key stays usable.
+func TestBreakCoalescedLeaderGoexitFailsOthers(t *testing.T) {
+	s := &hookStore{}
+	books := newBooks(t, s.client())
+	holding, release := make(chan struct{}), make(chan struct{})
+	s.before = func(n int) {
+		if n == 1 {
+			close(holding)
+			<-release
+		}
+	}
+	first := startUpdate(books, appendTitle("a"))
+	<-holding
+	lead := startUpdate(books, func(Book) (Book, error) { runtime.Goexit(); return Book{}, nil })
+	waitQueued(books, kid("1"), 2)
+	f1 := startUpdate(books, appendTitle("1"))
+	waitQueued(books, kid("1"), 3)
+	f2 := startUpdate(books, appendTitle("2"))
+	waitQueued(books, kid("1"), 4)
+	close(release)
+	if r := hangGuard(t, first, "the first Update"); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r := hangGuard(t, lead, "the leader"); !r.exited {
+		t.Errorf("leader: %+v %v; want its goroutine ended by runtime.Goexit", r.b, r.err)
+	}
+	r1, r2 := hangGuard(t, f1, "follower 1"), hangGuard(t, f2, "follower 2")
+	if r1.err != nil || r2.err != nil || r1.b.Title != "a1" || r2.b.Title != "a12" || s.title() != "a12" {
+		t.Errorf("followers: %+v %v, %+v %v, stored %q; want a1, a12: the leader's Goexit is its own", r1.b, r1.err, r2.b, r2.err, s.title())
+	}
+	if r := hangGuard(t, startUpdate(books, appendTitle("3")), "a later Update"); r.err != nil || r.b.Title != "a123" {
+		t.Errorf("later: %+v %v", r.b, r.err)
+	}
+}
