@@ -111,7 +111,7 @@ func (t *Table[T]) await(e *hotKey[T], k map[string]types.AttributeValue, w *wai
 				changed = w.computeAndReply(m.cur)
 			}
 		case <-done:
-			if t.gate.leaveQueue(e, w) {
+			if t.gate.leaveQueue(e, w, changed) {
 				return outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
 			}
 			if changed {
@@ -192,14 +192,29 @@ func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *w
 	res := make([]outcome[T], len(ws))
 	finished := false
 	defer func() {
-		if !finished { // self's function called runtime.Goexit
+		if !finished {
+			// self's function called runtime.Goexit, which reaches only
+			// self: nothing was written, and the others still waiting go
+			// back to the head of the queue, to run as if self had not
+			// been there. Those whose ctx ended, or who left by
+			// runtime.Goexit themselves, get their outcome now.
 			e.last = nil
-			for i := range res {
-				res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: nothing written: %w", t.name, formatKey(k), errGoexit)}
+			var back []*waiter[T]
+			for i, w := range ws[1:] {
+				if res[i+1].gone {
+					continue
+				}
+				if err := w.ctx.Err(); err != nil {
+					w.msgs <- waiterMsg[T]{kind: msgResult, res: outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)}}
+					continue
+				}
+				back = append(back, w)
 			}
-		}
-		for i, w := range ws[1:] {
-			w.msgs <- waiterMsg[T]{kind: msgResult, res: res[i+1]}
+			t.gate.requeue(e, back)
+		} else {
+			for i, w := range ws[1:] {
+				w.msgs <- waiterMsg[T]{kind: msgResult, res: res[i+1]}
+			}
 		}
 		t.gate.handOff(e)
 	}()
