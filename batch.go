@@ -37,7 +37,11 @@ type batchReadOptions struct {
 }
 
 // applyBatchRead makes every ReadOption a BatchReadOption.
-func (f ReadOption) applyBatchRead(o *batchReadOptions) { f(&o.read) }
+func (f ReadOption) applyBatchRead(o *batchReadOptions) {
+	if f != nil {
+		f(&o.read)
+	}
+}
 
 // BatchWriteOption configures BatchSave and BatchDelete: Clobber and
 // WithRetry. (WriteOptions do not apply: a batch write carries no

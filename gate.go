@@ -57,6 +57,7 @@ type waiter[T any] struct {
 	// replies carries what fn returned back to the batch (capacity 1).
 	replies chan computed[T]
 	taken   bool // taken from the queue into a batch; guarded by gate.mu
+	left    bool // returned from Update while taken; guarded by gate.mu
 }
 
 type msgKind int
@@ -80,6 +81,7 @@ type computed[T any] struct {
 	panicked  bool
 	pv        any  // the panic value
 	withdrawn bool // the caller's ctx ended before fn was called: no change
+	gone      bool // fn called runtime.Goexit: the caller left Update
 }
 
 // outcome is the result of one Update call.
@@ -88,6 +90,7 @@ type outcome[T any] struct {
 	err      error
 	panicked bool
 	pv       any
+	gone     bool // the caller left Update (runtime.Goexit): never ask it again
 }
 
 // coalescable reports whether calls with these options can share a write
@@ -149,11 +152,13 @@ func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T]) []*waiter[T] {
 }
 
 // leaveQueue takes w out of the queue when it is still there (not taken
-// into a batch) and reports whether it was.
-func (g *gate[T]) leaveQueue(e *hotKey[T], w *waiter[T]) bool {
+// into a batch) and reports whether it was. Otherwise, when leaving, the
+// caller returns anyway: w is marked so that it is never queued again.
+func (g *gate[T]) leaveQueue(e *hotKey[T], w *waiter[T], leaving bool) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if w.taken {
+		w.left = leaving
 		return false
 	}
 	for i, q := range e.queue {
@@ -164,6 +169,21 @@ func (g *gate[T]) leaveQueue(e *hotKey[T], w *waiter[T]) bool {
 	}
 	w.taken = true
 	return true
+}
+
+// requeue puts ws, taken into a batch that wrote nothing, back at the head
+// of the queue, in order.
+func (g *gate[T]) requeue(e *hotKey[T], ws []*waiter[T]) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var back []*waiter[T]
+	for _, w := range ws {
+		if !w.left {
+			w.taken = false
+			back = append(back, w)
+		}
+	}
+	e.queue = append(back, e.queue...)
 }
 
 // handOff ends a batch: the oldest queued call runs the next one, or, with

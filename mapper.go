@@ -86,6 +86,9 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 	}
 	m.enc = attributevalue.NewEncoder(func(eo *attributevalue.EncoderOptions) {
 		for _, fn := range o.encoderOpts {
+			if fn == nil {
+				continue
+			}
 			fn(eo)
 		}
 		eo.TagKey = TagKey
@@ -97,6 +100,9 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 		// Java's Long.MAX_VALUE into 9223372036854776000.
 		do.UseNumber = true
 		for _, fn := range o.decoderOpts {
+			if fn == nil {
+				continue
+			}
 			fn(do)
 		}
 		do.TagKey = TagKey

@@ -59,7 +59,9 @@ type readOptions struct {
 func applyReadOptions(opts []ReadOption) readOptions {
 	ro := new(readOptions)
 	for _, fn := range opts {
-		fn(ro)
+		if fn != nil {
+			fn(ro)
+		}
 	}
 	return *ro
 }

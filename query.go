@@ -36,7 +36,11 @@ type queryOptionFunc func(*queryOptions)
 func (f queryOptionFunc) applyQuery(o *queryOptions) { f(o) }
 
 // applyQuery makes every ReadOption a QueryOption.
-func (f ReadOption) applyQuery(o *queryOptions) { f(&o.read) }
+func (f ReadOption) applyQuery(o *queryOptions) {
+	if f != nil {
+		f(&o.read)
+	}
+}
 
 type queryOptions struct {
 	read       readOptions

@@ -116,7 +116,7 @@ func backoff(n int, base, max time.Duration) time.Duration {
 		return 0
 	}
 	d := max
-	if n-1 < 30 && base<<(n-1) < max {
+	if n-1 < 63 && base < max>>(n-1) { // base·2ⁿ⁻¹ < max, without overflow
 		d = base << (n - 1)
 	}
 	if d <= 0 {

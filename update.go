@@ -111,7 +111,7 @@ func (t *Table[T]) await(e *hotKey[T], k map[string]types.AttributeValue, w *wai
 				changed = w.computeAndReply(m.cur)
 			}
 		case <-done:
-			if t.gate.leaveQueue(e, w) {
+			if t.gate.leaveQueue(e, w, changed) {
 				return outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
 			}
 			if changed {
@@ -126,9 +126,12 @@ func (t *Table[T]) await(e *hotKey[T], k map[string]types.AttributeValue, w *wai
 }
 
 // computeAndReply calls w's function with cur in the caller's goroutine and
-// sends what it returned to the running batch. A panic is reported to the
-// batch (which leaves the change out) and continues in the caller; so does
-// runtime.Goexit (t.FailNow in a test). It reports whether fn made a change.
+// sends what it returned to the running batch. A panic is recovered and
+// reported to the batch (which leaves the change out), which may call fn
+// again (when cur turns out not to be the stored item) or sends it back as
+// the call's outcome, to be raised again in the caller. runtime.Goexit
+// (t.FailNow in a test) cannot be held back: it is reported as the caller
+// gone, never to be asked again. It reports whether fn made a change.
 func (w *waiter[T]) computeAndReply(cur T) (changed bool) {
 	normal := false
 	defer func() {
@@ -137,11 +140,10 @@ func (w *waiter[T]) computeAndReply(cur T) (changed bool) {
 		}
 		p := recover()
 		if p == nil {
-			w.replies <- computed[T]{err: errGoexit}
+			w.replies <- computed[T]{err: errGoexit, gone: true}
 			return
 		}
 		w.replies <- computed[T]{panicked: true, pv: p}
-		panic(p)
 	}()
 	next, err := w.fn(cur)
 	normal = true
@@ -190,14 +192,29 @@ func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *w
 	res := make([]outcome[T], len(ws))
 	finished := false
 	defer func() {
-		if !finished { // self's function called runtime.Goexit
+		if !finished {
+			// self's function called runtime.Goexit, which reaches only
+			// self: nothing was written, and the others still waiting go
+			// back to the head of the queue, to run as if self had not
+			// been there. Those whose ctx ended, or who left by
+			// runtime.Goexit themselves, get their outcome now.
 			e.last = nil
-			for i := range res {
-				res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: nothing written: %w", t.name, formatKey(k), errGoexit)}
+			var back []*waiter[T]
+			for i, w := range ws[1:] {
+				if res[i+1].gone {
+					continue
+				}
+				if err := w.ctx.Err(); err != nil {
+					w.msgs <- waiterMsg[T]{kind: msgResult, res: outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)}}
+					continue
+				}
+				back = append(back, w)
 			}
-		}
-		for i, w := range ws[1:] {
-			w.msgs <- waiterMsg[T]{kind: msgResult, res: res[i+1]}
+			t.gate.requeue(e, back)
+		} else {
+			for i, w := range ws[1:] {
+				w.msgs <- waiterMsg[T]{kind: msgResult, res: res[i+1]}
+			}
 		}
 		t.gate.handOff(e)
 	}()
@@ -304,7 +321,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		}
 		// The item is not what the functions saw: another version, another
 		// incarnation (deleted and created again), or other attributes.
-		bs, verified, live = &basis{item: ce.Item}, true, who
+		// The changes are computed again on it, and so are the outcomes of
+		// the functions that failed on an item an earlier change of this
+		// write had left, which was never stored; those that failed before
+		// the first change saw the stored item and stand.
+		bs, verified, live = &basis{item: ce.Item}, true, rerun(live, who[0], res)
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
@@ -313,6 +334,18 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 	}
+}
+
+// rerun returns the members of live from first on whose callers are still
+// in Update.
+func rerun[T any](live []int, first int, res []outcome[T]) []int {
+	var out []int
+	for _, i := range live {
+		if i >= first && !res[i].gone {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // ctxErr returns the error of ctx when it is done, else err.
@@ -340,6 +373,9 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 	s := t.p.s
 	for _, i := range live {
 		w := ws[i]
+		if res[i].gone {
+			continue
+		}
 		cur, err := t.decode(from)
 		if err != nil {
 			return 0, nil, nil, err
@@ -350,6 +386,9 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		}
 		c := t.ask(w, cur, i == 0)
 		switch {
+		case c.gone:
+			res[i] = outcome[T]{err: c.err, gone: true}
+			continue
 		case c.withdrawn:
 			res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
 			continue
