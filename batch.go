@@ -197,8 +197,9 @@ var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 // versioned type BatchSave therefore refuses to write (ErrInvalidInput, before
 // sending anything) unless WithSaveBehavior(SaveClobber) is given; for
 // version-checked writes of several items use a transaction (Mapper.WriteTx
-// with Table.TxSave) or Save in a loop. With SaveClobber each item is written with version
-// held+1, where held is the version the item holds, and no check: this is
+// with Table.TxSave) or Save in a loop. With SaveClobber each item is written with
+// the next version after the one the item holds (held + the versionstep; for
+// an unsaved item the first version), and no check: this is
 // Java DynamoDBMapper's CLOBBER, and unlike Table.Save with SaveClobber,
 // which increments inside DynamoDB, it CAN move a stored version backwards
 // (an item stored at version 5 and saved holding 2 is stored at 3), after
@@ -246,11 +247,12 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...WriteOption
 		keys[i] = t.pickKey(item)
 		if s.version >= 0 {
 			held := s.versionOf(v)
-			if held < 0 || !s.versionFits(held+1) {
+			next, ok := t.p.nextVersion(held, t.m.nowMs())
+			if held < 0 || !ok {
 				return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: version %s is negative or its next value does not fit %s: use int64",
 					ErrInvalidInput, t.name, i, formatKey(keys[i]), s.fields[s.version].goName, s.fields[s.version].typ)
 			}
-			item[s.fields[s.version].name] = numberAV(held + 1)
+			item[s.fields[s.version].name] = numberAV(next)
 		}
 		if size := itemSize(item); size > maxItemSize {
 			return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",

@@ -28,7 +28,10 @@
 //   - version: the optimistic-locking version (see Versions below); at most
 //     one field, of an integer type or a pointer to one, never a key, not
 //     inside an embedded pointer, and not with string or omitempty (the mapper
-//     always writes it as a number).
+//     always writes it as a number). Its settings (see Version settings
+//     below): versionstart=N, the first version written (default 1);
+//     versionstart=clock, the first version taken from the mapper's clock;
+//     versionstep=N, what every later write adds (default 1).
 //   - ttl: the table's time-to-live attribute, which CreateTable enables: an
 //     integer of epoch seconds, or a time.Time (or *time.Time) tagged unixtime
 //     too; at most one field. DynamoDB may delete expired items days late.
@@ -144,11 +147,45 @@
 // that may have been applied. These guarantees need the per-call options the
 // mapper passes to reach the SDK (see Client).
 //
-// A version is not an identity: Save and Delete of a copy loaded before the
-// item was deleted and created again succeed when the numbers match (as in
-// DynamoDBMapper). Table.Update pins every write to the token it read, so it
-// never writes over another incarnation; for your own Saves, add an If
-// condition on an attribute that identifies the incarnation.
+// A version is not an identity. With the default settings, Save and Delete
+// of a copy loaded before the item was deleted and created again succeed when
+// the numbers match: both incarnations start at version 1, so a copy loaded
+// at version 1 before the delete saves over the item created afterwards,
+// silently (DynamoDBMapper and the Enhanced Client behave the same way).
+// Table.Update pins every write to the token it read, so it never writes over
+// another incarnation. For your own Saves and Deletes, start versions from
+// the clock (versionstart=clock, below), or add an If condition on an
+// attribute that identifies the incarnation.
+//
+// # Version settings
+//
+// Three tag options on the version field change the numbers written, never
+// the rules: unsaved is still zero (or nil), a save holding v is still
+// conditioned on v, and every call — Save with each SaveBehavior, Update,
+// Delete, Add, transactions, BatchSave with SaveClobber — writes by them.
+//
+//   - versionstart=N: the first version written is N (N ≥ 1). This is the
+//     Java v2 Enhanced Client's initialValue, except that 0 is refused:
+//     version 0 means unsaved here, so a second create of the key would
+//     overwrite the first. (Its deprecated startAt=S wrote S+incrementBy
+//     first; write versionstart to that sum.)
+//   - versionstep=N: every later write adds N (N ≥ 1), as incrementBy does.
+//     SaveClobber and Add advance the stored version by N in DynamoDB.
+//   - versionstart=clock: the first version is the mapper's clock in Unix
+//     milliseconds (see WithClock), as lease does for fencing tokens. Each
+//     incarnation of an item then starts above every version the previous
+//     one reached, as long as that one was written fewer times than the
+//     milliseconds it lived divided by the step, and the writers' clocks agree
+//     to within the time between the delete and the new create. With step 1
+//     DynamoDB's limit of 1,000 writes a second to one item keeps the versions
+//     behind the clock. A copy loaded before a delete then conflicts with the
+//     item created afterwards instead of saving over it. The field must be
+//     64 bits wide (int64, uint64).
+//
+// NewTable refuses a step or start of 0, a value that does not fit the
+// field's type, and a clock start on a narrower field. Versions written with
+// other settings (or by Java) stay valid: a holder of any version v saves
+// v+step under the condition that v is stored.
 //
 // A stored version 0 (Java's CLOBBER holding -1 stores it; so do backfills)
 // counts as unsaved: holding 0 saves it to 1. No write stores a version the

@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/ddbkit/dynamo/clock"
 )
 
 // TagKey is the struct tag the mapper reads: `dynamo:"name,opt,..."`.
@@ -26,6 +28,7 @@ type Option func(*mapperOptions)
 
 type mapperOptions struct {
 	tokenAttr   string
+	clock       clock.Clock
 	encoderOpts []func(*attributevalue.EncoderOptions)
 	decoderOpts []func(*attributevalue.DecoderOptions)
 }
@@ -42,6 +45,14 @@ type mapperOptions struct {
 // The default is DefaultWriteTokenAttribute; "" turns tokens off.
 func WithWriteTokenAttribute(name string) Option {
 	return func(o *mapperOptions) { o.tokenAttr = name }
+}
+
+// WithClock sets the clock the mapper reads the time from: the first
+// version of a `versionstart=clock` version attribute, and the times written
+// to `created` and `modified` attributes. The default is clock.Real(); tests
+// pass a *clock.Fake. A nil c is the default.
+func WithClock(c clock.Clock) Option {
+	return func(o *mapperOptions) { o.clock = c }
 }
 
 // WithEncoderOptions adjusts the attributevalue encoder the mapper uses.
@@ -69,6 +80,9 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 	for _, fn := range opts {
 		fn(&o)
 	}
+	if o.clock == nil {
+		o.clock = clock.Real()
+	}
 	m := &Mapper{raw: c, opts: o}
 	if c != nil {
 		m.client = tableErrors{c}
@@ -92,6 +106,9 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 	})
 	return m
 }
+
+// nowMs reads the mapper's clock in Unix milliseconds.
+func (m *Mapper) nowMs() int64 { return m.opts.clock.Now().UnixMilli() }
 
 // Client returns the client the mapper sends its requests through.
 func (m *Mapper) Client() Client { return m.raw }

@@ -16,9 +16,10 @@ import (
 // stored after the write). item itself is never modified.
 //
 // For a versioned type, an unsaved item (version zero or nil) is written as
-// version 1 on condition that the stored item has no version (or version 0,
-// as Java's DynamoDBMapper can leave); an item holding version v is written
-// as v+1 on condition that the stored version is v. When the condition
+// the first version (1, or what the field's versionstart says) on condition
+// that the stored item has no version (or version 0, as Java's
+// DynamoDBMapper can leave); an item holding version v is written as v+1 (v
+// plus the field's versionstep) on condition that the stored version is v. When the condition
 // fails, the error is a *ConditionError wrapping ErrVersionConflict (the
 // stored version differs; Table.Current decodes the stored item) or
 // ErrConditionFailed (an If condition failed). SaveClobber writes without a
@@ -162,9 +163,9 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *saveRequest, wo *writeOptions, old map[string]types.AttributeValue, cause error) *ConditionError {
 	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
 	ce.Condition = r.uc.String()
-	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion >= t.p.maxVersion {
+	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion > t.p.maxVersion-t.p.verStep {
 		f := &s.fields[s.version]
-		ce.full = fmt.Sprintf("field %s (%s) holds at most %d: %s", f.goName, f.typ, t.p.maxVersion, s.widen())
+		ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
 	}
 	return ce
 }
@@ -220,13 +221,15 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		if held = s.versionOf(v); held < 0 {
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
 		}
-		if held >= t.p.maxVersion || !s.versionFits(held+1) {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d is the largest field %s (%s) holds: %s",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
+		var ok bool
+		if next, ok = p.nextVersion(held, t.m.nowMs()); !ok {
+			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d leaves no room for the next (step %d) in field %s (%s), which holds at most %d: %s",
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, p.maxVersion, s.widen())
 		}
-		if next = held + 1; !s.versionFits(next) {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), next, s.fields[s.version].goName, s.fields[s.version].typ)
+		if wo.behavior == SaveClobber {
+			// DynamoDB advances the stored version; where there is none
+			// it stores the first version.
+			next = p.firstVersion(t.m.nowMs())
 		}
 		if p.tokenAttr != "" && token == nil {
 			token = newToken()

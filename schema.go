@@ -248,6 +248,15 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 			return fail(f.goName, "version attribute inside an embedded pointer: embed the struct by value")
 		}
 		s.version = i
+		limit, bt := s.maxVersion(), derefType(f.typ)
+		switch {
+		case o.versionClock && limit < math.MaxInt64:
+			return fail(f.goName, "versionstart=clock on a version of type %s: clock starts are Unix milliseconds (about 1.8e12 today), which need 64 bits: use int64", f.typ)
+		case o.versionStart > limit:
+			return fail(f.goName, "versionstart=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStart, bt, limit)
+		case o.versionStep > limit:
+			return fail(f.goName, "versionstep=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStep, bt, limit)
+		}
 	}
 	if o.ttl {
 		if s.ttl >= 0 {
@@ -489,20 +498,7 @@ func setIntValue(fv reflect.Value, n int64) {
 }
 
 // versionFits reports whether n fits the version field's Go type.
-func (s *schema) versionFits(n int64) bool {
-	t := derefType(s.fields[s.version].typ)
-	if n < 0 {
-		return false
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64:
-		return true
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
-		return !reflect.Zero(t).OverflowUint(uint64(n))
-	default:
-		return !reflect.Zero(t).OverflowInt(n)
-	}
-}
+func (s *schema) versionFits(n int64) bool { return n >= 0 && n <= s.maxVersion() }
 
 // fastKeyValue encodes a key field without the general encoder when its type
 // allows (string, integers, []byte, unannotated); ok is false otherwise. fv
@@ -538,6 +534,13 @@ func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool)
 func (s *schema) maxVersion() int64 {
 	t := derefType(s.fields[s.version].typ)
 	switch t.Kind() {
+	case reflect.Int, reflect.Uint:
+		if t.Size() == 4 { // 32-bit platforms
+			if t.Kind() == reflect.Int {
+				return math.MaxInt32
+			}
+			return math.MaxUint32
+		}
 	case reflect.Int8:
 		return math.MaxInt8
 	case reflect.Int16:

@@ -100,8 +100,9 @@ type TxSave[T any] struct {
 
 // TxSave returns a member of a write transaction (Mapper.WriteTx) that saves
 // item the way Table.Save does: for a versioned type, an unsaved item is
-// written as version 1 on condition that no version is stored, an item
-// holding version v as v+1 on condition that v is stored, and the write token
+// written as the first version (1 unless versionstart says otherwise) on
+// condition that no version is stored, an item holding version v as v+1 (v
+// plus the versionstep) on condition that v is stored, and the write token
 // is stored as well. If conditions are ANDed with the version condition.
 // item is not modified; when T is a pointer, the struct is read when WriteTx
 // builds the request.

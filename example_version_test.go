@@ -1,0 +1,49 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/ddbkit/dynamo"
+)
+
+// Account's versions start at the Unix millisecond of the item's creation
+// and advance by 1: a copy loaded before the account was deleted and opened
+// again conflicts with the new account instead of saving over it.
+type Account struct {
+	ID      string `dynamo:"id,hash"`
+	Owner   string `dynamo:"owner"`
+	Version int64  `dynamo:"version,version,versionstart=clock"`
+}
+
+func Example_versionStartClock() {
+	ctx := context.Background()
+	accounts, err := dynamo.NewTable[Account](dynamo.NewMapper(client), "Accounts")
+	if err != nil {
+		log.Fatal(err)
+	}
+	old, _ := accounts.Save(ctx, Account{ID: "a1", Owner: "ann"}) // version: now in ms
+	_ = accounts.Delete(ctx, old)
+	_, _ = accounts.Save(ctx, Account{ID: "a1", Owner: "bob"}) // a later millisecond
+
+	old.Owner = "mallory"
+	_, err = accounts.Save(ctx, old)
+	fmt.Println(errors.Is(err, dynamo.ErrVersionConflict)) // true: bob's account is kept
+}
+
+// Ledger's versions are 100, 110, 120, ... (Java v2's initialValue(100),
+// incrementBy(10)).
+type Ledger struct {
+	ID      string `dynamo:"id,hash"`
+	Version int64  `dynamo:"version,version,versionstart=100,versionstep=10"`
+}
+
+func Example_versionSettings() {
+	ctx := context.Background()
+	ledgers, _ := dynamo.NewTable[Ledger](dynamo.NewMapper(client), "Ledgers")
+	first, _ := ledgers.Save(ctx, Ledger{ID: "l1"})
+	second, _ := ledgers.Save(ctx, first)
+	fmt.Println(first.Version, second.Version) // 100 110
+}
