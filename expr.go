@@ -54,20 +54,20 @@ type plan struct {
 	// hash key alone; every attribute and the hash key.
 	tokenNames, hashNames, basisNames map[string]string
 
-	versionPH     string // "#a<i>" of the version attribute, "" if none
-	condCreate    string // attribute_not_exists(#v) OR #v = :v0 (held 0)
-	condMatch     string // #v = :v0
-	condClobber   string // SaveClobber: the stored version leaves room for one more
-	maxVersion    int64  // the largest version the field's type holds
+	versionPH   string // "#a<i>" of the version attribute, "" if none
+	condCreate  string // attribute_not_exists(#v) OR #v = :v0 (held 0)
+	condMatch   string // #v = :v0
+	condClobber string // SaveClobber: the stored version leaves room for one more
+	maxVersion  int64  // the largest version the field's type holds
 	// The version settings (tags.go): the first version written (verClock:
 	// the clock's Unix milliseconds instead) and the step of every later
 	// write; 1 and 1 by default.
 	verStart, verStep int64
 	verClock          bool
-	keyNames      [2]string
-	hasRangeKey   bool
-	nonKeyFields  []int // indexes into s.fields, in order, excluding keys
-	nonKeyNoVerFs []int // nonKeyFields without the version
+	keyNames          [2]string
+	hasRangeKey       bool
+	nonKeyFields      []int // indexes into s.fields, in order, excluding keys
+	nonKeyNoVerFs     []int // nonKeyFields without the version
 }
 
 func newPlan(s *schema, tokenAttr string) *plan {
