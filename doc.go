@@ -180,7 +180,10 @@
 //     DynamoDB's limit of 1,000 writes a second to one item keeps the versions
 //     behind the clock. A copy loaded before a delete then conflicts with the
 //     item created afterwards instead of saving over it. The field must be
-//     64 bits wide (int64, uint64).
+//     64 bits wide (int64, uint64). Java's DynamoDBMapper (a Long version)
+//     saves such items; the Enhanced Client parses versions as an int and
+//     cannot save an item whose version passed 2147483647 (checked with the
+//     one DynamoDB Local ships).
 //
 // NewTable refuses a step or start of 0, a value that does not fit the
 // field's type, and a clock start on a narrower field. Versions written with
