@@ -207,6 +207,10 @@ var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 // conflict. Use it for loading data that nobody else writes concurrently.
 // Java's batchSave skips the version check silently; this one does not.
 //
+// Fields tagged modified are set to the mapper's clock, and created ones
+// that are zero too: a batch write replaces the item, so a stored creation
+// time is overwritten unless the item holds it (load it first).
+//
 // Types without a version need no option. SaveUpdate (the default), SavePut
 // and SaveClobber all mean "replace the whole item"; SaveUpdateSkipNulls and
 // SaveAppendSet, which need UpdateItem, and If conditions are refused.
@@ -230,6 +234,7 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...WriteOption
 		return err
 	}
 	s := t.p.s
+	now := t.m.opts.clock.Now()
 	reqs := make([]types.WriteRequest, len(items))
 	keys := make([]map[string]types.AttributeValue, len(items))
 	for i := range items {
@@ -237,7 +242,8 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...WriteOption
 		if err != nil {
 			return err
 		}
-		item, err := t.encode(v.Addr().Interface())
+		boxed, v := t.stamp(v.Addr().Interface(), v, now)
+		item, err := t.encode(boxed)
 		if err != nil {
 			return fmt.Errorf("%w (BatchSave items[%d])", err, i)
 		}
@@ -247,7 +253,7 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...WriteOption
 		keys[i] = t.pickKey(item)
 		if s.version >= 0 {
 			held := s.versionOf(v)
-			next, ok := t.p.nextVersion(held, t.m.nowMs())
+			next, ok := t.p.nextVersion(held, now.UnixMilli())
 			if held < 0 || !ok {
 				return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: version %s is negative or its next value does not fit %s: use int64",
 					ErrInvalidInput, t.name, i, formatKey(keys[i]), s.fields[s.version].goName, s.fields[s.version].typ)

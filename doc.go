@@ -32,6 +32,11 @@
 //     below): versionstart=N, the first version written (default 1);
 //     versionstart=clock, the first version taken from the mapper's clock;
 //     versionstep=N, what every later write adds (default 1).
+//   - created, modified: timestamps the mapper writes from its clock (see
+//     Timestamps below); a time.Time or *time.Time (RFC 3339 with
+//     nanoseconds in UTC; with unixtime epoch seconds; with javadate Java's
+//     date string), or an int64 or uint64 of Unix milliseconds. At most one
+//     of each, never a key, the version or the ttl.
 //   - ttl: the table's time-to-live attribute, which CreateTable enables: an
 //     integer of epoch seconds, or a time.Time (or *time.Time) tagged unixtime
 //     too; at most one field. DynamoDB may delete expired items days late.
@@ -116,6 +121,26 @@
 // stored item (ReturnValuesOnConditionCheckFailure=ALL_OLD), which
 // Table.Current decodes without another read. Table.Update runs the whole
 // read-modify-write loop for you.
+//
+// # Timestamps
+//
+// A field tagged modified is set to the mapper's clock (WithClock) on every
+// write: Save with each SaveBehavior, Update, transactions (TxSave),
+// BatchSave and Add. A field tagged created is set once, by the write that
+// creates the item, and never overwritten: an UpdateItem writes it with
+// if_not_exists, and the saved copy carries the creation time as stored (for
+// SaveUpdate the mapper asks for ReturnValues=ALL_NEW to learn it). Writes
+// that cannot keep or learn the stored one — SavePut, which replaces the
+// item, and transaction members, which return nothing — write the creation
+// time the item holds (the clock's when it is zero) on condition that the
+// stored one is absent or the same; otherwise they fail with
+// ErrConditionFailed, whose message names both times: load the item first.
+// An item that holds a creation time when it is first written keeps it
+// (importing). BatchSave cannot carry conditions: it writes the item's
+// creation time, or the clock's when zero, over the stored one. The values
+// are rounded to what is stored (seconds with unixtime, milliseconds with
+// javadate), so the saved copy equals what Load returns; the value passed in
+// is never modified.
 //
 // # Save behaviours
 //

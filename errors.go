@@ -88,6 +88,9 @@ type ConditionError struct {
 	foundText string
 	// full says why a SaveClobber's version cannot advance, "" otherwise.
 	full string
+	// created says why a write's creation-time condition failed, "" when
+	// it did not.
+	created string
 }
 
 func (e *ConditionError) Error() string {
@@ -141,7 +144,10 @@ func (e *ConditionError) describe() string {
 			b.WriteString("found " + e.found())
 		}
 	}
-	if e.Err == ErrConditionFailed && e.Condition != "" {
+	if e.Err == ErrConditionFailed && e.created != "" {
+		b.WriteString("; ")
+		b.WriteString(e.created)
+	} else if e.Err == ErrConditionFailed && e.Condition != "" {
 		b.WriteString("; the If condition failed: ")
 		b.WriteString(e.Condition)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/ddbkit/dynamo"
 )
@@ -46,4 +47,26 @@ func Example_versionSettings() {
 	first, _ := ledgers.Save(ctx, Ledger{ID: "l1"})
 	second, _ := ledgers.Save(ctx, first)
 	fmt.Println(first.Version, second.Version) // 100 110
+}
+
+// Note's times are set by the mapper: Created once, by the write that
+// creates the item, Modified by every write.
+type Note struct {
+	ID       string    `dynamo:"id,hash"`
+	Text     string    `dynamo:"text"`
+	Created  time.Time `dynamo:"created,created"`
+	Modified time.Time `dynamo:"modified,modified"`
+	Version  int64     `dynamo:"version,version"`
+}
+
+func Example_timestamps() {
+	ctx := context.Background()
+	notes, _ := dynamo.NewTable[Note](dynamo.NewMapper(client), "Notes")
+	n, err := notes.Save(ctx, Note{ID: "n1", Text: "draft"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	n.Text = "final"
+	n, _ = notes.Save(ctx, n)                                                // Created kept (if_not_exists), Modified now
+	fmt.Println(n.Created.Before(n.Modified) || n.Created.Equal(n.Modified)) // true
 }

@@ -345,6 +345,11 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 			add.WriteByte(' ')
 			add.WriteString(f.vph)
 			values[f.vph] = av
+		case i == s.created:
+			// Set once, by the write that creates the item.
+			sep(&set)
+			set.WriteString(f.ph + " = if_not_exists(" + f.ph + ", " + f.vph + ")")
+			values[f.vph] = av
 		default:
 			sep(&set)
 			set.WriteString(f.ph)
@@ -435,6 +440,21 @@ func (p *plan) advanceVersion(set, add *strings.Builder, first int64, values map
 	}
 	set.WriteString(p.versionPH + " = if_not_exists(" + p.versionPH + ", " + baseVersionPH + ") + " + newVersionPH)
 	values[baseVersionPH] = numberAV(first - p.verStep)
+}
+
+// withCreatedCond ANDs to a write's condition that the stored creation
+// time is absent or the one item carries, for writes that cannot keep the
+// stored one with if_not_exists or learn it from ReturnValues (PutItem, and
+// transaction members). names and values may be shared (plan maps) or nil:
+// they are copied, never modified.
+func (p *plan) withCreatedCond(cond string, names map[string]string, values map[string]types.AttributeValue, item map[string]types.AttributeValue) (string, map[string]string, map[string]types.AttributeValue) {
+	f := &p.s.fields[p.s.created]
+	cond = joinConds(cond, "attribute_not_exists("+f.ph+") OR "+f.ph+" = "+f.vph)
+	names = withNames(names, map[string]string{f.ph: f.name})
+	nv := make(map[string]types.AttributeValue, len(values)+1)
+	maps.Copy(nv, values)
+	nv[f.vph] = item[f.name]
+	return cond, names, nv
 }
 
 // allNamesLookup maps a value placeholder ":a<i>" to the attribute name.

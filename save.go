@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -70,7 +71,7 @@ func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, er
 func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (T, map[string]types.AttributeValue, error) {
 	var zero T
 	p, s := t.p, t.p.s
-	r, err := t.buildSave(boxed, v, wo, nil, bs)
+	r, err := t.buildSave(boxed, v, wo, nil, bs, false)
 	if err != nil {
 		return zero, nil, err
 	}
@@ -79,7 +80,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		return zero, nil, err
 	}
 	item := r.item
-	if wo.behavior == SaveUpdate || wo.behavior == SavePut {
+	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
 		if s.version >= 0 {
 			// The request is done with item.
 			item[s.fields[s.version].name] = numberAV(r.next)
@@ -87,7 +88,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: r.token}
 			}
 		}
-		return t.withVersion(v, r.next), item, nil
+		return t.withVersion(r.v, r.next), item, nil
 	}
 	saved, err := t.decode(allNew)
 	return saved, allNew, err
@@ -148,7 +149,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		ExpressionAttributeValues:           r.up.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
-	if wo.behavior != SaveUpdate {
+	if wo.behavior != SaveUpdate || r.allNew {
 		in.ReturnValues = types.ReturnValueAllNew
 	}
 	out, err := t.m.client.UpdateItem(ctx, in, att.option(noResend))
@@ -163,6 +164,9 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *saveRequest, wo *writeOptions, old map[string]types.AttributeValue, cause error) *ConditionError {
 	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
 	ce.Condition = r.uc.String()
+	if r.createdCond && ce.Err == ErrConditionFailed {
+		ce.created = t.p.createdMismatch(old, r.item[t.p.s.fields[t.p.s.created].name])
+	}
 	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion > t.p.maxVersion-t.p.verStep {
 		f := &s.fields[s.version]
 		ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
@@ -184,6 +188,15 @@ type saveRequest struct {
 	pc         putParts
 	up         updateParts
 	uc         *userCond // the If condition, named when it fails (nil: none)
+	// v is the struct the request encodes: the caller's, or the copy with
+	// the timestamps set (stamp).
+	v reflect.Value
+	// allNew asks a SaveUpdate for the item as stored (ReturnValues
+	// ALL_NEW): the creation time kept by if_not_exists is known only so.
+	allNew bool
+	// createdCond: the request is conditioned on the stored creation time
+	// being absent or the one written (SavePut, transactions).
+	createdCond bool
 }
 
 // cond returns the condition expression of r, "" when it has none.
@@ -200,11 +213,16 @@ func (r *saveRequest) cond() string {
 // tokens are on). bs, when not nil, pins the write to the stored item it was
 // computed from. Nothing is sent; bad input is an error wrapping
 // ErrInvalidInput.
-func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis) (saveRequest, error) {
+func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool) (saveRequest, error) {
 	p, s := t.p, t.p.s
 	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
 		return saveRequest{}, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
 	}
+	var now time.Time
+	if s.hasStamps() || p.verClock {
+		now = t.m.opts.clock.Now()
+	}
+	boxed, v = t.stamp(boxed, v, now)
 	item, err := t.encode(boxed)
 	if err != nil {
 		return saveRequest{}, err
@@ -222,14 +240,14 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
 		}
 		var ok bool
-		if next, ok = p.nextVersion(held, t.m.nowMs()); !ok {
+		if next, ok = p.nextVersion(held, now.UnixMilli()); !ok {
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d leaves no room for the next (step %d) in field %s (%s), which holds at most %d: %s",
 				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, p.maxVersion, s.widen())
 		}
 		if wo.behavior == SaveClobber {
 			// DynamoDB advances the stored version; where there is none
 			// it stores the first version.
-			next = p.firstVersion(t.m.nowMs())
+			next = p.firstVersion(now.UnixMilli())
 		}
 		if p.tokenAttr != "" && token == nil {
 			token = newToken()
@@ -248,7 +266,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}
-	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc}
+	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v}
 	if wo.behavior == SavePut {
 		if s.version >= 0 {
 			item[s.fields[s.version].name] = numberAV(next)
@@ -258,12 +276,24 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		}
 		r.put = true
 		r.pc = p.buildPutCond(held, false, uc, bs)
+		if s.created >= 0 {
+			r.createdCond = true
+			r.pc.cond, r.pc.names, r.pc.values = p.withCreatedCond(r.pc.cond, r.pc.names, r.pc.values, item)
+		}
 		return r, t.checkCondLen(r.pc.cond, bs)
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	r.key = t.pickKey(item)
 	r.up = p.buildUpdate(wo.behavior, item, held, next, token, uc, bs)
+	if s.created >= 0 {
+		if tx {
+			r.createdCond = true
+			r.up.cond, r.up.names, r.up.values = p.withCreatedCond(r.up.cond, r.up.names, r.up.values, item)
+		} else {
+			r.allNew = true
+		}
+	}
 	return r, t.checkCondLen(r.up.cond, bs)
 }
 

@@ -63,7 +63,9 @@ type schema struct {
 	rng     int // -1 when the table has no sort key
 	version int // -1 when the type is not versioned
 	ttl     int // -1 when no ttl attribute
-	hasSets bool
+	// created and modified are the timestamp fields (-1: none).
+	created, modified int
+	hasSets           bool
 	// walk reports whether any field has walk set: checkGo has work to do.
 	walk bool
 	// javaFields are the fields with a conv (java.go), javaDecFields those
@@ -101,7 +103,7 @@ var (
 )
 
 func buildSchema(t reflect.Type) (*schema, error) {
-	s := &schema{typ: t, byName: map[string]int{}, hash: -1, rng: -1, version: -1, ttl: -1}
+	s := &schema{typ: t, byName: map[string]int{}, hash: -1, rng: -1, version: -1, ttl: -1, created: -1, modified: -1}
 	fail := func(f, format string, args ...any) error {
 		return &SchemaError{Struct: t.String(), Field: f, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -272,6 +274,34 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 			return fail(f.goName, "ttl attribute of type %s: use time.Time with `unixtime` or an integer of epoch seconds", f.typ)
 		}
 		s.ttl = i
+	}
+	if o.created || o.modified {
+		opt, prev := "created", &s.created
+		if o.modified {
+			opt, prev = "modified", &s.modified
+		}
+		if *prev >= 0 {
+			return fail(f.goName, "second %s attribute (the first is %s): a table has at most one", opt, s.fields[*prev].goName)
+		}
+		if f.viaPtr {
+			return fail(f.goName, "%s attribute inside an embedded pointer: embed the struct by value (the mapper sets it in a copy of the item)", opt)
+		}
+		bt := derefType(f.typ)
+		switch {
+		case f.custom:
+			return fail(f.goName, "%s attribute of type %s, which encodes itself: use time.Time (or an int64 of Unix milliseconds)", opt, f.typ)
+		case bt == timeType:
+		case (bt.Kind() == reflect.Int64 || bt.Kind() == reflect.Uint64 || bt.Kind() == reflect.Int || bt.Kind() == reflect.Uint) && bt.Size() == 8:
+			if o.unixTime || o.javaDate {
+				return fail(f.goName, "%s attribute of type %s with unixtime or javadate: those encode a time.Time; an integer %s time is Unix milliseconds", opt, f.typ, opt)
+			}
+		default:
+			return fail(f.goName, "%s attribute of type %s: use time.Time (stored as RFC 3339, or with unixtime as epoch seconds, or with javadate as Java's date string) or int64 (Unix milliseconds)", opt, f.typ)
+		}
+		if f.typ.Kind() == reflect.Pointer && f.typ.Elem().Kind() == reflect.Pointer {
+			return fail(f.goName, "%s attribute of type %s: use time.Time or *time.Time", opt, f.typ)
+		}
+		*prev = i
 	}
 	if o.set {
 		kind, err := setKindOf(f.typ)

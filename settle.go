@@ -154,6 +154,9 @@ func unknownOutcome(op, table string, key map[string]types.AttributeValue, cause
 // attribute equal, NULL or absent alike.
 func (p *plan) sameAttrs(item, cur map[string]types.AttributeValue) bool {
 	for _, i := range p.nonKeyFields {
+		if i == p.s.created {
+			continue // if_not_exists keeps a stored one: not what the write sent
+		}
 		name := p.s.fields[i].name
 		a, aok := item[name]
 		b, bok := cur[name]

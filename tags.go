@@ -41,6 +41,11 @@ type tagOptions struct {
 	versionStart int64
 	versionClock bool
 	versionStep  int64
+
+	// Timestamps the mapper writes from its clock: created on the write
+	// that creates the item (never overwritten), modified on every write.
+	created  bool
+	modified bool
 }
 
 // knownTagOptions lists every option parseTag accepts, for error messages.
@@ -48,7 +53,7 @@ type tagOptions struct {
 // "Struct tags"): an option added here is documented there too.
 const knownTagOptions = "hash, range, version, ttl, set, omitempty, omitemptyelem, " +
 	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime, javabool, javadate, " +
-	"versionstart=N, versionstart=clock, versionstep=N"
+	"versionstart=N, versionstart=clock, versionstep=N, created, modified"
 
 // parseTag parses the value of a `dynamo` struct tag. It rejects unknown
 // and repeated options, which attributevalue would silently ignore.
@@ -100,6 +105,10 @@ func parseTag(tag string) (tagOptions, error) {
 			bit, p = 15, &o.javaBool
 		case "javadate":
 			bit, p = 16, &o.javaDate
+		case "created":
+			bit, p = 19, &o.created
+		case "modified":
+			bit, p = 20, &o.modified
 		case "":
 			return tagOptions{}, fmt.Errorf("empty option in tag %q: remove the extra comma", tag)
 		default:
@@ -149,6 +158,26 @@ func parseTag(tag string) (tagOptions, error) {
 	}
 	if (o.versionStart != 0 || o.versionClock || o.versionStep != 0) && !o.version {
 		return tagOptions{}, fmt.Errorf("tag %q has versionstart or versionstep without version: add \"version\" (e.g. `dynamo:\"v,version,versionstart=clock\"`) or remove them", tag)
+	}
+	if o.created || o.modified {
+		opt := "created"
+		if o.modified {
+			opt = "modified"
+		}
+		switch {
+		case o.created && o.modified:
+			return tagOptions{}, fmt.Errorf("tag %q has both created and modified: the creation time is kept, the modification time changes on every write; use two fields", tag)
+		case o.hash || o.rng:
+			return tagOptions{}, fmt.Errorf("tag %q makes a key the %s time: a key never changes; use a separate attribute", tag, opt)
+		case o.version:
+			return tagOptions{}, fmt.Errorf("tag %q makes the version the %s time: use a separate attribute (or versionstart=clock on the version)", tag, opt)
+		case o.ttl:
+			return tagOptions{}, fmt.Errorf("tag %q makes the ttl the %s time, which would expire the item as it is written: use a separate attribute", tag, opt)
+		case o.set || o.stringSet || o.numberSet || o.binarySet:
+			return tagOptions{}, fmt.Errorf("tag %q has %s and a set option: a time is one value; remove the set option", tag, opt)
+		case o.asString:
+			return tagOptions{}, fmt.Errorf("tag %q has %s and string: remove \"string\"; a time.Time is stored as a string already, an integer as Unix milliseconds", tag, opt)
+		}
 	}
 	sets := btoi(o.set) + btoi(o.stringSet) + btoi(o.numberSet) + btoi(o.binarySet)
 	if sets > 1 {

@@ -87,6 +87,9 @@ type txMember struct {
 	cond *userCond
 	// done records the result once the transaction has succeeded.
 	done func()
+	// created is the creation time a TxSave writes under the condition
+	// that the stored one is absent or equal (nil: none).
+	created types.AttributeValue
 }
 
 // TxSave is a save in a write transaction, made by Table.TxSave. After the
@@ -149,7 +152,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.buildSave(boxed, v, &wo, token, nil)
+	r, err := t.buildSave(boxed, v, &wo, token, nil, true)
 	if err != nil {
 		return nil, err
 	}
@@ -177,8 +180,11 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 		}
 	}
 	m.size = t.writtenSize(r.item, r.next, r.token, r.put)
-	next := r.next
-	m.done = func() { s.saved = t.withVersion(v, next) }
+	if r.createdCond {
+		m.created = r.item[t.p.s.fields[t.p.s.created].name]
+	}
+	next, sv := r.next, r.v
+	m.done = func() { s.saved = t.withVersion(sv, next) }
 	return m, nil
 }
 
