@@ -142,6 +142,21 @@
 // javadate), so the saved copy equals what Load returns; the value passed in
 // is never modified.
 //
+// # Counters without a read
+//
+// Table.Add changes numbers and sets in DynamoDB with one UpdateItem (ADD
+// and DELETE), without reading the item first and without a version
+// condition, so concurrent Adds never conflict and none is lost:
+//
+//	page, err := pages.Add(ctx, Page{URL: u}, dynamo.Increment("views", 1).AddToSet("referrers", []string{ref}))
+//
+// The same request advances the version (by its step), sets the modified
+// time and returns the item as stored (ReturnValues=ALL_NEW); copies read
+// before it then conflict, as they must. Integer fields are guarded so that
+// the stored result always fits the Go type. A lost answer is settled with
+// the write token: an ADD is never sent twice, and when the outcome cannot
+// be told the error is ErrUnknownOutcome.
+//
 // # Save behaviours
 //
 // SaveUpdate (default), SaveUpdateSkipNulls, SavePut, SaveClobber and

@@ -70,3 +70,22 @@ func Example_timestamps() {
 	n, _ = notes.Save(ctx, n)                                                // Created kept (if_not_exists), Modified now
 	fmt.Println(n.Created.Before(n.Modified) || n.Created.Equal(n.Modified)) // true
 }
+
+// Page counts its views with Table.Add: no read, no conflict.
+type Page struct {
+	URL       string   `dynamo:"url,hash"`
+	Views     int64    `dynamo:"views"`
+	Referrers []string `dynamo:"referrers,set,omitempty"`
+	Version   int64    `dynamo:"version,version"`
+}
+
+func ExampleTable_Add() {
+	ctx := context.Background()
+	pages, _ := dynamo.NewTable[Page](dynamo.NewMapper(client), "Pages")
+	page, err := pages.Add(ctx, Page{URL: "/home"},
+		dynamo.Increment("views", 1).AddToSet("referrers", []string{"example.com"}))
+	if err != nil {
+		log.Fatal(err) // errors.Is(err, dynamo.ErrUnknownOutcome): look before adding again
+	}
+	fmt.Println(page.Views, page.Version) // as stored after the Add
+}

@@ -165,7 +165,10 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
 	ce.Condition = r.uc.String()
 	if r.createdCond && ce.Err == ErrConditionFailed {
-		ce.created = t.p.createdMismatch(old, r.item[t.p.s.fields[t.p.s.created].name])
+		ce.reason = t.p.createdMismatch(old, r.item[t.p.s.fields[t.p.s.created].name])
+	}
+	if len(r.bounds) > 0 && ce.Err == ErrConditionFailed && ce.reason == "" {
+		ce.reason = boundsFailure(r.bounds, old)
 	}
 	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion > t.p.maxVersion-t.p.verStep {
 		f := &s.fields[s.version]
@@ -197,6 +200,11 @@ type saveRequest struct {
 	// createdCond: the request is conditioned on the stored creation time
 	// being absent or the one written (SavePut, transactions).
 	createdCond bool
+	// noResend: the write is not idempotent (Table.Add), so only its own
+	// token proves it applied; it is never sent again.
+	noResend bool
+	// bounds are the guards of Table.Add's integer fields.
+	bounds []addBound
 }
 
 // cond returns the condition expression of r, "" when it has none.

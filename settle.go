@@ -44,13 +44,13 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 		if err != nil {
 			return nil, unknownOutcome("save to", t.name, key, cause, err)
 		}
-		if isOwnWrite(cur, t.p.tokenAttr, r.token) || r.cond() == "" && t.p.s.version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
+		if isOwnWrite(cur, t.p.tokenAttr, r.token) || !r.noResend && r.cond() == "" && t.p.s.version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
 			// Applied; or, for an unconditional write of a type without a
 			// version, the item holds exactly what it writes, so it may be
 			// taken to have landed now.
 			return cur, nil
 		}
-		if round > maxResends || !t.p.sameState(bs, cur) {
+		if round > maxResends || r.noResend || !t.p.sameState(bs, cur) {
 			ce := t.saveConditionFailure(key, r, wo, cur, cause)
 			t.p.markUnknown(ce)
 			return nil, ce
