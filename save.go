@@ -71,7 +71,7 @@ func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, er
 func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (T, map[string]types.AttributeValue, error) {
 	var zero T
 	p, s := t.p, t.p.s
-	r, err := t.buildSave(boxed, v, wo, nil, bs, false)
+	r, err := t.buildSave(boxed, v, wo, nil, bs, false, time.Time{})
 	if err != nil {
 		return zero, nil, err
 	}
@@ -219,15 +219,16 @@ func (r *saveRequest) cond() string {
 // struct) and builds the request that saves it as wo says. token is the write
 // token to store; nil means a fresh random one (when the type is versioned and
 // tokens are on). bs, when not nil, pins the write to the stored item it was
-// computed from. Nothing is sent; bad input is an error wrapping
+// computed from. tx says the request is a transaction member. now is the
+// clock reading for the timestamps and a clock-started version; zero means
+// read the clock. Nothing is sent; bad input is an error wrapping
 // ErrInvalidInput.
-func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool) (saveRequest, error) {
+func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool, now time.Time) (saveRequest, error) {
 	p, s := t.p, t.p.s
 	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
 		return saveRequest{}, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
 	}
-	var now time.Time
-	if s.hasStamps() || p.verClock {
+	if now.IsZero() && (s.hasStamps() || p.verClock) {
 		now = t.m.opts.clock.Now()
 	}
 	boxed, v = t.stamp(boxed, v, now)

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -310,5 +311,39 @@ func TestTimestampsBatch(t *testing.T) {
 	b, _ := tb.Load(ctx, stampItem{ID: "b"}, ConsistentRead())
 	if !a.Created.Equal(fc.Now()) || !a.Modified.Equal(fc.Now()) || !b.Created.Equal(time.Unix(5, 0)) || !b.Modified.Equal(fc.Now()) {
 		t.Fatalf("stored %+v and %+v", a, b)
+	}
+}
+
+// WriteTx's recipe for an unknown outcome — send the same members again
+// with the same request token — works for types with timestamps and
+// clock-started versions: the resend carries the first attempt's times, so
+// DynamoDB recognises it instead of refusing another transaction under a
+// used token.
+func TestTimestampsTxResend(t *testing.T) {
+	type both struct {
+		ID       string    `dynamo:"id,hash"`
+		Modified time.Time `dynamo:"modified,modified"`
+		V        int64     `dynamo:"v,version,versionstart=clock"`
+	}
+	tb, fc := idTable[both](t)
+	ctx := t.Context()
+	op := tb.TxSave(both{ID: "k"})
+	token := WithRequestToken(hex.EncodeToString(newToken()))
+	if err := tb.Mapper().WriteTx(ctx, []TxOp{op}, token); err != nil {
+		t.Fatal(err)
+	}
+	first := op.Saved()
+	fc.Advance(time.Second)
+	if err := tb.Mapper().WriteTx(ctx, []TxOp{op}, token); err != nil {
+		t.Fatalf("the same members resent with the same token = %v, want the applied transaction recognised", err)
+	}
+	if op.Saved() != first {
+		t.Fatalf("resend saved %+v, want %+v", op.Saved(), first)
+	}
+	// Another token is another transaction: fresh times (and a conflict,
+	// the item being no longer unsaved).
+	err := tb.Mapper().WriteTx(ctx, []TxOp{op}, WithRequestToken(hex.EncodeToString(newToken())))
+	if !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("a new transaction creating the item again = %v, want a conflict", err)
 	}
 }

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -99,6 +100,13 @@ type TxSave[T any] struct {
 	item  T
 	opts  []WriteOption
 	saved T
+	// The clock reading of the last request built with a request token
+	// (stampTok, the write token derived from it), reused when the same
+	// token is sent again: a resend must carry the same times and
+	// clock-started version, or DynamoDB refuses it as another transaction
+	// under a used token.
+	stampTok []byte
+	stampNow time.Time
 }
 
 // TxSave returns a member of a write transaction (Mapper.WriteTx) that saves
@@ -152,7 +160,18 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.buildSave(boxed, v, &wo, token, nil, true)
+	var now time.Time
+	if t.p.s.hasStamps() || t.p.verClock {
+		if token != nil && bytes.Equal(token, s.stampTok) {
+			now = s.stampNow
+		} else {
+			now = t.m.opts.clock.Now()
+			if token != nil {
+				s.stampTok, s.stampNow = token, now
+			}
+		}
+	}
+	r, err := t.buildSave(boxed, v, &wo, token, nil, true, now)
 	if err != nil {
 		return nil, err
 	}
