@@ -107,8 +107,5 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 	return m
 }
 
-// nowMs reads the mapper's clock in Unix milliseconds.
-func (m *Mapper) nowMs() int64 { return m.opts.clock.Now().UnixMilli() }
-
 // Client returns the client the mapper sends its requests through.
 func (m *Mapper) Client() Client { return m.raw }

@@ -527,9 +527,6 @@ func setIntValue(fv reflect.Value, n int64) {
 	}
 }
 
-// versionFits reports whether n fits the version field's Go type.
-func (s *schema) versionFits(n int64) bool { return n >= 0 && n <= s.maxVersion() }
-
 // fastKeyValue encodes a key field without the general encoder when its type
 // allows (string, integers, []byte, unannotated); ok is false otherwise. fv
 // is the value of f (of type f.typ), so f.custom says whether it, or what it
