@@ -133,6 +133,8 @@ type addBound struct {
 	n   *big.Int
 	lim *big.Int // the value the stored one is compared with
 	max bool     // the bound is an upper one
+	// fromZero: n itself is in range, so a missing attribute (0) may take it.
+	fromZero bool
 }
 
 // buildAdd checks delta against the schema and builds the UpdateItem of an
@@ -194,7 +196,12 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 				if !b.max {
 					cmp = " >= "
 				}
-				conds = append(conds, "attribute_not_exists("+f.ph+") OR "+f.ph+cmp+bph)
+				c := f.ph + cmp + bph
+				if b.fromZero {
+					// A missing attribute counts from 0, which n leaves in range.
+					c = "attribute_not_exists(" + f.ph + ") OR " + c
+				}
+				conds = append(conds, c)
 				values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
 			}
 		} else {
@@ -334,7 +341,7 @@ func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 		return nil, nil, fmt.Errorf("Increment by %s, not a whole number, of the integer field %s (%s): add whole numbers, or make the field a float64", text, f.goName, f.typ)
 	}
 	lo, hi := intRange(ft)
-	b := &addBound{f: f, n: by}
+	b := &addBound{f: f, n: by, fromZero: by.Cmp(lo) >= 0 && by.Cmp(hi) <= 0}
 	if by.Sign() >= 0 {
 		b.lim, b.max = new(big.Int).Sub(hi, by), true
 	} else {
@@ -436,15 +443,20 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 // for one of the integer changes; "" when none is out of room.
 func boundsFailure(bounds []addBound, old map[string]types.AttributeValue) string {
 	for _, b := range bounds {
-		n, ok := old[b.f.name].(*types.AttributeValueMemberN)
-		if !ok {
+		text := "missing (0)"
+		cur := new(big.Int)
+		if n, ok := old[b.f.name].(*types.AttributeValueMemberN); ok {
+			if _, ok := cur.SetString(canonInt(n.Value), 10); !ok {
+				continue
+			}
+			text = n.Value
+		} else if b.fromZero {
 			continue
 		}
-		cur, ok := new(big.Int).SetString(canonInt(n.Value), 10)
-		if !ok || b.max && cur.Cmp(b.lim) <= 0 || !b.max && cur.Cmp(b.lim) >= 0 {
+		if b.max && cur.Cmp(b.lim) <= 0 || !b.max && cur.Cmp(b.lim) >= 0 {
 			continue
 		}
-		return fmt.Sprintf("%s is %s, and adding %s would pass what field %s (%s) holds: widen the field", b.f.name, n.Value, b.n, b.f.goName, b.f.typ)
+		return fmt.Sprintf("%s is %s, and adding %s would pass what field %s (%s) holds: widen the field", b.f.name, text, b.n, b.f.goName, b.f.typ)
 	}
 	return ""
 }

@@ -150,6 +150,23 @@ func TestAdd(t *testing.T) {
 		t.Fatalf("int8 below -128 = %v, want ErrConditionFailed", err)
 	}
 
+	// An unsigned counter never goes below 0, also from a missing attribute.
+	type ucount struct {
+		ID string `dynamo:"id,hash"`
+		U  uint8  `dynamo:"u"`
+	}
+	ut, err := NewTable[ucount](tb.Mapper(), tb.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ut.Add(ctx, ucount{ID: "u"}, Increment("u", -1))
+	if !errors.Is(err, ErrConditionFailed) || !strings.Contains(err.Error(), "u is missing (0), and adding -1") {
+		t.Fatalf("uint8 below 0 from a missing attribute = %v, want ErrConditionFailed", err)
+	}
+	if u, err := ut.Add(ctx, ucount{ID: "u"}, Increment("u", 255)); err != nil || u.U != 255 {
+		t.Fatalf("uint8 to 255 = %+v, %v", u, err)
+	}
+
 	// If conditions: require the item to exist.
 	exists := If(expression.AttributeExists(expression.Name("id")))
 	if _, err := tb.Add(ctx, counterItem{ID: "missing"}, Increment("views", 1), exists); !errors.Is(err, ErrConditionFailed) {
