@@ -101,7 +101,11 @@
 // a hash key, two hash or two range keys in one index, a local index with a
 // hash key, on a table without a range key or with the table's range key, a
 // key of a type that is not a string, number or binary, and one name used for
-// a global and a local index. A versioned type's attribute may not be the
+// a global and a local index; versionstart or versionstep without version,
+// of 0, or beyond the field's type, and versionstart=clock on a field
+// narrower than 64 bits; created or modified twice, together, on a key, the
+// version or the ttl, or on a type other than time.Time or a 64-bit
+// integer. A versioned type's attribute may not be the
 // one the mapper keeps its write token in (see WithWriteTokenAttribute).
 //
 // # Versions
