@@ -274,7 +274,12 @@ var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 // holders of the overwritten versions may save over it without a conflict.
 // Use it for loading data that nobody else writes concurrently. Java's
 // batchSave skips the version check silently; this one does not. Types
-// without a version need no option.
+// without a version need no option. The next version is the one after the
+// held one (held + the versionstep; for an unsaved item the first version).
+//
+// Fields tagged modified are set to the mapper's clock, and created ones
+// that are zero too: a batch write replaces the item, so a stored creation
+// time is overwritten unless the item holds it (load it first).
 //
 // Also refused before anything is sent, with an error wrapping
 // ErrInvalidInput that names the index: a nil item, an unset or empty key, an
@@ -296,6 +301,7 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 		return err
 	}
 	s := t.p.s
+	now := t.m.opts.clock.Now()
 	reqs := make([]types.WriteRequest, len(items))
 	keys := make([]map[string]types.AttributeValue, len(items))
 	for i := range items {
@@ -303,7 +309,8 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 		if err != nil {
 			return err
 		}
-		item, err := t.encode(v.Addr().Interface())
+		boxed, v := t.stamp(v.Addr().Interface(), v, now)
+		item, err := t.encode(boxed)
 		if err != nil {
 			return fmt.Errorf("%w (BatchSave items[%d])", err, i)
 		}
@@ -313,11 +320,12 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 		keys[i] = t.pickKey(item)
 		if s.version >= 0 {
 			held := s.versionOf(v)
-			if held < 0 || !s.versionFits(held+1) {
+			next, ok := t.p.nextVersion(held, now.UnixMilli())
+			if held < 0 || !ok {
 				return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: version %s is negative or its next value does not fit %s: use int64",
 					ErrInvalidInput, t.name, i, formatKey(keys[i]), s.fields[s.version].goName, s.fields[s.version].typ)
 			}
-			item[s.fields[s.version].name] = numberAV(held + 1)
+			item[s.fields[s.version].name] = numberAV(next)
 		}
 		if size := itemSize(item); size > maxItemSize {
 			return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",

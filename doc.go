@@ -28,7 +28,15 @@
 //   - version: the optimistic-locking version (see Versions below); at most
 //     one field, of an integer type or a pointer to one, never a key, not
 //     inside an embedded pointer, and not with string or omitempty (the mapper
-//     always writes it as a number).
+//     always writes it as a number). Its settings (see Version settings
+//     below): versionstart=N, the first version written (default 1);
+//     versionstart=clock, the first version taken from the mapper's clock;
+//     versionstep=N, what every later write adds (default 1).
+//   - created, modified: timestamps the mapper writes from its clock (see
+//     Timestamps below); a time.Time or *time.Time (RFC 3339 with
+//     nanoseconds in UTC; with unixtime epoch seconds; with javadate Java's
+//     date string), or an int64 or uint64 of Unix milliseconds. At most one
+//     of each, never a key, the version or the ttl.
 //   - ttl: the table's time-to-live attribute, which CreateTable enables: an
 //     integer of epoch seconds, or a time.Time (or *time.Time) tagged unixtime
 //     too; at most one field. DynamoDB may delete expired items days late.
@@ -97,7 +105,11 @@
 // a hash key, two hash or two range keys in one index, a local index with a
 // hash key, on a table without a range key or with the table's range key, a
 // key of a type that is not a string, number or binary, and one name used for
-// a global and a local index. A versioned type's attribute may not be the
+// a global and a local index; versionstart or versionstep without version,
+// of 0, or beyond the field's type, and versionstart=clock on a field
+// narrower than 64 bits; created or modified twice, together, on a key, the
+// version or the ttl, or on a type other than time.Time or a 64-bit
+// integer. A versioned type's attribute may not be the
 // one the mapper keeps its write token in (see WithWriteTokenAttribute).
 //
 // # Versions
@@ -117,6 +129,41 @@
 // stored item (ReturnValuesOnConditionCheckFailure=ALL_OLD), which
 // Table.Current decodes without another read. Table.Update runs the whole
 // read-modify-write loop for you.
+//
+// # Timestamps
+//
+// A field tagged modified is set to the mapper's clock (WithClock) on every
+// write: Save with each SaveBehavior, Update, transactions (TxSave),
+// BatchSave and Add. A field tagged created is set once, by the write that
+// creates the item, and never overwritten: an UpdateItem writes it with
+// if_not_exists, and the saved copy carries the creation time as stored (for
+// SaveUpdate the mapper asks for ReturnValues=ALL_NEW to learn it). Writes
+// that cannot keep or learn the stored one — SavePut, which replaces the
+// item, and transaction members, which return nothing — write the creation
+// time the item holds (the clock's when it is zero) on condition that the
+// stored one is absent or the same; otherwise they fail with
+// ErrConditionFailed, whose message names both times: load the item first.
+// An item that holds a creation time when it is first written keeps it
+// (importing). BatchSave cannot carry conditions: it writes the item's
+// creation time, or the clock's when zero, over the stored one. The values
+// are rounded to what is stored (seconds with unixtime, milliseconds with
+// javadate), so the saved copy equals what Load returns; the value passed in
+// is never modified.
+//
+// # Counters without a read
+//
+// Table.Add changes numbers and sets in DynamoDB with one UpdateItem (ADD
+// and DELETE), without reading the item first and without a version
+// condition, so concurrent Adds never conflict and none is lost:
+//
+//	page, err := pages.Add(ctx, Page{URL: u}, dynamo.Increment("views", 1).AddToSet("referrers", []string{ref}))
+//
+// The same request advances the version (by its step), sets the modified
+// time and returns the item as stored (ReturnValues=ALL_NEW); copies read
+// before it then conflict, as they must. Integer fields are guarded so that
+// the stored result always fits the Go type. A lost answer is settled with
+// the write token: an ADD is never sent twice, and when the outcome cannot
+// be told the error is ErrUnknownOutcome.
 //
 // # Save behaviours
 //
@@ -148,11 +195,48 @@
 // that may have been applied. These guarantees need the per-call options the
 // mapper passes to reach the SDK (see Client).
 //
-// A version is not an identity: Save and Delete of a copy loaded before the
-// item was deleted and created again succeed when the numbers match (as in
-// DynamoDBMapper). Table.Update pins every write to the token it read, so it
-// never writes over another incarnation; for your own Saves, add an If
-// condition on an attribute that identifies the incarnation.
+// A version is not an identity. With the default settings, Save and Delete
+// of a copy loaded before the item was deleted and created again succeed when
+// the numbers match: both incarnations start at version 1, so a copy loaded
+// at version 1 before the delete saves over the item created afterwards,
+// silently (DynamoDBMapper and the Enhanced Client behave the same way).
+// Table.Update pins every write to the token it read, so it never writes over
+// another incarnation. For your own Saves and Deletes, start versions from
+// the clock (versionstart=clock, below), or add an If condition on an
+// attribute that identifies the incarnation.
+//
+// # Version settings
+//
+// Three tag options on the version field change the numbers written, never
+// the rules: unsaved is still zero (or nil), a save holding v is still
+// conditioned on v, and every call — Save with each SaveBehavior, Update,
+// Delete, Add, transactions, BatchSave with SaveClobber — writes by them.
+//
+//   - versionstart=N: the first version written is N (N ≥ 1). This is the
+//     Java v2 Enhanced Client's initialValue, except that 0 is refused:
+//     version 0 means unsaved here, so a second create of the key would
+//     overwrite the first. (Its deprecated startAt=S wrote S+incrementBy
+//     first; write versionstart to that sum.)
+//   - versionstep=N: every later write adds N (N ≥ 1), as incrementBy does.
+//     SaveClobber and Add advance the stored version by N in DynamoDB.
+//   - versionstart=clock: the first version is the mapper's clock in Unix
+//     milliseconds (see WithClock), as lease does for fencing tokens. Each
+//     incarnation of an item then starts above every version the previous
+//     one reached, as long as that one was written fewer times than the
+//     milliseconds it lived divided by the step, and the writers' clocks agree
+//     to within the time between the delete and the new create. With step 1
+//     DynamoDB's limit of 1,000 writes a second to one item keeps the versions
+//     behind the clock. A copy loaded before a delete then conflicts with the
+//     item created afterwards instead of saving over it. The field must be
+//     64 bits wide (int64, uint64). Java's DynamoDBMapper (a Long version)
+//     saves such items; the Enhanced Client parses versions as an int and
+//     cannot save an item whose version passed 2147483647 (checked with the
+//     one DynamoDB Local ships).
+//
+// NewTable refuses a step or start of 0, a value that does not fit the
+// field's type, and a clock start on a narrower field. Versions written with
+// other settings (or by Java) stay valid: a holder of any version v saves
+// v+step under the condition that v is stored.
 //
 // A stored version 0 (Java's CLOBBER holding -1 stores it; so do backfills)
 // counts as unsaved: holding 0 saves it to 1. No write stores a version the

@@ -88,6 +88,9 @@ type ConditionError struct {
 	foundText string
 	// full says why a SaveClobber's version cannot advance, "" otherwise.
 	full string
+	// reason says why a condition the mapper added failed (a creation
+	// time, an Add's bound); "" when none did.
+	reason string
 }
 
 func (e *ConditionError) Error() string {
@@ -141,7 +144,10 @@ func (e *ConditionError) describe() string {
 			b.WriteString("found " + e.found())
 		}
 	}
-	if e.Err == ErrConditionFailed && e.Condition != "" {
+	if e.Err == ErrConditionFailed && e.reason != "" {
+		b.WriteString("; ")
+		b.WriteString(e.reason)
+	} else if e.Err == ErrConditionFailed && e.Condition != "" {
 		b.WriteString("; the If condition failed: ")
 		b.WriteString(e.Condition)
 	}

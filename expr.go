@@ -15,7 +15,8 @@ import (
 //
 // Placeholders never collide with the expression package's, which are
 // "#0", ":0", ...: attributes are "#a<i>"/":a<i>" by schema position, the
-// held and new version ":v0"/":v1", the largest version the field holds
+// held and new version ":v0"/":v1" (for SaveClobber: the step, and ":vb"
+// the first version less the step), the largest version the field holds
 // ":vm", the write token "#wt"/":wt", the token of the item a write was
 // computed from ":wh", the hash key "#kh", and the values read ":o<i>" (with
 // ":onull", the type name NULL) that guard an unversioned Update.
@@ -24,6 +25,7 @@ const (
 	heldVersionPH = ":v0"
 	newVersionPH  = ":v1"
 	maxVersionPH  = ":vm"
+	baseVersionPH = ":vb"
 	tokenNamePH   = "#wt"
 	tokenValuePH  = ":wt"
 	heldTokenPH   = ":wh"
@@ -52,15 +54,20 @@ type plan struct {
 	// hash key alone; every attribute and the hash key.
 	tokenNames, hashNames, basisNames map[string]string
 
-	versionPH     string // "#a<i>" of the version attribute, "" if none
-	condCreate    string // attribute_not_exists(#v) OR #v = :v0 (held 0)
-	condMatch     string // #v = :v0
-	condClobber   string // SaveClobber: the stored version leaves room for one more
-	maxVersion    int64  // the largest version the field's type holds
-	keyNames      [2]string
-	hasRangeKey   bool
-	nonKeyFields  []int // indexes into s.fields, in order, excluding keys
-	nonKeyNoVerFs []int // nonKeyFields without the version
+	versionPH   string // "#a<i>" of the version attribute, "" if none
+	condCreate  string // attribute_not_exists(#v) OR #v = :v0 (held 0)
+	condMatch   string // #v = :v0
+	condClobber string // SaveClobber: the stored version leaves room for one more
+	maxVersion  int64  // the largest version the field's type holds
+	// The version settings (tags.go): the first version written (verClock:
+	// the clock's Unix milliseconds instead) and the step of every later
+	// write; 1 and 1 by default.
+	verStart, verStep int64
+	verClock          bool
+	keyNames          [2]string
+	hasRangeKey       bool
+	nonKeyFields      []int // indexes into s.fields, in order, excluding keys
+	nonKeyNoVerFs     []int // nonKeyFields without the version
 
 	// proj is the ProjectionExpression of reads of the type — every
 	// attribute it models, so that a type modeling some of an item's
@@ -102,6 +109,8 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.condCreate = "attribute_not_exists(" + p.versionPH + ") OR " + p.condMatch
 		p.condClobber = "attribute_not_exists(" + p.versionPH + ") OR " + p.versionPH + " < " + maxVersionPH
 		p.maxVersion = s.maxVersion()
+		o := &s.fields[s.version].opts
+		p.verStart, p.verStep, p.verClock = max(o.versionStart, 1), max(o.versionStep, 1), o.versionClock
 	}
 	if p.tokenAttr != "" {
 		p.allNames[tokenNamePH] = p.tokenAttr
@@ -114,6 +123,42 @@ func newPlan(s *schema, tokenAttr string) *plan {
 	p.basisNames[hashNamePH] = p.keyNames[0]
 	p.proj, p.projNames = s.projection()
 	return p
+}
+
+// firstVersion returns the version the first write of an item stores;
+// nowMs is the clock's reading in Unix milliseconds (used only with
+// versionstart=clock, and never below 1).
+func (p *plan) firstVersion(nowMs int64) int64 {
+	if p.verClock {
+		return max(nowMs, 1)
+	}
+	return p.verStart
+}
+
+// nextVersion returns the version a save by a holder of held writes, and
+// false when it would pass the largest version the field holds.
+func (p *plan) nextVersion(held, nowMs int64) (int64, bool) {
+	if held == 0 {
+		return p.firstVersion(nowMs), true
+	}
+	if held > p.maxVersion-p.verStep {
+		return 0, false
+	}
+	return held + p.verStep, true
+}
+
+// advance returns the version after n saves (n ≥ 1; 0 counts as 1) by a
+// holder of held, and false when it would pass the largest version the field
+// holds: Update's combined write of n changes advances it by one save each.
+func (p *plan) advance(held, n, nowMs int64) (int64, bool) {
+	v := held
+	for range max(n, 1) {
+		var ok bool
+		if v, ok = p.nextVersion(v, nowMs); !ok {
+			return 0, false
+		}
+	}
+	return v, true
 }
 
 // basis is the stored item a write was computed from, when the caller knows
@@ -327,6 +372,11 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 			add.WriteByte(' ')
 			add.WriteString(f.vph)
 			values[f.vph] = av
+		case i == s.created:
+			// Set once, by the write that creates the item.
+			sep(&set)
+			set.WriteString(f.ph + " = if_not_exists(" + f.ph + ", " + f.vph + ")")
+			values[f.vph] = av
 		default:
 			sep(&set)
 			set.WriteString(f.ph)
@@ -338,12 +388,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	var cond string
 	if s.version >= 0 {
 		if b == SaveClobber {
-			sep(&add)
-			add.WriteString(p.versionPH)
-			add.WriteByte(' ')
-			add.WriteString(newVersionPH)
-			values[newVersionPH] = numberAV(1)
-			values[maxVersionPH] = numberAV(p.maxVersion)
+			p.advanceVersion(&set, &add, newVersion, values)
 			cond = p.condClobber
 		} else {
 			sep(&set)
@@ -400,6 +445,43 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		names:  mergeNames(names, uc),
 		values: addValues(values, uc),
 	}
+}
+
+// advanceVersion adds to an update that writes no version condition
+// (SaveClobber, Table.Add) the clauses that advance the stored version by
+// the step in DynamoDB, or store first where there is none, and the values
+// they and condClobber use. With the default settings (first version =
+// step) that is ADD, which treats a missing version as 0.
+func (p *plan) advanceVersion(set, add *strings.Builder, first int64, values map[string]types.AttributeValue) {
+	values[newVersionPH] = numberAV(p.verStep)
+	values[maxVersionPH] = numberAV(p.maxVersion - p.verStep + 1) // condClobber: stored < :vm
+	if first == p.verStep {
+		if add.Len() > 0 {
+			add.WriteString(", ")
+		}
+		add.WriteString(p.versionPH + " " + newVersionPH)
+		return
+	}
+	if set.Len() > 0 {
+		set.WriteString(", ")
+	}
+	set.WriteString(p.versionPH + " = if_not_exists(" + p.versionPH + ", " + baseVersionPH + ") + " + newVersionPH)
+	values[baseVersionPH] = numberAV(first - p.verStep)
+}
+
+// withCreatedCond ANDs to a write's condition that the stored creation
+// time is absent or the one item carries, for writes that cannot keep the
+// stored one with if_not_exists or learn it from ReturnValues (PutItem, and
+// transaction members). names and values may be shared (plan maps) or nil:
+// they are copied, never modified.
+func (p *plan) withCreatedCond(cond string, names map[string]string, values map[string]types.AttributeValue, item map[string]types.AttributeValue) (string, map[string]string, map[string]types.AttributeValue) {
+	f := &p.s.fields[p.s.created]
+	cond = joinConds(cond, "attribute_not_exists("+f.ph+") OR "+f.ph+" = "+f.vph)
+	names = withNames(names, map[string]string{f.ph: f.name})
+	nv := make(map[string]types.AttributeValue, len(values)+1)
+	maps.Copy(nv, values)
+	nv[f.vph] = item[f.name]
+	return cond, names, nv
 }
 
 // allNamesLookup maps a value placeholder ":a<i>" to the attribute name.

@@ -131,9 +131,12 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 // batchFor returns the calls the batch of lead runs: lead, and when its
 // options allow, the calls queued behind it with the same save behaviour,
 // up to maxBatch, oldest first.
-func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T]) []*waiter[T] {
+// combine is false for types whose writes cannot be shared (timestamps:
+// each change's copy would need the time of the write, and a creation time
+// the stored one).
+func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T], combine bool) []*waiter[T] {
 	ws := []*waiter[T]{lead}
-	if !lead.wo.coalescable() {
+	if !combine || !lead.wo.coalescable() {
 		return ws
 	}
 	g.mu.Lock()

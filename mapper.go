@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/ddbkit/dynamo/clock"
 )
 
 // TagKey is the struct tag the mapper reads: `dynamo:"name,opt,..."`.
@@ -33,6 +35,7 @@ func (f mapperOption) applyMapper(o *mapperOptions) { f(o) }
 
 type mapperOptions struct {
 	tokenAttr   string
+	clock       clock.Clock
 	encoderOpts []func(*attributevalue.EncoderOptions)
 	decoderOpts []func(*attributevalue.DecoderOptions)
 	retry       RetryPolicy // Update, batches, transactions; when retrySet
@@ -51,6 +54,14 @@ type mapperOptions struct {
 // The default is DefaultWriteTokenAttribute; "" turns tokens off.
 func WithWriteTokenAttribute(name string) Option {
 	return mapperOption(func(o *mapperOptions) { o.tokenAttr = name })
+}
+
+// WithClock sets the clock the mapper reads the time from: the first
+// version of a `versionstart=clock` version attribute, and the times written
+// to `created` and `modified` attributes. The default is clock.Real(); tests
+// pass a *clock.Fake. A nil c is the default.
+func WithClock(c clock.Clock) Option {
+	return mapperOption(func(o *mapperOptions) { o.clock = c })
 }
 
 // WithEncoderOptions adjusts the attributevalue encoder the mapper uses.
@@ -79,6 +90,9 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 		if opt != nil {
 			opt.applyMapper(&o)
 		}
+	}
+	if o.clock == nil {
+		o.clock = clock.Real()
 	}
 	m := &Mapper{raw: c, opts: o}
 	if c != nil {

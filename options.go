@@ -1,6 +1,8 @@
 package dynamo
 
 import (
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
@@ -81,9 +83,12 @@ type WriteOption func(*writeOptions)
 type writeOptions struct {
 	behavior SaveBehavior
 	conds    []expression.ConditionBuilder
-	// step is how far a save advances the version, 0 meaning 1: Update's
-	// coalesced write of n changes advances it by n (one per change).
+	// step is how many saves' worth a save advances the version, 0 meaning
+	// 1: Update's combined write of n changes advances it by n (one step
+	// per change). now, when not zero, is the time the save is made at
+	// (clock versions), so that Update's copies agree with its write.
 	step int64
+	now  time.Time
 }
 
 // applyWriteOptions returns the defaults with opts applied; see

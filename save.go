@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,9 +17,10 @@ import (
 // stored after the write). item itself is never modified.
 //
 // For a versioned type, an unsaved item (version zero or nil) is written as
-// version 1 on condition that the stored item has no version (or version 0,
-// as Java's DynamoDBMapper can leave); an item holding version v is written
-// as v+1 on condition that the stored version is v. When the condition
+// the first version (1, or what the field's versionstart says) on condition
+// that the stored item has no version (or version 0, as Java's
+// DynamoDBMapper can leave); an item holding version v is written as v+1 (v
+// plus the field's versionstep) on condition that the stored version is v. When the condition
 // fails, the error is a *ConditionError wrapping ErrVersionConflict (the
 // stored version differs; Table.Current decodes the stored item) or
 // ErrConditionFailed (an If condition failed). SaveClobber writes without a
@@ -69,7 +71,7 @@ func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, er
 func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (T, map[string]types.AttributeValue, error) {
 	var zero T
 	p, s := t.p, t.p.s
-	r, err := t.buildSave(boxed, v, wo, nil, bs)
+	r, err := t.buildSave(boxed, v, wo, nil, bs, false, wo.now)
 	if err != nil {
 		return zero, nil, err
 	}
@@ -78,7 +80,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		return zero, nil, err
 	}
 	item := r.item
-	if wo.behavior == SaveUpdate || wo.behavior == SavePut {
+	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
 		if s.version >= 0 {
 			// The request is done with item.
 			item[s.fields[s.version].name] = numberAV(r.next)
@@ -86,7 +88,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: r.token}
 			}
 		}
-		return t.withVersion(v, r.next), item, nil
+		return t.withVersion(r.v, r.next), item, nil
 	}
 	saved, err := t.decode(allNew)
 	return saved, allNew, err
@@ -147,7 +149,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		ExpressionAttributeValues:           r.up.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
-	if wo.behavior != SaveUpdate {
+	if wo.behavior != SaveUpdate || r.allNew {
 		in.ReturnValues = types.ReturnValueAllNew
 	}
 	out, err := t.m.client.UpdateItem(ctx, in, att.option(noResend))
@@ -162,9 +164,15 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *saveRequest, wo *writeOptions, old map[string]types.AttributeValue, cause error) *ConditionError {
 	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
 	ce.Condition = r.uc.String()
-	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion >= t.p.maxVersion {
+	if r.createdCond && ce.Err == ErrConditionFailed {
+		ce.reason = t.p.createdMismatch(old, r.item[t.p.s.fields[t.p.s.created].name])
+	}
+	if len(r.bounds) > 0 && ce.Err == ErrConditionFailed && ce.reason == "" {
+		ce.reason = boundsFailure(r.bounds, old)
+	}
+	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion > t.p.maxVersion-t.p.verStep {
 		f := &s.fields[s.version]
-		ce.full = fmt.Sprintf("field %s (%s) holds at most %d: %s", f.goName, f.typ, t.p.maxVersion, s.widen())
+		ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
 	}
 	return ce
 }
@@ -183,6 +191,20 @@ type saveRequest struct {
 	pc         putParts
 	up         updateParts
 	uc         *userCond // the If condition, named when it fails (nil: none)
+	// v is the struct the request encodes: the caller's, or the copy with
+	// the timestamps set (stamp).
+	v reflect.Value
+	// allNew asks a SaveUpdate for the item as stored (ReturnValues
+	// ALL_NEW): the creation time kept by if_not_exists is known only so.
+	allNew bool
+	// createdCond: the request is conditioned on the stored creation time
+	// being absent or the one written (SavePut, transactions).
+	createdCond bool
+	// noResend: the write is not idempotent (Table.Add), so only its own
+	// token proves it applied; it is never sent again.
+	noResend bool
+	// bounds are the guards of Table.Add's integer fields.
+	bounds []addBound
 }
 
 // cond returns the condition expression of r, "" when it has none.
@@ -197,13 +219,19 @@ func (r *saveRequest) cond() string {
 // struct) and builds the request that saves it as wo says. token is the write
 // token to store; nil means a fresh random one (when the type is versioned and
 // tokens are on). bs, when not nil, pins the write to the stored item it was
-// computed from. Nothing is sent; bad input is an error wrapping
+// computed from. tx says the request is a transaction member. now is the
+// clock reading for the timestamps and a clock-started version; zero means
+// read the clock. Nothing is sent; bad input is an error wrapping
 // ErrInvalidInput.
-func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis) (saveRequest, error) {
+func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool, now time.Time) (saveRequest, error) {
 	p, s := t.p, t.p.s
 	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
 		return saveRequest{}, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
 	}
+	if now.IsZero() && (s.hasStamps() || p.verClock) {
+		now = t.m.opts.clock.Now()
+	}
+	boxed, v = t.stamp(boxed, v, now)
 	item, err := t.encode(boxed)
 	if err != nil {
 		return saveRequest{}, err
@@ -220,13 +248,22 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		if held = s.versionOf(v); held < 0 {
 			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
 		}
-		if held >= t.p.maxVersion || !s.versionFits(held+1) {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d is the largest field %s (%s) holds: %s",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
+		var ok bool
+		if next, ok = p.nextVersion(held, now.UnixMilli()); !ok {
+			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d leaves no room for the next (step %d) in field %s (%s), which holds at most %d: %s",
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, p.maxVersion, s.widen())
 		}
-		if next = held + max(wo.step, 1); next < held || !s.versionFits(next) || next > t.p.maxVersion {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): use int64",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), next, s.fields[s.version].goName, s.fields[s.version].typ)
+		if wo.step > 1 {
+			// Update's combined write of several changes: one step each.
+			if next, ok = p.advance(held, wo.step, now.UnixMilli()); !ok {
+				return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d leaves no room for %d more steps (step %d) in field %s (%s): %s",
+					ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, wo.step, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
+			}
+		}
+		if wo.behavior == SaveClobber {
+			// DynamoDB advances the stored version; where there is none
+			// it stores the first version.
+			next = p.firstVersion(now.UnixMilli())
 		}
 		if p.tokenAttr != "" && token == nil {
 			token = newToken()
@@ -245,7 +282,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}
-	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc}
+	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v}
 	if wo.behavior == SavePut {
 		if s.version >= 0 {
 			item[s.fields[s.version].name] = numberAV(next)
@@ -255,12 +292,24 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		}
 		r.put = true
 		r.pc = p.buildPutCond(held, false, uc, bs)
+		if s.created >= 0 {
+			r.createdCond = true
+			r.pc.cond, r.pc.names, r.pc.values = p.withCreatedCond(r.pc.cond, r.pc.names, r.pc.values, item)
+		}
 		return r, t.checkCondLen(r.pc.cond, bs)
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	r.key = t.pickKey(item)
 	r.up = p.buildUpdate(wo.behavior, item, held, next, token, uc, bs)
+	if s.created >= 0 {
+		if tx {
+			r.createdCond = true
+			r.up.cond, r.up.names, r.up.values = p.withCreatedCond(r.up.cond, r.up.names, r.up.values, item)
+		} else {
+			r.allNew = true
+		}
+	}
 	return r, t.checkCondLen(r.up.cond, bs)
 }
 

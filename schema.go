@@ -68,7 +68,9 @@ type schema struct {
 	// the type declares none (entity.go).
 	entity     int
 	entityName string
-	hasSets    bool
+	// created and modified are the timestamp fields (-1: none).
+	created, modified int
+	hasSets           bool
 	// walk reports whether any field has walk set: checkGo has work to do.
 	walk bool
 	// javaFields are the fields with a conv (java.go), javaDecFields those
@@ -106,7 +108,7 @@ var (
 )
 
 func buildSchema(t reflect.Type) (*schema, error) {
-	s := &schema{typ: t, byName: map[string]int{}, hash: -1, rng: -1, version: -1, ttl: -1, entity: -1}
+	s := &schema{typ: t, byName: map[string]int{}, hash: -1, rng: -1, version: -1, ttl: -1, entity: -1, created: -1, modified: -1}
 	fail := func(f, format string, args ...any) error {
 		return &SchemaError{Struct: t.String(), Field: f, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -253,6 +255,15 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 			return fail(f.goName, "version attribute inside an embedded pointer: embed the struct by value")
 		}
 		s.version = i
+		limit, bt := s.maxVersion(), derefType(f.typ)
+		switch {
+		case o.versionClock && limit < math.MaxInt64:
+			return fail(f.goName, "versionstart=clock on a version of type %s: clock starts are Unix milliseconds (about 1.8e12 today), which need 64 bits: use int64", f.typ)
+		case o.versionStart > limit:
+			return fail(f.goName, "versionstart=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStart, bt, limit)
+		case o.versionStep > limit:
+			return fail(f.goName, "versionstep=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStep, bt, limit)
+		}
 	}
 	if o.entity != "" {
 		if s.entity >= 0 {
@@ -277,6 +288,34 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 			return fail(f.goName, "ttl attribute of type %s: use time.Time with `unixtime` or an integer of epoch seconds", f.typ)
 		}
 		s.ttl = i
+	}
+	if o.created || o.modified {
+		opt, prev := "created", &s.created
+		if o.modified {
+			opt, prev = "modified", &s.modified
+		}
+		if *prev >= 0 {
+			return fail(f.goName, "second %s attribute (the first is %s): a table has at most one", opt, s.fields[*prev].goName)
+		}
+		if f.viaPtr {
+			return fail(f.goName, "%s attribute inside an embedded pointer: embed the struct by value (the mapper sets it in a copy of the item)", opt)
+		}
+		bt := derefType(f.typ)
+		switch {
+		case f.custom:
+			return fail(f.goName, "%s attribute of type %s, which encodes itself: use time.Time (or an int64 of Unix milliseconds)", opt, f.typ)
+		case bt == timeType:
+		case (bt.Kind() == reflect.Int64 || bt.Kind() == reflect.Uint64 || bt.Kind() == reflect.Int || bt.Kind() == reflect.Uint) && bt.Size() == 8:
+			if o.unixTime || o.javaDate {
+				return fail(f.goName, "%s attribute of type %s with unixtime or javadate: those encode a time.Time; an integer %s time is Unix milliseconds", opt, f.typ, opt)
+			}
+		default:
+			return fail(f.goName, "%s attribute of type %s: use time.Time (stored as RFC 3339, or with unixtime as epoch seconds, or with javadate as Java's date string) or int64 (Unix milliseconds)", opt, f.typ)
+		}
+		if f.typ.Kind() == reflect.Pointer && f.typ.Elem().Kind() == reflect.Pointer {
+			return fail(f.goName, "%s attribute of type %s: use time.Time or *time.Time", opt, f.typ)
+		}
+		*prev = i
 	}
 	if o.set {
 		kind, err := setKindOf(f.typ)
@@ -502,22 +541,6 @@ func setIntValue(fv reflect.Value, n int64) {
 	}
 }
 
-// versionFits reports whether n fits the version field's Go type.
-func (s *schema) versionFits(n int64) bool {
-	t := derefType(s.fields[s.version].typ)
-	if n < 0 {
-		return false
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64:
-		return true
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
-		return !reflect.Zero(t).OverflowUint(uint64(n))
-	default:
-		return !reflect.Zero(t).OverflowInt(n)
-	}
-}
-
 // fastKeyValue encodes a key field without the general encoder when its type
 // allows (string, integers, []byte, unannotated); ok is false otherwise. fv
 // is the value of f (of type f.typ), so f.custom says whether it, or what it
@@ -552,6 +575,13 @@ func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool)
 func (s *schema) maxVersion() int64 {
 	t := derefType(s.fields[s.version].typ)
 	switch t.Kind() {
+	case reflect.Int, reflect.Uint:
+		if t.Size() == 4 { // 32-bit platforms
+			if t.Kind() == reflect.Int {
+				return math.MaxInt32
+			}
+			return math.MaxUint32
+		}
 	case reflect.Int8:
 		return math.MaxInt8
 	case reflect.Int16:

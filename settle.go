@@ -44,13 +44,13 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 		if err != nil {
 			return nil, unknownOutcome("save to", t.name, key, cause, err)
 		}
-		if isOwnWrite(cur, t.p.tokenAttr, r.token) || r.cond() == "" && t.p.s.version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
+		if isOwnWrite(cur, t.p.tokenAttr, r.token) || !r.noResend && r.cond() == "" && t.p.s.version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
 			// Applied; or, for an unconditional write of a type without a
 			// version, the item holds exactly what it writes, so it may be
 			// taken to have landed now.
 			return cur, nil
 		}
-		if round > maxResends || !t.p.sameState(bs, cur) {
+		if round > maxResends || r.noResend || !t.p.sameState(bs, cur) {
 			ce := t.saveConditionFailure(key, r, wo, cur, cause)
 			t.p.markUnknown(ce)
 			return nil, ce
@@ -154,6 +154,9 @@ func unknownOutcome(op, table string, key map[string]types.AttributeValue, cause
 // attribute equal, NULL or absent alike.
 func (p *plan) sameAttrs(item, cur map[string]types.AttributeValue) bool {
 	for _, i := range p.nonKeyFields {
+		if i == p.s.created {
+			continue // if_not_exists keeps a stored one: not what the write sent
+		}
 		name := p.s.fields[i].name
 		a, aok := item[name]
 		b, bok := cur[name]

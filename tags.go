@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -38,13 +39,27 @@ type tagOptions struct {
 	// type's items apart from other types' in a table holding several
 	// (entity.go); "" when not given.
 	entity string
+
+	// Version settings (only with version): versionStart is the first
+	// version written (0: unset, the default 1), versionClock takes it from
+	// the mapper's clock instead (Unix milliseconds), versionStep is what
+	// every later write adds (0: unset, the default 1).
+	versionStart int64
+	versionClock bool
+	versionStep  int64
+
+	// Timestamps the mapper writes from its clock: created on the write
+	// that creates the item (never overwritten), modified on every write.
+	created  bool
+	modified bool
 }
 
 // knownTagOptions lists every option parseTag accepts, for error messages.
 // Users read what each one does in the package documentation (doc.go,
 // "Struct tags"): an option added here is documented there too.
 const knownTagOptions = "hash, range, version, ttl, set, omitempty, omitemptyelem, " +
-	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime, javabool, javadate, entity=NAME"
+	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime, javabool, javadate, " +
+	"versionstart=N, versionstart=clock, versionstep=N, created, modified, entity=NAME"
 
 // parseTag parses the value of a `dynamo` struct tag. It rejects unknown
 // and repeated options, which attributevalue would silently ignore.
@@ -108,9 +123,37 @@ func parseTag(tag string) (tagOptions, error) {
 			bit, p = 15, &o.javaBool
 		case "javadate":
 			bit, p = 16, &o.javaDate
+		case "created":
+			bit, p = 19, &o.created
+		case "modified":
+			bit, p = 20, &o.modified
 		case "":
 			return tagOptions{}, fmt.Errorf("empty option in tag %q: remove the extra comma", tag)
 		default:
+			if key, val, ok := strings.Cut(opt, "="); ok && (key == "versionstart" || key == "versionstep") {
+				bit = 17
+				if key == "versionstep" {
+					bit = 18
+				}
+				if seen&(1<<bit) != 0 {
+					return tagOptions{}, fmt.Errorf("option %q repeated in tag %q: give it once", key, tag)
+				}
+				seen |= 1 << bit
+				if key == "versionstart" && val == "clock" {
+					o.versionClock = true
+					continue
+				}
+				n, err := parseVersionSetting(val)
+				if err != nil {
+					return tagOptions{}, fmt.Errorf("option %q in tag %q: %v", opt, tag, err)
+				}
+				if key == "versionstart" {
+					o.versionStart = n
+				} else {
+					o.versionStep = n
+				}
+				continue
+			}
 			return tagOptions{}, fmt.Errorf("unknown option %q in tag %q: use one of %s", opt, tag, knownTagOptions)
 		}
 		if seen&(1<<bit) != 0 {
@@ -130,6 +173,29 @@ func parseTag(tag string) (tagOptions, error) {
 	}
 	if o.version && o.omitEmpty {
 		return tagOptions{}, fmt.Errorf("tag %q: remove omitempty from the version; the mapper always writes it", tag)
+	}
+	if (o.versionStart != 0 || o.versionClock || o.versionStep != 0) && !o.version {
+		return tagOptions{}, fmt.Errorf("tag %q has versionstart or versionstep without version: add \"version\" (e.g. `dynamo:\"v,version,versionstart=clock\"`) or remove them", tag)
+	}
+	if o.created || o.modified {
+		opt := "created"
+		if o.modified {
+			opt = "modified"
+		}
+		switch {
+		case o.created && o.modified:
+			return tagOptions{}, fmt.Errorf("tag %q has both created and modified: the creation time is kept, the modification time changes on every write; use two fields", tag)
+		case o.hash || o.rng:
+			return tagOptions{}, fmt.Errorf("tag %q makes a key the %s time: a key never changes; use a separate attribute", tag, opt)
+		case o.version:
+			return tagOptions{}, fmt.Errorf("tag %q makes the version the %s time: use a separate attribute (or versionstart=clock on the version)", tag, opt)
+		case o.ttl:
+			return tagOptions{}, fmt.Errorf("tag %q makes the ttl the %s time, which would expire the item as it is written: use a separate attribute", tag, opt)
+		case o.set || o.stringSet || o.numberSet || o.binarySet:
+			return tagOptions{}, fmt.Errorf("tag %q has %s and a set option: a time is one value; remove the set option", tag, opt)
+		case o.asString:
+			return tagOptions{}, fmt.Errorf("tag %q has %s and string: remove \"string\"; a time.Time is stored as a string already, an integer as Unix milliseconds", tag, opt)
+		}
 	}
 	sets := btoi(o.set) + btoi(o.stringSet) + btoi(o.numberSet) + btoi(o.binarySet)
 	if sets > 1 {
@@ -158,6 +224,31 @@ func parseTag(tag string) (tagOptions, error) {
 		}
 	}
 	return o, nil
+}
+
+// parseVersionSetting parses the N of versionstart=N and versionstep=N: a
+// decimal integer from 1 to math.MaxInt64, written without sign, spaces or
+// leading zeros.
+func parseVersionSetting(val string) (int64, error) {
+	if val == "" {
+		return 0, fmt.Errorf("no value: write a whole number of 1 or more after '='")
+	}
+	for i := 0; i < len(val); i++ {
+		if val[i] < '0' || val[i] > '9' {
+			return 0, fmt.Errorf("%q is not a whole number: write digits only, 1 or more (versionstart also takes \"clock\")", val)
+		}
+	}
+	if val[0] == '0' {
+		if val == "0" {
+			return 0, fmt.Errorf("0 is not allowed: version 0 means unsaved, so the first version written and the step are 1 or more")
+		}
+		return 0, fmt.Errorf("%q has a leading zero: write the number without it", val)
+	}
+	n, err := strconv.ParseInt(val, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is over 9223372036854775807 (math.MaxInt64), the largest version the mapper writes", val)
+	}
+	return n, nil
 }
 
 func btoi(b bool) int {

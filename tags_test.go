@@ -64,7 +64,9 @@ func TestParseTag(t *testing.T) {
 // FuzzParseTag checks that no tag panics, that accepted tags keep their
 // name, and that rejected tags name the problem.
 func FuzzParseTag(f *testing.F) {
-	for _, s := range []string{"", "-", "a,hash", "v,version", "x,set,omitempty", "a,,b", "a,hash,range", "é,ttl,unixtime", "b,javabool", "d,javadate,omitempty"} {
+	for _, s := range []string{"", "-", "a,hash", "v,version", "x,set,omitempty", "a,,b", "a,hash,range", "é,ttl,unixtime", "b,javabool", "d,javadate,omitempty",
+		"v,version,versionstart=100,versionstep=10", "v,version,versionstart=clock", "v,versionstep=0,version", "v,version,versionstart=99999999999999999999",
+		"c,created", "m,modified,unixtime", "c,created,modified", "c,created,ttl"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tag string) {
@@ -85,6 +87,14 @@ func FuzzParseTag(f *testing.F) {
 		if o.hash && o.rng || o.version && (o.hash || o.rng) ||
 			o.javaBool && o.javaDate || (o.javaBool || o.javaDate) && (o.asString || o.unixTime || o.set || o.stringSet || o.numberSet || o.binarySet) {
 			t.Fatalf("contradictory options accepted: %+v", o)
+		}
+		if (o.versionStart != 0 || o.versionStep != 0 || o.versionClock) && !o.version ||
+			o.versionStart < 0 || o.versionStep < 0 || o.versionClock && o.versionStart != 0 {
+			t.Fatalf("bad version settings accepted: %+v", o)
+		}
+		if (o.created || o.modified) && (o.created && o.modified || o.hash || o.rng || o.version || o.ttl || o.asString ||
+			o.set || o.stringSet || o.numberSet || o.binarySet) {
+			t.Fatalf("contradictory timestamp options accepted: %+v", o)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -496,12 +497,12 @@ func (v TxnTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	}
 	c := t.withVersion(iv, e.held)
 	boxed, cv, _ := t.box(c, "Save")
-	r, err := t.buildSave(boxed, cv, &wo, nil, e.bs)
+	r, err := t.buildSave(boxed, cv, &wo, nil, e.bs, true, time.Time{})
 	if err != nil {
 		return zero, tx.fail(err)
 	}
 	e.mem = t.saveMember(&r)
-	saved := t.withVersion(cv, r.next)
+	saved := t.withVersion(r.v, r.next) // r.v: as stamped (timestamps)
 	e.written, e.deleted, e.value = true, false, saved
 	return saved, nil
 }

@@ -1,12 +1,14 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -78,6 +80,9 @@ type txMember struct {
 	cond *userCond
 	// done records the result once the transaction has succeeded.
 	done func()
+	// created is the creation time a TxSave writes under the condition
+	// that the stored one is absent or equal (nil: none).
+	created types.AttributeValue
 }
 
 // TxSave is a save in a write transaction, made by Table.TxSave. After the
@@ -87,12 +92,20 @@ type TxSave[T any] struct {
 	item  T
 	opts  []WriteOption
 	saved T
+	// The clock reading of the last request built with a request token
+	// (stampTok, the write token derived from it), reused when the same
+	// token is sent again: a resend must carry the same times and
+	// clock-started version, or DynamoDB refuses it as another transaction
+	// under a used token.
+	stampTok []byte
+	stampNow time.Time
 }
 
 // TxSave returns a member of a write transaction (Mapper.WriteTx) that saves
 // item the way Table.Save does: for a versioned type, an unsaved item is
-// written as version 1 on condition that no version is stored, an item
-// holding version v as v+1 on condition that v is stored, and the write token
+// written as the first version (1 unless versionstart says otherwise) on
+// condition that no version is stored, an item holding version v as v+1 (v
+// plus the versionstep) on condition that v is stored, and the write token
 // is stored as well. If conditions are ANDed with the version condition.
 // item is not modified; when T is a pointer, the struct is read when WriteTx
 // builds the request.
@@ -138,13 +151,24 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := t.buildSave(boxed, v, &wo, token, nil)
+	var now time.Time
+	if t.p.s.hasStamps() || t.p.verClock {
+		if token != nil && bytes.Equal(token, s.stampTok) {
+			now = s.stampNow
+		} else {
+			now = t.m.opts.clock.Now()
+			if token != nil {
+				s.stampTok, s.stampNow = token, now
+			}
+		}
+	}
+	r, err := t.buildSave(boxed, v, &wo, token, nil, true, now)
 	if err != nil {
 		return nil, err
 	}
 	m := t.saveMember(&r)
-	next := r.next
-	m.done = func() { s.saved = t.withVersion(v, next) }
+	next, sv := r.next, r.v // sv: the value as stamped (timestamps)
+	m.done = func() { s.saved = t.withVersion(sv, next) }
 	return m, nil
 }
 
@@ -175,6 +199,9 @@ func (t *Table[T]) saveMember(r *saveRequest) *txMember {
 		}
 	}
 	m.size = t.writtenSize(r.item, r.next, r.token, r.put)
+	if r.createdCond {
+		m.created = r.item[t.p.s.fields[t.p.s.created].name]
+	}
 	return m
 }
 

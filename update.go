@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"sync/atomic"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -188,7 +189,7 @@ func (t *Table[T]) ask(w *waiter[T], in T, self bool) computed[T] {
 // share its write), sends the others their outcomes, hands the key to the
 // next queued call, and returns self's outcome.
 func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *waiter[T]) outcome[T] {
-	ws := t.gate.batchFor(e, self)
+	ws := t.gate.batchFor(e, self, !t.p.s.hasStamps())
 	res := make([]outcome[T], len(ws))
 	finished := false
 	defer func() {
@@ -275,7 +276,13 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 				ErrConditionFailed, t.name, formatKey(k), other, t.p.s.entityName))
 			return
 		}
-		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &verified, res)
+		// now is the time of this attempt's write: its first version when
+		// the type's versions start from the clock.
+		var now time.Time
+		if t.p.verClock {
+			now = t.m.opts.clock.Now()
+		}
+		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &verified, res, now.UnixMilli())
 		if err != nil {
 			fail(live, err)
 			return
@@ -295,12 +302,16 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		last := changes[len(changes)-1]
 		boxed, v, _ := t.box(t.withVersion(last.v, held), "Update")
 		wo := ws[0].wo
-		wo.step = int64(len(changes))
-		_, stored, err := t.save(ctx, boxed, v, &wo, bs)
+		wo.step, wo.now = int64(len(changes)), now
+		saved, stored, err := t.save(ctx, boxed, v, &wo, bs)
 		if err == nil {
-			for j, c := range changes {
-				res[c.who] = outcome[T]{saved: t.withVersion(c.v, held+int64(j)+1)}
+			for j, c := range changes[:len(changes)-1] {
+				after, _ := t.p.advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
+				res[c.who] = outcome[T]{saved: t.withVersion(c.v, after)}
 			}
+			// The last change's copy is the write's own (as stamped, or as
+			// stored for the save behaviours that return it).
+			res[last.who] = outcome[T]{saved: saved}
 			e.last = stored
 			return
 		}
@@ -364,8 +375,11 @@ func ctxErr(ctx context.Context, err error) error {
 // (!*verified), the stored item is read: when it differs, computeBatch
 // returns it (again) and the batch starts over from it. err is a failure of
 // that read or of decoding the stored item, for all.
+//
+// nowMs is the time of the write in Unix milliseconds: the first version of
+// a type whose versions start from the clock.
 func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, verified *bool,
-	res []outcome[T]) (held int64, changes []change, again *basis, err error) {
+	res []outcome[T], nowMs int64) (held int64, changes []change, again *basis, err error) {
 	from := bs.item
 	if from == nil {
 		from = k
@@ -422,10 +436,14 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			continue
 		}
 		n := int64(len(changes))
-		if s.version >= 0 && s.versionOf(nv) != held+n {
+		base := held // the version this change was computed from
+		if n > 0 {
+			base, _ = t.p.advance(held, n, nowMs) // fits: checked for the previous change
+		}
+		if s.version >= 0 && s.versionOf(nv) != base {
 			// The version this change was computed from; copy, never
 			// modify fn's value.
-			boxed, nv, _ = t.box(t.withVersion(nv, held+n), "Update")
+			boxed, nv, _ = t.box(t.withVersion(nv, base), "Update")
 		}
 		if len(live) > 1 {
 			// Check the change on its own, as a write of it alone would,
@@ -436,18 +454,22 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 				res[i] = outcome[T]{err: fmt.Errorf("%w (returned by the Update function)", err)}
 				continue
 			}
-			if size := t.writtenSize(item, held+n+1, nil, w.wo.behavior == SavePut); size > maxItemSize {
+			var next int64
+			if s.version >= 0 {
+				var ok bool
+				if next, ok = t.p.advance(held, n+1, nowMs); !ok {
+					res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: version %d leaves no room for this change (step %d) in field %s (%s): %s",
+						ErrInvalidInput, t.name, formatKey(k), base, t.p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())}
+					continue
+				}
+			}
+			if size := t.writtenSize(item, next, nil, w.wo.behavior == SavePut); size > maxItemSize {
 				res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 					ErrInvalidInput, t.name, formatKey(k), size)}
 				continue
 			}
 			if s.version >= 0 {
-				if !s.versionFits(held+n+1) || held+n+1 > t.p.maxVersion {
-					res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: the next version %d does not fit field %s (%s): %s",
-						ErrInvalidInput, t.name, formatKey(k), held+n+1, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())}
-					continue
-				}
-				item[s.fields[s.version].name] = numberAV(held + n + 1)
+				item[s.fields[s.version].name] = numberAV(next)
 			}
 			from = item
 		}

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
@@ -187,6 +189,9 @@ func TestJavaInterop(t *testing.T) {
 		javaDataBothWays(t, java, "v2", client, v2, javaV2Fixture, normalizeV2)
 		javaVersionsV2(t, java, v2)
 	})
+	t.Run("ClockVersions", func(t *testing.T) {
+		javaClockVersions(t, java, client, v1.Name(), v2.Name())
+	})
 	java.quit(t)
 	t.Logf("javac %v, JVM start %v, steps %v, total %v",
 		compiled.Sub(start).Round(time.Millisecond), started.Sub(compiled).Round(time.Millisecond),
@@ -294,6 +299,73 @@ func javaVersionsV2(t *testing.T, java *javaProc, tb *dynamo.Table[javaV2Item]) 
 	g.delete(t, 6)
 	java.expect(t, "missing", "v2.load %s", id)
 	java.expect(t, "conflict", "v2.save %s 6 gone", id)
+}
+
+// javaClockItem is the key, version and note of the interop items, its
+// versions started from the clock (issue 15 item 1).
+type javaClockItem struct {
+	ID      string `dynamo:"id,hash"`
+	Seq     int64  `dynamo:"seq,range"`
+	Version int64  `dynamo:"version,version,versionstart=clock"`
+	Note    string `dynamo:"note"`
+}
+
+// javaClockVersions checks versionstart=clock against the Java clients
+// DynamoDB Local ships, whose version settings are fixed (start 1, step 1;
+// the shipped Enhanced Client predates startAt/incrementBy/initialValue):
+// DynamoDBMapper saves an item Go created at a clock version (its Long
+// version takes it, +1), stale holders conflict on both sides, and after a
+// delete the copy Java held conflicts with the item Go created again. The
+// shipped Enhanced Client parses versions as a Java int and cannot save an
+// item whose version passed 2147483647: it fails before sending.
+func javaClockVersions(t *testing.T, java *javaProc, client *dynamodb.Client, v1Table, v2Table string) {
+	fc := clock.NewFake(time.UnixMilli(1_700_000_000_000))
+	m := dynamo.NewMapper(client, dynamo.WithClock(fc))
+	t0 := fc.Now().UnixMilli()
+	item := func(id string, v int64, n string) javaClockItem {
+		return javaClockItem{ID: id, Seq: 7, Version: v, Note: n}
+	}
+	tb, err := dynamo.NewTable[javaClockItem](m, v1Table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "clock-v1"
+	first, err := tb.Save(ctx(t), item(id, 0, "g1"))
+	if err != nil || first.Version != t0 {
+		t.Fatalf("Go Save = %d, %v; want version %d", first.Version, err, t0)
+	}
+	java.expect(t, fmt.Sprintf("ok %d g1", t0), "v1.load %s", id)
+	java.expect(t, fmt.Sprintf("ok %d", t0+1), "v1.save %s %d j2", id, t0)
+	if _, err := tb.Save(ctx(t), first); !errors.Is(err, dynamo.ErrVersionConflict) {
+		t.Fatalf("Go Save of a stale copy = %v, want a conflict", err)
+	}
+	java.expect(t, "conflict", "v1.save %s %d stale", id, t0)
+	cur, err := tb.Load(ctx(t), item(id, 0, ""), dynamo.ConsistentRead())
+	if err != nil || cur.Version != t0+1 || cur.Note != "j2" {
+		t.Fatalf("Go Load = %+v, %v; want version %d note j2", cur, err, t0+1)
+	}
+	if err := tb.Delete(ctx(t), cur); err != nil {
+		t.Fatal(err)
+	}
+	fc.Advance(10 * time.Millisecond)
+	again, err := tb.Save(ctx(t), item(id, 0, "g-new"))
+	if err != nil || again.Version != t0+10 {
+		t.Fatalf("Go re-create = %d, %v; want version %d", again.Version, err, t0+10)
+	}
+	// Java's copy from before the delete (version t0+1) conflicts.
+	java.expect(t, "conflict", "v1.save %s %d stale", id, t0+1)
+	java.expect(t, "conflict", "v1.delete %s %d", id, t0+1)
+	java.expect(t, fmt.Sprintf("ok %d g-new", t0+10), "v1.load %s", id)
+
+	tb2, err := dynamo.NewTable[javaClockItem](m, v2Table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb2.Save(ctx(t), item("clock-v2", 0, "g1")); err != nil {
+		t.Fatal(err)
+	}
+	java.expect(t, fmt.Sprintf("ok %d g1", t0+10), "v2.load clock-v2")
+	java.expectPrefix(t, "error java.lang.NumberFormatException", "v2.save clock-v2 %d j2", t0+10)
 }
 
 // goWriter makes the Go side's moves on item id of the alternation tests.
@@ -743,6 +815,19 @@ func (p *javaProc) expect(t *testing.T, want, format string, args ...any) {
 	}
 	if got := p.read(t, command); got != want {
 		t.Fatalf("java Interop %q answered %q, want %q", command, got, want)
+	}
+}
+
+// expectPrefix sends a command and fails the test unless the answer starts
+// with want.
+func (p *javaProc) expectPrefix(t *testing.T, want, format string, args ...any) {
+	t.Helper()
+	command := fmt.Sprintf(format, args...)
+	if _, err := fmt.Fprintln(p.stdin, command); err != nil {
+		t.Fatalf("java Interop: sending %q: %v; its stderr:\n%s", command, err, p.stderr)
+	}
+	if got := p.read(t, command); !strings.HasPrefix(got, want) {
+		t.Fatalf("java Interop %q answered %q, want %q...", command, got, want)
 	}
 }
 

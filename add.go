@@ -1,0 +1,462 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Delta is the list of changes of one Table.Add: numbers added to numeric
+// attributes and elements added to or deleted from set attributes. Build it
+// with Increment, AddToSet or DeleteFromSet and chain more:
+//
+//	dynamo.Increment("views", 1).Increment("likes", -1).AddToSet("tags", []string{"go"})
+//
+// A Delta is a value: each method returns a new one and leaves its receiver
+// as it was, so a Delta may be reused and shared.
+type Delta struct {
+	ops []deltaOp
+}
+
+type deltaOp struct {
+	kind byte // 'n' number, 'a' add to set, 'd' delete from set
+	attr string
+	val  any
+}
+
+// Increment returns a Delta that adds n to the numeric attribute attr (a
+// negative n subtracts). n is an integer or a floating-point number of any
+// Go type, or an attributevalue.Number.
+func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
+
+// AddToSet returns a Delta that adds the elements of elems (a slice or
+// array of strings, numbers or []byte) to the set attribute attr.
+func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
+
+// DeleteFromSet returns a Delta that deletes the elements of elems from the
+// set attribute attr.
+func DeleteFromSet(attr string, elems any) Delta { return Delta{}.DeleteFromSet(attr, elems) }
+
+// Increment adds n to the numeric attribute attr; see the function Increment.
+func (d Delta) Increment(attr string, n any) Delta { return d.with('n', attr, n) }
+
+// AddToSet adds elems to the set attribute attr; see the function AddToSet.
+func (d Delta) AddToSet(attr string, elems any) Delta { return d.with('a', attr, elems) }
+
+// DeleteFromSet deletes elems from the set attribute attr; see the function
+// DeleteFromSet.
+func (d Delta) DeleteFromSet(attr string, elems any) Delta { return d.with('d', attr, elems) }
+
+func (d Delta) with(kind byte, attr string, v any) Delta {
+	ops := make([]deltaOp, len(d.ops), len(d.ops)+1)
+	copy(ops, d.ops)
+	return Delta{ops: append(ops, deltaOp{kind: kind, attr: attr, val: v})}
+}
+
+// Add applies the changes of delta to the item with key's primary key in
+// one UpdateItem, without reading it first, and returns the item as stored
+// afterwards (ReturnValues=ALL_NEW). Only key's key fields are used.
+//
+// The changes are DynamoDB's ADD and DELETE: atomic, so that concurrent
+// Adds all count and none is lost, and never a version conflict. For a
+// versioned type the same request advances the stored version by its step
+// (a missing item gets the first version), so that whoever holds a copy
+// read before it conflicts on their next Save, Delete or transaction; fields
+// tagged modified are set to the clock, created ones where the item has
+// none. A missing item is created with the key and the changes (a number
+// added to a missing attribute counts from 0); to require that it exists,
+// pass If(expression.AttributeExists(expression.Name(<hash key attribute>))).
+// If conditions are ANDed; when one fails the error is a *ConditionError
+// wrapping ErrConditionFailed, carrying the stored item.
+//
+// Attributes are named as stored (the tag's name, not the Go field's).
+// Refused before anything is sent, with an error wrapping ErrInvalidInput
+// that names the attribute and the fix: an empty delta; an attribute the type
+// does not model, a key, the version, a created or modified time; a number
+// added to a field that is not numeric (or stored as a string), a fraction
+// added to an integer field, NaN or ±Inf; set changes to a field that is not
+// a set (tag it `set`), elements of the wrong type, or none; two changes of
+// one attribute; a SaveBehavior other than the default. An integer field is
+// also guarded in DynamoDB: the condition that the result still fits the
+// field's Go type (an int8 counter stops at 127 with ErrConditionFailed), so
+// that the item always loads.
+//
+// Lost answers: an ADD applied twice counts twice, so the mapper never lets
+// the SDK send it again blindly. It reads the item: the write token of this
+// Add there (versioned types, tokens on) means it was applied, and Add
+// returns the item read; anything else — and any lost answer for a type
+// without a version — is an error satisfying errors.Is(err,
+// ErrUnknownOutcome): look at the stored item (Table.Current) before adding
+// again.
+//
+// IAM: dynamodb:UpdateItem, and dynamodb:GetItem to settle a lost answer.
+func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOption) (T, error) {
+	var zero T
+	var wo writeOptions
+	if len(opts) > 0 {
+		wo = applyWriteOptions(opts)
+	}
+	if wo.behavior != SaveUpdate {
+		return zero, fmt.Errorf("%w: Add on table %q with %v: Add always adds in DynamoDB without a version condition; remove WithSaveBehavior", ErrInvalidInput, t.name, wo.behavior)
+	}
+	_, v, err := t.box(key, "Add")
+	if err != nil {
+		return zero, err
+	}
+	k, err := t.keyOf(v)
+	if err != nil {
+		return zero, err
+	}
+	r, err := t.buildAdd(k, delta, &wo)
+	if err != nil {
+		return zero, err
+	}
+	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
+	allNew, err := t.sendSave(ctx, &r, &wo, nil)
+	if err != nil {
+		return zero, err
+	}
+	return t.decode(allNew)
+}
+
+// addBound is the guard of an integer field's result: the stored value
+// must stay within [min, max] after n is added.
+type addBound struct {
+	f   *field
+	n   *big.Int
+	lim *big.Int // the value the stored one is compared with
+	max bool     // the bound is an upper one
+	// fromZero: n itself is in range, so a missing attribute (0) may take it.
+	fromZero bool
+}
+
+// buildAdd checks delta against the schema and builds the UpdateItem of an
+// Add of the item with key k.
+func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
+	p, s := t.p, t.p.s
+	bad := func(attr, format string, args ...any) error {
+		return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
+	}
+	if len(delta.ops) == 0 {
+		return saveRequest{}, fmt.Errorf("%w: Add on table %q with an empty Delta: name a change, e.g. dynamo.Increment(\"views\", 1)", ErrInvalidInput, t.name)
+	}
+	uc, err := compileConds(s, wo.conds)
+	if err != nil {
+		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
+	}
+	values := map[string]types.AttributeValue{}
+	names := map[string]string{}
+	var set, add, del strings.Builder
+	var conds []string
+	var bounds []addBound
+	seen := map[string]bool{}
+	for _, op := range delta.ops {
+		i, ok := s.byName[op.attr]
+		if !ok {
+			for j := range s.fields {
+				if s.fields[j].goName == op.attr {
+					return saveRequest{}, bad(op.attr, "not an attribute of %s; field %s is stored as %q: name the attribute", s.typ, op.attr, s.fields[j].name)
+				}
+			}
+			return saveRequest{}, bad(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.typ)
+		}
+		f := &s.fields[i]
+		switch i {
+		case s.hash, s.rng:
+			return saveRequest{}, bad(op.attr, "is a key, which never changes: Add changes other attributes of the item with that key")
+		case s.version:
+			return saveRequest{}, bad(op.attr, "is the version, which Add advances itself")
+		case s.created, s.modified:
+			return saveRequest{}, bad(op.attr, "is a created or modified time, which the mapper sets itself")
+		}
+		if seen[op.attr] {
+			return saveRequest{}, bad(op.attr, "changed twice in one Delta: combine the changes into one")
+		}
+		seen[op.attr] = true
+		vph := ":d" + f.vph[2:]
+		names[f.ph] = f.name
+		var av types.AttributeValue
+		if op.kind == 'n' {
+			nav, b, err := addNumber(f, op.val)
+			if err != nil {
+				return saveRequest{}, bad(op.attr, "%v", err)
+			}
+			av = nav
+			if b != nil {
+				bounds = append(bounds, *b)
+				bph := ":x" + f.vph[2:]
+				cmp := " <= "
+				if !b.max {
+					cmp = " >= "
+				}
+				c := f.ph + cmp + bph
+				if b.fromZero {
+					// A missing attribute counts from 0, which n leaves in range.
+					c = "attribute_not_exists(" + f.ph + ") OR " + c
+				}
+				conds = append(conds, c)
+				values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
+			}
+		} else {
+			sav, err := setElems(f, op.val)
+			if err != nil {
+				return saveRequest{}, bad(op.attr, "%v", err)
+			}
+			av = sav
+		}
+		checked := map[string]types.AttributeValue{f.name: av}
+		if err := s.checkEncoded(t.name, checked); err != nil { // drops duplicate elements
+			return saveRequest{}, err
+		}
+		av = checked[f.name]
+		values[vph] = av
+		sb := &add
+		if op.kind == 'd' {
+			sb = &del
+		}
+		if sb.Len() > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(f.ph + " " + vph)
+	}
+	// What every write does: the version, the token, the timestamps.
+	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
+	now := t.m.opts.clock.Now()
+	if s.version >= 0 {
+		p.advanceVersion(&set, &add, p.firstVersion(now.UnixMilli()), values)
+		names[p.versionPH] = s.fields[s.version].name
+		conds = append(conds, p.condClobber)
+		if p.tokenAttr != "" {
+			r.token = newToken()
+			if set.Len() > 0 {
+				set.WriteString(", ")
+			}
+			set.WriteString(tokenNamePH + " = " + tokenValuePH)
+			values[tokenValuePH] = &types.AttributeValueMemberB{Value: r.token}
+			names[tokenNamePH] = p.tokenAttr
+		}
+	}
+	if s.hasStamps() {
+		// Encode the times as a write of the struct would (unixtime,
+		// javadate): stamp a zero item and pick them out.
+		z := reflect.New(s.typ)
+		boxed, _ := t.stamp(z.Interface(), z.Elem(), now)
+		item, err := t.encodeUnchecked(boxed)
+		if err != nil {
+			return saveRequest{}, err
+		}
+		for _, i := range [2]int{s.modified, s.created} {
+			if i < 0 {
+				continue
+			}
+			f := &s.fields[i]
+			if set.Len() > 0 {
+				set.WriteString(", ")
+			}
+			if i == s.created {
+				set.WriteString(f.ph + " = if_not_exists(" + f.ph + ", " + f.vph + ")")
+			} else {
+				set.WriteString(f.ph + " = " + f.vph)
+			}
+			values[f.vph] = item[f.name]
+			names[f.ph] = f.name
+		}
+	}
+	var u strings.Builder
+	for _, part := range [...]struct {
+		verb string
+		sb   *strings.Builder
+	}{{"SET ", &set}, {"ADD ", &add}, {"DELETE ", &del}} {
+		if part.sb.Len() == 0 {
+			continue
+		}
+		if u.Len() > 0 {
+			u.WriteByte(' ')
+		}
+		u.WriteString(part.verb + part.sb.String())
+	}
+	var cond string
+	for _, c := range conds {
+		cond = joinConds(cond, c)
+	}
+	if uc != nil {
+		cond = joinConds(cond, uc.expr)
+	}
+	r.up = updateParts{update: u.String(), cond: cond, names: mergeNames(names, uc), values: addValues(values, uc)}
+	r.bounds = bounds
+	if len(cond) > maxExprLen {
+		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(cond))
+	}
+	return r, nil
+}
+
+// addNumber checks that n may be added to field f and returns it as a
+// DynamoDB number, with the bound that keeps an integer field's result
+// within its Go type (nil for other fields).
+func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
+	ft := derefType(f.typ)
+	switch {
+	case f.opts.asString || f.custom || f.opts.javaBool:
+		return nil, nil, fmt.Errorf("field %s is not stored as a number: Increment adds to numbers (N)", f.goName)
+	case ft.Kind() >= reflect.Int && ft.Kind() <= reflect.Float64 && ft.Kind() != reflect.Uintptr:
+	default:
+		return nil, nil, fmt.Errorf("field %s is of type %s, not a number: Increment adds to integer and floating-point fields", f.goName, f.typ)
+	}
+	var text string
+	rv := reflect.ValueOf(n)
+	switch {
+	case n == nil:
+		return nil, nil, fmt.Errorf("Increment by nil: pass a number")
+	case rv.Type() == reflect.TypeFor[attributevalue.Number]():
+		text = rv.String()
+		if _, ok := new(big.Float).SetString(text); !ok {
+			return nil, nil, fmt.Errorf("Increment by %q, which is not a number", text)
+		}
+	case rv.CanInt():
+		text = strconv.FormatInt(rv.Int(), 10)
+	case rv.CanUint():
+		text = strconv.FormatUint(rv.Uint(), 10)
+	case rv.CanFloat():
+		x := rv.Float()
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, nil, fmt.Errorf("Increment by %v: DynamoDB stores no NaN or infinity", x)
+		}
+		text = strconv.FormatFloat(x, 'g', -1, 64)
+	default:
+		return nil, nil, fmt.Errorf("Increment by a %T: pass an integer or a floating-point number", n)
+	}
+	av := &types.AttributeValueMemberN{Value: text}
+	if ft.Kind() == reflect.Float32 || ft.Kind() == reflect.Float64 {
+		return av, nil, nil
+	}
+	by, ok := new(big.Int).SetString(canonInt(text), 10)
+	if !ok {
+		return nil, nil, fmt.Errorf("Increment by %s, not a whole number, of the integer field %s (%s): add whole numbers, or make the field a float64", text, f.goName, f.typ)
+	}
+	lo, hi := intRange(ft)
+	b := &addBound{f: f, n: by, fromZero: by.Cmp(lo) >= 0 && by.Cmp(hi) <= 0}
+	if by.Sign() >= 0 {
+		b.lim, b.max = new(big.Int).Sub(hi, by), true
+	} else {
+		b.lim = new(big.Int).Sub(lo, by)
+	}
+	if b.max && b.lim.Cmp(lo) < 0 || !b.max && b.lim.Cmp(hi) > 0 {
+		return nil, nil, fmt.Errorf("Increment by %s is beyond what field %s (%s) holds", text, f.goName, f.typ)
+	}
+	return av, b, nil
+}
+
+// canonInt returns the integer digits of a number text, or "" when it has
+// a fraction ("1.0" and "1e2" are whole; "1.5" is not).
+func canonInt(text string) string {
+	x, ok := new(big.Float).SetPrec(512).SetString(text)
+	if !ok || !x.IsInt() {
+		return ""
+	}
+	i, _ := x.Int(nil)
+	return i.String()
+}
+
+// intRange returns the smallest and largest values of integer type t.
+func intRange(t reflect.Type) (*big.Int, *big.Int) {
+	bits := uint(t.Size() * 8)
+	one := big.NewInt(1)
+	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+		return big.NewInt(0), new(big.Int).Sub(new(big.Int).Lsh(one, bits), one)
+	}
+	hi := new(big.Int).Sub(new(big.Int).Lsh(one, bits-1), one)
+	return new(big.Int).Neg(new(big.Int).Add(hi, one)), hi
+}
+
+// setElems checks that elems may be added to or deleted from the set field
+// f and returns them as a DynamoDB set of the field's kind.
+func setElems(f *field, elems any) (types.AttributeValue, error) {
+	kind := f.setKind
+	switch {
+	case f.opts.stringSet:
+		kind = 'S'
+	case f.opts.numberSet:
+		kind = 'N'
+	case f.opts.binarySet, f.typ == reflect.TypeFor[[][]byte]():
+		kind = 'B'
+	}
+	if kind == 0 {
+		return nil, fmt.Errorf("field %s (%s) is not stored as a set: tag it `set` (or stringset, numberset, binaryset) to add elements, or use Table.Update to change a list", f.goName, f.typ)
+	}
+	what := map[byte]string{'S': "strings", 'N': "numbers", 'B': "[]byte values"}[kind]
+	rv := reflect.ValueOf(elems)
+	if elems == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Type() == byteSliceType && kind != 'B' {
+		return nil, fmt.Errorf("elements given as %T: pass a slice of %s", elems, what)
+	}
+	if rv.Type() == byteSliceType { // one binary value
+		return nil, fmt.Errorf("elements given as one []byte: pass a [][]byte")
+	}
+	if rv.Len() == 0 {
+		return nil, fmt.Errorf("no elements: DynamoDB has no empty sets; pass at least one")
+	}
+	out := make([]string, 0, rv.Len())
+	var bs [][]byte
+	for j := 0; j < rv.Len(); j++ {
+		e := rv.Index(j)
+		for e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface {
+			if e.IsNil() {
+				return nil, fmt.Errorf("element [%d] is nil, which a set cannot hold", j)
+			}
+			e = e.Elem()
+		}
+		switch {
+		case kind == 'S' && e.Kind() == reflect.String:
+			out = append(out, e.String())
+		case kind == 'N' && e.CanInt():
+			out = append(out, strconv.FormatInt(e.Int(), 10))
+		case kind == 'N' && e.CanUint():
+			out = append(out, strconv.FormatUint(e.Uint(), 10))
+		case kind == 'N' && e.CanFloat():
+			x := e.Float()
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("element [%d] is %v: DynamoDB stores no NaN or infinity", j, x)
+			}
+			out = append(out, strconv.FormatFloat(x, 'g', -1, 64))
+		case kind == 'B' && e.Kind() == reflect.Slice && e.Type().Elem().Kind() == reflect.Uint8:
+			bs = append(bs, append([]byte(nil), e.Bytes()...))
+		default:
+			return nil, fmt.Errorf("element [%d] is a %s, but field %s is a set of %s", j, e.Type(), f.goName, what)
+		}
+	}
+	switch kind {
+	case 'S':
+		return &types.AttributeValueMemberSS{Value: out}, nil
+	case 'N':
+		return &types.AttributeValueMemberNS{Value: out}, nil
+	}
+	return &types.AttributeValueMemberBS{Value: bs}, nil
+}
+
+// boundsFailure explains a failed Add whose stored item old leaves no room
+// for one of the integer changes; "" when none is out of room.
+func boundsFailure(bounds []addBound, old map[string]types.AttributeValue) string {
+	for _, b := range bounds {
+		text := "missing (0)"
+		cur := new(big.Int)
+		if n, ok := old[b.f.name].(*types.AttributeValueMemberN); ok {
+			if _, ok := cur.SetString(canonInt(n.Value), 10); !ok {
+				continue
+			}
+			text = n.Value
+		} else if b.fromZero {
+			continue
+		}
+		if b.max && cur.Cmp(b.lim) <= 0 || !b.max && cur.Cmp(b.lim) >= 0 {
+			continue
+		}
+		return fmt.Sprintf("%s is %s, and adding %s would pass what field %s (%s) holds: widen the field", b.f.name, text, b.n, b.f.goName, b.f.typ)
+	}
+	return ""
+}
