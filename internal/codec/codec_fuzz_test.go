@@ -1,0 +1,651 @@
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The differential tests: for values of many shapes, built from fuzz input,
+// the compiled codec must produce exactly the item attributevalue produces
+// (or fail where it fails), and decode items (as encoded, and random ones)
+// exactly as attributevalue decodes them.
+
+// ---- the shapes ----
+
+type Status string
+
+type Level int16
+
+type Inner struct {
+	A  string            `dynamo:"a"`
+	B  *int              `dynamo:"b,omitempty"`
+	C  []string          `dynamo:"c,omitemptyelem"`
+	D  map[string]*Inner `dynamo:"-"`
+	E  time.Time         `dynamo:"e,unixtime"`
+	F  float32           `dynamo:"f,nullempty"`
+	G  uint8             `dynamo:"G"`
+	St Status            `dynamo:"st"`
+}
+
+type Base struct {
+	ID     string `dynamo:"id"`
+	Shared string `dynamo:"shared"`
+	Name   string
+}
+
+type Other struct {
+	Shared string `dynamo:"shared"` // same depth, both tagged: neither wins
+	Name   string // shadowed by Base.Name? same depth, untagged: neither
+	Extra  int    `dynamo:"extra"`
+}
+
+type PtrEmbed struct {
+	P1 string `dynamo:"p1"`
+	P2 *int   `dynamo:"p2"`
+}
+
+type hidden struct {
+	H1 string `dynamo:"h1"`
+	H2 int
+}
+
+// Marsh has a value-receiver marshaler.
+type Marsh struct{ V string }
+
+func (m Marsh) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	if m.V == "fail" {
+		return nil, fmt.Errorf("marsh fails")
+	}
+	return &types.AttributeValueMemberS{Value: "m:" + m.V}, nil
+}
+
+func (m *Marsh) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	if s, ok := av.(*types.AttributeValueMemberS); ok {
+		m.V = s.Value
+		return nil
+	}
+	return fmt.Errorf("marsh wants S")
+}
+
+// PMarsh has a pointer-receiver marshaler: attributevalue calls it only
+// where the value is addressable.
+type PMarsh struct{ V int }
+
+func (m *PMarsh) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	return &types.AttributeValueMemberN{Value: strconv.Itoa(m.V * 2)}, nil
+}
+
+type MyTime time.Time
+
+type Kitchen struct {
+	Base
+	*PtrEmbed
+	Other
+	hidden
+	S       string                `dynamo:"s"`
+	SO      string                `dynamo:"so,omitempty"`
+	SN      string                `dynamo:"sn,nullempty"`
+	I       int                   `dynamo:"i"`
+	I8      int8                  `dynamo:"i8,string"`
+	I64     int64                 `dynamo:"i64,omitempty"`
+	U       uint                  `dynamo:"u"`
+	U16     uint16                `dynamo:"u16,string"`
+	U64     uint64                `dynamo:"u64"`
+	F32     float32               `dynamo:"f32"`
+	F64     float64               `dynamo:"f64,omitempty"`
+	FS      float64               `dynamo:"fs,string"`
+	B       bool                  `dynamo:"b"`
+	BO      bool                  `dynamo:"bo,omitempty"`
+	Lvl     Level                 `dynamo:"lvl"`
+	St      Status                `dynamo:"st"`
+	PS      *string               `dynamo:"ps"`
+	PSO     *string               `dynamo:"pso,omitempty"`
+	PI      *int64                `dynamo:"pi,nullempty"`
+	PIn     *Inner                `dynamo:"pin"`
+	In      Inner                 `dynamo:"in"`
+	T       time.Time             `dynamo:"t"`
+	TO      time.Time             `dynamo:"to,omitempty"`
+	TU      time.Time             `dynamo:"tu,unixtime"`
+	PT      *time.Time            `dynamo:"pt"`
+	TS      []time.Time           `dynamo:"ts"`
+	MT      MyTime                `dynamo:"mt"`
+	Bytes   []byte                `dynamo:"bytes"`
+	BytesO  []byte                `dynamo:"byteso,omitempty"`
+	Arr     [4]byte               `dynamo:"arr"`
+	Strs    []string              `dynamo:"strs"`
+	StrsOE  []string              `dynamo:"strsoe,omitemptyelem"`
+	StrsNE  []string              `dynamo:"strsne,nullemptyelem"`
+	SS      []string              `dynamo:"ss,stringset"`
+	SSO     []string              `dynamo:"sso,stringset,omitempty"`
+	SSP     []*string             `dynamo:"ssp,stringset"`
+	NS      []int                 `dynamo:"ns,numberset"`
+	NSF     []float64             `dynamo:"nsf,numberset,omitemptyelem"`
+	BS      [][]byte              `dynamo:"bs"`
+	BSet    [][]byte              `dynamo:"bset,binaryset,omitemptyelem"`
+	Ints    []int                 `dynamo:"ints,omitempty"`
+	PInts   []*int                `dynamo:"pints"`
+	Inners  []Inner               `dynamo:"inners"`
+	PInners []*Inner              `dynamo:"pinners,omitemptyelem"`
+	M       map[string]string     `dynamo:"m"`
+	MO      map[string]string     `dynamo:"mo,omitempty,omitemptyelem"`
+	MN      map[string]string     `dynamo:"mn,nullemptyelem"`
+	MI      map[string]int        `dynamo:"mi"`
+	MIn     map[string]Inner      `dynamo:"min"`
+	MP      map[string]*Inner     `dynamo:"mp"`
+	MS      map[Status]Level      `dynamo:"ms"`
+	MK      map[int]string        `dynamo:"mk"`
+	MB      map[bool]string       `dynamo:"mb"`
+	MA      map[string]any        `dynamo:"ma"`
+	A       any                   `dynamo:"a"`
+	JN      json.Number           `dynamo:"jn"`
+	AN      attributevalue.Number `dynamo:"an"`
+	Ma      Marsh                 `dynamo:"ma2"`
+	PMa     *Marsh                `dynamo:"pma"`
+	PM      PMarsh                `dynamo:"pm"`
+	PMs     []PMarsh              `dynamo:"pms"`
+	MPM     map[string]PMarsh     `dynamo:"mpm"`
+	Fn      func()                `dynamo:"fn"`
+	Skip    string                `dynamo:"-"`
+	AVTag   string                `dynamodbav:"avtag,omitempty"`
+	Both    string                `dynamodbav:"x,omitempty" dynamo:"both"`
+	Cplx    complex64             `dynamo:"cplx"`
+	Uptr    uintptr               `dynamo:"uptr"`
+	PP      **int                 `dynamo:"pp"`
+	unexp   int
+}
+
+type Small struct {
+	ID   string    `dynamo:"id,hash"`
+	V    int64     `dynamo:"v,version"`
+	Tags []string  `dynamo:"tags,set"`
+	On   bool      `dynamo:"on,javabool"`
+	At   time.Time `dynamo:"at,javadate"`
+}
+
+type Deep struct {
+	L []Deep2 `dynamo:"l"`
+}
+
+type Deep2 struct {
+	M map[string][]map[string][]string `dynamo:"m"`
+	P *Deep3                           `dynamo:"p"`
+}
+
+type Deep3 struct {
+	X [][]string `dynamo:"x,omitemptyelem"`
+	Y []*[]int   `dynamo:"y"`
+	Z *[]string  `dynamo:"z,stringset"`
+}
+
+type Recursive struct {
+	Name string     `dynamo:"name"`
+	Next *Recursive `dynamo:"next"`
+}
+
+type BadNames struct {
+	A string `dynamo:"\xff"`
+	B string `dynamo:"b"`
+}
+
+type EmbedMarsh struct {
+	Marsh
+	X int `dynamo:"x"`
+}
+
+type Conflict struct {
+	OmitNull string `dynamo:"on,omitempty,nullempty"`
+}
+
+var shapes = []reflect.Type{
+	reflect.TypeFor[Kitchen](),
+	reflect.TypeFor[Small](),
+	reflect.TypeFor[Deep](),
+	reflect.TypeFor[Inner](),
+	reflect.TypeFor[Recursive](),
+	reflect.TypeFor[BadNames](),
+	reflect.TypeFor[EmbedMarsh](),
+	reflect.TypeFor[Conflict](),
+}
+
+// ---- values from fuzz input ----
+
+type gen struct {
+	data  []byte
+	depth int
+}
+
+func (g *gen) byte() byte {
+	if len(g.data) == 0 {
+		return 0
+	}
+	c := g.data[0]
+	g.data = g.data[1:]
+	return c
+}
+
+func (g *gen) str() string {
+	c := g.byte()
+	n := min(int(c&0x0f), len(g.data))
+	b := []byte(string(g.data[:n]))
+	g.data = g.data[n:]
+	switch c >> 6 {
+	case 0: // letters
+		for i := range b {
+			b[i] = 'a' + b[i]%26
+		}
+	case 1: // few letters: collisions (set duplicates, map keys)
+		for i := range b {
+			b[i] = 'a' + b[i]%3
+		}
+		if len(b) > 1 {
+			b = b[:1]
+		}
+	}
+	return string(b)
+}
+
+var floats = []float64{0, math.Copysign(0, -1), 1, -1, 1.5, 100, 1e21, 1e-7, math.NaN(), math.Inf(1), math.Inf(-1),
+	1e300, 1e-300, 1e125, 1e126, 1e-129, 1e-131, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64, math.MaxFloat32, 3.4e39}
+
+var ints = []int64{0, 1, -1, 127, -128, 255, 256, 32767, -32768, 1 << 31, -1 << 31, math.MaxInt64, math.MinInt64, 42}
+
+var locs = []*time.Location{time.UTC, time.FixedZone("X", 3600), time.FixedZone("Y", -5*3600-30*60), time.FixedZone("Z", 37)}
+
+func (g *gen) time() time.Time {
+	c := g.byte()
+	if c%5 == 0 {
+		return time.Time{}
+	}
+	sec := int64(g.byte())<<24 | int64(g.byte())<<16 | int64(g.byte())<<8 | int64(g.byte())
+	if c&0x80 != 0 {
+		sec = -sec * 1000
+	}
+	ns := int64(0)
+	if c&0x40 != 0 {
+		ns = int64(g.byte()) * 1000003
+	}
+	return time.Unix(sec, ns).In(locs[int(c>>2)%len(locs)])
+}
+
+// fill sets v (settable) from the input.
+func (g *gen) fill(v reflect.Value) {
+	g.depth++
+	defer func() { g.depth-- }()
+	if g.depth > 8 {
+		return
+	}
+	t := v.Type()
+	if t == timeType {
+		v.Set(reflect.ValueOf(g.time()))
+		return
+	}
+	if t == reflect.TypeFor[MyTime]() {
+		v.Set(reflect.ValueOf(MyTime(g.time())))
+		return
+	}
+	switch t.Kind() {
+	case reflect.String:
+		switch {
+		case t == reflect.TypeFor[json.Number]() || t == reflect.TypeFor[attributevalue.Number]():
+			c := g.byte()
+			if c%3 == 0 {
+				v.SetString(g.str())
+			} else {
+				v.SetString(strconv.FormatInt(ints[int(c)%len(ints)], 10))
+			}
+		default:
+			v.SetString(g.str())
+		}
+	case reflect.Bool:
+		v.SetBool(g.byte()&1 == 1)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		i := ints[int(g.byte())%len(ints)]
+		if !v.OverflowInt(i) {
+			v.SetInt(i)
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		u := uint64(ints[int(g.byte())%len(ints)])
+		if !v.OverflowUint(u) {
+			v.SetUint(u)
+		}
+	case reflect.Float32, reflect.Float64:
+		f := floats[int(g.byte())%len(floats)]
+		if t.Kind() == reflect.Float32 {
+			f = float64(float32(f))
+		}
+		v.SetFloat(f)
+	case reflect.Complex64, reflect.Complex128:
+		v.SetComplex(complex(float64(g.byte()), 0))
+	case reflect.Pointer:
+		if g.byte()%3 == 0 {
+			return
+		}
+		p := reflect.New(t.Elem())
+		g.fill(p.Elem())
+		v.Set(p)
+	case reflect.Slice:
+		c := g.byte()
+		if c%4 == 0 {
+			return
+		}
+		n := int(c>>2) % 4
+		s := reflect.MakeSlice(t, n, n)
+		for i := 0; i < n; i++ {
+			g.fill(s.Index(i))
+		}
+		v.Set(s)
+	case reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			g.fill(v.Index(i))
+		}
+	case reflect.Map:
+		c := g.byte()
+		if c%4 == 0 {
+			return
+		}
+		n := int(c>>2) % 4
+		m := reflect.MakeMap(t)
+		for i := 0; i < n; i++ {
+			k := reflect.New(t.Key()).Elem()
+			g.fill(k)
+			e := reflect.New(t.Elem()).Elem()
+			g.fill(e)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Interface:
+		switch g.byte() % 7 {
+		case 1:
+			v.Set(reflect.ValueOf(g.str()))
+		case 2:
+			v.Set(reflect.ValueOf(floats[int(g.byte())%len(floats)]))
+		case 3:
+			v.Set(reflect.ValueOf(map[string]any{g.str(): g.str()}))
+		case 4:
+			v.Set(reflect.ValueOf([]any{g.str(), attributevalue.Number("12")}))
+		case 5:
+			v.Set(reflect.ValueOf(Inner{A: g.str()}))
+		case 6:
+			v.Set(reflect.ValueOf(&Marsh{V: g.str()}))
+		}
+	case reflect.Func:
+		if g.byte()%4 == 1 {
+			v.Set(reflect.ValueOf(func() {}))
+		}
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			fv := v.Field(i)
+			if !sf.IsExported() {
+				if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+					// unexported embedded struct: fill its exported fields
+					fv = reflect.NewAt(sf.Type, fv.Addr().UnsafePointer()).Elem()
+					g.fill(fv)
+				}
+				continue
+			}
+			g.fill(fv)
+		}
+		if t == reflect.TypeFor[Marsh]() && g.byte()%9 == 1 {
+			v.Field(0).SetString("fail")
+		}
+	}
+}
+
+// ---- random attribute values, for decoding ----
+
+func (g *gen) av(depth int) types.AttributeValue {
+	c := g.byte()
+	if depth > 3 {
+		c %= 5
+	}
+	switch c % 12 {
+	case 0:
+		return &types.AttributeValueMemberS{Value: g.str()}
+	case 1:
+		n := []string{"0", "1", "-1", "300", "1.5", "-0", "1e3", "NaN", "9223372036854775808", "abc", "1700000000", "3.5e38", "1e400"}
+		return &types.AttributeValueMemberN{Value: n[int(g.byte())%len(n)]}
+	case 2:
+		return &types.AttributeValueMemberBOOL{Value: g.byte()&1 == 1}
+	case 3:
+		return &types.AttributeValueMemberNULL{Value: true}
+	case 4:
+		b := []byte(g.str())
+		return &types.AttributeValueMemberB{Value: b}
+	case 5:
+		s := []string{"2024-03-14T15:09:26.5Z", "2024-03-14T15:09:26+01:00", "bad"}
+		return &types.AttributeValueMemberS{Value: s[int(g.byte())%len(s)]}
+	case 6:
+		return &types.AttributeValueMemberSS{Value: []string{g.str(), g.str()}}
+	case 7:
+		return &types.AttributeValueMemberNS{Value: []string{"1", "2.5", "-3"}[:int(g.byte())%4]}
+	case 8:
+		return &types.AttributeValueMemberBS{Value: [][]byte{[]byte(g.str())}}
+	case 9:
+		n := int(g.byte()) % 3
+		l := make([]types.AttributeValue, n)
+		for i := range l {
+			l[i] = g.av(depth + 1)
+		}
+		return &types.AttributeValueMemberL{Value: l}
+	default:
+		n := int(g.byte()) % 3
+		m := map[string]types.AttributeValue{}
+		for i := 0; i < n; i++ {
+			m[g.name()] = g.av(depth + 1)
+		}
+		return &types.AttributeValueMemberM{Value: m}
+	}
+}
+
+var names = []string{"a", "b", "c", "e", "f", "G", "g", "st", "A", "id", "p1", "p2", "x", "l", "m", "p", "y", "z", "tags", "on", "at", "name", "next", "ps", "pin", "in", "t", "ts", "m", "mi", "min", "mp", "ms", "ints", "pints", "ss", "ns", "bs", "bytes", "pm", "pms", "ma2", "pma", "jn", "an", "mk"}
+
+func (g *gen) name() string {
+	c := g.byte()
+	if c%8 == 7 {
+		return g.str()
+	}
+	return names[int(c)%len(names)]
+}
+
+// ---- the targets ----
+
+var (
+	avEnc = attributevalue.NewEncoder(func(o *attributevalue.EncoderOptions) { o.TagKey = TagKey })
+	avDec = attributevalue.NewDecoder(func(o *attributevalue.DecoderOptions) { o.TagKey = TagKey; o.UseNumber = true })
+)
+
+func acceptAll(types.AttributeValue, int) bool { return true }
+
+// encodeBoth encodes the struct v points to both ways and fails on any
+// difference; it returns attributevalue's item (nil on its error).
+func encodeBoth(t *testing.T, v reflect.Value) map[string]types.AttributeValue {
+	t.Helper()
+	want, werr := avEncodeSafe(v)
+	c := For(v.Elem().Type())
+	if c == nil {
+		return want
+	}
+	got, _, gerr := c.Encode(v.UnsafePointer(), avEnc, acceptAll)
+	if (werr != nil) != (gerr != nil) {
+		t.Fatalf("%s: encode errors differ: attributevalue %v, codec %v\nvalue %#v", v.Elem().Type(), werr, gerr, v.Elem().Interface())
+	}
+	if werr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: encoded items differ:\nattributevalue %s\ncodec          %s", v.Elem().Type(), show(want), show(got))
+	}
+	return want
+}
+
+func avEncodeSafe(v reflect.Value) (item map[string]types.AttributeValue, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	av, err := avEnc.Encode(v.Interface())
+	if err != nil {
+		return nil, err
+	}
+	return av.(*types.AttributeValueMemberM).Value, nil
+}
+
+// decodeBoth decodes item both ways into new values of t and fails on any
+// difference.
+func decodeBoth(t *testing.T, typ reflect.Type, item map[string]types.AttributeValue) {
+	t.Helper()
+	c := For(typ)
+	if c == nil {
+		return
+	}
+	want := reflect.New(typ)
+	werr, panicked := avDecodeSafe(item, want)
+	if panicked {
+		// attributevalue cannot set fields promoted from an unexported
+		// embedded struct (reflect panics); the codec sets them.
+		return
+	}
+	got := reflect.New(typ)
+	gerr := c.Decode(item, got.UnsafePointer(), avDec)
+	if (werr != nil) != (gerr != nil) {
+		t.Fatalf("%s: decode errors differ: attributevalue %v, codec %v\nitem %s", typ, werr, gerr, show(item))
+	}
+	if werr != nil {
+		return
+	}
+	if !equalValues(got.Elem(), want.Elem()) {
+		t.Fatalf("%s: decoded values differ on item %s:\nattributevalue %#v\ncodec          %#v", typ, show(item), want.Elem().Interface(), got.Elem().Interface())
+	}
+}
+
+func avDecodeSafe(item map[string]types.AttributeValue, out reflect.Value) (err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = true
+		}
+	}()
+	return avDec.Decode(&types.AttributeValueMemberM{Value: item}, out.Interface()), false
+}
+
+// equalValues is reflect.DeepEqual, with NaN equal to NaN: when DeepEqual
+// says no, the two values' encodings (which spell NaN as "NaN") decide.
+func equalValues(a, b reflect.Value) bool {
+	if reflect.DeepEqual(a.Interface(), b.Interface()) {
+		return true
+	}
+	pa, pb := reflect.New(a.Type()), reflect.New(b.Type())
+	pa.Elem().Set(a)
+	pb.Elem().Set(b)
+	ea, erra := avEncodeSafe(pa)
+	eb, errb := avEncodeSafe(pb)
+	return erra == nil && errb == nil && reflect.DeepEqual(ea, eb) && hasNaN(a)
+}
+
+// hasNaN reports whether a float in v is NaN (the only reason two equal
+// decodings differ under DeepEqual).
+func hasNaN(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return math.IsNaN(v.Float())
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && hasNaN(v.Elem())
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if hasNaN(v.Index(i)) {
+				return true
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if hasNaN(it.Value()) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if hasNaN(v.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func show(item map[string]types.AttributeValue) string {
+	b, _ := json.Marshal(item)
+	return string(b)
+}
+
+// FuzzCodecEncode builds a value of one of the shapes from the input and
+// checks that the codec encodes it exactly as attributevalue does, and
+// decodes attributevalue's item exactly as it does.
+func FuzzCodecEncode(f *testing.F) {
+	for i := range shapes {
+		f.Add(byte(i), []byte("\x01\x02\x03abcdefghijklmnop\xff\xfe\x80\x81qrstuvwxyz0123456789"))
+		f.Add(byte(i), []byte{})
+	}
+	f.Fuzz(func(t *testing.T, which byte, data []byte) {
+		typ := shapes[int(which)%len(shapes)]
+		g := &gen{data: data}
+		v := reflect.New(typ)
+		g.fill(v.Elem())
+		if typ == reflect.TypeFor[Recursive]() {
+			// a cycle would crash both: attributevalue has no bound
+			v.Elem().FieldByName("Next").SetZero()
+		}
+		item := encodeBoth(t, v)
+		if item != nil {
+			decodeBoth(t, typ, item)
+		}
+	})
+}
+
+// FuzzCodecDecode decodes random items (attributes of the shapes' names
+// holding values of any type) both ways.
+func FuzzCodecDecode(f *testing.F) {
+	for i := range shapes {
+		f.Add(byte(i), []byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10abcdefghijklmnop"))
+	}
+	f.Fuzz(func(t *testing.T, which byte, data []byte) {
+		typ := shapes[int(which)%len(shapes)]
+		g := &gen{data: data}
+		item := map[string]types.AttributeValue{}
+		for n := int(g.byte()) % 8; n >= 0 && len(g.data) > 0; n-- {
+			item[g.name()] = g.av(0)
+		}
+		for k := range item {
+			for k2 := range item {
+				if k != k2 && strings.EqualFold(k, k2) {
+					// Both may land in one field, in map order:
+					// attributevalue's own result is not deterministic.
+					return
+				}
+			}
+		}
+		decodeBoth(t, typ, item)
+	})
+}
+
+// TestCodecCompiles pins which shapes are compiled (a regression that
+// stops compiling them would make the fuzz tests vacuous).
+func TestCodecCompiles(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[Kitchen](), reflect.TypeFor[Small](), reflect.TypeFor[Deep](), reflect.TypeFor[Inner](), reflect.TypeFor[BadNames](), reflect.TypeFor[Conflict](), reflect.TypeFor[Recursive]()} {
+		if For(typ) == nil {
+			t.Errorf("%s not compiled", typ)
+		}
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[EmbedMarsh](), reflect.TypeFor[int]()} {
+		if For(typ) != nil {
+			t.Errorf("%s compiled; it must be left to attributevalue", typ)
+		}
+	}
+}
