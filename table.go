@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"reflect"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/ddbkit/dynamo/internal/codec"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -17,6 +20,9 @@ type Table[T any] struct {
 	p    *plan
 	ptr  bool // T is a pointer to the struct
 	gate gate // queues Update calls per key; see gate.go
+	// enc and dec are the compiled codec of the struct type when the
+	// mapper may use it for encoding and decoding; nil otherwise.
+	enc, dec *codec.Struct
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -51,7 +57,16 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	return &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr}, nil
+	t := &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr}
+	if c := codec.For(rt); c != nil {
+		if m.compiledEnc {
+			t.enc = c
+		}
+		if m.compiledDec {
+			t.dec = c
+		}
+	}
+	return t, nil
 }
 
 // Name returns the table's name.
@@ -103,9 +118,12 @@ func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
 // would (validate.go): every refusal wraps ErrInvalidInput and names the
 // field. Duplicate set elements are dropped.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
-	item, err := t.encodeUnchecked(boxed)
+	item, clean, err := t.encodeItem(boxed)
 	if err != nil {
 		return nil, err
+	}
+	if clean {
+		return item, nil // checked while encoding
 	}
 	if err := t.p.s.checkEncoded(t.name, item); err != nil {
 		return nil, err
@@ -117,23 +135,43 @@ func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 // depth, set duplicates); the Go value is still checked, so that encoding
 // cannot crash.
 func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
+	item, _, err := t.encodeItem(boxed)
+	return item, err
+}
+
+// encodeItem encodes the struct boxed points to, through the compiled codec
+// where the table has one, else (and for the error of a value it refuses)
+// through attributevalue. clean reports that the encoded values were checked
+// as checkEncoded would check them and found valid, without duplicate set
+// elements: checkEncoded has nothing left to do.
+func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, clean bool, err error) {
 	s := t.p.s
 	if s.walk {
 		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	av, err := t.m.enc.Encode(boxed)
-	if err != nil {
-		return nil, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
+	if t.enc != nil {
+		// An error falls through to attributevalue, which words it.
+		if m, ok, err := t.enc.Encode(reflect.ValueOf(boxed).UnsafePointer(), t.m.enc, validAV); err == nil {
+			item, clean = m, ok
+		}
 	}
-	m, ok := av.(*types.AttributeValueMemberM)
-	if !ok {
-		return nil, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
+	if item == nil {
+		av, err := t.m.enc.Encode(boxed)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
+		}
+		m, ok := av.(*types.AttributeValueMemberM)
+		if !ok {
+			return nil, false, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
+		}
+		item = m.Value
 	}
 	if len(s.javaFields) > 0 {
-		if err := s.javaEncode(m.Value); err != nil {
-			return nil, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.typ, err)
+		clean = false
+		if err := s.javaEncode(item); err != nil {
+			return nil, false, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.typ, err)
 		}
 	}
 	if s.hasSets {
@@ -142,16 +180,17 @@ func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, 
 			if f.setKind == 0 {
 				continue
 			}
-			if v, ok := m.Value[f.name]; ok {
+			clean = false
+			if v, ok := item[f.name]; ok {
 				sv, err := listToSet(v, f.setKind)
 				if err != nil {
-					return nil, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.typ, f.goName, f.name, err)
+					return nil, false, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.typ, f.goName, f.name, err)
 				}
-				m.Value[f.name] = sv
+				item[f.name] = sv
 			}
 		}
 	}
-	return m.Value, nil
+	return item, clean, nil
 }
 
 // decode decodes a stored item into a new T.
@@ -162,6 +201,19 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		if item, err = t.p.s.javaDecode(item); err != nil {
 			return out, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
 		}
+	}
+	if t.dec != nil {
+		if t.ptr {
+			pv := reflect.New(t.p.s.typ)
+			if t.dec.Decode(item, pv.UnsafePointer(), t.m.dec) == nil {
+				return pv.Interface().(T), nil
+			}
+		} else if t.dec.Decode(item, unsafe.Pointer(&out), t.m.dec) == nil {
+			return out, nil
+		}
+		// attributevalue words the error, on a fresh value.
+		var zero T
+		out = zero
 	}
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)

@@ -543,6 +543,43 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 	return nil, nil
 }
 
+// validAV is the compiled encoder's check (codec.Check) of a value it does
+// not check itself: av, at nesting level level, passes checkEncoded
+// unchanged — valid strings, names and numbers, nesting within the limit, no
+// duplicate set elements.
+func validAV(av types.AttributeValue, level int) bool {
+	return checkAVReadOnly(av, level) == nil && !hasDupes(av)
+}
+
+// hasDupes reports whether a set in av holds an element twice (as checkAV
+// compares them).
+func hasDupes(av types.AttributeValue) bool {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberSS:
+		_, dup := dedupe(v.Value, func(s string) string { return s })
+		return dup
+	case *types.AttributeValueMemberNS:
+		_, dup := dedupe(v.Value, numberKeyFunc(v.Value))
+		return dup
+	case *types.AttributeValueMemberBS:
+		_, dup := dedupe(v.Value, func(b []byte) string { return string(b) })
+		return dup
+	case *types.AttributeValueMemberM:
+		for _, e := range v.Value {
+			if hasDupes(e) {
+				return true
+			}
+		}
+	case *types.AttributeValueMemberL:
+		for _, e := range v.Value {
+			if hasDupes(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // checkCondValues checks the names and values of a compiled If condition
 // like an item's: valid UTF-8, within the nesting limit. It changes nothing.
 // Its callers wrap the error in ErrInvalidInput.
