@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/codec/codectest"
 )
 
 // The differential tests: for values of many shapes, built from fuzz input,
@@ -84,7 +85,7 @@ func (m *PMarsh) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
 	return &types.AttributeValueMemberN{Value: strconv.Itoa(m.V * 2)}, nil
 }
 
-type MyTime time.Time
+type MyTime = codectest.MyTime
 
 type Kitchen struct {
 	Base
@@ -216,246 +217,7 @@ var shapes = []reflect.Type{
 	reflect.TypeFor[Conflict](),
 }
 
-// ---- values from fuzz input ----
-
-type gen struct {
-	data  []byte
-	depth int
-}
-
-func (g *gen) byte() byte {
-	if len(g.data) == 0 {
-		return 0
-	}
-	c := g.data[0]
-	g.data = g.data[1:]
-	return c
-}
-
-func (g *gen) str() string {
-	c := g.byte()
-	n := min(int(c&0x0f), len(g.data))
-	b := []byte(string(g.data[:n]))
-	g.data = g.data[n:]
-	switch c >> 6 {
-	case 0: // letters
-		for i := range b {
-			b[i] = 'a' + b[i]%26
-		}
-	case 1: // few letters: collisions (set duplicates, map keys)
-		for i := range b {
-			b[i] = 'a' + b[i]%3
-		}
-		if len(b) > 1 {
-			b = b[:1]
-		}
-	}
-	return string(b)
-}
-
-var floats = []float64{0, math.Copysign(0, -1), 1, -1, 1.5, 100, 1e21, 1e-7, math.NaN(), math.Inf(1), math.Inf(-1),
-	1e300, 1e-300, 1e125, 1e126, 1e-129, 1e-131, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64, math.MaxFloat32, 3.4e39}
-
-var ints = []int64{0, 1, -1, 127, -128, 255, 256, 32767, -32768, 1 << 31, -1 << 31, math.MaxInt64, math.MinInt64, 42}
-
-var locs = []*time.Location{time.UTC, time.FixedZone("X", 3600), time.FixedZone("Y", -5*3600-30*60), time.FixedZone("Z", 37)}
-
-func (g *gen) time() time.Time {
-	c := g.byte()
-	if c%5 == 0 {
-		return time.Time{}
-	}
-	sec := int64(g.byte())<<24 | int64(g.byte())<<16 | int64(g.byte())<<8 | int64(g.byte())
-	if c&0x80 != 0 {
-		sec = -sec * 1000
-	}
-	ns := int64(0)
-	if c&0x40 != 0 {
-		ns = int64(g.byte()) * 1000003
-	}
-	return time.Unix(sec, ns).In(locs[int(c>>2)%len(locs)])
-}
-
-// fill sets v (settable) from the input.
-func (g *gen) fill(v reflect.Value) {
-	g.depth++
-	defer func() { g.depth-- }()
-	if g.depth > 8 {
-		return
-	}
-	t := v.Type()
-	if t == timeType {
-		v.Set(reflect.ValueOf(g.time()))
-		return
-	}
-	if t == reflect.TypeFor[MyTime]() {
-		v.Set(reflect.ValueOf(MyTime(g.time())))
-		return
-	}
-	switch t.Kind() {
-	case reflect.String:
-		switch {
-		case t == reflect.TypeFor[json.Number]() || t == reflect.TypeFor[attributevalue.Number]():
-			c := g.byte()
-			if c%3 == 0 {
-				v.SetString(g.str())
-			} else {
-				v.SetString(strconv.FormatInt(ints[int(c)%len(ints)], 10))
-			}
-		default:
-			v.SetString(g.str())
-		}
-	case reflect.Bool:
-		v.SetBool(g.byte()&1 == 1)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		i := ints[int(g.byte())%len(ints)]
-		if !v.OverflowInt(i) {
-			v.SetInt(i)
-		}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		u := uint64(ints[int(g.byte())%len(ints)])
-		if !v.OverflowUint(u) {
-			v.SetUint(u)
-		}
-	case reflect.Float32, reflect.Float64:
-		f := floats[int(g.byte())%len(floats)]
-		if t.Kind() == reflect.Float32 {
-			f = float64(float32(f))
-		}
-		v.SetFloat(f)
-	case reflect.Complex64, reflect.Complex128:
-		v.SetComplex(complex(float64(g.byte()), 0))
-	case reflect.Pointer:
-		if g.byte()%3 == 0 {
-			return
-		}
-		p := reflect.New(t.Elem())
-		g.fill(p.Elem())
-		v.Set(p)
-	case reflect.Slice:
-		c := g.byte()
-		if c%4 == 0 {
-			return
-		}
-		n := int(c>>2) % 4
-		s := reflect.MakeSlice(t, n, n)
-		for i := 0; i < n; i++ {
-			g.fill(s.Index(i))
-		}
-		v.Set(s)
-	case reflect.Array:
-		for i := 0; i < v.Len(); i++ {
-			g.fill(v.Index(i))
-		}
-	case reflect.Map:
-		c := g.byte()
-		if c%4 == 0 {
-			return
-		}
-		n := int(c>>2) % 4
-		m := reflect.MakeMap(t)
-		for i := 0; i < n; i++ {
-			k := reflect.New(t.Key()).Elem()
-			g.fill(k)
-			e := reflect.New(t.Elem()).Elem()
-			g.fill(e)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
-	case reflect.Interface:
-		switch g.byte() % 7 {
-		case 1:
-			v.Set(reflect.ValueOf(g.str()))
-		case 2:
-			v.Set(reflect.ValueOf(floats[int(g.byte())%len(floats)]))
-		case 3:
-			v.Set(reflect.ValueOf(map[string]any{g.str(): g.str()}))
-		case 4:
-			v.Set(reflect.ValueOf([]any{g.str(), attributevalue.Number("12")}))
-		case 5:
-			v.Set(reflect.ValueOf(Inner{A: g.str()}))
-		case 6:
-			v.Set(reflect.ValueOf(&Marsh{V: g.str()}))
-		}
-	case reflect.Func:
-		if g.byte()%4 == 1 {
-			v.Set(reflect.ValueOf(func() {}))
-		}
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			sf := t.Field(i)
-			fv := v.Field(i)
-			if !sf.IsExported() {
-				if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
-					// unexported embedded struct: fill its exported fields
-					fv = reflect.NewAt(sf.Type, fv.Addr().UnsafePointer()).Elem()
-					g.fill(fv)
-				}
-				continue
-			}
-			g.fill(fv)
-		}
-		if t == reflect.TypeFor[Marsh]() && g.byte()%9 == 1 {
-			v.Field(0).SetString("fail")
-		}
-	}
-}
-
-// ---- random attribute values, for decoding ----
-
-func (g *gen) av(depth int) types.AttributeValue {
-	c := g.byte()
-	if depth > 3 {
-		c %= 5
-	}
-	switch c % 12 {
-	case 0:
-		return &types.AttributeValueMemberS{Value: g.str()}
-	case 1:
-		n := []string{"0", "1", "-1", "300", "1.5", "-0", "1e3", "NaN", "9223372036854775808", "abc", "1700000000", "3.5e38", "1e400"}
-		return &types.AttributeValueMemberN{Value: n[int(g.byte())%len(n)]}
-	case 2:
-		return &types.AttributeValueMemberBOOL{Value: g.byte()&1 == 1}
-	case 3:
-		return &types.AttributeValueMemberNULL{Value: true}
-	case 4:
-		b := []byte(g.str())
-		return &types.AttributeValueMemberB{Value: b}
-	case 5:
-		s := []string{"2024-03-14T15:09:26.5Z", "2024-03-14T15:09:26+01:00", "bad"}
-		return &types.AttributeValueMemberS{Value: s[int(g.byte())%len(s)]}
-	case 6:
-		return &types.AttributeValueMemberSS{Value: []string{g.str(), g.str()}}
-	case 7:
-		return &types.AttributeValueMemberNS{Value: []string{"1", "2.5", "-3"}[:int(g.byte())%4]}
-	case 8:
-		return &types.AttributeValueMemberBS{Value: [][]byte{[]byte(g.str())}}
-	case 9:
-		n := int(g.byte()) % 3
-		l := make([]types.AttributeValue, n)
-		for i := range l {
-			l[i] = g.av(depth + 1)
-		}
-		return &types.AttributeValueMemberL{Value: l}
-	default:
-		n := int(g.byte()) % 3
-		m := map[string]types.AttributeValue{}
-		for i := 0; i < n; i++ {
-			m[g.name()] = g.av(depth + 1)
-		}
-		return &types.AttributeValueMemberM{Value: m}
-	}
-}
-
 var names = []string{"a", "b", "c", "e", "f", "G", "g", "st", "A", "id", "p1", "p2", "x", "l", "m", "p", "y", "z", "tags", "on", "at", "name", "next", "ps", "pin", "in", "t", "ts", "m", "mi", "min", "mp", "ms", "ints", "pints", "ss", "ns", "bs", "bytes", "pm", "pms", "ma2", "pma", "jn", "an", "mk"}
-
-func (g *gen) name() string {
-	c := g.byte()
-	if c%8 == 7 {
-		return g.str()
-	}
-	return names[int(c)%len(names)]
-}
 
 // ---- the targets ----
 
@@ -595,9 +357,9 @@ func FuzzCodecEncode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which byte, data []byte) {
 		typ := shapes[int(which)%len(shapes)]
-		g := &gen{data: data}
+		g := &codectest.Gen{Data: data}
 		v := reflect.New(typ)
-		g.fill(v.Elem())
+		g.Fill(v.Elem())
 		if typ == reflect.TypeFor[Recursive]() {
 			// a cycle would crash both: attributevalue has no bound
 			v.Elem().FieldByName("Next").SetZero()
@@ -617,10 +379,10 @@ func FuzzCodecDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which byte, data []byte) {
 		typ := shapes[int(which)%len(shapes)]
-		g := &gen{data: data}
+		g := &codectest.Gen{Data: data}
 		item := map[string]types.AttributeValue{}
-		for n := int(g.byte()) % 8; n >= 0 && len(g.data) > 0; n-- {
-			item[g.name()] = g.av(0)
+		for n := int(g.Byte()) % 8; n >= 0 && g.Left() > 0; n-- {
+			item[g.Name(names)] = g.AV()
 		}
 		for k := range item {
 			for k2 := range item {
