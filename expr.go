@@ -56,6 +56,9 @@ type plan struct {
 	condCreate    string // attribute_not_exists(#v) OR #v = :v0 (held 0)
 	condMatch     string // #v = :v0
 	condClobber   string // SaveClobber: the stored version leaves room for one more
+	// condMatchPtr and condCreatePtr point to condMatch and condCreate,
+	// for requests (condPtr): no allocation per call.
+	condMatchPtr, condCreatePtr *string
 	maxVersion    int64  // the largest version the field's type holds
 	keyNames      [2]string
 	hasRangeKey   bool
@@ -94,6 +97,7 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.condCreate = "attribute_not_exists(" + p.versionPH + ") OR " + p.condMatch
 		p.condClobber = "attribute_not_exists(" + p.versionPH + ") OR " + p.versionPH + " < " + maxVersionPH
 		p.maxVersion = s.maxVersion()
+		p.condMatchPtr, p.condCreatePtr = &p.condMatch, &p.condCreate
 	}
 	if p.tokenAttr != "" {
 		p.allNames[tokenNamePH] = p.tokenAttr
@@ -435,6 +439,18 @@ func numberAV(n int64) *types.AttributeValueMemberN {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// condPtr is strPtr, without allocating for the type's own version
+// conditions.
+func (p *plan) condPtr(s string) *string {
+	switch {
+	case p.condMatchPtr != nil && s == p.condMatch:
+		return p.condMatchPtr
+	case p.condCreatePtr != nil && s == p.condCreate:
+		return p.condCreatePtr
+	}
+	return strPtr(s)
+}
 
 // strPtr returns nil for "", else a pointer to s.
 func strPtr(s string) *string {

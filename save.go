@@ -79,7 +79,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	}
 	item := r.item
 	if wo.behavior == SaveUpdate || wo.behavior == SavePut {
-		if s.version >= 0 {
+		if s.version >= 0 && !r.put { // a put's item carries them already
 			// The request is done with item.
 			item[s.fields[s.version].name] = numberAV(r.next)
 			if r.token != nil {
@@ -131,7 +131,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                           aws.String(t.name),
 			Item:                                r.item,
-			ConditionExpression:                 strPtr(r.pc.cond),
+			ConditionExpression:                 t.p.condPtr(r.pc.cond),
 			ExpressionAttributeNames:            r.pc.names,
 			ExpressionAttributeValues:           r.pc.values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -142,7 +142,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		TableName:                           aws.String(t.name),
 		Key:                                 r.key,
 		UpdateExpression:                    strPtr(r.up.update),
-		ConditionExpression:                 strPtr(r.up.cond),
+		ConditionExpression:                 t.p.condPtr(r.up.cond),
 		ExpressionAttributeNames:            r.up.names,
 		ExpressionAttributeValues:           r.up.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,

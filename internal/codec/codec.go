@@ -576,6 +576,61 @@ type encState struct {
 	enc   *attributevalue.Encoder
 	check Check
 	clean bool
+	// Attribute values and number and time strings are carved out of
+	// chunks allocated a few at a time instead of one by one. Nothing
+	// written to a chunk is written again, so what was handed out stays.
+	ss    []types.AttributeValueMemberS
+	ns    []types.AttributeValueMemberN
+	bools []types.AttributeValueMemberBOOL
+	buf   []byte
+}
+
+const chunk = 8
+
+func (e *encState) newS(s string) *types.AttributeValueMemberS {
+	if len(e.ss) == cap(e.ss) {
+		e.ss = make([]types.AttributeValueMemberS, 0, chunk)
+	}
+	e.ss = append(e.ss, types.AttributeValueMemberS{Value: s})
+	return &e.ss[len(e.ss)-1]
+}
+
+func (e *encState) newN(s string) *types.AttributeValueMemberN {
+	if len(e.ns) == cap(e.ns) {
+		e.ns = make([]types.AttributeValueMemberN, 0, chunk)
+	}
+	e.ns = append(e.ns, types.AttributeValueMemberN{Value: s})
+	return &e.ns[len(e.ns)-1]
+}
+
+func (e *encState) newBool(b bool) *types.AttributeValueMemberBOOL {
+	if len(e.bools) == cap(e.bools) {
+		e.bools = make([]types.AttributeValueMemberBOOL, 0, chunk)
+	}
+	e.bools = append(e.bools, types.AttributeValueMemberBOOL{Value: b})
+	return &e.bools[len(e.bools)-1]
+}
+
+// room makes room for n more bytes in buf and returns where they start.
+func (e *encState) room(n int) int {
+	if cap(e.buf)-len(e.buf) < n {
+		e.buf = make([]byte, 0, max(256, n))
+	}
+	return len(e.buf)
+}
+
+// str returns the bytes of buf from start as a string (they are never
+// written again).
+func (e *encState) str(start int) string {
+	return unsafe.String(&e.buf[start], len(e.buf)-start)
+}
+
+// scalarAV returns av as an S (asString) or an N.
+func (e *encState) numAV(s string, asString bool) types.AttributeValue {
+	if asString {
+		return e.newS(s)
+	}
+	return e.newN(s)
 }
 
 var errEncode = errors.New("codec: attributevalue refuses this value")
@@ -679,29 +734,23 @@ func (e *encState) body(n *node, p unsafe.Pointer, level int) (types.AttributeVa
 		if e.clean && !utf8.ValidString(s) {
 			e.clean = false
 		}
-		return &types.AttributeValueMemberS{Value: s}, nil
+		return e.newS(s), nil
 	case kBool:
-		return &types.AttributeValueMemberBOOL{Value: *(*bool)(p)}, nil
+		return e.newBool(*(*bool)(p)), nil
 	case kInt:
-		s := strconv.FormatInt(readInt(p, n.bits), 10)
-		if tg.asString {
-			return &types.AttributeValueMemberS{Value: s}, nil
-		}
-		return &types.AttributeValueMemberN{Value: s}, nil
+		start := e.room(20)
+		e.buf = strconv.AppendInt(e.buf, readInt(p, n.bits), 10)
+		return e.numAV(e.str(start), tg.asString), nil
 	case kUint:
-		s := strconv.FormatUint(readUint(p, n.bits), 10)
-		if tg.asString {
-			return &types.AttributeValueMemberS{Value: s}, nil
-		}
-		return &types.AttributeValueMemberN{Value: s}, nil
+		start := e.room(20)
+		e.buf = strconv.AppendUint(e.buf, readUint(p, n.bits), 10)
+		return e.numAV(e.str(start), tg.asString), nil
 	case kFloat:
 		f := readFloat(p, n.bits)
-		s := strconv.FormatFloat(f, 'f', -1, n.bits)
-		if tg.asString {
-			return &types.AttributeValueMemberS{Value: s}, nil
-		}
-		av := &types.AttributeValueMemberN{Value: s}
-		if e.clean && (math.IsNaN(f) || math.IsInf(f, 0) || f != 0 && (math.Abs(f) >= 1e125 || math.Abs(f) < 1e-129)) {
+		start := e.room(32)
+		e.buf = strconv.AppendFloat(e.buf, f, 'f', -1, n.bits)
+		av := e.numAV(e.str(start), tg.asString)
+		if !tg.asString && e.clean && (math.IsNaN(f) || math.IsInf(f, 0) || f != 0 && (math.Abs(f) >= 1e125 || math.Abs(f) < 1e-129)) {
 			// Let the caller's check decide (and word the error).
 			e.clean = e.check(av, level)
 		}
@@ -709,9 +758,13 @@ func (e *encState) body(n *node, p unsafe.Pointer, level int) (types.AttributeVa
 	case kTime:
 		t := *(*time.Time)(p)
 		if tg.unixTime {
-			return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.Unix(), 10)}, nil
+			start := e.room(20)
+			e.buf = strconv.AppendInt(e.buf, t.Unix(), 10)
+			return e.newN(e.str(start)), nil
 		}
-		return &types.AttributeValueMemberS{Value: t.Format(time.RFC3339Nano)}, nil
+		start := e.room(40)
+		e.buf = t.AppendFormat(e.buf, time.RFC3339Nano)
+		return e.newS(e.str(start)), nil
 	case kStruct:
 		if level+1 > MaxNesting {
 			e.clean = false
@@ -794,7 +847,7 @@ func (e *encState) mapBody(n *node, p unsafe.Pointer, level int) (types.Attribut
 				out[k] = nullAV()
 				continue
 			}
-			out[k] = &types.AttributeValueMemberS{Value: s}
+			out[k] = e.newS(s)
 		}
 		return &types.AttributeValueMemberM{Value: out}, nil
 	}
