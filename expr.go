@@ -52,18 +52,18 @@ type plan struct {
 	// hash key alone; every attribute and the hash key.
 	tokenNames, hashNames, basisNames map[string]string
 
-	versionPH     string // "#a<i>" of the version attribute, "" if none
-	condCreate    string // attribute_not_exists(#v) OR #v = :v0 (held 0)
-	condMatch     string // #v = :v0
-	condClobber   string // SaveClobber: the stored version leaves room for one more
+	versionPH   string // "#a<i>" of the version attribute, "" if none
+	condCreate  string // attribute_not_exists(#v) OR #v = :v0 (held 0)
+	condMatch   string // #v = :v0
+	condClobber string // SaveClobber: the stored version leaves room for one more
 	// condMatchPtr and condCreatePtr point to condMatch and condCreate,
 	// for requests (condPtr): no allocation per call.
 	condMatchPtr, condCreatePtr *string
-	maxVersion    int64  // the largest version the field's type holds
-	keyNames      [2]string
-	hasRangeKey   bool
-	nonKeyFields  []int // indexes into s.fields, in order, excluding keys
-	nonKeyNoVerFs []int // nonKeyFields without the version
+	maxVersion                  int64 // the largest version the field's type holds
+	keyNames                    [2]string
+	hasRangeKey                 bool
+	nonKeyFields                []int // indexes into s.fields, in order, excluding keys
+	nonKeyNoVerFs               []int // nonKeyFields without the version
 }
 
 func newPlan(s *schema, tokenAttr string) *plan {
