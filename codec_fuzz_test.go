@@ -119,6 +119,15 @@ func cfCheck[T any](t *testing.T, data []byte) {
 	if werr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("encoded items differ:\ncompiled %s\nplain    %s", fmtItem(got), fmtItem(want))
 	}
+	if gi, sz, err := compiled.encodeSized(&v); err == nil {
+		for _, put := range []bool{false, true} {
+			for _, tok := range [][]byte{nil, make([]byte, 16)} {
+				if a, b := compiled.sizeOf(gi, sz, 12345, tok, put), compiled.writtenSize(gi, 12345, tok, put); a != b {
+					t.Fatalf("size counted while encoding %d, by writtenSize %d (put %v, token %v): %s", a, b, put, tok != nil, fmtItem(gi))
+				}
+			}
+		}
+	}
 	items := []map[string]types.AttributeValue{want}
 	if werr != nil {
 		items = nil
@@ -179,9 +188,18 @@ func FuzzCodecTable(f *testing.F) {
 		case 2:
 			cfCheck[cfJava2](t, data)
 		default:
-			cfCheck[cfItem](t, data)
+			cfCheck[cfPtrVer](t, data)
 		}
 	})
+}
+
+// cfPtrVer has a pointer version, which may be NULL.
+type cfPtrVer struct {
+	ID string         `dynamo:"id,hash"`
+	V  *uint32        `dynamo:"v,version"`
+	S  string         `dynamo:"s,omitempty"`
+	P  *string        `dynamo:"p"`
+	M  map[string]int `dynamo:"m"`
 }
 
 // cfJava2 is a table whose own fields are Java-typed.
@@ -199,11 +217,11 @@ func TestCodecUsedForBench(t *testing.T) {
 		t.Fatal("benchProfile is not compiled")
 	}
 	item := benchItem()
-	if _, clean, err := tbl.encodeItem(&item); err != nil || !clean {
+	if _, clean, _, err := tbl.encodeItem(&item); err != nil || !clean {
 		t.Fatalf("encodeItem: clean %v, err %v; want a clean item", clean, err)
 	}
 	item.Tags = []string{"a", "b", "a"}
-	got, clean, err := tbl.encodeItem(&item)
+	got, clean, _, err := tbl.encodeItem(&item)
 	if err != nil || clean {
 		t.Fatalf("a set with a duplicate: clean %v, err %v; want it left to checkEncoded", clean, err)
 	}

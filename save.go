@@ -204,7 +204,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
 		return saveRequest{}, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
 	}
-	item, err := t.encode(boxed)
+	item, sz, err := t.encodeSized(boxed)
 	if err != nil {
 		return saveRequest{}, err
 	}
@@ -241,7 +241,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		// digits than the one held: count the widest the field holds.
 		sizedAs = t.p.maxVersion
 	}
-	if size := t.writtenSize(item, sizedAs, token, wo.behavior == SavePut); size > maxItemSize {
+	if size := t.sizeOf(item, sz, sizedAs, token, wo.behavior == SavePut); size > maxItemSize {
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}

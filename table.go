@@ -118,60 +118,80 @@ func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
 // would (validate.go): every refusal wraps ErrInvalidInput and names the
 // field. Duplicate set elements are dropped.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
-	item, clean, err := t.encodeItem(boxed)
+	item, _, err := t.encodeSized(boxed)
+	return item, err
+}
+
+// encodeSized is encode that also returns the item's sizes as the codec
+// counted them while encoding (ok false: not counted).
+func (t *Table[T]) encodeSized(boxed any) (map[string]types.AttributeValue, itemSizes, error) {
+	item, clean, sz, err := t.encodeItem(boxed)
 	if err != nil {
-		return nil, err
+		return nil, itemSizes{}, err
 	}
 	if clean {
-		return item, nil // checked while encoding
+		return item, sz, nil // checked while encoding
 	}
 	if err := t.p.s.checkEncoded(t.name, item); err != nil {
-		return nil, err
+		return nil, itemSizes{}, err
 	}
-	return item, nil
+	return item, itemSizes{}, nil // checkEncoded may have dropped set elements
+}
+
+// itemSizes are the sizes of an encoded item counted while encoding: total
+// is what writtenSize would count for every attribute as it stands (names
+// included), nulls the part of it of the NULL attributes.
+type itemSizes struct {
+	ok           bool
+	total, nulls int
 }
 
 // encodeUnchecked is encode without the checks of the encoded values (UTF-8,
 // depth, set duplicates); the Go value is still checked, so that encoding
 // cannot crash.
 func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
-	item, _, err := t.encodeItem(boxed)
+	item, _, _, err := t.encodeItem(boxed)
 	return item, err
 }
+
+var codecHooks = &codec.Hooks{Check: validAV, Size: valueSize}
 
 // encodeItem encodes the struct boxed points to, through the compiled codec
 // where the table has one, else (and for the error of a value it refuses)
 // through attributevalue. clean reports that the encoded values were checked
 // as checkEncoded would check them and found valid, without duplicate set
-// elements: checkEncoded has nothing left to do.
-func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, clean bool, err error) {
+// elements: checkEncoded has nothing left to do; sz, when ok, the item's
+// sizes.
+func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
 	s := t.p.s
 	if s.walk {
 		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
-			return nil, false, err
+			return nil, false, sz, err
 		}
 	}
 	if t.enc != nil {
-		// An error falls through to attributevalue, which words it.
-		if m, ok, err := t.enc.Encode(reflect.ValueOf(boxed).UnsafePointer(), t.m.enc, validAV); err == nil {
-			item, clean = m, ok
+		// An error falls through to attributevalue, which words it. Room
+		// for the write token.
+		if r, err := t.enc.Encode(reflect.ValueOf(boxed).UnsafePointer(), t.m.enc, codecHooks, 1); err == nil {
+			item, clean = r.Item, r.Clean
+			sz = itemSizes{ok: true, total: r.Size, nulls: r.NullSize}
 		}
 	}
 	if item == nil {
 		av, err := t.m.enc.Encode(boxed)
 		if err != nil {
-			return nil, false, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
+			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
 		}
 		m, ok := av.(*types.AttributeValueMemberM)
 		if !ok {
-			return nil, false, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
+			return nil, false, sz, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
 		}
 		item = m.Value
 	}
 	if len(s.javaFields) > 0 {
-		clean = false
+		clean, sz = false, itemSizes{}
 		if err := s.javaEncode(item); err != nil {
-			return nil, false, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.typ, err)
+			return nil, false, sz, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.typ, err)
 		}
 	}
 	if s.hasSets {
@@ -180,17 +200,17 @@ func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, 
 			if f.setKind == 0 {
 				continue
 			}
-			clean = false
+			clean, sz = false, itemSizes{}
 			if v, ok := item[f.name]; ok {
 				sv, err := listToSet(v, f.setKind)
 				if err != nil {
-					return nil, false, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.typ, f.goName, f.name, err)
+					return nil, false, sz, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.typ, f.goName, f.name, err)
 				}
 				item[f.name] = sv
 			}
 		}
 	}
-	return item, clean, nil
+	return item, clean, sz, nil
 }
 
 // decode decodes a stored item into a new T.

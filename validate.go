@@ -993,6 +993,32 @@ func (t *Table[T]) writtenSize(item map[string]types.AttributeValue, next int64,
 	return n
 }
 
+// sizeOf is writtenSize, from the sizes the codec counted while encoding
+// item when it did (sz.ok): the same count without walking the item again.
+func (t *Table[T]) sizeOf(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, put bool) int {
+	if !sz.ok {
+		return t.writtenSize(item, next, token, put)
+	}
+	s := t.p.s
+	n := sz.total
+	if !put {
+		n -= sz.nulls
+	}
+	if s.version >= 0 {
+		name := s.fields[s.version].name
+		if v, ok := item[name]; ok && (put || !isNull(v)) {
+			n -= len(name) + valueSize(v) // counted below as written
+		}
+		n += len(name) + numberSize(strconv.FormatInt(next, 10))
+	}
+	if token != nil && t.p.tokenAttr != "" {
+		// The codec's item never holds the token attribute: NewTable
+		// refuses a field of its name on a versioned type.
+		n += len(t.p.tokenAttr) + len(token)
+	}
+	return n
+}
+
 func isNull(av types.AttributeValue) bool {
 	_, null := av.(*types.AttributeValueMemberNULL)
 	return null

@@ -85,19 +85,69 @@ func (s *Struct) Type() reflect.Type { return s.typ }
 // elements.
 type Check func(av types.AttributeValue, level int) bool
 
+// Hooks are the caller's rules the codec applies while it encodes.
+type Hooks struct {
+	Check Check
+	// Size returns the size the caller counts for a value (DynamoDB's item
+	// size rules); the codec sums it over the top-level attributes, with
+	// their names.
+	Size func(av types.AttributeValue) int
+}
+
+// Result is an encoded item.
+type Result struct {
+	Item map[string]types.AttributeValue
+	// Clean reports that every string and name is valid UTF-8, no map key
+	// or name is empty, the item nests no deeper than MaxNesting, and
+	// Hooks.Check accepted every value handed to it; when Clean is false
+	// the caller must check the item itself.
+	Clean bool
+	// Size is the sum of len(name) + Hooks.Size(value) over Item, and
+	// NullSize the part of it of the attributes that are NULL.
+	Size, NullSize int
+}
+
 // Encode encodes the struct p points to (of s's type) into an item, as
-// enc.Encode of a pointer to it would. clean reports that every string and
-// name is valid UTF-8, no map key or name is empty, the item nests no deeper
-// than MaxNesting, and check accepted every value handed to it; when clean
-// is false the caller must check the item itself. An error means
-// attributevalue would fail too: the caller asks it for its error.
-func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, check Check) (item map[string]types.AttributeValue, clean bool, err error) {
-	e := encState{enc: enc, check: check, clean: true}
-	m, err := e.structBody(s.root, p, 1)
-	if err != nil {
-		return nil, false, err
+// enc.Encode of a pointer to it would. room is how many attributes the
+// caller will add to the item. An error means attributevalue would fail
+// too: the caller asks it for its error.
+func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
+	e := encState{enc: enc, check: h.Check, clean: true}
+	n := s.root
+	if !n.namesOK {
+		e.clean = false
 	}
-	return m, e.clean, nil
+	r := Result{Item: make(map[string]types.AttributeValue, len(n.fields)+room)}
+	for i := range n.fields {
+		f := &n.fields[i]
+		fp, ok := fieldPtr(p, f.hops)
+		if !ok {
+			continue
+		}
+		av, err := e.value(f.n, fp, 1)
+		if err != nil {
+			return Result{}, err
+		}
+		if av == nil {
+			continue
+		}
+		r.Item[f.name] = av
+		var sz int
+		switch v := av.(type) {
+		case *types.AttributeValueMemberS:
+			sz = len(v.Value)
+		case *types.AttributeValueMemberBOOL:
+			sz = 1
+		case *types.AttributeValueMemberNULL:
+			sz = 1
+			r.NullSize += len(f.name) + 1
+		default:
+			sz = h.Size(av)
+		}
+		r.Size += len(f.name) + sz
+	}
+	r.Clean = e.clean
+	return r, nil
 }
 
 // Decode decodes item into the zero struct p points to, as dec.Decode of

@@ -237,7 +237,8 @@ func encodeBoth(t *testing.T, v reflect.Value) map[string]types.AttributeValue {
 	if c == nil {
 		return want
 	}
-	got, _, gerr := c.Encode(v.UnsafePointer(), avEnc, acceptAll)
+	r, gerr := c.Encode(v.UnsafePointer(), avEnc, &Hooks{Check: acceptAll, Size: func(types.AttributeValue) int { return 0 }}, 0)
+	got := r.Item
 	if (werr != nil) != (gerr != nil) {
 		t.Fatalf("%s: encode errors differ: attributevalue %v, codec %v\nvalue %#v", v.Elem().Type(), werr, gerr, v.Elem().Interface())
 	}
