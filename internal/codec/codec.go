@@ -466,7 +466,7 @@ func visibleFields(t reflect.Type) ([]avField, bool) {
 	var fields []cand
 	current := []cand{}
 	next := []cand{{avField: avField{typ: t}}}
-	count := map[reflect.Type]int{}
+	var count map[reflect.Type]int
 	nextCount := map[reflect.Type]int{}
 	visited := map[reflect.Type]bool{}
 	for len(next) > 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -161,7 +162,7 @@ type Kitchen struct {
 	Cplx    complex64             `dynamo:"cplx"`
 	Uptr    uintptr               `dynamo:"uptr"`
 	PP      **int                 `dynamo:"pp"`
-	unexp   int
+	unexp   int                   // unexported: never encoded
 }
 
 type Small struct {
@@ -396,6 +397,18 @@ func FuzzCodecDecode(f *testing.F) {
 		}
 		decodeBoth(t, typ, item)
 	})
+}
+
+// TestCodecUnexported checks that an unexported field is left out.
+func TestCodecUnexported(t *testing.T) {
+	k := Kitchen{unexp: 7}
+	r, err := For(reflect.TypeFor[Kitchen]()).Encode(unsafe.Pointer(&k), avEnc, &Hooks{Check: acceptAll, Size: func(types.AttributeValue) int { return 0 }}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Item["unexp"]; ok || k.unexp != 7 {
+		t.Errorf("unexported field encoded: %s", show(r.Item))
+	}
 }
 
 // TestCodecCompiles pins which shapes are compiled (a regression that
