@@ -1,14 +1,17 @@
 package dynamo
 
 import (
+	"context"
 	"errors"
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/codec/codectest"
@@ -240,4 +243,53 @@ func TestCodecUsedForBench(t *testing.T) {
 	if codec.For(reflect.TypeFor[cfItem]()) == nil {
 		t.Fatal("cfItem is not compiled: FuzzCodecTable would test nothing")
 	}
+}
+
+// statelessClient answers PutItem and GetItem without recording anything,
+// so that goroutines may share it.
+type statelessClient struct {
+	Client
+	get *dynamodb.GetItemOutput
+}
+
+func (c statelessClient) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return &dynamodb.PutItemOutput{}, nil
+}
+
+func (c statelessClient) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return c.get, nil
+}
+
+// TestCodecConcurrent encodes and decodes through one table from several
+// goroutines (run with -race): the compiled codec shares only immutable
+// state.
+func TestCodecConcurrent(t *testing.T) {
+	stored := benchItem()
+	item, err := attributevalue.MarshalMapWithOptions(&stored, benchEncOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := newBenchTable(t, statelessClient{get: &dynamodb.GetItemOutput{Item: item}})
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				in := benchItem()
+				in.Visits = int64(g*1000 + i)
+				saved, err := tbl.Save(context.Background(), in, WithSaveBehavior(SavePut))
+				if err != nil || saved.Visits != in.Visits || saved.Version != 4 {
+					t.Errorf("Save: %+v, %v", saved, err)
+					return
+				}
+				got, err := tbl.Load(context.Background(), benchProfile{ID: in.ID})
+				if err != nil || !reflect.DeepEqual(got, stored) {
+					t.Errorf("Load: %+v, %v", got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
