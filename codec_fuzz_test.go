@@ -151,8 +151,16 @@ func cfCheck[T any](t *testing.T, data []byte) {
 		items = append(items, rnd)
 	}
 	for _, item := range items {
-		gv, gerr := compiled.decode(item)
-		wv, werr := plain.decode(item)
+		gv, gerr, gp := decodeSafe(compiled, item)
+		wv, werr, wp := decodeSafe(plain, item)
+		if gp != wp {
+			t.Fatalf("decode of %s panics: compiled %v, plain %v", fmtItem(item), gp, wp)
+		}
+		if gp {
+			// attributevalue panics on some items (a B of another length
+			// into a byte array): the same with or without the codec.
+			continue
+		}
 		if (gerr != nil) != (werr != nil) {
 			t.Fatalf("decode errors differ on %s:\ncompiled %v\nplain    %v", fmtItem(item), gerr, werr)
 		}
@@ -165,6 +173,16 @@ func cfCheck[T any](t *testing.T, data []byte) {
 			t.Fatalf("decoded values differ on %s:\ncompiled %+v\nplain    %+v", fmtItem(item), gv, wv)
 		}
 	}
+}
+
+func decodeSafe[T any](tb *Table[T], item map[string]types.AttributeValue) (v T, err error, panicked bool) {
+	defer func() {
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	v, err = tb.decode(item)
+	return v, err, false
 }
 
 // sameEncoding reports whether a and b, unequal to DeepEqual, encode alike
