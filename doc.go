@@ -76,6 +76,14 @@
 // omitempty, omitemptyelem, nullempty, nullemptyelem, string, stringset,
 // numberset, binaryset and unixtime are passed to attributevalue unchanged.
 //
+// Items are encoded and decoded exactly as attributevalue's Encoder and
+// Decoder (TagKey "dynamo") do, but through code compiled once per struct
+// type instead of a reflective walk per call; fields of types it does not
+// compile (custom Marshalers, interfaces, arrays, maps with non-string keys)
+// are handed to attributevalue in place. A mapper given WithEncoderOptions or
+// WithDecoderOptions uses attributevalue alone for what those options
+// change.
+//
 // Secondary indexes are declared in tags of their own, as in guregu/dynamo,
 // and used by CreateTable and by Query and Scan with Index(name):
 //

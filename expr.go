@@ -58,7 +58,10 @@ type plan struct {
 	condCreate  string // attribute_not_exists(#v) OR #v = :v0 (held 0)
 	condMatch   string // #v = :v0
 	condClobber string // SaveClobber: the stored version leaves room for one more
-	maxVersion  int64  // the largest version the field's type holds
+	// condMatchPtr and condCreatePtr point to condMatch and condCreate,
+	// for requests (condPtr): no allocation per call.
+	condMatchPtr, condCreatePtr *string
+	maxVersion                  int64 // the largest version the field's type holds
 	// The version settings (tags.go): the first version written (verClock:
 	// the clock's Unix milliseconds instead) and the step of every later
 	// write; 1 and 1 by default.
@@ -111,6 +114,7 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.maxVersion = s.maxVersion()
 		o := &s.fields[s.version].opts
 		p.verStart, p.verStep, p.verClock = max(o.versionStart, 1), max(o.versionStep, 1), o.versionClock
+		p.condMatchPtr, p.condCreatePtr = &p.condMatch, &p.condCreate
 	}
 	if p.tokenAttr != "" {
 		p.allNames[tokenNamePH] = p.tokenAttr
@@ -530,6 +534,18 @@ func numberAV(n int64) *types.AttributeValueMemberN {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// condPtr is strPtr, without allocating for the type's own version
+// conditions.
+func (p *plan) condPtr(s string) *string {
+	switch {
+	case p.condMatchPtr != nil && s == p.condMatch:
+		return p.condMatchPtr
+	case p.condCreatePtr != nil && s == p.condCreate:
+		return p.condCreatePtr
+	}
+	return strPtr(s)
+}
 
 // strPtr returns nil for "", else a pointer to s.
 func strPtr(s string) *string {

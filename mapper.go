@@ -21,6 +21,11 @@ type Mapper struct {
 	opts   mapperOptions
 	enc    *attributevalue.Encoder // stateless after construction
 	dec    *attributevalue.Decoder // stateless after construction
+	// compiledEnc and compiledDec report whether items may be encoded and
+	// decoded by the compiled codecs (internal/codec), which produce what
+	// enc and dec produce with their default options: true unless the
+	// caller gave encoder or decoder options.
+	compiledEnc, compiledDec bool
 }
 
 // Option configures a Mapper: WithWriteTokenAttribute, WithEncoderOptions,
@@ -94,7 +99,7 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 	if o.clock == nil {
 		o.clock = clock.Real()
 	}
-	m := &Mapper{raw: c, opts: o}
+	m := &Mapper{raw: c, opts: o, compiledEnc: len(o.encoderOpts) == 0, compiledDec: len(o.decoderOpts) == 0}
 	if c != nil {
 		m.client = tableErrors{c}
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -519,12 +520,25 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 			return fmt.Errorf("dynamo: decode item of table %q into %s: %w (item key %s)", t.name, t.p.s.typ, err, formatKey(t.pickKey(item)))
 		}
 	}
-	if t.ptr {
-		pv := reflect.New(t.p.s.typ)
-		err = t.m.dec.Decode(&d.m, pv.Interface())
-		*out = pv.Interface().(T)
-	} else {
-		err = t.m.dec.Decode(&d.m, out)
+	if t.dec != nil {
+		if t.ptr {
+			pv := reflect.New(t.p.s.typ)
+			if err = t.dec.Decode(d.m.Value, pv.UnsafePointer(), t.m.dec); err == nil {
+				*out = pv.Interface().(T)
+			}
+		} else if err = t.dec.Decode(d.m.Value, unsafe.Pointer(out), t.m.dec); err != nil {
+			var zero T
+			*out = zero // attributevalue words the error, on a fresh value
+		}
+	}
+	if t.dec == nil || err != nil {
+		if t.ptr {
+			pv := reflect.New(t.p.s.typ)
+			err = t.m.dec.Decode(&d.m, pv.Interface())
+			*out = pv.Interface().(T)
+		} else {
+			err = t.m.dec.Decode(&d.m, out)
+		}
 	}
 	d.m.Value = nil
 	if err != nil {

@@ -81,7 +81,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	}
 	item := r.item
 	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
-		if s.version >= 0 {
+		if s.version >= 0 && !r.put { // a put's item carries them already
 			// The request is done with item.
 			item[s.fields[s.version].name] = numberAV(r.next)
 			if r.token != nil {
@@ -133,7 +133,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                           aws.String(t.name),
 			Item:                                r.item,
-			ConditionExpression:                 strPtr(r.pc.cond),
+			ConditionExpression:                 t.p.condPtr(r.pc.cond),
 			ExpressionAttributeNames:            r.pc.names,
 			ExpressionAttributeValues:           r.pc.values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -144,7 +144,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		TableName:                           aws.String(t.name),
 		Key:                                 r.key,
 		UpdateExpression:                    strPtr(r.up.update),
-		ConditionExpression:                 strPtr(r.up.cond),
+		ConditionExpression:                 t.p.condPtr(r.up.cond),
 		ExpressionAttributeNames:            r.up.names,
 		ExpressionAttributeValues:           r.up.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -232,7 +232,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		now = t.m.opts.clock.Now()
 	}
 	boxed, v = t.stamp(boxed, v, now)
-	item, err := t.encode(boxed)
+	item, sz, err := t.encodeSized(boxed)
 	if err != nil {
 		return saveRequest{}, err
 	}
@@ -278,7 +278,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		// digits than the one held: count the widest the field holds.
 		sizedAs = t.p.maxVersion
 	}
-	if size := t.writtenSize(item, sizedAs, token, wo.behavior == SavePut); size > maxItemSize {
+	if size := t.sizeOf(item, sz, sizedAs, token, wo.behavior == SavePut); size > maxItemSize {
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"reflect"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/ddbkit/dynamo/internal/codec"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -17,6 +20,9 @@ type Table[T any] struct {
 	p    *plan
 	ptr  bool    // T is a pointer to the struct
 	gate gate[T] // queues and combines Update calls per key; see gate.go
+	// enc and dec are the compiled codec of the struct type when the
+	// mapper may use it for encoding and decoding; nil otherwise.
+	enc, dec *codec.Struct
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -56,7 +62,16 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	return &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr}, nil
+	t := &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr}
+	if c := codec.For(rt); c != nil {
+		if m.compiledEnc {
+			t.enc = c
+		}
+		if m.compiledDec {
+			t.dec = c
+		}
+	}
+	return t, nil
 }
 
 // Name returns the table's name.
@@ -108,42 +123,86 @@ func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
 // would (validate.go): every refusal wraps ErrInvalidInput and names the
 // field. Duplicate set elements are dropped.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
-	item, err := t.encodeUnchecked(boxed)
+	item, _, err := t.encodeSized(boxed)
+	return item, err
+}
+
+// encodeSized is encode that also returns the item's sizes as the codec
+// counted them while encoding (ok false: not counted).
+func (t *Table[T]) encodeSized(boxed any) (map[string]types.AttributeValue, itemSizes, error) {
+	item, clean, sz, err := t.encodeItem(boxed)
 	if err != nil {
-		return nil, err
+		return nil, itemSizes{}, err
 	}
-	if err := t.p.s.checkEncoded(t.name, item); err != nil {
-		return nil, err
+	if !clean {
+		if err := t.p.s.checkEncoded(t.name, item); err != nil {
+			return nil, itemSizes{}, err
+		}
+		sz = itemSizes{} // checkEncoded may have dropped set elements
 	}
 	if t.p.s.entity >= 0 {
 		if err := t.p.s.stampEntity(t.name, item); err != nil {
-			return nil, err
+			return nil, itemSizes{}, err
 		}
+		sz = itemSizes{} // the entity attribute changed: count again
 	}
-	return item, nil
+	return item, sz, nil
+}
+
+// itemSizes are the sizes of an encoded item counted while encoding: total
+// is what writtenSize would count for every attribute as it stands (names
+// included), nulls the part of it of the NULL attributes.
+type itemSizes struct {
+	ok           bool
+	total, nulls int
 }
 
 // encodeUnchecked is encode without the checks of the encoded values (UTF-8,
 // depth, set duplicates); the Go value is still checked, so that encoding
 // cannot crash.
 func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
+	item, _, _, err := t.encodeItem(boxed)
+	return item, err
+}
+
+var codecHooks = &codec.Hooks{Check: validAV, Size: valueSize}
+
+// encodeItem encodes the struct boxed points to, through the compiled codec
+// where the table has one, else (and for the error of a value it refuses)
+// through attributevalue. clean reports that the encoded values were checked
+// as checkEncoded would check them and found valid, without duplicate set
+// elements: checkEncoded has nothing left to do; sz, when ok, the item's
+// sizes.
+func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
 	s := t.p.s
 	if s.walk {
 		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
-			return nil, err
+			return nil, false, sz, err
 		}
 	}
-	av, err := t.m.enc.Encode(boxed)
-	if err != nil {
-		return nil, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
+	if t.enc != nil {
+		// An error falls through to attributevalue, which words it. Room
+		// for the write token.
+		if r, err := t.enc.Encode(reflect.ValueOf(boxed).UnsafePointer(), t.m.enc, codecHooks, 1); err == nil {
+			item, clean = r.Item, r.Clean
+			sz = itemSizes{ok: true, total: r.Size, nulls: r.NullSize}
+		}
 	}
-	m, ok := av.(*types.AttributeValueMemberM)
-	if !ok {
-		return nil, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
+	if item == nil {
+		av, err := t.m.enc.Encode(boxed)
+		if err != nil {
+			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
+		}
+		m, ok := av.(*types.AttributeValueMemberM)
+		if !ok {
+			return nil, false, sz, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
+		}
+		item = m.Value
 	}
 	if len(s.javaFields) > 0 {
-		if err := s.javaEncode(m.Value); err != nil {
-			return nil, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.typ, err)
+		clean, sz = false, itemSizes{}
+		if err := s.javaEncode(item); err != nil {
+			return nil, false, sz, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.typ, err)
 		}
 	}
 	if s.hasSets {
@@ -152,16 +211,17 @@ func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, 
 			if f.setKind == 0 {
 				continue
 			}
-			if v, ok := m.Value[f.name]; ok {
+			clean, sz = false, itemSizes{}
+			if v, ok := item[f.name]; ok {
 				sv, err := listToSet(v, f.setKind)
 				if err != nil {
-					return nil, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.typ, f.goName, f.name, err)
+					return nil, false, sz, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.typ, f.goName, f.name, err)
 				}
-				m.Value[f.name] = sv
+				item[f.name] = sv
 			}
 		}
 	}
-	return m.Value, nil
+	return item, clean, sz, nil
 }
 
 // decode decodes a stored item into a new T.
@@ -172,6 +232,19 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		if item, err = t.p.s.javaDecode(item); err != nil {
 			return out, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
 		}
+	}
+	if t.dec != nil {
+		if t.ptr {
+			pv := reflect.New(t.p.s.typ)
+			if t.dec.Decode(item, pv.UnsafePointer(), t.m.dec) == nil {
+				return pv.Interface().(T), nil
+			}
+		} else if t.dec.Decode(item, unsafe.Pointer(&out), t.m.dec) == nil {
+			return out, nil
+		}
+		// attributevalue words the error, on a fresh value.
+		var zero T
+		out = zero
 	}
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)

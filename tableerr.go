@@ -34,8 +34,11 @@ func (e *notFoundError) Error() string {
 func (e *notFoundError) Unwrap() []error { return []error{ErrTableNotFound, e.err} }
 
 func explain(table *string, err error) error {
+	if err == nil {
+		return nil // before rnf, which escapes: no allocation on success
+	}
 	var rnf *types.ResourceNotFoundException
-	if err != nil && errors.As(err, &rnf) {
+	if errors.As(err, &rnf) {
 		return &notFoundError{table: aws.ToString(table), err: err}
 	}
 	return err

@@ -543,6 +543,43 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 	return nil, nil
 }
 
+// validAV is the compiled encoder's check (codec.Check) of a value it does
+// not check itself: av, at nesting level level, passes checkEncoded
+// unchanged — valid strings, names and numbers, nesting within the limit, no
+// duplicate set elements.
+func validAV(av types.AttributeValue, level int) bool {
+	return checkAVReadOnly(av, level) == nil && !hasDupes(av)
+}
+
+// hasDupes reports whether a set in av holds an element twice (as checkAV
+// compares them).
+func hasDupes(av types.AttributeValue) bool {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberSS:
+		_, dup := dedupe(v.Value, func(s string) string { return s })
+		return dup
+	case *types.AttributeValueMemberNS:
+		_, dup := dedupe(v.Value, numberKeyFunc(v.Value))
+		return dup
+	case *types.AttributeValueMemberBS:
+		_, dup := dedupe(v.Value, func(b []byte) string { return string(b) })
+		return dup
+	case *types.AttributeValueMemberM:
+		for _, e := range v.Value {
+			if hasDupes(e) {
+				return true
+			}
+		}
+	case *types.AttributeValueMemberL:
+		for _, e := range v.Value {
+			if hasDupes(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // checkCondValues checks the names and values of a compiled If condition
 // like an item's: valid UTF-8, within the nesting limit. It changes nothing.
 // Its callers wrap the error in ErrInvalidInput.
@@ -952,6 +989,32 @@ func (t *Table[T]) writtenSize(item map[string]types.AttributeValue, next int64,
 	}
 	if tokenAttr != "" {
 		n += len(tokenAttr) + len(token)
+	}
+	return n
+}
+
+// sizeOf is writtenSize, from the sizes the codec counted while encoding
+// item when it did (sz.ok): the same count without walking the item again.
+func (t *Table[T]) sizeOf(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, put bool) int {
+	if !sz.ok {
+		return t.writtenSize(item, next, token, put)
+	}
+	s := t.p.s
+	n := sz.total
+	if !put {
+		n -= sz.nulls
+	}
+	if s.version >= 0 {
+		name := s.fields[s.version].name
+		if v, ok := item[name]; ok && (put || !isNull(v)) {
+			n -= len(name) + valueSize(v) // counted below as written
+		}
+		n += len(name) + numberSize(strconv.FormatInt(next, 10))
+	}
+	if token != nil && t.p.tokenAttr != "" {
+		// The codec's item never holds the token attribute: NewTable
+		// refuses a field of its name on a versioned type.
+		n += len(t.p.tokenAttr) + len(token)
 	}
 	return n
 }

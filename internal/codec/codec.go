@@ -1,0 +1,1381 @@
+// Package codec encodes Go structs to DynamoDB items and decodes them back
+// through code prepared once per struct type, producing exactly what
+// attributevalue's Encoder and Decoder (with TagKey "dynamo" and otherwise
+// default options) produce, without walking the type on every call.
+//
+// What it does not compile is handed to attributevalue, field by field:
+// types with a custom MarshalDynamoDBAttributeValue or
+// UnmarshalDynamoDBAttributeValue (also promoted or through a pointer),
+// interfaces, arrays, maps with keys other than plain strings, pointers to
+// pointers, number-like strings (json.Number, attributevalue.Number), types
+// convertible to time.Time other than time.Time itself, funcs, chans,
+// complex numbers, recursive types. A field that needs attributevalue is
+// encoded and decoded by it in place (the field's memory is viewed as a
+// one-field struct carrying the field's tag), so addressability, and with it
+// which marshaler methods apply, is the same as in a whole-struct call. A
+// struct that needs attributevalue in a position that is not addressable (a
+// map value) is not compiled at all.
+//
+// The field rules (which fields are visible, embedded structs flattened,
+// shadowing by depth and tags, case-insensitive name matching on decode)
+// follow attributevalue v1.21's field.go (Apache License 2.0). Encoders and
+// decoders configured with options other than the defaults are not
+// compiled: the caller uses attributevalue for them.
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// TagKey is the struct tag the codec reads, after `dynamodbav` (which it
+// overrides), as attributevalue does with EncoderOptions.TagKey "dynamo".
+const TagKey = "dynamo"
+
+// MaxNesting is DynamoDB's nesting limit as its server counts it: the item
+// is level 1, every map or list one level more.
+const MaxNesting = 32
+
+// Struct is the compiled codec of one struct type. It is immutable and safe
+// for concurrent use.
+type Struct struct {
+	typ  reflect.Type
+	root *node
+}
+
+var cache sync.Map // reflect.Type → *Struct (nil when not compiled)
+
+// For returns the codec of struct type t, or nil when t cannot be compiled
+// (its values must go through attributevalue whole).
+func For(t reflect.Type) *Struct {
+	if c, ok := cache.Load(t); ok {
+		return c.(*Struct)
+	}
+	var s *Struct
+	if t.Kind() == reflect.Struct {
+		b := &builder{onPath: map[reflect.Type]bool{}}
+		if n := b.compile(t, tag{}, true); n != nil && n.kind == kStruct {
+			s = &Struct{typ: t, root: n}
+		}
+	}
+	c, _ := cache.LoadOrStore(t, s)
+	return c.(*Struct)
+}
+
+// Type returns the struct type s encodes.
+func (s *Struct) Type() reflect.Type { return s.typ }
+
+// Check is the caller's check of a value the codec does not check itself
+// (numbers written from floats, sets, values encoded by attributevalue):
+// it reports whether av, at nesting level level (its container's level; a
+// top-level attribute has level 1), is one DynamoDB accepts as it is —
+// valid strings and numbers, nesting within MaxNesting, no duplicate set
+// elements.
+type Check func(av types.AttributeValue, level int) bool
+
+// Hooks are the caller's rules the codec applies while it encodes.
+type Hooks struct {
+	Check Check
+	// Size returns the size the caller counts for a value (DynamoDB's item
+	// size rules); the codec sums it over the top-level attributes, with
+	// their names.
+	Size func(av types.AttributeValue) int
+}
+
+// Result is an encoded item.
+type Result struct {
+	Item map[string]types.AttributeValue
+	// Clean reports that every string and name is valid UTF-8, no map key
+	// or name is empty, the item nests no deeper than MaxNesting, and
+	// Hooks.Check accepted every value handed to it; when Clean is false
+	// the caller must check the item itself.
+	Clean bool
+	// Size is the sum of len(name) + Hooks.Size(value) over Item, and
+	// NullSize the part of it of the attributes that are NULL.
+	Size, NullSize int
+}
+
+// Encode encodes the struct p points to (of s's type) into an item, as
+// enc.Encode of a pointer to it would. room is how many attributes the
+// caller will add to the item. An error means attributevalue would fail
+// too: the caller asks it for its error.
+func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
+	e := encState{enc: enc, check: h.Check, clean: true}
+	n := s.root
+	if !n.namesOK {
+		e.clean = false
+	}
+	r := Result{Item: make(map[string]types.AttributeValue, len(n.fields)+room)}
+	for i := range n.fields {
+		f := &n.fields[i]
+		fp, ok := fieldPtr(p, f.hops)
+		if !ok {
+			continue
+		}
+		av, err := e.value(f.n, fp, 1)
+		if err != nil {
+			return Result{}, err
+		}
+		if av == nil {
+			continue
+		}
+		r.Item[f.name] = av
+		var sz int
+		switch v := av.(type) {
+		case *types.AttributeValueMemberS:
+			sz = len(v.Value)
+		case *types.AttributeValueMemberBOOL:
+			sz = 1
+		case *types.AttributeValueMemberNULL:
+			sz = 1
+			r.NullSize += len(f.name) + 1
+		default:
+			sz = h.Size(av)
+		}
+		r.Size += len(f.name) + sz
+	}
+	r.Clean = e.clean
+	return r, nil
+}
+
+// Decode decodes item into the zero struct p points to, as dec.Decode of
+// the item into a pointer to it would. After an error p holds a partly
+// decoded value: the caller asks attributevalue for its error.
+func (s *Struct) Decode(item map[string]types.AttributeValue, p unsafe.Pointer, dec *attributevalue.Decoder) error {
+	d := decState{dec: dec}
+	return d.structFields(s.root, item, p)
+}
+
+// ---- types ----
+
+type kind uint8
+
+const (
+	kString kind = iota + 1
+	kBool
+	kInt
+	kUint
+	kFloat
+	kTime
+	kPtr
+	kSlice
+	kMap
+	kStruct
+	kFallback
+)
+
+// tag is the part of a struct tag attributevalue reads.
+type tag struct {
+	name                     string
+	ignore                   bool
+	omitEmpty, omitEmptyElem bool
+	nullEmpty, nullEmptyElem bool
+	asString                 bool
+	binSet, numSet, strSet   bool
+	unixTime                 bool
+	raw                      string // options as written, for a fallback's view
+}
+
+func (t *tag) parse(s string) {
+	parts := strings.Split(s, ",")
+	if name := parts[0]; name == "-" {
+		t.name, t.ignore = "", true
+	} else {
+		t.name, t.ignore = name, false
+	}
+	for _, opt := range parts[1:] {
+		switch opt {
+		case "omitempty":
+			t.omitEmpty = true
+		case "omitemptyelem":
+			t.omitEmptyElem = true
+		case "nullempty":
+			t.nullEmpty = true
+		case "nullemptyelem":
+			t.nullEmptyElem = true
+		case "string":
+			t.asString = true
+		case "binaryset":
+			t.binSet = true
+		case "numberset":
+			t.numSet = true
+		case "stringset":
+			t.strSet = true
+		case "unixtime":
+			t.unixTime = true
+		}
+	}
+}
+
+// parseTags reads a struct field's tags as attributevalue does with TagKey
+// "dynamo": `dynamodbav` first, then a non-empty `dynamo` on top of it.
+func parseTags(st reflect.StructTag) tag {
+	var t tag
+	if s := st.Get("dynamodbav"); s != "" {
+		t.parse(s)
+	}
+	if s := st.Get(TagKey); s != "" {
+		t.parse(s)
+	}
+	return t
+}
+
+// elemTag is the tag attributevalue encodes elements of lists, sets and
+// maps with.
+func (t tag) elemTag() tag {
+	return tag{omitEmpty: t.omitEmptyElem, omitEmptyElem: t.omitEmptyElem, nullEmpty: t.nullEmptyElem}
+}
+
+// node is the compiled form of one Go type at one position (its tag).
+type node struct {
+	kind   kind
+	typ    reflect.Type
+	size   uintptr
+	tag    tag
+	bits   int   // kInt, kUint, kFloat: 8..64
+	elem   *node // kPtr, kSlice, kMap
+	bytes  bool  // kSlice: elements are uint8 kind (B)
+	fields []fieldNode
+	byName map[string]int
+	view   reflect.Type // kFallback: struct{ F typ `dynamo:"..."` }
+	// keyPlain: kMap with key type exactly string (typed fast paths).
+	keyPlain bool
+	// namesOK: kStruct: every attribute name is valid, non-empty UTF-8.
+	namesOK bool
+}
+
+// fieldNode is one visible field of a struct node.
+type fieldNode struct {
+	name string
+	hops []hop // offsets from the struct, through embedded pointers
+	n    *node
+}
+
+// hop is one step of a field path: add off; when deref, the field there is
+// a pointer to an embedded struct, followed (nil: the field is absent).
+type hop struct {
+	off   uintptr
+	deref bool
+	typ   reflect.Type // deref: the embedded struct type (for allocation)
+}
+
+var (
+	timeType        = reflect.TypeFor[time.Time]()
+	marshalerType   = reflect.TypeFor[attributevalue.Marshaler]()
+	unmarshalerType = reflect.TypeFor[attributevalue.Unmarshaler]()
+	numbererType    = reflect.TypeFor[interface {
+		Float64() (float64, error)
+		Int64() (int64, error)
+		String() string
+	}]()
+)
+
+type builder struct {
+	onPath map[reflect.Type]bool
+}
+
+// custom reports whether values of t (or pointers to them) have a method
+// attributevalue calls instead of encoding or decoding them itself.
+func custom(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return t.Implements(marshalerType) || pt.Implements(marshalerType) ||
+		t.Implements(unmarshalerType) || pt.Implements(unmarshalerType)
+}
+
+// compile returns the node of type t at a position with tag tg, or nil when
+// the codec cannot handle it. addressable says whether values at the
+// position are addressable in attributevalue's walk (struct fields of an
+// addressable struct, pointer targets, slice elements; not map values): only
+// there may a struct hand fields to attributevalue.
+func (b *builder) compile(t reflect.Type, tg tag, addressable bool) *node {
+	if custom(t) {
+		return nil
+	}
+	n := &node{typ: t, size: t.Size(), tag: tg}
+	switch t.Kind() {
+	case reflect.String:
+		if t.Implements(numbererType) {
+			return nil
+		}
+		n.kind = kString
+	case reflect.Bool:
+		n.kind = kBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n.kind, n.bits = kInt, int(t.Size()*8)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n.kind, n.bits = kUint, int(t.Size()*8)
+	case reflect.Float32, reflect.Float64:
+		n.kind, n.bits = kFloat, int(t.Size()*8)
+	case reflect.Pointer:
+		et := t.Elem()
+		if et.Kind() == reflect.Pointer || et.Kind() == reflect.Interface {
+			return nil
+		}
+		e := b.compile(et, tg, true)
+		if e == nil {
+			return nil
+		}
+		n.kind, n.elem = kPtr, e
+	case reflect.Slice:
+		et := t.Elem()
+		if et.Kind() == reflect.Uint8 {
+			n.bytes = true
+		}
+		e := b.compile(et, tg.elemTag(), true)
+		if e == nil {
+			return nil
+		}
+		n.kind, n.elem = kSlice, e
+	case reflect.Map:
+		kt := t.Key()
+		if kt.Kind() != reflect.String || kt.NumMethod() > 0 || reflect.PointerTo(kt).NumMethod() > 0 {
+			return nil
+		}
+		e := b.compile(t.Elem(), tg.elemTag(), false)
+		if e == nil || !e.pure() {
+			return nil
+		}
+		n.kind, n.elem = kMap, e
+		n.keyPlain = kt == reflect.TypeFor[string]()
+	case reflect.Struct:
+		if t == timeType {
+			n.kind = kTime
+			break
+		}
+		if t.ConvertibleTo(timeType) || b.onPath[t] {
+			return nil
+		}
+		b.onPath[t] = true
+		defer delete(b.onPath, t)
+		if !b.structFields(n, t, addressable) {
+			return nil
+		}
+		n.kind = kStruct
+	default:
+		return nil
+	}
+	return n
+}
+
+// pure reports whether n hands nothing to attributevalue.
+func (n *node) pure() bool {
+	switch n.kind {
+	case kFallback:
+		return false
+	case kPtr, kSlice, kMap:
+		return n.elem.pure()
+	case kStruct:
+		for i := range n.fields {
+			if !n.fields[i].n.pure() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// structFields compiles the visible fields of struct type t into n.
+func (b *builder) structFields(n *node, t reflect.Type, addressable bool) bool {
+	fs, ok := visibleFields(t)
+	if !ok {
+		return false
+	}
+	n.byName = make(map[string]int, len(fs))
+	n.namesOK = true
+	for _, f := range fs {
+		hops, ok := hopsOf(t, f.index)
+		if !ok {
+			return false
+		}
+		fn := b.compile(f.typ, f.tag, addressable)
+		if fn == nil {
+			if !addressable {
+				return false
+			}
+			fn = fallbackNode(f.typ, f.tag)
+		}
+		if f.name == "" || !utf8.ValidString(f.name) {
+			n.namesOK = false
+		}
+		n.byName[f.name] = len(n.fields)
+		n.fields = append(n.fields, fieldNode{name: f.name, hops: hops, n: fn})
+	}
+	return true
+}
+
+// fallbackNode is a field attributevalue encodes and decodes: its memory is
+// viewed as struct{ F T `dynamo:"f,<options>"` }, which has the layout of T.
+func fallbackNode(t reflect.Type, tg tag) *node {
+	view := reflect.StructOf([]reflect.StructField{{
+		Name: "F",
+		Type: t,
+		Tag:  reflect.StructTag(TagKey + ":" + strconv.Quote("f"+tg.raw)),
+	}})
+	return &node{kind: kFallback, typ: t, size: t.Size(), tag: tg, view: view}
+}
+
+// hopsOf turns a field index path into offsets, following embedded
+// pointers. It refuses paths through embedded pointers to unexported
+// struct types, which attributevalue's decoder cannot allocate.
+func hopsOf(t reflect.Type, index []int) ([]hop, bool) {
+	var hops []hop
+	var off uintptr
+	for i, x := range index {
+		if i > 0 && t.Kind() == reflect.Pointer {
+			hops = append(hops, hop{off: off, deref: true, typ: t.Elem()})
+			off = 0
+			t = t.Elem()
+		}
+		sf := t.Field(x)
+		if i < len(index)-1 && sf.Type.Kind() == reflect.Pointer && !sf.IsExported() {
+			return nil, false
+		}
+		off += sf.Offset
+		t = sf.Type
+	}
+	return append(hops, hop{off: off}), true
+}
+
+// avField is a field as attributevalue's field.go sees it.
+type avField struct {
+	tag   tag
+	name  string
+	index []int
+	typ   reflect.Type
+}
+
+// visibleFields is attributevalue's unionStructFields: the fields of t
+// with embedded structs flattened, shadowed fields dropped, in index order.
+func visibleFields(t reflect.Type) ([]avField, bool) {
+	type cand struct {
+		avField
+		fromTag bool
+	}
+	var fields []cand
+	current := []cand{}
+	next := []cand{{avField: avField{typ: t}}}
+	var count map[reflect.Type]int
+	nextCount := map[reflect.Type]int{}
+	visited := map[reflect.Type]bool{}
+	for len(next) > 0 {
+		current, next = next, current[:0]
+		count, nextCount = nextCount, map[reflect.Type]int{}
+		for _, f := range current {
+			if visited[f.typ] {
+				continue
+			}
+			visited[f.typ] = true
+			for i := 0; i < f.typ.NumField(); i++ {
+				sf := f.typ.Field(i)
+				if sf.PkgPath != "" && !sf.Anonymous {
+					continue
+				}
+				ft := parseTags(sf.Tag)
+				if ft.ignore {
+					continue
+				}
+				if raw, ok := rawOptions(sf.Tag); ok {
+					ft.raw = raw
+				}
+				typ := sf.Type
+				if typ.Name() == "" && typ.Kind() == reflect.Pointer {
+					typ = typ.Elem()
+				}
+				idx := make([]int, len(f.index)+1)
+				copy(idx, f.index)
+				idx[len(f.index)] = i
+				c := cand{avField: avField{tag: ft, name: sf.Name, index: idx, typ: sf.Type}}
+				if ft.name != "" {
+					c.name, c.fromTag = ft.name, true
+				}
+				if !sf.Anonymous || ft.name != "" || typ.Kind() != reflect.Struct {
+					if sf.PkgPath != "" && sf.Anonymous {
+						// A non-struct unexported embedded field:
+						// attributevalue lists it and then panics reading
+						// it. Leave the type to attributevalue.
+						return nil, false
+					}
+					fields = append(fields, c)
+					if count[f.typ] > 1 {
+						fields = append(fields, c)
+					}
+					continue
+				}
+				nextCount[typ]++
+				if nextCount[typ] == 1 {
+					nc := c
+					nc.typ = typ
+					next = append(next, nc)
+				}
+			}
+		}
+	}
+	sort.SliceStable(fields, func(i, j int) bool {
+		x, y := fields[i], fields[j]
+		if x.name != y.name {
+			return x.name < y.name
+		}
+		if len(x.index) != len(y.index) {
+			return len(x.index) < len(y.index)
+		}
+		if x.fromTag != y.fromTag {
+			return x.fromTag
+		}
+		return indexLess(x.index, y.index)
+	})
+	var out []avField
+	for adv, i := 0, 0; i < len(fields); i += adv {
+		name := fields[i].name
+		for adv = 1; i+adv < len(fields) && fields[i+adv].name == name; adv++ {
+		}
+		if adv == 1 {
+			out = append(out, fields[i].avField)
+			continue
+		}
+		group := fields[i : i+adv]
+		length := len(group[0].index)
+		tagged := -1
+		ok := true
+		for j, f := range group {
+			if len(f.index) > length {
+				group = group[:j]
+				break
+			}
+			if f.fromTag {
+				if tagged >= 0 {
+					ok = false
+					break
+				}
+				tagged = j
+			}
+		}
+		switch {
+		case !ok:
+		case tagged >= 0:
+			out = append(out, group[tagged].avField)
+		case len(group) == 1:
+			out = append(out, group[0].avField)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return indexLess(out[i].index, out[j].index) })
+	// The embedded field's type as declared (not dereferenced) is what the
+	// value holds.
+	for i := range out {
+		out[i].typ = fieldType(t, out[i].index)
+	}
+	return out, true
+}
+
+func fieldType(t reflect.Type, index []int) reflect.Type {
+	for i, x := range index {
+		if i > 0 && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		t = t.Field(x).Type
+	}
+	return t
+}
+
+func indexLess(a, b []int) bool {
+	for k, x := range a {
+		if k >= len(b) {
+			return false
+		}
+		if x != b[k] {
+			return x < b[k]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// rawOptions returns the options of the tag attributevalue reads for a
+// field, as ",opt,opt" (merged from `dynamodbav` and `dynamo`), for a
+// fallback's view type.
+func rawOptions(st reflect.StructTag) (string, bool) {
+	var opts []string
+	for _, key := range [...]string{"dynamodbav", TagKey} {
+		s := st.Get(key)
+		if s == "" {
+			continue
+		}
+		if _, rest, ok := strings.Cut(s, ","); ok {
+			opts = append(opts, rest)
+		}
+	}
+	if len(opts) == 0 {
+		return "", true
+	}
+	return "," + strings.Join(opts, ","), true
+}
+
+// ---- encoding ----
+
+type encState struct {
+	enc   *attributevalue.Encoder
+	check Check
+	clean bool
+	// Attribute values and number and time strings are carved out of
+	// chunks allocated a few at a time instead of one by one. Nothing
+	// written to a chunk is written again, so what was handed out stays.
+	ss    []types.AttributeValueMemberS
+	ns    []types.AttributeValueMemberN
+	bools []types.AttributeValueMemberBOOL
+	buf   []byte
+}
+
+const chunk = 8
+
+func (e *encState) newS(s string) *types.AttributeValueMemberS {
+	if len(e.ss) == cap(e.ss) {
+		e.ss = make([]types.AttributeValueMemberS, 0, chunk)
+	}
+	e.ss = append(e.ss, types.AttributeValueMemberS{Value: s})
+	return &e.ss[len(e.ss)-1]
+}
+
+func (e *encState) newN(s string) *types.AttributeValueMemberN {
+	if len(e.ns) == cap(e.ns) {
+		e.ns = make([]types.AttributeValueMemberN, 0, chunk)
+	}
+	e.ns = append(e.ns, types.AttributeValueMemberN{Value: s})
+	return &e.ns[len(e.ns)-1]
+}
+
+func (e *encState) newBool(b bool) *types.AttributeValueMemberBOOL {
+	if len(e.bools) == cap(e.bools) {
+		e.bools = make([]types.AttributeValueMemberBOOL, 0, chunk)
+	}
+	e.bools = append(e.bools, types.AttributeValueMemberBOOL{Value: b})
+	return &e.bools[len(e.bools)-1]
+}
+
+// room makes room for n more bytes in buf and returns where they start.
+func (e *encState) room(n int) int {
+	if cap(e.buf)-len(e.buf) < n {
+		e.buf = make([]byte, 0, max(256, n))
+	}
+	return len(e.buf)
+}
+
+// str returns the bytes of buf from start as a string (they are never
+// written again).
+func (e *encState) str(start int) string {
+	return unsafe.String(&e.buf[start], len(e.buf)-start)
+}
+
+// scalarAV returns av as an S (asString) or an N.
+func (e *encState) numAV(s string, asString bool) types.AttributeValue {
+	if asString {
+		return e.newS(s)
+	}
+	return e.newN(s)
+}
+
+var errEncode = errors.New("codec: attributevalue refuses this value")
+
+func nullAV() types.AttributeValue { return &types.AttributeValueMemberNULL{Value: true} }
+
+// isZero is attributevalue's isZeroValue for the value at p.
+func (n *node) isZero(p unsafe.Pointer) bool {
+	switch n.kind {
+	case kString:
+		return len(*(*string)(p)) == 0
+	case kBool:
+		return !*(*bool)(p)
+	case kInt:
+		return readInt(p, n.bits) == 0
+	case kUint:
+		return readUint(p, n.bits) == 0
+	case kFloat:
+		return readFloat(p, n.bits) == 0
+	case kPtr:
+		return *(*unsafe.Pointer)(p) == nil
+	case kSlice:
+		return (*sliceHeader)(p).data == nil
+	case kMap:
+		return *(*unsafe.Pointer)(p) == nil
+	}
+	return false
+}
+
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+func readInt(p unsafe.Pointer, bits int) int64 {
+	switch bits {
+	case 8:
+		return int64(*(*int8)(p))
+	case 16:
+		return int64(*(*int16)(p))
+	case 32:
+		return int64(*(*int32)(p))
+	}
+	return *(*int64)(p)
+}
+
+func readUint(p unsafe.Pointer, bits int) uint64 {
+	switch bits {
+	case 8:
+		return uint64(*(*uint8)(p))
+	case 16:
+		return uint64(*(*uint16)(p))
+	case 32:
+		return uint64(*(*uint32)(p))
+	}
+	return *(*uint64)(p)
+}
+
+func readFloat(p unsafe.Pointer, bits int) float64 {
+	if bits == 32 {
+		return float64(*(*float32)(p))
+	}
+	return *(*float64)(p)
+}
+
+// value encodes the value at p as attributevalue's encode(v, n.tag) does;
+// nil means omitted. level is the level of the value's container.
+func (e *encState) value(n *node, p unsafe.Pointer, level int) (types.AttributeValue, error) {
+	if n.kind == kFallback {
+		return e.fallback(n, p, level)
+	}
+	if n.isZero(p) {
+		tg := &n.tag
+		if tg.omitEmpty && tg.nullEmpty {
+			return nil, errEncode
+		}
+		if tg.omitEmpty {
+			return nil, nil
+		}
+		switch n.kind {
+		case kPtr, kSlice, kMap:
+			return nullAV(), nil
+		}
+		if tg.nullEmpty {
+			return nullAV(), nil
+		}
+	}
+	if n.kind == kPtr {
+		return e.body(n.elem, *(*unsafe.Pointer)(p), level)
+	}
+	return e.body(n, p, level)
+}
+
+// body encodes the value at p after the zero check (what attributevalue
+// does after valueElem).
+func (e *encState) body(n *node, p unsafe.Pointer, level int) (types.AttributeValue, error) {
+	tg := &n.tag
+	switch n.kind {
+	case kString:
+		s := *(*string)(p)
+		if e.clean && !utf8.ValidString(s) {
+			e.clean = false
+		}
+		return e.newS(s), nil
+	case kBool:
+		return e.newBool(*(*bool)(p)), nil
+	case kInt:
+		start := e.room(20)
+		e.buf = strconv.AppendInt(e.buf, readInt(p, n.bits), 10)
+		return e.numAV(e.str(start), tg.asString), nil
+	case kUint:
+		start := e.room(20)
+		e.buf = strconv.AppendUint(e.buf, readUint(p, n.bits), 10)
+		return e.numAV(e.str(start), tg.asString), nil
+	case kFloat:
+		f := readFloat(p, n.bits)
+		start := e.room(32)
+		e.buf = strconv.AppendFloat(e.buf, f, 'f', -1, n.bits)
+		av := e.numAV(e.str(start), tg.asString)
+		if !tg.asString && e.clean && (math.IsNaN(f) || math.IsInf(f, 0) || f != 0 && (math.Abs(f) >= 1e125 || math.Abs(f) < 1e-129)) {
+			// Let the caller's check decide (and word the error).
+			e.clean = e.check(av, level)
+		}
+		return av, nil
+	case kTime:
+		t := *(*time.Time)(p)
+		if tg.unixTime {
+			start := e.room(20)
+			e.buf = strconv.AppendInt(e.buf, t.Unix(), 10)
+			return e.newN(e.str(start)), nil
+		}
+		start := e.room(40)
+		e.buf = t.AppendFormat(e.buf, time.RFC3339Nano)
+		return e.newS(e.str(start)), nil
+	case kStruct:
+		if level+1 > MaxNesting {
+			e.clean = false
+		}
+		m, err := e.structBody(n, p, level+1)
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberM{Value: m}, nil
+	case kMap:
+		return e.mapBody(n, p, level)
+	case kSlice:
+		return e.sliceBody(n, p, level)
+	case kPtr: // a pointer as an element: value handles fields
+		return e.value(n, p, level)
+	}
+	return nil, errEncode
+}
+
+// structBody encodes the fields of the struct at p; level is the level of
+// the map it becomes.
+func (e *encState) structBody(n *node, p unsafe.Pointer, level int) (map[string]types.AttributeValue, error) {
+	if !n.namesOK {
+		e.clean = false
+	}
+	m := make(map[string]types.AttributeValue, len(n.fields))
+	for i := range n.fields {
+		f := &n.fields[i]
+		fp, ok := fieldPtr(p, f.hops)
+		if !ok {
+			continue
+		}
+		av, err := e.value(f.n, fp, level)
+		if err != nil {
+			return nil, err
+		}
+		if av != nil {
+			m[f.name] = av
+		}
+	}
+	return m, nil
+}
+
+// fieldPtr follows a field path from the struct at p; false at a nil
+// embedded pointer.
+func fieldPtr(p unsafe.Pointer, hops []hop) (unsafe.Pointer, bool) {
+	for _, h := range hops {
+		p = unsafe.Add(p, h.off)
+		if h.deref {
+			p = *(*unsafe.Pointer)(p)
+			if p == nil {
+				return nil, false
+			}
+		}
+	}
+	return p, true
+}
+
+func (e *encState) mapBody(n *node, p unsafe.Pointer, level int) (types.AttributeValue, error) {
+	if level+1 > MaxNesting {
+		e.clean = false
+	}
+	if n.keyPlain && n.elem.kind == kString && n.elem.typ == reflect.TypeFor[string]() {
+		src := *(*map[string]string)(p)
+		out := make(map[string]types.AttributeValue, len(src))
+		for k, s := range src {
+			if k == "" {
+				return nil, errEncode
+			}
+			if s == "" && n.elem.tag.omitEmpty && n.elem.tag.nullEmpty {
+				return nil, errEncode
+			}
+			if s == "" && n.elem.tag.omitEmpty {
+				continue
+			}
+			if e.clean && (!utf8.ValidString(k) || !utf8.ValidString(s)) {
+				e.clean = false
+			}
+			if s == "" && n.elem.tag.nullEmpty {
+				out[k] = nullAV()
+				continue
+			}
+			out[k] = e.newS(s)
+		}
+		return &types.AttributeValueMemberM{Value: out}, nil
+	}
+	mv := reflect.NewAt(n.typ, p).Elem()
+	out := make(map[string]types.AttributeValue, mv.Len())
+	tmp := reflect.New(n.elem.typ).Elem()
+	tp := tmp.Addr().UnsafePointer()
+	it := mv.MapRange()
+	for it.Next() {
+		k := it.Key().String()
+		if k == "" {
+			return nil, errEncode
+		}
+		if e.clean && !utf8.ValidString(k) {
+			e.clean = false
+		}
+		tmp.SetIterValue(it)
+		av, err := e.value(n.elem, tp, level+1)
+		if err != nil {
+			return nil, err
+		}
+		if av != nil {
+			out[k] = av
+		}
+	}
+	return &types.AttributeValueMemberM{Value: out}, nil
+}
+
+func (e *encState) sliceBody(n *node, p unsafe.Pointer, level int) (types.AttributeValue, error) {
+	h := (*sliceHeader)(p)
+	if n.bytes {
+		b := make([]byte, h.len)
+		copy(b, unsafe.Slice((*byte)(h.data), h.len))
+		return &types.AttributeValueMemberB{Value: b}, nil
+	}
+	tg := &n.tag
+	el := n.elem
+	esz := el.size
+	isBB := n.typ == reflect.TypeFor[[][]byte]()
+	switch {
+	case tg.binSet || isBB:
+		if h.len == 0 {
+			return nullAV(), nil
+		}
+		bs := make([][]byte, 0, h.len)
+		for i := 0; i < h.len; i++ {
+			av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*esz), level+1)
+			if err != nil {
+				return nil, err
+			}
+			if av == nil {
+				continue
+			}
+			b, ok := av.(*types.AttributeValueMemberB)
+			if !ok || b.Value == nil {
+				return nil, errEncode
+			}
+			bs = append(bs, b.Value)
+		}
+		return e.checked(&types.AttributeValueMemberBS{Value: bs}, level), nil
+	case tg.numSet:
+		if h.len == 0 {
+			return nullAV(), nil
+		}
+		ns := make([]string, 0, h.len)
+		for i := 0; i < h.len; i++ {
+			av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*esz), level+1)
+			if err != nil {
+				return nil, err
+			}
+			if av == nil {
+				continue
+			}
+			nv, ok := av.(*types.AttributeValueMemberN)
+			if !ok {
+				return nil, errEncode
+			}
+			ns = append(ns, nv.Value)
+		}
+		return e.checked(&types.AttributeValueMemberNS{Value: ns}, level), nil
+	case tg.strSet:
+		if h.len == 0 {
+			return nullAV(), nil
+		}
+		ss := make([]string, 0, h.len)
+		if el.kind == kString && !el.tag.omitEmpty && !el.tag.nullEmpty {
+			src := unsafe.Slice((*string)(h.data), h.len)
+			ss = append(ss, src...)
+		} else {
+			for i := 0; i < h.len; i++ {
+				av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*esz), level+1)
+				if err != nil {
+					return nil, err
+				}
+				if av == nil {
+					continue
+				}
+				sv, ok := av.(*types.AttributeValueMemberS)
+				if !ok {
+					return nil, errEncode
+				}
+				ss = append(ss, sv.Value)
+			}
+		}
+		return e.checked(&types.AttributeValueMemberSS{Value: ss}, level), nil
+	}
+	if level+1 > MaxNesting {
+		e.clean = false
+	}
+	l := make([]types.AttributeValue, 0, h.len)
+	for i := 0; i < h.len; i++ {
+		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*esz), level+1)
+		if err != nil {
+			return nil, err
+		}
+		if av != nil {
+			l = append(l, av)
+		}
+	}
+	return &types.AttributeValueMemberL{Value: l}, nil
+}
+
+// checked hands a set to the caller's check.
+func (e *encState) checked(av types.AttributeValue, level int) types.AttributeValue {
+	if e.clean {
+		e.clean = e.check(av, level)
+	}
+	return av
+}
+
+// fallback encodes the field at p with attributevalue, through its view.
+func (e *encState) fallback(n *node, p unsafe.Pointer, level int) (types.AttributeValue, error) {
+	av, err := e.enc.Encode(reflect.NewAt(n.view, p).Interface())
+	if err != nil {
+		return nil, err
+	}
+	m, ok := av.(*types.AttributeValueMemberM)
+	if !ok {
+		return nil, errEncode
+	}
+	v, ok := m.Value["f"]
+	if !ok {
+		return nil, nil
+	}
+	if e.clean {
+		e.clean = e.check(v, level)
+	}
+	return v, nil
+}
+
+// ---- decoding ----
+
+type decState struct {
+	dec *attributevalue.Decoder
+}
+
+// errDecode stands for whatever error attributevalue returns: the caller
+// asks it for the real one.
+var errDecode = errors.New("codec: attributevalue refuses this item")
+
+// structFields decodes the attributes of m into the struct at p, as
+// attributevalue's decodeMap does for a struct.
+func (d *decState) structFields(n *node, m map[string]types.AttributeValue, p unsafe.Pointer) error {
+	for k, av := range m {
+		i, ok := n.byName[k]
+		if !ok {
+			i = -1
+			for j := range n.fields {
+				if strings.EqualFold(n.fields[j].name, k) {
+					i = j
+					break
+				}
+			}
+			if i < 0 {
+				continue
+			}
+		}
+		f := &n.fields[i]
+		fp := p
+		for _, h := range f.hops {
+			fp = unsafe.Add(fp, h.off)
+			if h.deref {
+				q := (*unsafe.Pointer)(fp)
+				if *q == nil {
+					*q = reflect.New(h.typ).UnsafePointer()
+				}
+				fp = *q
+			}
+		}
+		if err := d.value(f.n, av, fp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// value decodes av into the value at p as attributevalue's decode(av, v,
+// n.tag) does.
+func (d *decState) value(n *node, av types.AttributeValue, p unsafe.Pointer) error {
+	if n.kind == kFallback {
+		return d.fallback(n, av, p)
+	}
+	switch v := av.(type) {
+	case nil, *types.AttributeValueMemberNULL:
+		typedClear(n, p)
+		return nil
+	case *types.AttributeValueMemberS:
+		return d.str(n, v.Value, p, n.tag.asString)
+	case *types.AttributeValueMemberN:
+		return d.num(n, v.Value, p)
+	case *types.AttributeValueMemberBOOL:
+		switch n.kind {
+		case kBool:
+			*(*bool)(p) = v.Value
+			return nil
+		case kPtr:
+			return d.value(n.elem, av, deref(n, p))
+		}
+		return errDecode
+	case *types.AttributeValueMemberB:
+		return d.bin(n, v.Value, p)
+	case *types.AttributeValueMemberM:
+		switch n.kind {
+		case kPtr:
+			return d.value(n.elem, av, deref(n, p))
+		case kStruct:
+			return d.structFields(n, v.Value, p)
+		case kTime:
+			return nil // a struct without fields attributevalue sees
+		case kMap:
+			return d.mapValue(n, v.Value, p)
+		}
+		return errDecode
+	case *types.AttributeValueMemberL:
+		if n.kind == kPtr {
+			return d.value(n.elem, av, deref(n, p))
+		}
+		if n.kind != kSlice {
+			return errDecode
+		}
+		data := d.makeSlice(n, len(v.Value), p)
+		for i, e := range v.Value {
+			if err := d.value(n.elem, e, unsafe.Add(data, uintptr(i)*n.elem.size)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *types.AttributeValueMemberSS:
+		if n.kind == kPtr {
+			return d.value(n.elem, av, deref(n, p))
+		}
+		if n.kind != kSlice {
+			return errDecode
+		}
+		data := d.makeSlice(n, len(v.Value), p)
+		for i, s := range v.Value {
+			if err := d.str(n.elem, s, unsafe.Add(data, uintptr(i)*n.elem.size), false); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *types.AttributeValueMemberNS:
+		if n.kind == kPtr {
+			return d.value(n.elem, av, deref(n, p))
+		}
+		if n.kind != kSlice {
+			return errDecode
+		}
+		data := d.makeSlice(n, len(v.Value), p)
+		for i, s := range v.Value {
+			if err := d.num(n.elem, s, unsafe.Add(data, uintptr(i)*n.elem.size)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *types.AttributeValueMemberBS:
+		if n.kind == kPtr {
+			return d.value(n.elem, av, deref(n, p))
+		}
+		if n.kind != kSlice {
+			return errDecode
+		}
+		data := d.makeSlice(n, len(v.Value), p)
+		for i, b := range v.Value {
+			if err := d.bin(n.elem, b, unsafe.Add(data, uintptr(i)*n.elem.size)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return errDecode
+}
+
+// deref returns the target of the pointer at p, allocating it when nil.
+func deref(n *node, p unsafe.Pointer) unsafe.Pointer {
+	q := (*unsafe.Pointer)(p)
+	if *q == nil {
+		*q = reflect.New(n.elem.typ).UnsafePointer()
+	}
+	return *q
+}
+
+// typedClear sets the value at p to its zero value.
+func typedClear(n *node, p unsafe.Pointer) {
+	reflect.NewAt(n.typ, p).Elem().SetZero()
+}
+
+// makeSlice stores a new slice of length ln (of n's type) at p and returns
+// its data; as attributevalue does, the slice is non-nil even when empty.
+func (d *decState) makeSlice(n *node, ln int, p unsafe.Pointer) unsafe.Pointer {
+	s := reflect.MakeSlice(n.typ, ln, ln)
+	reflect.NewAt(n.typ, p).Elem().Set(s)
+	return (*sliceHeader)(p).data
+}
+
+// str decodes a string (an S, or an SS element) as decodeString does.
+func (d *decState) str(n *node, s string, p unsafe.Pointer, asString bool) error {
+	if asString {
+		return d.num(n, s, p)
+	}
+	switch n.kind {
+	case kPtr:
+		return d.str(n.elem, s, deref(n, p), asString)
+	case kString:
+		*(*string)(p) = s
+		return nil
+	case kTime:
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return errDecode
+		}
+		*(*time.Time)(p) = t
+		return nil
+	}
+	return errDecode
+}
+
+// num decodes a number (an N, an NS element, or an S of a `string` field)
+// as decodeNumber does.
+func (d *decState) num(n *node, s string, p unsafe.Pointer) error {
+	switch n.kind {
+	case kPtr:
+		return d.num(n.elem, s, deref(n, p))
+	case kString:
+		*(*string)(p) = s
+		return nil
+	case kInt:
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return errDecode
+		}
+		switch n.bits {
+		case 8:
+			if int64(int8(i)) != i {
+				return errDecode
+			}
+			*(*int8)(p) = int8(i)
+		case 16:
+			if int64(int16(i)) != i {
+				return errDecode
+			}
+			*(*int16)(p) = int16(i)
+		case 32:
+			if int64(int32(i)) != i {
+				return errDecode
+			}
+			*(*int32)(p) = int32(i)
+		default:
+			*(*int64)(p) = i
+		}
+		return nil
+	case kUint:
+		u, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return errDecode
+		}
+		switch n.bits {
+		case 8:
+			if uint64(uint8(u)) != u {
+				return errDecode
+			}
+			*(*uint8)(p) = uint8(u)
+		case 16:
+			if uint64(uint16(u)) != u {
+				return errDecode
+			}
+			*(*uint16)(p) = uint16(u)
+		case 32:
+			if uint64(uint32(u)) != u {
+				return errDecode
+			}
+			*(*uint32)(p) = uint32(u)
+		default:
+			*(*uint64)(p) = u
+		}
+		return nil
+	case kFloat:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return errDecode
+		}
+		if n.bits == 32 {
+			if a := math.Abs(f); math.MaxFloat32 < a && a <= math.MaxFloat64 {
+				return errDecode
+			}
+			*(*float32)(p) = float32(f)
+		} else {
+			*(*float64)(p) = f
+		}
+		return nil
+	case kTime:
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return errDecode
+		}
+		*(*time.Time)(p) = time.Unix(i, 0)
+		return nil
+	}
+	return errDecode
+}
+
+// bin decodes a binary value (a B, or a BS element) as decodeBinary does.
+func (d *decState) bin(n *node, b []byte, p unsafe.Pointer) error {
+	switch n.kind {
+	case kPtr:
+		return d.bin(n.elem, b, deref(n, p))
+	case kSlice:
+		if !n.bytes {
+			return errDecode
+		}
+		data := d.makeSlice(n, len(b), p)
+		copy(unsafe.Slice((*byte)(data), len(b)), b)
+		return nil
+	}
+	return errDecode
+}
+
+func (d *decState) mapValue(n *node, m map[string]types.AttributeValue, p unsafe.Pointer) error {
+	mv := reflect.NewAt(n.typ, p).Elem()
+	if mv.IsNil() {
+		mv.Set(reflect.MakeMapWithSize(n.typ, len(m)))
+	}
+	if n.keyPlain && n.elem.typ == reflect.TypeFor[string]() {
+		dst := *(*map[string]string)(p)
+		for k, av := range m {
+			var s string
+			switch v := av.(type) {
+			case *types.AttributeValueMemberS:
+				s = v.Value
+			case *types.AttributeValueMemberN:
+				s = v.Value
+			case nil, *types.AttributeValueMemberNULL:
+			default:
+				return errDecode
+			}
+			dst[k] = s
+		}
+		return nil
+	}
+	kt := n.typ.Key()
+	for k, av := range m {
+		ev := reflect.New(n.elem.typ).Elem()
+		if err := d.value(n.elem, av, ev.Addr().UnsafePointer()); err != nil {
+			return err
+		}
+		kv := reflect.New(kt).Elem()
+		kv.SetString(k)
+		mv.SetMapIndex(kv, ev)
+	}
+	return nil
+}
+
+// fallback decodes av into the field at p with attributevalue, through its
+// view.
+func (d *decState) fallback(n *node, av types.AttributeValue, p unsafe.Pointer) error {
+	m := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"f": av}}
+	if err := d.dec.Decode(m, reflect.NewAt(n.view, p).Interface()); err != nil {
+		return fmt.Errorf("%w: %w", errDecode, err)
+	}
+	return nil
+}
