@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -89,6 +90,19 @@ func TestPeersSameRequest(t *testing.T) {
 		greq := fx.stub.lastGet
 		if mreq == nil || mreq == hreq || hreq == greq {
 			t.Fatal("the stub did not see three requests")
+		}
+		// The mapper asks for the attributes the type models (a narrow type
+		// reads only those); for this type that is every attribute of the
+		// item, the same result as the others' requests without a
+		// projection.
+		if names := slices.Sorted(maps.Values(mreq.ExpressionAttributeNames)); mreq.ProjectionExpression != nil {
+			stored, _ := attributevalue.MarshalMapWithOptions(item(), func(o *attributevalue.EncoderOptions) { o.TagKey = "dynamo" })
+			if all := slices.Sorted(maps.Keys(stored)); !slices.Equal(names, all) {
+				t.Errorf("the mapper projects %v, want every attribute %v", names, all)
+			}
+			m := *mreq
+			m.ProjectionExpression, m.ExpressionAttributeNames = nil, nil
+			mreq = &m
 		}
 		want := describeGet(mreq)
 		for name, r := range map[string]*dynamodb.GetItemInput{"hand-written": hreq, "guregu": greq} {
