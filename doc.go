@@ -274,6 +274,18 @@
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
 //
+// # Narrow types are projections
+//
+// A type may model only some of an item's attributes: a summary of a big
+// item, say. Its reads ask for those attributes only (a ProjectionExpression
+// prepared once per type): Load, Query and Scan of the table, BatchLoad,
+// TxGet — fewer bytes on the wire (DynamoDB still charges read units for the
+// whole item). Its saves with SaveUpdate (the default) set the attributes it
+// models and keep the others, and still check the version, so reading and
+// updating a summary never loses the rest of the item; SavePut replaces the
+// whole item and so does drop them. Reads of an Index are left to the
+// index's own projection.
+//
 // # Several types in one table
 //
 // In a single-table design, types tell their items apart by an attribute:
