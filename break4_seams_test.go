@@ -43,3 +43,71 @@ func TestBreak4AddOtherEntity(t *testing.T) {
 		t.Fatalf("Add over a customer: %v, want ErrConditionFailed", err)
 	}
 }
+
+// A Transact function that finds another entity's item at a key (Load:
+// ErrNotFound) and saves or deletes its own type there must fail with
+// ErrConditionFailed after one run, never write over the other item, nor
+// run again and again.
+func TestBreak4TransactOverOtherEntity(t *testing.T) {
+	customers, orders, _, _ := shopTables(t)
+	ctx := t.Context()
+	if _, err := customers.Save(ctx, shopCustomer{PK: "C#1", SK: "X", Name: "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	errTooMany := errors.New("function ran too often")
+	for _, del := range []bool{false, true} {
+		runs := 0
+		err := orders.m.Transact(ctx, func(tx *Txn) error {
+			if runs++; runs > 5 {
+				return errTooMany
+			}
+			if _, err := orders.In(tx).Load(shopOrder{PK: "C#1", SK: "X"}); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Load of a customer as an order: %v, want ErrNotFound", err)
+			}
+			if del {
+				return orders.In(tx).Delete(shopOrder{PK: "C#1", SK: "X"})
+			}
+			_, err := orders.In(tx).Save(shopOrder{PK: "C#1", SK: "X", Total: 1})
+			return err
+		})
+		if !errors.Is(err, ErrConditionFailed) || runs != 1 {
+			t.Errorf("delete=%v: Transact over a customer: %v after %d runs, want ErrConditionFailed after 1", del, err, runs)
+		}
+		c, err := customers.Load(ctx, shopCustomer{PK: "C#1", SK: "X"})
+		if err != nil || c.Name != "Ada" {
+			t.Fatalf("delete=%v: the customer is now %+v, %v", del, c, err)
+		}
+	}
+}
+
+// The copy a write returns is what a Load returns afterwards: an entity
+// type's copy carries its entity name, from Save, Update (also a combined
+// write's earlier copies) and Transact.
+func TestBreak4SavedCopyHasEntity(t *testing.T) {
+	_, orders, _, _ := shopTables(t)
+	ctx := t.Context()
+	s, err := orders.Save(ctx, shopOrder{PK: "C#1", SK: "O#1", Total: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := orders.Load(ctx, shopOrder{PK: "C#1", SK: "O#1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s != l {
+		t.Errorf("Save returned %+v, Load %+v", s, l)
+	}
+	u, err := orders.Update(ctx, shopOrder{PK: "C#1", SK: "O#2"}, func(o shopOrder) (shopOrder, error) { o.Total++; return o, nil })
+	if err != nil || u.Kind != "order" {
+		t.Errorf("Update returned %+v, %v; want kind order", u, err)
+	}
+	var tx shopOrder
+	err = orders.m.Transact(ctx, func(txn *Txn) error {
+		var err error
+		tx, err = orders.In(txn).Save(shopOrder{PK: "C#1", SK: "O#3"})
+		return err
+	})
+	if err != nil || tx.Kind != "order" {
+		t.Errorf("Transact Save returned %+v, %v; want kind order", tx, err)
+	}
+}
