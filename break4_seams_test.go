@@ -111,3 +111,37 @@ func TestBreak4SavedCopyHasEntity(t *testing.T) {
 		t.Errorf("Transact Save returned %+v, %v; want kind order", tx, err)
 	}
 }
+
+// Items read with Prefetch are pinned at commit by their write token, as
+// items read with Load are: the read must take the token although the
+// type's reads project its attributes only. Otherwise every commit that
+// wrote or checked a prefetched item conflicts once (a second run, a wasted
+// TransactWriteItems).
+func TestBreak4PrefetchThenSaveRunsOnce(t *testing.T) {
+	customers, orders, _, _ := shopTables(t)
+	ctx := t.Context()
+	if _, err := orders.Save(ctx, shopOrder{PK: "C#1", SK: "O#1", Total: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := customers.Save(ctx, shopCustomer{PK: "C#1", SK: "A", Name: "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	err := orders.m.Transact(ctx, func(tx *Txn) error {
+		runs++
+		g, gc := orders.TxGet(shopOrder{PK: "C#1", SK: "O#1"}), customers.TxGet(shopCustomer{PK: "C#1", SK: "A"})
+		if err := tx.Prefetch(g, gc); err != nil {
+			return err
+		}
+		o, ok := g.Item()
+		if !ok {
+			return errors.New("order not found")
+		}
+		o.Total++
+		_, err := orders.In(tx).Save(o) // the customer is read, not written: checked
+		return err
+	})
+	if err != nil || runs != 1 {
+		t.Fatalf("Transact = %v after %d runs, want success after 1", err, runs)
+	}
+}
