@@ -3,6 +3,10 @@ package dynamo
 import (
 	"errors"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
 )
 
 // An Add that creates an item of an entity type must stamp the entity
@@ -143,5 +147,28 @@ func TestBreak4PrefetchThenSaveRunsOnce(t *testing.T) {
 	})
 	if err != nil || runs != 1 {
 		t.Fatalf("Transact = %v after %d runs, want success after 1", err, runs)
+	}
+}
+
+// A lost answer of an Add that created an entity type's item is settled by
+// its write token: the Add returns the item, stamped with the entity, and
+// counted once.
+func TestBreak4AddEntityLostAnswer(t *testing.T) {
+	d := dynamotest.NewDropper("UpdateItem")
+	c := d.Client(t)
+	name := dynamotest.KeyTable(t, c, "shop", "pk", types.ScalarAttributeTypeS, "sk", types.ScalarAttributeTypeS)
+	orders, err := NewTable[shopOrder](NewMapper(c), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	d.Arm(1)
+	got, err := orders.Add(ctx, shopOrder{PK: "C#1", SK: "O#1"}, Increment("total", 5))
+	if err != nil || got.Total != 5 || got.Kind != "order" || d.Dropped() != 1 || d.Sent() != 1 {
+		t.Fatalf("Add with a lost answer = %+v, %v (dropped %d, sent %d)", got, err, d.Dropped(), d.Sent())
+	}
+	o, err := orders.Load(ctx, shopOrder{PK: "C#1", SK: "O#1"}, ConsistentRead())
+	if err != nil || o.Total != 5 || o.Version != 1 {
+		t.Fatalf("Load = %+v, %v; want total 5 version 1", o, err)
 	}
 }
