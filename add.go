@@ -70,7 +70,9 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 // (a missing item gets the first version), so that whoever holds a copy
 // read before it conflicts on their next Save, Delete or transaction; fields
 // tagged modified are set to the clock, created ones where the item has
-// none. A missing item is created with the key and the changes (a number
+// none; a type's `entity=NAME` attribute is set to NAME, and the Add fails
+// with ErrConditionFailed when the key holds another entity's item. A
+// missing item is created with the key and the changes (a number
 // added to a missing attribute counts from 0); to require that it exists,
 // pass If(expression.AttributeExists(expression.Name(<hash key attribute>))).
 // If conditions are ANDed; when one fails the error is a *ConditionError
@@ -242,6 +244,17 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 			values[tokenValuePH] = &types.AttributeValueMemberB{Value: r.token}
 			names[tokenNamePH] = p.tokenAttr
 		}
+	}
+	if s.entity >= 0 {
+		// Stamp the entity, as a Save does: an item Add creates is of the
+		// type's entity (the entity condition keeps others' items out).
+		f := &s.fields[s.entity]
+		if set.Len() > 0 {
+			set.WriteString(", ")
+		}
+		set.WriteString(f.ph + " = " + f.vph)
+		values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
+		names[f.ph] = f.name
 	}
 	if s.hasStamps() {
 		// Encode the times as a write of the struct would (unixtime,

@@ -323,7 +323,12 @@ func (tx *Txn) Prefetch(gets ...TxGetOp) error {
 		in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(toRead))}
 		ms := make([]*txGetMember, len(toRead))
 		for i, p := range toRead {
-			in.TransactItems[i].Get = &p.mem.get
+			// The whole item, as the run's GetItem reads take it: the
+			// commit pins what it read by the write token, which the
+			// type's projection leaves out.
+			get := p.mem.get
+			get.ProjectionExpression, get.ExpressionAttributeNames = nil, nil
+			in.TransactItems[i].Get = &get
 			ms[i] = p.mem
 		}
 		out, err := tx.getTogether(in, ms)

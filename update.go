@@ -473,6 +473,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			}
 			from = item
 		}
+		boxed, nv = t.withEntity(boxed, nv) // the copy as stored
 		changes = append(changes, change{who: i, boxed: boxed, v: nv})
 	}
 	return held, changes, nil, nil
