@@ -302,6 +302,13 @@
 // with Member(t, KeyPrefix("sk", "NOTE#")) or MatchFunc, and items no member
 // claims are yielded as UnknownItem. Each type keeps its own version rules.
 //
+// A type that gains `entity=NAME` on an existing table does not take the
+// items written before (which lack the attribute) for its own: its Load says
+// ErrNotFound, its writes fail their condition — nothing of unknown type is
+// overwritten. Read them with Member(t, KeyPrefix(...)) and backfill the
+// attribute (an UpdateItem `SET kind = :name` conditioned on
+// attribute_not_exists(kind)) before using the type's Table on them.
+//
 // # Options and retries
 //
 // Each call takes the options that work for it, and only those, so a
