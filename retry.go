@@ -150,12 +150,13 @@ type RetryOption struct {
 
 // WithRetry sets the retry policy: given to NewMapper, of every Table's
 // Update, batch calls and transactions (not of CreateTable's polling);
-// given to a batch call, WriteTx, ReadTx or CreateTable, of that call. Zero
-// fields of p take the mapper's values or the defaults (see RetryPolicy).
+// given to a batch call, WriteTx, ReadTx, Transact or CreateTable, of that
+// call. Zero fields of p take the mapper's values or the defaults (see
+// RetryPolicy).
 //
 // Update takes its policy from the mapper only: the Update calls of one
-// Table on one key take turns, and a per-call policy would make one call's
-// limits depend on the others'. Use a second Mapper for Tables that need
+// Table on one key share writes, and a per-call policy would make one
+// call's limits depend on the others'. Use a second Mapper for Tables that need
 // another policy; Mappers are cheap.
 func WithRetry(p RetryPolicy) RetryOption { return RetryOption{p: p} }
 
