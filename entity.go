@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"strconv"
@@ -218,43 +217,10 @@ func (e *Entities) Scan(ctx context.Context, opts ...QueryOption) iter.Seq2[any,
 }
 
 func (e *Entities) iterate(ctx context.Context, l *listing) iter.Seq2[any, error] {
-	client := e.members[0].client
-	return func(yield func(any, error) bool) {
-		if l.err != nil {
-			yield(nil, l.err)
-			return
+	return iterateListing(ctx, l, e.members[0].client, func() func(map[string]types.AttributeValue, *any) error {
+		return func(item map[string]types.AttributeValue, out *any) (err error) {
+			*out, err = e.classify(item)
+			return err
 		}
-		start, got := l.start, 0
-		for {
-			if err := ctx.Err(); err != nil {
-				yield(nil, l.requestError(err, l.segment))
-				return
-			}
-			items, last, err := l.fetch(ctx, client, start, l.requestLimit(got, false), l.segment)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, item := range items {
-				v, err := e.classify(item)
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				if !yield(v, nil) {
-					return
-				}
-				if got++; l.limit > 0 && got >= l.limit {
-					return
-				}
-			}
-			if len(last) == 0 {
-				return
-			}
-			start = last
-		}
-	}
+	})
 }
-
-// errEntities is returned for calls an Entities cannot make.
-var _ = errors.New

@@ -238,11 +238,22 @@ type userCond struct {
 // javabool and javadate attributes are encoded as those attributes are
 // stored, and expression.Name("a.b") names the attribute "a.b" where s has
 // one and no "a" (see rewriteCond); a value it cannot convert is an error.
+//
+// An entity type's writes never land on (or delete) another entity type's
+// item: its entity condition is ANDed in, compiled once per type
+// (schema.entityUC) when there are no If conditions.
 func compileConds(s *schema, conds []expression.ConditionBuilder) (*userCond, error) {
 	if s.entity >= 0 {
-		// Never write over (or delete) another entity type's item.
+		if len(conds) == 0 {
+			return s.entityUC, nil
+		}
 		conds = append([]expression.ConditionBuilder{s.entityCond()}, conds...)
 	}
+	return buildConds(s, conds)
+}
+
+// buildConds ANDs conds into one expression; nil when there are none.
+func buildConds(s *schema, conds []expression.ConditionBuilder) (*userCond, error) {
 	if len(conds) == 0 {
 		return nil, nil
 	}

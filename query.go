@@ -563,21 +563,31 @@ func (d *itemDecoder[T]) decodePage(items []map[string]types.AttributeValue) ([]
 
 // iterate runs l page by page, yielding its items.
 func (t *Table[T]) iterate(ctx context.Context, l *listing) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		var zero T
+	return iterateListing(ctx, l, t.m.client, func() func(map[string]types.AttributeValue, *T) error {
+		return (&itemDecoder[T]{t: t}).decodeInto
+	})
+}
+
+// iterateListing runs l through c page by page, yielding its items decoded
+// by a decoder newDecoder makes for each iteration (decoders reuse state)
+// into a reused value, which yield receives a copy of.
+func iterateListing[V any](ctx context.Context, l *listing, c Client,
+	newDecoder func() func(item map[string]types.AttributeValue, out *V) error) iter.Seq2[V, error] {
+	return func(yield func(V, error) bool) {
+		var zero V
 		if l.err != nil {
 			yield(zero, l.err)
 			return
 		}
 		start, got := l.start, 0
-		d := &itemDecoder[T]{t: t}
-		v := new(T) // reused: yield receives a copy
+		decode := newDecoder()
+		v := new(V) // reused: yield receives a copy
 		for {
 			if err := ctx.Err(); err != nil {
 				yield(zero, l.requestError(err, l.segment))
 				return
 			}
-			items, last, err := l.fetch(ctx, t.m.client, start, l.requestLimit(got, false), l.segment)
+			items, last, err := l.fetch(ctx, c, start, l.requestLimit(got, false), l.segment)
 			if err != nil {
 				yield(zero, err)
 				return
@@ -588,7 +598,7 @@ func (t *Table[T]) iterate(ctx context.Context, l *listing) iter.Seq2[T, error] 
 					return
 				}
 				*v = zero
-				if err := d.decodeInto(item, v); err != nil {
+				if err := decode(item, v); err != nil {
 					yield(zero, err)
 					return
 				}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -68,6 +69,9 @@ type schema struct {
 	// the type declares none (entity.go).
 	entity     int
 	entityName string
+	// entityUC is the entity condition compiled (compileConds), shared
+	// read-only by every write of the type; nil without an entity.
+	entityUC *userCond
 	// created and modified are the timestamp fields (-1: none).
 	created, modified int
 	hasSets           bool
@@ -147,6 +151,13 @@ func buildSchema(t reflect.Type) (*schema, error) {
 	}
 	if err := s.buildJava(fail); err != nil {
 		return nil, err
+	}
+	if s.entity >= 0 {
+		uc, err := buildConds(s, []expression.ConditionBuilder{s.entityCond()})
+		if err != nil {
+			return nil, fail(s.fields[s.entity].goName, "entity condition: %v", err)
+		}
+		s.entityUC = uc
 	}
 	return s, nil
 }
