@@ -436,14 +436,14 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			continue
 		}
 		n := int64(len(changes))
-		base := held // the version this change was computed from
+		fromVer := held // the version this change was computed from
 		if n > 0 {
-			base, _ = t.p.advance(held, n, nowMs) // fits: checked for the previous change
+			fromVer, _ = t.p.advance(held, n, nowMs) // fits: checked for the previous change
 		}
-		if s.version >= 0 && s.versionOf(nv) != base {
+		if s.version >= 0 && s.versionOf(nv) != fromVer {
 			// The version this change was computed from; copy, never
 			// modify fn's value.
-			boxed, nv, _ = t.box(t.withVersion(nv, base), "Update")
+			boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
 		}
 		if len(live) > 1 {
 			// Check the change on its own, as a write of it alone would,
@@ -457,9 +457,9 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			var next int64
 			if s.version >= 0 {
 				var ok bool
-				if next, ok = t.p.advance(held, n+1, nowMs); !ok {
+				if next, ok = t.p.nextVersion(fromVer, nowMs); !ok {
 					res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: version %d leaves no room for this change (step %d) in field %s (%s): %s",
-						ErrInvalidInput, t.name, formatKey(k), base, t.p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())}
+						ErrInvalidInput, t.name, formatKey(k), fromVer, t.p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())}
 					continue
 				}
 			}
