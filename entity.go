@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -82,6 +84,7 @@ type entityMember struct {
 	decode  func(map[string]types.AttributeValue) (any, error)
 	prepare func(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing
 	client  Client
+	err     error // a refusal NewEntities returns (Member returns no error)
 }
 
 func (m *entityMember) member() *entityMember { return m }
@@ -90,7 +93,13 @@ func (m *entityMember) member() *entityMember { return m }
 // apart by its `entity=NAME` attribute; for a type without one (items
 // written before the table held several types), by the first of match that
 // is given: KeyPrefix or MatchFunc. Items yielded for it are Ts.
+//
+// A nil t, a MatchFunc(nil) or a KeyPrefix with an empty or invalid
+// attribute name or prefix is refused by NewEntities.
 func Member[T any](t *Table[T], match ...EntityMatch) EntityMember {
+	if t == nil || t.p == nil {
+		return &entityMember{typ: reflect.TypeFor[T]().String(), err: fmt.Errorf("%w: NewEntities: Member of a nil *Table[%s]: pass a Table from NewTable", ErrInvalidInput, reflect.TypeFor[T]())}
+	}
 	s := t.p.s
 	m := &entityMember{table: t.name, typ: s.typ.String(), name: s.entityName, client: t.m.client, prepare: t.prepareAll}
 	m.keys[0] = s.fields[s.hash].name
@@ -101,6 +110,19 @@ func Member[T any](t *Table[T], match ...EntityMatch) EntityMember {
 	switch {
 	case len(match) > 0 && match[0] != nil:
 		m.match = match[0].match
+		switch mt := match[0].(type) {
+		case matchFunc:
+			if mt == nil {
+				m.err = fmt.Errorf("%w: NewEntities: %s: MatchFunc(nil): pass a function that reports whether an item is a %s", ErrInvalidInput, m.typ, m.typ)
+			}
+		case keyPrefix:
+			switch {
+			case mt.attr == "" || !utf8.ValidString(mt.attr):
+				m.err = fmt.Errorf("%w: NewEntities: %s: KeyPrefix attribute %q: name an attribute (valid UTF-8, not empty), e.g. KeyPrefix(\"sk\", \"ORDER#\")", ErrInvalidInput, m.typ, mt.attr)
+			case !utf8.ValidString(mt.prefix):
+				m.err = fmt.Errorf("%w: NewEntities: %s: KeyPrefix prefix %q is not valid UTF-8, so no stored string can start with it: give a valid UTF-8 prefix", ErrInvalidInput, m.typ, mt.prefix)
+			}
+		}
 	case s.entity >= 0:
 		m.match = func(item map[string]types.AttributeValue) bool { _, other := s.otherEntity(item); return !other }
 	}
@@ -119,15 +141,20 @@ func (f matchFunc) match(item map[string]types.AttributeValue) bool { return f(i
 
 // KeyPrefix matches the items whose attribute attr (typically the sort key,
 // e.g. "sk" holding "ORDER#...") is a string starting with prefix.
+// An empty or invalid UTF-8 attr or prefix is refused by NewEntities.
 func KeyPrefix(attr, prefix string) EntityMatch {
-	return matchFunc(func(item map[string]types.AttributeValue) bool {
-		s, ok := item[attr].(*types.AttributeValueMemberS)
-		return ok && strings.HasPrefix(s.Value, prefix)
-	})
+	return keyPrefix{attr: attr, prefix: prefix}
+}
+
+type keyPrefix struct{ attr, prefix string }
+
+func (k keyPrefix) match(item map[string]types.AttributeValue) bool {
+	s, ok := item[k.attr].(*types.AttributeValueMemberS)
+	return ok && strings.HasPrefix(s.Value, k.prefix)
 }
 
 // MatchFunc matches the items for which f returns true. f must not modify
-// the item.
+// the item. A nil f is refused by NewEntities.
 func MatchFunc(f func(item map[string]types.AttributeValue) bool) EntityMatch {
 	return matchFunc(f)
 }
@@ -166,6 +193,9 @@ func NewEntities(members ...EntityMember) (*Entities, error) {
 			return nil, fmt.Errorf("%w: NewEntities member %d is nil", ErrInvalidInput, i)
 		}
 		m := mm.member()
+		if m.err != nil {
+			return nil, m.err
+		}
 		if m.match == nil {
 			return nil, fmt.Errorf("%w: NewEntities: %s has no entity attribute: tag a string field `dynamo:\"kind,entity=NAME\"`, or pass dynamo.KeyPrefix or dynamo.MatchFunc to Member",
 				ErrInvalidInput, m.typ)
@@ -203,6 +233,9 @@ func (e *Entities) classify(item map[string]types.AttributeValue) (any, error) {
 // IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the
 // index (arn:…:table/T/index/N).
 func (e *Entities) Query(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) iter.Seq2[any, error] {
+	if e == nil || len(e.members) == 0 {
+		return e.unmade(opQuery)
+	}
 	return e.iterate(ctx, e.members[0].prepare(opQuery, &key, opts))
 }
 
@@ -213,6 +246,9 @@ func (e *Entities) Query(ctx context.Context, key expression.KeyConditionBuilder
 // IAM: dynamodb:Scan on the table (arn:…:table/T), or with Index on the
 // index (arn:…:table/T/index/N).
 func (e *Entities) Scan(ctx context.Context, opts ...QueryOption) iter.Seq2[any, error] {
+	if e == nil || len(e.members) == 0 {
+		return e.unmade(opScan)
+	}
 	return e.iterate(ctx, e.members[0].prepare(opScan, nil, opts))
 }
 
@@ -223,4 +259,12 @@ func (e *Entities) iterate(ctx context.Context, l *listing) iter.Seq2[any, error
 			return err
 		}
 	})
+}
+
+// unmade yields the refusal of a call on an Entities not made by
+// NewEntities (the zero value has no members).
+func (e *Entities) unmade(op string) iter.Seq2[any, error] {
+	return func(yield func(any, error) bool) {
+		yield(nil, fmt.Errorf("%w: Entities.%s on an Entities with no members: make it with dynamo.NewEntities", ErrInvalidInput, op))
+	}
 }

@@ -22,7 +22,8 @@ import (
 // [0, min(BackoffMax, BackoffBase·2ⁿ⁻¹)) ("full jitter"), so that callers
 // that collided do not collide again in step.
 //
-// A zero field takes its default, which depends on the kind of call:
+// A zero field takes its default, which depends on the kind of call (a zero
+// BackoffMax with a BackoffBase above the default BackoffMax is BackoffBase):
 //
 //	                  MaxAttempts   BackoffBase   BackoffMax
 //	Update            100           2 ms          100 ms
@@ -81,7 +82,9 @@ func (p RetryPolicy) or(d RetryPolicy) RetryPolicy {
 		p.BackoffBase = d.BackoffBase
 	}
 	if p.BackoffMax == 0 {
-		p.BackoffMax = d.BackoffMax
+		// A base set above the default bound raises the bound to it: the
+		// waits asked for are not silently capped below the base.
+		p.BackoffMax = max(d.BackoffMax, p.BackoffBase)
 	}
 	return p
 }
