@@ -284,7 +284,10 @@
 // models and keep the others, and still check the version, so reading and
 // updating a summary never loses the rest of the item; SavePut replaces the
 // whole item and so does drop them. Reads of an Index are left to the
-// index's own projection.
+// index's own projection. A projection names attributes exactly: an item
+// whose attribute differs from the field's name only in case (written by
+// another tool), which attributevalue's case-folding decoder would have
+// matched, is read without it — tag the field with the stored name.
 //
 // # Several types in one table
 //
