@@ -24,6 +24,7 @@
 package codec
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
@@ -174,6 +175,7 @@ const (
 	kMap
 	kStruct
 	kFallback
+	kText // a text type (IsText): MarshalText to S, UnmarshalText from S
 )
 
 // tag is the part of a struct tag attributevalue reads.
@@ -250,6 +252,10 @@ type node struct {
 	fields []fieldNode
 	byName map[string]int
 	view   reflect.Type // kFallback: struct{ F typ `dynamo:"..."` }
+	// raw: kText: the node of the same type as if it were not a text type
+	// (a fallback when the codec cannot compile it), decoding stored values
+	// other than S and B as attributevalue would.
+	raw *node
 	// keyPlain: kMap with key type exactly string (typed fast paths).
 	keyPlain bool
 	// namesOK: kStruct: every attribute name is valid, non-empty UTF-8.
@@ -284,6 +290,9 @@ var (
 
 type builder struct {
 	onPath map[reflect.Type]bool
+	// rawText is the text type being compiled as if it were not one (a
+	// kText node's raw).
+	rawText reflect.Type
 }
 
 // custom reports whether values of t (or pointers to them) have a method
@@ -304,6 +313,17 @@ func (b *builder) compile(t reflect.Type, tg tag, addressable bool) *node {
 		return nil
 	}
 	n := &node{typ: t, size: t.Size(), tag: tg}
+	if t != b.rawText && IsText(t) {
+		n.kind = kText
+		saved := b.rawText
+		b.rawText = t
+		n.raw = b.compile(t, tg, addressable)
+		b.rawText = saved
+		if n.raw == nil {
+			n.raw = fallbackNode(t, tg)
+		}
+		return n
+	}
 	switch t.Kind() {
 	case reflect.String:
 		if t.Implements(numbererType) {
@@ -706,8 +726,35 @@ func (n *node) isZero(p unsafe.Pointer) bool {
 		return (*sliceHeader)(p).data == nil
 	case kMap:
 		return *(*unsafe.Pointer)(p) == nil
+	case kText:
+		return textZero(reflect.NewAt(n.typ, p).Elem())
 	}
 	return false
+}
+
+// textZero is attributevalue's isZeroValue for a value of a text type.
+func textZero(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.String:
+		return v.Len() == 0
+	case reflect.Map, reflect.Slice:
+		return v.IsNil()
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
+		return v.Float() == 0
+	}
+	return false
+}
+
+// textNullable reports whether a zero value of text type t is NULL
+// (attributevalue's isNullableZeroValue: a nil map or slice).
+func textNullable(t reflect.Type) bool {
+	return t.Kind() == reflect.Map || t.Kind() == reflect.Slice
 }
 
 type sliceHeader struct {
@@ -763,6 +810,10 @@ func (e *encState) value(n *node, p unsafe.Pointer, level int) (types.AttributeV
 		switch n.kind {
 		case kPtr, kSlice, kMap:
 			return nullAV(), nil
+		case kText:
+			if textNullable(n.typ) {
+				return nullAV(), nil
+			}
 		}
 		if tg.nullEmpty {
 			return nullAV(), nil
@@ -830,6 +881,16 @@ func (e *encState) body(n *node, p unsafe.Pointer, level int) (types.AttributeVa
 		return e.sliceBody(n, p, level)
 	case kPtr: // a pointer as an element: value handles fields
 		return e.value(n, p, level)
+	case kText:
+		b, err := reflect.NewAt(n.typ, p).Interface().(encoding.TextMarshaler).MarshalText()
+		if err != nil {
+			return nil, &TextError{Type: n.typ, Method: "MarshalText", Err: err}
+		}
+		s := string(b)
+		if e.clean && !utf8.ValidString(s) {
+			e.clean = false
+		}
+		return e.newS(s), nil
 	}
 	return nil, errEncode
 }
@@ -1100,6 +1161,18 @@ func (d *decState) value(n *node, av types.AttributeValue, p unsafe.Pointer) err
 	if n.kind == kFallback {
 		return d.fallback(n, av, p)
 	}
+	if n.kind == kText {
+		switch v := av.(type) {
+		case nil, *types.AttributeValueMemberNULL:
+			typedClear(n, p)
+			return nil
+		case *types.AttributeValueMemberS:
+			return unmarshalText(n.typ, v.Value, p)
+		case *types.AttributeValueMemberB:
+			return d.textBin(n, v.Value, p)
+		}
+		return d.value(n.raw, av, p) // as the type's kind decodes it
+	}
 	switch v := av.(type) {
 	case nil, *types.AttributeValueMemberNULL:
 		typedClear(n, p)
@@ -1215,6 +1288,12 @@ func (d *decState) makeSlice(n *node, ln int, p unsafe.Pointer) unsafe.Pointer {
 
 // str decodes a string (an S, or an SS element) as decodeString does.
 func (d *decState) str(n *node, s string, p unsafe.Pointer, asString bool) error {
+	if n.kind == kText {
+		return unmarshalText(n.typ, s, p)
+	}
+	if n.kind == kPtr && n.elem.kind == kText {
+		return unmarshalText(n.elem.typ, s, deref(n, p))
+	}
 	if asString {
 		return d.num(n, s, p)
 	}
@@ -1239,6 +1318,11 @@ func (d *decState) str(n *node, s string, p unsafe.Pointer, asString bool) error
 // as decodeNumber does.
 func (d *decState) num(n *node, s string, p unsafe.Pointer) error {
 	switch n.kind {
+	case kText:
+		if n.raw.kind == kFallback {
+			return d.fallback(n.raw, &types.AttributeValueMemberN{Value: s}, p)
+		}
+		return d.num(n.raw, s, p)
 	case kPtr:
 		return d.num(n.elem, s, deref(n, p))
 	case kString:
@@ -1322,6 +1406,8 @@ func (d *decState) num(n *node, s string, p unsafe.Pointer) error {
 // bin decodes a binary value (a B, or a BS element) as decodeBinary does.
 func (d *decState) bin(n *node, b []byte, p unsafe.Pointer) error {
 	switch n.kind {
+	case kText:
+		return d.textBin(n, b, p)
 	case kPtr:
 		return d.bin(n.elem, b, deref(n, p))
 	case kSlice:
@@ -1378,4 +1464,65 @@ func (d *decState) fallback(n *node, av types.AttributeValue, p unsafe.Pointer) 
 		return fmt.Errorf("%w: %w", errDecode, err)
 	}
 	return nil
+}
+
+// ---- text types ----
+
+// TextError is a text type's MarshalText or UnmarshalText failing: the
+// codec's own verdict, not one attributevalue would reach (it stores such
+// types its own way).
+type TextError struct {
+	Type   reflect.Type
+	Method string // "MarshalText", "UnmarshalText", "UnmarshalBinary"; "" for a stored value of the wrong type
+	Err    error
+}
+
+func (e *TextError) Error() string {
+	if e.Method == "" {
+		return fmt.Sprintf("%s: %v", e.Type, e.Err)
+	}
+	return fmt.Sprintf("%s.%s: %v", e.Type, e.Method, e.Err)
+}
+
+func (e *TextError) Unwrap() error { return e.Err }
+
+// unmarshalText decodes the text s into the value of text type t at p.
+func unmarshalText(t reflect.Type, s string, p unsafe.Pointer) error {
+	if err := reflect.NewAt(t, p).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+		return &TextError{Type: t, Method: "UnmarshalText", Err: err}
+	}
+	return nil
+}
+
+// textBin decodes a binary value into a text type, as attributevalue's
+// decoder with UseEncodingUnmarshalers does: through UnmarshalBinary when
+// the type has it, else as bytes into a byte slice or a byte array of the
+// same length (which is how byte types were stored before they were text).
+func (d *decState) textBin(n *node, b []byte, p unsafe.Pointer) error {
+	pv := reflect.NewAt(n.typ, p)
+	if u, ok := pv.Interface().(encoding.BinaryUnmarshaler); ok {
+		if err := u.UnmarshalBinary(b); err != nil {
+			return &TextError{Type: n.typ, Method: "UnmarshalBinary", Err: err}
+		}
+		return nil
+	}
+	v := pv.Elem()
+	switch v.Kind() {
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() != reflect.Uint8 {
+			break
+		}
+		if v.Kind() == reflect.Slice {
+			s := reflect.MakeSlice(n.typ, len(b), len(b))
+			reflect.Copy(s, reflect.ValueOf(b))
+			v.Set(s)
+			return nil
+		}
+		if v.Len() != len(b) {
+			return &TextError{Type: n.typ, Err: fmt.Errorf("a binary value of %d bytes does not fit a [%d]byte", len(b), v.Len())}
+		}
+		reflect.Copy(v, reflect.ValueOf(b))
+		return nil
+	}
+	return &TextError{Type: n.typ, Err: errors.New("a binary value cannot be read into a type stored as text (S)")}
 }
