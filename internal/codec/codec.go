@@ -54,6 +54,10 @@ const MaxNesting = 32
 type Struct struct {
 	typ  reflect.Type
 	root *node
+	// clash describes a field handed to attributevalue that holds both a
+	// text type and a type attributevalue's text options would change
+	// (Clash); "" when there is none.
+	clash string
 }
 
 var cache sync.Map // reflect.Type → *Struct (nil when not compiled)
@@ -68,7 +72,7 @@ func For(t reflect.Type) *Struct {
 	if t.Kind() == reflect.Struct {
 		b := &builder{onPath: map[reflect.Type]bool{}}
 		if n := b.compile(t, tag{}, true); n != nil && n.kind == kStruct {
-			s = &Struct{typ: t, root: n}
+			s = &Struct{typ: t, root: n, clash: b.clash}
 		}
 	}
 	c, _ := cache.LoadOrStore(t, s)
@@ -77,6 +81,13 @@ func For(t reflect.Type) *Struct {
 
 // Type returns the struct type s encodes.
 func (s *Struct) Type() reflect.Type { return s.typ }
+
+// Clash describes a value the codec hands to attributevalue (see the
+// package doc) that holds a text type, which attributevalue stores as text
+// only with options that would also change another type it holds
+// (time.Time, or a type with only some of the text and binary methods);
+// "" when there is none. The caller refuses such types.
+func (s *Struct) Clash() string { return s.clash }
 
 // Check is the caller's check of a value the codec does not check itself
 // (numbers written from floats, sets, values encoded by attributevalue):
@@ -256,6 +267,9 @@ type node struct {
 	// (a fallback when the codec cannot compile it), decoding stored values
 	// other than S and B as attributevalue would.
 	raw *node
+	// text: kFallback: the value holds text types, so it goes to
+	// attributevalue with its text options (avText, avTextDec).
+	text bool
 	// keyPlain: kMap with key type exactly string (typed fast paths).
 	keyPlain bool
 	// namesOK: kStruct: every attribute name is valid, non-empty UTF-8.
@@ -293,6 +307,7 @@ type builder struct {
 	// rawText is the text type being compiled as if it were not one (a
 	// kText node's raw).
 	rawText reflect.Type
+	clash   string // Struct.clash
 }
 
 // custom reports whether values of t (or pointers to them) have a method
@@ -425,6 +440,14 @@ func (b *builder) structFields(n *node, t reflect.Type, addressable bool) bool {
 				return false
 			}
 			fn = fallbackNode(f.typ, f.tag)
+			if r := ReachOf(f.typ); r.Text != nil {
+				// Text types inside it are stored as text too.
+				fn.text = true
+				if r.Clash != nil && b.clash == "" {
+					b.clash = fmt.Sprintf("field %s (%s) holds %s at %q, stored as text, and %s at %q, which attributevalue would then store otherwise",
+						f.name, f.typ, r.Text, r.TextPath, r.Clash, r.ClashPath)
+				}
+			}
 		}
 		if f.name == "" || !utf8.ValidString(f.name) {
 			n.namesOK = false
@@ -1091,7 +1114,11 @@ func (e *encState) checked(av types.AttributeValue, level int) types.AttributeVa
 
 // fallback encodes the field at p with attributevalue, through its view.
 func (e *encState) fallback(n *node, p unsafe.Pointer, level int) (types.AttributeValue, error) {
-	av, err := e.enc.Encode(reflect.NewAt(n.view, p).Interface())
+	enc := e.enc
+	if n.text {
+		enc = avText
+	}
+	av, err := enc.Encode(reflect.NewAt(n.view, p).Interface())
 	if err != nil {
 		return nil, err
 	}
@@ -1460,7 +1487,11 @@ func (d *decState) mapValue(n *node, m map[string]types.AttributeValue, p unsafe
 // view.
 func (d *decState) fallback(n *node, av types.AttributeValue, p unsafe.Pointer) error {
 	m := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"f": av}}
-	if err := d.dec.Decode(m, reflect.NewAt(n.view, p).Interface()); err != nil {
+	dec := d.dec
+	if n.text {
+		dec = avTextDec
+	}
+	if err := SafeDecode(dec, m, reflect.NewAt(n.view, p).Interface()); err != nil {
 		return fmt.Errorf("%w: %w", errDecode, err)
 	}
 	return nil
@@ -1525,4 +1556,17 @@ func (d *decState) textBin(n *node, b []byte, p unsafe.Pointer) error {
 		return nil
 	}
 	return &TextError{Type: n.typ, Err: errors.New("a binary value cannot be read into a type stored as text (S)")}
+}
+
+// SafeDecode is dec.Decode(av, out), with a panic inside attributevalue
+// turned into an error: it panics on a binary value longer or shorter than
+// the byte array it decodes into (reflect's SetLen on an array), and an
+// item written by another client must not crash its reader.
+func SafeDecode(dec *attributevalue.Decoder, av types.AttributeValue, out any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("attributevalue panicked decoding into %T: %v (a binary value of another length than the byte array it is read into?)", out, r)
+		}
+	}()
+	return dec.Decode(av, out)
 }

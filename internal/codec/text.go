@@ -3,6 +3,8 @@ package codec
 import (
 	"encoding"
 	"reflect"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
 
 var (
@@ -28,4 +30,100 @@ func IsText(t reflect.Type) bool {
 		return false
 	}
 	return !custom(t)
+}
+
+var (
+	binaryMarshalerType = reflect.TypeFor[encoding.BinaryMarshaler]()
+
+	// avText and avTextDec are what the codec hands a value holding text
+	// types to (a fallback): attributevalue with default options but for
+	// UseEncodingMarshalers and UseEncodingUnmarshalers, so that text types
+	// inside it are stored as text too. Immutable.
+	avText = attributevalue.NewEncoder(func(o *attributevalue.EncoderOptions) {
+		o.TagKey = TagKey
+		o.UseEncodingMarshalers = true
+	})
+	avTextDec = attributevalue.NewDecoder(func(o *attributevalue.DecoderOptions) {
+		o.TagKey = TagKey
+		o.UseNumber = true
+		o.UseEncodingUnmarshalers = true
+	})
+)
+
+// Reach is what values of a type can hold, as far as the text rule goes
+// (ReachOf).
+type Reach struct {
+	// Text is a text type values of the type can hold ("" path: the type
+	// itself); nil when none.
+	Text     reflect.Type
+	TextPath string
+	// Clash is a type that attributevalue's UseEncodingMarshalers and
+	// UseEncodingUnmarshalers would store otherwise than the mapper does:
+	// time.Time (text, whatever `unixtime` says), or a type with only some
+	// of the text and binary methods; nil when none.
+	Clash     reflect.Type
+	ClashPath string
+}
+
+// ReachOf walks type t as attributevalue would encode it (struct fields it
+// sees, pointers, slices, arrays, map values; not into types with their
+// own DynamoDB encoding, text types or interfaces, whose contents are only
+// known at run time) and reports the first text type and the first clash
+// it finds.
+func ReachOf(t reflect.Type) Reach {
+	var r Reach
+	reach(t, "", map[reflect.Type]bool{}, &r)
+	return r
+}
+
+func reach(t reflect.Type, path string, seen map[reflect.Type]bool, r *Reach) {
+	if seen[t] || r.Text != nil && r.Clash != nil {
+		return
+	}
+	seen[t] = true
+	switch {
+	case t.Kind() == reflect.Interface || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Interface:
+		return
+	case IsText(t):
+		if r.Text == nil {
+			r.Text, r.TextPath = t, path
+		}
+		return
+	case custom(t):
+		return
+	case t == timeType || clashes(t):
+		if r.Clash == nil {
+			r.Clash, r.ClashPath = t, path
+		}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		reach(t.Elem(), path, seen, r)
+	case reflect.Slice, reflect.Array:
+		reach(t.Elem(), path+"[]", seen, r)
+	case reflect.Map:
+		reach(t.Elem(), path+"[]", seen, r)
+	case reflect.Struct:
+		fs, ok := visibleFields(t)
+		if !ok {
+			return
+		}
+		for _, f := range fs {
+			p := f.name
+			if path != "" {
+				p = path + "." + f.name
+			}
+			reach(f.typ, p, seen, r)
+		}
+	}
+}
+
+// clashes reports whether attributevalue with UseEncodingMarshalers or
+// UseEncodingUnmarshalers would treat values of t (not a text type, no
+// DynamoDB encoding of its own) otherwise than without them.
+func clashes(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(textMarshalerType) || pt.Implements(textUnmarshalerType) ||
+		pt.Implements(binaryMarshalerType) || pt.Implements(binaryUnmarshaler)
 }

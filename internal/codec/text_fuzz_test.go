@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -125,6 +126,8 @@ type Texts struct {
 	Big   *big.Int        `dynamo:"big"`
 	W     Wins            `dynamo:"w"`
 	Plain string          `dynamo:"plain"`
+	Arr   [2]UUID         `dynamo:"arr"` // handed to attributevalue, with its text options
+	MK    map[int]Code    `dynamo:"mk"`
 }
 
 // (A string set of a text type, []UUID `dynamo:",stringset"`, is left out:
@@ -141,7 +144,7 @@ type TextIP struct {
 
 var (
 	textShapes = []reflect.Type{reflect.TypeFor[Texts](), reflect.TypeFor[TextIP](), reflect.TypeFor[TextInner]()}
-	textNames  = []string{"id", "pid", "ids", "pids", "sids", "mids", "addr", "paddr", "c", "co", "cn", "cs", "cs2", "b4", "in", "pin", "ins", "big", "w", "plain", "ip", "ips", "pip", "ID"}
+	textNames  = []string{"id", "pid", "ids", "pids", "sids", "mids", "addr", "paddr", "c", "co", "cn", "cs", "cs2", "b4", "in", "pin", "ins", "big", "w", "plain", "ip", "ips", "pip", "ID", "arr", "mk"}
 
 	avEncText = attributevalue.NewEncoder(func(o *attributevalue.EncoderOptions) {
 		o.TagKey = TagKey
@@ -332,4 +335,31 @@ func hasSS(av types.AttributeValue) bool {
 		}
 	}
 	return false
+}
+
+// TestCodecTextClash: a value handed to attributevalue that holds a text
+// type and a time.Time cannot be stored as the mapper stores both.
+func TestCodecTextClash(t *testing.T) {
+	type WithTime struct {
+		ID UUID      `dynamo:"id"`
+		At time.Time `dynamo:"at,unixtime"`
+	}
+	type S struct {
+		ID   UUID        `dynamo:"id"`
+		At   time.Time   `dynamo:"at,unixtime"` // compiled: fine
+		Arr  [2]UUID     `dynamo:"arr"`         // fallback, text only: fine
+		Bad  [1]WithTime `dynamo:"bad"`         // fallback, text and time: clash
+		Fine []WithTime  `dynamo:"fine"`        // compiled: fine
+	}
+	c := For(reflect.TypeFor[S]())
+	if c == nil || !strings.Contains(c.Clash(), "bad") || !strings.Contains(c.Clash(), "time.Time") {
+		t.Fatalf("Clash() = %q, want it to name field bad and time.Time", c.Clash())
+	}
+	type OK struct {
+		Arr  [2]UUID    `dynamo:"arr"`
+		Fine []WithTime `dynamo:"fine"`
+	}
+	if c := For(reflect.TypeFor[OK]()); c == nil || c.Clash() != "" {
+		t.Fatalf("OK: Clash() = %q", c.Clash())
+	}
 }
