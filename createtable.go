@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // Sentinel errors of table creation and deletion.
@@ -375,6 +376,9 @@ func (t *Table[T]) keyAttrType(f *field, override map[string]types.ScalarAttribu
 		return "", fmt.Errorf("%w: CreateTable %q: WithKeyType(%q, %q): key types are S, N or B", ErrInvalidInput, t.name, f.name, at)
 	}
 	bt := derefType(f.typ)
+	if codec.IsText(bt) {
+		return types.ScalarAttributeTypeS, nil // stored as text (NewTable refuses types it could not store so)
+	}
 	if !hasCustomMarshaler(bt) {
 		switch {
 		case bt == timeType && f.opts.unixTime:
@@ -390,7 +394,7 @@ func (t *Table[T]) keyAttrType(f *field, override map[string]types.ScalarAttribu
 	// MarshalDynamoDBAttributeValue is found too): strings give S, numbers N,
 	// time.Time S unless the encoder's EncodeTime says otherwise, a custom
 	// encoding what it encodes to.
-	av, err := t.m.enc.Encode(reflect.New(bt).Interface())
+	av, err := t.avEnc.Encode(reflect.New(bt).Interface())
 	if at, ok := scalarType(av); err == nil && ok {
 		return at, nil
 	}

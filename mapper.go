@@ -21,6 +21,12 @@ type Mapper struct {
 	opts   mapperOptions
 	enc    *attributevalue.Encoder // stateless after construction
 	dec    *attributevalue.Decoder // stateless after construction
+	// encText and decText are enc and dec with attributevalue's
+	// UseEncodingMarshalers and UseEncodingUnmarshalers on, for the tables
+	// whose types hold text types and that encode through attributevalue
+	// (the caller gave encoder or decoder options); stateless.
+	encText *attributevalue.Encoder
+	decText *attributevalue.Decoder
 	// compiledEnc and compiledDec report whether items may be encoded and
 	// decoded by the compiled codecs (internal/codec), which produce what
 	// enc and dec produce with their default options: true unless the
@@ -103,7 +109,7 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 	if c != nil {
 		m.client = tableErrors{c}
 	}
-	m.enc = attributevalue.NewEncoder(func(eo *attributevalue.EncoderOptions) {
+	encOpts := func(eo *attributevalue.EncoderOptions) {
 		for _, fn := range o.encoderOpts {
 			if fn == nil {
 				continue
@@ -111,8 +117,8 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 			fn(eo)
 		}
 		eo.TagKey = TagKey
-	})
-	m.dec = attributevalue.NewDecoder(func(do *attributevalue.DecoderOptions) {
+	}
+	decOpts := func(do *attributevalue.DecoderOptions) {
 		// Numbers decoded into interface values (any, map[string]any,
 		// []any) keep their exact digits as attributevalue.Number, so a
 		// load-then-save writes back what was read: a float64 would turn
@@ -125,7 +131,11 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 			fn(do)
 		}
 		do.TagKey = TagKey
-	})
+	}
+	m.enc = attributevalue.NewEncoder(encOpts)
+	m.dec = attributevalue.NewDecoder(decOpts)
+	m.encText = attributevalue.NewEncoder(encOpts, func(eo *attributevalue.EncoderOptions) { eo.UseEncodingMarshalers = true })
+	m.decText = attributevalue.NewDecoder(decOpts, func(do *attributevalue.DecoderOptions) { do.UseEncodingUnmarshalers = true })
 	return m
 }
 

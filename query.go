@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // QueryOption configures Query, QueryPage, Scan, ScanPage and ParallelScan:
@@ -531,13 +533,15 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 			*out = zero // attributevalue words the error, on a fresh value
 		}
 	}
-	if t.dec == nil || err != nil {
+	if te := (*codec.TextError)(nil); err != nil && errors.As(err, &te) {
+		// The codec's own verdict on a text type: final.
+	} else if t.dec == nil || err != nil {
 		if t.ptr {
 			pv := reflect.New(t.p.s.typ)
-			err = t.m.dec.Decode(&d.m, pv.Interface())
+			err = codec.SafeDecode(t.avDec, &d.m, pv.Interface())
 			*out = pv.Interface().(T)
 		} else {
-			err = t.m.dec.Decode(&d.m, out)
+			err = codec.SafeDecode(t.avDec, &d.m, out)
 		}
 	}
 	d.m.Value = nil

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // field is one attribute of a schema.
@@ -30,8 +31,9 @@ type field struct {
 	// vph the value placeholder (":a3"); computed once per type.
 	ph, vph string
 	// custom reports whether typ (or, for a pointer, the type it points to)
-	// implements attributevalue.Marshaler; computed once per type so that
-	// fastKeyValue needs no reflection on types per call.
+	// has an encoding of its own: attributevalue.Marshaler, or a text type
+	// (codec.IsText); computed once per type so that fastKeyValue needs no
+	// reflection on types per call.
 	custom bool
 	// gsi and lsi are the field's `index` and `localIndex` tags, parsed.
 	gsi, lsi []indexKey
@@ -132,9 +134,9 @@ func buildSchema(t reflect.Type) (*schema, error) {
 		f.ph = "#a" + strconv.Itoa(i)
 		f.vph = ":a" + strconv.Itoa(i)
 		if f.typ.Kind() == reflect.Pointer {
-			f.custom = hasCustomMarshaler(f.typ.Elem())
+			f.custom = hasOwnEncoding(f.typ.Elem())
 		} else {
-			f.custom = hasCustomMarshaler(f.typ)
+			f.custom = hasOwnEncoding(f.typ)
 		}
 		if err := s.checkField(i, fail); err != nil {
 			return nil, err
@@ -440,10 +442,17 @@ func hasCustomMarshaler(t reflect.Type) bool {
 	return t.Implements(marshalerType) || pt.Implements(marshalerType)
 }
 
+// hasOwnEncoding reports whether values of t are encoded their own way: a
+// custom attributevalue.Marshaler, or MarshalText for a text type (stored
+// as S).
+func hasOwnEncoding(t reflect.Type) bool {
+	return hasCustomMarshaler(t) || codec.IsText(t)
+}
+
 // checkKeyType accepts the Go types that encode to S, N or B.
 func checkKeyType(f *field) error {
 	t := derefType(f.typ)
-	if hasCustomMarshaler(t) {
+	if hasOwnEncoding(t) {
 		return nil
 	}
 	switch t.Kind() {
@@ -460,7 +469,7 @@ func checkKeyType(f *field) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("key of type %s: keys must be strings, numbers or []byte (or implement attributevalue.Marshaler)", f.typ)
+	return fmt.Errorf("key of type %s: keys must be strings, numbers or []byte, or types stored as strings (encoding.TextMarshaler and TextUnmarshaler, e.g. a UUID) or with their own attributevalue.Marshaler", f.typ)
 }
 
 // setKindOf maps the element type of a `set` field to the DynamoDB set type.
@@ -470,6 +479,9 @@ func setKindOf(t reflect.Type) (byte, error) {
 		return 0, fmt.Errorf("`set` on a %s: use a slice such as []string, []int or [][]byte", t)
 	}
 	et := derefType(t.Elem())
+	if codec.IsText(et) {
+		return 'S', nil // stored as text
+	}
 	switch et.Kind() {
 	case reflect.String:
 		return 'S', nil

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"unicode/utf8"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/codec"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -23,6 +25,11 @@ type Table[T any] struct {
 	// enc and dec are the compiled codec of the struct type when the
 	// mapper may use it for encoding and decoding; nil otherwise.
 	enc, dec *codec.Struct
+	// avEnc and avDec are the attributevalue encoder and decoder for what
+	// the codec does not do: the mapper's, or for a type that holds text
+	// types (codec.IsText) its text ones (Mapper.encText, decText).
+	avEnc *attributevalue.Encoder
+	avDec *attributevalue.Decoder
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -62,8 +69,9 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	t := &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr}
-	if c := codec.For(rt); c != nil {
+	t := &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}
+	c := codec.For(rt)
+	if c != nil {
 		if m.compiledEnc {
 			t.enc = c
 		}
@@ -71,7 +79,45 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 			t.dec = c
 		}
 	}
+	if err := t.textCoders(c); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// textCoders chooses the attributevalue encoder and decoder of a type that
+// holds text types, which the mapper stores as S (codec.IsText), and refuses
+// the types it cannot store so: attributevalue stores text types as text
+// only with its UseEncodingMarshalers and UseEncodingUnmarshalers options,
+// which also change how it stores time.Time (as text, whatever `unixtime`
+// says) and types with only some of the text and binary methods.
+func (t *Table[T]) textCoders(c *codec.Struct) error {
+	s := t.p.s
+	r := codec.ReachOf(s.typ)
+	if r.Text == nil {
+		return nil
+	}
+	fail := func(reason string) error { return &SchemaError{Struct: s.typ.String(), Reason: reason} }
+	if t.enc == nil || t.dec == nil {
+		// attributevalue encodes or decodes the whole item.
+		why := "NewMapper was given WithEncoderOptions or WithDecoderOptions, so items are encoded by attributevalue"
+		if c == nil {
+			why = "the mapper hands this type to attributevalue whole (it has an embedded pointer to an unexported struct, or a DynamoDB encoding of its own)"
+		}
+		if r.Clash != nil {
+			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which stores text types as text only with options (UseEncodingMarshalers) that would also change %s at %q: drop those mapper options, or give %s a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue",
+				r.Text, r.TextPath, why, r.Clash, r.ClashPath, r.Text))
+		}
+		t.avEnc, t.avDec = t.m.encText, t.m.decText
+		return nil
+	}
+	if c.Clash() != "" {
+		return fail(c.Clash() + ": the mapper hands that field to attributevalue (arrays, maps with keys other than strings, pointers to pointers, recursive types): use a slice or a string-keyed map, or give the text type a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue")
+	}
+	if r.Clash == nil {
+		t.avEnc, t.avDec = t.m.encText, t.m.decText
+	}
+	return nil
 }
 
 // Name returns the table's name.
@@ -183,15 +229,18 @@ func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, 
 	if t.enc != nil {
 		// An error falls through to attributevalue, which words it. Room
 		// for the write token.
-		if r, err := t.enc.Encode(reflect.ValueOf(boxed).UnsafePointer(), t.m.enc, codecHooks, 1); err == nil {
+		r, err := t.enc.Encode(reflect.ValueOf(boxed).UnsafePointer(), t.m.enc, codecHooks, 1)
+		if err == nil {
 			item, clean = r.Item, r.Clean
 			sz = itemSizes{ok: true, total: r.Size, nulls: r.NullSize}
+		} else if te := (*codec.TextError)(nil); errors.As(err, &te) {
+			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w", ErrInvalidInput, t.name, s.typ, err)
 		}
 	}
 	if item == nil {
-		av, err := t.m.enc.Encode(boxed)
+		av, err := t.avEnc.Encode(boxed)
 		if err != nil {
-			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.m.enc, reflect.ValueOf(boxed).Elem()))
+			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.avEnc, reflect.ValueOf(boxed).Elem()))
 		}
 		m, ok := av.(*types.AttributeValueMemberM)
 		if !ok {
@@ -236,22 +285,25 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 	if t.dec != nil {
 		if t.ptr {
 			pv := reflect.New(t.p.s.typ)
-			if t.dec.Decode(item, pv.UnsafePointer(), t.m.dec) == nil {
+			if err = t.dec.Decode(item, pv.UnsafePointer(), t.m.dec); err == nil {
 				return pv.Interface().(T), nil
 			}
-		} else if t.dec.Decode(item, unsafe.Pointer(&out), t.m.dec) == nil {
+		} else if err = t.dec.Decode(item, unsafe.Pointer(&out), t.m.dec); err == nil {
 			return out, nil
 		}
-		// attributevalue words the error, on a fresh value.
 		var zero T
+		if te := (*codec.TextError)(nil); errors.As(err, &te) {
+			return zero, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
+		}
+		// attributevalue words the error, on a fresh value.
 		out = zero
 	}
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)
-		err = t.m.dec.Decode(&types.AttributeValueMemberM{Value: item}, pv.Interface())
+		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: item}, pv.Interface())
 		out = pv.Interface().(T)
 	} else {
-		err = t.m.dec.Decode(&types.AttributeValueMemberM{Value: item}, &out)
+		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: item}, &out)
 	}
 	if err != nil {
 		var zero T
@@ -261,13 +313,39 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 }
 
 func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) error {
+	if ov := reflect.ValueOf(out); ov.Kind() == reflect.Pointer && !ov.IsNil() {
+		// Into the table's own type: as Load decodes (compiled codec, text
+		// types).
+		switch ov.Type().Elem() {
+		case reflect.TypeFor[T]():
+			v, err := t.decode(item)
+			if err == nil {
+				*out.(*T) = v
+			}
+			return err
+		case t.p.s.typ:
+			v, err := t.decode(item)
+			if err == nil {
+				vv := reflect.ValueOf(&v).Elem()
+				if t.ptr {
+					vv = vv.Elem()
+				}
+				ov.Elem().Set(vv)
+			}
+			return err
+		}
+	}
 	if len(t.p.s.javaDecFields) > 0 {
 		var err error
 		if item, err = t.p.s.javaDecode(item); err != nil {
 			return fmt.Errorf("dynamo: decode item of table %q into %T: %w", t.name, out, err)
 		}
 	}
-	if err := t.m.dec.Decode(&types.AttributeValueMemberM{Value: item}, out); err != nil {
+	dec := t.m.dec
+	if rt := reflect.TypeOf(out); rt != nil && rt.Kind() == reflect.Pointer && codec.ReachOf(rt.Elem()).Text != nil {
+		dec = t.m.decText
+	}
+	if err := codec.SafeDecode(dec, &types.AttributeValueMemberM{Value: item}, out); err != nil {
 		return fmt.Errorf("dynamo: decode item of table %q into %T: %w", t.name, out, err)
 	}
 	return nil

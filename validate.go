@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // The checks of the encoder's front door: what the caller passes is refused
@@ -140,9 +141,10 @@ func walkInfo(t reflect.Type) *typeWalk {
 }
 
 // isLeafType reports whether the encoder turns values of t into a scalar
-// without looking inside (times, custom marshalers, byte slices).
+// without looking inside (times, custom marshalers, text types, byte
+// slices).
 func isLeafType(t reflect.Type) bool {
-	if t == timeType || hasCustomMarshaler(t) {
+	if t == timeType || hasOwnEncoding(t) {
 		return true
 	}
 	if t.Kind() == reflect.Struct && t.ConvertibleTo(timeType) {
@@ -155,7 +157,13 @@ func isLeafType(t reflect.Type) bool {
 // but none the encoder sees — big.Int, big.Float, sync.Mutex: it would be
 // stored as an empty map and its value lost.
 func opaqueStruct(t reflect.Type) bool {
-	if t.Kind() != reflect.Struct || t.NumField() == 0 || isLeafType(t) {
+	return !isLeafType(t) && hidden(t)
+}
+
+// hidden reports whether t is a struct with fields but none the encoder
+// sees, leaf or not.
+func hidden(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct || t.NumField() == 0 {
 		return false
 	}
 	for i := 0; i < t.NumField(); i++ {
@@ -164,6 +172,61 @@ func opaqueStruct(t reflect.Type) bool {
 		}
 	}
 	return true
+}
+
+var hiddenTextCache sync.Map // reflect.Type → reflect.Type (nil: none); immutable values
+
+// hiddenTextIn returns a text type whose fields are all unexported that
+// values of t can hold outside interfaces (which the walk visits itself),
+// or nil.
+func hiddenTextIn(t reflect.Type) reflect.Type {
+	if r, ok := hiddenTextCache.Load(t); ok {
+		h, _ := r.(reflect.Type)
+		return h
+	}
+	h := findHiddenText(t, map[reflect.Type]bool{})
+	hiddenTextCache.Store(t, h)
+	return h
+}
+
+func findHiddenText(t reflect.Type, seen map[reflect.Type]bool) reflect.Type {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	if codec.IsText(t) {
+		if hidden(t) {
+			return t
+		}
+		return nil
+	}
+	if hasCustomMarshaler(t) || t == timeType {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return findHiddenText(t.Elem(), seen)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); f.IsExported() || f.Anonymous {
+				if h := findHiddenText(f.Type, seen); h != nil {
+					return h
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// lostInInterface is the badValue for a text type whose fields are all
+// unexported (netip.Addr, big.Int) held in an interface value: the mapper
+// stores text types as text where the Go type says so, but what an
+// interface holds goes to attributevalue, which would store an empty map.
+func lostInInterface(t reflect.Type) *badValue {
+	return &badValue{
+		what: fmt.Sprintf("holds a %s in an interface value, where the encoder would store an empty map and the value would be lost", t),
+		fix:  fmt.Sprintf("declare the field (or element) as %s, which the mapper stores as text, or store its String()", t),
+	}
 }
 
 // buildWalk computes the typeWalk of t; onPath holds the types being
@@ -331,6 +394,9 @@ func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValu
 		}
 		if hops++; hops > maxHops {
 			return tooDeep()
+		}
+		if h := hiddenTextIn(v.Elem().Type()); h != nil {
+			return lostInInterface(h)
 		}
 		return w.value(v.Elem(), level, hops, false)
 	case reflect.Pointer:

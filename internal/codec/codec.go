@@ -3,13 +3,23 @@
 // attributevalue's Encoder and Decoder (with TagKey "dynamo" and otherwise
 // default options) produce, without walking the type on every call.
 //
+// One rule is the mapper's own: values of text types (IsText: uuid-style
+// [16]byte types, netip.Addr, net.IP, big.Int) are stored as an S holding
+// MarshalText's output and read with UnmarshalText, as attributevalue does
+// with UseEncodingMarshalers and UseEncodingUnmarshalers, which would also
+// turn time.Time into text (ignoring `unixtime`): the codec applies the rule
+// to text types only.
+//
 // What it does not compile is handed to attributevalue, field by field:
 // types with a custom MarshalDynamoDBAttributeValue or
 // UnmarshalDynamoDBAttributeValue (also promoted or through a pointer),
 // interfaces, arrays, maps with keys other than plain strings, pointers to
 // pointers, number-like strings (json.Number, attributevalue.Number), types
 // convertible to time.Time other than time.Time itself, funcs, chans,
-// complex numbers, recursive types. A field that needs attributevalue is
+// complex numbers. Recursive types are compiled (their node refers to
+// itself). A field handed over that holds text types goes to attributevalue
+// with its text options (Struct.Clash names those that also hold types the
+// options would change). A field that needs attributevalue is
 // encoded and decoded by it in place (the field's memory is viewed as a
 // one-field struct carrying the field's tag), so addressability, and with it
 // which marshaler methods apply, is the same as in a whole-struct call. A
@@ -70,7 +80,7 @@ func For(t reflect.Type) *Struct {
 	}
 	var s *Struct
 	if t.Kind() == reflect.Struct {
-		b := &builder{onPath: map[reflect.Type]bool{}}
+		b := &builder{onPath: map[reflect.Type]bool{}, open: map[openKey]*node{}}
 		if n := b.compile(t, tag{}, true); n != nil && n.kind == kStruct {
 			s = &Struct{typ: t, root: n, clash: b.clash}
 		}
@@ -304,6 +314,10 @@ var (
 
 type builder struct {
 	onPath map[reflect.Type]bool
+	// open are the struct nodes being built, so that a recursive type
+	// refers to its own node (the node graph then has cycles; values,
+	// which checkGo keeps acyclic, and items do not).
+	open map[openKey]*node
 	// rawText is the text type being compiled as if it were not one (a
 	// kText node's raw).
 	rawText reflect.Type
@@ -379,7 +393,7 @@ func (b *builder) compile(t reflect.Type, tg tag, addressable bool) *node {
 			return nil
 		}
 		e := b.compile(t.Elem(), tg.elemTag(), false)
-		if e == nil || !e.pure() {
+		if e == nil || !e.pure(map[*node]bool{}) {
 			return nil
 		}
 		n.kind, n.elem = kMap, e
@@ -389,11 +403,20 @@ func (b *builder) compile(t reflect.Type, tg tag, addressable bool) *node {
 			n.kind = kTime
 			break
 		}
-		if t.ConvertibleTo(timeType) || b.onPath[t] {
+		if t.ConvertibleTo(timeType) {
 			return nil
 		}
+		key := openKey{t, addressable}
+		if o := b.open[key]; o != nil {
+			return o // a recursive type: the node being built, completed below
+		}
+		if b.onPath[t] {
+			return nil // open in the other position kind: attributevalue's
+		}
 		b.onPath[t] = true
+		b.open[key] = n
 		defer delete(b.onPath, t)
+		defer delete(b.open, key)
 		if !b.structFields(n, t, addressable) {
 			return nil
 		}
@@ -404,16 +427,27 @@ func (b *builder) compile(t reflect.Type, tg tag, addressable bool) *node {
 	return n
 }
 
-// pure reports whether n hands nothing to attributevalue.
-func (n *node) pure() bool {
+// openKey is a struct type at a position kind (addressable or not).
+type openKey struct {
+	t           reflect.Type
+	addressable bool
+}
+
+// pure reports whether n hands nothing to attributevalue. A node still
+// being built (kind 0) is not known to be pure; seen breaks cycles.
+func (n *node) pure(seen map[*node]bool) bool {
+	if seen[n] {
+		return true
+	}
+	seen[n] = true
 	switch n.kind {
-	case kFallback:
+	case 0, kFallback:
 		return false
 	case kPtr, kSlice, kMap:
-		return n.elem.pure()
+		return n.elem.pure(seen)
 	case kStruct:
 		for i := range n.fields {
-			if !n.fields[i].n.pure() {
+			if !n.fields[i].n.pure(seen) {
 				return false
 			}
 		}

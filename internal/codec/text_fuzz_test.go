@@ -130,6 +130,15 @@ type Texts struct {
 	MK    map[int]Code    `dynamo:"mk"`
 }
 
+// Tree is a recursive type holding a text type: compiled, its own node
+// referring to itself.
+type Tree struct {
+	ID   UUID   `dynamo:"id"`
+	Name string `dynamo:"name"`
+	Kids []Tree `dynamo:"kids"`
+	Next *Tree  `dynamo:"next"`
+}
+
 // (A string set of a text type, []UUID `dynamo:",stringset"`, is left out:
 // attributevalue writes it but decodes set elements without UnmarshalText,
 // so it cannot read it back; the codec can: TestCodecTextRule.)
@@ -143,8 +152,8 @@ type TextIP struct {
 }
 
 var (
-	textShapes = []reflect.Type{reflect.TypeFor[Texts](), reflect.TypeFor[TextIP](), reflect.TypeFor[TextInner]()}
-	textNames  = []string{"id", "pid", "ids", "pids", "sids", "mids", "addr", "paddr", "c", "co", "cn", "cs", "cs2", "b4", "in", "pin", "ins", "big", "w", "plain", "ip", "ips", "pip", "ID", "arr", "mk"}
+	textShapes = []reflect.Type{reflect.TypeFor[Texts](), reflect.TypeFor[TextIP](), reflect.TypeFor[TextInner](), reflect.TypeFor[Tree]()}
+	textNames  = []string{"id", "pid", "ids", "pids", "sids", "mids", "addr", "paddr", "c", "co", "cn", "cs", "cs2", "b4", "in", "pin", "ins", "big", "w", "plain", "ip", "ips", "pip", "ID", "arr", "mk", "kids", "next", "name"}
 
 	avEncText = attributevalue.NewEncoder(func(o *attributevalue.EncoderOptions) {
 		o.TagKey = TagKey
@@ -361,5 +370,27 @@ func TestCodecTextClash(t *testing.T) {
 	}
 	if c := For(reflect.TypeFor[OK]()); c == nil || c.Clash() != "" {
 		t.Fatalf("OK: Clash() = %q", c.Clash())
+	}
+}
+
+// TestCodecRecursive: a recursive type is compiled whole (no field left to
+// attributevalue), and a tree of it round-trips with its text types as S.
+func TestCodecRecursive(t *testing.T) {
+	c := For(reflect.TypeFor[Tree]())
+	if c == nil || !c.root.pure(map[*node]bool{}) {
+		t.Fatal("Tree not compiled whole")
+	}
+	v := Tree{ID: UUID{1}, Kids: []Tree{{ID: UUID{2}, Next: &Tree{ID: UUID{3}}}}}
+	r, err := c.Encode(unsafe.Pointer(&v), avEnc, &Hooks{Check: acceptAll, Size: func(types.AttributeValue) int { return 0 }}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid := r.Item["kids"].(*types.AttributeValueMemberL).Value[0].(*types.AttributeValueMemberM).Value
+	if s, ok := kid["next"].(*types.AttributeValueMemberM).Value["id"].(*types.AttributeValueMemberS); !ok || s.Value != "03000000000000000000000000000000" {
+		t.Fatalf("nested id: %s", show(r.Item))
+	}
+	var back Tree
+	if err := c.Decode(r.Item, unsafe.Pointer(&back), avDec); err != nil || !reflect.DeepEqual(back, v) {
+		t.Fatalf("decoded %+v (%v), want %+v", back, err, v)
 	}
 }
