@@ -238,7 +238,7 @@ func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, 
 		}
 	}
 	if item == nil {
-		av, err := t.avEnc.Encode(boxed)
+		av, err := codec.SafeEncode(t.avEnc, boxed)
 		if err != nil {
 			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.avEnc, reflect.ValueOf(boxed).Elem()))
 		}

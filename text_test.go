@@ -312,3 +312,29 @@ func TestTextKeyTypes(t *testing.T) {
 		}
 	}
 }
+
+// TextUUID is tUUID under an exported name, to embed.
+type TextUUID = tUUID
+
+// TestTextEmbeddedIsNotText: a struct embedding a text type has its text
+// methods by promotion only; it is stored as the struct it is, its other
+// fields kept (as json would not).
+func TestTextEmbeddedIsNotText(t *testing.T) {
+	type named struct {
+		TextUUID
+		Name string `dynamo:"name"`
+	}
+	type rec struct {
+		ID string `dynamo:"id,hash"`
+		N  named  `dynamo:"n"`
+	}
+	st := &stubClient{}
+	tb, _ := NewTable[rec](NewMapper(st), "T")
+	if _, err := tb.Save(context.Background(), rec{ID: "k", N: named{TextUUID: tID1, Name: "ada"}}, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := st.puts[0].Item["n"].(*types.AttributeValueMemberM)
+	if !ok || sAV(t, m.Value["name"]) != "ada" {
+		t.Fatalf("n = %#v: the struct's fields must be kept", st.puts[0].Item["n"])
+	}
+}

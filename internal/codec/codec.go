@@ -1152,7 +1152,7 @@ func (e *encState) fallback(n *node, p unsafe.Pointer, level int) (types.Attribu
 	if n.text {
 		enc = avText
 	}
-	av, err := enc.Encode(reflect.NewAt(n.view, p).Interface())
+	av, err := SafeEncode(enc, reflect.NewAt(n.view, p).Interface())
 	if err != nil {
 		return nil, err
 	}
@@ -1603,4 +1603,16 @@ func SafeDecode(dec *attributevalue.Decoder, av types.AttributeValue, out any) (
 		}
 	}()
 	return dec.Decode(av, out)
+}
+
+// SafeEncode is enc.Encode(in), with a panic inside attributevalue turned
+// into an error: it panics reading an unexported embedded field whose type
+// has methods (reflect's Interface on an unexported field).
+func SafeEncode(enc *attributevalue.Encoder, in any) (av types.AttributeValue, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			av, err = nil, fmt.Errorf("attributevalue panicked encoding %T: %v (an unexported embedded field whose type has methods? export the type or give the field a name)", in, r)
+		}
+	}()
+	return enc.Encode(in)
 }

@@ -20,7 +20,8 @@ var (
 // encoding.TextMarshaler, and *t implements encoding.TextUnmarshaler, so
 // that what is written can be read back. uuid.UUID-style [16]byte types,
 // netip.Addr, netip.Prefix, net.IP and big.Int are text types; a type with
-// only one of the two methods is not.
+// only one of the two methods is not, nor is a struct that has them only by
+// embedding a type that has them.
 func IsText(t reflect.Type) bool {
 	if t == nil || t == timeType || t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
 		return false
@@ -29,7 +30,31 @@ func IsText(t reflect.Type) bool {
 	if !pt.Implements(textUnmarshalerType) || !pt.Implements(textMarshalerType) {
 		return false
 	}
-	return !custom(t)
+	return !custom(t) && !promotesText(t)
+}
+
+// promotesText reports whether struct type t embeds a type with text
+// methods: they are promoted to t, and storing t as their text would drop
+// t's other fields (struct{ uuid.UUID; Name string } is not a UUID), so t
+// is stored as the struct it is.
+func promotesText(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.Anonymous {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() != reflect.Pointer {
+			ft = reflect.PointerTo(ft)
+		}
+		if ft.Implements(textMarshalerType) || ft.Implements(textUnmarshalerType) {
+			return true
+		}
+	}
+	return false
 }
 
 var (

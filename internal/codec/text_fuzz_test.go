@@ -278,6 +278,11 @@ func TestCodecTextRule(t *testing.T) {
 		{reflect.TypeFor[string](), false},
 		{reflect.TypeFor[[16]byte](), false},
 		{timeType, false},
+		{reflect.TypeFor[struct {
+			UUID
+			Name string
+		}](), false}, // promoted methods: the struct is not a UUID
+		{reflect.TypeFor[struct{ time.Time }](), false},
 	} {
 		if got := IsText(c.typ); got != c.want {
 			t.Errorf("IsText(%s) = %v, want %v", c.typ, got, c.want)
