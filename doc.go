@@ -22,7 +22,8 @@
 // stored as a map instead. Options:
 //
 //   - hash: the partition key. Exactly one field has it. Keys are strings,
-//     numbers, []byte, time.Time, or types implementing
+//     numbers, []byte, time.Time, text types (a UUID, netip.Addr: see Text
+//     types below; stored as S), or types implementing
 //     attributevalue.Marshaler (pointers to them too).
 //   - range: the sort key; at most one field. A field is one key or the other.
 //   - version: the optimistic-locking version (see Versions below); at most
@@ -41,8 +42,8 @@
 //     integer of epoch seconds, or a time.Time (or *time.Time) tagged unixtime
 //     too; at most one field. DynamoDB may delete expired items days late.
 //   - set: store a slice or array as a DynamoDB set, its type from the
-//     element type: strings SS, numbers NS, [][]byte BS (as guregu/dynamo's
-//     `set`). Duplicate elements are dropped (numbers compared by value) and
+//     element type: strings and text types SS, numbers NS, [][]byte BS (as
+//     guregu/dynamo's `set`). Duplicate elements are dropped (numbers compared by value) and
 //     nil elements refused. DynamoDB has no empty sets: an empty one is
 //     encoded as NULL (a nil one is left out with omitempty). A []byte is one
 //     binary value, not a set.
@@ -77,12 +78,51 @@
 // numberset, binaryset and unixtime are passed to attributevalue unchanged.
 //
 // Items are encoded and decoded exactly as attributevalue's Encoder and
-// Decoder (TagKey "dynamo") do, but through code compiled once per struct
-// type instead of a reflective walk per call; fields of types it does not
-// compile (custom Marshalers, interfaces, arrays, maps with non-string keys)
-// are handed to attributevalue in place. A mapper given WithEncoderOptions or
-// WithDecoderOptions uses attributevalue alone for what those options
-// change.
+// Decoder (TagKey "dynamo") do, but for text types (below), and through code
+// compiled once per struct type instead of a reflective walk per call;
+// fields of types it does not compile (custom Marshalers, interfaces, arrays,
+// maps with non-string keys) are handed to attributevalue in place. A mapper
+// given WithEncoderOptions or WithDecoderOptions uses attributevalue alone.
+//
+// # Text types
+//
+// A value whose type implements both encoding.TextMarshaler and
+// encoding.TextUnmarshaler (on the type or its pointer) is stored as a
+// string (S) holding MarshalText's output and read back with UnmarshalText:
+// a uuid.UUID-style [16]byte type, netip.Addr, netip.Prefix, net.IP,
+// big.Int. This is how guregu/dynamo stores them and how Java's mappers
+// store a java.util.UUID, so the same table serves both. It holds wherever
+// the Go type says so — fields, keys (S keys in CreateTable), pointers,
+// slices (a `set` of them is an SS), string-keyed maps, nested and
+// recursive structs — and in the values compared with such an attribute in
+// conditions, filters and key conditions (see If). Exceptions:
+//
+//   - A type's own attributevalue.Marshaler or Unmarshaler wins over its
+//     text methods; time.Time keeps its encoding (RFC 3339, or unixtime);
+//     a struct that has text methods only by embedding a type with them is
+//     stored as the struct it is (its other fields are kept).
+//   - A type with only one of the two methods is not a text type: it is
+//     stored as it always was.
+//   - What an interface value (any) holds is encoded by attributevalue: a
+//     [16]byte there stays binary, and a text type whose fields are all
+//     unexported (netip.Addr, big.Int), which attributevalue would store as
+//     an empty map, is refused with ErrInvalidInput.
+//   - Arrays, maps with keys other than strings and pointers to pointers are
+//     encoded by attributevalue with its UseEncodingMarshalers option, which
+//     stores text types as text but also turns a time.Time into text
+//     (ignoring unixtime); so is every item of a mapper given
+//     WithEncoderOptions or WithDecoderOptions. NewTable refuses, naming
+//     the field and the fix, a type for which that would store a time.Time
+//     (or a type with only some of the text and binary methods) otherwise
+//     than the mapper does.
+//
+// Reading a byte-array text type also accepts a binary value (B) of its
+// length, which is what this mapper wrote for such types before it stored
+// them as text; new writes are S, so a key of such a type needs a table
+// whose key attribute is S, and a condition comparing the attribute with a
+// value stored as B does not match. A MarshalText or UnmarshalText error is
+// an error of the call (ErrInvalidInput on writes, before anything is sent),
+// never a zero value.
 //
 // Secondary indexes are declared in tags of their own, as in guregu/dynamo,
 // and used by CreateTable and by Query and Scan with Index(name):
