@@ -55,11 +55,11 @@ func (u *textUUID) UnmarshalText(b []byte) error {
 
 func (u textUUID) String() string { b, _ := u.MarshalText(); return string(b) }
 
-func mustUUID(t testing.TB, s string) textUUID {
-	t.Helper()
+// uuidOf parses a UUID constant of the tests.
+func uuidOf(s string) textUUID {
 	var u textUUID
 	if err := u.UnmarshalText([]byte(s)); err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return u
 }
@@ -87,10 +87,10 @@ const (
 )
 
 func textFixture(t *testing.T, id string) textDoc {
-	ref := mustUUID(t, textID2)
-	return textDoc{ID: mustUUID(t, id), Addr: netip.MustParseAddr("2001:db8::7"), Ref: &ref,
-		Refs:   []textUUID{mustUUID(t, textID2), mustUUID(t, textID3)},
-		ByName: map[string]textUUID{"a": mustUUID(t, textID3)}, Note: "n"}
+	ref := uuidOf(textID2)
+	return textDoc{ID: uuidOf(id), Addr: netip.MustParseAddr("2001:db8::7"), Ref: &ref,
+		Refs:   []textUUID{uuidOf(textID2), uuidOf(textID3)},
+		ByName: map[string]textUUID{"a": uuidOf(textID3)}, Note: "n"}
 }
 
 func sameTextDoc(t *testing.T, what string, got, want textDoc) {
@@ -198,7 +198,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 	if other, err = tb.Save(c, other); err != nil {
 		t.Fatal(err)
 	}
-	items, err := tb.BatchLoad(c, []textDoc{{ID: in.ID}, {ID: other.ID}, {ID: mustUUID(t, textID3)}}, dynamo.ConsistentRead())
+	items, err := tb.BatchLoad(c, []textDoc{{ID: in.ID}, {ID: other.ID}, {ID: uuidOf(textID3)}}, dynamo.ConsistentRead())
 	if err != nil || len(items) != 2 {
 		t.Fatalf("BatchLoad = %d items, %v; want 2", len(items), err)
 	}
@@ -273,9 +273,9 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 		"refs":   &types.AttributeValueMemberSS{Value: []string{textID2}},
 		"byname": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: textID3}}},
 	})
-	ref1 := mustUUID(t, textID1)
-	want := textDoc{ID: mustUUID(t, javaID), Version: 4, Addr: netip.MustParseAddr("192.0.2.1"), Ref: &ref1,
-		Refs: []textUUID{mustUUID(t, textID2)}, ByName: map[string]textUUID{"a": mustUUID(t, textID3)}}
+	ref1 := uuidOf(textID1)
+	want := textDoc{ID: uuidOf(javaID), Version: 4, Addr: netip.MustParseAddr("192.0.2.1"), Ref: &ref1,
+		Refs: []textUUID{uuidOf(textID2)}, ByName: map[string]textUUID{"a": uuidOf(textID3)}}
 	got, err = tb.Load(c, textDoc{ID: want.ID}, dynamo.ConsistentRead())
 	if err != nil {
 		t.Fatalf("Load of the item written as Java writes: %v", err)
@@ -290,7 +290,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 
 	// Written before this change: the UUIDs as B (the key aside: this table's key is S).
 	oldID := "a0a1a2a3-b0b1-c0c1-d0d1-e0e1e2e3e4e5"
-	id2, id3 := mustUUID(t, textID2), mustUUID(t, textID3)
+	id2, id3 := uuidOf(textID2), uuidOf(textID3)
 	put(map[string]types.AttributeValue{
 		"id":     &types.AttributeValueMemberS{Value: oldID},
 		"v":      &types.AttributeValueMemberN{Value: "9"},
@@ -298,7 +298,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 		"refs":   &types.AttributeValueMemberBS{Value: [][]byte{id2[:], id3[:]}},
 		"byname": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": &types.AttributeValueMemberB{Value: id3[:]}}},
 	})
-	want = textDoc{ID: mustUUID(t, oldID), Version: 9, Ref: &ref1, Refs: []textUUID{id2, id3}, ByName: map[string]textUUID{"a": id3}}
+	want = textDoc{ID: uuidOf(oldID), Version: 9, Ref: &ref1, Refs: []textUUID{id2, id3}, ByName: map[string]textUUID{"a": id3}}
 	got, err = tb.Load(c, textDoc{ID: want.ID}, dynamo.ConsistentRead())
 	if err != nil {
 		t.Fatalf("Load of an item holding the old B encoding: %v", err)
@@ -321,7 +321,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 		"id":  &types.AttributeValueMemberS{Value: textID3},
 		"ref": &types.AttributeValueMemberS{Value: "not-a-uuid"},
 	})
-	_, err = tb.Load(c, textDoc{ID: mustUUID(t, textID3)}, dynamo.ConsistentRead())
+	_, err = tb.Load(c, textDoc{ID: uuidOf(textID3)}, dynamo.ConsistentRead())
 	mustContain(t, err, "textUUID.UnmarshalText", "not-a-uuid")
 }
 
@@ -333,7 +333,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 func TestTextUUIDKeyOnOldBinaryTable(t *testing.T) {
 	db := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, db, "oldb", "id", types.ScalarAttributeTypeB, "", "")
-	id := mustUUID(t, textID1)
+	id := uuidOf(textID1)
 	if _, err := db.PutItem(ctx(t), &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]types.AttributeValue{
 		"id": &types.AttributeValueMemberB{Value: id[:]}, "v": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
 		t.Fatal(err)
