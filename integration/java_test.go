@@ -75,10 +75,22 @@ type javaV1Item struct {
 	Absent  *string               `dynamo:"absent"`
 	NoDate  time.Time             `dynamo:"nodate,javadate,omitempty"` // a null Date: left out while zero
 	Longs   map[string]any        `dynamo:"longs"`                     // Map<String, Long>: exact digits
+	UID     textUUID              `dynamo:"uid"`                       // java.util.UUID: S, UUID.toString()
+	UIDs    []textUUID            `dynamo:"uids,set"`                  // Set<UUID>: SS
+}
+
+// The UUIDs of the fixtures (UID and UIDS in java/Interop.java).
+const javaUID = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+
+var javaUIDs = [2]string{"00000000-0000-0000-0000-000000000000", "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"}
+
+func javaUUIDs() (textUUID, []textUUID) {
+	return uuidOf(javaUID), []textUUID{uuidOf(javaUIDs[0]), uuidOf(javaUIDs[1])}
 }
 
 func javaV1Fixture(id string) javaV1Item {
 	tr := true
+	uid, uids := javaUUIDs()
 	inner := javaV1Doc{Name: "inner", Flag: true, When: time.UnixMilli(1600000000000).UTC(), Flags: []bool{false, true},
 		Tags: []string{"t1", "t2"}, Attrs: map[string]string{"k": "v"}}
 	return javaV1Item{
@@ -98,6 +110,7 @@ func javaV1Fixture(id string) javaV1Item {
 			Tags: []string{"t3"}, Attrs: map[string]string{"k2": "v2"}}},
 		Color: "RED", Renamed: "renamed in Java", Note: "fixture",
 		Longs: map[string]any{"max": attributevalue.Number("9223372036854775807"), "min": attributevalue.Number("-9223372036854775808")},
+		UID:   uid, UIDs: uids,
 	}
 }
 
@@ -132,9 +145,12 @@ type javaV2Item struct {
 	Docs     []javaV2Doc           `dynamo:"docs"`
 	Note     string                `dynamo:"note"`
 	Absent   *string               `dynamo:"absent"`
+	UID      textUUID              `dynamo:"uid"`
+	UIDs     []textUUID            `dynamo:"uids,set"`
 }
 
 func javaV2Fixture(id string) javaV2Item {
+	uid, uids := javaUUIDs()
 	inner := javaV2Doc{Name: "inner", Flag: true, At: time.UnixMilli(1600000000000).UTC(), Tags: []string{"t1"}}
 	return javaV2Item{
 		ID: id, Seq: 7,
@@ -151,6 +167,7 @@ func javaV2Fixture(id string) javaV2Item {
 		Doc:  &inner,
 		Docs: []javaV2Doc{inner, {Name: "second", Flag: false, At: time.Unix(1500000000, 0).UTC(), Tags: []string{"t2", "t3"}}},
 		Note: "fixture",
+		UID:  uid, UIDs: uids,
 	}
 }
 
@@ -177,8 +194,9 @@ func TestJavaInterop(t *testing.T) {
 	m := dynamo.NewMapper(client)
 	v1 := javaTable[javaV1Item](t, m, client, "javav1")
 	v2 := javaTable[javaV2Item](t, m, client, "javav2")
+	u := javaTable[javaUUIDItem](t, m, client, "javauuid")
 
-	java := startJava(t, lib, classes, endpoint, region, key, key, v1.Name(), v2.Name())
+	java := startJava(t, lib, classes, endpoint, region, key, key, v1.Name(), v2.Name(), u.Name())
 	started := time.Now()
 
 	t.Run("DynamoDBMapper", func(t *testing.T) {
@@ -191,6 +209,10 @@ func TestJavaInterop(t *testing.T) {
 	})
 	t.Run("ClockVersions", func(t *testing.T) {
 		javaClockVersions(t, java, client, v1.Name(), v2.Name())
+	})
+	t.Run("UUIDKeys", func(t *testing.T) {
+		javaUUIDKeys(t, java, client, u, "u1", "11111111-2222-4333-8444-555555555555")
+		javaUUIDKeys(t, java, client, u, "u2", "AAAAAAAA-bbbb-4ccc-8ddd-eeeeeeeeeeee")
 	})
 	java.quit(t)
 	t.Logf("javac %v, JVM start %v, steps %v, total %v",
@@ -366,6 +388,81 @@ func javaClockVersions(t *testing.T, java *javaProc, client *dynamodb.Client, v1
 	}
 	java.expect(t, fmt.Sprintf("ok %d g1", t0+10), "v2.load clock-v2")
 	java.expectPrefix(t, "error java.lang.NumberFormatException", "v2.save clock-v2 %d j2", t0+10)
+}
+
+// javaUUIDItem is U1Item/U2Item of java/Interop.java: a UUID hash key (S).
+type javaUUIDItem struct {
+	ID      textUUID `dynamo:"id,hash"`
+	Version int64    `dynamo:"version,version"`
+	Ref     textUUID `dynamo:"ref"`
+	Note    string   `dynamo:"note"`
+}
+
+// javaUUIDKeys checks items keyed by a UUID between one Java client (cl is
+// "u1" for DynamoDBMapper, "u2" for the Enhanced Client, both converting
+// java.util.UUID natively to S) and Go's [16]byte text type: Java writes
+// and Go reads; Go saves and Java reads; stale copies conflict on both
+// sides; Go creates and Java saves over it. idText may be in any case, as
+// UUID.fromString takes it; both sides store the lower-case form.
+func javaUUIDKeys(t *testing.T, java *javaProc, client *dynamodb.Client, tb *dynamo.Table[javaUUIDItem], cl, idText string) {
+	c := ctx(t)
+	id := uuidOf(idText)
+	ref1, ref2, ref3 := uuidOf(javaUID), uuidOf(javaUIDs[0]), uuidOf(javaUIDs[1])
+	checkRaw := func(id textUUID, ref textUUID) {
+		t.Helper()
+		raw := rawByID(t, client, tb.Name(), &types.AttributeValueMemberS{Value: id.String()})
+		if got := sValue(t, "id", raw["id"]); got != id.String() {
+			t.Errorf("id stored as %q, want %q", got, id)
+		}
+		if got := sValue(t, "ref", raw["ref"]); got != ref.String() {
+			t.Errorf("ref stored as %q, want %q", got, ref)
+		}
+	}
+	load := func(id textUUID) javaUUIDItem {
+		t.Helper()
+		got, err := tb.Load(c, javaUUIDItem{ID: id}, dynamo.ConsistentRead())
+		if err != nil {
+			t.Fatalf("Go Load of %s: %v", id, err)
+		}
+		return got
+	}
+
+	// Java writes, Go reads.
+	java.expect(t, "ok 1", "%s.save %s 0 %s", cl, idText, ref1)
+	checkRaw(id, ref1)
+	if got, want := load(id), (javaUUIDItem{ID: id, Version: 1, Ref: ref1, Note: "java"}); got != want {
+		t.Fatalf("Go Load of the item Java wrote = %+v, want %+v", got, want)
+	}
+
+	// Go saves, Java reads; stale copies conflict on both sides.
+	saved, err := tb.Save(c, javaUUIDItem{ID: id, Version: 1, Ref: ref2, Note: "go"})
+	if err != nil || saved.Version != 2 {
+		t.Fatalf("Go Save over the item Java wrote = %+v, %v", saved, err)
+	}
+	checkRaw(id, ref2)
+	java.expect(t, "ok 2 "+ref2.String(), "%s.load %s", cl, idText)
+	java.expect(t, "conflict", "%s.save %s 1 %s", cl, idText, ref3)
+	java.expect(t, "ok 3", "%s.save %s 2 %s", cl, idText, ref3)
+	_, err = tb.Save(c, saved)
+	if !errors.Is(err, dynamo.ErrVersionConflict) {
+		t.Fatalf("Go Save of a stale copy = %v, want a version conflict", err)
+	}
+	if cur, err := tb.Current(err); err != nil || cur != (javaUUIDItem{ID: id, Version: 3, Ref: ref3, Note: "java"}) {
+		t.Fatalf("Current of the conflict = %+v, %v", cur, err)
+	}
+
+	// Go creates, Java reads and saves, Go reads.
+	id2 := id
+	id2[15] ^= 0xff
+	if _, err := tb.Save(c, javaUUIDItem{ID: id2, Ref: ref3, Note: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	checkRaw(id2, ref3)
+	java.expect(t, "ok 1 "+ref3.String(), "%s.load %s", cl, id2)
+	java.expect(t, "ok 2", "%s.save %s 1 %s", cl, id2, ref1)
+	if got, want := load(id2), (javaUUIDItem{ID: id2, Version: 2, Ref: ref1, Note: "java"}); got != want {
+		t.Fatalf("Go Load of the item Java saved over = %+v, want %+v", got, want)
+	}
 }
 
 // goWriter makes the Go side's moves on item id of the alternation tests.
@@ -633,6 +730,7 @@ func normalizeV1(it *javaV1Item) {
 	slices.Sort(it.SS)
 	slices.Sort(it.NS)
 	slices.SortFunc(it.BS, bytes.Compare)
+	sortUUIDs(it.UIDs)
 	if it.Doc != nil {
 		slices.Sort(it.Doc.Tags)
 	}
@@ -645,6 +743,7 @@ func normalizeV2(it *javaV2Item) {
 	slices.Sort(it.SS)
 	slices.Sort(it.NS)
 	slices.SortFunc(it.BS, bytes.Compare)
+	sortUUIDs(it.UIDs)
 }
 
 // diffFields reports every field of got that differs from want, following

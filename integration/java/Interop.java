@@ -3,7 +3,7 @@
 // jars DynamoDB Local ships (DynamoDBLocal_lib/*) and talks to it over
 // stdin/stdout: one command per line in, one answer per line out.
 //
-//   java Interop <endpoint> <region> <access key> <secret key> <v1 table> <v2 table>
+//   java Interop <endpoint> <region> <access key> <secret key> <v1 table> <v2 table> <uuid table>
 //
 // Commands (held = the version the caller holds, 0 = unsaved):
 //   v1.write <id>              save the v1 fixture as a new item        -> ok <version>
@@ -14,6 +14,10 @@
 //   v1.load <id>               load                                     -> ok <version> <note> | missing
 //   v2.<same>                  the same with the v2 Enhanced Client (v2.delete is not offered:
 //                              the Enhanced Client deletes without checking the version)
+//   u1.save <id> <held> <ref>  save a U1Item (UUID hash key) holding version held, ref a UUID
+//                                                                       -> ok <version> | conflict
+//   u1.load <id>               load a U1Item                            -> ok <version> <ref> | missing
+//   u2.<same>                  the same with the Enhanced Client (U2Item)
 //   quit
 // Any other failure answers "error <message>". Nothing but answers is printed
 // on stdout; the SDKs log to stderr.
@@ -56,6 +60,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TimeZone;
+import java.util.UUID;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.SdkBytes;
@@ -75,6 +80,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 
 public class Interop {
   static final long SEQ = 7;
+  // The UUIDs of the fixtures (javaUID and javaUIDs in java_test.go).
+  static final String UID = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
+  static final String[] UIDS = {"00000000-0000-0000-0000-000000000000", "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"};
 
   // ---- DynamoDBMapper (SDK v1) ------------------------------------------------
 
@@ -137,6 +145,8 @@ public class Interop {
     private String ignored;
     private Date nodate;
     private Map<String, Long> longs;
+    private UUID uid;
+    private Set<UUID> uids;
 
     @DynamoDBHashKey(attributeName = "id") public String getId() { return id; }
     public void setId(String v) { id = v; }
@@ -202,6 +212,29 @@ public class Interop {
     public void setNodate(Date v) { nodate = v; }
     @DynamoDBAttribute(attributeName = "longs") public Map<String, Long> getLongs() { return longs; }
     public void setLongs(Map<String, Long> v) { longs = v; }
+    // DynamoDBMapper converts UUID natively: S holding UUID.toString(), a Set<UUID> as SS.
+    @DynamoDBAttribute(attributeName = "uid") public UUID getUid() { return uid; }
+    public void setUid(UUID v) { uid = v; }
+    @DynamoDBAttribute(attributeName = "uids") public Set<UUID> getUids() { return uids; }
+    public void setUids(Set<UUID> v) { uids = v; }
+  }
+
+  // U1Item has a UUID hash key (an S key in DynamoDB).
+  @DynamoDBTable(tableName = "replaced-by-the-mapper-config")
+  public static class U1Item {
+    private UUID id;
+    private Long version;
+    private UUID ref;
+    private String note;
+
+    @DynamoDBHashKey(attributeName = "id") public UUID getId() { return id; }
+    public void setId(UUID v) { id = v; }
+    @DynamoDBVersionAttribute(attributeName = "version") public Long getVersion() { return version; }
+    public void setVersion(Long v) { version = v; }
+    @DynamoDBAttribute(attributeName = "ref") public UUID getRef() { return ref; }
+    public void setRef(UUID v) { ref = v; }
+    @DynamoDBAttribute(attributeName = "note") public String getNote() { return note; }
+    public void setNote(String v) { note = v; }
   }
 
   static V1Doc v1Doc(String name, boolean flag, long when, List<Boolean> flags, Set<String> tags, Map<String, String> attrs) {
@@ -258,6 +291,8 @@ public class Interop {
     longs.put("max", Long.MAX_VALUE); // Go's map[string]any must not round it through float64
     longs.put("min", Long.MIN_VALUE);
     it.setLongs(longs);
+    it.setUid(UUID.fromString(UID));
+    it.setUids(new LinkedHashSet<>(Arrays.asList(UUID.fromString(UIDS[0]), UUID.fromString(UIDS[1]))));
     return it;
   }
 
@@ -313,6 +348,8 @@ public class Interop {
     eq(diffs, "nodate", got.getNodate(), null);
     eq(diffs, "longs", got.getLongs(), want.getLongs());
     eq(diffs, "ignored", got.getIgnored(), null);
+    eq(diffs, "uid", got.getUid(), want.getUid());
+    eq(diffs, "uids", got.getUids(), want.getUids());
     return diffs;
   }
 
@@ -361,6 +398,8 @@ public class Interop {
     private String note;
     private String absent;
     private String ignored;
+    private UUID uid;
+    private Set<UUID> uids;
 
     @DynamoDbPartitionKey @DynamoDbAttribute("id") public String getId() { return id; }
     public void setId(String v) { id = v; }
@@ -410,6 +449,29 @@ public class Interop {
     public void setAbsent(String v) { absent = v; }
     @DynamoDbIgnore public String getIgnored() { return ignored; }
     public void setIgnored(String v) { ignored = v; }
+    // The Enhanced Client converts UUID natively too (UuidAttributeConverter): S, a Set<UUID> as SS.
+    @DynamoDbAttribute("uid") public UUID getUid() { return uid; }
+    public void setUid(UUID v) { uid = v; }
+    @DynamoDbAttribute("uids") public Set<UUID> getUids() { return uids; }
+    public void setUids(Set<UUID> v) { uids = v; }
+  }
+
+  // U2Item is U1Item for the Enhanced Client.
+  @DynamoDbBean
+  public static class U2Item {
+    private UUID id;
+    private Long version;
+    private UUID ref;
+    private String note;
+
+    @DynamoDbPartitionKey @DynamoDbAttribute("id") public UUID getId() { return id; }
+    public void setId(UUID v) { id = v; }
+    @DynamoDbVersionAttribute @DynamoDbAttribute("version") public Long getVersion() { return version; }
+    public void setVersion(Long v) { version = v; }
+    @DynamoDbAttribute("ref") public UUID getRef() { return ref; }
+    public void setRef(UUID v) { ref = v; }
+    @DynamoDbAttribute("note") public String getNote() { return note; }
+    public void setNote(String v) { note = v; }
   }
 
   static V2Doc v2Doc(String name, boolean flag, Instant at, List<String> tags) {
@@ -448,6 +510,8 @@ public class Interop {
     it.setDocs(Arrays.asList(inner, v2Doc("second", false, Instant.ofEpochSecond(1500000000L), Arrays.asList("t2", "t3"))));
     it.setNote("fixture");
     it.setIgnored("never stored");
+    it.setUid(UUID.fromString(UID));
+    it.setUids(new LinkedHashSet<>(Arrays.asList(UUID.fromString(UIDS[0]), UUID.fromString(UIDS[1]))));
     return it;
   }
 
@@ -493,6 +557,8 @@ public class Interop {
     eq(diffs, "note", got.getNote(), want.getNote());
     eq(diffs, "absent", got.getAbsent(), null);
     eq(diffs, "ignored", got.getIgnored(), null);
+    eq(diffs, "uid", got.getUid(), want.getUid());
+    eq(diffs, "uids", got.getUids(), want.getUids());
     return diffs;
   }
 
@@ -542,8 +608,8 @@ public class Interop {
 
   public static void main(String[] args) throws Exception {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    if (args.length != 6) {
-      out.println("error usage: Interop <endpoint> <region> <access key> <secret key> <v1 table> <v2 table>");
+    if (args.length != 7) {
+      out.println("error usage: Interop <endpoint> <region> <access key> <secret key> <v1 table> <v2 table> <uuid table>");
       System.exit(2);
     }
     String endpoint = args[0], region = args[1], key = args[2], secret = args[3];
@@ -556,6 +622,10 @@ public class Interop {
         .withTableNameOverride(DynamoDBMapperConfig.TableNameOverride.withTableNameReplacement(args[4]))
         .withConsistentReads(DynamoDBMapperConfig.ConsistentReads.CONSISTENT)
         .build());
+    DynamoDBMapper uMapper = new DynamoDBMapper(v1Client, DynamoDBMapperConfig.builder()
+        .withTableNameOverride(DynamoDBMapperConfig.TableNameOverride.withTableNameReplacement(args[6]))
+        .withConsistentReads(DynamoDBMapperConfig.ConsistentReads.CONSISTENT)
+        .build());
 
     DynamoDbClient v2Client = DynamoDbClient.builder()
         .endpointOverride(URI.create(endpoint))
@@ -565,6 +635,7 @@ public class Interop {
         .build();
     DynamoDbEnhancedClient enhanced = DynamoDbEnhancedClient.builder().dynamoDbClient(v2Client).build();
     DynamoDbTable<V2Item> v2Table = enhanced.table(args[5], TableSchema.fromBean(V2Item.class));
+    DynamoDbTable<U2Item> u2Table = enhanced.table(args[6], TableSchema.fromBean(U2Item.class));
 
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     out.println("ready");
@@ -574,7 +645,7 @@ public class Interop {
         break;
       }
       try {
-        out.println(run(w, mapper, v2Table));
+        out.println(w[0].startsWith("u") ? runUUID(w, uMapper, u2Table) : run(w, mapper, v2Table));
       } catch (Exception e) {
         if (isConflict(e)) {
           out.println("conflict");
@@ -657,6 +728,42 @@ public class Interop {
       case "v2.load": {
         V2Item got = v2Table.getItem(r -> r.key(key).consistentRead(true));
         return got == null ? "missing" : "ok " + got.getVersion() + " " + got.getNote();
+      }
+      default:
+        return "error unknown command " + w[0];
+    }
+  }
+
+  static String runUUID(String[] w, DynamoDBMapper mapper, DynamoDbTable<U2Item> u2Table) {
+    UUID id = UUID.fromString(w[1]);
+    switch (w[0]) {
+      case "u1.save": {
+        U1Item it = new U1Item();
+        it.setId(id);
+        long held = Long.parseLong(w[2]);
+        it.setVersion(held == 0 ? null : held);
+        it.setRef(UUID.fromString(w[3]));
+        it.setNote("java");
+        mapper.save(it);
+        return "ok " + it.getVersion();
+      }
+      case "u1.load": {
+        U1Item got = mapper.load(U1Item.class, id);
+        return got == null ? "missing" : "ok " + got.getVersion() + " " + got.getRef();
+      }
+      case "u2.save": {
+        U2Item it = new U2Item();
+        it.setId(id);
+        long held = Long.parseLong(w[2]);
+        it.setVersion(held == 0 ? null : held);
+        it.setRef(UUID.fromString(w[3]));
+        it.setNote("java");
+        u2Table.putItem(it);
+        return "ok " + (held + 1);
+      }
+      case "u2.load": {
+        U2Item got = u2Table.getItem(r -> r.key(Key.builder().partitionValue(id.toString()).build()).consistentRead(true));
+        return got == null ? "missing" : "ok " + got.getVersion() + " " + got.getRef();
       }
       default:
         return "error unknown command " + w[0];
