@@ -162,8 +162,8 @@ func TestTextReadsJavaAndOldItems(t *testing.T) {
 			return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}, "ref": av}}, nil
 		}}
 		tb, _ := NewTable[rec](NewMapper(st), "T")
-		if _, err := tb.Load(context.Background(), rec{ID: "k"}); err == nil || !strings.Contains(err.Error(), "tUUID") {
-			t.Errorf("%s: err %v, want one naming tUUID", name, err)
+		if _, err := tb.Load(context.Background(), rec{ID: "k"}); err == nil || !strings.Contains(err.Error(), "tUUID") || !strings.Contains(err.Error(), `"ref"`) {
+			t.Errorf("%s: err %v, want one naming tUUID and the attribute", name, err)
 		}
 	}
 }

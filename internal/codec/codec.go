@@ -148,7 +148,7 @@ func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks,
 		}
 		av, err := e.value(f.n, fp, 1)
 		if err != nil {
-			return Result{}, err
+			return Result{}, atAttr(err, f.name)
 		}
 		if av == nil {
 			continue
@@ -967,7 +967,7 @@ func (e *encState) structBody(n *node, p unsafe.Pointer, level int) (map[string]
 		}
 		av, err := e.value(f.n, fp, level)
 		if err != nil {
-			return nil, err
+			return nil, atAttr(err, f.name)
 		}
 		if av != nil {
 			m[f.name] = av
@@ -1210,7 +1210,7 @@ func (d *decState) structFields(n *node, m map[string]types.AttributeValue, p un
 			}
 		}
 		if err := d.value(f.n, av, fp); err != nil {
-			return err
+			return atAttr(err, f.name)
 		}
 	}
 	return nil
@@ -1537,16 +1537,35 @@ func (d *decState) fallback(n *node, av types.AttributeValue, p unsafe.Pointer) 
 // codec's own verdict, not one attributevalue would reach (it stores such
 // types its own way).
 type TextError struct {
+	// Path is the attribute the value is in, as names of the maps on the
+	// way ("kids.id"); "" when not known.
+	Path   string
 	Type   reflect.Type
 	Method string // "MarshalText", "UnmarshalText", "UnmarshalBinary"; "" for a stored value of the wrong type
 	Err    error
 }
 
 func (e *TextError) Error() string {
-	if e.Method == "" {
-		return fmt.Sprintf("%s: %v", e.Type, e.Err)
+	var at string
+	if e.Path != "" {
+		at = fmt.Sprintf("attribute %q: ", e.Path)
 	}
-	return fmt.Sprintf("%s.%s: %v", e.Type, e.Method, e.Err)
+	if e.Method == "" {
+		return fmt.Sprintf("%s%s: %v", at, e.Type, e.Err)
+	}
+	return fmt.Sprintf("%s%s.%s: %v", at, e.Type, e.Method, e.Err)
+}
+
+// atAttr prefixes the path of a *TextError with the attribute name.
+func atAttr(err error, name string) error {
+	if te, ok := err.(*TextError); ok {
+		if te.Path == "" {
+			te.Path = name
+		} else {
+			te.Path = name + "." + te.Path
+		}
+	}
+	return err
 }
 
 func (e *TextError) Unwrap() error { return e.Err }
