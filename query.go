@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // QueryOption configures Query, QueryPage, Scan, ScanPage and ParallelScan:
@@ -742,6 +744,9 @@ func (t *Table[T]) keyKind(f *field) byte {
 		return 0
 	}
 	bt := derefType(f.typ)
+	if codec.IsText(bt) {
+		return 'S' // the text MarshalText returns, whatever the type's kind
+	}
 	if !hasCustomMarshaler(bt) {
 		switch bt.Kind() {
 		case reflect.String:
