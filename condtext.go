@@ -26,6 +26,27 @@ import (
 // (holdsText); immutable entries.
 var holdsTextCache sync.Map
 
+// schemaTextCache maps a *schema to whether any of its fields holds a text
+// type (schema.holdsText). Schemas are immutable and cached for good.
+var schemaTextCache sync.Map
+
+// holdsText reports whether a field of s holds a value of a text type, so
+// that values compared with its attributes may need converting.
+func (s *schema) holdsText() bool {
+	if v, ok := schemaTextCache.Load(s); ok {
+		return v.(bool)
+	}
+	r := false
+	for i := range s.fields {
+		if holdsText(s.fields[i].typ) {
+			r = true
+			break
+		}
+	}
+	schemaTextCache.Store(s, r)
+	return r
+}
+
 // holdsText reports whether values of t are, or contain, values of a text
 // type that the mapper stores as strings: t itself, through pointers, as
 // elements of slices, arrays and maps, or as fields of nested structs.

@@ -432,13 +432,7 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 			break
 		}
 	}
-	hasText := false
-	for i := range s.fields {
-		if holdsText(s.fields[i].typ) {
-			hasText = true
-			break
-		}
-	}
+	hasText := s.holdsText()
 	if len(s.javaFields) == 0 && !hasDots && !hasText {
 		return expr, names, nil
 	}
