@@ -281,10 +281,10 @@ func textScalar(t reflect.Type, av types.AttributeValue) (types.AttributeValue, 
 			if len(a.Value) != t.Len() {
 				return nil, textValueError(t, fmt.Sprintf("a binary (B) of %d bytes, where a %s holds %d", len(a.Value), t, t.Len()))
 			}
-			reflect.Copy(v, reflect.ValueOf(a.Value))
+			copyBytes(v, a.Value)
 		case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
 			b := reflect.MakeSlice(t, len(a.Value), len(a.Value))
-			reflect.Copy(b, reflect.ValueOf(a.Value))
+			copyBytes(b, a.Value)
 			v.Set(b)
 		default:
 			return nil, textValueError(t, "a binary (B)")
@@ -306,6 +306,18 @@ func textScalar(t reflect.Type, av types.AttributeValue) (types.AttributeValue, 
 		return nil, err
 	}
 	return &types.AttributeValueMemberS{Value: text}, nil
+}
+
+// copyBytes copies b into dst, an array or slice of a uint8 kind as long as
+// b (reflect.Copy takes only elements of the same type: not a named byte).
+func copyBytes(dst reflect.Value, b []byte) {
+	if dst.Type().Elem() == reflect.TypeFor[byte]() {
+		reflect.Copy(dst, reflect.ValueOf(b))
+		return
+	}
+	for i, x := range b {
+		dst.Index(i).SetUint(uint64(x))
+	}
 }
 
 // setTextNumber sets v, of a number kind, to the number s.

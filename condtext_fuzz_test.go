@@ -32,6 +32,7 @@ func FuzzTextCondValue(f *testing.F) {
 		reflect.TypeFor[tUUID](), reflect.TypeFor[*tUUID](), reflect.TypeFor[net.IP](), reflect.TypeFor[tLevel](),
 		reflect.TypeFor[netip.Addr](), reflect.TypeFor[[]tUUID](), reflect.TypeFor[map[string]tUUID](),
 		reflect.TypeFor[textDoc](), reflect.TypeFor[[]tCode](), reflect.TypeFor[*big.Int](), reflect.TypeFor[string](),
+		reflect.TypeFor[tShort](), reflect.TypeFor[tBlob](),
 	}
 	f.Fuzz(func(t *testing.T, sel byte, b []byte, s string) {
 		typ := typs[int(sel)%len(typs)]
