@@ -269,7 +269,9 @@ func textCondValue(t reflect.Type, fn string, av types.AttributeValue) (types.At
 // of the text type t, as the attribute holds it: an S (or NULL) as it is; a
 // B, N or BOOL — what expression.Value makes of a value of t whose kind is
 // a byte array or slice, a number or a bool — turned back into a value of t
-// and encoded with MarshalText. Anything else is an error naming the fix.
+// and encoded with MarshalText; an N for a type of another kind is read by
+// t's UnmarshalText (big.Int takes a number's text). Anything else is an
+// error naming the fix.
 func textScalar(t reflect.Type, av types.AttributeValue) (types.AttributeValue, error) {
 	v := reflect.New(t).Elem()
 	switch a := av.(type) {
@@ -290,9 +292,18 @@ func textScalar(t reflect.Type, av types.AttributeValue) (types.AttributeValue, 
 			return nil, textValueError(t, "a binary (B)")
 		}
 	case *types.AttributeValueMemberN:
-		if err := setTextNumber(v, a.Value); err != nil {
-			return nil, textValueError(t, fmt.Sprintf("the number %.40q (%v)", a.Value, err))
+		if k := t.Kind(); k >= reflect.Int && k <= reflect.Float64 && k != reflect.Uintptr {
+			if err := setTextNumber(v, a.Value); err != nil {
+				return nil, textValueError(t, fmt.Sprintf("the number %.40q (%v)", a.Value, err))
+			}
+			break
 		}
+		// A type such as big.Int reads a number's text itself.
+		p := reflect.New(t)
+		if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(a.Value)); err != nil {
+			return nil, textValueError(t, fmt.Sprintf("the number %.40q, which %s.UnmarshalText does not take (%v)", a.Value, t, err))
+		}
+		v = p.Elem()
 	case *types.AttributeValueMemberBOOL:
 		if t.Kind() != reflect.Bool {
 			return nil, textValueError(t, "a bool (BOOL)")

@@ -392,14 +392,18 @@ func TestCondTextUnencodable(t *testing.T) {
 		{cName("addr").Equal(cValue(netip.MustParseAddr("10.0.0.1"))), "v.String()"},
 		{cName("addr").In(cValue("10.0.0.1"), cValue(netip.Addr{})), "netip.Addr"},
 		{cName("big").Equal(cValue(big.NewInt(5))), "MarshalText"},
+		{cName("big").Equal(cValue(1.5)), "big.Int.UnmarshalText does not take"},
+		{cName("addr").Equal(cValue(1)), "netip.Addr.UnmarshalText does not take"},
 	} {
 		_, err := compileConds(s, []expression.ConditionBuilder{tc.cond})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("compileConds = %v, want an error saying %q", err, tc.want)
 		}
 	}
-	uc, err := compileConds(s, []expression.ConditionBuilder{expression.And(cName("addr").Equal(cValue("::1")), cName("big").GreaterThan(cValue("12")))})
-	if err != nil || !reflect.DeepEqual(uc.values[":0"], str("::1")) || !reflect.DeepEqual(uc.values[":1"], str("12")) {
+	uc, err := compileConds(s, []expression.ConditionBuilder{expression.And(cName("addr").Equal(cValue("::1")), cName("big").GreaterThan(cValue("12")),
+		cName("big").LessThan(cValue(1e3)), cName("big").NotEqual(cValue(1)))})
+	if err != nil || !reflect.DeepEqual(uc.values[":0"], str("::1")) || !reflect.DeepEqual(uc.values[":1"], str("12")) ||
+		!reflect.DeepEqual(uc.values[":2"], str("1000")) || !reflect.DeepEqual(uc.values[":3"], str("1")) {
 		t.Errorf("compileConds = %v, %v", uc, err)
 	}
 	// Through a call: ErrInvalidInput, nothing sent.
