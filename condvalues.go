@@ -37,7 +37,8 @@ import (
 // expression.Value makes of a byte array or []byte type, is turned back into
 // a value of the attribute's type (an array only from as many bytes as it
 // has) and sent as its MarshalText string, and so are a number (N) or bool
-// of a text type of that kind. Anything else — the empty map expression.Value
+// of a text type of that kind, and a number a type like big.Int reads with
+// its UnmarshalText. Anything else — the empty map expression.Value
 // makes of a netip.Addr, whose fields are unexported — is an error wrapping
 // ErrInvalidInput, before any request: compare with
 // expression.Value(v.String()) (the text MarshalText returns) instead.
