@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // Delta is the list of changes of one Table.Add: numbers added to numeric
@@ -37,7 +39,11 @@ type deltaOp struct {
 func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 
 // AddToSet returns a Delta that adds the elements of elems (a slice or
-// array of strings, numbers or []byte) to the set attribute attr.
+// array of strings, numbers or []byte) to the set attribute attr. Elements
+// of a text type (a uuid-style [16]byte, netip.Addr: see the package
+// documentation) are added to a set of strings as the text their
+// MarshalText returns, which is how a `set` field of a text type stores
+// them.
 func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
 
 // DeleteFromSet returns a Delta that deletes the elements of elems from the
@@ -316,6 +322,8 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 	ft := derefType(f.typ)
 	switch {
+	case codec.IsText(ft):
+		return nil, nil, fmt.Errorf("field %s (%s) is stored as text (the string its MarshalText returns), not a number: Increment adds to numbers (N); use Table.Update to change it", f.goName, f.typ)
 	case f.opts.asString || f.custom || f.opts.javaBool:
 		return nil, nil, fmt.Errorf("field %s is not stored as a number: Increment adds to numbers (N)", f.goName)
 	case ft.Kind() >= reflect.Int && ft.Kind() <= reflect.Float64 && ft.Kind() != reflect.Uintptr:
@@ -400,13 +408,24 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 	case f.opts.binarySet, f.typ == reflect.TypeFor[[][]byte]():
 		kind = 'B'
 	}
+	var textElem reflect.Type // the field's elements are of this text type, stored as their text
+	if ft := derefType(f.typ); (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && codec.IsText(derefType(ft.Elem())) &&
+		(f.setKind != 0 || f.opts.stringSet) {
+		kind, textElem = 'S', derefType(ft.Elem())
+	}
 	if kind == 0 {
 		return nil, fmt.Errorf("field %s (%s) is not stored as a set: tag it `set` (or stringset, numberset, binaryset) to add elements, or use Table.Update to change a list", f.goName, f.typ)
 	}
 	what := map[byte]string{'S': "strings", 'N': "numbers", 'B': "[]byte values"}[kind]
+	if textElem != nil {
+		what = fmt.Sprintf("%s values (stored as their text) or strings", textElem)
+	}
 	rv := reflect.ValueOf(elems)
 	if elems == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Type() == byteSliceType && kind != 'B' {
 		return nil, fmt.Errorf("elements given as %T: pass a slice of %s", elems, what)
+	}
+	if codec.IsText(rv.Type()) { // one value, such as a [16]byte UUID
+		return nil, fmt.Errorf("elements given as one %s: pass a slice, []%s{v}", rv.Type(), rv.Type())
 	}
 	if rv.Type() == byteSliceType { // one binary value
 		return nil, fmt.Errorf("elements given as one []byte: pass a [][]byte")
@@ -425,6 +444,12 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 			e = e.Elem()
 		}
 		switch {
+		case kind == 'S' && codec.IsText(e.Type()):
+			text, err := marshalText(e)
+			if err != nil {
+				return nil, fmt.Errorf("element [%d]: %w", j, err)
+			}
+			out = append(out, text)
 		case kind == 'S' && e.Kind() == reflect.String:
 			out = append(out, e.String())
 		case kind == 'N' && e.CanInt():

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,21 @@ import (
 // <>, <, <=, >, >=, BETWEEN, IN, contains and begins_with) and encodes it as
 // the attribute is stored. A value that cannot be converted is an error that
 // says what to pass instead.
+//
+// Values compared with attributes of text types — types the mapper stores as
+// the string their MarshalText returns (codec.IsText: a uuid-style [16]byte,
+// netip.Addr, net.IP, big.Int), also through pointers, as elements of lists,
+// sets and maps, and as fields of documents — are converted too (condtext.go),
+// in If conditions, filters and Query key conditions alike: a string (S) is
+// sent as it is (it is taken to be the text already); a binary (B), which
+// expression.Value makes of a byte array or []byte type, is turned back into
+// a value of the attribute's type (an array only from as many bytes as it
+// has) and sent as its MarshalText string, and so are a number (N) or bool
+// of a text type of that kind, and a number a type like big.Int reads with
+// its UnmarshalText. Anything else — the empty map expression.Value
+// makes of a netip.Addr, whose fields are unexported — is an error wrapping
+// ErrInvalidInput, before any request: compare with
+// expression.Value(v.String()) (the text MarshalText returns) instead.
 //
 // It also makes expression.Name("a.b") mean the top-level attribute "a.b"
 // when the table's type has an attribute named "a.b" and none named "a": the
@@ -417,7 +433,8 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 			break
 		}
 	}
-	if len(s.javaFields) == 0 && !hasDots {
+	hasText := s.holdsText()
+	if len(s.javaFields) == 0 && !hasDots && !hasText {
 		return expr, names, nil
 	}
 	p, err := parseCond(expr)
@@ -425,8 +442,8 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 		// Not what the expression package writes. Refuse only if it
 		// names an attribute whose values would need converting.
 		for _, name := range names {
-			if i, ok := s.byName[name]; ok && s.fields[i].conv != nil && s.fields[i].conv.condLive() {
-				return "", nil, fmt.Errorf("%q names attribute %q, whose values the mapper converts (javabool, javadate), but the expression cannot be read to convert them: build it with the expression package", expr, name)
+			if i, ok := s.byName[name]; ok && (s.fields[i].conv != nil && s.fields[i].conv.condLive() || holdsText(s.fields[i].typ)) {
+				return "", nil, fmt.Errorf("%q names attribute %q, whose values the mapper converts (javabool, javadate, text types), but the expression cannot be read to convert them: build it with the expression package", expr, name)
 			}
 		}
 		return expr, names, nil
@@ -492,34 +509,49 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 			}
 		}
 	}
-	// Values compared with javabool and javadate attributes.
-	resolve := func(cp *condPath) (*javaConv, string) {
+	// Values compared with javabool and javadate attributes, and with
+	// attributes holding text types (condtext.go).
+	resolve := func(cp *condPath) (*javaConv, reflect.Type, string) {
 		name := names[cp.segs[0].text]
 		i, ok := s.byName[name]
 		if !ok {
-			return nil, ""
+			return nil, nil, ""
 		}
 		c := s.fields[i].conv
 		for k := 1; c != nil && k < len(cp.segs); k++ {
 			c = c.step(cp.index[k], names[cp.segs[k].text])
 		}
-		if c == nil || !c.condLive() {
-			return nil, ""
+		if c != nil && !c.condLive() {
+			c = nil
 		}
-		return c, pathText(cp, names)
+		var tt reflect.Type
+		if hasText && holdsText(s.fields[i].typ) {
+			tt = s.fields[i].typ
+			for k := 1; tt != nil && k < len(cp.segs); k++ {
+				tt = textStep(tt, cp.index[k], names[cp.segs[k].text])
+			}
+			if tt != nil && !holdsText(tt) {
+				tt = nil
+			}
+		}
+		if c == nil && tt == nil {
+			return nil, nil, ""
+		}
+		return c, tt, pathText(cp, names)
 	}
 	// Each value placeholder is converted for the attribute it is compared
 	// with; one compared with attributes stored differently cannot be.
 	done := map[string]string{} // value placeholder → the attribute it was compared with
 	for _, g := range p.groups {
 		var conv *javaConv
+		var text reflect.Type
 		var attr string
 		for _, op := range g.operands {
 			if op.path == nil {
 				continue
 			}
-			if c, a := resolve(op.path); c != nil {
-				conv, attr = c, a
+			if c, tt, a := resolve(op.path); a != "" {
+				conv, text, attr = c, tt, a
 				break
 			}
 		}
@@ -541,10 +573,16 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 			}
 			done[op.value] = attr
 			av, ok := values[op.value]
-			if !ok || conv == nil {
+			if !ok || attr == "" {
 				continue
 			}
-			nv, err := conv.condValue(g.fn, av)
+			nv := av
+			if conv != nil {
+				nv, err = conv.condValue(g.fn, nv)
+			}
+			if err == nil && text != nil {
+				nv, err = textCondValue(text, g.fn, nv)
+			}
 			if err != nil {
 				return "", nil, fmt.Errorf("the value %s compared with attribute %s: %w", formatAV(av, 80), attr, err)
 			}

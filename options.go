@@ -124,6 +124,16 @@ func WithSaveBehavior(b SaveBehavior) WriteOption {
 // anything is sent, and dynamo.JavaBool and dynamo.JavaDate give the stored
 // form by hand.
 //
+// Likewise for attributes of text types (types with MarshalText and
+// UnmarshalText, such as a uuid-style [16]byte, netip.Addr or net.IP, which
+// the mapper stores as the string MarshalText returns): a string is sent as
+// it is, a value of a byte-array or []byte text type (which
+// expression.Value makes a binary) as its MarshalText string, so
+// expression.Name("owner").Equal(expression.Value(id)) matches. A value
+// expression.Value cannot encode faithfully — a netip.Addr, whose fields are
+// unexported, becomes an empty map — is refused with ErrInvalidInput: pass
+// its text, expression.Value(addr.String()).
+//
 // expression.Name splits a name at its dots into a path. When the type has
 // a top-level attribute named "a.b" and none named "a",
 // expression.Name("a.b") is taken to mean that attribute; otherwise (or to

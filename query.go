@@ -67,8 +67,8 @@ type queryOptions struct {
 // Values in cond are marshaled by the expression package with the default
 // attributevalue options, not the mapper's: pass types.AttributeValue values
 // where that matters. As with If, values compared with javabool and javadate
-// attributes are sent as those attributes are stored (or refused with
-// ErrInvalidInput), and expression.Name("a.b") names a top-level attribute
+// attributes, and with attributes of text types, are sent as those
+// attributes are stored (or refused with ErrInvalidInput), and expression.Name("a.b") names a top-level attribute
 // "a.b" of the type when it has no attribute "a" (else use
 // expression.NameNoDotSplit).
 func Filter(cond expression.ConditionBuilder) QueryOption {
@@ -184,7 +184,9 @@ type listing struct {
 // done the iterator yields its error and stops.
 //
 // Values in key are marshaled by the expression package with the default
-// attributevalue options, not the mapper's (see Filter).
+// attributevalue options, not the mapper's (see Filter). A key of a text
+// type (see If) is a string key: expression.Key("id").Equal(expression.Value(u))
+// for a uuid-style [16]byte u sends u's MarshalText string, not its bytes.
 //
 // The key condition is checked before anything is sent. It may name only
 // the partition key and the sort key of what the query reads (the table, or
@@ -746,6 +748,9 @@ func (t *Table[T]) keyKind(f *field) byte {
 		return 0
 	}
 	bt := derefType(f.typ)
+	if codec.IsText(bt) {
+		return 'S' // the text MarshalText returns, whatever the type's kind
+	}
 	if !hasCustomMarshaler(bt) {
 		switch bt.Kind() {
 		case reflect.String:
