@@ -140,7 +140,7 @@ func (b *convBuilder) fieldConv(t reflect.Type, opts tagOptions, path string) (*
 // t: t must be bool (time.Time), or a pointer, slice, array or map of one,
 // without a custom encoding on the way.
 func leafConv(t reflect.Type, kind convKind) *javaConv {
-	if hasCustomMarshaler(t) || elemCycle(t) {
+	if hasOwnEncoding(t) || elemCycle(t) {
 		return nil
 	}
 	switch t.Kind() {
@@ -171,7 +171,7 @@ func leafConv(t reflect.Type, kind convKind) *javaConv {
 // (itself, through pointers, or as elements of slices, arrays and maps), or
 // nil when t holds no struct. Types with a custom encoding are not followed.
 func (b *convBuilder) nested(t reflect.Type, path string) (*javaConv, error) {
-	if hasCustomMarshaler(t) || elemCycle(t) {
+	if hasOwnEncoding(t) || elemCycle(t) {
 		return nil, nil
 	}
 	switch t.Kind() {

@@ -338,3 +338,51 @@ func TestTextEmbeddedIsNotText(t *testing.T) {
 		t.Fatalf("n = %#v: the struct's fields must be kept", st.puts[0].Item["n"])
 	}
 }
+
+// jText is a text type that has a javabool field of its own: stored as its
+// text, so the Java conversions must not look inside it.
+type jText struct {
+	On bool `dynamo:"on,javabool"`
+}
+
+func (j jText) MarshalText() ([]byte, error) {
+	if j.On {
+		return []byte("on"), nil
+	}
+	return []byte("off"), nil
+}
+
+func (j *jText) UnmarshalText(b []byte) error {
+	j.On = string(b) == "on"
+	return nil
+}
+
+// TestTextJavaTagsInside: the Java conversions stop at a text type, as the
+// codec does; before, the item's S was taken for the struct's map.
+func TestTextJavaTagsInside(t *testing.T) {
+	type rec struct {
+		ID string  `dynamo:"id,hash"`
+		J  jText   `dynamo:"j"`
+		Js []jText `dynamo:"js"`
+	}
+	st := &stubClient{}
+	tb, err := NewTable[rec](NewMapper(st), "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := rec{ID: "k", J: jText{On: true}, Js: []jText{{On: true}, {}}}
+	if _, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	item := st.puts[0].Item
+	if sAV(t, item["j"]) != "on" {
+		t.Errorf("j = %#v", item["j"])
+	}
+	st.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{Item: item}, nil
+	}
+	got, err := tb.Load(context.Background(), rec{ID: "k"})
+	if err != nil || !reflect.DeepEqual(got, in) {
+		t.Errorf("loaded %+v, %v; want %+v", got, err, in)
+	}
+}
