@@ -20,7 +20,10 @@ var (
 // encoding.TextMarshaler, and *t implements encoding.TextUnmarshaler, so
 // that what is written can be read back. uuid.UUID-style [16]byte types,
 // netip.Addr, netip.Prefix, net.IP and big.Int are text types; a type with
-// only one of the two methods is not.
+// only one of the two methods is not. Neither is a struct that embeds a
+// type with text methods (time.Time, a UUID): the methods it gets by
+// promotion see only the embedded value, and storing their text would drop
+// the struct's other fields; it stays a map of its fields.
 func IsText(t reflect.Type) bool {
 	if t == nil || t == timeType || t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
 		return false
@@ -29,7 +32,29 @@ func IsText(t reflect.Type) bool {
 	if !pt.Implements(textUnmarshalerType) || !pt.Implements(textMarshalerType) {
 		return false
 	}
-	return !custom(t)
+	return !custom(t) && !embedsText(t)
+}
+
+// embedsText reports whether struct type t embeds a type (or a pointer to
+// one) with a text method, which t may have by promotion.
+func embedsText(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.Anonymous {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if pt := reflect.PointerTo(ft); pt.Implements(textMarshalerType) || pt.Implements(textUnmarshalerType) {
+			return true
+		}
+	}
+	return false
 }
 
 var (
