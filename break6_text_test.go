@@ -2,6 +2,9 @@ package dynamo
 
 import (
 	"context"
+	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +69,29 @@ func TestBreak6EmbeddedTextKeepsFields(t *testing.T) {
 	got, err := tb.Load(context.Background(), rec{ID: "k"})
 	if err != nil || got.Ref != in.Ref || got.At.By != "me" {
 		t.Errorf("loaded %+v, %v", got, err)
+	}
+}
+
+// b6Epoch is an integer type with text methods: stored as S.
+type b6Epoch int64
+
+func (e b6Epoch) MarshalText() ([]byte, error) { return []byte(strconv.FormatInt(int64(e), 10)), nil }
+func (e *b6Epoch) UnmarshalText(b []byte) error {
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	*e = b6Epoch(n)
+	return err
+}
+
+// TestBreak6TTLOfTextType: a ttl field of an integer type with text
+// methods would be stored as S, which DynamoDB TTL ignores: the item would
+// never expire. NewTable refuses it.
+func TestBreak6TTLOfTextType(t *testing.T) {
+	type rec struct {
+		ID  string  `dynamo:"id,hash"`
+		Exp b6Epoch `dynamo:"exp,ttl"`
+	}
+	_, err := NewTable[rec](NewMapper(&stubClient{}), "T")
+	if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "ttl") || !strings.Contains(err.Error(), "Exp") {
+		t.Errorf("NewTable: %v, want ErrInvalidSchema naming Exp and ttl", err)
 	}
 }
