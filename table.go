@@ -105,7 +105,7 @@ func (t *Table[T]) textCoders(c *codec.Struct) error {
 			why = "the mapper hands this type to attributevalue whole (it has an embedded pointer to an unexported struct, or a DynamoDB encoding of its own)"
 		}
 		if r.Clash != nil {
-			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which stores text types as text only with options (UseEncodingMarshalers) that would also change %s at %q: drop those mapper options, or give %s a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue",
+			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which stores text types as text only with options (UseEncodingMarshalers) with which it would store %s at %q otherwise (time.Time as text; a type with a pointer-receiver MarshalText in a map value by its kind): drop those mapper options, or give %s a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue",
 				r.Text, r.TextPath, why, r.Clash, r.ClashPath, r.Text))
 		}
 		t.avEnc, t.avDec = t.m.encText, t.m.decText

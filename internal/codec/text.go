@@ -84,8 +84,11 @@ type Reach struct {
 	TextPath string
 	// Clash is a type that attributevalue's UseEncodingMarshalers and
 	// UseEncodingUnmarshalers would store otherwise than the mapper does:
-	// time.Time (text, whatever `unixtime` says), or a type with only some
-	// of the text and binary methods; nil when none.
+	// time.Time (text, whatever `unixtime` says), a type with only some
+	// of the text and binary methods, or a text type whose MarshalText has
+	// a pointer receiver (big.Int) where attributevalue cannot take the
+	// address of the value (in a map value), so that it would store the
+	// value by its kind; nil when none.
 	Clash     reflect.Type
 	ClashPath string
 }
@@ -97,21 +100,27 @@ type Reach struct {
 // it finds.
 func ReachOf(t reflect.Type) Reach {
 	var r Reach
-	reach(t, "", map[reflect.Type]bool{}, &r)
+	reach(t, "", true, map[openKey]bool{}, &r)
 	return r
 }
 
-func reach(t reflect.Type, path string, seen map[reflect.Type]bool, r *Reach) {
-	if seen[t] || r.Text != nil && r.Clash != nil {
+// reach walks t at path; addressable says whether attributevalue can take
+// the address of values there (not in map values), as pointer-receiver
+// MarshalText needs.
+func reach(t reflect.Type, path string, addressable bool, seen map[openKey]bool, r *Reach) {
+	if seen[openKey{t, addressable}] || r.Text != nil && r.Clash != nil {
 		return
 	}
-	seen[t] = true
+	seen[openKey{t, addressable}] = true
 	switch {
 	case t.Kind() == reflect.Interface || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Interface:
 		return
 	case IsText(t):
 		if r.Text == nil {
 			r.Text, r.TextPath = t, path
+		}
+		if !addressable && !t.Implements(textMarshalerType) && r.Clash == nil {
+			r.Clash, r.ClashPath = t, path
 		}
 		return
 	case custom(t):
@@ -124,11 +133,13 @@ func reach(t reflect.Type, path string, seen map[reflect.Type]bool, r *Reach) {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		reach(t.Elem(), path, seen, r)
-	case reflect.Slice, reflect.Array:
-		reach(t.Elem(), path+"[]", seen, r)
+		reach(t.Elem(), path, true, seen, r)
+	case reflect.Slice:
+		reach(t.Elem(), path+"[]", true, seen, r)
+	case reflect.Array:
+		reach(t.Elem(), path+"[]", addressable, seen, r)
 	case reflect.Map:
-		reach(t.Elem(), path+"[]", seen, r)
+		reach(t.Elem(), path+"[]", false, seen, r)
 	case reflect.Struct:
 		fs, ok := visibleFields(t)
 		if !ok {
@@ -139,7 +150,7 @@ func reach(t reflect.Type, path string, seen map[reflect.Type]bool, r *Reach) {
 			if path != "" {
 				p = path + "." + f.name
 			}
-			reach(f.typ, p, seen, r)
+			reach(f.typ, p, addressable, seen, r)
 		}
 	}
 }
