@@ -154,3 +154,45 @@ func TestBreak6PointerTextInMapValue(t *testing.T) {
 		t.Errorf("m.a = %q, want c-x", got)
 	}
 }
+
+// TestBreak6TextSetThroughAttributevalue: with decoder options
+// attributevalue decodes the item; it reads a string set's elements without
+// UnmarshalText, so a `set` of a text type was written and then could not
+// be read (by Load, nor by Query, which decodes item by item).
+func TestBreak6TextSetThroughAttributevalue(t *testing.T) {
+	type rec struct {
+		ID   string   `dynamo:"id,hash"`
+		Tags []tUUID  `dynamo:"tags,set"`
+		P    []*tUUID `dynamo:"p,set"`
+	}
+	st := &stubClient{}
+	m := NewMapper(st, WithDecoderOptions(func(o *attributevalue.DecoderOptions) { o.UseNumber = true }))
+	tb, err := NewTable[rec](m, "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tID1
+	in := rec{ID: "k", Tags: []tUUID{tID1, tID2}, P: []*tUUID{&id}}
+	if _, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	item := st.puts[0].Item
+	if _, ok := item["tags"].(*types.AttributeValueMemberSS); !ok {
+		t.Fatalf("tags = %#v, want SS", item["tags"])
+	}
+	st.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{Item: item}, nil
+	}
+	got, err := tb.Load(context.Background(), rec{ID: "k"})
+	if err != nil || len(got.Tags) != 2 || got.Tags[1] != tID2 || len(got.P) != 1 || *got.P[0] != tID1 {
+		t.Errorf("Load: %+v, %v", got, err)
+	}
+	d := &itemDecoder[rec]{t: tb}
+	var q rec
+	if err := d.decodeInto(item, &q); err != nil || len(q.Tags) != 2 || q.Tags[0] != tID1 {
+		t.Errorf("decodeInto: %+v, %v", q, err)
+	}
+	if _, ok := item["tags"].(*types.AttributeValueMemberSS); !ok {
+		t.Errorf("the stored item was changed: tags = %#v", item["tags"])
+	}
+}

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"unicode/utf8"
 	"unsafe"
@@ -30,6 +31,10 @@ type Table[T any] struct {
 	// types (codec.IsText) its text ones (Mapper.encText, decText).
 	avEnc *attributevalue.Encoder
 	avDec *attributevalue.Decoder
+	// textSets are the fields that are `set`s of a text type: attributevalue
+	// reads a string set's elements without UnmarshalText, so for avDec
+	// their SS is handed over as a list of S (avItem).
+	textSets []int
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -96,6 +101,11 @@ func (t *Table[T]) textCoders(c *codec.Struct) error {
 	r := codec.ReachOf(s.typ)
 	if r.Text == nil {
 		return nil
+	}
+	for i := range s.fields {
+		if f := &s.fields[i]; f.setKind == 'S' && codec.IsText(derefType(f.typ.Elem())) {
+			t.textSets = append(t.textSets, i)
+		}
 	}
 	fail := func(reason string) error { return &SchemaError{Struct: s.typ.String(), Reason: reason} }
 	if t.enc == nil || t.dec == nil {
@@ -298,6 +308,7 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		// attributevalue words the error, on a fresh value.
 		out = zero
 	}
+	item = t.avItem(item)
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)
 		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: item}, pv.Interface())
@@ -310,6 +321,27 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		return zero, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
 	}
 	return out, nil
+}
+
+// avItem returns item as avDec can read it: the string sets of textSets as
+// lists of S (copy on write; item itself when there are none).
+func (t *Table[T]) avItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	out, copied := item, false
+	for _, i := range t.textSets {
+		ss, ok := item[t.p.s.fields[i].name].(*types.AttributeValueMemberSS)
+		if !ok {
+			continue
+		}
+		l := make([]types.AttributeValue, len(ss.Value))
+		for j, v := range ss.Value {
+			l[j] = &types.AttributeValueMemberS{Value: v}
+		}
+		if !copied {
+			out, copied = maps.Clone(item), true
+		}
+		out[t.p.s.fields[i].name] = &types.AttributeValueMemberL{Value: l}
+	}
+	return out
 }
 
 func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) error {
