@@ -98,7 +98,9 @@
 //
 // Index names are DynamoDB's: 3 to 255 of a-z A-Z 0-9 _ - and '.'. DynamoDB
 // refuses an empty string or binary value as an index key: tag such fields
-// omitempty so that items without them stay out of the index.
+// omitempty so that items without them stay out of the index (an omitempty
+// index key of a text type, such as netip.Addr, is left out when its text
+// is empty).
 //
 // NewTable refuses, with a *SchemaError wrapping ErrInvalidSchema that names
 // the struct, the field and the fix: an unknown, empty or repeated option

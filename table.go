@@ -35,6 +35,11 @@ type Table[T any] struct {
 	// reads a string set's elements without UnmarshalText, so for avDec
 	// their SS is handed over as a list of S (avItem).
 	textSets []int
+	// textIndexKeys are the omitempty fields of a text type that key a
+	// secondary index: left out of the item when their text is empty,
+	// which DynamoDB refuses as an index key (an empty string field
+	// tagged omitempty is left out too).
+	textIndexKeys []int
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -105,6 +110,9 @@ func (t *Table[T]) textCoders(c *codec.Struct) error {
 	for i := range s.fields {
 		if f := &s.fields[i]; f.setKind == 'S' && codec.IsText(derefType(f.typ.Elem())) {
 			t.textSets = append(t.textSets, i)
+		}
+		if f := &s.fields[i]; f.opts.omitEmpty && (f.gsi != nil || f.lsi != nil) && codec.IsText(derefType(f.typ)) {
+			t.textIndexKeys = append(t.textIndexKeys, i)
 		}
 	}
 	fail := func(reason string) error { return &SchemaError{Struct: s.typ.String(), Reason: reason} }
@@ -257,6 +265,12 @@ func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, 
 			return nil, false, sz, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
 		}
 		item = m.Value
+	}
+	for _, i := range t.textIndexKeys {
+		if v, ok := item[s.fields[i].name].(*types.AttributeValueMemberS); ok && v.Value == "" {
+			delete(item, s.fields[i].name)
+			sz = itemSizes{}
+		}
 	}
 	if len(s.javaFields) > 0 {
 		clean, sz = false, itemSizes{}
