@@ -295,3 +295,27 @@ func TestBreak6TextIndexKeyLocal(t *testing.T) {
 		t.Errorf("index holds %d items, want 1", n)
 	}
 }
+
+// b6Wrap only wraps a text type: its promoted methods see all of it.
+type b6Wrap struct{ netip.Addr }
+
+// TestBreak6WrapperStaysText: a struct that only embeds a text type is
+// still stored as that text (flattened as a map, netip.Addr's unexported
+// fields would leave nothing: the address would be lost).
+func TestBreak6WrapperStaysText(t *testing.T) {
+	type rec struct {
+		ID string `dynamo:"id,hash"`
+		W  b6Wrap `dynamo:"w"`
+	}
+	st := &stubClient{}
+	tb, err := NewTable[rec](NewMapper(st), "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Save(context.Background(), rec{ID: "k", W: b6Wrap{netip.MustParseAddr("::1")}}, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	if got := sAV(t, st.puts[0].Item["w"]); got != "::1" {
+		t.Errorf("w = %q, want ::1", got)
+	}
+}

@@ -21,9 +21,11 @@ var (
 // that what is written can be read back. uuid.UUID-style [16]byte types,
 // netip.Addr, netip.Prefix, net.IP and big.Int are text types; a type with
 // only one of the two methods is not. Neither is a struct that embeds a
-// type with text methods (time.Time, a UUID): the methods it gets by
-// promotion see only the embedded value, and storing their text would drop
-// the struct's other fields; it stays a map of its fields.
+// type with text methods (time.Time, a UUID) next to other fields the
+// encoder sees: the methods it gets by promotion see only the embedded
+// value, and storing their text would drop the other fields; it stays a map
+// of its fields. A struct that only wraps such a type (struct{ netip.Addr })
+// is a text type.
 func IsText(t reflect.Type) bool {
 	if t == nil || t == timeType || t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
 		return false
@@ -36,25 +38,32 @@ func IsText(t reflect.Type) bool {
 }
 
 // embedsText reports whether struct type t embeds a type (or a pointer to
-// one) with a text method, which t may have by promotion.
+// one) with a text method, which t may have by promotion, and has other
+// fields the encoder sees.
 func embedsText(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
+	embeds, others := false, 0
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.Anonymous {
+			if f.IsExported() {
+				others++
+			}
 			continue
 		}
 		ft := f.Type
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		if pt := reflect.PointerTo(ft); pt.Implements(textMarshalerType) || pt.Implements(textUnmarshalerType) {
-			return true
+		if pt := reflect.PointerTo(ft); !embeds && (pt.Implements(textMarshalerType) || pt.Implements(textUnmarshalerType)) {
+			embeds = true
+			continue
 		}
+		others++
 	}
-	return false
+	return embeds && others > 0
 }
 
 var (
