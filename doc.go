@@ -121,6 +121,11 @@
 // version or the ttl, or on a type other than time.Time or a 64-bit
 // integer. A versioned type's attribute may not be the
 // one the mapper keeps its write token in (see WithWriteTokenAttribute).
+// A struct (also one T holds) that embeds time.Time or a text type whose
+// fields are unexported (netip.Addr) next to other fields is refused: it is
+// stored as a map of its fields, embedded structs flattened, which would
+// lose the embedded value; a struct that only wraps a text type is stored
+// as its text.
 //
 // # Versions
 //

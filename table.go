@@ -103,6 +103,9 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 // says) and types with only some of the text and binary methods.
 func (t *Table[T]) textCoders(c *codec.Struct) error {
 	s := t.p.s
+	if d := codec.LostEmbedded(s.typ); d != "" {
+		return &SchemaError{Struct: s.typ.String(), Reason: d}
+	}
 	r := codec.ReachOf(s.typ)
 	if r.Text == nil {
 		return nil

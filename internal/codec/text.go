@@ -2,7 +2,9 @@ package codec
 
 import (
 	"encoding"
+	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
@@ -171,4 +173,57 @@ func clashes(t reflect.Type) bool {
 	pt := reflect.PointerTo(t)
 	return pt.Implements(textMarshalerType) || pt.Implements(textUnmarshalerType) ||
 		pt.Implements(binaryMarshalerType) || pt.Implements(binaryUnmarshaler)
+}
+
+// LostEmbedded describes a struct type values of t can hold that embeds
+// time.Time or a text type whose fields are all unexported (netip.Addr,
+// big.Int) next to other fields: the struct is stored as a map of its
+// fields, embedded structs flattened, which leaves nothing of the embedded
+// value, so it would be lost. "" when there is none.
+func LostEmbedded(t reflect.Type) string {
+	return lostIn(t, map[reflect.Type]bool{})
+}
+
+func lostIn(t reflect.Type, seen map[reflect.Type]bool) string {
+	if seen[t] || t == timeType || IsText(t) || custom(t) {
+		return ""
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return lostIn(t.Elem(), seen)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if f.Anonymous && ft.Kind() == reflect.Struct && flattened(f.Tag) && (ft == timeType || IsText(ft)) && allUnexported(ft) {
+				return fmt.Sprintf("%s embeds %s next to other fields: it is stored as a map of its fields, where %s (whose fields are unexported) leaves nothing, so its value would be lost: give the field a name (e.g. At %s)", t, ft, ft, f.Type)
+			}
+			if f.IsExported() || f.Anonymous {
+				if d := lostIn(f.Type, seen); d != "" {
+					return d
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// flattened reports whether an embedded struct field with tag tg is
+// flattened (no attribute name of its own, not skipped).
+func flattened(tg reflect.StructTag) bool {
+	name, _, _ := strings.Cut(tg.Get(TagKey), ",")
+	return name == ""
+}
+
+func allUnexported(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).IsExported() {
+			return false
+		}
+	}
+	return true
 }
