@@ -138,7 +138,9 @@
 //
 // Index names are DynamoDB's: 3 to 255 of a-z A-Z 0-9 _ - and '.'. DynamoDB
 // refuses an empty string or binary value as an index key: tag such fields
-// omitempty so that items without them stay out of the index.
+// omitempty so that items without them stay out of the index (an omitempty
+// index key of a text type, such as netip.Addr, is left out when its text
+// is empty).
 //
 // NewTable refuses, with a *SchemaError wrapping ErrInvalidSchema that names
 // the struct, the field and the fix: an unknown, empty or repeated option
@@ -159,6 +161,11 @@
 // version or the ttl, or on a type other than time.Time or a 64-bit
 // integer. A versioned type's attribute may not be the
 // one the mapper keeps its write token in (see WithWriteTokenAttribute).
+// A struct (also one T holds) that embeds time.Time or a text type whose
+// fields are unexported (netip.Addr) next to other fields is refused: it is
+// stored as a map of its fields, embedded structs flattened, which would
+// lose the embedded value; a struct that only wraps a text type is stored
+// as its text.
 //
 // # Versions
 //

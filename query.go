@@ -538,6 +538,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	if te := (*codec.TextError)(nil); err != nil && errors.As(err, &te) {
 		// The codec's own verdict on a text type: final.
 	} else if t.dec == nil || err != nil {
+		d.m.Value = t.avItem(d.m.Value)
 		if t.ptr {
 			pv := reflect.New(t.p.s.typ)
 			err = codec.SafeDecode(t.avDec, &d.m, pv.Interface())

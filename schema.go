@@ -293,6 +293,8 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 		}
 		bt := derefType(f.typ)
 		switch {
+		case codec.IsText(bt):
+			return fail(f.goName, "ttl attribute of type %s, which is stored as text (it implements encoding.TextMarshaler), but DynamoDB TTL reads a number of epoch seconds (and ignores a string): use time.Time with `unixtime` or an integer type without text methods", f.typ)
 		case isIntegerType(bt):
 		case bt == timeType && o.unixTime:
 		case bt == timeType:

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"unicode/utf8"
 	"unsafe"
@@ -30,6 +31,15 @@ type Table[T any] struct {
 	// types (codec.IsText) its text ones (Mapper.encText, decText).
 	avEnc *attributevalue.Encoder
 	avDec *attributevalue.Decoder
+	// textSets are the fields that are `set`s of a text type: attributevalue
+	// reads a string set's elements without UnmarshalText, so for avDec
+	// their SS is handed over as a list of S (avItem).
+	textSets []int
+	// textIndexKeys are the omitempty fields of a text type that key a
+	// secondary index: left out of the item when their text is empty,
+	// which DynamoDB refuses as an index key (an empty string field
+	// tagged omitempty is left out too).
+	textIndexKeys []int
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -93,9 +103,20 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 // says) and types with only some of the text and binary methods.
 func (t *Table[T]) textCoders(c *codec.Struct) error {
 	s := t.p.s
+	if d := codec.LostEmbedded(s.typ); d != "" {
+		return &SchemaError{Struct: s.typ.String(), Reason: d}
+	}
 	r := codec.ReachOf(s.typ)
 	if r.Text == nil {
 		return nil
+	}
+	for i := range s.fields {
+		if f := &s.fields[i]; f.setKind == 'S' && codec.IsText(derefType(f.typ.Elem())) {
+			t.textSets = append(t.textSets, i)
+		}
+		if f := &s.fields[i]; f.opts.omitEmpty && (f.gsi != nil || f.lsi != nil) && codec.IsText(derefType(f.typ)) {
+			t.textIndexKeys = append(t.textIndexKeys, i)
+		}
 	}
 	fail := func(reason string) error { return &SchemaError{Struct: s.typ.String(), Reason: reason} }
 	if t.enc == nil || t.dec == nil {
@@ -105,7 +126,7 @@ func (t *Table[T]) textCoders(c *codec.Struct) error {
 			why = "the mapper hands this type to attributevalue whole (it has an embedded pointer to an unexported struct, or a DynamoDB encoding of its own)"
 		}
 		if r.Clash != nil {
-			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which stores text types as text only with options (UseEncodingMarshalers) that would also change %s at %q: drop those mapper options, or give %s a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue",
+			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which stores text types as text only with options (UseEncodingMarshalers) with which it would store %s at %q otherwise (time.Time as text; a type with a pointer-receiver MarshalText in a map value by its kind): drop those mapper options, or give %s a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue",
 				r.Text, r.TextPath, why, r.Clash, r.ClashPath, r.Text))
 		}
 		t.avEnc, t.avDec = t.m.encText, t.m.decText
@@ -248,6 +269,12 @@ func (t *Table[T]) encodeItem(boxed any) (item map[string]types.AttributeValue, 
 		}
 		item = m.Value
 	}
+	for _, i := range t.textIndexKeys {
+		if v, ok := item[s.fields[i].name].(*types.AttributeValueMemberS); ok && v.Value == "" {
+			delete(item, s.fields[i].name)
+			sz = itemSizes{}
+		}
+	}
 	if len(s.javaFields) > 0 {
 		clean, sz = false, itemSizes{}
 		if err := s.javaEncode(item); err != nil {
@@ -298,6 +325,7 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		// attributevalue words the error, on a fresh value.
 		out = zero
 	}
+	item = t.avItem(item)
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)
 		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: item}, pv.Interface())
@@ -310,6 +338,27 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		return zero, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
 	}
 	return out, nil
+}
+
+// avItem returns item as avDec can read it: the string sets of textSets as
+// lists of S (copy on write; item itself when there are none).
+func (t *Table[T]) avItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	out, copied := item, false
+	for _, i := range t.textSets {
+		ss, ok := item[t.p.s.fields[i].name].(*types.AttributeValueMemberSS)
+		if !ok {
+			continue
+		}
+		l := make([]types.AttributeValue, len(ss.Value))
+		for j, v := range ss.Value {
+			l[j] = &types.AttributeValueMemberS{Value: v}
+		}
+		if !copied {
+			out, copied = maps.Clone(item), true
+		}
+		out[t.p.s.fields[i].name] = &types.AttributeValueMemberL{Value: l}
+	}
+	return out
 }
 
 func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) error {

@@ -2,7 +2,9 @@ package codec
 
 import (
 	"encoding"
+	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
@@ -20,8 +22,12 @@ var (
 // encoding.TextMarshaler, and *t implements encoding.TextUnmarshaler, so
 // that what is written can be read back. uuid.UUID-style [16]byte types,
 // netip.Addr, netip.Prefix, net.IP and big.Int are text types; a type with
-// only one of the two methods is not, nor is a struct that has them only by
-// embedding a type that has them.
+// only one of the two methods is not. Neither is a struct that embeds a
+// type with text methods (time.Time, a UUID) next to other fields the
+// encoder sees: the methods it gets by promotion see only the embedded
+// value, and storing their text would drop the other fields; it stays a map
+// of its fields. A struct that only wraps such a type (struct{ netip.Addr })
+// is a text type.
 func IsText(t reflect.Type) bool {
 	if t == nil || t == timeType || t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
 		return false
@@ -30,31 +36,36 @@ func IsText(t reflect.Type) bool {
 	if !pt.Implements(textUnmarshalerType) || !pt.Implements(textMarshalerType) {
 		return false
 	}
-	return !custom(t) && !promotesText(t)
+	return !custom(t) && !embedsText(t)
 }
 
-// promotesText reports whether struct type t embeds a type with text
-// methods: they are promoted to t, and storing t as their text would drop
-// t's other fields (struct{ uuid.UUID; Name string } is not a UUID), so t
-// is stored as the struct it is.
-func promotesText(t reflect.Type) bool {
+// embedsText reports whether struct type t embeds a type (or a pointer to
+// one) with a text method, which t may have by promotion, and has other
+// fields the encoder sees.
+func embedsText(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
+	embeds, others := false, 0
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		if !f.Anonymous {
+			if f.IsExported() {
+				others++
+			}
 			continue
 		}
 		ft := f.Type
-		if ft.Kind() != reflect.Pointer {
-			ft = reflect.PointerTo(ft)
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
 		}
-		if ft.Implements(textMarshalerType) || ft.Implements(textUnmarshalerType) {
-			return true
+		if pt := reflect.PointerTo(ft); !embeds && (pt.Implements(textMarshalerType) || pt.Implements(textUnmarshalerType)) {
+			embeds = true
+			continue
 		}
+		others++
 	}
-	return false
+	return embeds && others > 0
 }
 
 var (
@@ -84,8 +95,11 @@ type Reach struct {
 	TextPath string
 	// Clash is a type that attributevalue's UseEncodingMarshalers and
 	// UseEncodingUnmarshalers would store otherwise than the mapper does:
-	// time.Time (text, whatever `unixtime` says), or a type with only some
-	// of the text and binary methods; nil when none.
+	// time.Time (text, whatever `unixtime` says), a type with only some
+	// of the text and binary methods, or a text type whose MarshalText has
+	// a pointer receiver (big.Int) where attributevalue cannot take the
+	// address of the value (in a map value), so that it would store the
+	// value by its kind; nil when none.
 	Clash     reflect.Type
 	ClashPath string
 }
@@ -97,21 +111,27 @@ type Reach struct {
 // it finds.
 func ReachOf(t reflect.Type) Reach {
 	var r Reach
-	reach(t, "", map[reflect.Type]bool{}, &r)
+	reach(t, "", true, map[openKey]bool{}, &r)
 	return r
 }
 
-func reach(t reflect.Type, path string, seen map[reflect.Type]bool, r *Reach) {
-	if seen[t] || r.Text != nil && r.Clash != nil {
+// reach walks t at path; addressable says whether attributevalue can take
+// the address of values there (not in map values), as pointer-receiver
+// MarshalText needs.
+func reach(t reflect.Type, path string, addressable bool, seen map[openKey]bool, r *Reach) {
+	if seen[openKey{t, addressable}] || r.Text != nil && r.Clash != nil {
 		return
 	}
-	seen[t] = true
+	seen[openKey{t, addressable}] = true
 	switch {
 	case t.Kind() == reflect.Interface || t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Interface:
 		return
 	case IsText(t):
 		if r.Text == nil {
 			r.Text, r.TextPath = t, path
+		}
+		if !addressable && !t.Implements(textMarshalerType) && r.Clash == nil {
+			r.Clash, r.ClashPath = t, path
 		}
 		return
 	case custom(t):
@@ -124,11 +144,13 @@ func reach(t reflect.Type, path string, seen map[reflect.Type]bool, r *Reach) {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		reach(t.Elem(), path, seen, r)
-	case reflect.Slice, reflect.Array:
-		reach(t.Elem(), path+"[]", seen, r)
+		reach(t.Elem(), path, true, seen, r)
+	case reflect.Slice:
+		reach(t.Elem(), path+"[]", true, seen, r)
+	case reflect.Array:
+		reach(t.Elem(), path+"[]", addressable, seen, r)
 	case reflect.Map:
-		reach(t.Elem(), path+"[]", seen, r)
+		reach(t.Elem(), path+"[]", false, seen, r)
 	case reflect.Struct:
 		fs, ok := visibleFields(t)
 		if !ok {
@@ -139,7 +161,7 @@ func reach(t reflect.Type, path string, seen map[reflect.Type]bool, r *Reach) {
 			if path != "" {
 				p = path + "." + f.name
 			}
-			reach(f.typ, p, seen, r)
+			reach(f.typ, p, addressable, seen, r)
 		}
 	}
 }
@@ -151,4 +173,57 @@ func clashes(t reflect.Type) bool {
 	pt := reflect.PointerTo(t)
 	return pt.Implements(textMarshalerType) || pt.Implements(textUnmarshalerType) ||
 		pt.Implements(binaryMarshalerType) || pt.Implements(binaryUnmarshaler)
+}
+
+// LostEmbedded describes a struct type values of t can hold that embeds
+// time.Time or a text type whose fields are all unexported (netip.Addr,
+// big.Int) next to other fields: the struct is stored as a map of its
+// fields, embedded structs flattened, which leaves nothing of the embedded
+// value, so it would be lost. "" when there is none.
+func LostEmbedded(t reflect.Type) string {
+	return lostIn(t, map[reflect.Type]bool{})
+}
+
+func lostIn(t reflect.Type, seen map[reflect.Type]bool) string {
+	if seen[t] || t == timeType || IsText(t) || custom(t) {
+		return ""
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return lostIn(t.Elem(), seen)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if f.Anonymous && ft.Kind() == reflect.Struct && flattened(f.Tag) && (ft == timeType || IsText(ft)) && allUnexported(ft) {
+				return fmt.Sprintf("%s embeds %s next to other fields: it is stored as a map of its fields, where %s (whose fields are unexported) leaves nothing, so its value would be lost: give the field a name (e.g. At %s)", t, ft, ft, f.Type)
+			}
+			if f.IsExported() || f.Anonymous {
+				if d := lostIn(f.Type, seen); d != "" {
+					return d
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// flattened reports whether an embedded struct field with tag tg is
+// flattened (no attribute name of its own, not skipped).
+func flattened(tg reflect.StructTag) bool {
+	name, _, _ := strings.Cut(tg.Get(TagKey), ",")
+	return name == ""
+}
+
+func allUnexported(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).IsExported() {
+			return false
+		}
+	}
+	return true
 }
