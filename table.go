@@ -133,7 +133,7 @@ func (t *Table[T]) textCoders(c *codec.Struct) error {
 		return nil
 	}
 	if c.Clash() != "" {
-		return fail(c.Clash() + ": the mapper hands that field to attributevalue (arrays, maps with keys other than strings, pointers to pointers, recursive types): use a slice or a string-keyed map, or give the text type a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue")
+		return fail(c.Clash() + ": the mapper hands that field to attributevalue (arrays, maps with keys other than strings, pointers to pointers, a type that holds itself through a map value): use a slice or a string-keyed map, or give the text type a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue")
 	}
 	if r.Clash == nil {
 		t.avEnc, t.avDec = t.m.encText, t.m.decText
