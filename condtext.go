@@ -82,79 +82,13 @@ func holdsTextWalk(t reflect.Type, onPath map[reflect.Type]bool) bool {
 		if t == timeType {
 			return false
 		}
-		for _, sf := range textStructFields(t) {
-			if holdsTextWalk(sf.typ, onPath) {
+		for _, sf := range codec.Fields(t) {
+			if holdsTextWalk(sf.Type, onPath) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// textField is one attribute of a nested struct type.
-type textField struct {
-	name string
-	typ  reflect.Type
-}
-
-// textStructFields lists the attributes of the nested struct type t by
-// name, flattening embedded structs the way attributevalue does (tag
-// `dynamo`, else `dynamodbav`; `-` skips; a field of an outer struct shadows
-// one of the same name in an embedded one).
-func textStructFields(t reflect.Type) []textField {
-	var out []textField
-	seen := map[string]bool{}
-	var embedded []reflect.Type
-	walk := func(t reflect.Type) {
-		for i := 0; i < t.NumField(); i++ {
-			sf := t.Field(i)
-			if !sf.IsExported() && !sf.Anonymous {
-				continue
-			}
-			raw, ok := sf.Tag.Lookup(TagKey)
-			if !ok {
-				raw = sf.Tag.Get("dynamodbav")
-			}
-			opts, err := parseTag(raw)
-			if err != nil || opts.skip {
-				continue
-			}
-			if sf.Anonymous && opts.name == "" {
-				et := sf.Type
-				if et.Kind() == reflect.Pointer {
-					et = et.Elem()
-				}
-				if et.Kind() == reflect.Struct {
-					embedded = append(embedded, et)
-					continue
-				}
-			}
-			if !sf.IsExported() {
-				continue
-			}
-			name := opts.name
-			if name == "" {
-				name = sf.Name
-			}
-			if !seen[name] {
-				seen[name] = true
-				out = append(out, textField{name, sf.Type})
-			}
-		}
-	}
-	walk(t)
-	visited := map[reflect.Type]bool{t: true}
-	for depth := 1; len(embedded) > 0 && depth < maxHops; depth++ { // by depth: outer names shadow
-		level := embedded
-		embedded = nil
-		for _, et := range level {
-			if !visited[et] {
-				visited[et] = true
-				walk(et)
-			}
-		}
-	}
-	return out
 }
 
 // textStep returns the type of the part of a value of type t that one path
@@ -176,9 +110,9 @@ func textStep(t reflect.Type, index bool, name string) reflect.Type {
 		}
 	case reflect.Struct:
 		if !index && t != timeType {
-			for _, f := range textStructFields(t) {
-				if f.name == name {
-					return f.typ
+			for _, f := range codec.Fields(t) {
+				if f.Name == name {
+					return f.Type
 				}
 			}
 		}
@@ -240,14 +174,14 @@ func textCondValue(t reflect.Type, fn string, av types.AttributeValue) (types.At
 			return av, nil
 		}
 		var out map[string]types.AttributeValue
-		for _, f := range textStructFields(t) {
-			e, ok := m.Value[f.name]
-			if !ok || !holdsText(f.typ) {
+		for _, f := range codec.Fields(t) {
+			e, ok := m.Value[f.Name]
+			if !ok || !holdsText(f.Type) {
 				continue
 			}
-			ne, err := textCondValue(f.typ, "", e)
+			ne, err := textCondValue(f.Type, "", e)
 			if err != nil {
-				return nil, fmt.Errorf(".%s: %w", f.name, err)
+				return nil, fmt.Errorf(".%s: %w", f.Name, err)
 			}
 			if out == nil {
 				out = make(map[string]types.AttributeValue, len(m.Value))
@@ -255,7 +189,7 @@ func textCondValue(t reflect.Type, fn string, av types.AttributeValue) (types.At
 					out[k] = v
 				}
 			}
-			out[f.name] = ne
+			out[f.Name] = ne
 		}
 		if out == nil {
 			return av, nil

@@ -227,3 +227,28 @@ func allUnexported(t reflect.Type) bool {
 	}
 	return true
 }
+
+// Field is one attribute of a struct type as attributevalue encodes it.
+type Field struct {
+	Name string
+	Type reflect.Type // as declared (an embedded pointer stays a pointer)
+}
+
+// Fields returns the attributes of struct type t as attributevalue's
+// encoder sees them (TagKey "dynamo"): embedded structs flattened, shadowed
+// and skipped fields left out; nil when t is not a struct or its fields
+// cannot be told.
+func Fields(t reflect.Type) []Field {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	fs, ok := visibleFields(t)
+	if !ok {
+		return nil
+	}
+	out := make([]Field, len(fs))
+	for i, f := range fs {
+		out[i] = Field{Name: f.name, Type: f.typ}
+	}
+	return out
+}
