@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
@@ -68,6 +69,36 @@ func TestBreak7UnnamedTextWrapperHandedToAttributevalue(t *testing.T) {
 		got, err := tb.Load(context.Background(), ok{ID: "k"})
 		if err != nil || !reflect.DeepEqual(got, in) {
 			t.Errorf("loaded (%d options) %+v, %v; want %+v", len(opts), got, err, in)
+		}
+	}
+}
+
+// TestBreak7ConditionOnEntryOfMapWithTextKeys: a condition on an entry of
+// a map whose keys are not strings (a UUID, a number: stored as an M keyed
+// by their text) compared with a value of the entries' text type was sent
+// as attributevalue encodes it (a [16]byte as B), so it never matched the
+// S stored there; it is sent as its text, as for string-keyed maps.
+func TestBreak7ConditionOnEntryOfMapWithTextKeys(t *testing.T) {
+	type rec struct {
+		ID tUUID           `dynamo:"id,hash"`
+		M  map[tUUID]tUUID `dynamo:"m"`
+		I  map[int]tUUID   `dynamo:"i"`
+	}
+	st := &stubClient{}
+	tb, err := NewTable[rec](NewMapper(st), "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"m." + tID1Text, "i.5"} {
+		st.puts = nil
+		c := expression.Name(path).Equal(expression.Value(tID2))
+		if _, err := tb.Save(context.Background(), rec{ID: tID1}, If(c), WithSaveBehavior(SavePut)); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		vals := st.puts[0].ExpressionAttributeValues
+		want, _ := tID2.MarshalText()
+		if len(vals) != 1 || sAV(t, vals[":0"]) != string(want) {
+			t.Errorf("%s: values %v, want :0 = S %s", path, vals, want)
 		}
 	}
 }
