@@ -105,7 +105,7 @@ func textStep(t reflect.Type, index bool, name string) reflect.Type {
 			return t.Elem()
 		}
 	case reflect.Map:
-		if !index && t.Key().Kind() == reflect.String {
+		if !index { // any key: a text type's text, a number's digits
 			return t.Elem()
 		}
 	case reflect.Struct:

@@ -165,7 +165,10 @@
 // fields are unexported (netip.Addr) next to other fields is refused: it is
 // stored as a map of its fields, embedded structs flattened, which would
 // lose the embedded value; a struct that only wraps a text type is stored
-// as its text.
+// as its text. An unnamed one (struct{ netip.Addr }) is refused where
+// attributevalue decodes it (with WithDecoderOptions or WithEncoderOptions,
+// or as an array element): attributevalue finds UnmarshalText only on named
+// types, so such items could be written but not read; declare a named type.
 //
 // # Versions
 //

@@ -126,14 +126,14 @@ func (t *Table[T]) textCoders(c *codec.Struct) error {
 			why = "the mapper hands this type to attributevalue whole (it has an embedded pointer to an unexported struct, or a DynamoDB encoding of its own)"
 		}
 		if r.Clash != nil {
-			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which stores text types as text only with options (UseEncodingMarshalers) with which it would store %s at %q otherwise (time.Time as text; a type with a pointer-receiver MarshalText in a map value by its kind): drop those mapper options, or give %s a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue",
+			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which stores text types as text only with options (UseEncodingMarshalers) with which it would store %s at %q otherwise (time.Time as text; a type with a pointer-receiver MarshalText in a map value by its kind; an unnamed struct wrapping a text type, such as struct{ netip.Addr }, it writes as text but cannot read back): drop those mapper options, declare a named type for an unnamed wrapper, or give %s a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue",
 				r.Text, r.TextPath, why, r.Clash, r.ClashPath, r.Text))
 		}
 		t.avEnc, t.avDec = t.m.encText, t.m.decText
 		return nil
 	}
 	if c.Clash() != "" {
-		return fail(c.Clash() + ": the mapper hands that field to attributevalue (arrays, maps with keys other than strings, pointers to pointers, a type that holds itself through a map value): use a slice or a string-keyed map, or give the text type a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue")
+		return fail(c.Clash() + ": the mapper hands that field to attributevalue (arrays, maps with keys other than strings, pointers to pointers, a type that holds itself through a map value): use a slice or a string-keyed map, declare a named type for an unnamed struct wrapping a text type (struct{ netip.Addr }), which attributevalue cannot read back, or give the text type a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue")
 	}
 	if r.Clash == nil {
 		t.avEnc, t.avDec = t.m.encText, t.m.decText

@@ -99,7 +99,11 @@ type Reach struct {
 	// of the text and binary methods, or a text type whose MarshalText has
 	// a pointer receiver (big.Int) where attributevalue cannot take the
 	// address of the value (in a map value), so that it would store the
-	// value by its kind; nil when none.
+	// value by its kind, or an unnamed struct wrapping a text type
+	// (struct{ netip.Addr }), whose pointer-receiver UnmarshalText
+	// attributevalue does not find (it reads only named types' methods
+	// through their address), so items could be written but not read;
+	// nil when none.
 	Clash     reflect.Type
 	ClashPath string
 }
@@ -130,7 +134,12 @@ func reach(t reflect.Type, path string, addressable bool, seen map[openKey]bool,
 		if r.Text == nil {
 			r.Text, r.TextPath = t, path
 		}
-		if !addressable && !t.Implements(textMarshalerType) && r.Clash == nil {
+		// attributevalue looks for pointer-receiver methods only on named
+		// types it can take the address of: an unnamed struct wrapping a
+		// text type (struct{ netip.Addr }) is written by its promoted
+		// MarshalText but never read by its UnmarshalText.
+		unnamed := t.Name() == ""
+		if r.Clash == nil && (!t.Implements(textMarshalerType) && (!addressable || unnamed) || unnamed && !t.Implements(textUnmarshalerType)) {
 			r.Clash, r.ClashPath = t, path
 		}
 		return
@@ -144,6 +153,13 @@ func reach(t reflect.Type, path string, addressable bool, seen map[openKey]bool,
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
+		if e := t.Elem(); IsText(e) {
+			// attributevalue finds every method of e through the pointer.
+			if r.Text == nil {
+				r.Text, r.TextPath = e, path
+			}
+			return
+		}
 		reach(t.Elem(), path, true, seen, r)
 	case reflect.Slice:
 		reach(t.Elem(), path+"[]", true, seen, r)
