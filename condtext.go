@@ -26,69 +26,18 @@ import (
 // (holdsText); immutable entries.
 var holdsTextCache sync.Map
 
-// schemaTextCache maps a *schema to whether any of its fields holds a text
-// type (schema.holdsText). Schemas are immutable and cached for good.
-var schemaTextCache sync.Map
-
-// holdsText reports whether a field of s holds a value of a text type, so
-// that values compared with its attributes may need converting.
-func (s *schema) holdsText() bool {
-	if v, ok := schemaTextCache.Load(s); ok {
-		return v.(bool)
-	}
-	r := false
-	for i := range s.fields {
-		if holdsText(s.fields[i].typ) {
-			r = true
-			break
-		}
-	}
-	schemaTextCache.Store(s, r)
-	return r
-}
-
 // holdsText reports whether values of t are, or contain, values of a text
 // type that the mapper stores as strings: t itself, through pointers, as
-// elements of slices, arrays and maps, or as fields of nested structs.
-// Types with their own DynamoDB encoding are not looked into.
+// elements of slices, arrays and maps, or as fields of nested structs
+// (codec.ReachOf, cached per type). Types with their own DynamoDB encoding
+// are not looked into.
 func holdsText(t reflect.Type) bool {
 	if v, ok := holdsTextCache.Load(t); ok {
 		return v.(bool)
 	}
-	r := holdsTextWalk(t, map[reflect.Type]bool{})
+	r := codec.ReachOf(t).Text != nil
 	holdsTextCache.Store(t, r)
 	return r
-}
-
-func holdsTextWalk(t reflect.Type, onPath map[reflect.Type]bool) bool {
-	t = derefType(t)
-	if t.Kind() == reflect.Pointer || onPath[t] {
-		return false // type P *P, or a recursive type already being looked at
-	}
-	if codec.IsText(t) {
-		return true
-	}
-	if hasCustomMarshaler(t) || reflect.PointerTo(t).Implements(unmarshalerType) || t.Implements(unmarshalerType) {
-		return false
-	}
-	onPath[t] = true
-	defer delete(onPath, t)
-	switch t.Kind() {
-	case reflect.Slice, reflect.Array:
-		return t.Elem().Kind() != reflect.Uint8 && holdsTextWalk(t.Elem(), onPath)
-	case reflect.Map:
-		return holdsTextWalk(t.Elem(), onPath)
-	case reflect.Struct:
-		if t == timeType {
-			return false
-		}
-		for _, sf := range codec.Fields(t) {
-			if holdsTextWalk(sf.Type, onPath) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // textStep returns the type of the part of a value of type t that one path

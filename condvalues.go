@@ -433,7 +433,7 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 			break
 		}
 	}
-	hasText := s.holdsText()
+	hasText := s.hasText
 	if len(s.javaFields) == 0 && !hasDots && !hasText {
 		return expr, names, nil
 	}

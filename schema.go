@@ -77,6 +77,9 @@ type schema struct {
 	// created and modified are the timestamp fields (-1: none).
 	created, modified int
 	hasSets           bool
+	// hasText reports whether a field holds values of a text type
+	// (holdsText): values compared with its attributes may need converting.
+	hasText bool
 	// walk reports whether any field has walk set: checkGo has work to do.
 	walk bool
 	// javaFields are the fields with a conv (java.go), javaDecFields those
@@ -143,6 +146,9 @@ func buildSchema(t reflect.Type) (*schema, error) {
 		}
 		if f.walk = walkInfo(f.typ).walk; f.walk {
 			s.walk = true
+		}
+		if holdsText(f.typ) {
+			s.hasText = true
 		}
 	}
 	if s.hash < 0 {

@@ -391,7 +391,7 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 		}
 	}
 	dec := t.m.dec
-	if rt := reflect.TypeOf(out); rt != nil && rt.Kind() == reflect.Pointer && codec.ReachOf(rt.Elem()).Text != nil {
+	if rt := reflect.TypeOf(out); rt != nil && rt.Kind() == reflect.Pointer && holdsText(rt.Elem()) {
 		dec = t.m.decText
 	}
 	if err := codec.SafeDecode(dec, &types.AttributeValueMemberM{Value: item}, out); err != nil {
