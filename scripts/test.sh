@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # test.sh is the project's test command; CI runs it through .ci/run.
 #
+#   scripts/test.sh          # everything: gofmt, go vet, staticcheck, go test -race ./...
+#   scripts/test.sh --fast   # the edit-test loop: go test ./... only (no race detector, no lint)
+#
 # It installs DynamoDB Local (unless DYNAMODB_ENDPOINT names a server to use
 # instead), then checks formatting (gofmt), runs go vet and staticcheck, and runs
 # every test with the race detector. Fuzz targets run their seed corpora
-# (testdata/fuzz) as ordinary tests; nothing here fuzzes.
+# (testdata/fuzz) as ordinary tests; scripts/fuzz.sh fuzzes.
+#
+# Each stage is announced as it starts and timed when it ends ("==> ... (12 s)"),
+# and while `go test` runs a line every minute says it still does, so that a
+# long run is never silent.
 #
 # Without DYNAMODB_ENDPOINT, the tests of all packages share one DynamoDB Local,
 # started by dynamotest/cmd/dynamodb-local around `go test` and stopped after it
@@ -17,20 +24,53 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 readonly staticcheck=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 readonly test_timeout=30m
 
+fast=false
+case ${1:-} in
+"") ;;
+--fast) fast=true ;;
+*)
+	echo "usage: scripts/test.sh [--fast]" >&2
+	exit 2
+	;;
+esac
+
 step="start"
 tmp=""
+ticker=""
+started=$SECONDS
+stage_start=$SECONDS
 on_exit() {
 	local rc=$?
+	if [[ -n $ticker ]]; then kill "$ticker" 2>/dev/null || true; fi
 	if [[ -n $tmp ]]; then rm -rf "$tmp"; fi
 	if ((rc != 0)); then
-		echo "test.sh: FAIL at step \"$step\" (exit $rc)" >&2
+		echo "test.sh: FAIL at step \"$step\" (exit $rc) after $((SECONDS - started)) s" >&2
 	fi
 }
 trap on_exit EXIT
 
+# begin ends the running stage (printing its time) and announces the next.
 begin() {
+	if [[ $step != start ]]; then
+		echo "    $step: $((SECONDS - stage_start)) s" >&2
+	fi
 	step=$1
+	stage_start=$SECONDS
 	echo "==> $step" >&2
+}
+
+# heartbeat prints a line a minute while the stage it was started in runs.
+heartbeat() {
+	local what=$1 n=0 s=""
+	# The sleep dies with the heartbeat, so that nothing holds the output open.
+	trap 'if [[ -n $s ]]; then kill "$s" 2>/dev/null; fi; exit 0' TERM
+	while :; do
+		sleep 60 &
+		s=$!
+		wait "$s"
+		n=$((n + 1))
+		echo "    ... $what still running ($n min)" >&2
+	done
 }
 
 begin "install DynamoDB Local"
@@ -41,30 +81,43 @@ else
 	echo "DynamoDB Local is in $dir" >&2
 fi
 
-begin "gofmt"
-unformatted=$(gofmt -l .)
-if [[ -n $unformatted ]]; then
-	echo "these files are not gofmt-formatted (run gofmt -w on them):" >&2
-	echo "$unformatted" >&2
-	exit 1
+race=(-race)
+if ! $fast; then
+	begin "gofmt"
+	unformatted=$(gofmt -l .)
+	if [[ -n $unformatted ]]; then
+		echo "these files are not gofmt-formatted (run gofmt -w on them):" >&2
+		echo "$unformatted" >&2
+		exit 1
+	fi
+
+	begin "go vet"
+	go vet ./...
+
+	begin "staticcheck"
+	go run "$staticcheck" ./...
+else
+	race=()
 fi
 
-begin "go vet"
-go vet ./...
-
-begin "staticcheck"
-go run "$staticcheck" ./...
-
-begin "go test"
+begin "go test ${race[*]} ./..."
+heartbeat "go test" &
+ticker=$!
 if [[ -n ${DYNAMODB_ENDPOINT:-} ]]; then
-	go test -race -count=1 -timeout "$test_timeout" ./...
+	go test "${race[@]}" -count=1 -timeout "$test_timeout" ./...
 else
 	# A built binary, not `go run`: the server must die with the process that
 	# runs go test, and `go run` would stand between them.
 	tmp=$(mktemp -d)
 	go build -o "$tmp/dynamodb-local" ./dynamotest/cmd/dynamodb-local
-	"$tmp/dynamodb-local" -- go test -race -count=1 -timeout "$test_timeout" ./...
+	"$tmp/dynamodb-local" -- go test "${race[@]}" -count=1 -timeout "$test_timeout" ./...
 fi
+kill "$ticker" 2>/dev/null || true
+ticker=""
 
-step="done"
-echo "test.sh: PASS (gofmt, go vet, staticcheck, go test -race ./...)"
+begin "done"
+if $fast; then
+	echo "test.sh: PASS (--fast: go test ./..., no race detector, no lint) in $((SECONDS - started)) s"
+else
+	echo "test.sh: PASS (gofmt, go vet, staticcheck, go test -race ./...) in $((SECONDS - started)) s"
+fi
