@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ddbkit/dynamo"
@@ -86,7 +87,7 @@ func run(ctx context.Context, w io.Writer, client *dynamodb.Client) error {
 			_, _ = client.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 		}
 	}()
-	for _, part := range []func(context.Context) error{t.versions, t.carts, t.leader, t.commitLog} {
+	for _, part := range []func(context.Context) error{t.versions, t.lostAnswer, t.carts, t.leader, t.commitLog} {
 		if err := part(ctx); err != nil {
 			return err
 		}
@@ -149,6 +150,70 @@ func (t *tour) versions(ctx context.Context) error {
 		return err
 	}
 	t.say("Update applies Bob's change to what is stored: %q, tags %v, version %d — both changes kept.", final.Title, final.Tags, final.Version)
+	return nil
+}
+
+// lostAnswer: a write DynamoDB applied whose answer never arrived, as the
+// SDK alone (and so DynamoDBMapper and the Enhanced Client) reports it, and
+// as the mapper does.
+func (t *tour) lostAnswer(ctx context.Context) error {
+	t.title("A write whose answer is lost")
+	// Both clients reach DynamoDB through a network that loses the answer
+	// to the next UpdateItem once armed: the server applies it, the client
+	// sees a reset connection.
+	drop := dynamotest.NewDropper("UpdateItem")
+	defer drop.CloseIdleConnections()
+	lossy := dynamodb.New(t.client.Options(), func(o *dynamodb.Options) { o.HTTPClient = drop.HTTPClient() })
+	books, err := dynamo.NewTable[Book](dynamo.NewMapper(lossy), t.table("lost"))
+	if err != nil {
+		return err
+	}
+	if err := books.CreateTable(ctx); err != nil {
+		return err
+	}
+	java, err := books.Save(ctx, Book{ISBN: "java", Title: "Effective Java"})
+	if err != nil {
+		return err
+	}
+	gopher, err := books.Save(ctx, Book{ISBN: "go", Title: "The Go Programming Language"})
+	if err != nil {
+		return err
+	}
+	t.say("Two books at version 1. The network will lose the answer to the next write of each.")
+
+	// What DynamoDBMapper sends: UpdateItem of version+1 under version = held.
+	drop.Arm(1)
+	_, err = lossy.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(books.Name()),
+		Key:                       map[string]types.AttributeValue{"ISBN": &types.AttributeValueMemberS{Value: java.ISBN}},
+		UpdateExpression:          aws.String("SET title = :t, version = :next"),
+		ConditionExpression:       aws.String("version = :held"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: java.Title + " (3rd ed.)"}, ":next": &types.AttributeValueMemberN{Value: "2"}, ":held": &types.AttributeValueMemberN{Value: "1"}},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		return fmt.Errorf("the SDK's resend of an applied write: got %v, want ConditionalCheckFailedException", err)
+	}
+	stored, err := books.Load(ctx, Book{ISBN: java.ISBN}, dynamo.ConsistentRead())
+	if err != nil {
+		return err
+	}
+	t.say("The SDK alone, as DynamoDBMapper and the Enhanced Client use it (version 1 → 2):")
+	t.more("the answer is lost, the SDK resends, DynamoDB refuses the resend (the version is")
+	t.more("2 now) and the caller is told: ConditionalCheckFailedException — a conflict.")
+	t.more("Yet the table holds its change: %q, version %d. Retry it, and it is made twice.", stored.Title, stored.Version)
+
+	drop.Arm(1)
+	gopher.Title += " (2nd printing)"
+	saved, err := books.Save(ctx, gopher)
+	if err != nil {
+		return fmt.Errorf("the mapper's save whose answer was lost: %w", err)
+	}
+	if drop.Dropped() != 2 {
+		return fmt.Errorf("%d answers lost, want 2", drop.Dropped())
+	}
+	t.say("The mapper, same loss (version 1 → 2): it does not resend; it reads the item, finds")
+	t.more("the token its write stored, and reports the success it was: %q, version %d.", saved.Title, saved.Version)
 	return nil
 }
 
@@ -278,8 +343,9 @@ func (t *tour) carts(ctx context.Context) error {
 	if len(got.cart.Items) != skus || got.cart.Version != n {
 		return fmt.Errorf("cart bob: %d items at version %d, want %d at version %d", len(got.cart.Items), got.cart.Version, skus, n)
 	}
-	t.say("%d adds to the cart \"bob\" at once, half through each server: all 200 OK, after", n)
-	t.more("%d version conflicts redone. Cart: version %d: %s", a.Conflicts()+b.Conflicts()-before, got.cart.Version, items(got.cart))
+	t.say("%d adds to the cart \"bob\" at once, half through each server: all 200 OK.", n)
+	t.more("Adds on one server share its writes and never conflict with each other; %d", a.Conflicts()+b.Conflicts()-before)
+	t.more("conflicts between the two servers were redone. Cart: version %d: %s", got.cart.Version, items(got.cart))
 	t.more("— %d adds, none lost, none doubled.", n)
 
 	first, err := add(urlA, "alice", "pen", 2, "Idempotency-Key", "order-7")

@@ -29,7 +29,12 @@ func TestTour(t *testing.T) {
 		"Alice saves version 2; Bob's save is refused:",
 		"dynamo: version conflict", "held version 1, found 2",
 		"tags [golang], version 3 — both changes kept",
-		// 2. carts: both changes of a collision kept, a burst with none lost
+		// 2. a lost answer: the SDK alone reports a conflict for a write
+		// it applied; the mapper reports the success
+		"ConditionalCheckFailedException — a conflict.",
+		"Yet the table holds its change: \"Effective Java (3rd ed.)\", version 2.",
+		"reports the success it was: \"The Go Programming Language (2nd printing)\", version 2.",
+		// 3. carts: both changes of a collision kept, a burst with none lost
 		"A: version 1: book×1\n",
 		"B: version 2: book×1, pen×1\n",
 		"B's write was refused (a version conflict: A's came first)",
@@ -37,12 +42,12 @@ func TestTour(t *testing.T) {
 		"Cart: version 40: item-0×10, item-1×10, item-2×10, item-3×10\n",
 		"both answer version 3: book×1, pen×3 — added once",
 		"reads 31 minutes later gets 404:",
-		// 3. lease
+		// 4. lease
 		"node-1 gives up on its own clock:",
 		"Refused before sending — its lease ended on its own clock:",
 		"DynamoDB refuses it",
 		"(ConditionalCheckFailed)",
-		// 4. commit log
+		// 5. commit log
 		"orders/00000000000000000001.json  {\"writer\":",
 		"orders/00000000000000000012.json  {\"writer\":",
 		"12 entries, numbered 1..12: each number given out exactly once, no gap",
