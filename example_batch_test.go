@@ -15,20 +15,23 @@ func ExampleTable_BatchLoad() {
 
 	// Any number of keys; only the key fields are read. Missing books are
 	// left out; the others come back in the order of the keys.
-	found, err := books.BatchLoad(ctx, []Book{{ISBN: "978-0134190440"}, {ISBN: "978-1617291784"}, {ISBN: "none"}})
+	found, err := books.BatchLoad(ctx, []Book{{ISBN: "978-1491941195"}, {ISBN: "978-1617291784"}, {ISBN: "none"}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, b := range found {
 		fmt.Println(b.ISBN, b.Title, b.Version)
 	}
+	// Output:
+	// 978-1491941195 Concurrency in Go 1
+	// 978-1617291784 Go in Action 1
 }
 
 func ExampleTable_BatchLoadIndexed() {
 	ctx := context.Background()
 	books, _ := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
 
-	keys := []Book{{ISBN: "978-0134190440"}, {ISBN: "none"}}
+	keys := []Book{{ISBN: "978-1617291784"}, {ISBN: "none"}}
 	items, found, err := books.BatchLoadIndexed(ctx, keys, dynamo.ConsistentRead())
 	if err != nil {
 		log.Fatal(err)
@@ -40,6 +43,9 @@ func ExampleTable_BatchLoadIndexed() {
 		}
 		fmt.Println(items[i].Title)
 	}
+	// Output:
+	// Go in Action
+	// no book none
 }
 
 func ExampleTable_BatchSave() {
@@ -63,7 +69,7 @@ func ExampleTable_BatchSave() {
 
 	// A versioned type: refused, because a batch write cannot check versions.
 	books, _ := dynamo.NewTable[Book](m, "Books")
-	imported := []Book{{ISBN: "978-0134190440", Title: "The Go Programming Language"}}
+	imported := []Book{{ISBN: "978-1098104764", Title: "Learning Go"}}
 	err := books.BatchSave(ctx, imported)
 	fmt.Println(errors.Is(err, dynamo.ErrInvalidInput)) // true; the message points to Mapper.WriteTx
 
@@ -73,4 +79,5 @@ func ExampleTable_BatchSave() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// Output: true
 }

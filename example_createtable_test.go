@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -35,6 +36,8 @@ func ExampleTable_CreateTable() {
 	if err := loans.CreateTable(ctx, dynamo.IfNotExists()); err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println("Loans is ready")
+	// Output: Loans is ready
 }
 
 func ExampleTable_DeleteTable() {
@@ -43,6 +46,9 @@ func ExampleTable_DeleteTable() {
 	if err := loans.DeleteTable(ctx); err != nil { // waits until it is gone
 		log.Fatal(err)
 	}
+	err := loans.DeleteTable(ctx)
+	fmt.Println(errors.Is(err, dynamo.ErrTableNotFound))
+	// Output: true
 }
 
 func ExampleTable_CreateTableInput() {

@@ -47,4 +47,8 @@ func ExampleNewEntities() {
 			fmt.Println("order", v.SK, v.Total)
 		}
 	}
+	// Output:
+	// order ORDER#1 30
+	// order ORDER#2 12
+	// customer Ann
 }

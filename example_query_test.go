@@ -17,8 +17,8 @@ import (
 // and a global secondary index "byAuthor" (hash author, range sent).
 type ChatMessage struct {
 	Room    string `dynamo:"room,hash"`
-	Sent    int64  `dynamo:"sent,range"` // Unix milliseconds
-	Author  string `dynamo:"author"`
+	Sent    int64  `dynamo:"sent,range" index:"byAuthor,range"` // Unix milliseconds
+	Author  string `dynamo:"author" index:"byAuthor,hash"`
 	Text    string `dynamo:"text"`
 	Version int64  `dynamo:"v,version"`
 }
@@ -39,6 +39,9 @@ func ExampleTable_Query() {
 		}
 		fmt.Println(m.Sent, m.Author, m.Text)
 	}
+	// Output:
+	// 1700000000003 ann generics?
+	// 1700000000001 ann hello
 }
 
 func ExampleTable_Query_index() {
@@ -55,6 +58,9 @@ func ExampleTable_Query_index() {
 		}
 		fmt.Println(m.Room, m.Text)
 	}
+	// Output:
+	// go hello
+	// go generics?
 }
 
 // A page handler for an HTTP API: the client gets a page token with each
@@ -102,6 +108,7 @@ func ExampleTable_ParallelScan() {
 		perAuthor[m.Author]++ // the loop body runs on one goroutine at a time
 	}
 	fmt.Println(perAuthor)
+	// Output: map[ann:2 bob:1 cid:1]
 }
 
 func ExampleSegment() {

@@ -20,7 +20,9 @@ type Book struct {
 	Version int64    `dynamo:"version,version"`
 }
 
-var client *dynamodb.Client // e.g. dynamodb.NewFromConfig(cfg)
+// client is e.g. dynamodb.NewFromConfig(cfg); here, DynamoDB Local (see
+// example_main_test.go, which also lays out the items the examples read).
+var client *dynamodb.Client
 
 func ExampleNewTable() {
 	books, err := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
@@ -46,6 +48,9 @@ func ExampleTable_Save() {
 		current, _ := books.Current(err) // the stored item, without another read
 		fmt.Println("stored version", current.Version)
 	}
+	// Output:
+	// 0 1
+	// stored version 1
 }
 
 func ExampleTable_Update() {
@@ -54,29 +59,33 @@ func ExampleTable_Update() {
 
 	// Add a tag, whatever else writes the book concurrently. A missing book
 	// reaches fn with only its key set, so this also creates it.
-	saved, err := books.Update(ctx, Book{ISBN: "978-0134190440"}, func(b Book) (Book, error) {
+	saved, err := books.Update(ctx, Book{ISBN: "978-0201633610"}, func(b Book) (Book, error) {
 		b.Tags = append(b.Tags[:len(b.Tags):len(b.Tags)], "golang")
 		return b, nil
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(saved.Version)
+	fmt.Println(saved.Version, saved.Tags)
+	// Output: 1 [golang]
 }
 
 func ExampleIf() {
 	ctx := context.Background()
 	books, _ := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
-	b, _ := books.Load(ctx, Book{ISBN: "978-0134190440"}, dynamo.ConsistentRead())
+	b, _ := books.Load(ctx, Book{ISBN: "978-0262033848"}, dynamo.ConsistentRead())
 
-	b.Title = "The Go Programming Language (2nd ed.)"
-	_, err := books.Save(ctx, b, dynamo.If(expression.Name("title").AttributeExists()))
+	b.Title = "Introduction to Algorithms (4th ed.)"
+	saved, err := books.Save(ctx, b, dynamo.If(expression.Name("title").AttributeExists()))
 	switch {
+	case err == nil:
+		fmt.Println("saved version", saved.Version)
 	case errors.Is(err, dynamo.ErrVersionConflict):
 		// someone saved the book since it was loaded
 	case errors.Is(err, dynamo.ErrConditionFailed):
 		// the version matched, the If condition did not
 	}
+	// Output: saved version 2
 }
 
 func ExampleWithSaveBehavior() {
@@ -85,12 +94,13 @@ func ExampleWithSaveBehavior() {
 
 	// Overwrite without a version check (a migration, say). The version is
 	// still incremented by DynamoDB, so older copies conflict afterwards.
-	saved, err := books.Save(ctx, Book{ISBN: "978-0134190440", Title: "Fixed"},
+	saved, err := books.Save(ctx, Book{ISBN: "978-0131103627", Title: "Fixed"},
 		dynamo.WithSaveBehavior(dynamo.SaveClobber))
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(saved.Version)
+	// Output: 1
 }
 
 // A mapper whose Updates, batches and transactions retry at most 10 times,
@@ -102,7 +112,7 @@ func ExampleWithRetry() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = books.Update(ctx, Book{ISBN: "0-201-03801-3"}, func(b Book) (Book, error) {
+	saved, err := books.Update(ctx, Book{ISBN: "0-201-03801-3"}, func(b Book) (Book, error) {
 		b.Title = "The Art of Computer Programming"
 		return b, nil
 	})
@@ -114,4 +124,6 @@ func ExampleWithRetry() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println(saved.Title, saved.Version)
+	// Output: The Art of Computer Programming 1
 }

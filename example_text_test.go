@@ -53,4 +53,5 @@ func ExampleNewTable_textTypes() {
 		log.Fatal(err)
 	}
 	fmt.Println(got.Addr, got.Version)
+	// Output: 192.0.2.7 1
 }

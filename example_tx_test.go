@@ -22,7 +22,7 @@ func ExampleMapper_WriteTx() {
 	books, _ := dynamo.NewTable[Book](m, "Books")
 	shelves, _ := dynamo.NewTable[Shelf](m, "Shelves")
 
-	book, _ := books.Load(ctx, Book{ISBN: "978-0134190440"}, dynamo.ConsistentRead())
+	book, _ := books.Load(ctx, Book{ISBN: "978-0596007126"}, dynamo.ConsistentRead())
 	shelf, _ := shelves.Load(ctx, Shelf{Room: "A", Number: 3}, dynamo.ConsistentRead())
 
 	// Shelve the book and tag it, both or neither, each on condition that
@@ -34,6 +34,7 @@ func ExampleMapper_WriteTx() {
 		log.Fatal(err)
 	}
 	fmt.Println(saveBook.Saved().Version, saveShelf.Saved().Version) // one more than loaded
+	// Output: 2 2
 }
 
 func ExampleTxError() {
@@ -42,8 +43,9 @@ func ExampleTxError() {
 	books, _ := dynamo.NewTable[Book](m, "Books")
 	shelves, _ := dynamo.NewTable[Shelf](m, "Shelves")
 
-	var book Book   // as loaded earlier
-	var shelf Shelf // as loaded earlier
+	book, _ := books.Load(ctx, Book{ISBN: "978-0132350884"}, dynamo.ConsistentRead())
+	shelf, _ := shelves.Load(ctx, Shelf{Room: "B", Number: 1}, dynamo.ConsistentRead())
+	_, _ = books.Save(ctx, book) // meanwhile, someone else saves the book
 
 	// Write the shelf only if the book is still at the version loaded.
 	ops := []dynamo.TxOp{shelves.TxSave(shelf), books.TxCheck(book)}
@@ -57,6 +59,7 @@ func ExampleTxError() {
 			fmt.Println("the book is now at version", current.Version)
 		}
 	}
+	// Output: the book is now at version 2
 }
 
 func ExampleWithRequestToken() {
@@ -67,11 +70,16 @@ func ExampleWithRequestToken() {
 	// A worker handles message "msg-7" and may be run again for it after a
 	// crash. Built from the same values with the same token, the transaction
 	// is applied once: a resend within 10 minutes succeeds without writing.
-	book := Book{ISBN: "978-0134190440", Title: "The Go Programming Language", Version: 4}
-	ops := []dynamo.TxOp{books.TxSave(book), books.TxDelete(Book{ISBN: "978-0000000000", Version: 2})}
-	if err := m.WriteTx(ctx, ops, dynamo.WithRequestToken("msg-7")); err != nil {
-		log.Fatal(err)
+	book := Book{ISBN: "978-1593279288", Title: "The Linux Programming Interface"}
+	for range 2 { // the first run, and the run after a crash
+		ops := []dynamo.TxOp{books.TxSave(book)}
+		if err := m.WriteTx(ctx, ops, dynamo.WithRequestToken("msg-7")); err != nil {
+			log.Fatal(err)
+		}
 	}
+	stored, _ := books.Load(ctx, book, dynamo.ConsistentRead())
+	fmt.Println("version", stored.Version) // saved once
+	// Output: version 1
 }
 
 func ExampleMapper_ReadTx() {
@@ -82,8 +90,8 @@ func ExampleMapper_ReadTx() {
 
 	// Read a shelf and its book as of one moment: no write transaction
 	// is seen half-applied.
-	getShelf := shelves.TxGet(Shelf{Room: "A", Number: 3})
-	getBook := books.TxGet(Book{ISBN: "978-0134190440"})
+	getShelf := shelves.TxGet(Shelf{Room: "C", Number: 1})
+	getBook := books.TxGet(Book{ISBN: "978-0000000000"})
 	if err := m.ReadTx(ctx, []dynamo.TxGetOp{getShelf, getBook}); err != nil {
 		log.Fatal(err)
 	}
@@ -93,6 +101,9 @@ func ExampleMapper_ReadTx() {
 	if _, ok := getBook.Item(); !ok {
 		fmt.Println("no such book")
 	}
+	// Output:
+	// [978-1617291784]
+	// no such book
 }
 
 type Account struct {
@@ -141,7 +152,10 @@ func ExampleMapper_Transact() {
 		fmt.Println("declined")
 	case err != nil:
 		log.Fatal(err)
+	default:
+		fmt.Println("moved 30")
 	}
+	// Output: moved 30
 }
 
 func ExampleMapper_Transact_readOnly() {
@@ -174,4 +188,5 @@ func ExampleMapper_Transact_readOnly() {
 		log.Fatal(err)
 	}
 	fmt.Println(total)
+	// Output: 150
 }

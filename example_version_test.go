@@ -32,6 +32,7 @@ func Example_versionStartClock() {
 	old.Owner = "mallory"
 	_, err = accounts.Save(ctx, old)
 	fmt.Println(errors.Is(err, dynamo.ErrVersionConflict)) // true: bob's account is kept
+	// Output: true
 }
 
 // Ledger's versions are 100, 110, 120, ... (Java v2's initialValue(100),
@@ -46,7 +47,8 @@ func Example_versionSettings() {
 	ledgers, _ := dynamo.NewTable[Ledger](dynamo.NewMapper(client), "Ledgers")
 	first, _ := ledgers.Save(ctx, Ledger{ID: "l1"})
 	second, _ := ledgers.Save(ctx, first)
-	fmt.Println(first.Version, second.Version) // 100 110
+	fmt.Println(first.Version, second.Version)
+	// Output: 100 110
 }
 
 // Note's times are set by the mapper: Created once, by the write that
@@ -68,7 +70,8 @@ func Example_timestamps() {
 	}
 	n.Text = "final"
 	n, _ = notes.Save(ctx, n)                                                // Created kept (if_not_exists), Modified now
-	fmt.Println(n.Created.Before(n.Modified) || n.Created.Equal(n.Modified)) // true
+	fmt.Println(n.Created.Before(n.Modified) || n.Created.Equal(n.Modified))
+	// Output: true
 }
 
 // Page counts its views with Table.Add: no read, no conflict.
@@ -87,5 +90,6 @@ func ExampleTable_Add() {
 	if err != nil {
 		log.Fatal(err) // errors.Is(err, dynamo.ErrUnknownOutcome): look before adding again
 	}
-	fmt.Println(page.Views, page.Version) // as stored after the Add
+	fmt.Println(page.Views, page.Referrers, page.Version) // as stored after the Add
+	// Output: 1 [example.com] 1
 }
