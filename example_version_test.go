@@ -69,7 +69,7 @@ func Example_timestamps() {
 		log.Fatal(err)
 	}
 	n.Text = "final"
-	n, _ = notes.Save(ctx, n)                                                // Created kept (if_not_exists), Modified now
+	n, _ = notes.Save(ctx, n) // Created kept (if_not_exists), Modified now
 	fmt.Println(n.Created.Before(n.Modified) || n.Created.Equal(n.Modified))
 	// Output: true
 }
