@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -131,5 +132,56 @@ func TestVersionRange(t *testing.T) {
 	}
 	if _, err := full.Save(c, fullVersion{ID: "f"}, dynamo.WithSaveBehavior(dynamo.SaveClobber)); err == nil || !strings.Contains(err.Error(), "math.MaxInt64") {
 		t.Fatalf("SaveClobber over MaxInt64 = %v; want refused", err)
+	}
+}
+
+// A uint64 version at MaxInt64: the mapper refuses to go further (it keeps
+// versions in int64), and its error names that real limit, not "widen it to
+// int64" (a narrower type that would not help).
+func TestUint64VersionLimitMessage(t *testing.T) {
+	name := dynamotest.KeyTable(t, dynamotest.Client(t), "u64", "id", types.ScalarAttributeTypeS, "", "")
+	c := ctx(t)
+	rawPut(t, name, map[string]types.AttributeValue{
+		"id": &types.AttributeValueMemberS{Value: "b"}, "v": &types.AttributeValueMemberN{Value: strconv.FormatInt(math.MaxInt64, 10)},
+	})
+	big, _ := dynamo.NewTable[bigVersion](dynamo.NewMapper(dynamotest.Client(t)), name)
+	_, err := big.Save(c, bigVersion{ID: "b", V: math.MaxInt64})
+	if err == nil {
+		t.Fatal("Save holding MaxInt64 succeeded")
+	}
+	if strings.Contains(err.Error(), "widen it (int64)") || strings.Contains(err.Error(), "use int64") {
+		t.Errorf("Save holding MaxInt64 in a uint64: %v; tells the user to widen a uint64 to int64", err)
+	}
+	_, err = big.Save(c, bigVersion{ID: "b"}, dynamo.WithSaveBehavior(dynamo.SaveClobber))
+	if err == nil {
+		t.Fatal("SaveClobber over MaxInt64 succeeded")
+	}
+	if strings.Contains(err.Error(), "widen it (int64)") {
+		t.Errorf("SaveClobber over MaxInt64 in a uint64: %v; tells the user to widen a uint64 to int64", err)
+	}
+}
+
+// The write-token attribute holds a value that is not binary — the name is
+// also used by another writer (WithWriteTokenAttribute("etag") on items
+// another service stamps with an S etag), or a tool rewrote it. With nobody
+// else writing, Update either writes or says at once what is wrong
+// (ErrInvalidInput); it never fails every attempt until MaxAttempts.
+func TestUpdateOverForeignTokenType(t *testing.T) {
+	name := dynamotest.KeyTable(t, dynamotest.Client(t), "wt", "id", types.ScalarAttributeTypeS, "", "")
+	c := ctx(t)
+	rawPut(t, name, map[string]types.AttributeValue{
+		"id": &types.AttributeValueMemberS{Value: "k"}, "v": &types.AttributeValueMemberN{Value: "1"},
+		dynamo.DefaultWriteTokenAttribute: &types.AttributeValueMemberS{Value: "not-binary"},
+	})
+	tb, _ := dynamo.NewTable[incJob](dynamo.NewMapper(dynamotest.Client(t),
+		dynamo.WithRetry(dynamo.RetryPolicy{MaxAttempts: 5, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond})), name)
+	calls := 0
+	got, err := tb.Update(c, incJob{ID: "k"}, func(j incJob) (incJob, error) {
+		calls++
+		j.Owner = "me"
+		return j, nil
+	})
+	if err != nil && !errors.Is(err, dynamo.ErrInvalidInput) {
+		t.Fatalf("Update of an item nobody else writes = %+v, %v after %d calls of fn; want success (or a clear error at once)", got, err, calls)
 	}
 }

@@ -58,12 +58,11 @@ type claimJob struct {
 }
 
 // Delete as a claim: two workers delete the same job at v1; exactly one
-// delete can be applied. Worker A's request is lost before it reaches
-// DynamoDB; meanwhile B deletes the job and is told so. A's settling read
-// finds nothing and A is told its delete succeeded too: two workers own the
-// job, though A's delete was never applied. A must get ErrUnknownOutcome
-// (or a conflict), never nil, unless it can show its delete landed.
-func TestBreakDeleteSettleClaimsOthersDelete(t *testing.T) {
+// delete can be applied. When worker A's request is lost before it reaches
+// DynamoDB and B deletes the job meanwhile, A's settling read finds nothing,
+// which does not show that A's delete landed: A gets ErrUnknownOutcome (or a
+// conflict), never success, so two workers never both own the job.
+func TestDeleteSettleDoesNotClaimAnothersDelete(t *testing.T) {
 	c := ctx(t)
 	cl, lost := lostClient(t, "DeleteItem")
 	name := dynamotest.KeyTable(t, dynamotest.Client(t), "claim", "id", types.ScalarAttributeTypeS, "", "")
@@ -93,11 +92,11 @@ func TestBreakDeleteSettleClaimsOthersDelete(t *testing.T) {
 	}
 }
 
-// Delete with an If that does not hold: A deletes "only if state = done";
-// the job is open. A's request is lost on the way; another client deletes
-// the open job. A is told its conditional delete succeeded, though its
-// condition never held.
-func TestBreakDeleteSettleIgnoresIf(t *testing.T) {
+// Delete with an If that does not hold: A deletes "only if state = done"
+// while the job is open; A's request is lost on the way and another client
+// deletes the open job. A is never told its conditional delete succeeded:
+// its condition never held.
+func TestDeleteSettleHonoursIf(t *testing.T) {
 	c := ctx(t)
 	cl, lost := lostClient(t, "DeleteItem")
 	name := dynamotest.KeyTable(t, dynamotest.Client(t), "claimif", "id", types.ScalarAttributeTypeS, "", "")
@@ -132,14 +131,13 @@ type plainCounter struct {
 	N  int    `dynamo:"n"`
 }
 
-// An unversioned Save (no If) lost its answer after DynamoDB applied it;
-// another process's guarded Update then reads the saved value and
-// increments it (acknowledged). The SDK's blind resend of the Save writes
-// the old value again: the acknowledged increment is lost, and no order of
-// the two calls explains the result (the Update saw the Save's value).
-// Save's doc: "Save never applies a write twice and never overwrites a
-// write acknowledged to someone else after its own attempt".
-func TestBreakUnversionedSaveResendLosesAcknowledgedUpdate(t *testing.T) {
+// An unversioned Save (no If) whose answer was lost after DynamoDB applied
+// it, followed by another process's guarded Update that reads the saved
+// value and increments it (acknowledged), never loses that increment: Save
+// is not resent blindly (Save's doc: "Save never applies a write twice and
+// never overwrites a write acknowledged to someone else after its own
+// attempt").
+func TestUnversionedSaveResendKeepsAcknowledgedUpdate(t *testing.T) {
 	c := ctx(t)
 	d := dynamotest.NewDropper("UpdateItem")
 	name := dynamotest.KeyTable(t, dynamotest.Client(t), "plainsave", "id", types.ScalarAttributeTypeS, "", "")
@@ -172,13 +170,12 @@ func TestBreakUnversionedSaveResendLosesAcknowledgedUpdate(t *testing.T) {
 	}
 }
 
-// A lost answer on a type without a version: the write WAS applied (the
-// Dropper forwards it), and the error says ErrUnknownOutcome — but it also
-// satisfies ErrConditionFailed, whose doc says "a condition given with If
-// failed". For Update no If was given at all; for Save the If held. Code
-// that tests ErrConditionFailed (ExampleIf's switch does) concludes the
-// write was refused and not applied.
-func TestBreakUnknownOutcomeClaimsConditionFailed(t *testing.T) {
+// A lost answer on a type without a version, whose write was applied (the
+// Dropper forwards it): the error satisfies ErrUnknownOutcome and not
+// ErrConditionFailed, whose doc says "a condition given with If failed" —
+// code that tests ErrConditionFailed (ExampleIf's switch does) would
+// conclude the write was refused.
+func TestUnknownOutcomeIsNotConditionFailed(t *testing.T) {
 	c := ctx(t)
 	d := dynamotest.NewDropper("UpdateItem")
 	name := dynamotest.KeyTable(t, dynamotest.Client(t), "plaincf", "id", types.ScalarAttributeTypeS, "", "")

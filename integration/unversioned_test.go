@@ -162,11 +162,11 @@ type wideDoc struct {
 	F139 *string `dynamo:"f139"`
 }
 
-// An unversioned type with 140 optional attributes: Save works, but Update's
-// guard spells "attribute_not_exists(#aN)" for each absent one, and the
-// condition expression passes DynamoDB's 4 KB expression limit. Update must
-// say so before sending, with the fix.
-func TestBreakUnversionedUpdateGuardTooLong(t *testing.T) {
+// An unversioned type with 140 optional attributes: Save works; Update,
+// whose guard spells "attribute_not_exists(#aN)" for each absent one and so
+// passes DynamoDB's 4 KB expression limit, says so before sending, with the
+// fix (add a version attribute).
+func TestUnversionedUpdateGuardTooLongRefused(t *testing.T) {
 	c := ctx(t)
 	name := dynamotest.KeyTable(t, dynamotest.Client(t), "wide", "id", types.ScalarAttributeTypeS, "", "")
 	tb, err := dynamo.NewTable[wideDoc](dynamo.NewMapper(dynamotest.Client(t)), name)
@@ -184,5 +184,29 @@ func TestBreakUnversionedUpdateGuardTooLong(t *testing.T) {
 	// the write with one token instead of every attribute).
 	if !errors.Is(err, dynamo.ErrInvalidInput) || !strings.Contains(err.Error(), "4 KB") || !strings.Contains(err.Error(), "add a version attribute") {
 		t.Fatalf("Update of a 141-attribute unversioned item: %v; want ErrInvalidInput naming the 4 KB limit and the fix", err)
+	}
+}
+
+// Update creates an item of a type without a version with SavePut,
+// SaveUpdateSkipNulls or SaveAppendSet: the guard of an absent item
+// ("attribute_not_exists(#kh)") sends only the attribute names the write
+// uses, since DynamoDB refuses unused ones ("Value provided in
+// ExpressionAttributeNames unused in expressions").
+func TestUnversionedUpdateCreates(t *testing.T) {
+	for _, b := range []dynamo.SaveBehavior{dynamo.SavePut, dynamo.SaveUpdateSkipNulls, dynamo.SaveAppendSet} {
+		t.Run(b.String(), func(t *testing.T) {
+			name := dynamotest.KeyTable(t, dynamotest.Client(t), "uc", "id", types.ScalarAttributeTypeS, "", "")
+			tb, err := dynamo.NewTable[unversionedCounter](dynamo.NewMapper(dynamotest.Client(t)), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tb.Update(ctx(t), unversionedCounter{ID: "c"}, func(c unversionedCounter) (unversionedCounter, error) {
+				c.N++
+				return c, nil
+			}, dynamo.WithSaveBehavior(b))
+			if err != nil || got.N != 1 {
+				t.Fatalf("Update creating an unversioned item with %v = %+v, %v", b, got, err)
+			}
+		})
 	}
 }

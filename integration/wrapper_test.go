@@ -30,11 +30,11 @@ func (o optDropper) TransactWriteItems(ctx context.Context, in *dynamodb.Transac
 	return o.Client.TransactWriteItems(ctx, in)
 }
 
-// Case 12 of issue 11 through the same wrapper: a WriteTx that DynamoDB
-// applied, whose answer was lost and whose ctx then ended, returns a plain
-// context error — not ErrUnknownOutcome — so the caller is told nothing of
-// the write that landed. The mapper can see that its recorder never ran.
-func TestBreakWrapperIgnoringOptionsHidesUnknownTx(t *testing.T) {
+// Through a Client wrapper that drops the per-call options, a WriteTx that
+// DynamoDB applied, whose answer was lost and whose ctx then ended, returns
+// ErrUnknownOutcome, not a plain context error: the mapper sees that its
+// attempt recorder never ran and cannot rule the write out.
+func TestWrapperIgnoringOptionsReportsUnknownTx(t *testing.T) {
 	d := dynamotest.NewDropper("TransactWriteItems")
 	name := dynamotest.KeyTable(t, dynamotest.Client(t), "inc", "id", types.ScalarAttributeTypeS, "", "")
 	m := dynamo.NewMapper(optDropper{d.Client(t)})
