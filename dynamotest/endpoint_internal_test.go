@@ -3,6 +3,7 @@ package dynamotest
 import (
 	"errors"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -59,4 +60,26 @@ func FuzzParseEndpoint(f *testing.F) {
 			t.Fatalf("parseEndpoint(%q) accepted a value without an http(s) scheme and a host", v)
 		}
 	})
+}
+
+// The fix a bad DYNAMODB_ENDPOINT's message suggests is itself an endpoint
+// parseEndpoint accepts (for ":8000" not "http://:8000", which has no host;
+// for "//localhost:8000" not "http:////localhost:8000").
+func TestEndpointHintParses(t *testing.T) {
+	hint := regexp.MustCompile(`(?:e\.g\.|write it as) (https?://\S+)`)
+	for _, v := range []string{":8000", "//localhost:8000", "localhost:8000", "localhost", "http://", "ftp://x"} {
+		err := parseEndpoint(v)
+		if err == nil {
+			t.Errorf("%q accepted", v)
+			continue
+		}
+		for _, m := range hint.FindAllStringSubmatch(err.Error(), -1) {
+			if strings.Contains(m[1], "host:port") {
+				continue // a template, not a suggestion
+			}
+			if perr := parseEndpoint(m[1]); perr != nil {
+				t.Errorf("DYNAMODB_ENDPOINT=%q: the message suggests %q, which is refused too: %v", v, m[1], perr)
+			}
+		}
+	}
 }
