@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -384,6 +385,13 @@ func TestFaultsForeignWriter(t *testing.T) {
 	}
 	anomalies := checkForeign(all, fw.writes, final, found, name)
 	reportAnomalies(t, anomalies)
+	classes := map[string]int{}
+	for _, a := range anomalies {
+		classes[anomalyClass(a, name)]++
+	}
+	for c, n := range classes {
+		t.Logf("anomaly class (%d): %s", n, c)
+	}
 
 	var r faultReport
 	r.Ops, r.Anomalies = len(all), len(anomalies)
@@ -513,3 +521,22 @@ func TestFaultsForeignCheckerCatchesAnomalies(t *testing.T) {
 		}
 	}
 }
+
+// anomalyClass is an anomaly without its operation, key and numbers, to
+// count anomalies by kind.
+func anomalyClass(a, table string) string {
+	if _, e, ok := strings.Cut(a, "unexplained error: "); ok {
+		a = "unexplained error: " + e
+	} else if _, rest, ok := strings.Cut(a, ": "); ok && !strings.HasPrefix(a, "final") {
+		a = rest
+	}
+	a = strings.ReplaceAll(a, table, "T")
+	a = classDigits.ReplaceAllString(a, "N")
+	a = classOps.ReplaceAllString(a, "[...]")
+	return a
+}
+
+var (
+	classDigits = regexp.MustCompile(`[0-9]+`)
+	classOps    = regexp.MustCompile(`\[[^\]]*\]`)
+)
