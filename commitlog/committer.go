@@ -84,8 +84,10 @@ func (c *Committer) Store() Store { return c.store }
 // (see the package documentation): a write that landed although its answer
 // was lost is a success, even when another writer has replaced the object
 // since (the ObjectInfo returned is then what our write made); one whose
-// outcome cannot be settled is an error wrapping ErrUnknownOutcome — the
-// object may be written, now or later. Every other error means nothing was
+// outcome cannot be settled, and one that returns after the timeout by the
+// Committer's clock (WithClock: a waiter may have reclaimed the record and
+// written meanwhile), is an error wrapping ErrUnknownOutcome — the object
+// may be written, now or later. Every other error means nothing was
 // written. Bad input is refused, before any request, with an error
 // wrapping ErrInvalidInput.
 //
@@ -425,6 +427,18 @@ func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, s
 	opCtx, cancel := context.WithTimeout(ctx, left)
 	info, err := c.write(opCtx, ctx, op, pre, deadline)
 	cancel()
+	if err == nil && clk.Now().After(deadline) {
+		// The write landed, but only after the deadline on our clock (the
+		// context above runs on the real clock): a waiter may have
+		// reclaimed the record and written meanwhile, before or after us.
+		// Which write the object holds is unknown; leave the record.
+		c.log.Warn("store write returned after the timeout", "path", op.path, "etag", op.etag,
+			"generation", rec.Generation, "timeout", c.o.timeout, "took", clk.Now().Sub(sentAt))
+		return ObjectInfo{}, &unknownOutcome{
+			msg:   fmt.Sprintf("commitlog: %s: outcome unknown: the store write returned %v after the record was written, past the timeout (%v); another writer may have reclaimed the record and written meanwhile", op, clk.Now().Sub(sentAt), c.o.timeout),
+			cause: errWriteLate,
+		}
+	}
 	switch {
 	case err == nil:
 		c.release(ctx, op, rec)
@@ -450,6 +464,10 @@ type unknownOutcome struct {
 
 func (e *unknownOutcome) Error() string   { return e.msg + ": " + e.cause.Error() }
 func (e *unknownOutcome) Unwrap() []error { return []error{ErrUnknownOutcome, e.cause} }
+
+// errWriteLate is the cause of the error of a store write that returned
+// after the holder's deadline.
+var errWriteLate = errors.New("the write returned after the holder's deadline")
 
 // errLandedReplaced marks the error of a write that landed although its
 // answer was lost, that another writer has replaced since, and whose own

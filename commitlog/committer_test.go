@@ -669,3 +669,51 @@ func TestWaitingEndsWithContext(t *testing.T) {
 		t.Errorf("written: %v", err)
 	}
 }
+
+// A store write that returns after the holder's deadline, by the
+// Committer's clock, is never reported as a success: a waiter may have
+// reclaimed the record and written meanwhile, so it is an error wrapping
+// ErrUnknownOutcome. Here the holder's write stalls past its deadline (on
+// its injected clock) while a waiter reclaims the record and writes; both
+// store writes go through, and at most one of the two calls may succeed.
+func TestWriteReturningAfterDeadlineIsUnknown(t *testing.T) {
+	checkNoLeak(t)
+	table := committerTable(t)
+	const timeout, poll = time.Minute, 10 * time.Second
+	mem := NewMemStore()
+	slow := newHookStore(mem)
+	clkA := clock.NewFake(time.Now())
+	clkB := clock.NewFake(time.Now())
+	a := newCommitter(t, table, nil, slow, WithClock(clkA), WithTimeout(timeout), WithPollInterval(poll), WithOwner("a"))
+	b := newCommitter(t, table, nil, mem, WithClock(clkB), WithTimeout(timeout), WithPollInterval(poll), WithOwner("b"))
+	ctx := t.Context()
+
+	var errB error
+	stalled := false
+	slow.onPut = func(string) {
+		if stalled {
+			return
+		}
+		stalled = true
+		// A holds the record and is about to write: it stalls past its
+		// deadline, and B reclaims the record and writes meanwhile.
+		clkA.Advance(2 * timeout)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, errB = b.PutIfNotExists(ctx, "p", []byte("b"))
+		}()
+		drive(t, clkB, done, 10*timeout)
+		<-done
+	}
+	_, errA := a.PutIfNotExists(ctx, "p", []byte("a"))
+	if errB != nil {
+		t.Fatalf("waiter: %v", errB)
+	}
+	if errA == nil {
+		t.Fatal("the holder whose write returned after its deadline reports success; the waiter's write is lost")
+	}
+	if !errors.Is(errA, ErrUnknownOutcome) {
+		t.Errorf("holder: %v, want ErrUnknownOutcome", errA)
+	}
+}

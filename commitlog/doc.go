@@ -62,6 +62,10 @@
 // HEAD:
 //
 //   - the object carries our write id: the write landed; a success;
+//   - a write (or its settling HEAD) that returns after the holder's
+//     deadline, on the Committer's clock: an error wrapping
+//     ErrUnknownOutcome, never a success, since a waiter may have
+//     reclaimed the record and written meanwhile;
 //   - the store proved the write was not applied, or a copy's source is
 //     missing: an error, nothing written, the record marked done;
 //   - the object is no longer the one replaced (another write id; another

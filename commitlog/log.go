@@ -254,26 +254,21 @@ func (l *Log) latest(ctx context.Context) (logRecord, bool, error) {
 	return logRecord{}, false, nil
 }
 
-// Read returns the data of entry version. An entry whose writer stopped
-// after claiming it is completed first (copied to its final name and marked
-// complete). A version never appended is an error wrapping ErrNotExist.
-// ctx bounds the whole call.
+// Read returns the data of entry version. An entry whose claim is not
+// marked complete (its writer stopped after claiming it, or after copying
+// it) is completed first: copied to its final name if need be, marked
+// complete, and its temporary object deleted. A version never appended is
+// an error wrapping ErrNotExist. ctx bounds the whole call.
 //
-// The common case is one GET of the entry's object; DynamoDB is read only
-// when the object is missing.
+// Read sends one strongly consistent GetItem for the claim and one GET of
+// the entry's object; completing an entry costs a copy, a PutItem and a
+// DELETE more.
 //
 // IAM: s3:GetObject; dynamodb:GetItem (and, to complete an entry,
 // dynamodb:PutItem, s3:PutObject, s3:DeleteObject).
 func (l *Log) Read(ctx context.Context, version int64) ([]byte, error) {
 	if version < 1 {
 		return nil, invalid("commitlog: log %q: read version %d: versions start at 1", l.name, version)
-	}
-	data, _, err := l.store.Get(ctx, l.Path(version))
-	if err == nil {
-		return data, nil
-	}
-	if !errors.Is(err, ErrNotExist) {
-		return nil, fmt.Errorf("commitlog: log %q: read version %d: %w", l.name, version, err)
 	}
 	rec, err := l.table.Load(ctx, logRecord{Log: l.name, Version: version}, dynamo.ConsistentRead())
 	if errors.Is(err, dynamo.ErrNotFound) {
@@ -282,20 +277,29 @@ func (l *Log) Read(ctx context.Context, version int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commitlog: log %q: read version %d: %w", l.name, version, err)
 	}
+	return l.readClaimed(ctx, rec)
+}
+
+// readClaimed returns the data of the entry of the claim rec, completing
+// the entry first when the claim is not marked complete.
+func (l *Log) readClaimed(ctx context.Context, rec logRecord) ([]byte, error) {
 	if err := l.complete(ctx, rec); err != nil {
 		return nil, err
 	}
-	data, _, err = l.store.Get(ctx, l.Path(version))
+	data, _, err := l.store.Get(ctx, l.Path(rec.Version))
 	if err != nil {
-		return nil, fmt.Errorf("commitlog: log %q: read version %d: %w", l.name, version, err)
+		return nil, fmt.Errorf("commitlog: log %q: read version %d: %w", l.name, rec.Version, err)
 	}
 	return data, nil
 }
 
 // Entries yields the entries from version from (at least 1) to the latest
-// version when the iteration starts, in order, reading each with Read. An
-// error is yielded once, after which the iteration stops. ctx bounds the
-// whole iteration.
+// version when the iteration starts, in order, each read as Read reads it
+// (an incomplete entry is completed first). An error is yielded once, after
+// which the iteration stops. ctx bounds the whole iteration.
+//
+// The claims are read with strongly consistent Query pages (not one
+// GetItem per entry); each entry's object with one GET.
 //
 // IAM: as Read, and dynamodb:Query.
 func (l *Log) Entries(ctx context.Context, from int64) iter.Seq2[Entry, error] {
@@ -309,8 +313,23 @@ func (l *Log) Entries(ctx context.Context, from int64) iter.Seq2[Entry, error] {
 			yield(Entry{}, err)
 			return
 		}
-		for v := from; v <= latest; v++ {
-			data, err := l.Read(ctx, v)
+		if from > latest {
+			return
+		}
+		key := expression.Key("log").Equal(expression.Value(l.name)).
+			And(expression.Key("version").Between(expression.Value(from), expression.Value(latest)))
+		v := from
+		for rec, err := range l.table.Query(ctx, key, dynamo.ConsistentRead()) {
+			if err != nil {
+				yield(Entry{}, fmt.Errorf("commitlog: log %q: entries from version %d: %w", l.name, from, err))
+				return
+			}
+			if rec.Version != v {
+				// Claims are never removed; a missing one was deleted by hand.
+				yield(Entry{}, fmt.Errorf("%w: log %q version %d has no claim (deleted by hand?)", ErrNotExist, l.name, v))
+				return
+			}
+			data, err := l.readClaimed(ctx, rec)
 			if err != nil {
 				yield(Entry{}, err)
 				return
@@ -318,6 +337,10 @@ func (l *Log) Entries(ctx context.Context, from int64) iter.Seq2[Entry, error] {
 			if !yield(Entry{Version: v, Data: data}, nil) {
 				return
 			}
+			v++
+		}
+		if v <= latest {
+			yield(Entry{}, fmt.Errorf("%w: log %q version %d has no claim (deleted by hand?)", ErrNotExist, l.name, v))
 		}
 	}
 }

@@ -391,9 +391,15 @@ func TestLogDeadWriterCompleted(t *testing.T) {
 		if claim(7).Complete {
 			t.Errorf("claim 7 marked complete by a writer passing it young")
 		}
-		// Readers find its object.
+		if tmp := tempObjects(t, s, "l"); len(tmp) != 1 || tmp[0] != dead.Temp {
+			t.Errorf("temporary objects left: %v; want only the young claim's %s", tmp, dead.Temp)
+		}
+		// Readers find its object, and complete the claim.
 		if data, err := l.Read(ctx, 7); err != nil || string(data) != "young 7" {
 			t.Errorf("Read(7) = %q, %v", data, err)
+		}
+		if !claim(7).Complete {
+			t.Errorf("claim 7 not completed by Read")
 		}
 		// No hole: every version up to the latest has its object.
 		latest, _ := l.Latest(ctx)
@@ -402,8 +408,8 @@ func TestLogDeadWriterCompleted(t *testing.T) {
 				t.Errorf("entry %d: %v", v, err)
 			}
 		}
-		if tmp := tempObjects(t, s, "l"); len(tmp) != 1 || tmp[0] != dead.Temp {
-			t.Errorf("temporary objects left: %v; want only the young claim's %s", tmp, dead.Temp)
+		if tmp := tempObjects(t, s, "l"); len(tmp) != 0 {
+			t.Errorf("temporary objects left after Read: %v", tmp)
 		}
 	})
 	t.Run("by AppendAt", func(t *testing.T) {
@@ -669,3 +675,57 @@ func TestLogClaimUnknownOutcome(t *testing.T) {
 // noClient is a DynamoDB client for tests that must send nothing: any call
 // panics (its embedded interface is nil).
 type noClient struct{ dynamo.Client }
+
+// Read completes an incomplete claim before reading it, even when its
+// entry's object already exists: a writer that passed the claim while it
+// was young copied the object, and the claim's writer died before marking
+// it complete. After Read (and after Entries) the claim is complete and its
+// temporary object is gone.
+func TestLogReadCompletesPassedClaim(t *testing.T) {
+	checkNoLeak(t)
+	ctx := t.Context()
+	for _, via := range []string{"Read", "Entries"} {
+		t.Run(via, func(t *testing.T) {
+			s := NewMemStore()
+			l := openLog(t, logTable(t), nil, s, "l")
+			if _, err := l.Append(ctx, []byte("1")); err != nil {
+				t.Fatal(err)
+			}
+			young := dieAfterClaim(t, l, 2, "young 2", 0)
+			// The next writer passes the young claim: it copies it only.
+			if v, err := l.Append(ctx, []byte("3")); err != nil || v != 3 {
+				t.Fatalf("Append = %d, %v; want 3", v, err)
+			}
+			if c, _ := l.table.Load(ctx, logRecord{Log: "l", Version: 2}, dynamo.ConsistentRead()); c.Complete {
+				t.Fatalf("claim 2 completed by a writer passing it young: the test no longer sets up the case")
+			}
+			switch via {
+			case "Read":
+				if data, err := l.Read(ctx, 2); err != nil || string(data) != "young 2" {
+					t.Fatalf("Read(2) = %q, %v", data, err)
+				}
+			case "Entries":
+				var got []string
+				for e, err := range l.Entries(ctx, 1) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, string(e.Data))
+				}
+				if fmt.Sprint(got) != "[1 young 2 3]" {
+					t.Fatalf("Entries = %q", got)
+				}
+			}
+			c, err := l.table.Load(ctx, logRecord{Log: "l", Version: 2}, dynamo.ConsistentRead())
+			if err != nil || !c.Complete || c.Owner != "dead" {
+				t.Errorf("claim 2 after %s: %+v, %v; want complete", via, c, err)
+			}
+			if _, err := s.Head(ctx, young.Temp); !errors.Is(err, ErrNotExist) {
+				t.Errorf("temporary object of claim 2 after %s: %v; want deleted", via, err)
+			}
+			if tmp := tempObjects(t, s, "l"); len(tmp) != 0 {
+				t.Errorf("temporary objects left: %v", tmp)
+			}
+		})
+	}
+}

@@ -78,6 +78,10 @@
 // The client of [Faults.Client] retries after a few milliseconds ([FastRetries]),
 // not after the SDK's default backoff of up to 20 s, so a workload under faults
 // runs at the speed of the server; pass your own retryer after it to change that.
+// It keeps the SDK's 3 attempts and retry quota, which your own code's calls
+// run out of at such rates (a call fails when its 3 attempts all meet a
+// fault: one in a thousand at 10% faults); [RetryBudget] gives the client
+// more attempts and no quota: f.Client(t, dynamotest.RetryBudget(10)).
 // [CreateTable] and [KeyTable] are safe through such a client.
 //
 // Dropper drops the responses to one operation on demand, for tests of one

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
@@ -172,6 +173,37 @@ func FastRetries(o *dynamodb.Options) {
 	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
 		so.Backoff = retry.BackoffDelayerFunc(fastBackoff)
 	})
+}
+
+// RetryBudget is an option for [Faults.Client] (and [NewClient], [ClientWith],
+// [Dropper.Client]): the client makes up to attempts attempts per call, all
+// of them retrying after a few milliseconds as [FastRetries] does, and
+// without the SDK's retry quota (a token bucket that a burst of faults
+// empties, after which calls fail at once with "retry quota exceeded").
+//
+// Your code's own calls through a Faults client need it: with the SDK's 3
+// attempts, a call fails when all three meet a fault — at the rates of the
+// examples (5% drops, 5% throttling) about one call in a thousand, so a
+// workload of a few thousand calls sees "exceeded maximum number of
+// attempts" (or "retry quota exceeded") although your code is right. Give
+// the client a budget the fault rate cannot exhaust:
+//
+//	c := f.Client(t, dynamotest.RetryBudget(10)) // 10% faults: one call in 10^10 fails
+//
+// or handle those errors as your production code must. It panics if
+// attempts is below 1.
+func RetryBudget(attempts int) func(*dynamodb.Options) {
+	if attempts < 1 {
+		panic(fmt.Sprintf("dynamotest: RetryBudget(%d): give at least 1 attempt (the SDK's default is 3)", attempts))
+	}
+	return func(o *dynamodb.Options) {
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.Backoff = retry.BackoffDelayerFunc(fastBackoff)
+			so.MaxAttempts = attempts
+			so.RateLimiter = ratelimit.None
+		})
+		o.RetryMaxAttempts = 0 // the retryer's count holds
+	}
 }
 
 // fastBackoff is the delay before retry attempt (1 for the first retry).

@@ -56,3 +56,40 @@ func TestFaultsClientRetryerOverridable(t *testing.T) {
 		t.Errorf("with RetryMaxAttempts 7: MaxAttempts = %d", got)
 	}
 }
+
+// TestRetryBudgetOutlastsFaults: a user's own calls through a Faults client
+// run out of the SDK's 3 attempts at a high enough fault rate; with
+// RetryBudget they do not, and they retry as fast. Sequential calls make
+// the seeded faults the same in every run.
+func TestRetryBudgetOutlastsFaults(t *testing.T) {
+	cfg := dynamotest.FaultConfig{Seed: 7, Throttle: 0.5}
+	calls := func(c *dynamodb.Client) (failed int) {
+		for range 60 {
+			if _, err := c.ListTables(t.Context(), &dynamodb.ListTablesInput{Limit: aws.Int32(1)}); err != nil {
+				failed++
+			}
+		}
+		return failed
+	}
+	if n := calls(dynamotest.NewFaults(cfg, nil).Client(t)); n == 0 {
+		t.Errorf("with the SDK's 3 attempts no call of 60 failed at 50%% throttling: the test shows nothing")
+	}
+	c := dynamotest.NewFaults(cfg, nil).Client(t, dynamotest.RetryBudget(30))
+	if got := c.Options().Retryer.MaxAttempts(); got != 30 {
+		t.Errorf("MaxAttempts = %d, want 30", got)
+	}
+	for attempt := 1; attempt <= 30; attempt++ {
+		if d, err := c.Options().Retryer.RetryDelay(attempt, errors.New("x")); err != nil || d > 64*time.Millisecond {
+			t.Fatalf("RetryDelay(%d) = %v, %v; want a few milliseconds", attempt, d, err)
+		}
+	}
+	if n := calls(c); n != 0 {
+		t.Errorf("with RetryBudget(30), %d calls of 60 failed", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("RetryBudget(0) did not panic")
+		}
+	}()
+	dynamotest.RetryBudget(0)
+}

@@ -14,28 +14,44 @@
 //
 //	go run github.com/ddbkit/dynamo/dynamotest/cmd/dynamodb-local [-port N] [-env-file FILE] [-- command [args...]]
 //
-// With a command, it runs the command with DYNAMODB_ENDPOINT set to the server
-// (replacing any value it had), stops the server when the command exits, and
-// exits with the command's exit code (128+n when a signal n killed it).
-// SIGINT, SIGTERM and SIGHUP are passed on to the command:
+// The environment a program needs to use the server is:
+//
+//	export DYNAMODB_ENDPOINT=http://127.0.0.1:PORT          # dynamotest; programs setting BaseEndpoint from it
+//	export AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:PORT  # read by config.LoadDefaultConfig and the AWS CLI
+//	export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-dynamotest}"
+//	export AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-dynamotest}"
+//	export AWS_REGION="${AWS_REGION:-us-east-1}"
+//
+// The two endpoints replace any value they had; dummy credentials and a
+// region are given only where the environment has none (DynamoDB Local
+// checks neither, and with -sharedDb every key and region sees the same
+// tables). With them, a program that builds its client with
+// config.LoadDefaultConfig and dynamodb.NewFromConfig, unchanged, talks to
+// DynamoDB Local (without them it fails looking for credentials on EC2's
+// metadata service: "no EC2 IMDS role found").
+//
+// With a command, it runs the command with that environment, stops the
+// server when the command exits, and exits with the command's exit code
+// (128+n when a signal n killed it). SIGINT, SIGTERM and SIGHUP are passed
+// on to the command:
 //
 //	go run github.com/ddbkit/dynamo/dynamotest/cmd/dynamodb-local -- go test ./...
+//	go run github.com/ddbkit/dynamo/dynamotest/cmd/dynamodb-local -- go run ./cmd/yourserver
 //
-// Without one, it prints a line a shell can eval,
-//
-//	export DYNAMODB_ENDPOINT=http://127.0.0.1:PORT
-//
-// and serves until SIGINT, SIGTERM or SIGHUP, then stops the server and exits
-// with 0 (or with 1, printing its output, if DynamoDB Local dies first). As a
+// Without one, it prints those lines, which a shell can eval, and serves
+// until SIGINT, SIGTERM or SIGHUP, then stops the server and exits with 0
+// (or with 1, printing its output, if DynamoDB Local dies first). As a
 // shell's eval waits for the end of what it runs, start it in the background
-// and read the line from -env-file, which is written (atomically) once the
-// server answers and removed when it stops:
+// and read the lines from -env-file, which is removed before the server
+// starts (a file left by a killed run names a dead server), written
+// (atomically) once the server answers, and removed when it stops:
 //
 //	go build -o /tmp/dynamodb-local github.com/ddbkit/dynamo/dynamotest/cmd/dynamodb-local
 //	/tmp/dynamodb-local -port 8000 -env-file /tmp/ddb.env & server=$!
 //	until [ -f /tmp/ddb.env ]; do kill -0 $server || exit 1; sleep 0.1; done
 //	. /tmp/ddb.env
 //	go test ./...   # every package uses the one server
+//	go run ./cmd/yourserver
 //	kill $server    # stops DynamoDB Local and removes /tmp/ddb.env
 //
 // Start the built binary rather than `go run` in the background: `go run`
@@ -44,8 +60,9 @@
 // Flags:
 //
 //	-port N         the port to listen on (on all interfaces); 0, the default, picks a free one
-//	-env-file FILE  also write the export line to FILE once the server answers; removed when it stops
-//	                (unless another server has written its own line there since)
+//	-env-file FILE  also write the export lines to FILE once the server answers; a stale FILE is
+//	                removed before the server starts, and FILE when it stops (unless another
+//	                server has written its own lines there since)
 //
 // Messages (the server's version, folder, endpoint and process id) go to
 // standard error. On Linux the Java process dies with this command even when
@@ -66,6 +83,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -92,14 +110,15 @@ func parseArgs(args []string, usageOut io.Writer) (config, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(usageOut)
 	fs.IntVar(&c.port, "port", 0, "the `port` to listen on (on all interfaces); 0 picks a free one")
-	fs.StringVar(&c.envFile, "env-file", "", "also write the export line to `file` once the server answers; removed when it stops")
+	fs.StringVar(&c.envFile, "env-file", "", "also write the export lines to `file` once the server answers; removed before it starts and when it stops")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [-port N] [-env-file FILE] [-- command [args...]]\n\n"+
-			"Runs DynamoDB Local (in memory, -sharedDb). With a command: runs it with %s set, stops the\n"+
-			"server when it ends and exits with its exit code. Without: prints\n"+
-			"  export %s=http://127.0.0.1:PORT\n"+
-			"and serves until SIGINT/SIGTERM/SIGHUP. %s picks the installation (and version).\n\n",
-			name, ddblocal.EnvEndpoint, ddblocal.EnvEndpoint, ddblocal.EnvLocalDir)
+			"Runs DynamoDB Local (in memory, -sharedDb). With a command: runs it with %s,\n"+
+			"%s, and dummy AWS credentials and region (unless set) in its environment,\n"+
+			"stops the server when it ends and exits with its exit code. Without: prints those\n"+
+			"variables as export lines and serves until SIGINT/SIGTERM/SIGHUP. %s picks the\n"+
+			"installation (and version).\n\n",
+			name, ddblocal.EnvEndpoint, envEndpointURL, ddblocal.EnvLocalDir)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -124,9 +143,79 @@ func parseArgs(args []string, usageOut io.Writer) (config, error) {
 	return c, nil
 }
 
-// exportLine is the line a shell can eval to use the server at endpoint.
-func exportLine(endpoint string) string {
-	return "export " + ddblocal.EnvEndpoint + "=" + endpoint + "\n"
+// dummyKey is the access key and the secret of the dummy credentials given
+// to programs that have none: DynamoDB Local checks neither (it wants
+// letters and digits only), and with -sharedDb every key sees the same
+// tables. It is the one package dynamotest's clients use.
+const dummyKey = "dynamotest"
+
+// defaultRegion is the region given to programs that name none.
+const defaultRegion = "us-east-1"
+
+// envEndpointURL is the variable the AWS SDKs (Go's config.LoadDefaultConfig
+// among them) and the AWS CLI read a DynamoDB endpoint from.
+const envEndpointURL = "AWS_ENDPOINT_URL_DYNAMODB"
+
+// envVar is a variable a program needs to use the server: keep says that a
+// value already set is kept (credentials and region), otherwise it is
+// replaced (the endpoint).
+type envVar struct {
+	name, value string
+	keep        bool
+}
+
+// envVars are the variables a program needs to use the server at endpoint:
+// DYNAMODB_ENDPOINT (dynamotest, and programs that set BaseEndpoint from it),
+// AWS_ENDPOINT_URL_DYNAMODB (read by config.LoadDefaultConfig: an unchanged
+// program talks to the server), and dummy credentials and a region unless
+// the environment has its own (config.LoadDefaultConfig would otherwise look
+// for them on EC2's metadata service and fail).
+func envVars(endpoint string) []envVar {
+	return []envVar{
+		{ddblocal.EnvEndpoint, endpoint, false},
+		{envEndpointURL, endpoint, false},
+		{"AWS_ACCESS_KEY_ID", dummyKey, true},
+		{"AWS_SECRET_ACCESS_KEY", dummyKey, true},
+		{"AWS_REGION", defaultRegion, true},
+	}
+}
+
+// exportLines are the lines a shell can eval (or source) to use the server
+// at endpoint: every variable of envVars, those marked keep only where the
+// shell has no value of its own.
+func exportLines(endpoint string) string {
+	var b strings.Builder
+	for _, v := range envVars(endpoint) {
+		if v.keep {
+			fmt.Fprintf(&b, "export %s=\"${%s:-%s}\"\n", v.name, v.name, v.value)
+		} else {
+			fmt.Fprintf(&b, "export %s=%s\n", v.name, v.value)
+		}
+	}
+	return b.String()
+}
+
+// commandEnv is environ with the variables of envVars set for the server at
+// endpoint, as exportLines sets them.
+func commandEnv(environ []string, endpoint string) []string {
+	env := slices.Clone(environ)
+	for _, v := range envVars(endpoint) {
+		if v.keep && lookupEnv(env, v.name) != "" {
+			continue
+		}
+		env = append(withoutEnv(env, v.name), v.name+"="+v.value)
+	}
+	return env
+}
+
+// lookupEnv returns the value of name in env ("" when unset).
+func lookupEnv(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func main() {
@@ -160,11 +249,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	// A file left by a server that was killed (SIGKILL leaves no chance to
+	// remove it) names a dead endpoint: remove it before starting, so that
+	// whoever waits for the file reads only this server's lines.
+	if err := removeStale(cfg.envFile); err != nil {
+		logf("removing the stale -env-file: %v", err)
+		return 1
+	}
+
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	srv, err := start(cfg.port, sigs)
+	srv, err := startServer(cfg.port, sigs)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -173,7 +270,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logf("%s, pid %d", srv, srv.Pid())
 
 	if cfg.envFile != "" {
-		line := exportLine(srv.Endpoint)
+		line := exportLines(srv.Endpoint)
 		if err := writeFileAtomic(cfg.envFile, line); err != nil {
 			logf("writing -env-file: %v", err)
 			return 1
@@ -182,7 +279,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if len(cfg.command) == 0 {
-		fmt.Fprint(stdout, exportLine(srv.Endpoint))
+		fmt.Fprint(stdout, exportLines(srv.Endpoint))
 		select {
 		case sig := <-sigs:
 			logf("%v: stopping DynamoDB Local", sig)
@@ -198,7 +295,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return runCommand(cfg.command, srv, sigs, stdout, stderr, logf)
 }
 
-// start starts DynamoDB Local, giving up when a signal arrives first.
+// startServer is start; tests replace it.
+var startServer = start
+
+// start starts DynamoDB Local, giving up when a signal arrives first. It
+// returns once the server answers.
 func start(port int, sigs <-chan os.Signal) (*ddblocal.Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -229,7 +330,7 @@ func start(port int, sigs <-chan os.Signal) (*ddblocal.Server, error) {
 func runCommand(command []string, srv *ddblocal.Server, sigs <-chan os.Signal, stdout, stderr io.Writer, logf func(string, ...any)) int {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	cmd.Env = append(withoutEnv(os.Environ(), ddblocal.EnvEndpoint), ddblocal.EnvEndpoint+"="+srv.Endpoint)
+	cmd.Env = commandEnv(os.Environ(), srv.Endpoint)
 	cmd.SysProcAttr = commandProcAttr()
 
 	started := make(chan error, 1)
@@ -304,6 +405,17 @@ func checkEnvFile(path string) error {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%w: -env-file %q is a folder: name a file", errUsage, path)
+	}
+	return nil
+}
+
+// removeStale removes the -env-file at path, if any, before a server starts.
+func removeStale(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/ddblocal"
 )
 
 // The test binary doubles as the command (when asMain is set) and as the
@@ -148,14 +149,78 @@ func FuzzParseArgs(f *testing.F) {
 	})
 }
 
-func TestExportLineEvals(t *testing.T) {
+// TestExportLinesEval: a POSIX shell evaluating the printed lines gets the
+// endpoint (replacing any it had), and dummy credentials and a region only
+// where it has none of its own.
+func TestExportLinesEval(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh")
 	}
-	out, err := exec.Command(sh, "-c", exportLine("http://127.0.0.1:8000")+`printf %s "$DYNAMODB_ENDPOINT"`).Output()
-	if err != nil || string(out) != "http://127.0.0.1:8000" {
-		t.Errorf("sh evaluating the export line printed %q (%v)", out, err)
+	show := `printf '%s|%s|%s|%s|%s' "$DYNAMODB_ENDPOINT" "$AWS_ENDPOINT_URL_DYNAMODB" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$AWS_REGION"`
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "http://127.0.0.1:8000|http://127.0.0.1:8000|dynamotest|dynamotest|us-east-1"},
+		{[]string{"DYNAMODB_ENDPOINT=http://old:1", "AWS_ACCESS_KEY_ID=MINE", "AWS_SECRET_ACCESS_KEY=s", "AWS_REGION=eu-west-1"},
+			"http://127.0.0.1:8000|http://127.0.0.1:8000|MINE|s|eu-west-1"},
+	} {
+		cmd := exec.Command(sh, "-c", exportLines("http://127.0.0.1:8000")+show)
+		cmd.Env = append(withoutAWS(os.Environ()), tc.env...)
+		out, err := cmd.Output()
+		if err != nil || string(out) != tc.want {
+			t.Errorf("sh with %q evaluating the export lines printed %q (%v), want %q", tc.env, out, err, tc.want)
+		}
+		got := commandEnv(cmd.Env, "http://127.0.0.1:8000")
+		var vals []string
+		for _, name := range []string{"DYNAMODB_ENDPOINT", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"} {
+			vals = append(vals, lookupEnv(got, name))
+		}
+		if strings.Join(vals, "|") != tc.want {
+			t.Errorf("commandEnv with %q sets %q, want %q", tc.env, strings.Join(vals, "|"), tc.want)
+		}
+	}
+}
+
+// withoutAWS is env without the variables that point a program at a
+// DynamoDB or give it credentials, region or AWS config files.
+func withoutAWS(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "DYNAMODB_ENDPOINT=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// TestStaleEnvFileRemovedBeforeStart: an -env-file left by a server killed
+// with SIGKILL names a dead endpoint. It is removed before the new server
+// starts, so that whoever waits for the file (the documented recipe) never
+// reads the stale lines; the new lines are written only once the server
+// answers.
+func TestStaleEnvFileRemovedBeforeStart(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ddb.env")
+	if err := os.WriteFile(p, []byte(exportLines("http://127.0.0.1:1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sawStale := false
+	startServer = func(int, <-chan os.Signal) (*ddblocal.Server, error) {
+		_, err := os.Stat(p)
+		sawStale = err == nil
+		return nil, errors.New("test: no server started")
+	}
+	t.Cleanup(func() { startServer = start })
+	var stderr bytes.Buffer
+	if code := run([]string{"-env-file", p}, io.Discard, &stderr); code != 1 {
+		t.Errorf("run = %d, %q; want 1 (no server)", code, stderr.String())
+	}
+	if sawStale {
+		t.Error("the stale -env-file was still there while the server started")
+	}
+	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("-env-file after a failed start: %v; want none", err)
 	}
 }
 
@@ -218,14 +283,14 @@ func TestEnvFileChecked(t *testing.T) {
 		}
 	}
 	p := filepath.Join(dir, "ddb.env")
-	if err := os.WriteFile(p, []byte(exportLine("http://127.0.0.1:2")), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(exportLines("http://127.0.0.1:2")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	removeIfOurs(p, exportLine("http://127.0.0.1:1"))
+	removeIfOurs(p, exportLines("http://127.0.0.1:1"))
 	if _, err := os.Stat(p); err != nil {
 		t.Errorf("removeIfOurs removed another server's file: %v", err)
 	}
-	removeIfOurs(p, exportLine("http://127.0.0.1:2"))
+	removeIfOurs(p, exportLines("http://127.0.0.1:2"))
 	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("removeIfOurs left our own file: %v", err)
 	}
@@ -345,8 +410,19 @@ func TestServeUntilSignal(t *testing.T) {
 	if !ok {
 		t.Fatalf("stdout line %q is not an export line", line)
 	}
-	if got, err := os.ReadFile(envFile); err != nil || string(got) != line {
-		t.Errorf("-env-file has %q (%v), want %q", got, err, line)
+	lines := line
+	for range len(envVars(ep)) - 1 {
+		l, err := s.stdout.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the export lines: %v", err)
+		}
+		lines += l
+	}
+	if lines != exportLines(ep) {
+		t.Errorf("stdout has %q, want %q", lines, exportLines(ep))
+	}
+	if got, err := os.ReadFile(envFile); err != nil || string(got) != lines {
+		t.Errorf("-env-file has %q (%v), want %q", got, err, lines)
 	}
 	// The server dies with the command: its table goes with it.
 	tables, err := createAndList(t.Context(), dynamotest.NewClient(ep), "cmdtest")
@@ -409,4 +485,91 @@ func TestSIGKILLTakesServerAndCommandDown(t *testing.T) {
 	}
 	_ = s.cmd.Wait()
 	waitGone(t, "after SIGKILL of the command", s.javaID, childPid)
+}
+
+// TestYourProgramRunsWithPrintedEnv is the README's recipe for running your
+// own program against DynamoDB Local. testdata/yourprogram, a module of its
+// own, builds its client with config.LoadDefaultConfig and nothing else
+// (and a second one with BaseEndpoint from DYNAMODB_ENDPOINT). In an
+// environment with no AWS variables and no AWS config files it fails with
+// DYNAMODB_ENDPOINT alone, and works with the variables the command gives:
+// sourced from the -env-file of a serving dynamodb-local, and as its
+// command.
+func TestYourProgramRunsWithPrintedEnv(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program of its own module (-short)")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "yourprogram")
+	build := exec.Command(goBin, "build", "-o", prog, ".")
+	build.Dir = filepath.Join("testdata", "yourprogram")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		if bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("proxy.golang.org")) {
+			t.Skipf("cannot download the AWS SDK's config module: %s", out)
+		}
+		t.Fatalf("go build testdata/yourprogram: %v\n%s", err, out)
+	}
+	// No AWS variable, no AWS config file, no EC2 metadata service: a fresh
+	// machine. Empty values count as unset, for the command and the SDK.
+	var bare []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "AWS_") || name == "DYNAMODB_ENDPOINT" {
+			bare = append(bare, name+"=")
+		}
+	}
+	bare = append(bare, "AWS_CONFIG_FILE="+filepath.Join(dir, "no-config"),
+		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "no-credentials"), "AWS_EC2_METADATA_DISABLED=true")
+	freshEnv := append(os.Environ(), bare...)
+	tablesOf := func(out []byte) string {
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			got = append(got, strings.Fields(line)...)
+		}
+		return strings.Join(got, " ")
+	}
+
+	envFile := filepath.Join(dir, "ddb.env")
+	s := startCommand(t, bare, "-env-file", envFile)
+	line, err := s.stdout.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := strings.TrimPrefix(strings.TrimSpace(line), "export DYNAMODB_ENDPOINT=")
+
+	without := exec.Command(prog, "alone")
+	without.Env = append(freshEnv, "DYNAMODB_ENDPOINT="+ep)
+	if out, err := without.CombinedOutput(); err == nil {
+		t.Errorf("with DYNAMODB_ENDPOINT alone the program ran (%s): the test does not start from a fresh machine", out)
+	}
+
+	sourced := exec.Command(sh, "-c", `. "$1" && exec "$2" sourced`, "sh", envFile, prog)
+	sourced.Env = freshEnv
+	out, err := sourced.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the program after sourcing -env-file: %v\n%s", err, out)
+	}
+	if got := tablesOf(out); got != "plain tables=sourced explicit tables=sourced" && got != "explicit tables=sourced plain tables=sourced" {
+		t.Errorf("the program after sourcing -env-file printed %q", out)
+	}
+
+	c := startCommand(t, bare, "--", prog, "ascommand")
+	out, err = io.ReadAll(c.stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("dynamodb-local -- yourprogram: %v\n%s", err, out)
+	}
+	if got := tablesOf(out); got != "plain tables=ascommand explicit tables=ascommand" && got != "explicit tables=ascommand plain tables=ascommand" {
+		t.Errorf("the program as the command printed %q", out)
+	}
 }
