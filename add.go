@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 )
 
@@ -91,10 +92,10 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 // added to a field that is not numeric (or stored as a string), a fraction
 // added to an integer field, NaN or ±Inf; set changes to a field that is not
 // a set (tag it `set`), elements of the wrong type, or none; two changes of
-// one attribute; a SaveBehavior other than the default. An integer field is
-// also guarded in DynamoDB: the condition that the result still fits the
-// field's Go type (an int8 counter stops at 127 with ErrConditionFailed), so
-// that the item always loads.
+// one attribute; a SaveBehavior other than the default. An integer or
+// float32 field is also guarded in DynamoDB: the condition that the result
+// still fits the field's Go type (an int8 counter stops at 127, a float32
+// one at 3.4E38, with ErrConditionFailed), so that the item always loads.
 //
 // Lost answers: an ADD applied twice counts twice, so the mapper never lets
 // the SDK send it again blindly. It reads the item: the write token of this
@@ -134,11 +135,11 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 	return t.decode(allNew)
 }
 
-// addBound is the guard of an integer field's result: the stored value
-// must stay within [min, max] after n is added.
+// addBound is the guard of an integer or float32 field's result: the
+// stored value must stay within [min, max] after n is added.
 type addBound struct {
 	f   *field
-	n   *big.Int
+	n   string   // the number added, for messages
 	lim *big.Int // the value the stored one is compared with
 	max bool     // the bound is an upper one
 	// fromZero: n itself is in range, so a missing attribute (0) may take it.
@@ -317,8 +318,9 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 }
 
 // addNumber checks that n may be added to field f and returns it as a
-// DynamoDB number, with the bound that keeps an integer field's result
-// within its Go type (nil for other fields).
+// DynamoDB number, with the bound that keeps an integer or float32 field's
+// result within its Go type, so that the item always loads (nil for
+// float64, which holds every number DynamoDB stores).
 func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 	ft := derefType(f.typ)
 	switch {
@@ -337,7 +339,7 @@ func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 		return nil, nil, fmt.Errorf("Increment by nil: pass a number")
 	case rv.Type() == reflect.TypeFor[attributevalue.Number]():
 		text = rv.String()
-		if _, ok := new(big.Float).SetString(text); !ok {
+		if _, _, _, ok := av.Scan(text); !ok {
 			return nil, nil, fmt.Errorf("Increment by %q, which is not a number", text)
 		}
 	case rv.CanInt():
@@ -353,40 +355,67 @@ func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 	default:
 		return nil, nil, fmt.Errorf("Increment by a %T: pass an integer or a floating-point number", n)
 	}
-	av := &types.AttributeValueMemberN{Value: text}
-	if ft.Kind() == reflect.Float32 || ft.Kind() == reflect.Float64 {
-		return av, nil, nil
-	}
-	by, ok := new(big.Int).SetString(canonInt(text), 10)
-	if !ok {
-		return nil, nil, fmt.Errorf("Increment by %s, not a whole number, of the integer field %s (%s): add whole numbers, or make the field a float64", text, f.goName, f.typ)
-	}
+	num := &types.AttributeValueMemberN{Value: text}
 	lo, hi := intRange(ft)
-	b := &addBound{f: f, n: by, fromZero: by.Cmp(lo) >= 0 && by.Cmp(hi) <= 0}
-	if by.Sign() >= 0 {
-		b.lim, b.max = new(big.Int).Sub(hi, by), true
+	if lo == nil {
+		return num, nil, nil // float64 holds every number DynamoDB stores
+	}
+	var by *big.Rat
+	b := &addBound{f: f, n: text}
+	if ft.Kind() == reflect.Float32 {
+		by, _ = av.Rat(text)
 	} else {
-		b.lim = new(big.Int).Sub(lo, by)
+		i, ok := av.Int(text)
+		if !ok {
+			return nil, nil, fmt.Errorf("Increment by %s, not a whole number, of the integer field %s (%s): add whole numbers, or make the field a float64", text, f.goName, f.typ)
+		}
+		by, b.n = new(big.Rat).SetInt(i), i.String()
+	}
+	b.fromZero = by.Cmp(new(big.Rat).SetInt(lo)) >= 0 && by.Cmp(new(big.Rat).SetInt(hi)) <= 0
+	if by.Sign() >= 0 {
+		b.lim, b.max = limit(new(big.Rat).Sub(new(big.Rat).SetInt(hi), by), false), true
+	} else {
+		b.lim = limit(new(big.Rat).Sub(new(big.Rat).SetInt(lo), by), true)
 	}
 	if b.max && b.lim.Cmp(lo) < 0 || !b.max && b.lim.Cmp(hi) > 0 {
 		return nil, nil, fmt.Errorf("Increment by %s is beyond what field %s (%s) holds", text, f.goName, f.typ)
 	}
-	return av, b, nil
+	return num, b, nil
 }
 
-// canonInt returns the integer digits of a number text, or "" when it has
-// a fraction ("1.0" and "1e2" are whole; "1.5" is not).
-func canonInt(text string) string {
-	x, ok := new(big.Float).SetPrec(512).SetString(text)
-	if !ok || !x.IsInt() {
-		return ""
+// limit returns the bound r of an Add's condition as a number DynamoDB
+// takes (an integer of at most 38 significant digits), rounded up for a
+// lower bound and down for an upper one, so that the condition never lets
+// a result out of range (a float32 counter within a few units of 3.4E38
+// stops a little early). Integer fields' bounds are exact.
+func limit(r *big.Rat, up bool) *big.Int {
+	i := new(big.Int).Div(r.Num(), r.Denom()) // floor (Euclidean, positive divisor)
+	if up && !r.IsInt() {
+		i.Add(i, big.NewInt(1))
 	}
-	i, _ := x.Int(nil)
-	return i.String()
+	if d := len(new(big.Int).Abs(i).String()); d > av.MaxDigits {
+		q := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d-av.MaxDigits)), nil)
+		m := new(big.Int).Mod(i, q)
+		i.Sub(i, m) // floor to a multiple of q
+		if up && m.Sign() != 0 {
+			i.Add(i, q)
+		}
+	}
+	return i
 }
 
-// intRange returns the smallest and largest values of integer type t.
+// intRange returns the smallest and largest values of integer type t; for
+// float32, the largest finite float32 (an integer) and its negation, the
+// range a loaded value must stay within; nil for float64, which holds
+// every number DynamoDB stores.
 func intRange(t reflect.Type) (*big.Int, *big.Int) {
+	switch t.Kind() {
+	case reflect.Float64:
+		return nil, nil
+	case reflect.Float32:
+		hi, _ := new(big.Float).SetFloat64(math.MaxFloat32).Int(nil)
+		return new(big.Int).Neg(hi), hi
+	}
 	bits := uint(t.Size() * 8)
 	one := big.NewInt(1)
 	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
@@ -478,20 +507,22 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 }
 
 // boundsFailure explains a failed Add whose stored item old leaves no room
-// for one of the integer changes; "" when none is out of room.
+// for one of the bounded changes (integer and float32 fields); "" when none
+// is out of room.
 func boundsFailure(bounds []addBound, old map[string]types.AttributeValue) string {
 	for _, b := range bounds {
 		text := "missing (0)"
-		cur := new(big.Int)
+		cur := new(big.Rat)
 		if n, ok := old[b.f.name].(*types.AttributeValueMemberN); ok {
-			if _, ok := cur.SetString(canonInt(n.Value), 10); !ok {
+			r, ok := av.Rat(n.Value)
+			if !ok {
 				continue
 			}
-			text = n.Value
+			cur, text = r, n.Value
 		} else if b.fromZero {
 			continue
 		}
-		if b.max && cur.Cmp(b.lim) <= 0 || !b.max && cur.Cmp(b.lim) >= 0 {
+		if c := cur.Cmp(new(big.Rat).SetInt(b.lim)); b.max && c <= 0 || !b.max && c >= 0 {
 			continue
 		}
 		return fmt.Sprintf("%s is %s, and adding %s would pass what field %s (%s) holds: widen the field", b.f.name, text, b.n, b.f.goName, b.f.typ)

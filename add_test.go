@@ -248,3 +248,36 @@ func TestAddLostAnswer(t *testing.T) {
 		t.Fatalf("n = %d, want 1 (sent once)", p.N)
 	}
 }
+
+// A float32 counter stops where float32 ends, as integer counters stop at
+// their type's range: the Add past it fails with ErrConditionFailed naming
+// the field, nothing is applied, and the item still loads.
+func TestAddFloat32OverflowRefused(t *testing.T) {
+	type fcount struct {
+		ID string  `dynamo:"id,hash"`
+		F  float32 `dynamo:"f"`
+		G  float64 `dynamo:"g"`
+	}
+	tb, _ := idTable[fcount](t)
+	ctx := t.Context()
+	if _, err := tb.Add(ctx, fcount{ID: "k"}, Increment("f", 3e38)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tb.Add(ctx, fcount{ID: "k"}, Increment("f", 3e38))
+	if !errors.Is(err, ErrConditionFailed) || !strings.Contains(err.Error(), "would pass what field F (float32) holds") {
+		t.Fatalf("float32 past its range = %v, want ErrConditionFailed naming the field", err)
+	}
+	if _, err := tb.Add(ctx, fcount{ID: "k"}, Increment("f", -6.5e38)); !errors.Is(err, ErrConditionFailed) {
+		t.Fatalf("float32 below its range = %v, want ErrConditionFailed", err)
+	}
+	got, err := tb.Load(ctx, fcount{ID: "k"}, ConsistentRead())
+	if err != nil || got.F != 3e38 {
+		t.Fatalf("Load after refused Adds = %+v, %v; want f 3e38", got, err)
+	}
+	if _, err := tb.Add(ctx, fcount{ID: "new"}, Increment("f", 1e39)); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("Increment of a float32 by 1e39 = %v, want ErrInvalidInput", err)
+	}
+	if got, err := tb.Add(ctx, fcount{ID: "k"}, Increment("f", -1e37).Increment("g", 1e100)); err != nil || got.F != 2.9e38 || got.G != 1e100 {
+		t.Fatalf("Adds within range = %+v, %v", got, err)
+	}
+}

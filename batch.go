@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // DynamoDB's limits on one batch request.
@@ -327,7 +329,7 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 			}
 			item[s.fields[s.version].name] = numberAV(next)
 		}
-		if size := itemSize(item); size > maxItemSize {
+		if size := av.ItemSize(item); size > maxItemSize {
 			return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 				ErrInvalidInput, t.name, i, formatKey(keys[i]), size)
 		}

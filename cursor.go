@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // Cursor is a position in the results of a Query or Scan: the key of the
@@ -333,45 +334,10 @@ func compareKeyValues(a, b types.AttributeValue) int {
 		}
 	case *types.AttributeValueMemberN:
 		if y, ok := b.(*types.AttributeValueMemberN); ok {
-			return numberRat(x.Value).Cmp(numberRat(y.Value))
+			return av.NumberCompare(x.Value, y.Value)
 		}
 	}
 	return 2
-}
-
-// numberRat returns the value of a number checkNumber accepted, built from
-// its significant digits, so that leading and trailing zeros (and the
-// exponent of a zero) cost nothing.
-func numberRat(s string) *big.Rat {
-	r := new(big.Rat)
-	sign, i := "", 0
-	if s[0] == '-' {
-		sign, i = "-", 1
-	}
-	digits := make([]byte, 0, len(s))
-	point := -1
-	for ; i < len(s) && s[i] != 'e' && s[i] != 'E'; i++ {
-		if s[i] == '.' {
-			point = len(digits)
-			continue
-		}
-		digits = append(digits, s[i])
-	}
-	if point < 0 {
-		point = len(digits)
-	}
-	exp := 0
-	if i < len(s) {
-		exp, _ = strconv.Atoi(s[i+1:]) // checkNumber bounds it
-	}
-	lead := len(digits) - len(bytes.TrimLeft(digits, "0"))
-	sig := bytes.TrimRight(digits[lead:], "0")
-	if len(sig) == 0 {
-		return r // zero
-	}
-	// The value is sig × 10^(point - lead - len(sig) + exp).
-	r.SetString(sign + string(sig) + "e" + strconv.Itoa(point-lead-len(sig)+exp))
-	return r
 }
 
 // keyTermHolds reports whether the key value v satisfies the term.
@@ -783,15 +749,6 @@ func (p *cursorParser) keyValue(what string) (types.AttributeValue, error) {
 	return av, err
 }
 
-// DynamoDB's limits on numbers: 38 significant digits, and a magnitude
-// from 1E-130 to 9.9999999999999999999999999999999999999E+125 (or zero).
-const (
-	maxNumberDigits = 38
-	minNumberExp    = -129 // as 0.d × 10^e: 1E-130 is 0.1 × 10^-129
-	maxNumberExp    = 126  // 9.99…E+125 is 0.999… × 10^126
-	numberRange     = "1E-130 to 9.9999999999999999999999999999999999999E+125"
-)
-
 // checkNumber accepts the numbers DynamoDB stores: the notation of
 // validNumber, at most 38 significant digits (leading and trailing zeros do
 // not count), and a magnitude DynamoDB can hold.
@@ -799,17 +756,17 @@ func checkNumber(s string) error {
 	if !numberSyntax(s) {
 		return fmt.Errorf("%.40q is not a number", s)
 	}
-	_, nsig, exp, ok := scanNumber(s) // validate.go, shared with item values
+	_, nsig, exp, ok := av.Scan(s)
 	switch {
 	case !ok: // an exponent of more than 7 digits
 		if mant, _, _ := strings.Cut(strings.ToLower(s), "e"); strings.Trim(mant, "+-0.") == "" {
 			return nil // zero, whatever its exponent
 		}
-		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, numberRange)
-	case nsig > maxNumberDigits:
-		return fmt.Errorf("%.40q has %d significant digits; DynamoDB keeps at most %d", s, nsig, maxNumberDigits)
-	case nsig > 0 && (exp < minNumberExp || exp > maxNumberExp):
-		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, numberRange)
+		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, av.Range)
+	case nsig > av.MaxDigits:
+		return fmt.Errorf("%.40q has %d significant digits; DynamoDB keeps at most %d", s, nsig, av.MaxDigits)
+	case nsig > 0 && (exp < av.MinExp || exp > av.MaxExp):
+		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, av.Range)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	avs "github.com/ddbkit/dynamo/internal/av"
 )
 
 type fzNode struct {
@@ -230,7 +232,7 @@ func FuzzEncode(f *testing.F) {
 		}
 		for _, in := range st.puts {
 			checkSent(t, in.Item)
-			if size := itemSize(in.Item); size > maxItemSize {
+			if size := avs.ItemSize(in.Item); size > maxItemSize {
 				t.Fatalf("sent an item of %d bytes", size)
 			}
 		}
@@ -283,7 +285,7 @@ func hasDuplicates(av types.AttributeValue) bool {
 				return true
 			}
 		}
-		_, dup := dedupe(v.Value, canonicalNumber)
+		_, dup := dedupe(v.Value, avs.Canonical)
 		return dup
 	case *types.AttributeValueMemberBS:
 		_, dup := dedupe(v.Value, func(b []byte) string { return string(b) })

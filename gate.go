@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // gate coordinates the Update calls of one Table, key by key. Calls on one
@@ -257,7 +259,7 @@ func (c *itemCache) take(key keyID) map[string]types.AttributeValue {
 // beyond the bounds. Items over cacheItemSize are not kept.
 func (c *itemCache) put(key keyID, item map[string]types.AttributeValue) {
 	c.take(key)
-	size := itemSize(item)
+	size := av.ItemSize(item)
 	if size > cacheItemSize {
 		return
 	}

@@ -3,11 +3,15 @@ package dynamo
 import (
 	"context"
 	"errors"
-	"maps"
 	"reflect"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
 )
 
 type numKeyed struct {
@@ -67,7 +71,7 @@ func FuzzKeyPaths(f *testing.F) {
 		v := reflect.ValueOf(&fastKeyed{ID: id, Part: part}).Elem()
 		fast, ok, ferr := tb.fastKeyOf(v)
 		slow, serr := tb.keyFromEncoded(v)
-		if ok && ((ferr == nil) != (serr == nil) || ferr == nil && !maps.EqualFunc(fast, slow, attrEqual)) {
+		if ok && ((ferr == nil) != (serr == nil) || ferr == nil && !reflect.DeepEqual(fast, slow)) {
 			t.Fatalf("fast %v %v, general %v %v", fast, ferr, slow, serr)
 		}
 		tu, err := NewTable[fastKeyedU](NewMapper(&stubClient{}), "U")
@@ -77,8 +81,81 @@ func FuzzKeyPaths(f *testing.F) {
 		vu := reflect.ValueOf(&fastKeyedU{ID: bid, Part: upart}).Elem()
 		fast, ok, ferr = tu.fastKeyOf(vu)
 		slow, serr = tu.keyFromEncoded(vu)
-		if ok && ((ferr == nil) != (serr == nil) || ferr == nil && !maps.EqualFunc(fast, slow, attrEqual)) {
+		if ok && ((ferr == nil) != (serr == nil) || ferr == nil && !reflect.DeepEqual(fast, slow)) {
 			t.Fatalf("fast %v %v, general %v %v", fast, ferr, slow, serr)
 		}
 	})
+}
+
+type numberKeyed struct {
+	ID attributevalue.Number `dynamo:"id,hash"`
+	X  string                `dynamo:"x"`
+	V  int64                 `dynamo:"v,version"`
+}
+
+// A key field of type attributevalue.Number is a number (N) everywhere:
+// CreateTable declares it N, Save writes N, and Load, Delete and the Query
+// key check use N too.
+func TestNumberKeyIsN(t *testing.T) {
+	c := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil }}
+	tb, err := NewTable[numberKeyed](NewMapper(c), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Load(t.Context(), numberKeyed{ID: "1.50"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Load = %v, want ErrNotFound", err)
+	}
+	if err := tb.Delete(t.Context(), numberKeyed{ID: "1.50", V: 1}); err != nil {
+		t.Fatalf("Delete = %v", err)
+	}
+	for _, k := range []map[string]types.AttributeValue{c.gets[0].Key, c.dels[0].Key} {
+		if got, ok := k["id"].(*types.AttributeValueMemberN); !ok || got.Value != "1.50" {
+			t.Errorf("key sent as %#v, want N 1.50", k["id"])
+		}
+	}
+	if got := tb.keyKind(&tb.p.s.fields[tb.p.s.hash]); got != 'N' {
+		t.Errorf("keyKind = %q, want 'N' (a Query with a number value must be accepted)", got)
+	}
+}
+
+// The same on DynamoDB Local: Save, Load, Update, Delete and Query of an
+// item keyed by an attributevalue.Number, the key spelled as stored or not.
+func TestNumberKeyRoundTrip(t *testing.T) {
+	c := dynamotest.Client(t)
+	name := dynamotest.KeyTable(t, c, "", "id", types.ScalarAttributeTypeN, "", "")
+	tb, err := NewTable[numberKeyed](NewMapper(c), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := tb.Save(ctx, numberKeyed{ID: "1.5", X: "a"}); err != nil {
+		t.Fatalf("Save = %v", err)
+	}
+	got, err := tb.Load(ctx, numberKeyed{ID: "1.50"}, ConsistentRead())
+	if err != nil || got.X != "a" {
+		t.Fatalf("Load = %+v, %v", got, err)
+	}
+	got, err = tb.Update(ctx, numberKeyed{ID: "1.5"}, func(it numberKeyed) (numberKeyed, error) { it.X = "b"; return it, nil })
+	if err != nil || got.X != "b" {
+		t.Fatalf("Update = %+v, %v", got, err)
+	}
+	var n int
+	for it, err := range tb.Query(ctx, expression.Key("id").Equal(expression.Value(attributevalue.Number("1.5")))) {
+		if err != nil {
+			t.Fatalf("Query = %v", err)
+		}
+		if it.X != "b" {
+			t.Fatalf("Query gave %+v", it)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Fatalf("Query gave %d items, want 1", n)
+	}
+	if err := tb.Delete(ctx, got); err != nil {
+		t.Fatalf("Delete = %v", err)
+	}
+	if _, err := tb.Load(ctx, numberKeyed{ID: "1.5"}, ConsistentRead()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Load after Delete = %v", err)
+	}
 }

@@ -755,6 +755,9 @@ func (t *Table[T]) keyKind(f *field) byte {
 	if !hasCustomMarshaler(bt) {
 		switch bt.Kind() {
 		case reflect.String:
+			if numberLike(bt) && !f.opts.asString {
+				return 'N' // as fastKeyValue and the encoder write it
+			}
 			return 'S'
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,

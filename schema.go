@@ -588,6 +588,9 @@ func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool)
 	}
 	switch fv.Kind() {
 	case reflect.String:
+		if fv.Type() != stringType && numberLike(fv.Type()) {
+			return &types.AttributeValueMemberN{Value: fv.String()}, true
+		}
 		return &types.AttributeValueMemberS{Value: fv.String()}, true
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(fv.Int(), 10)}, true
@@ -600,6 +603,23 @@ func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool)
 	}
 	return nil, false
 }
+
+// numberLike reports whether values of type t are written as numbers (N)
+// though t is of the string kind: attributevalue writes json.Number,
+// attributevalue.Number and any string type with methods Float64, Int64
+// and String so, their text being the number (S with the `string` option).
+func numberLike(t reflect.Type) bool {
+	return t.Kind() == reflect.String && t.Implements(numbererType)
+}
+
+var (
+	stringType   = reflect.TypeFor[string]()
+	numbererType = reflect.TypeFor[interface {
+		Float64() (float64, error)
+		Int64() (int64, error)
+		String() string
+	}]()
+)
 
 // maxVersion returns the largest version the version field's type holds
 // (math.MaxInt64 for the 64-bit kinds: versions are int64 in the mapper).

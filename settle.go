@@ -1,16 +1,15 @@
 package dynamo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // Settling a write whose outcome is unknown.
@@ -166,7 +165,7 @@ func (p *plan) sameAttrs(item, cur map[string]types.AttributeValue) bool {
 			if aNull != bNull {
 				return false
 			}
-		case !avEqual(a, b):
+		case !av.Equal(a, b):
 			return false
 		}
 	}
@@ -187,7 +186,7 @@ func (p *plan) basisHolds(bs *basis, cur map[string]types.AttributeValue) bool {
 		if p.tokenAttr != "" {
 			if wt, ok := bs.item[p.tokenAttr]; ok {
 				got, ok := cur[p.tokenAttr]
-				return ok && avEqual(wt, got)
+				return ok && av.Equal(wt, got)
 			}
 			if _, has := cur[p.tokenAttr]; has {
 				return false
@@ -217,60 +216,9 @@ func (p *plan) basisHolds(bs *basis, cur map[string]types.AttributeValue) bool {
 			if bok && !isNull(b) {
 				return false
 			}
-		case !bok || !avEqual(a, b):
+		case !bok || !av.Equal(a, b):
 			return false
 		}
 	}
 	return true
 }
-
-// avEqual compares two attribute values as DynamoDB's = does: sets without
-// regard to order, numbers by value.
-func avEqual(a, b types.AttributeValue) bool {
-	switch x := a.(type) {
-	case *types.AttributeValueMemberS, *types.AttributeValueMemberB:
-		return attrEqual(a, b)
-	case *types.AttributeValueMemberN:
-		y, ok := b.(*types.AttributeValueMemberN)
-		return ok && numbersEqual(x.Value, y.Value)
-	case *types.AttributeValueMemberBOOL:
-		y, ok := b.(*types.AttributeValueMemberBOOL)
-		return ok && x.Value == y.Value
-	case *types.AttributeValueMemberNULL:
-		return isNull(b)
-	case *types.AttributeValueMemberSS:
-		y, ok := b.(*types.AttributeValueMemberSS)
-		return ok && sameSet(x.Value, y.Value, func(p, q string) bool { return p == q })
-	case *types.AttributeValueMemberNS:
-		y, ok := b.(*types.AttributeValueMemberNS)
-		return ok && sameSet(x.Value, y.Value, numbersEqual)
-	case *types.AttributeValueMemberBS:
-		y, ok := b.(*types.AttributeValueMemberBS)
-		return ok && sameSet(x.Value, y.Value, bytes.Equal)
-	case *types.AttributeValueMemberL:
-		y, ok := b.(*types.AttributeValueMemberL)
-		return ok && slices.EqualFunc(x.Value, y.Value, avEqual)
-	case *types.AttributeValueMemberM:
-		y, ok := b.(*types.AttributeValueMemberM)
-		return ok && maps.EqualFunc(x.Value, y.Value, avEqual)
-	}
-	return false
-}
-
-// sameSet reports whether two sets (no duplicates within either) hold the
-// same elements.
-func sameSet[E any](a, b []E, eq func(E, E) bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		if !slices.ContainsFunc(b, func(y E) bool { return eq(x, y) }) {
-			return false
-		}
-	}
-	return true
-}
-
-// numbersEqual compares two DynamoDB numbers by value ("1" and "1.0"), as
-// item identity does (canonNumber).
-func numbersEqual(a, b string) bool { return a == b || canonNumber(a) == canonNumber(b) }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -232,7 +233,7 @@ func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, 
 	return item, err
 }
 
-var codecHooks = &codec.Hooks{Check: validAV, Size: valueSize}
+var codecHooks = &codec.Hooks{Check: validAV, Size: av.Size}
 
 // encodeItem encodes the struct boxed points to, through the compiled codec
 // where the table has one, else (and for the error of a value it refuses)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // Timestamps: fields tagged `created` and `modified` are set by the mapper
@@ -112,7 +114,7 @@ func isZeroStamp(fv reflect.Value) bool {
 func (p *plan) createdMismatch(old map[string]types.AttributeValue, sent types.AttributeValue) string {
 	f := &p.s.fields[p.s.created]
 	stored, ok := old[f.name]
-	if !ok || avEqual(stored, sent) {
+	if !ok || av.Equal(stored, sent) {
 		return ""
 	}
 	return fmt.Sprintf("the stored creation time %s is %s, not the %s this write carries (a SavePut or a transaction member keeps the stored one only when the item holds it: load the item first, or leave %s zero on a new item)",

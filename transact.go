@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // Transactions as a function: Mapper.Transact runs a function over a Txn,
@@ -555,7 +557,7 @@ func (v TxnTable[T]) Delete(key T, opts ...WriteOption) error {
 		return tx.fail(err)
 	}
 	e.mem = &txMember{kind: "TxDelete", table: t.name, key: k, held: e.held, plan: t.p, decode: t.decodeAny, cond: uc,
-		checked: true, size: itemSize(k), done: func() {}}
+		checked: true, size: av.ItemSize(k), done: func() {}}
 	e.mem.item.Delete = &types.Delete{
 		TableName:                           aws.String(t.name),
 		Key:                                 k,
@@ -592,7 +594,7 @@ func (e *txnEntry) checkMember() (*txMember, error) {
 				ErrInvalidInput, e.table, formatKey(e.key), p.s.typ, len(pc.cond))
 		}
 	}
-	m := &txMember{kind: "TxCheck", table: e.table, key: e.key, held: held, plan: p, decode: e.decode, checked: true, size: itemSize(e.key)}
+	m := &txMember{kind: "TxCheck", table: e.table, key: e.key, held: held, plan: p, decode: e.decode, checked: true, size: av.ItemSize(e.key)}
 	m.item.ConditionCheck = &types.ConditionCheck{
 		TableName:                           aws.String(e.table),
 		Key:                                 e.key,

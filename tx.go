@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // Transactions: several version-checked writes (or reads) in one
@@ -275,7 +277,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	clobber := wo.behavior == SaveClobber
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc,
-		checked: !clobber, size: itemSize(key), done: func() {}}
+		checked: !clobber, size: av.ItemSize(key), done: func() {}}
 	if c.check {
 		if pc.cond == "" {
 			why := "type " + t.p.s.typ.String() + " has no version attribute"

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // Update is the read-modify-write loop: it reads the item with key's key
@@ -430,7 +432,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			res[i] = outcome[T]{err: err}
 			continue
 		}
-		if !maps.EqualFunc(k, nk, attrEqual) {
+		if !maps.EqualFunc(k, nk, av.Equal) { // numbers by value, as item identity (keyID)
 			res[i] = outcome[T]{err: fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
 				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))}
 			continue
@@ -492,7 +494,7 @@ func (t *Table[T]) sameStored(a, b map[string]types.AttributeValue) bool {
 	if s := t.p.s; s.version >= 0 {
 		name := s.fields[s.version].name
 		va, vb := a[name], b[name]
-		if (va == nil) != (vb == nil) || (va != nil && !avEqual(va, vb)) {
+		if (va == nil) != (vb == nil) || (va != nil && !av.Equal(va, vb)) {
 			return false
 		}
 	}

@@ -121,3 +121,30 @@ func TestUpdateStops(t *testing.T) {
 		t.Errorf("failed If is not retried: %v after %d writes", err, len(c.upds))
 	}
 }
+
+// A key spelled another way than the stored one (-0 for 0, 1.00 for 1) is
+// the same item: an Update function that returns the stored item unchanged
+// does not change the key, and the write goes to the item.
+func TestUpdateKeyOtherSpellingSameItem(t *testing.T) {
+	type numItem struct {
+		ID  float64               `dynamo:"id,hash"`
+		Sub attributevalue.Number `dynamo:"sub,range"`
+		V   int64                 `dynamo:"v,version"`
+		X   string                `dynamo:"x"`
+	}
+	c := &stubClient{}
+	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": n("0"), "sub": n("1"), "v": n("3"), "x": str("a")}}, nil
+	}
+	tb, err := NewTable[numItem](NewMapper(c), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.Update(context.Background(), numItem{ID: negZero(), Sub: "1.00"}, func(it numItem) (numItem, error) { return it, nil })
+	if err != nil {
+		t.Fatalf("Update of key (-0, 1.00) stored at (0, 1) = %v, want the write", err)
+	}
+	if got.V != 4 || len(c.upds)+len(c.puts) != 1 {
+		t.Fatalf("Update = %+v after %d writes, want version 4 after one write", got, len(c.upds)+len(c.puts))
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	avs "github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 )
 
@@ -569,7 +570,7 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 				return nil, b.push(idxSeg(i))
 			}
 		}
-		if ns, dup := dedupe(v.Value, numberKeyFunc(v.Value)); dup {
+		if ns, dup := dedupe(v.Value, avs.Canonical); dup {
 			return &types.AttributeValueMemberNS{Value: ns}, nil
 		}
 	case *types.AttributeValueMemberBS:
@@ -625,7 +626,7 @@ func hasDupes(av types.AttributeValue) bool {
 		_, dup := dedupe(v.Value, func(s string) string { return s })
 		return dup
 	case *types.AttributeValueMemberNS:
-		_, dup := dedupe(v.Value, numberKeyFunc(v.Value))
+		_, dup := dedupe(v.Value, avs.Canonical)
 		return dup
 	case *types.AttributeValueMemberBS:
 		_, dup := dedupe(v.Value, func(b []byte) string { return string(b) })
@@ -774,220 +775,13 @@ func dedupe[E any](elems []E, key func(E) string) ([]E, bool) {
 	return out, true
 }
 
-// numberKeyFunc returns the key by which the numbers of a set are compared:
-// the string itself when every element is already in canonical form (what
-// strconv produces for integers, and for floats other than -0), else
-// canonicalNumber, so that 0 and -0, 1 and 1.0, 100 and 1e2 are one number.
-func numberKeyFunc(ns []string) func(string) string {
-	for _, s := range ns {
-		if !isCanonicalNumber(s) {
-			return canonicalNumber
-		}
-	}
-	return func(s string) string { return s }
-}
-
-// isCanonicalNumber reports whether s is an integer or decimal without a
-// sign on zero, leading zeros, trailing fractional zeros or an exponent:
-// two such strings are equal exactly when their numbers are.
-func isCanonicalNumber(s string) bool {
-	if s == "0" {
-		return true
-	}
-	if s != "" && s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" || s[0] < '1' && !(s[0] == '0' && len(s) > 1 && s[1] == '.') || s[0] > '9' {
-		return false
-	}
-	dot := -1
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-		case c == '.' && dot < 0:
-			dot = i
-		default:
-			return false
-		}
-	}
-	if dot >= 0 {
-		if dot == len(s)-1 || s[len(s)-1] == '0' {
-			return false
-		}
-		if s[0] == '0' && strings.Trim(s[2:], "0") == "" {
-			return false // -0.000 style zero
-		}
-	}
-	return true
-}
-
-// scanNumber reads a DynamoDB number without allocating: its sign, the
-// count of its significant digits (no leading or trailing zeros) and its
-// decimal exponent, such that the value is 0.d₁d₂… × 10^exp. ok is false for
-// strings DynamoDB does not read as numbers (NaN, Inf, "1e", " 1", ...).
-// Zero has no significant digits.
-func scanNumber(s string) (neg bool, nsig, exp int, ok bool) {
-	if s == "" {
-		return false, 0, 0, false
-	}
-	switch s[0] {
-	case '-':
-		neg, s = true, s[1:]
-	case '+':
-		s = s[1:]
-	}
-	digits, intLen, dot := 0, -1, false
-	first, last := -1, -1 // digit indexes of the first and last non-zero digits
-	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			if c != '0' {
-				if first < 0 {
-					first = digits
-				}
-				last = digits
-			}
-			digits++
-		case c == '.' && !dot:
-			dot, intLen = true, digits
-		case c == 'e' || c == 'E':
-			goto exponent
-		default:
-			return false, 0, 0, false
-		}
-	}
-exponent:
-	if digits == 0 {
-		return false, 0, 0, false
-	}
-	if !dot {
-		intLen = digits
-	}
-	e := 0
-	if i < len(s) {
-		es := s[i+1:]
-		if es != "" && (es[0] == '+' || es[0] == '-') {
-			es = es[1:]
-		}
-		if es == "" || len(es) > 7 {
-			return false, 0, 0, false
-		}
-		for j := 0; j < len(es); j++ {
-			if es[j] < '0' || es[j] > '9' {
-				return false, 0, 0, false
-			}
-			e = e*10 + int(es[j]-'0')
-		}
-		if s[i+1] == '-' {
-			e = -e
-		}
-	}
-	if first < 0 {
-		return false, 0, 0, true // zero, whatever its sign and exponent
-	}
-	return neg, last - first + 1, intLen - first + e, true
-}
-
-// DynamoDB's number limits (maxNumberDigits, minNumberExp, maxNumberExp)
-// are in cursor.go; checked against DynamoDB Local.
-
-// checkItemNumber refuses what DynamoDB would refuse as a number: NaN and
-// infinities (what the encoder writes for such floats), other strings that
-// are not numbers, more than 38 significant digits, magnitudes out of range.
+// checkItemNumber refuses what DynamoDB would refuse as a number (the rule
+// is av.Problem's).
 func checkItemNumber(s string) *badValue {
-	plain := len(s) > 0 && len(s) <= maxNumberDigits
-	for i := 0; plain && i < len(s); i++ {
-		plain = s[i] >= '0' && s[i] <= '9' || i == 0 && s[i] == '-' && len(s) > 1
-	}
-	if plain {
-		return nil // an integer as strconv writes it
-	}
-	_, nsig, exp, ok := scanNumber(s)
-	fix := "DynamoDB numbers have up to 38 significant digits and magnitudes from 1E-130 to 9.99E+125: store other values as strings"
-	switch {
-	case !ok:
-		return &badValue{what: fmt.Sprintf("is the number %q, which DynamoDB cannot store", truncate(s, 40)), fix: fix}
-	case nsig > maxNumberDigits:
-		return &badValue{what: fmt.Sprintf("is the number %s with %d significant digits", shortNumber(s), nsig), fix: fix}
-	case nsig > 0 && (exp < minNumberExp || exp > maxNumberExp):
-		return &badValue{what: fmt.Sprintf("is the number %s, out of DynamoDB's range", shortNumber(s)), fix: fix}
+	if p := avs.Problem(s); p != "" {
+		return &badValue{what: p, fix: "DynamoDB numbers have up to 38 significant digits and magnitudes from 1E-130 to 9.99E+125: store other values as strings"}
 	}
 	return nil
-}
-
-// shortNumber renders a long number string for a message.
-func shortNumber(s string) string {
-	if len(s) <= 40 {
-		return s
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil {
-		return strconv.FormatFloat(f, 'g', -1, 64) + " (as written: " + strconv.Itoa(len(s)) + " characters)"
-	}
-	return truncate(s, 40)
-}
-
-// canonicalNumber returns a form of the number s that is equal for equal
-// numbers; s itself when it does not parse.
-func canonicalNumber(s string) string {
-	neg, nsig, exp, ok := scanNumber(s)
-	if !ok {
-		return s
-	}
-	if nsig == 0 {
-		return "0"
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	b.WriteString("0.")
-	n := 0
-	for i := 0; i < len(s) && n < nsig; i++ {
-		c := s[i]
-		if c == 'e' || c == 'E' {
-			break
-		}
-		if c < '0' || c > '9' || c == '0' && n == 0 {
-			continue
-		}
-		b.WriteByte(c)
-		n++
-	}
-	b.WriteByte('e')
-	b.WriteString(strconv.Itoa(exp))
-	return b.String()
-}
-
-// numberSize is the size DynamoDB counts for the number s (checked against
-// DynamoDB Local): one byte, plus one per pair of digits of its base-100
-// mantissa (pairs aligned on the decimal point, zero pairs at either end not
-// stored), plus one for a negative number. Unparsable strings count their
-// length (DynamoDB refuses them anyway).
-func numberSize(s string) int {
-	neg, nsig, exp, ok := scanNumber(s)
-	if !ok {
-		return len(s)
-	}
-	if nsig == 0 {
-		return 1
-	}
-	// The first digit stands for 10^(exp-1), the last for 10^(exp-nsig).
-	first, last := exp-1, exp-nsig
-	n := 1 + floorDiv2(first) - floorDiv2(last) + 1
-	if neg {
-		n++
-	}
-	return n
-}
-
-func floorDiv2(n int) int {
-	if n >= 0 {
-		return n / 2
-	}
-	return -((-n + 1) / 2)
 }
 
 // nilSetElem returns, for an encoder error, the name of the top-level set
@@ -1047,11 +841,11 @@ func (t *Table[T]) writtenSize(item map[string]types.AttributeValue, next int64,
 		case !put && isNull(v):
 			// removed or left alone by UpdateItem, not stored
 		default:
-			n += len(k) + valueSize(v)
+			n += len(k) + avs.Size(v)
 		}
 	}
 	if version != "" {
-		n += len(version) + numberSize(strconv.FormatInt(next, 10))
+		n += len(version) + avs.NumberSize(strconv.FormatInt(next, 10))
 	}
 	if tokenAttr != "" {
 		n += len(tokenAttr) + len(token)
@@ -1073,9 +867,9 @@ func (t *Table[T]) sizeOf(item map[string]types.AttributeValue, sz itemSizes, ne
 	if s.version >= 0 {
 		name := s.fields[s.version].name
 		if v, ok := item[name]; ok && (put || !isNull(v)) {
-			n -= len(name) + valueSize(v) // counted below as written
+			n -= len(name) + avs.Size(v) // counted below as written
 		}
-		n += len(name) + numberSize(strconv.FormatInt(next, 10))
+		n += len(name) + avs.NumberSize(strconv.FormatInt(next, 10))
 	}
 	if token != nil && t.p.tokenAttr != "" {
 		// The codec's item never holds the token attribute: NewTable

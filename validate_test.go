@@ -322,67 +322,8 @@ func TestSetsAndOddValues(t *testing.T) {
 	wantInvalid(t, "Inf in a set", err, "F", "[1]")
 }
 
-// checkNumber against what DynamoDB Local accepts and refuses.
-func TestCheckItemNumber(t *testing.T) {
-	for _, s := range []string{"0", "-0", "1", "-12", "1E-130", "0.1E-129", "9.9999999999999999999999999999999999999E+125",
-		"+1", ".5", "5.", "00", "-0.0e-500", "0e999", "1e+5", "12345678901234567890123456789012345678", "0.000125"} {
-		if b := checkItemNumber(s); b != nil {
-			t.Errorf("checkItemNumber(%q) = %s, but DynamoDB accepts it", s, b.what)
-		}
-	}
-	for _, s := range []string{"NaN", "+Inf", "-Inf", "Infinity", "1E-131", "0.01E-129", "1E126", "10E125",
-		"123456789012345678901234567890123456789", "1e", "0x10", " 1", "1_0", "-", "", "1e99999999"} {
-		if b := checkItemNumber(s); b == nil {
-			t.Errorf("checkItemNumber(%q) = nil, but DynamoDB refuses it", s)
-		}
-	}
-}
-
-func TestCanonicalNumbers(t *testing.T) {
-	same := [][]string{
-		{"0", "-0", "0.0", "-0.000", "0e5", "+0", ".0"},
-		{"1", "1.0", "01", "+1", "10e-1", "0.1e1", "1.000e0"},
-		{"100", "1e2", "1E2", "100.00", "0.001e5"},
-		{"-1.5", "-15e-1", "-01.50"},
-	}
-	for _, group := range same {
-		for _, s := range group {
-			if got, want := canonicalNumber(s), canonicalNumber(group[0]); got != want {
-				t.Errorf("canonicalNumber(%q) = %q, want %q as for %q", s, got, want, group[0])
-			}
-		}
-	}
-	if canonicalNumber("1") == canonicalNumber("-1") || canonicalNumber("10") == canonicalNumber("1") {
-		t.Error("different numbers compare equal")
-	}
-	for _, s := range []string{"0", "1", "-1", "1.5", "0.25", "-0.25", "123456"} {
-		if !isCanonicalNumber(s) {
-			t.Errorf("isCanonicalNumber(%q) = false", s)
-		}
-	}
-	for _, s := range []string{"-0", "01", "1.0", "1e2", "+1", "0.0", ".5", "5.", "-0.0", "", "-", "1.2.3"} {
-		if isCanonicalNumber(s) {
-			t.Errorf("isCanonicalNumber(%q) = true", s)
-		}
-	}
-}
-
-// numberSize against sizes measured on DynamoDB Local (TestItemSizeBoundary
-// checks the rule end to end).
-func TestNumberSize(t *testing.T) {
-	for s, want := range map[string]int{
-		"0": 1, "-0": 1, "1": 2, "12": 2, "123": 3, "1234": 3, "12345": 4, "-1": 3, "-12": 3, "-123": 4,
-		"0.1": 2, "0.12": 2, "0.123": 3, "1.5": 3, "10": 2, "100": 2, "1000": 2, "10000": 2, "1e10": 2,
-		"1.1e1": 2, "0.001": 2, "1.001": 4, "10.1": 3, "100.1": 4, "-0.1": 3, "-0.001": 3,
-		"12345678901234567890123456789012345678": 20, "-12345678901234567890123456789012345678": 21,
-		"00012": 2, "12.000": 2, "1E-130": 2, "9.9999999999999999999999999999999999999E+125": 20,
-		"120": 3, "1200": 2, "12000": 3, "0.5": 2, "0.05": 2,
-	} {
-		if got := numberSize(s); got != want {
-			t.Errorf("numberSize(%q) = %d, want %d", s, got, want)
-		}
-	}
-}
+// The number rules (what DynamoDB refuses, canonical forms, sizes) are
+// tested in internal/av.
 
 // Issue 12 item 6: Limit above MaxInt32 is not truncated to int32.
 func TestLimitAboveMaxInt32(t *testing.T) {

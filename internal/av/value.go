@@ -1,0 +1,124 @@
+package av
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Equal compares two attribute values as DynamoDB's = does: numbers by
+// value ("1" and "1.0"), sets without regard to order, lists element by
+// element, maps entry by entry; NULL equals NULL.
+func Equal(a, b types.AttributeValue) bool {
+	switch x := a.(type) {
+	case *types.AttributeValueMemberS:
+		y, ok := b.(*types.AttributeValueMemberS)
+		return ok && x.Value == y.Value
+	case *types.AttributeValueMemberN:
+		y, ok := b.(*types.AttributeValueMemberN)
+		return ok && NumberEqual(x.Value, y.Value)
+	case *types.AttributeValueMemberB:
+		y, ok := b.(*types.AttributeValueMemberB)
+		return ok && bytes.Equal(x.Value, y.Value)
+	case *types.AttributeValueMemberBOOL:
+		y, ok := b.(*types.AttributeValueMemberBOOL)
+		return ok && x.Value == y.Value
+	case *types.AttributeValueMemberNULL:
+		_, ok := b.(*types.AttributeValueMemberNULL)
+		return ok
+	case *types.AttributeValueMemberSS:
+		y, ok := b.(*types.AttributeValueMemberSS)
+		return ok && sameSet(x.Value, y.Value, func(p, q string) bool { return p == q })
+	case *types.AttributeValueMemberNS:
+		y, ok := b.(*types.AttributeValueMemberNS)
+		return ok && sameSet(x.Value, y.Value, NumberEqual)
+	case *types.AttributeValueMemberBS:
+		y, ok := b.(*types.AttributeValueMemberBS)
+		return ok && sameSet(x.Value, y.Value, bytes.Equal)
+	case *types.AttributeValueMemberL:
+		y, ok := b.(*types.AttributeValueMemberL)
+		return ok && slices.EqualFunc(x.Value, y.Value, Equal)
+	case *types.AttributeValueMemberM:
+		y, ok := b.(*types.AttributeValueMemberM)
+		return ok && maps.EqualFunc(x.Value, y.Value, Equal)
+	}
+	return false
+}
+
+// sameSet reports whether two sets (no duplicates within either) hold the
+// same elements.
+func sameSet[E any](a, b []E, eq func(E, E) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.ContainsFunc(b, func(y E) bool { return eq(x, y) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxItemSize is DynamoDB's item size limit.
+const MaxItemSize = 400 * 1024
+
+// ItemSize is the size DynamoDB counts for an item (its 400 KB limit):
+// attribute names plus values (Size). Checked byte for byte against
+// DynamoDB Local (the root package's TestItemSizeBoundary).
+func ItemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + Size(v)
+	}
+	return n
+}
+
+// Size is the size DynamoDB counts for an attribute value: strings and
+// binaries their bytes, numbers as NumberSize says, booleans and nulls one
+// byte, sets the sum of their elements, maps and lists 3 bytes plus, per
+// element, one byte, the element and (maps) its name.
+func Size(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return NumberSize(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, s := range v.Value {
+			n += NumberSize(s)
+		}
+		return n
+	case *types.AttributeValueMemberBS:
+		n := 0
+		for _, b := range v.Value {
+			n += len(b)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + Size(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + Size(e)
+		}
+		return n
+	}
+	return 0
+}
