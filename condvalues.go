@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -12,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/condexpr"
 )
 
 // Conditions and filters on attributes the mapper stores its own way.
@@ -60,362 +61,6 @@ func JavaDate(t time.Time) types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: t.UTC().Format(JavaDateLayout)}
 }
 
-// condTok is one token of a condition expression.
-type condTok struct {
-	kind       byte // 'n' #name, 'v' :value, 'i' identifier, 'd' digits, 'c' comparator, or the punctuation itself: ( ) , . [ ]
-	text       string
-	start, end int // byte offsets in the expression
-}
-
-var errCondSyntax = errors.New("dynamo: unreadable condition expression")
-
-// maxCondDepth bounds the nesting the parser follows. DynamoDB takes
-// expressions of up to 4 KB, so deeper ones cannot be sent anyway.
-const maxCondDepth = 4096
-
-// tokenizeCond splits a condition expression into tokens.
-func tokenizeCond(s string) ([]condTok, error) {
-	var toks []condTok
-	for i := 0; i < len(s); {
-		c := s[i]
-		start := i
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-			continue
-		case c == '#' || c == ':':
-			i++
-			for i < len(s) && isWordByte(s[i]) {
-				i++
-			}
-			if i == start+1 {
-				return nil, errCondSyntax
-			}
-			kind := byte('n')
-			if c == ':' {
-				kind = 'v'
-			}
-			toks = append(toks, condTok{kind, s[start:i], start, i})
-			continue
-		case c >= '0' && c <= '9':
-			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
-			toks = append(toks, condTok{'d', s[start:i], start, i})
-			continue
-		case isWordByte(c):
-			for i < len(s) && isWordByte(s[i]) {
-				i++
-			}
-			toks = append(toks, condTok{'i', s[start:i], start, i})
-			continue
-		case c == '(' || c == ')' || c == ',' || c == '.' || c == '[' || c == ']':
-			toks = append(toks, condTok{c, s[i : i+1], i, i + 1})
-			i++
-			continue
-		case c == '=':
-			i++
-		case c == '<':
-			i++
-			if i < len(s) && (s[i] == '=' || s[i] == '>') {
-				i++
-			}
-		case c == '>':
-			i++
-			if i < len(s) && s[i] == '=' {
-				i++
-			}
-		default:
-			return nil, errCondSyntax
-		}
-		toks = append(toks, condTok{'c', s[start:i], start, i})
-	}
-	return toks, nil
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// condPath is a document path: a name placeholder followed by .name and
-// [index] steps.
-type condPath struct {
-	segs       []condTok // the name and digit tokens, in order
-	index      []bool    // index[i]: segs[i] is a list index
-	start, end int       // byte span in the expression
-}
-
-// condOperand is a path, a value placeholder, or anything else (size(...)).
-type condOperand struct {
-	path  *condPath
-	value string // ":x", or ""
-}
-
-// condGroup is one comparison, BETWEEN, IN or function call: the paths and
-// values in it relate to each other.
-type condGroup struct {
-	fn       string // "" for comparisons, BETWEEN and IN; else the function name
-	operands []condOperand
-}
-
-// condParser is a recursive-descent parser of DynamoDB condition
-// expressions. It collects the groups and the paths; it does not build a
-// tree.
-type condParser struct {
-	toks   []condTok
-	pos    int
-	groups []condGroup
-	paths  []*condPath
-	depth  int
-}
-
-func parseCond(s string) (*condParser, error) {
-	toks, err := tokenizeCond(s)
-	if err != nil {
-		return nil, err
-	}
-	p := &condParser{toks: toks}
-	if err := p.condition(); err != nil {
-		return nil, err
-	}
-	if p.pos != len(p.toks) {
-		return nil, errCondSyntax
-	}
-	return p, nil
-}
-
-func (p *condParser) peek() (condTok, bool) {
-	if p.pos < len(p.toks) {
-		return p.toks[p.pos], true
-	}
-	return condTok{}, false
-}
-
-func (p *condParser) isKeyword(word string) bool {
-	t, ok := p.peek()
-	return ok && t.kind == 'i' && strings.EqualFold(t.text, word)
-}
-
-func (p *condParser) expect(kind byte) error {
-	t, ok := p.peek()
-	if !ok || t.kind != kind {
-		return errCondSyntax
-	}
-	p.pos++
-	return nil
-}
-
-// condition := and (OR and)*
-func (p *condParser) condition() error {
-	if p.depth++; p.depth > maxCondDepth {
-		return errCondSyntax
-	}
-	defer func() { p.depth-- }()
-	if err := p.and(); err != nil {
-		return err
-	}
-	for p.isKeyword("OR") {
-		p.pos++
-		if err := p.and(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// and := not (AND not)*
-func (p *condParser) and() error {
-	if err := p.not(); err != nil {
-		return err
-	}
-	for p.isKeyword("AND") {
-		p.pos++
-		if err := p.not(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// not := NOT not | primary
-func (p *condParser) not() error {
-	if p.isKeyword("NOT") {
-		p.pos++
-		if p.depth++; p.depth > maxCondDepth {
-			return errCondSyntax
-		}
-		defer func() { p.depth-- }()
-		return p.not()
-	}
-	return p.primary()
-}
-
-// primary := ( condition ) | function ( operands ) | operand comparator operand
-// | operand BETWEEN operand AND operand | operand IN ( operand, ... )
-func (p *condParser) primary() error {
-	t, ok := p.peek()
-	if !ok {
-		return errCondSyntax
-	}
-	if t.kind == '(' {
-		p.pos++
-		if err := p.condition(); err != nil {
-			return err
-		}
-		return p.expect(')')
-	}
-	if t.kind == 'i' && !strings.EqualFold(t.text, "size") {
-		// A function that is a condition by itself.
-		p.pos++
-		ops, err := p.args()
-		if err != nil {
-			return err
-		}
-		p.groups = append(p.groups, condGroup{fn: strings.ToLower(t.text), operands: ops})
-		return nil
-	}
-	left, err := p.operand()
-	if err != nil {
-		return err
-	}
-	g := condGroup{operands: []condOperand{left}}
-	switch {
-	case p.isKeyword("BETWEEN"):
-		p.pos++
-		lo, err := p.operand()
-		if err != nil {
-			return err
-		}
-		if !p.isKeyword("AND") {
-			return errCondSyntax
-		}
-		p.pos++
-		hi, err := p.operand()
-		if err != nil {
-			return err
-		}
-		g.operands = append(g.operands, lo, hi)
-	case p.isKeyword("IN"):
-		p.pos++
-		ops, err := p.args()
-		if err != nil {
-			return err
-		}
-		g.operands = append(g.operands, ops...)
-	default:
-		if err := p.expect('c'); err != nil {
-			return err
-		}
-		right, err := p.operand()
-		if err != nil {
-			return err
-		}
-		g.operands = append(g.operands, right)
-	}
-	p.groups = append(p.groups, g)
-	return nil
-}
-
-// args := ( operand (, operand)* )
-func (p *condParser) args() ([]condOperand, error) {
-	if err := p.expect('('); err != nil {
-		return nil, err
-	}
-	var ops []condOperand
-	for {
-		op, err := p.operand()
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
-		t, ok := p.peek()
-		if !ok {
-			return nil, errCondSyntax
-		}
-		p.pos++
-		switch t.kind {
-		case ',':
-			continue
-		case ')':
-			return ops, nil
-		}
-		return nil, errCondSyntax
-	}
-}
-
-// operand := size ( path ) | :value | path
-func (p *condParser) operand() (condOperand, error) {
-	t, ok := p.peek()
-	if !ok {
-		return condOperand{}, errCondSyntax
-	}
-	switch t.kind {
-	case 'v':
-		p.pos++
-		return condOperand{value: t.text}, nil
-	case 'i':
-		if !strings.EqualFold(t.text, "size") {
-			return condOperand{}, errCondSyntax
-		}
-		p.pos++
-		if err := p.expect('('); err != nil {
-			return condOperand{}, err
-		}
-		if _, err := p.path(); err != nil {
-			return condOperand{}, err
-		}
-		return condOperand{}, p.expect(')')
-	case 'n':
-		cp, err := p.path()
-		return condOperand{path: cp}, err
-	}
-	return condOperand{}, errCondSyntax
-}
-
-// path := #name ( . #name | [ digits ] )*
-func (p *condParser) path() (*condPath, error) {
-	t, ok := p.peek()
-	if !ok || t.kind != 'n' {
-		return nil, errCondSyntax
-	}
-	p.pos++
-	cp := &condPath{segs: []condTok{t}, index: []bool{false}, start: t.start, end: t.end}
-	for {
-		t, ok := p.peek()
-		if !ok {
-			break
-		}
-		if t.kind == '.' {
-			p.pos++
-			n, ok := p.peek()
-			if !ok || n.kind != 'n' {
-				return nil, errCondSyntax
-			}
-			p.pos++
-			cp.segs, cp.index, cp.end = append(cp.segs, n), append(cp.index, false), n.end
-			continue
-		}
-		if t.kind == '[' {
-			p.pos++
-			d, ok := p.peek()
-			if !ok || d.kind != 'd' {
-				return nil, errCondSyntax
-			}
-			p.pos++
-			e, ok := p.peek()
-			if !ok || e.kind != ']' {
-				return nil, errCondSyntax
-			}
-			p.pos++
-			cp.segs, cp.index, cp.end = append(cp.segs, d), append(cp.index, true), e.end
-			continue
-		}
-		break
-	}
-	p.paths = append(p.paths, cp)
-	return cp, nil
-}
-
 // rewriteCond returns expr, names and values as they must be sent for a
 // table of schema s: values compared with javabool and javadate attributes
 // encoded as those attributes are stored, and expression.Name("a.b") made
@@ -437,7 +82,7 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 	if len(s.javaFields) == 0 && !hasDots && !hasText {
 		return expr, names, nil
 	}
-	p, err := parseCond(expr)
+	p, err := condexpr.Parse(expr)
 	if err != nil {
 		// Not what the expression package writes. Refuse only if it
 		// names an attribute whose values would need converting.
@@ -455,16 +100,16 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 	}
 	var edits []edit
 	dotted := map[string]string{} // attribute name → new placeholder
-	for _, cp := range p.paths {
-		if !hasDots || len(cp.segs) < 2 {
+	for _, cp := range p.Paths {
+		if !hasDots || len(cp.Segs) < 2 {
 			continue
 		}
-		if _, ok := s.byName[names[cp.segs[0].text]]; ok {
+		if _, ok := s.byName[names[cp.Segs[0].Text]]; ok {
 			continue // a top-level attribute of that name exists: a path it is
 		}
-		joined := names[cp.segs[0].text]
-		for k := 1; k < len(cp.segs) && !cp.index[k]; k++ {
-			joined += "." + names[cp.segs[k].text]
+		joined := names[cp.Segs[0].Text]
+		for k := 1; k < len(cp.Segs) && !cp.Index[k]; k++ {
+			joined += "." + names[cp.Segs[k].Text]
 			if _, ok := s.byName[joined]; !ok {
 				continue
 			}
@@ -473,9 +118,9 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 				ph = "#dot" + strconv.Itoa(len(dotted))
 				dotted[joined] = ph
 			}
-			edits = append(edits, edit{cp.start, cp.segs[k].end, ph})
-			cp.segs = append([]condTok{{kind: 'n', text: ph}}, cp.segs[k+1:]...)
-			cp.index = append([]bool{false}, cp.index[k+1:]...)
+			edits = append(edits, edit{cp.Start, cp.Segs[k].End, ph})
+			cp.Segs = append([]condexpr.Token{{Kind: condexpr.Name, Text: ph}}, cp.Segs[k+1:]...)
+			cp.Index = append([]bool{false}, cp.Index[k+1:]...)
 			break
 		}
 	}
@@ -494,15 +139,7 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 		}
 		// Drop the names no expression uses any more: DynamoDB refuses
 		// unused ones.
-		used := map[string]bool{}
-		for _, e := range append([]string{expr}, others...) {
-			toks, _ := tokenizeCond(e)
-			for _, t := range toks {
-				if t.kind == 'n' {
-					used[t.text] = true
-				}
-			}
-		}
+		used := condexpr.UsedNames(append([]string{expr}, others...)...)
 		for ph := range names {
 			if !used[ph] {
 				delete(names, ph)
@@ -511,15 +148,15 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 	}
 	// Values compared with javabool and javadate attributes, and with
 	// attributes holding text types (condtext.go).
-	resolve := func(cp *condPath) (*javaConv, reflect.Type, string) {
-		name := names[cp.segs[0].text]
+	resolve := func(cp *condexpr.Path) (*javaConv, reflect.Type, string) {
+		name := names[cp.Segs[0].Text]
 		i, ok := s.byName[name]
 		if !ok {
 			return nil, nil, ""
 		}
 		c := s.fields[i].conv
-		for k := 1; c != nil && k < len(cp.segs); k++ {
-			c = c.step(cp.index[k], names[cp.segs[k].text])
+		for k := 1; c != nil && k < len(cp.Segs); k++ {
+			c = c.step(cp.Index[k], names[cp.Segs[k].Text])
 		}
 		if c != nil && !c.condLive() {
 			c = nil
@@ -527,8 +164,8 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 		var tt reflect.Type
 		if hasText && holdsText(s.fields[i].typ) {
 			tt = s.fields[i].typ
-			for k := 1; tt != nil && k < len(cp.segs); k++ {
-				tt = textStep(tt, cp.index[k], names[cp.segs[k].text])
+			for k := 1; tt != nil && k < len(cp.Segs); k++ {
+				tt = textStep(tt, cp.Index[k], names[cp.Segs[k].Text])
 			}
 			if tt != nil && !holdsText(tt) {
 				tt = nil
@@ -542,51 +179,51 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 	// Each value placeholder is converted for the attribute it is compared
 	// with; one compared with attributes stored differently cannot be.
 	done := map[string]string{} // value placeholder → the attribute it was compared with
-	for _, g := range p.groups {
+	for _, g := range p.Groups {
 		var conv *javaConv
 		var text reflect.Type
 		var attr string
-		for _, op := range g.operands {
-			if op.path == nil {
+		for _, op := range g.Operands {
+			if op.Path == nil {
 				continue
 			}
-			if c, tt, a := resolve(op.path); a != "" {
+			if c, tt, a := resolve(op.Path); a != "" {
 				conv, text, attr = c, tt, a
 				break
 			}
 		}
-		switch g.fn {
+		switch g.Fn {
 		case "", "contains", "begins_with":
 		default:
 			continue // attribute_exists, attribute_not_exists, attribute_type: nothing compared
 		}
-		for _, op := range g.operands {
-			if op.value == "" {
+		for _, op := range g.Operands {
+			if op.Value == "" {
 				continue
 			}
-			if prev, ok := done[op.value]; ok {
+			if prev, ok := done[op.Value]; ok {
 				if prev != attr {
 					return "", nil, fmt.Errorf("value %s is compared with both %s and %s, which store values differently: use a separate expression.Value for each",
-						formatAV(values[op.value], 80), orOther(prev), orOther(attr))
+						formatAV(values[op.Value], 80), orOther(prev), orOther(attr))
 				}
 				continue
 			}
-			done[op.value] = attr
-			av, ok := values[op.value]
+			done[op.Value] = attr
+			av, ok := values[op.Value]
 			if !ok || attr == "" {
 				continue
 			}
 			nv := av
 			if conv != nil {
-				nv, err = conv.condValue(g.fn, nv)
+				nv, err = conv.condValue(g.Fn, nv)
 			}
 			if err == nil && text != nil {
-				nv, err = textCondValue(text, g.fn, nv)
+				nv, err = textCondValue(text, g.Fn, nv)
 			}
 			if err != nil {
 				return "", nil, fmt.Errorf("the value %s compared with attribute %s: %w", formatAV(av, 80), attr, err)
 			}
-			values[op.value] = nv
+			values[op.Value] = nv
 		}
 	}
 	return expr, names, nil
@@ -739,16 +376,16 @@ func avKind(av types.AttributeValue) string {
 }
 
 // pathText renders a path with its names: doc.flags[2].
-func pathText(cp *condPath, names map[string]string) string {
+func pathText(cp *condexpr.Path, names map[string]string) string {
 	var b strings.Builder
-	for k, t := range cp.segs {
+	for k, t := range cp.Segs {
 		switch {
-		case cp.index[k]:
-			b.WriteString("[" + t.text + "]")
+		case cp.Index[k]:
+			b.WriteString("[" + t.Text + "]")
 		case k > 0:
-			b.WriteString("." + nameText(names, t.text))
+			b.WriteString("." + nameText(names, t.Text))
 		default:
-			b.WriteString(nameText(names, t.text))
+			b.WriteString(nameText(names, t.Text))
 		}
 	}
 	return b.String()
@@ -762,7 +399,7 @@ func nameText(names map[string]string, ph string) string {
 		return ph
 	}
 	for i := 0; i < len(n); i++ {
-		if !isWordByte(n[i]) {
+		if !condexpr.IsWordByte(n[i]) {
 			return strconv.Quote(n)
 		}
 	}
@@ -776,7 +413,7 @@ func nameText(names map[string]string, ph string) string {
 // place of the placeholders, for error messages: `paid = 1 AND total > 10`.
 // It never fails: what it cannot read it leaves as it is.
 func readableCond(expr string, names map[string]string, values map[string]types.AttributeValue) string {
-	toks, err := tokenizeCond(expr)
+	toks, err := condexpr.Tokenize(expr)
 	if err != nil {
 		return expr
 	}
@@ -784,11 +421,11 @@ func readableCond(expr string, names map[string]string, values map[string]types.
 	last := 0
 	for _, t := range toks {
 		var repl string
-		switch t.kind {
-		case 'n':
-			repl = nameText(names, t.text)
-		case 'v':
-			av, ok := values[t.text]
+		switch t.Kind {
+		case condexpr.Name:
+			repl = nameText(names, t.Text)
+		case condexpr.Value:
+			av, ok := values[t.Text]
 			if !ok {
 				continue
 			}
@@ -796,9 +433,9 @@ func readableCond(expr string, names map[string]string, values map[string]types.
 		default:
 			continue
 		}
-		b.WriteString(expr[last:t.start])
+		b.WriteString(expr[last:t.Start])
 		b.WriteString(repl)
-		last = t.end
+		last = t.End
 	}
 	b.WriteString(expr[last:])
 	return b.String()
