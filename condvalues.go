@@ -70,30 +70,62 @@ func JavaDate(t time.Time) types.AttributeValue {
 // are the request's other expressions that share names (a key condition):
 // a name placeholder they use is kept. A value that cannot be converted is
 // an error saying what to pass instead.
+//
+// It works in phases over one parse (condexpr.Parse): the paths naming
+// dotted attributes are rewritten (undotPaths), the comparisons whose
+// values need converting are found (condComparisons), and their values are
+// converted (convertCondValues).
 func (s *schema) rewriteCond(expr string, names map[string]string, values map[string]types.AttributeValue, others ...string) (string, map[string]string, error) {
-	hasDots := false
-	for i := range s.fields {
-		if strings.IndexByte(s.fields[i].name, '.') >= 0 {
-			hasDots = true
-			break
-		}
-	}
-	hasText := s.hasText
-	if len(s.javaFields) == 0 && !hasDots && !hasText {
+	hasDots := s.hasDottedNames()
+	if len(s.javaFields) == 0 && !hasDots && !s.hasText {
 		return expr, names, nil
 	}
 	p, err := condexpr.Parse(expr)
 	if err != nil {
-		// Not what the expression package writes. Refuse only if it
-		// names an attribute whose values would need converting.
-		for _, name := range names {
-			if i, ok := s.byName[name]; ok && (s.fields[i].conv != nil && s.fields[i].conv.condLive() || holdsText(s.fields[i].typ)) {
-				return "", nil, fmt.Errorf("%q names attribute %q, whose values the mapper converts (javabool, javadate, text types), but the expression cannot be read to convert them: build it with the expression package", expr, name)
-			}
+		if err := s.unreadableCond(expr, names); err != nil {
+			return "", nil, err
 		}
 		return expr, names, nil
 	}
-	// Top-level attributes with a dot in the name.
+	if hasDots {
+		expr, names = s.undotPaths(expr, p, names, others)
+	}
+	cmps, err := s.condComparisons(p, names, values)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := convertCondValues(cmps, values); err != nil {
+		return "", nil, err
+	}
+	return expr, names, nil
+}
+
+// hasDottedNames reports whether an attribute of s has a dot in its name.
+func (s *schema) hasDottedNames() bool {
+	for i := range s.fields {
+		if strings.IndexByte(s.fields[i].name, '.') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// unreadableCond is the error for expr, which condexpr cannot read: nil
+// unless it names an attribute whose values would need converting.
+func (s *schema) unreadableCond(expr string, names map[string]string) error {
+	for _, name := range names {
+		if i, ok := s.byName[name]; ok && (s.fields[i].conv != nil && s.fields[i].conv.condLive() || holdsText(s.fields[i].typ)) {
+			return fmt.Errorf("%q names attribute %q, whose values the mapper converts (javabool, javadate, text types), but the expression cannot be read to convert them: build it with the expression package", expr, name)
+		}
+	}
+	return nil
+}
+
+// undotPaths rewrites the paths of p that name a top-level attribute with a
+// dot in its name (#0.#1 for "a.b", where s has "a.b" and no "a") to one new
+// placeholder, in p and in the text, and drops the names neither expr nor
+// others use any more (DynamoDB refuses unused ones).
+func (s *schema) undotPaths(expr string, p *condexpr.Expr, names map[string]string, others []string) (string, map[string]string) {
 	type edit struct {
 		start, end int
 		text       string
@@ -101,7 +133,7 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 	var edits []edit
 	dotted := map[string]string{} // attribute name → new placeholder
 	for _, cp := range p.Paths {
-		if !hasDots || len(cp.Segs) < 2 {
+		if len(cp.Segs) < 2 {
 			continue
 		}
 		if _, ok := s.byName[names[cp.Segs[0].Text]]; ok {
@@ -124,109 +156,138 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 			break
 		}
 	}
-	if len(edits) > 0 {
-		var b strings.Builder
-		last := 0
-		for _, e := range edits { // in order: paths are collected left to right
-			b.WriteString(expr[last:e.start])
-			b.WriteString(e.text)
-			last = e.end
-		}
-		b.WriteString(expr[last:])
-		expr = b.String()
-		for name, ph := range dotted {
-			names[ph] = name
-		}
-		// Drop the names no expression uses any more: DynamoDB refuses
-		// unused ones.
-		used := condexpr.UsedNames(append([]string{expr}, others...)...)
-		for ph := range names {
-			if !used[ph] {
-				delete(names, ph)
-			}
+	if len(edits) == 0 {
+		return expr, names
+	}
+	var b strings.Builder
+	last := 0
+	for _, e := range edits { // in order: paths are collected left to right
+		b.WriteString(expr[last:e.start])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.WriteString(expr[last:])
+	expr = b.String()
+	for name, ph := range dotted {
+		names[ph] = name
+	}
+	used := condexpr.UsedNames(append([]string{expr}, others...)...)
+	for ph := range names {
+		if !used[ph] {
+			delete(names, ph)
 		}
 	}
-	// Values compared with javabool and javadate attributes, and with
-	// attributes holding text types (condtext.go).
-	resolve := func(cp *condexpr.Path) (*javaConv, reflect.Type, string) {
-		name := names[cp.Segs[0].Text]
-		i, ok := s.byName[name]
-		if !ok {
-			return nil, nil, ""
-		}
-		c := s.fields[i].conv
-		for k := 1; c != nil && k < len(cp.Segs); k++ {
-			c = c.step(cp.Index[k], names[cp.Segs[k].Text])
-		}
-		if c != nil && !c.condLive() {
-			c = nil
-		}
-		var tt reflect.Type
-		if hasText && holdsText(s.fields[i].typ) {
-			tt = s.fields[i].typ
-			for k := 1; tt != nil && k < len(cp.Segs); k++ {
-				tt = textStep(tt, cp.Index[k], names[cp.Segs[k].Text])
-			}
-			if tt != nil && !holdsText(tt) {
-				tt = nil
-			}
-		}
-		if c == nil && tt == nil {
-			return nil, nil, ""
-		}
-		return c, tt, pathText(cp, names)
+	return expr, names
+}
+
+// condTarget is what a path of a condition reaches, for converting the
+// values compared with it: the javabool/javadate conversion there (nil when
+// none), the Go type holding text types there (nil when none), and the
+// path as text for messages ("" when nothing there converts).
+type condTarget struct {
+	conv *javaConv
+	text reflect.Type
+	attr string
+}
+
+// target resolves path cp (with names) against s.
+func (s *schema) target(cp *condexpr.Path, names map[string]string) condTarget {
+	i, ok := s.byName[names[cp.Segs[0].Text]]
+	if !ok {
+		return condTarget{}
 	}
-	// Each value placeholder is converted for the attribute it is compared
-	// with; one compared with attributes stored differently cannot be.
+	c := s.fields[i].conv
+	for k := 1; c != nil && k < len(cp.Segs); k++ {
+		c = c.step(cp.Index[k], names[cp.Segs[k].Text])
+	}
+	if c != nil && !c.condLive() {
+		c = nil
+	}
+	var tt reflect.Type
+	if s.hasText && holdsText(s.fields[i].typ) {
+		tt = s.fields[i].typ
+		for k := 1; tt != nil && k < len(cp.Segs); k++ {
+			tt = textStep(tt, cp.Index[k], names[cp.Segs[k].Text])
+		}
+		if tt != nil && !holdsText(tt) {
+			tt = nil
+		}
+	}
+	if c == nil && tt == nil {
+		return condTarget{}
+	}
+	return condTarget{c, tt, pathText(cp, names)}
+}
+
+// condCmp is one value placeholder to convert: compared (by fn, as in
+// javaConv.condValue) with target to.
+type condCmp struct {
+	value string
+	fn    string
+	to    condTarget
+}
+
+// condComparisons finds the value placeholders of p compared (by =, <>, <,
+// <=, >, >=, BETWEEN, IN, contains or begins_with) with an attribute whose
+// values convert, each once, with what it is compared with. A placeholder
+// compared with attributes stored differently cannot be converted for both:
+// an error.
+func (s *schema) condComparisons(p *condexpr.Expr, names map[string]string, values map[string]types.AttributeValue) ([]condCmp, error) {
+	var cmps []condCmp
 	done := map[string]string{} // value placeholder → the attribute it was compared with
 	for _, g := range p.Groups {
-		var conv *javaConv
-		var text reflect.Type
-		var attr string
-		for _, op := range g.Operands {
-			if op.Path == nil {
-				continue
-			}
-			if c, tt, a := resolve(op.Path); a != "" {
-				conv, text, attr = c, tt, a
-				break
-			}
-		}
 		switch g.Fn {
 		case "", "contains", "begins_with":
 		default:
 			continue // attribute_exists, attribute_not_exists, attribute_type: nothing compared
+		}
+		var to condTarget
+		for _, op := range g.Operands {
+			if op.Path == nil {
+				continue
+			}
+			if to = s.target(op.Path, names); to.attr != "" {
+				break
+			}
 		}
 		for _, op := range g.Operands {
 			if op.Value == "" {
 				continue
 			}
 			if prev, ok := done[op.Value]; ok {
-				if prev != attr {
-					return "", nil, fmt.Errorf("value %s is compared with both %s and %s, which store values differently: use a separate expression.Value for each",
-						formatAV(values[op.Value], 80), orOther(prev), orOther(attr))
+				if prev != to.attr {
+					return nil, fmt.Errorf("value %s is compared with both %s and %s, which store values differently: use a separate expression.Value for each",
+						formatAV(values[op.Value], 80), orOther(prev), orOther(to.attr))
 				}
 				continue
 			}
-			done[op.Value] = attr
-			av, ok := values[op.Value]
-			if !ok || attr == "" {
-				continue
+			done[op.Value] = to.attr
+			if _, ok := values[op.Value]; ok && to.attr != "" {
+				cmps = append(cmps, condCmp{op.Value, g.Fn, to})
 			}
-			nv := av
-			if conv != nil {
-				nv, err = conv.condValue(g.Fn, nv)
-			}
-			if err == nil && text != nil {
-				nv, err = textCondValue(text, g.Fn, nv)
-			}
-			if err != nil {
-				return "", nil, fmt.Errorf("the value %s compared with attribute %s: %w", formatAV(av, 80), attr, err)
-			}
-			values[op.Value] = nv
 		}
 	}
-	return expr, names, nil
+	return cmps, nil
+}
+
+// convertCondValues replaces each value of cmps in values by the value as
+// its attribute stores it; the values themselves are not modified.
+func convertCondValues(cmps []condCmp, values map[string]types.AttributeValue) error {
+	for _, c := range cmps {
+		av := values[c.value]
+		nv, err := av, error(nil)
+		if c.to.conv != nil {
+			nv, err = c.to.conv.condValue(c.fn, nv)
+		}
+		if err == nil && c.to.text != nil {
+			nv, err = textCondValue(c.to.text, c.fn, nv)
+		}
+		if err != nil {
+			return fmt.Errorf("the value %s compared with attribute %s: %w", formatAV(av, 80), c.to.attr, err)
+		}
+		values[c.value] = nv
+	}
+	return nil
 }
 
 func orOther(attr string) string {
