@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/condexpr"
 )
 
@@ -23,7 +24,8 @@ import (
 // `expression.Name("paid").Equal(expression.Value(true))` would compare N 1
 // with BOOL true and match nothing. The built expression is only a string
 // with placeholders, so this file reads that string (the small grammar of
-// DynamoDB condition expressions, as the expression package writes it),
+// DynamoDB condition expressions, as the expression package writes it,
+// parsed by internal/condexpr),
 // finds every value compared with a javabool or javadate attribute (by =,
 // <>, <, <=, >, >=, BETWEEN, IN, contains and begins_with) and encodes it as
 // the attribute is stored. A value that cannot be converted is an error that
@@ -229,7 +231,9 @@ type condCmp struct {
 
 // condComparisons finds the value placeholders of p compared (by =, <>, <,
 // <=, >, >=, BETWEEN, IN, contains or begins_with) with an attribute whose
-// values convert, each once, with what it is compared with. A placeholder
+// values convert, each once, with what it is compared with; an ordering
+// comparison of a text type with a value to convert is refused
+// (checkTextOrdering). A placeholder
 // compared with attributes stored differently cannot be converted for both:
 // an error.
 func (s *schema) condComparisons(p *condexpr.Expr, names map[string]string, values map[string]types.AttributeValue) ([]condCmp, error) {
@@ -242,13 +246,18 @@ func (s *schema) condComparisons(p *condexpr.Expr, names map[string]string, valu
 			continue // attribute_exists, attribute_not_exists, attribute_type: nothing compared
 		}
 		var to condTarget
-		for _, op := range g.Operands {
+		ti := -1
+		for i, op := range g.Operands {
 			if op.Path == nil {
 				continue
 			}
 			if to = s.target(op.Path, names); to.attr != "" {
+				ti = i
 				break
 			}
+		}
+		if err := checkTextOrdering(&g, ti, to, values); err != nil {
+			return nil, err
 		}
 		for _, op := range g.Operands {
 			if op.Value == "" {
@@ -268,6 +277,37 @@ func (s *schema) condComparisons(p *condexpr.Expr, names map[string]string, valu
 		}
 	}
 	return cmps, nil
+}
+
+// checkTextOrdering refuses g, an ordering comparison (<, <=, >, >=,
+// BETWEEN) of to, an attribute holding a text type (g's operand ti), with anything but
+// strings (or NULL) the caller gives: the attribute holds the text
+// MarshalText returns, and DynamoDB orders strings character by character,
+// which is not the order of the type's values in general ("99" >= "100",
+// "10.0.0.9" > "10.0.0.10"). A string the caller gives is the caller's
+// own text comparison.
+func checkTextOrdering(g *condexpr.Group, ti int, to condTarget, values map[string]types.AttributeValue) error {
+	if !g.Ordering() || to.text == nil || !codec.IsText(derefType(to.text)) {
+		return nil
+	}
+	for i, op := range g.Operands {
+		if i == ti {
+			continue // the attribute itself
+		}
+		if av, ok := values[op.Value]; ok && op.Value != "" {
+			switch av.(type) {
+			case *types.AttributeValueMemberS, *types.AttributeValueMemberNULL:
+				continue
+			}
+		}
+		what := g.Op
+		if what != "BETWEEN" {
+			what = "the comparison " + what
+		}
+		return fmt.Errorf("%s on attribute %q, which holds a %s stored as its text (a string: what MarshalText returns): DynamoDB orders strings character by character, not by the values they stand for (\"99\" >= \"100\" holds), so the result would be wrong: store it as a number (a numeric field such as int64, or attributevalue.Number) to order by value; compare a text type with =, <> or IN; or, where its text sorts as its values do (a fixed-width ID), compare with the text itself, expression.Value(v.String())",
+			what, to.attr, to.text)
+	}
+	return nil
 }
 
 // convertCondValues replaces each value of cmps in values by the value as

@@ -71,7 +71,10 @@ type queryOptions struct {
 // attributes, and with attributes of text types, are sent as those
 // attributes are stored (or refused with ErrInvalidInput), and expression.Name("a.b") names a top-level attribute
 // "a.b" of the type when it has no attribute "a" (else use
-// expression.NameNoDotSplit).
+// expression.NameNoDotSplit). An ordering comparison (<, <=, >, >=,
+// BETWEEN) of an attribute of a text type with anything but a string is
+// refused with ErrInvalidInput: DynamoDB would compare the texts, not the
+// values (see "Text types" in the package doc).
 func Filter(cond expression.ConditionBuilder) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.filters = append(o.filters, cond) })
 }
@@ -188,6 +191,10 @@ type listing struct {
 // attributevalue options, not the mapper's (see Filter). A key of a text
 // type (see If) is a string key: expression.Key("id").Equal(expression.Value(u))
 // for a uuid-style [16]byte u sends u's MarshalText string, not its bytes.
+// DynamoDB orders such a sort key by its text, so Between, LessThan and the
+// other ordering conditions on it are refused with ErrInvalidInput unless
+// given strings (for a big.Int "99" sorts after "100"): store a number you
+// range over as a number (see "Text types" in the package doc).
 //
 // The key condition is checked before anything is sent. It may name only
 // the partition key and the sort key of what the query reads (the table, or
