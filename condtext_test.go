@@ -168,10 +168,10 @@ func TestCondTextValues(t *testing.T) {
 		{"uuid pointer field", cName("powner").Equal(cValue(uuid1)), []types.AttributeValue{str(uuid1Text)}},
 		{"uuid pointer value", cName("powner").NotEqual(cValue(&u2)), []types.AttributeValue{str(u2Text)}},
 		{"uuid as []byte", cName("owner").Equal(cValue(uuid1[:])), []types.AttributeValue{str(uuid1Text)}},
-		{"uuid reversed operands", cValue(uuid1).LessThan(cName("owner")), []types.AttributeValue{str(uuid1Text)}},
-		{"uuid between", cName("owner").Between(cValue(uuid1), cValue(u2)), []types.AttributeValue{str(uuid1Text), str(u2Text)}},
+		{"uuid reversed operands", cValue(uuid1).Equal(cName("owner")), []types.AttributeValue{str(uuid1Text)}},
+		{"uuid between its texts", cName("owner").Between(cValue(uuid1Text), cValue(u2Text)), []types.AttributeValue{str(uuid1Text), str(u2Text)}},
 		{"uuid in", cName("owner").In(cValue(uuid1), cValue(u2)), []types.AttributeValue{str(uuid1Text), str(u2Text)}},
-		{"uuid <= >= <>", expression.And(cName("owner").LessThanEqual(cValue(uuid1)), cName("owner").GreaterThanEqual(cValue(u2)), cName("owner").GreaterThan(cValue(uuid1))),
+		{"uuid <= >= by text, <>", expression.And(cName("owner").LessThanEqual(cValue(uuid1Text)), cName("owner").GreaterThanEqual(cValue(u2Text)), cName("owner").NotEqual(cValue(uuid1))),
 			[]types.AttributeValue{str(uuid1Text), str(u2Text), str(uuid1Text)}},
 		{"net.IP slice kind", cName("ip").Equal(cValue(ip)), []types.AttributeValue{str("10.0.0.1")}},
 		{"ip as string", cName("ip").Equal(cValue("10.0.0.1")), []types.AttributeValue{str("10.0.0.1")}},
@@ -405,7 +405,7 @@ func TestCondTextUnencodable(t *testing.T) {
 		}
 	}
 	uc, err := compileConds(s, []expression.ConditionBuilder{expression.And(cName("addr").Equal(cValue("::1")), cName("big").GreaterThan(cValue("12")),
-		cName("big").LessThan(cValue(1e3)), cName("big").NotEqual(cValue(1)))})
+		cName("big").Equal(cValue(1e3)), cName("big").NotEqual(cValue(1)))})
 	if err != nil || !reflect.DeepEqual(uc.values[":0"], str("::1")) || !reflect.DeepEqual(uc.values[":1"], str("12")) ||
 		!reflect.DeepEqual(uc.values[":2"], str("1000")) || !reflect.DeepEqual(uc.values[":3"], str("1")) {
 		t.Errorf("compileConds = %v, %v", uc, err)
@@ -479,7 +479,7 @@ func TestQueryTextKey(t *testing.T) {
 	}{
 		{"equal", expression.Key("lvl").Equal(cValue(tLevel(2))), "", []types.AttributeValue{str("warn")}},
 		{"equal text", expression.Key("lvl").Equal(cValue("warn")), "", []types.AttributeValue{str("warn")}},
-		{"range between", expression.Key("lvl").Equal(cValue(tLevel(2))).And(expression.Key("at").Between(cValue(tLevel(1)), cValue(tLevel(2)))), "",
+		{"range between texts", expression.Key("lvl").Equal(cValue(tLevel(2))).And(expression.Key("at").Between(cValue("info"), cValue("warn"))), "",
 			[]types.AttributeValue{str("warn"), str("info"), str("warn")}},
 		{"range begins_with", expression.Key("lvl").Equal(cValue(tLevel(1))).And(expression.Key("at").BeginsWith("in")), "",
 			[]types.AttributeValue{str("info"), str("in")}},
@@ -511,6 +511,8 @@ func TestQueryTextKey(t *testing.T) {
 		expression.Key("lvl").Equal(cValue(tLevel(9))), // no text
 		expression.Key("lvl").Equal(cValue(true)),
 		expression.Key("lvl").Equal(cValue(tLevel(1))).And(expression.Key("at").Equal(cValue([]byte{1}))),
+		// Ordered by text ("info" < "warn"), not by level: refused.
+		expression.Key("lvl").Equal(cValue(tLevel(2))).And(expression.Key("at").Between(cValue(tLevel(1)), cValue(tLevel(2)))),
 	} {
 		c.queries = nil
 		n := 0
@@ -577,6 +579,87 @@ func TestQueryUUIDKey(t *testing.T) {
 	for _, err := range tb.Query(context.Background(), expression.Key("id").Equal(cValue(uuid1[:4]))) {
 		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "4 bytes") {
 			t.Errorf("Query with 4 bytes = %v", err)
+		}
+	}
+}
+
+// bigBalance holds a number of a text type (big.Int, stored as its text):
+// as an attribute and as a sort key.
+type bigBalance struct {
+	ID  string   `dynamo:"id,hash"`
+	N   *big.Int `dynamo:"n,range"`
+	Bal *big.Int `dynamo:"bal"`
+	V   int64    `dynamo:"v,version"`
+}
+
+// TestCondTextOrderingRefused: DynamoDB orders the strings a text type is
+// stored as character by character ("99" >= "100"), so an ordering
+// comparison (<, <=, >, >=, BETWEEN) of a text-typed attribute with a Go
+// value the mapper would turn into its text is refused with ErrInvalidInput
+// naming the attribute, its Go type and the fix, before anything is sent —
+// in If conditions, Query key conditions, filters and transaction
+// conditions. Equality is unaffected, and a string the caller gives is
+// compared as the caller's own text comparison.
+func TestCondTextOrderingRefused(t *testing.T) {
+	ctx := context.Background()
+	c := &textStub{}
+	c.onPut = func(*dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error) {
+		t.Error("PutItem sent")
+		return &dynamodb.PutItemOutput{}, nil
+	}
+	c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		t.Error("UpdateItem sent")
+		return &dynamodb.UpdateItemOutput{}, nil
+	}
+	tb, err := NewTable[bigBalance](NewMapper(c), "bal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := bigBalance{ID: "a", N: big.NewInt(1), Bal: big.NewInt(99), V: 1}
+	refused := func(what string, err error, attr string) {
+		t.Helper()
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s = %v, want ErrInvalidInput", what, err)
+			return
+		}
+		for _, want := range []string{attr, "*big.Int", "store it as a number"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s = %v, want it to name %q", what, err, want)
+			}
+		}
+	}
+	N, V := expression.Name, expression.Value
+	for name, cond := range map[string]expression.ConditionBuilder{
+		">= 100":         N("bal").GreaterThanEqual(V(100)),
+		"< big.Int":      N("bal").LessThan(V(big.NewInt(5))),
+		"between":        N("bal").Between(V(1), V(100)),
+		"reversed":       V(100).LessThanEqual(N("bal")),
+		"under or":       expression.Or(N("id").Equal(V("x")), N("bal").GreaterThan(V(1.5))),
+		"two attributes": N("bal").GreaterThan(N("n")),
+	} {
+		_, err := tb.Save(ctx, item, If(cond))
+		refused("Save If "+name, err, `"bal"`)
+	}
+	_, _, err = tb.QueryPage(ctx, expression.Key("id").Equal(V("a")).And(expression.Key("n").Between(V(1), V(100))))
+	refused("Query BETWEEN", err, `"n"`)
+	_, _, err = tb.QueryPage(ctx, expression.Key("id").Equal(V("a")).And(expression.Key("n").GreaterThan(V(7))))
+	refused("Query >", err, `"n"`)
+	_, _, err = tb.ScanPage(ctx, Filter(N("bal").LessThan(V(100))))
+	refused("Scan Filter", err, `"bal"`)
+	_, _, err = tb.QueryPage(ctx, expression.Key("id").Equal(V("a")), Filter(N("bal").Between(V(1), V(2))))
+	refused("Query Filter", err, `"bal"`)
+	err = tb.Mapper().WriteTx(ctx, []TxOp{tb.TxCheck(item, If(N("bal").GreaterThanEqual(V(100))))})
+	refused("WriteTx TxCheck", err, `"bal"`)
+	if len(c.queries)+len(c.scans)+len(c.txs) > 0 {
+		t.Errorf("sent %d queries, %d scans, %d transactions", len(c.queries), len(c.scans), len(c.txs))
+	}
+	// Equality compares texts correctly; a string is the caller's text.
+	for _, cond := range []expression.ConditionBuilder{
+		N("bal").Equal(V(100)), N("bal").In(V(1), V(2)), N("bal").NotEqual(V(3)),
+		N("bal").GreaterThan(V("0099")),
+	} {
+		if _, err := compileConds(tb.p.s, []expression.ConditionBuilder{cond}); err != nil {
+			t.Errorf("compileConds: %v", err)
 		}
 	}
 }

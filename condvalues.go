@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -12,6 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/condexpr"
 )
 
 // Conditions and filters on attributes the mapper stores its own way.
@@ -22,7 +24,8 @@ import (
 // `expression.Name("paid").Equal(expression.Value(true))` would compare N 1
 // with BOOL true and match nothing. The built expression is only a string
 // with placeholders, so this file reads that string (the small grammar of
-// DynamoDB condition expressions, as the expression package writes it),
+// DynamoDB condition expressions, as the expression package writes it,
+// parsed by internal/condexpr),
 // finds every value compared with a javabool or javadate attribute (by =,
 // <>, <, <=, >, >=, BETWEEN, IN, contains and begins_with) and encodes it as
 // the attribute is stored. A value that cannot be converted is an error that
@@ -60,362 +63,6 @@ func JavaDate(t time.Time) types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: t.UTC().Format(JavaDateLayout)}
 }
 
-// condTok is one token of a condition expression.
-type condTok struct {
-	kind       byte // 'n' #name, 'v' :value, 'i' identifier, 'd' digits, 'c' comparator, or the punctuation itself: ( ) , . [ ]
-	text       string
-	start, end int // byte offsets in the expression
-}
-
-var errCondSyntax = errors.New("dynamo: unreadable condition expression")
-
-// maxCondDepth bounds the nesting the parser follows. DynamoDB takes
-// expressions of up to 4 KB, so deeper ones cannot be sent anyway.
-const maxCondDepth = 4096
-
-// tokenizeCond splits a condition expression into tokens.
-func tokenizeCond(s string) ([]condTok, error) {
-	var toks []condTok
-	for i := 0; i < len(s); {
-		c := s[i]
-		start := i
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-			continue
-		case c == '#' || c == ':':
-			i++
-			for i < len(s) && isWordByte(s[i]) {
-				i++
-			}
-			if i == start+1 {
-				return nil, errCondSyntax
-			}
-			kind := byte('n')
-			if c == ':' {
-				kind = 'v'
-			}
-			toks = append(toks, condTok{kind, s[start:i], start, i})
-			continue
-		case c >= '0' && c <= '9':
-			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-				i++
-			}
-			toks = append(toks, condTok{'d', s[start:i], start, i})
-			continue
-		case isWordByte(c):
-			for i < len(s) && isWordByte(s[i]) {
-				i++
-			}
-			toks = append(toks, condTok{'i', s[start:i], start, i})
-			continue
-		case c == '(' || c == ')' || c == ',' || c == '.' || c == '[' || c == ']':
-			toks = append(toks, condTok{c, s[i : i+1], i, i + 1})
-			i++
-			continue
-		case c == '=':
-			i++
-		case c == '<':
-			i++
-			if i < len(s) && (s[i] == '=' || s[i] == '>') {
-				i++
-			}
-		case c == '>':
-			i++
-			if i < len(s) && s[i] == '=' {
-				i++
-			}
-		default:
-			return nil, errCondSyntax
-		}
-		toks = append(toks, condTok{'c', s[start:i], start, i})
-	}
-	return toks, nil
-}
-
-func isWordByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// condPath is a document path: a name placeholder followed by .name and
-// [index] steps.
-type condPath struct {
-	segs       []condTok // the name and digit tokens, in order
-	index      []bool    // index[i]: segs[i] is a list index
-	start, end int       // byte span in the expression
-}
-
-// condOperand is a path, a value placeholder, or anything else (size(...)).
-type condOperand struct {
-	path  *condPath
-	value string // ":x", or ""
-}
-
-// condGroup is one comparison, BETWEEN, IN or function call: the paths and
-// values in it relate to each other.
-type condGroup struct {
-	fn       string // "" for comparisons, BETWEEN and IN; else the function name
-	operands []condOperand
-}
-
-// condParser is a recursive-descent parser of DynamoDB condition
-// expressions. It collects the groups and the paths; it does not build a
-// tree.
-type condParser struct {
-	toks   []condTok
-	pos    int
-	groups []condGroup
-	paths  []*condPath
-	depth  int
-}
-
-func parseCond(s string) (*condParser, error) {
-	toks, err := tokenizeCond(s)
-	if err != nil {
-		return nil, err
-	}
-	p := &condParser{toks: toks}
-	if err := p.condition(); err != nil {
-		return nil, err
-	}
-	if p.pos != len(p.toks) {
-		return nil, errCondSyntax
-	}
-	return p, nil
-}
-
-func (p *condParser) peek() (condTok, bool) {
-	if p.pos < len(p.toks) {
-		return p.toks[p.pos], true
-	}
-	return condTok{}, false
-}
-
-func (p *condParser) isKeyword(word string) bool {
-	t, ok := p.peek()
-	return ok && t.kind == 'i' && strings.EqualFold(t.text, word)
-}
-
-func (p *condParser) expect(kind byte) error {
-	t, ok := p.peek()
-	if !ok || t.kind != kind {
-		return errCondSyntax
-	}
-	p.pos++
-	return nil
-}
-
-// condition := and (OR and)*
-func (p *condParser) condition() error {
-	if p.depth++; p.depth > maxCondDepth {
-		return errCondSyntax
-	}
-	defer func() { p.depth-- }()
-	if err := p.and(); err != nil {
-		return err
-	}
-	for p.isKeyword("OR") {
-		p.pos++
-		if err := p.and(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// and := not (AND not)*
-func (p *condParser) and() error {
-	if err := p.not(); err != nil {
-		return err
-	}
-	for p.isKeyword("AND") {
-		p.pos++
-		if err := p.not(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// not := NOT not | primary
-func (p *condParser) not() error {
-	if p.isKeyword("NOT") {
-		p.pos++
-		if p.depth++; p.depth > maxCondDepth {
-			return errCondSyntax
-		}
-		defer func() { p.depth-- }()
-		return p.not()
-	}
-	return p.primary()
-}
-
-// primary := ( condition ) | function ( operands ) | operand comparator operand
-// | operand BETWEEN operand AND operand | operand IN ( operand, ... )
-func (p *condParser) primary() error {
-	t, ok := p.peek()
-	if !ok {
-		return errCondSyntax
-	}
-	if t.kind == '(' {
-		p.pos++
-		if err := p.condition(); err != nil {
-			return err
-		}
-		return p.expect(')')
-	}
-	if t.kind == 'i' && !strings.EqualFold(t.text, "size") {
-		// A function that is a condition by itself.
-		p.pos++
-		ops, err := p.args()
-		if err != nil {
-			return err
-		}
-		p.groups = append(p.groups, condGroup{fn: strings.ToLower(t.text), operands: ops})
-		return nil
-	}
-	left, err := p.operand()
-	if err != nil {
-		return err
-	}
-	g := condGroup{operands: []condOperand{left}}
-	switch {
-	case p.isKeyword("BETWEEN"):
-		p.pos++
-		lo, err := p.operand()
-		if err != nil {
-			return err
-		}
-		if !p.isKeyword("AND") {
-			return errCondSyntax
-		}
-		p.pos++
-		hi, err := p.operand()
-		if err != nil {
-			return err
-		}
-		g.operands = append(g.operands, lo, hi)
-	case p.isKeyword("IN"):
-		p.pos++
-		ops, err := p.args()
-		if err != nil {
-			return err
-		}
-		g.operands = append(g.operands, ops...)
-	default:
-		if err := p.expect('c'); err != nil {
-			return err
-		}
-		right, err := p.operand()
-		if err != nil {
-			return err
-		}
-		g.operands = append(g.operands, right)
-	}
-	p.groups = append(p.groups, g)
-	return nil
-}
-
-// args := ( operand (, operand)* )
-func (p *condParser) args() ([]condOperand, error) {
-	if err := p.expect('('); err != nil {
-		return nil, err
-	}
-	var ops []condOperand
-	for {
-		op, err := p.operand()
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
-		t, ok := p.peek()
-		if !ok {
-			return nil, errCondSyntax
-		}
-		p.pos++
-		switch t.kind {
-		case ',':
-			continue
-		case ')':
-			return ops, nil
-		}
-		return nil, errCondSyntax
-	}
-}
-
-// operand := size ( path ) | :value | path
-func (p *condParser) operand() (condOperand, error) {
-	t, ok := p.peek()
-	if !ok {
-		return condOperand{}, errCondSyntax
-	}
-	switch t.kind {
-	case 'v':
-		p.pos++
-		return condOperand{value: t.text}, nil
-	case 'i':
-		if !strings.EqualFold(t.text, "size") {
-			return condOperand{}, errCondSyntax
-		}
-		p.pos++
-		if err := p.expect('('); err != nil {
-			return condOperand{}, err
-		}
-		if _, err := p.path(); err != nil {
-			return condOperand{}, err
-		}
-		return condOperand{}, p.expect(')')
-	case 'n':
-		cp, err := p.path()
-		return condOperand{path: cp}, err
-	}
-	return condOperand{}, errCondSyntax
-}
-
-// path := #name ( . #name | [ digits ] )*
-func (p *condParser) path() (*condPath, error) {
-	t, ok := p.peek()
-	if !ok || t.kind != 'n' {
-		return nil, errCondSyntax
-	}
-	p.pos++
-	cp := &condPath{segs: []condTok{t}, index: []bool{false}, start: t.start, end: t.end}
-	for {
-		t, ok := p.peek()
-		if !ok {
-			break
-		}
-		if t.kind == '.' {
-			p.pos++
-			n, ok := p.peek()
-			if !ok || n.kind != 'n' {
-				return nil, errCondSyntax
-			}
-			p.pos++
-			cp.segs, cp.index, cp.end = append(cp.segs, n), append(cp.index, false), n.end
-			continue
-		}
-		if t.kind == '[' {
-			p.pos++
-			d, ok := p.peek()
-			if !ok || d.kind != 'd' {
-				return nil, errCondSyntax
-			}
-			p.pos++
-			e, ok := p.peek()
-			if !ok || e.kind != ']' {
-				return nil, errCondSyntax
-			}
-			p.pos++
-			cp.segs, cp.index, cp.end = append(cp.segs, d), append(cp.index, true), e.end
-			continue
-		}
-		break
-	}
-	p.paths = append(p.paths, cp)
-	return cp, nil
-}
-
 // rewriteCond returns expr, names and values as they must be sent for a
 // table of schema s: values compared with javabool and javadate attributes
 // encoded as those attributes are stored, and expression.Name("a.b") made
@@ -425,46 +72,78 @@ func (p *condParser) path() (*condPath, error) {
 // are the request's other expressions that share names (a key condition):
 // a name placeholder they use is kept. A value that cannot be converted is
 // an error saying what to pass instead.
+//
+// It works in phases over one parse (condexpr.Parse): the paths naming
+// dotted attributes are rewritten (undotPaths), the comparisons whose
+// values need converting are found (condComparisons), and their values are
+// converted (convertCondValues).
 func (s *schema) rewriteCond(expr string, names map[string]string, values map[string]types.AttributeValue, others ...string) (string, map[string]string, error) {
-	hasDots := false
+	hasDots := s.hasDottedNames()
+	if len(s.javaFields) == 0 && !hasDots && !s.hasText {
+		return expr, names, nil
+	}
+	p, err := condexpr.Parse(expr)
+	if err != nil {
+		if err := s.unreadableCond(expr, names); err != nil {
+			return "", nil, err
+		}
+		return expr, names, nil
+	}
+	if hasDots {
+		expr, names = s.undotPaths(expr, p, names, others)
+	}
+	cmps, err := s.condComparisons(p, names, values)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := convertCondValues(cmps, values); err != nil {
+		return "", nil, err
+	}
+	return expr, names, nil
+}
+
+// hasDottedNames reports whether an attribute of s has a dot in its name.
+func (s *schema) hasDottedNames() bool {
 	for i := range s.fields {
 		if strings.IndexByte(s.fields[i].name, '.') >= 0 {
-			hasDots = true
-			break
+			return true
 		}
 	}
-	hasText := s.hasText
-	if len(s.javaFields) == 0 && !hasDots && !hasText {
-		return expr, names, nil
-	}
-	p, err := parseCond(expr)
-	if err != nil {
-		// Not what the expression package writes. Refuse only if it
-		// names an attribute whose values would need converting.
-		for _, name := range names {
-			if i, ok := s.byName[name]; ok && (s.fields[i].conv != nil && s.fields[i].conv.condLive() || holdsText(s.fields[i].typ)) {
-				return "", nil, fmt.Errorf("%q names attribute %q, whose values the mapper converts (javabool, javadate, text types), but the expression cannot be read to convert them: build it with the expression package", expr, name)
-			}
+	return false
+}
+
+// unreadableCond is the error for expr, which condexpr cannot read: nil
+// unless it names an attribute whose values would need converting.
+func (s *schema) unreadableCond(expr string, names map[string]string) error {
+	for _, name := range names {
+		if i, ok := s.byName[name]; ok && (s.fields[i].conv != nil && s.fields[i].conv.condLive() || holdsText(s.fields[i].typ)) {
+			return fmt.Errorf("%q names attribute %q, whose values the mapper converts (javabool, javadate, text types), but the expression cannot be read to convert them: build it with the expression package", expr, name)
 		}
-		return expr, names, nil
 	}
-	// Top-level attributes with a dot in the name.
+	return nil
+}
+
+// undotPaths rewrites the paths of p that name a top-level attribute with a
+// dot in its name (#0.#1 for "a.b", where s has "a.b" and no "a") to one new
+// placeholder, in p and in the text, and drops the names neither expr nor
+// others use any more (DynamoDB refuses unused ones).
+func (s *schema) undotPaths(expr string, p *condexpr.Expr, names map[string]string, others []string) (string, map[string]string) {
 	type edit struct {
 		start, end int
 		text       string
 	}
 	var edits []edit
 	dotted := map[string]string{} // attribute name → new placeholder
-	for _, cp := range p.paths {
-		if !hasDots || len(cp.segs) < 2 {
+	for _, cp := range p.Paths {
+		if len(cp.Segs) < 2 {
 			continue
 		}
-		if _, ok := s.byName[names[cp.segs[0].text]]; ok {
+		if _, ok := s.byName[names[cp.Segs[0].Text]]; ok {
 			continue // a top-level attribute of that name exists: a path it is
 		}
-		joined := names[cp.segs[0].text]
-		for k := 1; k < len(cp.segs) && !cp.index[k]; k++ {
-			joined += "." + names[cp.segs[k].text]
+		joined := names[cp.Segs[0].Text]
+		for k := 1; k < len(cp.Segs) && !cp.Index[k]; k++ {
+			joined += "." + names[cp.Segs[k].Text]
 			if _, ok := s.byName[joined]; !ok {
 				continue
 			}
@@ -473,123 +152,182 @@ func (s *schema) rewriteCond(expr string, names map[string]string, values map[st
 				ph = "#dot" + strconv.Itoa(len(dotted))
 				dotted[joined] = ph
 			}
-			edits = append(edits, edit{cp.start, cp.segs[k].end, ph})
-			cp.segs = append([]condTok{{kind: 'n', text: ph}}, cp.segs[k+1:]...)
-			cp.index = append([]bool{false}, cp.index[k+1:]...)
+			edits = append(edits, edit{cp.Start, cp.Segs[k].End, ph})
+			cp.Segs = append([]condexpr.Token{{Kind: condexpr.Name, Text: ph}}, cp.Segs[k+1:]...)
+			cp.Index = append([]bool{false}, cp.Index[k+1:]...)
 			break
 		}
 	}
-	if len(edits) > 0 {
-		var b strings.Builder
-		last := 0
-		for _, e := range edits { // in order: paths are collected left to right
-			b.WriteString(expr[last:e.start])
-			b.WriteString(e.text)
-			last = e.end
-		}
-		b.WriteString(expr[last:])
-		expr = b.String()
-		for name, ph := range dotted {
-			names[ph] = name
-		}
-		// Drop the names no expression uses any more: DynamoDB refuses
-		// unused ones.
-		used := map[string]bool{}
-		for _, e := range append([]string{expr}, others...) {
-			toks, _ := tokenizeCond(e)
-			for _, t := range toks {
-				if t.kind == 'n' {
-					used[t.text] = true
-				}
-			}
-		}
-		for ph := range names {
-			if !used[ph] {
-				delete(names, ph)
-			}
+	if len(edits) == 0 {
+		return expr, names
+	}
+	var b strings.Builder
+	last := 0
+	for _, e := range edits { // in order: paths are collected left to right
+		b.WriteString(expr[last:e.start])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.WriteString(expr[last:])
+	expr = b.String()
+	for name, ph := range dotted {
+		names[ph] = name
+	}
+	used := condexpr.UsedNames(append([]string{expr}, others...)...)
+	for ph := range names {
+		if !used[ph] {
+			delete(names, ph)
 		}
 	}
-	// Values compared with javabool and javadate attributes, and with
-	// attributes holding text types (condtext.go).
-	resolve := func(cp *condPath) (*javaConv, reflect.Type, string) {
-		name := names[cp.segs[0].text]
-		i, ok := s.byName[name]
-		if !ok {
-			return nil, nil, ""
-		}
-		c := s.fields[i].conv
-		for k := 1; c != nil && k < len(cp.segs); k++ {
-			c = c.step(cp.index[k], names[cp.segs[k].text])
-		}
-		if c != nil && !c.condLive() {
-			c = nil
-		}
-		var tt reflect.Type
-		if hasText && holdsText(s.fields[i].typ) {
-			tt = s.fields[i].typ
-			for k := 1; tt != nil && k < len(cp.segs); k++ {
-				tt = textStep(tt, cp.index[k], names[cp.segs[k].text])
-			}
-			if tt != nil && !holdsText(tt) {
-				tt = nil
-			}
-		}
-		if c == nil && tt == nil {
-			return nil, nil, ""
-		}
-		return c, tt, pathText(cp, names)
+	return expr, names
+}
+
+// condTarget is what a path of a condition reaches, for converting the
+// values compared with it: the javabool/javadate conversion there (nil when
+// none), the Go type holding text types there (nil when none), and the
+// path as text for messages ("" when nothing there converts).
+type condTarget struct {
+	conv *javaConv
+	text reflect.Type
+	attr string
+}
+
+// target resolves path cp (with names) against s.
+func (s *schema) target(cp *condexpr.Path, names map[string]string) condTarget {
+	i, ok := s.byName[names[cp.Segs[0].Text]]
+	if !ok {
+		return condTarget{}
 	}
-	// Each value placeholder is converted for the attribute it is compared
-	// with; one compared with attributes stored differently cannot be.
+	c := s.fields[i].conv
+	for k := 1; c != nil && k < len(cp.Segs); k++ {
+		c = c.step(cp.Index[k], names[cp.Segs[k].Text])
+	}
+	if c != nil && !c.condLive() {
+		c = nil
+	}
+	var tt reflect.Type
+	if s.hasText && holdsText(s.fields[i].typ) {
+		tt = s.fields[i].typ
+		for k := 1; tt != nil && k < len(cp.Segs); k++ {
+			tt = textStep(tt, cp.Index[k], names[cp.Segs[k].Text])
+		}
+		if tt != nil && !holdsText(tt) {
+			tt = nil
+		}
+	}
+	if c == nil && tt == nil {
+		return condTarget{}
+	}
+	return condTarget{c, tt, pathText(cp, names)}
+}
+
+// condCmp is one value placeholder to convert: compared (by fn, as in
+// javaConv.condValue) with target to.
+type condCmp struct {
+	value string
+	fn    string
+	to    condTarget
+}
+
+// condComparisons finds the value placeholders of p compared (by =, <>, <,
+// <=, >, >=, BETWEEN, IN, contains or begins_with) with an attribute whose
+// values convert, each once, with what it is compared with; an ordering
+// comparison of a text type with a value to convert is refused
+// (checkTextOrdering). A placeholder
+// compared with attributes stored differently cannot be converted for both:
+// an error.
+func (s *schema) condComparisons(p *condexpr.Expr, names map[string]string, values map[string]types.AttributeValue) ([]condCmp, error) {
+	var cmps []condCmp
 	done := map[string]string{} // value placeholder → the attribute it was compared with
-	for _, g := range p.groups {
-		var conv *javaConv
-		var text reflect.Type
-		var attr string
-		for _, op := range g.operands {
-			if op.path == nil {
-				continue
-			}
-			if c, tt, a := resolve(op.path); a != "" {
-				conv, text, attr = c, tt, a
-				break
-			}
-		}
-		switch g.fn {
+	for _, g := range p.Groups {
+		switch g.Fn {
 		case "", "contains", "begins_with":
 		default:
 			continue // attribute_exists, attribute_not_exists, attribute_type: nothing compared
 		}
-		for _, op := range g.operands {
-			if op.value == "" {
+		var to condTarget
+		ti := -1
+		for i, op := range g.Operands {
+			if op.Path == nil {
 				continue
 			}
-			if prev, ok := done[op.value]; ok {
-				if prev != attr {
-					return "", nil, fmt.Errorf("value %s is compared with both %s and %s, which store values differently: use a separate expression.Value for each",
-						formatAV(values[op.value], 80), orOther(prev), orOther(attr))
+			if to = s.target(op.Path, names); to.attr != "" {
+				ti = i
+				break
+			}
+		}
+		if err := checkTextOrdering(&g, ti, to, values); err != nil {
+			return nil, err
+		}
+		for _, op := range g.Operands {
+			if op.Value == "" {
+				continue
+			}
+			if prev, ok := done[op.Value]; ok {
+				if prev != to.attr {
+					return nil, fmt.Errorf("value %s is compared with both %s and %s, which store values differently: use a separate expression.Value for each",
+						formatAV(values[op.Value], 80), orOther(prev), orOther(to.attr))
 				}
 				continue
 			}
-			done[op.value] = attr
-			av, ok := values[op.value]
-			if !ok || attr == "" {
-				continue
+			done[op.Value] = to.attr
+			if _, ok := values[op.Value]; ok && to.attr != "" {
+				cmps = append(cmps, condCmp{op.Value, g.Fn, to})
 			}
-			nv := av
-			if conv != nil {
-				nv, err = conv.condValue(g.fn, nv)
-			}
-			if err == nil && text != nil {
-				nv, err = textCondValue(text, g.fn, nv)
-			}
-			if err != nil {
-				return "", nil, fmt.Errorf("the value %s compared with attribute %s: %w", formatAV(av, 80), attr, err)
-			}
-			values[op.value] = nv
 		}
 	}
-	return expr, names, nil
+	return cmps, nil
+}
+
+// checkTextOrdering refuses g, an ordering comparison (<, <=, >, >=,
+// BETWEEN) of to, an attribute holding a text type (g's operand ti), with anything but
+// strings (or NULL) the caller gives: the attribute holds the text
+// MarshalText returns, and DynamoDB orders strings character by character,
+// which is not the order of the type's values in general ("99" >= "100",
+// "10.0.0.9" > "10.0.0.10"). A string the caller gives is the caller's
+// own text comparison.
+func checkTextOrdering(g *condexpr.Group, ti int, to condTarget, values map[string]types.AttributeValue) error {
+	if !g.Ordering() || to.text == nil || !codec.IsText(derefType(to.text)) {
+		return nil
+	}
+	for i, op := range g.Operands {
+		if i == ti {
+			continue // the attribute itself
+		}
+		if av, ok := values[op.Value]; ok && op.Value != "" {
+			switch av.(type) {
+			case *types.AttributeValueMemberS, *types.AttributeValueMemberNULL:
+				continue
+			}
+		}
+		what := g.Op
+		if what != "BETWEEN" {
+			what = "the comparison " + what
+		}
+		return fmt.Errorf("%s on attribute %q, which holds a %s stored as its text (a string: what MarshalText returns): DynamoDB orders strings character by character, not by the values they stand for (\"99\" >= \"100\" holds), so the result would be wrong: store it as a number (a numeric field such as int64, or attributevalue.Number) to order by value; compare a text type with =, <> or IN; or, where its text sorts as its values do (a fixed-width ID), compare with the text itself, expression.Value(v.String())",
+			what, to.attr, to.text)
+	}
+	return nil
+}
+
+// convertCondValues replaces each value of cmps in values by the value as
+// its attribute stores it; the values themselves are not modified.
+func convertCondValues(cmps []condCmp, values map[string]types.AttributeValue) error {
+	for _, c := range cmps {
+		av := values[c.value]
+		nv, err := av, error(nil)
+		if c.to.conv != nil {
+			nv, err = c.to.conv.condValue(c.fn, nv)
+		}
+		if err == nil && c.to.text != nil {
+			nv, err = textCondValue(c.to.text, c.fn, nv)
+		}
+		if err != nil {
+			return fmt.Errorf("the value %s compared with attribute %s: %w", formatAV(av, 80), c.to.attr, err)
+		}
+		values[c.value] = nv
+	}
+	return nil
 }
 
 func orOther(attr string) string {
@@ -739,16 +477,16 @@ func avKind(av types.AttributeValue) string {
 }
 
 // pathText renders a path with its names: doc.flags[2].
-func pathText(cp *condPath, names map[string]string) string {
+func pathText(cp *condexpr.Path, names map[string]string) string {
 	var b strings.Builder
-	for k, t := range cp.segs {
+	for k, t := range cp.Segs {
 		switch {
-		case cp.index[k]:
-			b.WriteString("[" + t.text + "]")
+		case cp.Index[k]:
+			b.WriteString("[" + t.Text + "]")
 		case k > 0:
-			b.WriteString("." + nameText(names, t.text))
+			b.WriteString("." + nameText(names, t.Text))
 		default:
-			b.WriteString(nameText(names, t.text))
+			b.WriteString(nameText(names, t.Text))
 		}
 	}
 	return b.String()
@@ -762,7 +500,7 @@ func nameText(names map[string]string, ph string) string {
 		return ph
 	}
 	for i := 0; i < len(n); i++ {
-		if !isWordByte(n[i]) {
+		if !condexpr.IsWordByte(n[i]) {
 			return strconv.Quote(n)
 		}
 	}
@@ -776,7 +514,7 @@ func nameText(names map[string]string, ph string) string {
 // place of the placeholders, for error messages: `paid = 1 AND total > 10`.
 // It never fails: what it cannot read it leaves as it is.
 func readableCond(expr string, names map[string]string, values map[string]types.AttributeValue) string {
-	toks, err := tokenizeCond(expr)
+	toks, err := condexpr.Tokenize(expr)
 	if err != nil {
 		return expr
 	}
@@ -784,11 +522,11 @@ func readableCond(expr string, names map[string]string, values map[string]types.
 	last := 0
 	for _, t := range toks {
 		var repl string
-		switch t.kind {
-		case 'n':
-			repl = nameText(names, t.text)
-		case 'v':
-			av, ok := values[t.text]
+		switch t.Kind {
+		case condexpr.Name:
+			repl = nameText(names, t.Text)
+		case condexpr.Value:
+			av, ok := values[t.Text]
 			if !ok {
 				continue
 			}
@@ -796,9 +534,9 @@ func readableCond(expr string, names map[string]string, values map[string]types.
 		default:
 			continue
 		}
-		b.WriteString(expr[last:t.start])
+		b.WriteString(expr[last:t.Start])
 		b.WriteString(repl)
-		last = t.end
+		last = t.End
 	}
 	b.WriteString(expr[last:])
 	return b.String()

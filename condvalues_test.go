@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/condexpr"
 )
 
 var (
@@ -297,7 +298,7 @@ func FuzzParseCond(f *testing.F) {
 	s := javaTestTableF[dotted](f)
 	sj := javaTestTableF[javaItem](f)
 	f.Fuzz(func(t *testing.T, expr string) {
-		_, _ = parseCond(expr)
+		_, _ = condexpr.Parse(expr)
 		names := map[string]string{"#0": "a", "#1": "b", "#2": "x", "#3": "y", "#4": "b", "#5": "doc", "#6": "flags", "#7": "d"}
 		values := map[string]types.AttributeValue{":0": &types.AttributeValueMemberBOOL{Value: true}, ":1": str("2020-01-01T00:00:00Z"), ":2": n("1")}
 		_ = readableCond(expr, names, values)
@@ -310,13 +311,13 @@ func FuzzParseCond(f *testing.F) {
 				continue
 			}
 			// Every name placeholder the result uses is defined.
-			toks, terr := tokenizeCond(e)
+			toks, terr := condexpr.Tokenize(e)
 			if terr != nil && e != expr {
 				t.Fatalf("rewriteCond(%q) = %q, unreadable", expr, e)
 			}
 			for _, tk := range toks {
-				if _, ok := nm[tk.text]; tk.kind == 'n' && !ok && names[tk.text] != "" {
-					t.Fatalf("rewriteCond(%q) = %q uses %s, not in %v", expr, e, tk.text, nm)
+				if _, ok := nm[tk.Text]; tk.Kind == condexpr.Name && !ok && names[tk.Text] != "" {
+					t.Fatalf("rewriteCond(%q) = %q uses %s, not in %v", expr, e, tk.Text, nm)
 				}
 			}
 		}
@@ -337,87 +338,6 @@ func javaTestTableF[T any](f *testing.F) *schema {
 		f.Fatal(err)
 	}
 	return tb.p.s
-}
-
-// TestParseCondBuilderOutput: whatever the expression package builds, the
-// parser reads, and finds every value.
-func TestParseCondBuilderOutput(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	names := []string{"b", "d", "doc.flag", "docs[1].flag", "a.b", "x", "mb.t"}
-	var gen func(depth int) expression.ConditionBuilder
-	gen = func(depth int) expression.ConditionBuilder {
-		nm := cName(names[rng.IntN(len(names))])
-		v := cValue(rng.IntN(3) == 0)
-		if depth > 0 {
-			switch rng.IntN(4) {
-			case 0:
-				return expression.And(gen(depth-1), gen(depth-1))
-			case 1:
-				return expression.Or(gen(depth-1), gen(depth-1), gen(depth-1))
-			case 2:
-				return expression.Not(gen(depth - 1))
-			}
-		}
-		switch rng.IntN(12) {
-		case 0:
-			return nm.Equal(v)
-		case 1:
-			return nm.NotEqual(v)
-		case 2:
-			return nm.LessThan(v)
-		case 3:
-			return nm.GreaterThanEqual(v)
-		case 4:
-			return nm.Between(v, cValue(true))
-		case 5:
-			return nm.In(v, cValue(false), cValue(true))
-		case 6:
-			return nm.BeginsWith("x")
-		case 7:
-			return nm.Contains("x")
-		case 8:
-			return nm.AttributeExists()
-		case 9:
-			return nm.AttributeType(expression.Boolean)
-		case 10:
-			return nm.Size().LessThan(cValue(3))
-		}
-		return nm.Equal(cName("x"))
-	}
-	for i := 0; i < 500; i++ {
-		e, err := expression.NewBuilder().WithCondition(gen(rng.IntN(4))).Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := parseCond(*e.Condition())
-		if err != nil {
-			t.Fatalf("parseCond(%q): %v", *e.Condition(), err)
-		}
-		seen := map[string]bool{}
-		for _, g := range p.groups {
-			for _, op := range g.operands {
-				if op.value != "" {
-					seen[op.value] = true
-				}
-			}
-		}
-		if len(seen) != len(e.Values()) {
-			t.Fatalf("parseCond(%q) found values %v, want %d", *e.Condition(), seen, len(e.Values()))
-		}
-	}
-}
-
-// TestParseCondDeep: deep nesting parses up to DynamoDB's size limit and is
-// refused, not a crash, beyond.
-func TestParseCondDeep(t *testing.T) {
-	ok := strings.Repeat("(", 1500) + "#0 = :0" + strings.Repeat(")", 1500)
-	if _, err := parseCond(ok); err != nil {
-		t.Errorf("1500 levels: %v", err)
-	}
-	deep := strings.Repeat("NOT (", 1<<20) + "#0 = :0" + strings.Repeat(")", 1<<20)
-	if _, err := parseCond(deep); err == nil {
-		t.Error("a million levels parsed")
-	}
 }
 
 // TestTxConditionErrorNamesCondition: in a transaction, a member whose If

@@ -124,6 +124,20 @@
 // an error of the call (ErrInvalidInput on writes, before anything is sent),
 // never a zero value.
 //
+// DynamoDB orders a text type's attribute by its text, character by
+// character, which is not the order of the values in general: for a big.Int
+// "99" >= "100", for an address "10.0.0.9" > "10.0.0.10". An ordering
+// comparison (<, <=, >, >=, BETWEEN) of an attribute of a text type with a
+// value the mapper would turn into its text (a number, a byte array, a
+// big.Int, another attribute) — in an If condition, a Filter, a Query's key
+// condition on a sort key of a text type, or a transaction member's
+// condition — is refused with ErrInvalidInput naming the attribute, its Go
+// type and the fix, before anything is sent: store values you order as
+// numbers (an int64 field, or attributevalue.Number); compare a text type
+// with =, <> and IN; or, where its text sorts as its values do (a
+// fixed-width ID such as a ULID), compare with the text itself,
+// expression.Value(v.String()), which is then your own string comparison.
+//
 // Secondary indexes are declared in tags of their own, as in guregu/dynamo,
 // and used by CreateTable and by Query and Scan with Index(name):
 //

@@ -132,7 +132,10 @@ func WithSaveBehavior(b SaveBehavior) WriteOption {
 // expression.Name("owner").Equal(expression.Value(id)) matches. A value
 // expression.Value cannot encode faithfully — a netip.Addr, whose fields are
 // unexported, becomes an empty map — is refused with ErrInvalidInput: pass
-// its text, expression.Value(addr.String()).
+// its text, expression.Value(addr.String()). DynamoDB orders these
+// attributes by their text ("99" >= "100" for a big.Int), so an ordering
+// comparison (<, <=, >, >=, BETWEEN) of one with anything but a string is
+// refused with ErrInvalidInput (see "Text types" in the package doc).
 //
 // expression.Name splits a name at its dots into a path. When the type has
 // a top-level attribute named "a.b" and none named "a",

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/condexpr"
 )
 
 // QueryOption configures Query, QueryPage, Scan, ScanPage and ParallelScan:
@@ -70,7 +71,10 @@ type queryOptions struct {
 // attributes, and with attributes of text types, are sent as those
 // attributes are stored (or refused with ErrInvalidInput), and expression.Name("a.b") names a top-level attribute
 // "a.b" of the type when it has no attribute "a" (else use
-// expression.NameNoDotSplit).
+// expression.NameNoDotSplit). An ordering comparison (<, <=, >, >=,
+// BETWEEN) of an attribute of a text type with anything but a string is
+// refused with ErrInvalidInput: DynamoDB would compare the texts, not the
+// values (see "Text types" in the package doc).
 func Filter(cond expression.ConditionBuilder) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.filters = append(o.filters, cond) })
 }
@@ -187,6 +191,10 @@ type listing struct {
 // attributevalue options, not the mapper's (see Filter). A key of a text
 // type (see If) is a string key: expression.Key("id").Equal(expression.Value(u))
 // for a uuid-style [16]byte u sends u's MarshalText string, not its bytes.
+// DynamoDB orders such a sort key by its text, so Between, LessThan and the
+// other ordering conditions on it are refused with ErrInvalidInput unless
+// given strings (for a big.Int "99" sorts after "100"): store a number you
+// range over as a number (see "Text types" in the package doc).
 //
 // The key condition is checked before anything is sent. It may name only
 // the partition key and the sort key of what the query reads (the table, or
@@ -680,43 +688,35 @@ type keyCond struct {
 	hash, rng *keyTerm
 }
 
-// parseKeyCondition reads the key condition expression that the expression
-// package built: "#0 = :0", "#0 BETWEEN :0 AND :1", "begins_with (#0, :0)",
-// and "(c) AND (c)…" of them. ok is false for any other form, which the
-// checks then leave to DynamoDB.
+// parseKeyCondition reads a key condition expression (condexpr.Parse):
+// "#0 = :0", "#0 BETWEEN :0 AND :1", "begins_with (#0, :0)", and
+// "(c) AND (c)…" of them, as the expression package builds them. ok is
+// false for any other form, which the checks then leave to DynamoDB.
 func parseKeyCondition(s string, names map[string]string, values map[string]types.AttributeValue) (terms []keyTerm, ok bool) {
-	parts := []string{s}
-	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
-		parts = strings.Split(s[1:len(s)-1], ") AND (")
+	p, err := condexpr.Parse(s)
+	if err != nil || !p.Conjunction {
+		return nil, false
 	}
-	for _, part := range parts {
+	for _, g := range p.Groups {
 		var kt keyTerm
-		var nameRef string
-		var valueRefs []string
-		if rest, ok := strings.CutPrefix(part, "begins_with ("); ok {
-			inner, ok := strings.CutSuffix(rest, ")")
-			n, v, ok2 := strings.Cut(inner, ", ")
-			if !ok || !ok2 {
-				return nil, false
-			}
-			kt.op, nameRef, valueRefs = "begins_with", n, []string{v}
-		} else {
-			f := strings.Fields(part)
-			switch {
-			case len(f) == 3 && slices.Contains([]string{"=", "<", "<=", ">", ">="}, f[1]):
-				kt.op, nameRef, valueRefs = f[1], f[0], f[2:]
-			case len(f) == 5 && f[1] == "BETWEEN" && f[3] == "AND":
-				kt.op, nameRef, valueRefs = "BETWEEN", f[0], []string{f[2], f[4]}
-			default:
-				return nil, false
-			}
-		}
-		if kt.name, ok = names[nameRef]; !ok {
+		switch {
+		case g.Fn == "begins_with" && len(g.Operands) == 2:
+			kt.op = g.Fn
+		case g.Fn == "" && slices.Contains([]string{"=", "<", "<=", ">", ">=", "BETWEEN"}, g.Op):
+			kt.op = g.Op
+		default:
 			return nil, false
 		}
-		for _, ref := range valueRefs {
-			v, ok := values[ref]
-			if !ok {
+		key := g.Operands[0].Path
+		if key == nil || len(key.Segs) != 1 {
+			return nil, false
+		}
+		if kt.name, ok = names[key.Segs[0].Text]; !ok {
+			return nil, false
+		}
+		for _, op := range g.Operands[1:] {
+			v, ok := values[op.Value]
+			if op.Value == "" || !ok {
 				return nil, false
 			}
 			kt.values = append(kt.values, v)
