@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"reflect"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -159,10 +158,9 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	values := map[string]types.AttributeValue{}
-	names := map[string]string{}
-	var set, add, del strings.Builder
-	var conds []string
+	eb := exprBuilder{values: map[string]types.AttributeValue{}, names: map[string]string{}, owned: true}
+	values := eb.values
+	var conds []string // the bounds' conditions, ANDed in this order before the version's
 	var bounds []addBound
 	seen := map[string]bool{}
 	for _, op := range delta.ops {
@@ -189,7 +187,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 		}
 		seen[op.attr] = true
 		vph := ":d" + f.vph[2:]
-		names[f.ph] = f.name
+		eb.name(f.ph, f.name)
 		var av types.AttributeValue
 		if op.kind == 'n' {
 			nav, b, err := addNumber(f, op.val)
@@ -225,42 +223,33 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 		}
 		av = checked[f.name]
 		values[vph] = av
-		sb := &add
+		clause := clauseAdd
 		if op.kind == 'd' {
-			sb = &del
+			clause = clauseDelete
 		}
-		if sb.Len() > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(f.ph + " " + vph)
+		eb.addTo(clause, f.ph, vph)
+	}
+	for _, c := range conds {
+		eb.and(c, nil)
 	}
 	// What every write does: the version, the token, the timestamps.
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
 	if s.version >= 0 {
-		p.advanceVersion(&set, &add, p.firstVersion(now.UnixMilli()), values)
-		names[p.versionPH] = s.fields[s.version].name
-		conds = append(conds, p.condClobber)
+		p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()))
+		eb.and(p.condClobber, p.versionNames)
 		if p.tokenAttr != "" {
 			r.token = newToken()
-			if set.Len() > 0 {
-				set.WriteString(", ")
-			}
-			set.WriteString(tokenNamePH + " = " + tokenValuePH)
-			values[tokenValuePH] = &types.AttributeValueMemberB{Value: r.token}
-			names[tokenNamePH] = p.tokenAttr
+			p.writeToken(&eb, r.token)
 		}
 	}
 	if s.entity >= 0 {
 		// Stamp the entity, as a Save does: an item Add creates is of the
 		// type's entity (the entity condition keeps others' items out).
 		f := &s.fields[s.entity]
-		if set.Len() > 0 {
-			set.WriteString(", ")
-		}
-		set.WriteString(f.ph + " = " + f.vph)
-		values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
-		names[f.ph] = f.name
+		eb.set(f.ph, f.vph)
+		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
+		eb.name(f.ph, f.name)
 	}
 	if s.hasStamps() {
 		// Encode the times as a write of the struct would (unixtime,
@@ -276,42 +265,19 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 				continue
 			}
 			f := &s.fields[i]
-			if set.Len() > 0 {
-				set.WriteString(", ")
-			}
 			if i == s.created {
-				set.WriteString(f.ph + " = if_not_exists(" + f.ph + ", " + f.vph + ")")
+				eb.setIfAbsent(f.ph, f.vph)
 			} else {
-				set.WriteString(f.ph + " = " + f.vph)
+				eb.set(f.ph, f.vph)
 			}
-			values[f.vph] = item[f.name]
-			names[f.ph] = f.name
+			eb.values[f.vph] = item[f.name]
+			eb.name(f.ph, f.name)
 		}
 	}
-	var u strings.Builder
-	for _, part := range [...]struct {
-		verb string
-		sb   *strings.Builder
-	}{{"SET ", &set}, {"ADD ", &add}, {"DELETE ", &del}} {
-		if part.sb.Len() == 0 {
-			continue
-		}
-		if u.Len() > 0 {
-			u.WriteByte(' ')
-		}
-		u.WriteString(part.verb + part.sb.String())
-	}
-	var cond string
-	for _, c := range conds {
-		cond = joinConds(cond, c)
-	}
-	if uc != nil {
-		cond = joinConds(cond, uc.expr)
-	}
-	r.up = updateParts{update: u.String(), cond: cond, names: mergeNames(names, uc), values: addValues(values, uc)}
+	r.up = eb.updateParts(uc)
 	r.bounds = bounds
-	if len(cond) > maxExprLen {
-		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(cond))
+	if len(r.up.cond) > maxExprLen {
+		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(r.up.cond))
 	}
 	return r, nil
 }
