@@ -2,7 +2,9 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"reflect"
@@ -78,7 +80,10 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 // none; a type's `entity=NAME` attribute is set to NAME, and the Add fails
 // with ErrConditionFailed when the key holds another entity's item. A
 // missing item is created with the key and the changes (a number
-// added to a missing attribute counts from 0); to require that it exists,
+// added to a missing attribute counts from 0). An attribute stored as NULL
+// (SavePut of a nil set or pointer writes NULL) is changed as a missing one:
+// from 0, from the empty set — a second request, sent when the first finds
+// the NULL. To require that the item exists,
 // pass If(expression.AttributeExists(expression.Name(<hash key attribute>))).
 // If conditions are ANDed; when one fails the error is a *ConditionError
 // wrapping ErrConditionFailed, carrying the stored item.
@@ -121,16 +126,52 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 	if err != nil {
 		return zero, err
 	}
-	r, err := t.buildAdd(k, delta, &wo)
-	if err != nil {
-		return zero, err
-	}
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
-	allNew, err := t.sendSave(ctx, &r, &wo, nil)
-	if err != nil {
-		return zero, err
+	var nulls map[string]bool // the changed attributes the stored item holds as NULL
+	for attempt := 1; ; attempt++ {
+		r, err := t.buildAdd(k, delta, &wo, nulls)
+		if err != nil {
+			return zero, err
+		}
+		allNew, err := t.sendSave(ctx, &r, &wo, nil)
+		if err != nil {
+			// A NULL where the request assumed none (or the reverse) failed
+			// its condition, certainly not applied: send it again for the
+			// item as stored.
+			if again := storedNulls(delta, err, nulls); again != nil && attempt < maxAddAttempts {
+				nulls = again
+				continue
+			}
+			return zero, err
+		}
+		return t.decode(allNew)
 	}
-	return t.decode(allNew)
+}
+
+// maxAddAttempts bounds the requests of one Add: each after the first is
+// sent because another writer stored or replaced a NULL meanwhile.
+const maxAddAttempts = 4
+
+// storedNulls returns the attributes changed by delta that the stored item
+// of a failed Add (err, a *ConditionError carrying it) holds as NULL, when
+// they are not those the Add assumed (prev), so that the Add is sent again
+// for them; nil when err is the Add's answer: another failure, or an
+// outcome that is not known.
+func storedNulls(delta Delta, err error, prev map[string]bool) map[string]bool {
+	var ce *ConditionError
+	if !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) {
+		return nil
+	}
+	nulls := map[string]bool{}
+	for _, op := range delta.ops {
+		if isNull(ce.Item[op.attr]) {
+			nulls[op.attr] = true
+		}
+	}
+	if maps.Equal(nulls, prev) {
+		return nil
+	}
+	return nulls
 }
 
 // addBound is the guard of an integer field's result: the stored value
@@ -145,8 +186,12 @@ type addBound struct {
 }
 
 // buildAdd checks delta against the schema and builds the UpdateItem of an
-// Add of the item with key k.
-func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
+// Add of the item with key k. nulls names the changed attributes that the
+// stored item holds as NULL (a set or counter SavePut wrote from a nil
+// value, or another client): a change treats NULL as missing, as DynamoDB's
+// ADD and DELETE refuse it. The request assumes that those, and only those,
+// hold NULL; when that no longer holds it fails its condition (see Add).
+func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions, nulls map[string]bool) (saveRequest, error) {
 	p, s := t.p, t.p.s
 	bad := func(attr, format string, args ...any) error {
 		return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
@@ -160,7 +205,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	}
 	eb := exprBuilder{values: map[string]types.AttributeValue{}, names: map[string]string{}, owned: true}
 	values := eb.values
-	var conds []string // the bounds' conditions, ANDed in this order before the version's
+	var conds []string // the changes' conditions, ANDed in this order before the version's
 	var bounds []addBound
 	seen := map[string]bool{}
 	for _, op := range delta.ops {
@@ -174,6 +219,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 			return saveRequest{}, bad(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.typ)
 		}
 		f := &s.fields[i]
+		nc, nb := len(conds), len(bounds) // this change's conditions and bound start here
 		switch i {
 		case s.hash, s.rng:
 			return saveRequest{}, bad(op.attr, "is a key, which never changes: Add changes other attributes of the item with that key")
@@ -222,6 +268,29 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 			return saveRequest{}, err
 		}
 		av = checked[f.name]
+		if nulls[op.attr] && (len(bounds) == nb || bounds[len(bounds)-1].fromZero) {
+			// Stored as NULL: the change is made as to a missing attribute
+			// (from 0, from the empty set; the bound holds from 0), on
+			// condition that the attribute still holds NULL.
+			conds = append(conds[:nc], "attribute_type("+f.ph+", "+nullTypePH+")")
+			delete(values, ":x"+f.vph[2:]) // the bound's value, unused now
+			values[nullTypePH] = nullTypeAV
+			if op.kind == 'd' {
+				eb.remove(f.ph)
+				continue
+			}
+			eb.set(f.ph, vph)
+			values[vph] = av
+			continue
+		}
+		if len(conds) == nc {
+			// DynamoDB refuses ADD and DELETE on NULL (ValidationException):
+			// a NULL fails the condition instead, with the stored item, and
+			// Add sends the change again for it. A bound's comparison is
+			// already false on NULL.
+			conds = append(conds, "NOT attribute_type("+f.ph+", "+nullTypePH+")")
+			values[nullTypePH] = nullTypeAV
+		}
 		values[vph] = av
 		clause := clauseAdd
 		if op.kind == 'd' {

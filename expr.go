@@ -614,6 +614,10 @@ func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond, bs *basis) p
 	return putParts{cond: cond, names: names, values: values}
 }
 
+// nullTypeAV is the value of nullTypePH: the type name NULL, for
+// attribute_type.
+var nullTypeAV = &types.AttributeValueMemberS{Value: "NULL"}
+
 func isSet(av types.AttributeValue) bool {
 	switch av.(type) {
 	case *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
