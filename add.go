@@ -2,12 +2,13 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"reflect"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -80,7 +81,10 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 // none; a type's `entity=NAME` attribute is set to NAME, and the Add fails
 // with ErrConditionFailed when the key holds another entity's item. A
 // missing item is created with the key and the changes (a number
-// added to a missing attribute counts from 0); to require that it exists,
+// added to a missing attribute counts from 0). An attribute stored as NULL
+// (SavePut of a nil set or pointer writes NULL) is changed as a missing one:
+// from 0, from the empty set — a second request, sent when the first finds
+// the NULL. To require that the item exists,
 // pass If(expression.AttributeExists(expression.Name(<hash key attribute>))).
 // If conditions are ANDed; when one fails the error is a *ConditionError
 // wrapping ErrConditionFailed, carrying the stored item.
@@ -123,16 +127,52 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 	if err != nil {
 		return zero, err
 	}
-	r, err := t.buildAdd(k, delta, &wo)
-	if err != nil {
-		return zero, err
-	}
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
-	allNew, err := t.sendSave(ctx, &r, &wo, nil)
-	if err != nil {
-		return zero, err
+	var nulls map[string]bool // the changed attributes the stored item holds as NULL
+	for attempt := 1; ; attempt++ {
+		r, err := t.buildAdd(k, delta, &wo, nulls)
+		if err != nil {
+			return zero, err
+		}
+		allNew, err := t.sendSave(ctx, &r, &wo, nil)
+		if err != nil {
+			// A NULL where the request assumed none (or the reverse) failed
+			// its condition, certainly not applied: send it again for the
+			// item as stored.
+			if again := storedNulls(delta, err, nulls); again != nil && attempt < maxAddAttempts {
+				nulls = again
+				continue
+			}
+			return zero, err
+		}
+		return t.decode(allNew)
 	}
-	return t.decode(allNew)
+}
+
+// maxAddAttempts bounds the requests of one Add: each after the first is
+// sent because another writer stored or replaced a NULL meanwhile.
+const maxAddAttempts = 4
+
+// storedNulls returns the attributes changed by delta that the stored item
+// of a failed Add (err, a *ConditionError carrying it) holds as NULL, when
+// they are not those the Add assumed (prev), so that the Add is sent again
+// for them; nil when err is the Add's answer: another failure, or an
+// outcome that is not known.
+func storedNulls(delta Delta, err error, prev map[string]bool) map[string]bool {
+	var ce *ConditionError
+	if !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) {
+		return nil
+	}
+	nulls := map[string]bool{}
+	for _, op := range delta.ops {
+		if isNull(ce.Item[op.attr]) {
+			nulls[op.attr] = true
+		}
+	}
+	if maps.Equal(nulls, prev) {
+		return nil
+	}
+	return nulls
 }
 
 // addBound is the guard of an integer or float32 field's result: the
@@ -147,8 +187,12 @@ type addBound struct {
 }
 
 // buildAdd checks delta against the schema and builds the UpdateItem of an
-// Add of the item with key k.
-func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
+// Add of the item with key k. nulls names the changed attributes that the
+// stored item holds as NULL (a set or counter SavePut wrote from a nil
+// value, or another client): a change treats NULL as missing, as DynamoDB's
+// ADD and DELETE refuse it. The request assumes that those, and only those,
+// hold NULL; when that no longer holds it fails its condition (see Add).
+func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions, nulls map[string]bool) (saveRequest, error) {
 	p, s := t.p, t.p.s
 	bad := func(attr, format string, args ...any) error {
 		return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
@@ -160,10 +204,9 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	values := map[string]types.AttributeValue{}
-	names := map[string]string{}
-	var set, add, del strings.Builder
-	var conds []string
+	eb := exprBuilder{values: map[string]types.AttributeValue{}, names: map[string]string{}, owned: true}
+	values := eb.values
+	var conds []string // the changes' conditions, ANDed in this order before the version's
 	var bounds []addBound
 	seen := map[string]bool{}
 	for _, op := range delta.ops {
@@ -177,6 +220,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 			return saveRequest{}, bad(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.typ)
 		}
 		f := &s.fields[i]
+		nc, nb := len(conds), len(bounds) // this change's conditions and bound start here
 		switch i {
 		case s.hash, s.rng:
 			return saveRequest{}, bad(op.attr, "is a key, which never changes: Add changes other attributes of the item with that key")
@@ -190,7 +234,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 		}
 		seen[op.attr] = true
 		vph := ":d" + f.vph[2:]
-		names[f.ph] = f.name
+		eb.name(f.ph, f.name)
 		var av types.AttributeValue
 		if op.kind == 'n' {
 			nav, b, err := addNumber(f, op.val)
@@ -225,43 +269,57 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 			return saveRequest{}, err
 		}
 		av = checked[f.name]
+		if nulls[op.attr] && (len(bounds) == nb || bounds[len(bounds)-1].fromZero) {
+			// Stored as NULL: the change is made as to a missing attribute
+			// (from 0, from the empty set; the bound holds from 0), on
+			// condition that the attribute still holds NULL.
+			conds = append(conds[:nc], "attribute_type("+f.ph+", "+nullTypePH+")")
+			delete(values, ":x"+f.vph[2:]) // the bound's value, unused now
+			values[nullTypePH] = nullTypeAV
+			if op.kind == 'd' {
+				eb.remove(f.ph)
+				continue
+			}
+			eb.set(f.ph, vph)
+			values[vph] = av
+			continue
+		}
+		if len(conds) == nc {
+			// DynamoDB refuses ADD and DELETE on NULL (ValidationException):
+			// a NULL fails the condition instead, with the stored item, and
+			// Add sends the change again for it. A bound's comparison is
+			// already false on NULL.
+			conds = append(conds, "NOT attribute_type("+f.ph+", "+nullTypePH+")")
+			values[nullTypePH] = nullTypeAV
+		}
 		values[vph] = av
-		sb := &add
+		clause := clauseAdd
 		if op.kind == 'd' {
-			sb = &del
+			clause = clauseDelete
 		}
-		if sb.Len() > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(f.ph + " " + vph)
+		eb.addTo(clause, f.ph, vph)
+	}
+	for _, c := range conds {
+		eb.and(c, nil)
 	}
 	// What every write does: the version, the token, the timestamps.
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
 	if s.version >= 0 {
-		p.advanceVersion(&set, &add, p.firstVersion(now.UnixMilli()), values)
-		names[p.versionPH] = s.fields[s.version].name
-		conds = append(conds, p.condClobber)
+		p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()))
+		eb.and(p.condClobber, p.versionNames)
 		if p.tokenAttr != "" {
 			r.token = newToken()
-			if set.Len() > 0 {
-				set.WriteString(", ")
-			}
-			set.WriteString(tokenNamePH + " = " + tokenValuePH)
-			values[tokenValuePH] = &types.AttributeValueMemberB{Value: r.token}
-			names[tokenNamePH] = p.tokenAttr
+			p.writeToken(&eb, r.token)
 		}
 	}
 	if s.entity >= 0 {
 		// Stamp the entity, as a Save does: an item Add creates is of the
 		// type's entity (the entity condition keeps others' items out).
 		f := &s.fields[s.entity]
-		if set.Len() > 0 {
-			set.WriteString(", ")
-		}
-		set.WriteString(f.ph + " = " + f.vph)
-		values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
-		names[f.ph] = f.name
+		eb.set(f.ph, f.vph)
+		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
+		eb.name(f.ph, f.name)
 	}
 	if s.hasStamps() {
 		// Encode the times as a write of the struct would (unixtime,
@@ -277,42 +335,19 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 				continue
 			}
 			f := &s.fields[i]
-			if set.Len() > 0 {
-				set.WriteString(", ")
-			}
 			if i == s.created {
-				set.WriteString(f.ph + " = if_not_exists(" + f.ph + ", " + f.vph + ")")
+				eb.setIfAbsent(f.ph, f.vph)
 			} else {
-				set.WriteString(f.ph + " = " + f.vph)
+				eb.set(f.ph, f.vph)
 			}
-			values[f.vph] = item[f.name]
-			names[f.ph] = f.name
+			eb.values[f.vph] = item[f.name]
+			eb.name(f.ph, f.name)
 		}
 	}
-	var u strings.Builder
-	for _, part := range [...]struct {
-		verb string
-		sb   *strings.Builder
-	}{{"SET ", &set}, {"ADD ", &add}, {"DELETE ", &del}} {
-		if part.sb.Len() == 0 {
-			continue
-		}
-		if u.Len() > 0 {
-			u.WriteByte(' ')
-		}
-		u.WriteString(part.verb + part.sb.String())
-	}
-	var cond string
-	for _, c := range conds {
-		cond = joinConds(cond, c)
-	}
-	if uc != nil {
-		cond = joinConds(cond, uc.expr)
-	}
-	r.up = updateParts{update: u.String(), cond: cond, names: mergeNames(names, uc), values: addValues(values, uc)}
+	r.up = eb.updateParts(uc)
 	r.bounds = bounds
-	if len(cond) > maxExprLen {
-		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(cond))
+	if len(r.up.cond) > maxExprLen {
+		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(r.up.cond))
 	}
 	return r, nil
 }

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
@@ -279,5 +281,114 @@ func TestAddFloat32OverflowRefused(t *testing.T) {
 	}
 	if got, err := tb.Add(ctx, fcount{ID: "k"}, Increment("f", -1e37).Increment("g", 1e100)); err != nil || got.F != 2.9e38 || got.G != 1e100 {
 		t.Fatalf("Adds within range = %+v, %v", got, err)
+	}
+}
+
+// A set or counter stored as NULL — SavePut writes a nil set or a nil
+// *int64 as NULL, as documented, and items written by older versions or
+// other clients hold it too — is added to as if it were missing: a number
+// counts from 0, elements are added to the empty set, and deleting from it
+// leaves it empty. Versioned and unversioned types alike.
+func TestAddToStoredNull(t *testing.T) {
+	type nullable struct {
+		ID    string   `dynamo:"id,hash"`
+		Count *int64   `dynamo:"count"`
+		Score *float64 `dynamo:"score"`
+		Tags  []string `dynamo:"tags,set"`
+		Gone  []string `dynamo:"gone,set"`
+		V     int64    `dynamo:"v,version"`
+	}
+	tb, _ := idTable[nullable](t)
+	ctx := t.Context()
+	if _, err := tb.Save(ctx, nullable{ID: "k"}, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := tb.Mapper().client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tb.Name()), Key: map[string]types.AttributeValue{"id": str("k")}, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"count", "score", "tags", "gone"} {
+		if !isNull(raw.Item[a]) {
+			t.Fatalf("SavePut stored %s as %#v, want NULL (the case under test)", a, raw.Item[a])
+		}
+	}
+	got, err := tb.Add(ctx, nullable{ID: "k"}, Increment("count", 2).Increment("score", 0.5).AddToSet("tags", []string{"a"}).DeleteFromSet("gone", []string{"x"}))
+	if err != nil {
+		t.Fatalf("Add to NULL attributes = %v", err)
+	}
+	if got.Count == nil || *got.Count != 2 || got.Score == nil || *got.Score != 0.5 || !slices.Equal(got.Tags, []string{"a"}) || len(got.Gone) != 0 || got.V != 2 {
+		t.Fatalf("Add to NULL attributes = %+v, want count 2, score 0.5, tags [a], gone empty, version 2", got)
+	}
+	got, err = tb.Add(ctx, nullable{ID: "k"}, Increment("count", 1).AddToSet("tags", []string{"b"}))
+	if err != nil || *got.Count != 3 || !slices.Equal(sorted(got.Tags), []string{"a", "b"}) || got.V != 3 {
+		t.Fatalf("second Add = %+v, %v; want count 3, tags [a b], version 3", got, err)
+	}
+
+	type plainNullable struct {
+		ID    string   `dynamo:"id,hash"`
+		Count *uint8   `dynamo:"count"`
+		Tags  []string `dynamo:"tags,set"`
+	}
+	pt, _ := NewTable[plainNullable](tb.Mapper(), tb.Name())
+	if _, err := pt.Save(ctx, plainNullable{ID: "p"}, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pt.Add(ctx, plainNullable{ID: "p"}, Increment("count", 7).AddToSet("tags", []string{"a"}))
+	if err != nil || p.Count == nil || *p.Count != 7 || !slices.Equal(p.Tags, []string{"a"}) {
+		t.Fatalf("unversioned Add to NULL attributes = %+v, %v; want count 7, tags [a]", p, err)
+	}
+	// From NULL as from missing: a uint8 counter does not go below 0.
+	if _, err := pt.Save(ctx, plainNullable{ID: "q"}, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pt.Add(ctx, plainNullable{ID: "q"}, Increment("count", -1)); !errors.Is(err, ErrConditionFailed) {
+		t.Fatalf("uint8 below 0 from NULL = %v, want ErrConditionFailed", err)
+	}
+}
+
+// The requests of an Add to attributes stored as NULL: the first guards
+// every ADD or DELETE whose condition does not already fail on NULL (a
+// bound's comparison does) with NOT attribute_type(…, NULL), so that a
+// NULL fails the condition, with the stored item, instead of the whole
+// request; the second, knowing which attributes hold NULL, SETs them to
+// the change (counting from 0, from the empty set), on condition that they
+// still hold NULL.
+func TestAddToStoredNullRequests(t *testing.T) {
+	null := &types.AttributeValueMemberNULL{Value: true}
+	st := &stubClient{}
+	st.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		if len(st.upds) == 1 {
+			return nil, &types.ConditionalCheckFailedException{Item: map[string]types.AttributeValue{"id": str("k"), "views": null, "tags": null, "score": n("1"), "v": n("1")}}
+		}
+		return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{"id": str("k"), "views": n("1"), "v": n("2")}}, nil
+	}
+	tb, err := NewTable[counterItem](NewMapper(st, WithWriteTokenAttribute("")), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.Add(t.Context(), counterItem{ID: "k"}, Increment("views", 1).AddToSet("tags", []string{"a"}).Increment("score", 2).DeleteFromSet("nums", []int{1}))
+	if err != nil || got.Views != 1 {
+		t.Fatalf("Add = %+v, %v", got, err)
+	}
+	if len(st.upds) != 2 {
+		t.Fatalf("%d UpdateItem requests, want 2", len(st.upds))
+	}
+	for i, want := range []struct{ update, cond string }{
+		{
+			"SET #a9 = :a9, #a8 = if_not_exists(#a8, :a8) ADD #a1 :d1, #a4 :d4, #a3 :d3, #a10 :v1 DELETE #a5 :d5",
+			"((((attribute_not_exists(#a1) OR #a1 <= :x1) AND (NOT attribute_type(#a4, :onull))) AND (NOT attribute_type(#a3, :onull))) AND (NOT attribute_type(#a5, :onull))) AND (attribute_not_exists(#a10) OR #a10 < :vm)",
+		},
+		{
+			"SET #a1 = :d1, #a4 = :d4, #a9 = :a9, #a8 = if_not_exists(#a8, :a8) ADD #a3 :d3, #a10 :v1 DELETE #a5 :d5",
+			"((((attribute_type(#a1, :onull)) AND (attribute_type(#a4, :onull))) AND (NOT attribute_type(#a3, :onull))) AND (NOT attribute_type(#a5, :onull))) AND (attribute_not_exists(#a10) OR #a10 < :vm)",
+		},
+	} {
+		in := st.upds[i]
+		if u, c := aws.ToString(in.UpdateExpression), aws.ToString(in.ConditionExpression); u != want.update || c != want.cond {
+			t.Errorf("request %d:\n update %q\n cond   %q\nwant\n update %q\n cond   %q", i+1, u, c, want.update, want.cond)
+		}
+		if nt, ok := in.ExpressionAttributeValues[":onull"].(*types.AttributeValueMemberS); !ok || nt.Value != "NULL" {
+			t.Errorf("request %d: :onull = %#v", i+1, in.ExpressionAttributeValues[":onull"])
+		}
 	}
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // This file builds request expressions. It is pure: no I/O, no reflection
-// beyond what the precomputed plan holds, so every behaviour is unit-tested
-// on the built strings (expr_test.go).
+// beyond what the precomputed plan holds, so its behaviour is unit-tested
+// on the built strings: expr_test.go (the builder, and the expressions of
+// each SaveBehavior), save_test.go and add_test.go (the requests as sent).
 //
 // Placeholders never collide with the expression package's, which are
 // "#0", ":0", ...: attributes are "#a<i>"/":a<i>" by schema position, the
@@ -351,6 +352,135 @@ type updateParts struct {
 	values map[string]types.AttributeValue
 }
 
+// The clauses of an UpdateExpression, in the order they are written.
+const (
+	clauseSet = iota
+	clauseRemove
+	clauseAdd
+	clauseDelete
+)
+
+var clauseVerbs = [...]string{"SET ", "REMOVE ", "ADD ", "DELETE "}
+
+// exprBuilder assembles the expressions of one write: the actions of an
+// UpdateExpression (none for a PutItem's or DeleteItem's condition), the
+// ConditionExpression, and the names and values they use. It writes every
+// separator and joins every condition, so that its users only name the
+// actions. names may start as one of the plan's shared maps: the builder
+// copies it before its first change (those maps are read by many goroutines
+// at once). values is the builder's own.
+type exprBuilder struct {
+	clauses [4]strings.Builder // indexed by clauseSet…clauseDelete
+	cond    string
+	names   map[string]string
+	owned   bool // names is the builder's own map
+	values  map[string]types.AttributeValue
+}
+
+// action starts an action of the clause c (clauseSet…) and returns the
+// clause to write it to.
+func (b *exprBuilder) action(c int) *strings.Builder {
+	sb := &b.clauses[c]
+	if sb.Len() > 0 {
+		sb.WriteString(", ")
+	}
+	return sb
+}
+
+// set writes "ph = vph" to the SET clause.
+func (b *exprBuilder) set(ph, vph string) {
+	sb := b.action(clauseSet)
+	sb.WriteString(ph)
+	sb.WriteString(" = ")
+	sb.WriteString(vph)
+}
+
+// setIfAbsent writes "ph = if_not_exists(ph, vph)" to the SET clause: vph
+// is stored only where the item holds no ph (a creation time).
+func (b *exprBuilder) setIfAbsent(ph, vph string) {
+	b.action(clauseSet).WriteString(ph + " = if_not_exists(" + ph + ", " + vph + ")")
+}
+
+// remove writes ph to the REMOVE clause.
+func (b *exprBuilder) remove(ph string) {
+	b.action(clauseRemove).WriteString(ph)
+}
+
+// addTo writes "ph vph" to the ADD clause (clause clauseAdd), or to the
+// DELETE clause (clauseDelete).
+func (b *exprBuilder) addTo(clause int, ph, vph string) {
+	sb := b.action(clause)
+	sb.WriteString(ph)
+	sb.WriteByte(' ')
+	sb.WriteString(vph)
+}
+
+// name maps the placeholder ph to the attribute attr.
+func (b *exprBuilder) name(ph, attr string) {
+	if !b.owned {
+		m := make(map[string]string, len(b.names)+1)
+		maps.Copy(m, b.names)
+		b.names, b.owned = m, true
+	}
+	b.names[ph] = attr
+}
+
+// and ANDs c (may be "") to the condition; names, when not empty, are the
+// names it uses.
+func (b *exprBuilder) and(c string, names map[string]string) {
+	if c == "" {
+		return
+	}
+	b.cond = joinConds(b.cond, c)
+	switch {
+	case len(names) == 0:
+	case b.owned:
+		maps.Copy(b.names, names)
+	default:
+		b.names, b.owned = withNames(b.names, names), true
+	}
+}
+
+// update returns the UpdateExpression: the clauses that have actions, in
+// the order SET, REMOVE, ADD, DELETE.
+func (b *exprBuilder) update() string {
+	n := 0
+	for i := range b.clauses {
+		n += b.clauses[i].Len() + len(clauseVerbs[i]) + 1
+	}
+	var u strings.Builder
+	u.Grow(n)
+	for i := range b.clauses {
+		sb := &b.clauses[i]
+		if sb.Len() == 0 {
+			continue
+		}
+		if u.Len() > 0 {
+			u.WriteByte(' ')
+		}
+		u.WriteString(clauseVerbs[i])
+		u.WriteString(sb.String())
+	}
+	return u.String()
+}
+
+// finish ANDs the caller's If conditions (nil: none) and returns the
+// condition, the names and the values (nil when empty) of the write.
+func (b *exprBuilder) finish(uc *userCond) (string, map[string]string, map[string]types.AttributeValue) {
+	if uc != nil {
+		b.cond = joinConds(b.cond, uc.expr)
+	}
+	return b.cond, mergeNames(b.names, uc), addValues(b.values, uc)
+}
+
+// updateParts returns the expressions of an UpdateItem, ANDing the
+// caller's If conditions.
+func (b *exprBuilder) updateParts(uc *userCond) updateParts {
+	u := b.update()
+	cond, names, values := b.finish(uc)
+	return updateParts{update: u, cond: cond, names: names, values: values}
+}
+
 // buildUpdate builds the UpdateItem expressions of a save. item is the
 // encoded item (keys included; the version attribute is ignored, newVersion
 // is written instead); newVersion is ignored by SaveClobber, which ADDs 1
@@ -358,14 +488,9 @@ type updateParts struct {
 // write to the stored state it was computed from (basisCond).
 func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, token []byte, uc *userCond, bs *basis) updateParts {
 	s := p.s
-	values := make(map[string]types.AttributeValue, len(item)+4)
-	var set, remove, add strings.Builder
-	set.Grow(len(item) * 12)
-	sep := func(sb *strings.Builder) {
-		if sb.Len() > 0 {
-			sb.WriteString(", ")
-		}
-	}
+	eb := exprBuilder{values: make(map[string]types.AttributeValue, len(item)+4)}
+	values := eb.values
+	eb.clauses[clauseSet].Grow(len(item) * 12)
 	allUsed := true
 	for _, i := range p.nonKeyNoVerFs {
 		f := &s.fields[i]
@@ -379,109 +504,73 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		case !ok && (b == SaveUpdateSkipNulls || b == SaveAppendSet):
 			allUsed = false
 		case !ok:
-			sep(&remove)
-			remove.WriteString(f.ph)
+			eb.remove(f.ph)
 		case b == SaveAppendSet && isSet(av):
-			sep(&add)
-			add.WriteString(f.ph)
-			add.WriteByte(' ')
-			add.WriteString(f.vph)
+			eb.addTo(clauseAdd, f.ph, f.vph)
 			values[f.vph] = av
 		case i == s.created:
 			// Set once, by the write that creates the item.
-			sep(&set)
-			set.WriteString(f.ph + " = if_not_exists(" + f.ph + ", " + f.vph + ")")
+			eb.setIfAbsent(f.ph, f.vph)
 			values[f.vph] = av
 		default:
-			sep(&set)
-			set.WriteString(f.ph)
-			set.WriteString(" = ")
-			set.WriteString(f.vph)
+			eb.set(f.ph, f.vph)
 			values[f.vph] = av
 		}
 	}
-	var cond string
 	if s.version >= 0 {
 		if b == SaveClobber {
-			p.advanceVersion(&set, &add, newVersion, values)
-			cond = p.condClobber
+			p.advanceVersion(&eb, newVersion)
+			eb.and(p.condClobber, nil)
 		} else {
-			sep(&set)
-			set.WriteString(p.versionPH)
-			set.WriteString(" = ")
-			set.WriteString(newVersionPH)
+			eb.set(p.versionPH, newVersionPH)
 			values[newVersionPH] = numberAV(newVersion)
-			cond = p.versionCond(held, values)
+			eb.and(p.versionCond(held, values), nil)
 		}
-		if p.tokenAttr != "" {
-			sep(&set)
-			set.WriteString(tokenNamePH + " = " + tokenValuePH)
-			values[tokenValuePH] = &types.AttributeValueMemberB{Value: token}
-		}
+		p.writeToken(&eb, token)
 	}
-	bc, bnames := p.basisCond(bs, values)
-	cond = joinConds(cond, bc)
-	var u strings.Builder
-	u.Grow(set.Len() + remove.Len() + add.Len() + 16)
-	for _, part := range [...]struct {
-		verb string
-		sb   *strings.Builder
-	}{{"SET ", &set}, {"REMOVE ", &remove}, {"ADD ", &add}} {
-		if part.sb.Len() == 0 {
-			continue
-		}
-		if u.Len() > 0 {
-			u.WriteByte(' ')
-		}
-		u.WriteString(part.verb)
-		u.WriteString(part.sb.String())
-	}
-	var names map[string]string
+	// The names: the plan's when every attribute is named, else those of
+	// the values written and the version's.
 	if allUsed {
-		names = p.allNames
+		eb.names = p.allNames
 	} else {
-		names = make(map[string]string, len(values)+2)
+		eb.names = make(map[string]string, len(values)+2)
 		for ph := range values {
 			if len(ph) > 2 && ph[1] == 'a' {
-				names["#"+ph[1:]] = p.allNamesLookup(ph)
+				eb.names["#"+ph[1:]] = p.allNamesLookup(ph)
 			}
 		}
-		maps.Copy(names, p.versionNames)
+		maps.Copy(eb.names, p.versionNames)
+		eb.owned = true
 	}
-	if bc != "" {
-		names = withNames(names, bnames)
+	eb.and(p.basisCond(bs, values))
+	return eb.updateParts(uc)
+}
+
+// writeToken adds to a versioned write the SET of the write token (none
+// when token is nil: tokens off).
+func (p *plan) writeToken(eb *exprBuilder, token []byte) {
+	if p.tokenAttr == "" {
+		return
 	}
-	if uc != nil {
-		cond = joinConds(cond, uc.expr)
-	}
-	return updateParts{
-		update: u.String(),
-		cond:   cond,
-		names:  mergeNames(names, uc),
-		values: addValues(values, uc),
-	}
+	eb.set(tokenNamePH, tokenValuePH)
+	eb.values[tokenValuePH] = &types.AttributeValueMemberB{Value: token}
 }
 
 // advanceVersion adds to an update that writes no version condition
-// (SaveClobber, Table.Add) the clauses that advance the stored version by
-// the step in DynamoDB, or store first where there is none, and the values
-// they and condClobber use. With the default settings (first version =
-// step) that is ADD, which treats a missing version as 0.
-func (p *plan) advanceVersion(set, add *strings.Builder, first int64, values map[string]types.AttributeValue) {
-	values[newVersionPH] = numberAV(p.verStep)
-	values[maxVersionPH] = numberAV(p.maxVersion - p.verStep + 1) // condClobber: stored < :vm
+// (SaveClobber, Table.Add) the action that advances the stored version by
+// the step in DynamoDB, or stores first where there is none, and the values
+// it and condClobber use (condClobber itself is the caller's to AND). With
+// the default settings (first version = step) that is ADD, which treats a
+// missing version as 0.
+func (p *plan) advanceVersion(eb *exprBuilder, first int64) {
+	eb.values[newVersionPH] = numberAV(p.verStep)
+	eb.values[maxVersionPH] = numberAV(p.maxVersion - p.verStep + 1) // condClobber: stored < :vm
 	if first == p.verStep {
-		if add.Len() > 0 {
-			add.WriteString(", ")
-		}
-		add.WriteString(p.versionPH + " " + newVersionPH)
+		eb.addTo(clauseAdd, p.versionPH, newVersionPH)
 		return
 	}
-	if set.Len() > 0 {
-		set.WriteString(", ")
-	}
-	set.WriteString(p.versionPH + " = if_not_exists(" + p.versionPH + ", " + baseVersionPH + ") + " + newVersionPH)
-	values[baseVersionPH] = numberAV(first - p.verStep)
+	eb.action(clauseSet).WriteString(p.versionPH + " = if_not_exists(" + p.versionPH + ", " + baseVersionPH + ") + " + newVersionPH)
+	eb.values[baseVersionPH] = numberAV(first - p.verStep)
 }
 
 // withCreatedCond ANDs to a write's condition that the stored creation
@@ -491,12 +580,12 @@ func (p *plan) advanceVersion(set, add *strings.Builder, first int64, values map
 // they are copied, never modified.
 func (p *plan) withCreatedCond(cond string, names map[string]string, values map[string]types.AttributeValue, item map[string]types.AttributeValue) (string, map[string]string, map[string]types.AttributeValue) {
 	f := &p.s.fields[p.s.created]
-	cond = joinConds(cond, "attribute_not_exists("+f.ph+") OR "+f.ph+" = "+f.vph)
-	names = withNames(names, map[string]string{f.ph: f.name})
-	nv := make(map[string]types.AttributeValue, len(values)+1)
-	maps.Copy(nv, values)
-	nv[f.vph] = item[f.name]
-	return cond, names, nv
+	eb := exprBuilder{cond: cond, names: names, values: make(map[string]types.AttributeValue, len(values)+1)}
+	maps.Copy(eb.values, values)
+	eb.and("attribute_not_exists("+f.ph+") OR "+f.ph+" = "+f.vph, nil)
+	eb.name(f.ph, f.name)
+	eb.values[f.vph] = item[f.name]
+	return eb.cond, eb.names, eb.values
 }
 
 // allNamesLookup maps a value placeholder ":a<i>" to the attribute name.
@@ -515,22 +604,19 @@ type putParts struct {
 // with clobber meaning no version condition). bs, when not nil, pins the
 // write to the stored state it was computed from (basisCond).
 func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond, bs *basis) putParts {
-	values := map[string]types.AttributeValue{}
-	var cond string
-	var names map[string]string
+	eb := exprBuilder{values: map[string]types.AttributeValue{}}
 	if p.s.version >= 0 && !clobber {
-		cond = p.versionCond(held, values)
-		names = p.putNames
+		eb.and(p.versionCond(held, eb.values), nil)
+		eb.names = p.putNames
 	}
-	if bc, bnames := p.basisCond(bs, values); bc != "" {
-		cond = joinConds(cond, bc)
-		names = withNames(names, bnames)
-	}
-	if uc != nil {
-		cond = joinConds(cond, uc.expr)
-	}
-	return putParts{cond: cond, names: mergeNames(names, uc), values: addValues(values, uc)}
+	eb.and(p.basisCond(bs, eb.values))
+	cond, names, values := eb.finish(uc)
+	return putParts{cond: cond, names: names, values: values}
 }
+
+// nullTypeAV is the value of nullTypePH: the type name NULL, for
+// attribute_type.
+var nullTypeAV = &types.AttributeValueMemberS{Value: "NULL"}
 
 func isSet(av types.AttributeValue) bool {
 	switch av.(type) {

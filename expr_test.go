@@ -1,0 +1,152 @@
+package dynamo
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The builder writes each clause's separators and the clauses in the order
+// SET, REMOVE, ADD, DELETE, whatever order the actions come in.
+func TestExprBuilderClauses(t *testing.T) {
+	var eb exprBuilder
+	if u := eb.update(); u != "" {
+		t.Fatalf("empty builder: update %q, want none", u)
+	}
+	eb.addTo(clauseDelete, "#f", ":f")
+	eb.remove("#c")
+	eb.set("#a", ":a")
+	eb.addTo(clauseAdd, "#e", ":e")
+	eb.setIfAbsent("#b", ":b")
+	eb.remove("#d")
+	eb.addTo(clauseDelete, "#g", ":g")
+	want := "SET #a = :a, #b = if_not_exists(#b, :b) REMOVE #c, #d ADD #e :e DELETE #f :f, #g :g"
+	if u := eb.update(); u != want {
+		t.Errorf("update = %q\n want %q", u, want)
+	}
+	var only exprBuilder
+	only.remove("#x")
+	if u := only.update(); u != "REMOVE #x" {
+		t.Errorf("update = %q, want %q", u, "REMOVE #x")
+	}
+}
+
+// Conditions are ANDed in the order given, each parenthesised; an empty one
+// adds nothing; the If conditions come last, with their names and values.
+// A shared names map is copied before it is changed.
+func TestExprBuilderCondAndNames(t *testing.T) {
+	shared := map[string]string{"#v": "version"}
+	eb := exprBuilder{names: shared, values: map[string]types.AttributeValue{}}
+	eb.and("", map[string]string{"#unused": "x"})
+	eb.and("#v = :v0", nil)
+	if eb.cond != "#v = :v0" {
+		t.Fatalf("cond = %q", eb.cond)
+	}
+	eb.and("attribute_exists(#k)", map[string]string{"#k": "id"})
+	eb.name("#n", "name")
+	eb.values[":v0"] = n("1")
+	uc := &userCond{expr: "#0 = :0", names: map[string]string{"#0": "state"}, values: map[string]types.AttributeValue{":0": str("open")}}
+	cond, names, values := eb.finish(uc)
+	if want := "((#v = :v0) AND (attribute_exists(#k))) AND (#0 = :0)"; cond != want {
+		t.Errorf("cond = %q\n want %q", cond, want)
+	}
+	if want := map[string]string{"#v": "version", "#k": "id", "#n": "name", "#0": "state"}; !maps.Equal(names, want) {
+		t.Errorf("names = %v, want %v", names, want)
+	}
+	if len(values) != 2 || values[":0"] == nil || values[":v0"] == nil {
+		t.Errorf("values = %v", values)
+	}
+	if !maps.Equal(shared, map[string]string{"#v": "version"}) {
+		t.Errorf("the shared names map was changed: %v", shared)
+	}
+
+	// Nothing at all: no condition, nil names and values (the SDK refuses
+	// empty maps).
+	var none exprBuilder
+	if cond, names, values := none.finish(nil); cond != "" || names != nil || values != nil {
+		t.Errorf("empty builder = %q, %v, %v", cond, names, values)
+	}
+}
+
+// The expressions of a save, for each SaveBehavior: what every request of
+// that behaviour sends (save_test.go checks the requests as sent).
+func TestSaveExpressions(t *testing.T) {
+	tb, err := NewTable[Book](NewMapper(&stubClient{}), "Books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tb.p
+	item := map[string]types.AttributeValue{"ISBN": str("1"), "title": str("T"), "authors": &types.AttributeValueMemberSS{Value: []string{"a"}}, "note": &types.AttributeValueMemberNULL{Value: true}}
+	tok := []byte("0123456789abcdef")
+	for _, tc := range []struct {
+		b          SaveBehavior
+		held, next int64
+		update     string
+		cond       string
+		names      []string
+	}{
+		{SaveUpdate, 0, 1, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt REMOVE #a3", "attribute_not_exists(#a4) OR #a4 = :v0", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
+		{SaveUpdate, 2, 3, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt REMOVE #a3", "#a4 = :v0", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
+		{SaveUpdateSkipNulls, 2, 3, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt", "#a4 = :v0", []string{"#a1", "#a2", "#a4", "#wt"}},
+		{SaveAppendSet, 2, 3, "SET #a1 = :a1, #a4 = :v1, #wt = :wt ADD #a2 :a2", "#a4 = :v0", []string{"#a1", "#a2", "#a4", "#wt"}},
+		{SaveClobber, 2, 1, "SET #a1 = :a1, #a2 = :a2, #wt = :wt REMOVE #a3 ADD #a4 :v1", "attribute_not_exists(#a4) OR #a4 < :vm", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
+	} {
+		up := p.buildUpdate(tc.b, item, tc.held, tc.next, tok, nil, nil)
+		if up.update != tc.update || up.cond != tc.cond {
+			t.Errorf("%v held %d: update %q cond %q\n want update %q cond %q", tc.b, tc.held, up.update, up.cond, tc.update, tc.cond)
+		}
+		if got := sortedKeys(up.names); !reflect.DeepEqual(got, tc.names) {
+			t.Errorf("%v: names %v, want %v", tc.b, got, tc.names)
+		}
+	}
+
+	// SavePut (and Delete): the version condition alone, or none.
+	if pc := p.buildPutCond(0, false, nil, nil); pc.cond != "attribute_not_exists(#a4) OR #a4 = :v0" || !maps.Equal(pc.names, map[string]string{"#a4": "version"}) {
+		t.Errorf("put of an unsaved item: %+v", pc)
+	}
+	if pc := p.buildPutCond(3, false, nil, nil); pc.cond != "#a4 = :v0" || !reflect.DeepEqual(pc.values, map[string]types.AttributeValue{":v0": n("3")}) {
+		t.Errorf("put of version 3: %+v", pc)
+	}
+	if pc := p.buildPutCond(3, true, nil, nil); pc.cond != "" || pc.names != nil || pc.values != nil {
+		t.Errorf("clobber put: %+v", pc)
+	}
+	// Pinned to the stored item it was computed from: the token's
+	// condition is ANDed after the version's.
+	bs := &basis{item: map[string]types.AttributeValue{"ISBN": str("1"), "ddbkit_wt": &types.AttributeValueMemberB{Value: tok}}}
+	if pc := p.buildPutCond(3, false, nil, bs); pc.cond != "(#a4 = :v0) AND (#wt = :wh)" || pc.names["#wt"] != "ddbkit_wt" {
+		t.Errorf("put pinned to its basis: %+v", pc)
+	}
+	if up := p.buildUpdate(SaveUpdate, item, 3, 4, tok, nil, bs); up.cond != "(#a4 = :v0) AND (#wt = :wh)" {
+		t.Errorf("update pinned to its basis: cond %q", up.cond)
+	}
+}
+
+// A version that starts elsewhere than its step is advanced by SET with
+// if_not_exists, not ADD; the values used are the step, the base and the
+// bound of condClobber.
+func TestAdvanceVersion(t *testing.T) {
+	type started struct {
+		ID string `dynamo:"id,hash"`
+		V  int32  `dynamo:"v,version,versionstart=100,versionstep=10"`
+	}
+	tb, err := NewTable[started](NewMapper(&stubClient{}), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tb.p
+	eb := exprBuilder{values: map[string]types.AttributeValue{}}
+	eb.set("#x", ":x")
+	p.advanceVersion(&eb, p.firstVersion(0))
+	if u := eb.update(); u != "SET #x = :x, #a1 = if_not_exists(#a1, :vb) + :v1" {
+		t.Errorf("update = %q", u)
+	}
+	want := map[string]types.AttributeValue{":v1": n("10"), ":vb": n("90"), ":vm": n("2147483638")}
+	if !reflect.DeepEqual(eb.values, want) {
+		t.Errorf("values = %v, want %v", eb.values, want)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
