@@ -173,8 +173,15 @@ type basis struct {
 
 // basisCond returns the condition that pins a write to the stored state it
 // was computed from, adding its values to values, and the names it uses;
-// "" when b is nil or nothing pins it (an absent item of a versioned type:
-// the version condition is all there is).
+// "" when b is nil. sameState is its counterpart: whether a stored item is
+// the state b, as this condition sees it.
+//
+// A write computed from an absent item commits only over absence
+// (attribute_not_exists of the hash key), for every type: the version
+// condition of an unsaved item ("version absent or 0") also holds on an item
+// another writer created meanwhile with version 0 or without a version, which
+// the write would replace. (A plain Save of an unsaved item, computed from
+// nothing read, has no basis: the version-0 rule is all it checks.)
 //
 // For a versioned type the stored write token pins the incarnation: version
 // numbers start again at 1 when an item is deleted and created again, tokens
@@ -186,19 +193,15 @@ func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) (stri
 	if b == nil {
 		return "", nil
 	}
-	s := p.s
-	if s.version >= 0 {
-		if b.item == nil {
-			return "", nil
-		}
-		if p.tokenAttr != "" {
-			if wt, ok := b.item[p.tokenAttr]; ok {
-				values[heldTokenPH] = wt
-				return tokenNamePH + " = " + heldTokenPH, p.tokenNames
-			}
-		}
-	} else if b.item == nil {
+	if b.item == nil {
 		return "attribute_not_exists(" + hashNamePH + ")", p.hashNames
+	}
+	s := p.s
+	if s.version >= 0 && p.tokenAttr != "" {
+		if wt, ok := b.item[p.tokenAttr]; ok {
+			values[heldTokenPH] = wt
+			return tokenNamePH + " = " + heldTokenPH, p.tokenNames
+		}
 	}
 	var c strings.Builder
 	c.WriteString("attribute_exists(" + hashNamePH + ")")

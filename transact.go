@@ -604,24 +604,6 @@ func (e *txnEntry) checkMember() (*txMember, error) {
 	return m, nil
 }
 
-// unchanged reports whether the stored item cur is the item read (nil:
-// absent) as the commit's checks see it: the same version and write token,
-// or — without a version or a token — the same modeled attributes.
-func (p *plan) unchanged(read, cur map[string]types.AttributeValue) bool {
-	if read == nil || cur == nil {
-		return read == nil && cur == nil
-	}
-	if p.s.version >= 0 {
-		attr := p.s.fields[p.s.version].name
-		v1, ok1, big1 := storedVersion(read, attr)
-		v2, ok2, big2 := storedVersion(cur, attr)
-		if ok1 != ok2 || v1 != v2 || big1 || big2 {
-			return false
-		}
-	}
-	return p.basisHolds(&basis{item: read}, cur)
-}
-
 // commit sends the run. It returns the items the next run starts from when
 // fn must run again (and whether to back off first), else nil and the
 // result of Transact.
@@ -711,7 +693,7 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 		switch f.Code {
 		case TxCodeConditionFailed:
 			ce, ok := f.Err.(*ConditionError)
-			if !ok || !e.read || e.plan.unchanged(e.raw, ce.Item) {
+			if !ok || !e.read || e.plan.sameState(e.raw, ce.Item) {
 				// A blind write whose held version is stale, or an If
 				// condition that failed on the item the function read:
 				// running the function again would not change that.
@@ -778,7 +760,7 @@ func (tx *Txn) validateReads() (map[txItem]txnCached, bool, error) {
 	}
 	same := true
 	for i, e := range reads {
-		if !e.plan.unchanged(e.raw, cur[i]) {
+		if !e.plan.sameState(e.raw, cur[i]) {
 			same = false
 			break
 		}
