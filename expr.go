@@ -234,6 +234,10 @@ type userCond struct {
 	expr   string
 	names  map[string]string
 	values map[string]types.AttributeValue
+	// ifs are the caller's If conditions when expr also holds an entity
+	// type's entity condition (compileConds): String shows them alone.
+	ifs    []expression.ConditionBuilder
+	entity *schema
 }
 
 // compileConds ANDs the If conditions of a call on a table of schema s into
@@ -250,7 +254,11 @@ func compileConds(s *schema, conds []expression.ConditionBuilder) (*userCond, er
 		if len(conds) == 0 {
 			return s.entityUC, nil
 		}
-		conds = append([]expression.ConditionBuilder{s.entityCond()}, conds...)
+		uc, err := buildConds(s, append([]expression.ConditionBuilder{s.entityCond()}, conds...))
+		if uc != nil {
+			uc.ifs, uc.entity = conds, s
+		}
+		return uc, err
 	}
 	return buildConds(s, conds)
 }
@@ -279,11 +287,18 @@ func buildConds(s *schema, conds []expression.ConditionBuilder) (*userCond, erro
 	return &userCond{expr: cond, names: names, values: values}, nil
 }
 
-// String renders the condition with its names and values in place of the
-// placeholders, for messages; "" for nil.
+// String renders the caller's If conditions with their names and values in
+// place of the placeholders, for messages; "" for nil and for an entity
+// type's entity condition alone (the caller gave no If).
 func (uc *userCond) String() string {
-	if uc == nil {
+	switch {
+	case uc == nil || uc.entity != nil && uc == uc.entity.entityUC:
 		return ""
+	case uc.ifs != nil:
+		own, err := buildConds(uc.entity, uc.ifs)
+		if err == nil {
+			return own.String()
+		}
 	}
 	return readableCond(uc.expr, uc.names, uc.values)
 }
