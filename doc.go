@@ -311,8 +311,14 @@
 // v+step under the condition that v is stored.
 //
 // A stored version 0 (Java's CLOBBER holding -1 stores it; so do backfills)
-// counts as unsaved: holding 0 saves it to 1. No write stores a version the
-// field's type cannot hold.
+// counts as unsaved: holding 0 saves it to 1. That is the rule of a plain
+// Save (or Delete) of an unsaved item, which was computed from nothing read.
+// A write computed from an item read as absent — Table.Update's, or a
+// Transact function's after its Load said ErrNotFound — commits only over
+// absence: when another writer created the item meanwhile, with version 0
+// or without a version, the write fails and the function runs again on the
+// stored item, never replacing it. No write stores a version the field's
+// type cannot hold.
 //
 // # More than one item
 //

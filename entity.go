@@ -60,6 +60,24 @@ func (s *schema) otherEntity(item map[string]types.AttributeValue) (string, bool
 	return "", false
 }
 
+// withEntity returns boxed and v unchanged unless the type has an entity
+// attribute and v's is empty; then a new copy of v with the entity name set,
+// as stored (stampEntity) and as a Load returns it.
+func (t *Table[T]) withEntity(boxed any, v reflect.Value) (any, reflect.Value) {
+	s := t.p.s
+	if s.entity < 0 {
+		return boxed, v
+	}
+	f := &s.fields[s.entity]
+	if fv := v.FieldByIndex(f.index); fv.String() != "" {
+		return boxed, v // another name is refused by stampEntity
+	}
+	nv := reflect.New(s.typ)
+	nv.Elem().Set(v)
+	nv.Elem().FieldByIndex(f.index).SetString(s.entityName)
+	return nv.Interface(), nv.Elem()
+}
+
 // entityFilter is the filter a Query or Scan of an entity type adds: only
 // items of its entity.
 func (s *schema) entityFilter() expression.ConditionBuilder {

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/itemstate"
 )
 
 type shopCustomer struct {
@@ -233,5 +235,46 @@ func TestTransactEntities(t *testing.T) {
 	got, err := customers.Load(ctx, shopCustomer{PK: "C#1", SK: "X"}, ConsistentRead())
 	if err != nil || got.Name != "Ada" {
 		t.Errorf("the customer is %+v, %v; want it untouched", got, err)
+	}
+}
+
+// A write refused because the key holds another entity type's item says so:
+// an error wrapping ErrConditionFailed that names the other entity, with no
+// If condition shown (the caller gave none); and Table.Current does not
+// decode the other type's item as the caller's type (ErrNotFound, as Load
+// says).
+func TestWriteOverOtherEntityNamesIt(t *testing.T) {
+	var theirs map[string]types.AttributeValue
+	for _, st := range itemstate.States(itemstate.Schema{Version: "v", Entity: "kind", Name: "order"}) {
+		if st.Kind == itemstate.OtherEntity {
+			theirs = st.Item(map[string]types.AttributeValue{"pk": str("p"), "sk": str("s")})
+		}
+	}
+	c := &stubClient{onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, ccf(theirs) }}
+	orders, err := NewTable[shopOrder](NewMapper(c), "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, held := range []int64{0, 1} {
+		_, err = orders.Save(context.Background(), shopOrder{PK: "p", SK: "s", Status: "new", Version: held})
+		var ce *ConditionError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrConditionFailed) {
+			t.Fatalf("held %d: Save over another entity's item: %v, want a *ConditionError wrapping ErrConditionFailed", held, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, `entity "other-order"`) || strings.Contains(msg, "If condition") {
+			t.Errorf("held %d: message %q: want it to name entity \"other-order\" and no If condition", held, msg)
+		}
+		if ce.Condition != "" {
+			t.Errorf("held %d: Condition = %q, want \"\" (no If given)", held, ce.Condition)
+		}
+		if got, err := orders.Current(err); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "other-order") {
+			t.Errorf("held %d: Current decoded the other entity's item as %+v, %v; want ErrNotFound naming it", held, got, err)
+		}
+	}
+	// With an If, Condition shows the caller's condition alone.
+	_, err = orders.Save(context.Background(), shopOrder{PK: "p", SK: "s"}, If(expression.Name("status").Equal(expression.Value("new"))))
+	var ce *ConditionError
+	if !errors.As(err, &ce) || strings.Contains(ce.Condition, "kind") || !strings.Contains(ce.Condition, "status") {
+		t.Errorf("Condition = %q, want the If condition alone", ce.Condition)
 	}
 }

@@ -174,8 +174,15 @@ type basis struct {
 
 // basisCond returns the condition that pins a write to the stored state it
 // was computed from, adding its values to values, and the names it uses;
-// "" when b is nil or nothing pins it (an absent item of a versioned type:
-// the version condition is all there is).
+// "" when b is nil. sameState is its counterpart: whether a stored item is
+// the state b, as this condition sees it.
+//
+// A write computed from an absent item commits only over absence
+// (attribute_not_exists of the hash key), for every type: the version
+// condition of an unsaved item ("version absent or 0") also holds on an item
+// another writer created meanwhile with version 0 or without a version, which
+// the write would replace. (A plain Save of an unsaved item, computed from
+// nothing read, has no basis: the version-0 rule is all it checks.)
 //
 // For a versioned type the stored write token pins the incarnation: version
 // numbers start again at 1 when an item is deleted and created again, tokens
@@ -187,19 +194,15 @@ func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) (stri
 	if b == nil {
 		return "", nil
 	}
-	s := p.s
-	if s.version >= 0 {
-		if b.item == nil {
-			return "", nil
-		}
-		if p.tokenAttr != "" {
-			if wt, ok := b.item[p.tokenAttr]; ok {
-				values[heldTokenPH] = wt
-				return tokenNamePH + " = " + heldTokenPH, p.tokenNames
-			}
-		}
-	} else if b.item == nil {
+	if b.item == nil {
 		return "attribute_not_exists(" + hashNamePH + ")", p.hashNames
+	}
+	s := p.s
+	if s.version >= 0 && p.tokenAttr != "" {
+		if wt, ok := b.item[p.tokenAttr]; ok {
+			values[heldTokenPH] = wt
+			return tokenNamePH + " = " + heldTokenPH, p.tokenNames
+		}
 	}
 	var c strings.Builder
 	c.WriteString("attribute_exists(" + hashNamePH + ")")
@@ -232,6 +235,10 @@ type userCond struct {
 	expr   string
 	names  map[string]string
 	values map[string]types.AttributeValue
+	// ifs are the caller's If conditions when expr also holds an entity
+	// type's entity condition (compileConds): String shows them alone.
+	ifs    []expression.ConditionBuilder
+	entity *schema
 }
 
 // compileConds ANDs the If conditions of a call on a table of schema s into
@@ -248,7 +255,11 @@ func compileConds(s *schema, conds []expression.ConditionBuilder) (*userCond, er
 		if len(conds) == 0 {
 			return s.entityUC, nil
 		}
-		conds = append([]expression.ConditionBuilder{s.entityCond()}, conds...)
+		uc, err := buildConds(s, append([]expression.ConditionBuilder{s.entityCond()}, conds...))
+		if uc != nil {
+			uc.ifs, uc.entity = conds, s
+		}
+		return uc, err
 	}
 	return buildConds(s, conds)
 }
@@ -277,11 +288,18 @@ func buildConds(s *schema, conds []expression.ConditionBuilder) (*userCond, erro
 	return &userCond{expr: cond, names: names, values: values}, nil
 }
 
-// String renders the condition with its names and values in place of the
-// placeholders, for messages; "" for nil.
+// String renders the caller's If conditions with their names and values in
+// place of the placeholders, for messages; "" for nil and for an entity
+// type's entity condition alone (the caller gave no If).
 func (uc *userCond) String() string {
-	if uc == nil {
+	switch {
+	case uc == nil || uc.entity != nil && uc == uc.entity.entityUC:
 		return ""
+	case uc.ifs != nil:
+		own, err := buildConds(uc.entity, uc.ifs)
+		if err == nil {
+			return own.String()
+		}
 	}
 	return readableCond(uc.expr, uc.names, uc.values)
 }

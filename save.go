@@ -164,7 +164,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *saveRequest, wo *writeOptions, old map[string]types.AttributeValue, cause error) *ConditionError {
 	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
 	ce.Condition = r.uc.String()
-	if r.createdCond && ce.Err == ErrConditionFailed {
+	if r.createdCond && ce.Err == ErrConditionFailed && ce.reason == "" {
 		ce.reason = t.p.createdMismatch(old, r.item[t.p.s.fields[t.p.s.created].name])
 	}
 	if len(r.bounds) > 0 && ce.Err == ErrConditionFailed && ce.reason == "" {

@@ -165,6 +165,7 @@ func buildSchema(t reflect.Type) (*schema, error) {
 		if err != nil {
 			return nil, fail(s.fields[s.entity].goName, "entity condition: %v", err)
 		}
+		uc.entity = s // the entity condition alone: no If to show (userCond.String)
 		s.entityUC = uc
 	}
 	return s, nil

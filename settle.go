@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/ddbkit/dynamo/internal/av"
 )
 
@@ -49,7 +48,7 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 			// taken to have landed now.
 			return cur, nil
 		}
-		if round > maxResends || r.noResend || !t.p.sameState(bs, cur) {
+		if round > maxResends || r.noResend || bs == nil || !t.p.proves(bs.item) || !t.p.sameState(bs.item, cur) {
 			ce := t.saveConditionFailure(key, r, wo, cur, cause)
 			t.p.markUnknown(ce)
 			return nil, ce
@@ -108,26 +107,6 @@ func (p *plan) markUnknown(ce *ConditionError) {
 	}
 }
 
-// sameState reports whether the stored item cur is exactly the basis bs a
-// write was computed from, so that the write was not applied: for a
-// versioned type with write tokens, the same version under the same random
-// token (random tokens never repeat; those a transaction derives from its
-// request token do, when it is sent again after 10 minutes). Without tokens,
-// without a version, or for an absent basis nothing proves it.
-func (p *plan) sameState(bs *basis, cur map[string]types.AttributeValue) bool {
-	if bs == nil || bs.item == nil || cur == nil || p.s.version < 0 || p.tokenAttr == "" {
-		return false
-	}
-	held, ok := bs.item[p.tokenAttr].(*types.AttributeValueMemberB)
-	if !ok || !uniqueToken(held.Value) || !isOwnWrite(cur, p.tokenAttr, held.Value) {
-		return false
-	}
-	attr := p.s.fields[p.s.version].name
-	v1, ok1, big1 := storedVersion(bs.item, attr)
-	v2, ok2, big2 := storedVersion(cur, attr)
-	return ok1 == ok2 && v1 == v2 && !big1 && !big2
-}
-
 // readRaw reads the item with key strongly consistently; nil when absent.
 func (t *Table[T]) readRaw(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	out, err := t.m.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.name), Key: key, ConsistentRead: aws.Bool(true)})
@@ -166,57 +145,6 @@ func (p *plan) sameAttrs(item, cur map[string]types.AttributeValue) bool {
 				return false
 			}
 		case !av.Equal(a, b):
-			return false
-		}
-	}
-	return true
-}
-
-// basisHolds reports whether the stored item cur satisfies what basisCond
-// asks of the basis bs, as DynamoDB evaluates it (version conditions
-// aside). A nil bs holds for anything.
-func (p *plan) basisHolds(bs *basis, cur map[string]types.AttributeValue) bool {
-	if bs == nil {
-		return true
-	}
-	if p.s.version >= 0 {
-		if bs.item == nil {
-			return true
-		}
-		if p.tokenAttr != "" {
-			if wt, ok := bs.item[p.tokenAttr]; ok {
-				got, ok := cur[p.tokenAttr]
-				return ok && av.Equal(wt, got)
-			}
-			if _, has := cur[p.tokenAttr]; has {
-				return false
-			}
-		}
-	} else if (bs.item == nil) != (cur == nil) {
-		return false
-	} else if bs.item == nil {
-		return true
-	}
-	if cur == nil {
-		return false
-	}
-	for _, i := range p.nonKeyFields {
-		if i == p.s.version {
-			continue
-		}
-		name := p.s.fields[i].name
-		a, aok := bs.item[name]
-		b, bok := cur[name]
-		switch {
-		case !aok:
-			if bok {
-				return false
-			}
-		case isNull(a):
-			if bok && !isNull(b) {
-				return false
-			}
-		case !bok || !av.Equal(a, b):
 			return false
 		}
 	}

@@ -152,7 +152,8 @@ func (t *Table[T]) Mapper() *Mapper { return t.m }
 // table's writes (Save, Delete, Update; for a transaction, pass
 // TxError.Failure(i).Err): the item as it was when the write failed — or, for
 // an ErrUnknownOutcome, as read afterwards — without another read. It returns
-// an error wrapping ErrNotFound when the item did not exist, an error wrapping
+// an error wrapping ErrNotFound when the item did not exist or is another
+// entity type's (as Load does), an error wrapping
 // err when err carries no item, and one wrapping ErrInvalidInput for nil.
 func (t *Table[T]) Current(err error) (T, error) {
 	var zero T
@@ -165,6 +166,9 @@ func (t *Table[T]) Current(err error) (T, error) {
 	}
 	if ce.Item == nil {
 		return zero, ce.Decode(nil)
+	}
+	if other, ok := t.p.s.otherEntity(ce.Item); ok {
+		return zero, fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, t.name, formatKey(ce.Key), other, t.p.s.entityName)
 	}
 	return t.decode(ce.Item)
 }

@@ -120,21 +120,3 @@ func (p *plan) createdMismatch(old map[string]types.AttributeValue, sent types.A
 	return fmt.Sprintf("the stored creation time %s is %s, not the %s this write carries (a SavePut or a transaction member keeps the stored one only when the item holds it: load the item first, or leave %s zero on a new item)",
 		f.name, formatAV(stored, 60), formatAV(sent, 60), f.goName)
 }
-
-// withEntity returns boxed and v unchanged unless the type has an entity
-// attribute and v's is empty; then a new copy of v with the entity name set,
-// as stored (stampEntity) and as a Load returns it.
-func (t *Table[T]) withEntity(boxed any, v reflect.Value) (any, reflect.Value) {
-	s := t.p.s
-	if s.entity < 0 {
-		return boxed, v
-	}
-	f := &s.fields[s.entity]
-	if fv := v.FieldByIndex(f.index); fv.String() != "" {
-		return boxed, v // another name is refused by stampEntity
-	}
-	nv := reflect.New(s.typ)
-	nv.Elem().Set(v)
-	nv.Elem().FieldByIndex(f.index).SetString(s.entityName)
-	return nv.Interface(), nv.Elem()
-}

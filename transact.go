@@ -606,29 +606,10 @@ func (e *txnEntry) checkMember() (*txMember, error) {
 	return m, nil
 }
 
-// unchanged reports whether the stored item cur is the item read (nil:
-// absent) as the commit's checks see it: the same version and write token,
-// or — without a version or a token — the same modeled attributes.
-func (p *plan) unchanged(read, cur map[string]types.AttributeValue) bool {
-	if read == nil || cur == nil {
-		return read == nil && cur == nil
-	}
-	if p.s.version >= 0 {
-		attr := p.s.fields[p.s.version].name
-		v1, ok1, big1 := storedVersion(read, attr)
-		v2, ok2, big2 := storedVersion(cur, attr)
-		if ok1 != ok2 || v1 != v2 || big1 || big2 {
-			return false
-		}
-	}
-	return p.basisHolds(&basis{item: read}, cur)
-}
-
 // commit sends the run. It returns the items the next run starts from when
 // fn must run again (and whether to back off first), else nil and the
 // result of Transact.
 func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
-	o := tx.o
 	writes := 0
 	for _, e := range tx.order {
 		if e.written {
@@ -638,6 +619,26 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 	if writes == 0 {
 		return tx.validateReads()
 	}
+	in, members, entries, err := tx.build()
+	if err != nil {
+		return nil, false, err
+	}
+	unknown, err := tx.send(ctx, in, members)
+	if err == nil || unknown {
+		return nil, false, err
+	}
+	var te *TxError
+	if !errors.As(err, &te) || len(te.Failures) == 0 {
+		return nil, false, fmt.Errorf("dynamo: Transact, run %d: %w", tx.run, err)
+	}
+	return tx.classify(te, entries)
+}
+
+// build makes the run's TransactWriteItems: one member per item touched —
+// its buffered write, or for an item only read the check that it is still
+// as read — with a fresh client request token. entries are the members'
+// items, in order.
+func (tx *Txn) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEntry, error) {
 	members := make([]*txMember, 0, len(tx.order))
 	entries := make([]*txnEntry, 0, len(tx.order))
 	size := 0
@@ -649,7 +650,7 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 			}
 			var err error
 			if mem, err = e.checkMember(); err != nil {
-				return nil, false, err
+				return nil, nil, nil, err
 			}
 		}
 		members = append(members, mem)
@@ -657,10 +658,10 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 		size += mem.size
 	}
 	if err := checkTxCount("Transact", len(members)); err != nil {
-		return nil, false, err
+		return nil, nil, nil, err
 	}
 	if size > maxTxSize {
-		return nil, false, fmt.Errorf("%w: Transact: the run's %d members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split the work",
+		return nil, nil, nil, fmt.Errorf("%w: Transact: the run's %d members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split the work",
 			ErrInvalidInput, len(members), size)
 	}
 	in := &dynamodb.TransactWriteItemsInput{
@@ -670,23 +671,27 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 	for i, mem := range members {
 		in.TransactItems[i] = mem.item
 	}
-	// One request and one token per run: the SDK's resends of it (and
-	// retryTx's after a TransactionConflict) are the same transaction, which
-	// DynamoDB applies at most once. When the outcome is still unknown, the
-	// same request is sent again under the same token (within DynamoDB's 10
-	// minutes): an applied commit then answers success, one that was not is
-	// decided now.
-	var err error
+	return in, members, entries, nil
+}
+
+// send sends in, the run's commit. One request and one token per run: the
+// SDK's resends of it (and retryTx's after a TransactionConflict) are the
+// same transaction, which DynamoDB applies at most once. When the outcome is
+// still unknown, the same request is sent again under the same token
+// (within DynamoDB's 10 minutes): an applied commit then answers success,
+// one that was not is decided now. It returns nil on success; unknown and
+// the error of Transact when no resend settled the outcome; else the
+// commit's error (a *TxError when DynamoDB cancelled it).
+func (tx *Txn) send(ctx context.Context, in *dynamodb.TransactWriteItemsInput, members []*txMember) (unknown bool, err error) {
 	for round := 0; ; round++ {
 		att := new(attempts)
-		err = retryTx(ctx, o, "Transact commit", members, txHint, func() error {
+		err = retryTx(ctx, tx.o, "Transact commit", members, txHint, func() error {
 			_, err := tx.m.client.TransactWriteItems(ctx, in, att.option(false))
 			return err
 		})
 		if err == nil {
-			return nil, false, nil
+			return false, nil
 		}
-		unknown := false
 		var te *TxError
 		if errors.As(err, &te) {
 			err = txOutcome(err, att) // marks te unknown when it may have been applied
@@ -695,17 +700,22 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 			unknown = att.maybeApplied() || att.unrecorded()
 		}
 		if !unknown {
-			break
+			return false, err
 		}
-		if round >= maxResends || o.retry.wait(ctx, round+1) != nil {
-			return nil, false, fmt.Errorf("dynamo: Transact, run %d: %w: the commit may have been applied, and %d resends under its request token did not settle it; the function is not run again, which could apply its change twice: read the items to find out: %w",
+		if round >= maxResends || tx.o.retry.wait(ctx, round+1) != nil {
+			return true, fmt.Errorf("dynamo: Transact, run %d: %w: the commit may have been applied, and %d resends under its request token did not settle it; the function is not run again, which could apply its change twice: read the items to find out: %w",
 				tx.run, ErrUnknownOutcome, round, err)
 		}
 	}
-	var te *TxError
-	if !errors.As(err, &te) || len(te.Failures) == 0 {
-		return nil, false, fmt.Errorf("dynamo: Transact, run %d: %w", tx.run, err)
-	}
+}
+
+// classify decides what a cancelled commit te means: the function runs
+// again — from the items as the cancellation found them: those whose check
+// failed as carried (ALL_OLD), those whose check held as read, those busy
+// with another transaction read again — when only its reads went stale
+// (the stored item is not the one read: sameState) or other transactions
+// were in flight; otherwise te is Transact's error.
+func (tx *Txn) classify(te *TxError, entries []*txnEntry) (map[txItem]txnCached, bool, error) {
 	refreshed := map[int]map[string]types.AttributeValue{}
 	dropped := map[int]bool{}
 	for _, f := range te.Failures {
@@ -713,7 +723,7 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 		switch f.Code {
 		case TxCodeConditionFailed:
 			ce, ok := f.Err.(*ConditionError)
-			if !ok || !e.read || e.plan.unchanged(e.raw, ce.Item) {
+			if !ok || !e.read || e.plan.sameState(e.raw, ce.Item) {
 				// A blind write whose held version is stale, or an If
 				// condition that failed on the item the function read:
 				// running the function again would not change that.
@@ -726,9 +736,6 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 			return nil, false, te
 		}
 	}
-	// The next run starts from the items as the cancellation found them:
-	// those whose check failed as carried (ALL_OLD), those whose check held
-	// as read; those busy with another transaction are read again.
 	next := make(map[txItem]txnCached, len(entries))
 	for i, e := range entries {
 		switch {
@@ -780,7 +787,7 @@ func (tx *Txn) validateReads() (map[txItem]txnCached, bool, error) {
 	}
 	same := true
 	for i, e := range reads {
-		if !e.plan.unchanged(e.raw, cur[i]) {
+		if !e.plan.sameState(e.raw, cur[i]) {
 			same = false
 			break
 		}

@@ -52,7 +52,7 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 			}
 			ce := mem.plan.conditionFailure(mem.table, mem.key, mem.held, mem.checked, old, err, mem.decode)
 			ce.Condition = mem.cond.String()
-			if mem.created != nil && ce.Err == ErrConditionFailed {
+			if mem.created != nil && ce.Err == ErrConditionFailed && ce.reason == "" {
 				ce.reason = mem.plan.createdMismatch(old, mem.created)
 			}
 			f.Err = ce

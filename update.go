@@ -325,7 +325,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		case ce.unknown:
 			fail(who, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err))
 			return
-		case ce.Err != ErrVersionConflict && t.p.basisHolds(bs, ce.Item):
+		case ce.Err != ErrVersionConflict && t.p.sameState(bs.item, ce.Item):
 			fail(who, err) // an If condition failed on the item fn saw
 			return
 		case pol.exhausted(attempt):
@@ -415,7 +415,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 					return 0, nil, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
 				}
 				*verified = true
-				if !t.sameStored(bs.item, fresh) {
+				if !t.p.sameState(bs.item, fresh) {
 					return 0, nil, &basis{item: fresh}, nil
 				}
 			}
@@ -479,26 +479,6 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		changes = append(changes, change{who: i, boxed: boxed, v: nv})
 	}
 	return held, changes, nil, nil
-}
-
-// sameStored reports whether the stored items a and b (nil: absent) are the
-// same state: the same version and write token, or for a type without a
-// version (or an item without a token) the same modeled attributes.
-func (t *Table[T]) sameStored(a, b map[string]types.AttributeValue) bool {
-	if (a == nil) != (b == nil) {
-		return false
-	}
-	if a == nil {
-		return true
-	}
-	if s := t.p.s; s.version >= 0 {
-		name := s.fields[s.version].name
-		va, vb := a[name], b[name]
-		if (va == nil) != (vb == nil) || (va != nil && !av.Equal(va, vb)) {
-			return false
-		}
-	}
-	return t.p.basisHolds(&basis{item: a}, b)
 }
 
 // batchContext returns the context of a batch's requests: done when the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -99,6 +100,14 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 	ce := &ConditionError{
 		Err: ErrConditionFailed, Table: table, Key: key, HeldVersion: held,
 		Exists: old != nil, Item: old, Cause: cause, decode: decode,
+	}
+	if other, ok := p.s.otherEntity(old); ok {
+		// Whatever the versions, no write of this type lands there: not a
+		// conflict that reloading resolves, nor a failed If.
+		defer func() {
+			ce.Err = ErrConditionFailed
+			ce.reason = fmt.Sprintf("the key holds an item of entity %s, not %q: a %s never writes over another entity's item", other, p.s.entityName, p.s.typ)
+		}()
 	}
 	if p.s.version < 0 {
 		return ce
