@@ -6,10 +6,12 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/codec"
@@ -80,7 +82,8 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 // with ErrConditionFailed when the key holds another entity's item. A
 // missing item is created with the key and the changes (a number
 // added to a missing attribute counts from 0); to require that it exists,
-// pass If(expression.AttributeExists(expression.Name(<hash key attribute>))).
+// pass MustExist(): a missing item is then an error satisfying
+// errors.Is(err, ErrNotFound), and nothing is written.
 // If conditions are ANDed; when one fails the error is a *ConditionError
 // wrapping ErrConditionFailed, carrying the stored item.
 //
@@ -122,6 +125,11 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 	if err != nil {
 		return zero, err
 	}
+	if wo.mustExist {
+		// Checked in the same request: the item's hash key exists.
+		hash := expression.NameNoDotSplit(t.p.s.fields[t.p.s.hash].name)
+		wo.conds = append(slices.Clip(wo.conds), expression.AttributeExists(hash))
+	}
 	r, err := t.buildAdd(k, delta, &wo)
 	if err != nil {
 		return zero, err
@@ -129,6 +137,9 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
 	allNew, err := t.sendSave(ctx, &r, &wo, nil)
 	if err != nil {
+		if ce, ok := asConditionError(err); ok && wo.mustExist && !ce.Exists && !ce.unknown {
+			return zero, fmt.Errorf("%w: Add to table %q key %s with MustExist: the key holds no item: %w", ErrNotFound, t.name, formatKey(k), err)
+		}
 		return zero, err
 	}
 	return t.decode(allNew)
