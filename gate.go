@@ -99,6 +99,7 @@ type computed[T any] struct {
 	withdrawn bool // the caller's ctx ended before fn was called: no change
 	gone      bool // fn called runtime.Goexit: the caller left Update
 	cut       bool // fn did not return within cutAfter: left to the next batch
+	started   bool // not an answer: fn is being called now
 	seq       int  // the number of the request answered
 }
 
@@ -130,7 +131,7 @@ func (wo *writeOptions) coalescable() bool {
 const maxBatch = 100
 
 // cutAfter is how long a batch that holds changes already waits for the
-// next caller's function before it writes without it: the function is
+// next caller's function, once it runs, before it writes without it: the function is
 // called again in the next batch (its late answer was computed on an item
 // that may not be the stored one by then). Functions are expected to take
 // microseconds; this bounds the delay that a slow or blocked one (waiting

@@ -51,7 +51,7 @@ import (
 // and SavePut are written alone. Every caller returns when its own ctx ends,
 // waits included: with the ctx error while its change is in no write, or an
 // error satisfying errors.Is(err, ErrUnknownOutcome) once it may be. A
-// function that has not returned within 50 ms while changes before it wait
+// function that has run for 50 ms without returning while changes before it wait
 // is left to the next write (and called again there): a slow or blocked
 // function (one waiting for a lock that an earlier caller holds, say)
 // delays only the calls after it.
@@ -174,6 +174,7 @@ func (w *waiter[T]) computeAndReply(cur T, seq int) (changed bool) {
 		}
 		w.reply(computed[T]{panicked: true, pv: p, seq: seq})
 	}()
+	w.reply(computed[T]{started: true, seq: seq}) // the batch may start counting
 	next, err := w.fn(cur)
 	normal = true
 	w.reply(computed[T]{next: next, err: err, seq: seq})
@@ -210,16 +211,22 @@ func (t *Table[T]) ask(w *waiter[T], in T, held bool) computed[T] {
 	w.asked++
 	w.msgs <- waiterMsg[T]{kind: msgCompute, cur: in, seq: w.asked}
 	var cut <-chan time.Time
-	if held {
-		timer := time.NewTimer(cutAfter)
-		defer timer.Stop()
-		cut = timer.C
-	}
 	for {
 		select {
 		case c := <-w.replies:
 			if c.seq != w.asked {
 				continue // a late answer to an earlier request
+			}
+			if c.started {
+				// The function runs: from now on it may be cut (the
+				// time the caller's goroutine took to be scheduled
+				// does not count).
+				if held && cut == nil {
+					timer := time.NewTimer(cutAfter)
+					defer timer.Stop()
+					cut = timer.C
+				}
+				continue
 			}
 			return c
 		case <-w.ctx.Done():
