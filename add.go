@@ -8,9 +8,11 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
@@ -84,8 +86,9 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 // added to a missing attribute counts from 0). An attribute stored as NULL
 // (SavePut of a nil set or pointer writes NULL) is changed as a missing one:
 // from 0, from the empty set — a second request, sent when the first finds
-// the NULL. To require that the item exists,
-// pass If(expression.AttributeExists(expression.Name(<hash key attribute>))).
+// the NULL. To require that the item exists, pass MustExist(): a missing
+// item is then an error satisfying errors.Is(err, ErrNotFound), and
+// nothing is written.
 // If conditions are ANDed; when one fails the error is a *ConditionError
 // wrapping ErrConditionFailed, carrying the stored item.
 //
@@ -127,6 +130,11 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 	if err != nil {
 		return zero, err
 	}
+	if wo.mustExist {
+		// Checked in the same request: the item's hash key exists.
+		hash := expression.NameNoDotSplit(t.p.s.fields[t.p.s.hash].name)
+		wo.conds = append(slices.Clip(wo.conds), expression.AttributeExists(hash))
+	}
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
 	var nulls map[string]bool // the changed attributes the stored item holds as NULL
 	for attempt := 1; ; attempt++ {
@@ -136,6 +144,9 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 		}
 		allNew, err := t.sendSave(ctx, &r, &wo, nil)
 		if err != nil {
+			if ce, ok := asConditionError(err); ok && wo.mustExist && !ce.Exists && !ce.unknown {
+				return zero, fmt.Errorf("%w: Add to table %q key %s with MustExist: the key holds no item: %w", ErrNotFound, t.name, formatKey(k), err)
+			}
 			// A NULL where the request assumed none (or the reverse) failed
 			// its condition, certainly not applied: send it again for the
 			// item as stored.

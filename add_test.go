@@ -392,3 +392,68 @@ func TestAddToStoredNullRequests(t *testing.T) {
 		}
 	}
 }
+
+// With MustExist, Add of a missing key is refused in DynamoDB (a condition
+// that the hash key exists, in the same request) with an error satisfying
+// errors.Is(err, ErrNotFound); nothing is created.
+func TestAddMustExistRefusesMissingItem(t *testing.T) {
+	c := &stubClient{}
+	var cond string
+	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		cond = aws.ToString(in.ConditionExpression)
+		for k, v := range in.ExpressionAttributeNames {
+			cond = strings.ReplaceAll(cond, k, v)
+		}
+		return nil, ccf(nil)
+	}
+	tb, err := NewTable[counterItem](NewMapper(c), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tb.Add(t.Context(), counterItem{ID: "k"}, Increment("views", -1), MustExist())
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Add with MustExist of a missing item: %v; want ErrNotFound", err)
+	}
+	if !strings.Contains(cond, "attribute_exists (id)") && !strings.Contains(cond, "attribute_exists(id)") {
+		t.Errorf("condition %q does not require the hash key to exist", cond)
+	}
+}
+
+// On DynamoDB Local: Add and Update with MustExist create nothing on a
+// missing key (ErrNotFound), work on an existing one, and a lost answer of
+// an Add with MustExist is settled as applied once; an Update function that
+// returns ErrNoChange leaves the stored version as it is.
+func TestMustExistAndNoChangeOnDynamoDBLocal(t *testing.T) {
+	d := dynamotest.NewDropper("UpdateItem")
+	c := d.Client(t)
+	name := dynamotest.KeyTable(t, c, "", "id", types.ScalarAttributeTypeS, "", "")
+	tb, err := NewTable[counterItem](NewMapper(c), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := tb.Add(ctx, counterItem{ID: "k"}, Increment("views", -1), MustExist()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Add with MustExist of a missing key: %v; want ErrNotFound", err)
+	}
+	if _, err := tb.Update(ctx, counterItem{ID: "k"}, func(c counterItem) (counterItem, error) { return c, nil }, MustExist()); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Update with MustExist of a missing key: %v; want ErrNotFound", err)
+	}
+	if _, err := tb.Load(ctx, counterItem{ID: "k"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after refused calls: Load = %v; want ErrNotFound (nothing created)", err)
+	}
+	if _, err := tb.Save(ctx, counterItem{ID: "k", Views: 10}); err != nil {
+		t.Fatal(err)
+	}
+	d.Arm(1)
+	got, err := tb.Add(ctx, counterItem{ID: "k"}, Increment("views", -1), MustExist())
+	if err != nil || got.Views != 9 || got.V != 2 {
+		t.Fatalf("Add with MustExist, answer lost: %+v, %v; want views 9 at v2 (applied once)", got, err)
+	}
+	got, err = tb.Update(ctx, counterItem{ID: "k"}, func(c counterItem) (counterItem, error) { return c, ErrNoChange }, MustExist())
+	if err != nil || got.Views != 9 || got.V != 2 {
+		t.Fatalf("Update with ErrNoChange: %+v, %v; want views 9 at v2", got, err)
+	}
+	if cur, err := tb.Load(ctx, counterItem{ID: "k"}, ConsistentRead()); err != nil || cur.V != 2 {
+		t.Fatalf("stored %+v, %v; want v2: no write", cur, err)
+	}
+}

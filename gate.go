@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -15,7 +16,11 @@ import (
 // queued behind it that can share a write, calls their functions one after
 // another — each in its caller's goroutine, each on the item as the
 // previous one left it — and writes the result once, advancing the version
-// by one per change. While that write is in flight, new calls queue up for
+// by one per change. A batch of several calls is run by a goroutine of its
+// own, so that every caller waits only as long as its own ctx allows; a
+// function that has not returned within cutAfter, while changes before it
+// wait, is left to the next batch (it is called again there), so that it
+// delays only the calls after it, never one whose change was taken. While that write is in flight, new calls queue up for
 // the next batch, so a hot key gets one write per round trip however many
 // goroutines update it, and the outcome is the one running the calls one
 // after another would have.
@@ -37,6 +42,7 @@ type gate[T any] struct {
 // hotKey is the state of one key while calls are inside Update. All fields
 // are guarded by gate.mu, except last, which only the running batch uses.
 type hotKey[T any] struct {
+	key   keyID
 	refs  int          // calls inside Update for this key
 	busy  bool         // a batch runs
 	queue []*waiter[T] // calls waiting for a batch, oldest first
@@ -53,13 +59,22 @@ type waiter[T any] struct {
 	wo  writeOptions
 	// msgs carries the running batch's requests to the caller's goroutine:
 	// compute (call fn), result (the final outcome) and lead (run the next
-	// batch). Capacity 2: the batch never blocks on a caller that stopped
-	// listening (at most one compute and one result are ever unread).
+	// batch). Capacity 4: the batch never blocks on a caller that stopped
+	// listening or is still in a function the batch stopped waiting for (at
+	// most two computes, one lead and one result are ever unread).
 	msgs chan waiterMsg[T]
 	// replies carries what fn returned back to the batch (capacity 1).
 	replies chan computed[T]
-	taken   bool // taken from the queue into a batch; guarded by gate.mu
-	left    bool // returned from Update while taken; guarded by gate.mu
+	// asked numbers the batch's requests to compute; a reply carries the
+	// number of its request, so that the late reply to a request the
+	// batch stopped waiting for is told apart. Used by the batch only.
+	asked int
+	// inline: the batch is the caller's own, run in its goroutine: its
+	// function is called directly.
+	inline bool
+	taken  bool // taken from the queue into a batch; guarded by gate.mu
+	left   bool // returned from Update while taken; guarded by gate.mu
+	led    bool // handed the lead, not taken it yet; guarded by gate.mu
 }
 
 type msgKind int
@@ -73,6 +88,7 @@ const (
 type waiterMsg[T any] struct {
 	kind msgKind
 	cur  T
+	seq  int // msgCompute: the request's number (waiter.asked)
 	res  outcome[T]
 }
 
@@ -84,6 +100,9 @@ type computed[T any] struct {
 	pv        any  // the panic value
 	withdrawn bool // the caller's ctx ended before fn was called: no change
 	gone      bool // fn called runtime.Goexit: the caller left Update
+	cut       bool // fn did not return within cutAfter: left to the next batch
+	started   bool // not an answer: fn is being called now
+	seq       int  // the number of the request answered
 }
 
 // outcome is the result of one Update call.
@@ -93,6 +112,12 @@ type outcome[T any] struct {
 	panicked bool
 	pv       any
 	gone     bool // the caller left Update (runtime.Goexit): never ask it again
+	// requeue: the call's function was slow (cut), so neither it nor the
+	// calls after it are in the batch's write: they go back to the queue.
+	requeue bool
+	// rides: the call's function returned ErrNoChange after changes of
+	// others in the same write: its outcome is that write's.
+	rides bool
 }
 
 // coalescable reports whether calls with these options can share a write
@@ -107,6 +132,15 @@ func (wo *writeOptions) coalescable() bool {
 // maxBatch bounds the changes of one write.
 const maxBatch = 100
 
+// cutAfter is how long a batch that holds changes already waits for the
+// next caller's function, once it runs, before it writes without it: the function is
+// called again in the next batch (its late answer was computed on an item
+// that may not be the stored one by then). Functions are expected to take
+// microseconds; this bounds the delay that a slow or blocked one (waiting
+// for a lock held by a caller whose change was taken, say) causes to the
+// callers before it.
+const cutAfter = 50 * time.Millisecond
+
 // join registers w for key. It returns the key's state and whether w runs a
 // batch now (nobody else does); otherwise w is queued.
 func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
@@ -117,7 +151,7 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 	}
 	e := g.keys[key]
 	if e == nil {
-		e = &hotKey[T]{last: g.cache.take(key)}
+		e = &hotKey[T]{key: key, last: g.cache.take(key)}
 		g.keys[key] = e
 	}
 	e.refs++
@@ -137,12 +171,13 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 // each change's copy would need the time of the write, and a creation time
 // the stored one).
 func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T], combine bool) []*waiter[T] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	lead.led = false
 	ws := []*waiter[T]{lead}
 	if !combine || !lead.wo.coalescable() {
 		return ws
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	n := 0
 	for _, w := range e.queue {
 		if len(ws) == maxBatch || !w.wo.coalescable() || w.wo.behavior != lead.wo.behavior {
@@ -156,15 +191,20 @@ func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T], combine bool) []*waite
 	return ws
 }
 
-// leaveQueue takes w out of the queue when it is still there (not taken
-// into a batch) and reports whether it was. Otherwise, when leaving, the
-// caller returns anyway: w is marked so that it is never queued again.
-func (g *gate[T]) leaveQueue(e *hotKey[T], w *waiter[T], leaving bool) bool {
+// leaveQueue is called by w when its ctx ends. It takes w out of the
+// queue when it is still there (not taken into a batch) and reports whether
+// it was; taken, w is marked as left, so that it is never queued again.
+// led reports that w was handed the lead instead, which it must take.
+func (g *gate[T]) leaveQueue(e *hotKey[T], w *waiter[T]) (removed, led bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if w.led {
+		w.led = false
+		return false, true
+	}
 	if w.taken {
-		w.left = leaving
-		return false
+		w.left = true
+		return false, false
 	}
 	for i, q := range e.queue {
 		if q == w {
@@ -172,8 +212,8 @@ func (g *gate[T]) leaveQueue(e *hotKey[T], w *waiter[T], leaving bool) bool {
 			break
 		}
 	}
-	w.taken = true
-	return true
+	w.taken, w.left = true, true
+	return true, false
 }
 
 // requeue puts ws, taken into a batch that wrote nothing, back at the head
@@ -198,11 +238,16 @@ func (g *gate[T]) handOff(e *hotKey[T]) {
 	defer g.mu.Unlock()
 	if len(e.queue) == 0 {
 		e.busy = false
+		if e.refs == 0 {
+			// Every caller left while the batch ran (drive): forget the
+			// key as the last one out would have.
+			g.forget(e.key, e)
+		}
 		return
 	}
 	next := e.queue[0]
 	e.queue = e.queue[1:]
-	next.taken = true
+	next.taken, next.led = true, true
 	next.msgs <- waiterMsg[T]{kind: msgLead}
 }
 
@@ -212,10 +257,16 @@ func (g *gate[T]) leave(key keyID, e *hotKey[T]) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e.refs--; e.refs == 0 && !e.busy {
-		delete(g.keys, key)
-		if e.last != nil {
-			g.cache.put(key, e.last)
-		}
+		g.forget(key, e)
+	}
+}
+
+// forget drops the state of key, keeping its item in the cache. g.mu is
+// held.
+func (g *gate[T]) forget(key keyID, e *hotKey[T]) {
+	delete(g.keys, key)
+	if e.last != nil {
+		g.cache.put(key, e.last)
 	}
 }
 

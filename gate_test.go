@@ -327,3 +327,88 @@ func TestUpdateRemembersStoredItem(t *testing.T) {
 		t.Fatalf("fn failing on the current item: %v with %d reads; want boom after one check read", err, len(c.gets))
 	}
 }
+
+// A caller whose change is taken into a combined write does not wait for a
+// later caller's function: with the function after it blocked, the leader
+// of the batch returns — by its own ctx at the latest — and the blocked
+// function delays only itself; its change is written afterwards.
+func TestUpdateLeaderNotHeldBySlowFollower(t *testing.T) {
+	s := newBookStore()
+	books := newBooks(t, s.client())
+	first := startUpdate(books, appendTitle("A"))
+	<-s.holding // A's write is in flight
+	lctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	leader := make(chan upResult, 1)
+	go func() {
+		b, err := books.Update(lctx, Book{ISBN: "1"}, appendTitle("L"))
+		leader <- upResult{b: b, err: err}
+	}()
+	waitQueued(books, kid("1"), 2)
+	asked, unblock := make(chan struct{}, 8), make(chan struct{})
+	follower := startUpdate(books, func(b Book) (Book, error) {
+		asked <- struct{}{}
+		<-unblock
+		b.Title += "F"
+		return b, nil
+	})
+	waitQueued(books, kid("1"), 3)
+	close(s.release)
+	hangGuard(t, first, "the first Update")
+	<-asked // the follower's function runs (and blocks) after the leader's
+	cancel()
+	r := hangGuard(t, leader, "the leader, its ctx cancelled while a follower's function blocks")
+	if r.err != nil && !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("leader: %v; want its own result or its ctx error", r.err)
+	}
+	close(unblock)
+	if f := hangGuard(t, follower, "the follower"); f.err != nil || !strings.HasSuffix(f.b.Title, "F") {
+		t.Fatalf("follower: %+v, %v; want its change written", f.b, f.err)
+	}
+	if r.err == nil && s.title() != "ALF" {
+		t.Errorf("stored title %q, want ALF: each change once, in order", s.title())
+	}
+}
+
+// Combined Updates cannot deadlock where calls run one after another
+// cannot: a caller holding a lock that a later caller's function takes
+// returns (its change written), and the later function then runs.
+func TestUpdateLeaderHoldingLockNeededByFollower(t *testing.T) {
+	s := newBookStore()
+	books := newBooks(t, s.client())
+	first := startUpdate(books, appendTitle("A"))
+	<-s.holding
+	var mu sync.Mutex
+	locked := make(chan struct{})
+	leader := make(chan upResult, 1)
+	go func() {
+		mu.Lock()
+		defer mu.Unlock()
+		close(locked)
+		b, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("L"))
+		leader <- upResult{b: b, err: err}
+	}()
+	<-locked
+	waitQueued(books, kid("1"), 2)
+	follower := startUpdate(books, func(b Book) (Book, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		b.Title += "F"
+		return b, nil
+	})
+	waitQueued(books, kid("1"), 3)
+	close(s.release)
+	hangGuard(t, first, "the first Update")
+	if r := hangGuard(t, leader, "the leader holding the lock"); r.err != nil || r.b.Title != "AL" {
+		t.Fatalf("leader: %+v, %v; want AL", r.b, r.err)
+	}
+	if f := hangGuard(t, follower, "the follower needing the lock"); f.err != nil || f.b.Title != "ALF" {
+		t.Fatalf("follower: %+v, %v; want ALF", f.b, f.err)
+	}
+}
+
+func (s *bookStore) title() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stored["title"].(*types.AttributeValueMemberS).Value
+}

@@ -89,6 +89,9 @@ type writeOptions struct {
 	// (clock versions), so that Update's copies agree with its write.
 	step int64
 	now  time.Time
+	// mustExist: Update and Add fail with ErrNotFound on a missing item
+	// (MustExist).
+	mustExist bool
 }
 
 // applyWriteOptions returns the defaults with opts applied; see
@@ -146,4 +149,16 @@ func WithSaveBehavior(b SaveBehavior) WriteOption {
 // ConditionError.Condition) shows the condition with its names and values.
 func If(cond expression.ConditionBuilder) WriteOption {
 	return func(o *writeOptions) { o.conds = append(o.conds, cond) }
+}
+
+// MustExist makes Update and Add require that the item exists: when the key
+// holds no item, Update fails without calling its function, and Add without
+// creating one, with an error satisfying errors.Is(err, ErrNotFound). Add
+// checks it in DynamoDB, in the same request (a condition that the item's
+// hash key exists), so that a concurrent Delete cannot slip in between; a
+// refused Add's error also carries the *ConditionError. Without it, both
+// create a missing item (Update calls its function with a T holding only
+// the key and version zero).
+func MustExist() WriteOption {
+	return func(o *writeOptions) { o.mustExist = true }
 }

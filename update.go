@@ -23,7 +23,11 @@ import (
 // waits from 2 ms up to 100 ms). It returns the saved copy.
 //
 // A missing item reaches fn as a T holding only key's key fields, with
-// version zero, so Update also creates. fn must not change the key; the
+// version zero, so Update also creates; with MustExist, Update fails instead
+// with an error satisfying errors.Is(err, ErrNotFound), without calling fn.
+// When fn returns ErrNoChange, nothing is written: the version stays, and
+// Update returns the item as fn was given it (read, not remembered, when
+// fn was given an item this Table remembered). fn must not change the key; the
 // version fn returns is ignored (Update writes the one it read). fn may be
 // called several times and should have no side effects; when it returns an
 // error, Update stops and returns that error. Update also stops when ctx is
@@ -46,8 +50,13 @@ import (
 // already stale). A hot key thus takes one write per round trip, whatever
 // the number of goroutines. A function's error or panic reaches only its
 // caller; calls with If conditions or other save behaviours than SaveUpdate
-// and SavePut are written alone. A caller whose ctx ends while its change is
-// in a write gets an error satisfying errors.Is(err, ErrUnknownOutcome).
+// and SavePut are written alone. Every caller returns when its own ctx ends,
+// waits included: with the ctx error while its change is in no write, or an
+// error satisfying errors.Is(err, ErrUnknownOutcome) once it may be. A
+// function that has run for 50 ms without returning while changes before it wait
+// is left to the next write (and called again there): a slow or blocked
+// function (one waiting for a lock that an earlier caller holds, say)
+// delays only the calls after it.
 //
 // Update starts from the item this Table stored last, when it remembers it
 // (a bounded cache of recently written items), so that an Update of a key
@@ -78,7 +87,7 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
 	gk := t.p.keyID(k)
-	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo, msgs: make(chan waiterMsg[T], 2), replies: make(chan computed[T], 1)}
+	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo, msgs: make(chan waiterMsg[T], 4), replies: make(chan computed[T], 1)}
 	e, lead := t.gate.join(gk, w)
 	defer t.gate.leave(gk, e)
 	var res outcome[T]
@@ -94,10 +103,12 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 }
 
 // await waits in the queue of key k until a batch runs w's function, then
-// for its outcome; or it runs a batch itself when handed the lead.
+// for its outcome; or it runs a batch itself when handed the lead. It
+// returns when w.ctx ends, whatever the batch is doing: with w's ctx error
+// when its change is in no write (the batch leaves it out), else with an
+// error satisfying errors.Is(err, ErrUnknownOutcome).
 func (t *Table[T]) await(e *hotKey[T], k map[string]types.AttributeValue, w *waiter[T]) outcome[T] {
-	done := w.ctx.Done()
-	changed := false // w's change is in a write that may be sent
+	changed := false // w's function made a change, which a write may carry
 	for {
 		select {
 		case m := <-w.msgs:
@@ -108,34 +119,51 @@ func (t *Table[T]) await(e *hotKey[T], k map[string]types.AttributeValue, w *wai
 				return m.res
 			case msgCompute:
 				if w.ctx.Err() != nil {
-					w.replies <- computed[T]{withdrawn: true}
+					w.reply(computed[T]{withdrawn: true, seq: m.seq})
 					continue // the batch sends the result
 				}
-				changed = w.computeAndReply(m.cur)
+				changed = w.computeAndReply(m.cur, m.seq) || changed
 			}
-		case <-done:
-			if t.gate.leaveQueue(e, w, changed) {
-				return outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
+		case <-w.ctx.Done():
+			// Marked as left, w is asked for nothing more, and the batch
+			// that took it (if one did) sees its ctx ended.
+			removed, led := t.gate.leaveQueue(e, w)
+			if led {
+				// Take the lead (its message is queued after any request
+				// of a batch that stopped waiting): the batch ends soon,
+				// every request in it seeing the ctx ended.
+				for (<-w.msgs).kind != msgLead {
+				}
+				return t.lead(e, k, w)
 			}
-			if changed {
+			if changed && !removed {
 				return outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w: ctx ended while its change was being written with others' (%w)",
 					t.name, formatKey(k), ErrUnknownOutcome, w.ctx.Err())}
 			}
-			// Taken into a batch that has not asked for the change yet: it
-			// will (and we withdraw), or send the result.
-			done = nil
+			return outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
 		}
 	}
 }
 
+// reply sends c to the batch, dropping the late answer to an earlier
+// request the batch stopped waiting for, if it is still there.
+func (w *waiter[T]) reply(c computed[T]) {
+	select {
+	case <-w.replies:
+	default:
+	}
+	w.replies <- c
+}
+
 // computeAndReply calls w's function with cur in the caller's goroutine and
-// sends what it returned to the running batch. A panic is recovered and
-// reported to the batch (which leaves the change out), which may call fn
-// again (when cur turns out not to be the stored item) or sends it back as
-// the call's outcome, to be raised again in the caller. runtime.Goexit
-// (t.FailNow in a test) cannot be held back: it is reported as the caller
-// gone, never to be asked again. It reports whether fn made a change.
-func (w *waiter[T]) computeAndReply(cur T) (changed bool) {
+// sends what it returned to the running batch, as the answer to request
+// seq. A panic is recovered and reported to the batch (which leaves the
+// change out), which may call fn again (when cur turns out not to be the
+// stored item) or sends it back as the call's outcome, to be raised again
+// in the caller. runtime.Goexit (t.FailNow in a test) cannot be held back:
+// it is reported as the caller gone, never to be asked again. It reports
+// whether fn made a change.
+func (w *waiter[T]) computeAndReply(cur T, seq int) (changed bool) {
 	normal := false
 	defer func() {
 		if normal {
@@ -143,14 +171,15 @@ func (w *waiter[T]) computeAndReply(cur T) (changed bool) {
 		}
 		p := recover()
 		if p == nil {
-			w.replies <- computed[T]{err: errGoexit, gone: true}
+			w.reply(computed[T]{err: errGoexit, gone: true, seq: seq})
 			return
 		}
-		w.replies <- computed[T]{panicked: true, pv: p}
+		w.reply(computed[T]{panicked: true, pv: p, seq: seq})
 	}()
+	w.reply(computed[T]{started: true, seq: seq}) // the batch may start counting
 	next, err := w.fn(cur)
 	normal = true
-	w.replies <- computed[T]{next: next, err: err}
+	w.reply(computed[T]{next: next, err: err, seq: seq})
 	return err == nil
 }
 
@@ -169,61 +198,90 @@ func callOwn[T any](fn func(T) (T, error), cur T) (c computed[T]) {
 	return computed[T]{next: next, err: err}
 }
 
-// ask has w's function called with in: the batch's own (self) here, the
-// others' in their goroutines.
-func (t *Table[T]) ask(w *waiter[T], in T, self bool) computed[T] {
+// ask has w's function called with in: directly when the batch runs in w's
+// goroutine, otherwise in w's goroutine. held says whether the batch holds
+// changes already: then it waits at most cutAfter, and a function still
+// running is cut (left to the next batch), so that it holds back nobody
+// whose change was taken.
+func (t *Table[T]) ask(w *waiter[T], in T, held bool) computed[T] {
 	if w.ctx.Err() != nil {
 		return computed[T]{withdrawn: true}
 	}
-	if self {
+	if w.inline {
 		return callOwn(w.fn, in)
 	}
-	w.msgs <- waiterMsg[T]{kind: msgCompute, cur: in}
-	select {
-	case c := <-w.replies:
-		return c
-	case <-w.ctx.Done():
-		return computed[T]{withdrawn: true}
+	w.asked++
+	w.msgs <- waiterMsg[T]{kind: msgCompute, cur: in, seq: w.asked}
+	var cut <-chan time.Time
+	for {
+		select {
+		case c := <-w.replies:
+			if c.seq != w.asked {
+				continue // a late answer to an earlier request
+			}
+			if c.started {
+				// The function runs: from now on it may be cut (the
+				// time the caller's goroutine took to be scheduled
+				// does not count).
+				if held && cut == nil {
+					timer := time.NewTimer(cutAfter)
+					defer timer.Stop()
+					cut = timer.C
+				}
+				continue
+			}
+			return c
+		case <-w.ctx.Done():
+			return computed[T]{withdrawn: true}
+		case <-cut:
+			return computed[T]{cut: true}
+		}
 	}
 }
 
-// lead runs the batch of self (and the calls queued behind it that can
-// share its write), sends the others their outcomes, hands the key to the
-// next queued call, and returns self's outcome.
+// lead runs the batch of self and the calls queued behind it that can share
+// its write, and returns self's outcome. Alone, self runs it in its own
+// goroutine, bounded by its own ctx. With others, the batch runs in a
+// goroutine of its own (drive), and self waits for it like the others, so
+// that each returns when its own ctx ends, whatever the batch waits for.
 func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *waiter[T]) outcome[T] {
 	ws := t.gate.batchFor(e, self, !t.p.s.hasStamps())
-	res := make([]outcome[T], len(ws))
+	if len(ws) > 1 {
+		go t.drive(e, k, ws)
+		return t.await(e, k, self)
+	}
+	self.inline = true
+	defer func() { self.inline = false }()
+	res := make([]outcome[T], 1)
 	finished := false
 	defer func() {
 		if !finished {
 			// self's function called runtime.Goexit, which reaches only
-			// self: nothing was written, and the others still waiting go
-			// back to the head of the queue, to run as if self had not
-			// been there. Those whose ctx ended, or who left by
-			// runtime.Goexit themselves, get their outcome now.
+			// self: nothing was written.
 			e.last = nil
-			var back []*waiter[T]
-			for i, w := range ws[1:] {
-				if res[i+1].gone {
-					continue
-				}
-				if err := w.ctx.Err(); err != nil {
-					w.msgs <- waiterMsg[T]{kind: msgResult, res: outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)}}
-					continue
-				}
-				back = append(back, w)
-			}
-			t.gate.requeue(e, back)
-		} else {
-			for i, w := range ws[1:] {
-				w.msgs <- waiterMsg[T]{kind: msgResult, res: res[i+1]}
-			}
 		}
 		t.gate.handOff(e)
 	}()
 	t.runBatch(e, k, ws, res)
 	finished = true
 	return res[0]
+}
+
+// drive runs the batch ws of several calls, sends each its outcome, puts
+// back in the queue those left to the next batch, and hands the key on.
+func (t *Table[T]) drive(e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T]) {
+	res := make([]outcome[T], len(ws))
+	t.runBatch(e, k, ws, res)
+	var back []*waiter[T]
+	for i, w := range ws {
+		if res[i].requeue {
+			back = append(back, w)
+			continue
+		}
+		w.msgs <- waiterMsg[T]{kind: msgResult, res: res[i]}
+	}
+	t.gate.requeue(e, back)
+	t.gate.handOff(e)
 }
 
 // change is one function's result in a batch: the value it returned, boxed,
@@ -301,6 +359,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		for j, c := range changes {
 			who[j] = c.who
 		}
+		for _, i := range live {
+			if res[i].rides {
+				who = append(who, i) // after the first change: who[0] stays first
+			}
+		}
 		last := changes[len(changes)-1]
 		boxed, v, _ := t.box(t.withVersion(last.v, held), "Update")
 		wo := ws[0].wo
@@ -354,7 +417,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 func rerun[T any](live []int, first int, res []outcome[T]) []int {
 	var out []int
 	for _, i := range live {
-		if i >= first && !res[i].gone {
+		if i >= first && !res[i].gone && !res[i].requeue {
 			out = append(out, i)
 		}
 	}
@@ -387,7 +450,13 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		from = k
 	}
 	s := t.p.s
-	for _, i := range live {
+	// The write carries a token like the one save makes (nil: none): each
+	// change is sized with it, as a write of it alone would be.
+	var sizeToken []byte
+	if s.version >= 0 && t.p.tokenAttr != "" && len(live) > 1 {
+		sizeToken = newToken()
+	}
+	for pos, i := range live {
 		w := ws[i]
 		if res[i].gone {
 			continue
@@ -400,8 +469,20 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			_, cv, _ := t.box(cur, "Update")
 			held = s.versionOf(cv)
 		}
-		c := t.ask(w, cur, i == 0)
+		if w.wo.mustExist && bs.item == nil && len(changes) == 0 {
+			// Absent as read (or as a conflict found it): never remembered.
+			res[i] = outcome[T]{err: fmt.Errorf("%w: Update of table %q key %s with MustExist: the key holds no item", ErrNotFound, t.name, formatKey(k))}
+			continue
+		}
+		c := t.ask(w, cur, len(changes) > 0)
 		switch {
+		case c.cut:
+			// Slow: the changes before it are written without it; it and
+			// the calls after it go to the next batch.
+			for _, j := range live[pos:] {
+				res[j] = outcome[T]{requeue: true}
+			}
+			return held, changes, nil, nil
 		case c.gone:
 			res[i] = outcome[T]{err: c.err, gone: true}
 			continue
@@ -418,6 +499,17 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 				if !t.p.sameState(bs.item, fresh) {
 					return 0, nil, &basis{item: fresh}, nil
 				}
+			}
+			if errors.Is(c.err, ErrNoChange) {
+				// The item as given (fn may have changed its copy): stored,
+				// or as the changes before it in this write leave it, with
+				// whom it then shares the write's fate (rides).
+				given, err := t.decode(from)
+				if err != nil {
+					return 0, nil, nil, err
+				}
+				res[i] = outcome[T]{saved: given, rides: len(changes) > 0}
+				continue
 			}
 			res[i] = outcome[T]{err: c.err, panicked: c.panicked, pv: c.pv}
 			continue
@@ -447,6 +539,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			// modify fn's value.
 			boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
 		}
+		boxed, nv = t.withEntity(boxed, nv) // the copy as stored
 		if len(live) > 1 {
 			// Check the change on its own, as a write of it alone would,
 			// so that a bad one fails only its caller; and encode it for
@@ -465,7 +558,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 					continue
 				}
 			}
-			if size := t.writtenSize(item, next, nil, w.wo.behavior == SavePut); size > maxItemSize {
+			if size := t.writtenSize(item, next, sizeToken, w.wo.behavior == SavePut); size > maxItemSize {
 				res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 					ErrInvalidInput, t.name, formatKey(k), size)}
 				continue
@@ -475,7 +568,6 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			}
 			from = item
 		}
-		boxed, nv = t.withEntity(boxed, nv) // the copy as stored
 		changes = append(changes, change{who: i, boxed: boxed, v: nv})
 	}
 	return held, changes, nil, nil
@@ -503,3 +595,13 @@ func batchContext[T any](ws []*waiter[T]) (context.Context, func()) {
 		cancel()
 	}
 }
+
+// ErrNoChange, returned by an Update function (with any item), says that
+// there is nothing to change: Update writes nothing, leaves the version as
+// it is, and returns the item as the function was given it, with a nil
+// error. When the item given was one the Table remembered (it wrote the
+// key last) rather than one it read, Update first reads the key, and calls
+// the function again on the stored item when that differs, so that the
+// item returned is the stored one. A missing item stays missing (the item
+// returned holds only the key, version zero).
+var ErrNoChange = errors.New("dynamo: no change (returned by an Update function)")

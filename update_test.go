@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,129 @@ func TestUpdateKeyOtherSpellingSameItem(t *testing.T) {
 	}
 	if got.V != 4 || len(c.upds)+len(c.puts) != 1 {
 		t.Fatalf("Update = %+v after %d writes, want version 4 after one write", got, len(c.upds)+len(c.puts))
+	}
+}
+
+// In a combined Update write, a change whose item is over DynamoDB's size
+// limit once written — write token included — fails alone with
+// ErrInvalidInput; the other callers' changes are written.
+func TestUpdateCombinedOversizeChangeFailsAlone(t *testing.T) {
+	s := newBookStore()
+	books := newBooks(t, s.client())
+	// A title that fits without the write token and not with it.
+	base := map[string]types.AttributeValue{"ISBN": str("1"), "title": str(""), "version": n("1")}
+	title := strings.Repeat("t", maxItemSize-books.writtenSize(base, 3, newToken(), false)+1)
+	first := startUpdate(books, appendTitle("A"))
+	<-s.holding
+	small := startUpdate(books, appendTitle("x"))
+	waitQueued(books, kid("1"), 2)
+	big := startUpdate(books, func(b Book) (Book, error) {
+		b.Title = title
+		return b, nil
+	})
+	waitQueued(books, kid("1"), 3)
+	close(s.release)
+	if r := hangGuard(t, first, "the first Update"); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r := hangGuard(t, small, "the small change's Update"); r.err != nil || r.b.Title != "Ax" {
+		t.Errorf("small change: %+v, %v; want Ax written", r.b, r.err)
+	}
+	if r := hangGuard(t, big, "the big change's Update"); !errors.Is(r.err, ErrInvalidInput) {
+		t.Errorf("oversize change: %v; want ErrInvalidInput", r.err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got := s.stored["title"].(*types.AttributeValueMemberS).Value; got != "Ax" {
+		t.Errorf("stored title %.10q, want Ax", got)
+	}
+}
+
+// With MustExist, an Update of a missing key fails with ErrNotFound without
+// calling its function or writing; an existing item is updated as usual.
+func TestUpdateMustExistRefusesMissingItem(t *testing.T) {
+	s := newBookStore()
+	close(s.release)
+	books := newBooks(t, s.client())
+	ctx := context.Background()
+	called := false
+	_, err := books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) {
+		called = true
+		return b, nil
+	}, MustExist())
+	if !errors.Is(err, ErrNotFound) || called || len(s.writes) != 0 {
+		t.Fatalf("missing item: %v, fn called %v, %d writes; want ErrNotFound, no call, no write", err, called, len(s.writes))
+	}
+	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("a"), "version": n("4")}
+	if got, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("b"), MustExist()); err != nil || got.Title != "ab" || got.Version != 5 {
+		t.Fatalf("existing item: %+v, %v; want ab v5", got, err)
+	}
+}
+
+// An Update function that returns ErrNoChange writes nothing and leaves the
+// version; Update returns the stored item. When the item given was the one
+// the Table remembered, Update reads the key first, and calls the function
+// again on the stored item when someone else wrote it since.
+func TestUpdateNoChangeWritesNothing(t *testing.T) {
+	s := newBookStore()
+	close(s.release)
+	c := s.client()
+	books := newBooks(t, c)
+	ctx := context.Background()
+	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("a"), "version": n("4")}
+	got, err := books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) {
+		b.Title = "scribbled on the copy"
+		return b, ErrNoChange
+	})
+	if err != nil || got.Title != "a" || got.Version != 4 || len(s.writes) != 0 {
+		t.Fatalf("no change: %+v, %v, %d writes; want a v4 and no write", got, err, len(s.writes))
+	}
+	if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("b")); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("ext"), "version": n("9")}
+	s.mu.Unlock()
+	var seen []string
+	reads := len(c.gets)
+	got, err = books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) {
+		seen = append(seen, b.Title)
+		return b, ErrNoChange
+	})
+	if err != nil || got.Title != "ext" || got.Version != 9 || len(c.gets) != reads+1 || !slices.Equal(seen, []string{"ab", "ext"}) {
+		t.Fatalf("no change on a remembered item: %+v, %v after %d reads, fn saw %q; want ext v9 from one read, fn called on ab then ext", got, err, len(c.gets)-reads, seen)
+	}
+	if len(s.writes) != 1 {
+		t.Errorf("%d writes, want 1", len(s.writes))
+	}
+}
+
+// In a combined write, a caller whose function returns ErrNoChange takes no
+// version step: it gets the item as the change before it left it, and the
+// write advances the version once per change made.
+func TestUpdateCombinedNoChangeTakesNoVersionStep(t *testing.T) {
+	s := newBookStore()
+	books := newBooks(t, s.client())
+	first := startUpdate(books, appendTitle("A"))
+	<-s.holding
+	x := startUpdate(books, appendTitle("x"))
+	waitQueued(books, kid("1"), 2)
+	same := startUpdate(books, func(b Book) (Book, error) { return b, ErrNoChange })
+	waitQueued(books, kid("1"), 3)
+	y := startUpdate(books, appendTitle("y"))
+	waitQueued(books, kid("1"), 4)
+	close(s.release)
+	hangGuard(t, first, "the first Update")
+	rx, rs, ry := hangGuard(t, x, "x"), hangGuard(t, same, "no change"), hangGuard(t, y, "y")
+	if rx.err != nil || rs.err != nil || ry.err != nil {
+		t.Fatal(rx.err, rs.err, ry.err)
+	}
+	if rx.b.Title != "Ax" || rx.b.Version != 2 || rs.b.Title != "Ax" || rs.b.Version != 2 || ry.b.Title != "Axy" || ry.b.Version != 3 {
+		t.Errorf("copies %+v %+v %+v; want Ax v2, Ax v2 (no change), Axy v3", rx.b, rs.b, ry.b)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if want := []string{"0->1", "1->3"}; !slices.Equal(s.writes, want) {
+		t.Errorf("writes %v, want %v: one version step per change made", s.writes, want)
 	}
 }
