@@ -95,74 +95,15 @@ func (tx *Txn) Run() int { return tx.run }
 // Transact runs fn and commits what it did as one serializable transaction:
 // the items fn wrote, on condition that every item fn read — through
 // Table.In(tx) and Txn.Prefetch, on any tables — is still as fn read it.
-// When another writer changed one of them, the commit is cancelled, nothing
-// is written, and fn runs again on the items as they are now. Transact
-// returns nil once a run committed; fn's error as is (errors.Is works on it)
-// when fn fails, after which nothing of that run is written.
+// When one of them changed, nothing is written and fn runs again on the
+// items as they are now. Transact returns nil once a run committed, and
+// fn's error as is when fn fails (nothing of that run is written). fn may
+// run several times, and may see items that never existed together in a run
+// that then does not commit: it must have no side effects. ctx bounds the
+// whole call; WithRetry (here or on NewMapper) bounds the runs.
 //
-// What fn sees:
-//
-//   - Load returns the item as stored (ErrNotFound when absent: the
-//     absence is recorded and checked like any item); after a Save or
-//     Delete in the same run, it returns the buffered item (ErrNotFound
-//     after Delete), without a request.
-//   - Items named by one Prefetch call are read together, with one
-//     TransactGetItems: a consistent snapshot of all of them. Every other
-//     first read of an item is a strongly consistent GetItem of that item
-//     alone, and in a run after a conflict, items the cancellation carried
-//     (or that were read before and still held) are reused without a read.
-//     So fn may see a mix of items that never existed together — a balance
-//     moved out of one account and not yet into the other. Such a run never
-//     commits (its condition checks fail, or for a read-only run the check
-//     read below differs) and fn runs again; but fn must not act on what it
-//     saw before it returns — no side effects, no panics on "impossible"
-//     states — because fn may run several times and only the committed run
-//     counts. Return an error from fn to give up.
-//
-// Committing: a run that wrote sends one TransactWriteItems with one member
-// per item touched: each write with its version check (for a type without
-// a version, a check that each attribute still holds what was read), and a
-// ConditionCheck for each item read but not written: its version and write
-// token unchanged — for a type without a version, every attribute it models
-// unchanged — or, read as absent, still absent. A read-only run writes
-// nothing: when its reads all came from one snapshot (one Prefetch, or a
-// single item) Transact returns at once; otherwise it reads them again with
-// one TransactGetItems and returns if they are unchanged, else fn runs
-// again on that snapshot.
-//
-// A Save or Delete of an item fn did not read is checked against the
-// version the passed item holds (0: that none is stored), as Table.TxSave
-// does; when that check fails, fn's input was stale, not its reads, so
-// Transact returns the *TxError instead of running fn again. An If
-// condition (WithCondition) that fails on the item fn read is returned the
-// same way (errors.Is(err, ErrConditionFailed)).
-//
-// Retries: a commit DynamoDB cancels because another transaction was in
-// flight on its items (TransactionConflict) is sent again, and a run whose
-// reads went stale is run again, with jittered backoff, as often as the
-// RetryPolicy allows (WithRetry, given to this call or to NewMapper; the
-// defaults are Update's: 100 attempts, waits from 2 ms up to 100 ms). The
-// error after the last attempt satisfies errors.Is(err, ErrVersionConflict).
-//
-// ctx bounds the whole call: reads, commits, backoff and further runs (fn
-// itself is not interrupted: use tx.Context()). A panic in fn propagates;
-// nothing of that run is written.
-//
-// Lost answers: each commit carries a client request token of its own,
-// which every resend of that commit reuses — the SDK's, and up to 3 rounds
-// of Transact's own after the SDK gave up on an attempt that may have been
-// applied — so a commit DynamoDB applied whose answer was lost is
-// acknowledged by a resend (within DynamoDB's 10 minutes) and Transact
-// succeeds, the function having run once. When no resend gets an answer,
-// the error satisfies errors.Is(err, ErrUnknownOutcome) and fn is NOT run
-// again — that could apply its change twice; read the items to find out.
-//
-// Limits, refused with ErrInvalidInput before anything is sent: more than
-// MaxTxItems items touched in a run (every item read or written is a
-// member), members over 4 MB in all, an item over 400 KB, a key of a table
-// used with two types. One item is one member: several Saves of an item in a
-// run send the last one. WithRequestToken is refused (each commit needs its
-// own token; for a fixed token use WriteTx).
+// What fn sees, how a run commits, retries, lost answers and limits are in
+// the package documentation, section "Transactions as a function".
 //
 // IAM: dynamodb:GetItem (reads, Prefetch), dynamodb:UpdateItem (Save;
 // dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
@@ -515,8 +456,7 @@ func (v TxnTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 // Delete buffers a delete of the item with key's primary key, sent when the
 // run commits, checked against the version this run read of it (or, not
 // read, the version key holds; a type without a version: the attributes
-// read, or nothing). If conditions (WithCondition) are ANDed; other options
-// are refused. Load returns ErrNotFound for it for the rest of the run.
+// read, or nothing). If conditions are ANDed; WithSaveBehavior is refused. Load returns ErrNotFound for it for the rest of the run.
 func (v TxnTable[T]) Delete(key T, opts ...WriteOption) error {
 	t, tx := v.t, v.tx
 	tx.mu.Lock()
