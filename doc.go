@@ -304,7 +304,7 @@
 //
 // Mapper.Transact runs a function over a transaction view and commits what
 // it did as one serializable transaction: reads through Table.In(tx) (and
-// Txn.Prefetch, which reads several items in one snapshot) record what they
+// Tx.Prefetch, which reads several items in one snapshot) record what they
 // saw, absence included; Saves and Deletes are buffered; one
 // TransactWriteItems writes them with their version checks plus a
 // ConditionCheck that each item read but not written is unchanged. When

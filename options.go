@@ -104,11 +104,6 @@ type WriteOption interface {
 	applyWrite(*writeOptions)
 }
 
-// writeOptionFunc makes a function a WriteOption.
-type writeOptionFunc func(*writeOptions)
-
-func (f writeOptionFunc) applyWrite(o *writeOptions) { f(o) }
-
 type writeOptions struct {
 	behavior SaveBehavior
 	conds    []expression.ConditionBuilder

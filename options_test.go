@@ -23,4 +23,8 @@ var (
 	_                   = []TxOption{WithRequestToken("t"), WithRetry(RetryPolicy{}), nil}
 	_                   = []CreateTableOption{IfNotExists(), WithStream("NEW_IMAGE"), nil}
 	_                   = []BatchWriteOption{Clobber(), nil}
+
+	// The transaction names of before the one Tx vocabulary still compile.
+	_ func(*Txn) error = func(*Tx) error { return nil }
+	_ TxnTable[Book]   = TxTable[Book]{}
 )

@@ -13,25 +13,25 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Transactions as a function: Mapper.Transact runs a function over a Txn,
+// Transactions as a function: Mapper.Transact runs a function over a Tx,
 // which records what the function read (the stored item, or its absence)
 // and buffers what it writes; the run is committed with one
 // TransactWriteItems that writes the buffered items and checks that every
 // item read is still as read. A conflict runs the function again, from the
 // items the cancellation carries.
 
-// Txn is the view of one run of a Mapper.Transact function: reads through
-// it (Table.In(tx).Load, Txn.Prefetch) are recorded, writes
-// (Table.In(tx).Save, Delete) are buffered until the run is committed. A Txn
+// Tx is the view of one run of a Mapper.Transact function: reads through
+// it (Table.In(tx).Load, Tx.Prefetch) are recorded, writes
+// (Table.In(tx).Save, Delete) are buffered until the run is committed. A Tx
 // is valid only inside the run it was passed to; its methods are safe for
 // concurrent use, but the function should not need that.
-type Txn struct {
+type Tx struct {
 	m   *Mapper
 	ctx context.Context
 	run int
 
 	mu      sync.Mutex
-	done    bool  // the function returned: the Txn may no longer be used
+	done    bool  // the function returned: the Tx may no longer be used
 	err     error // sticky: a failed read or a limit; the run commits nothing
 	entries map[txItem]*txnEntry
 	order   []*txnEntry // entries in the order the function touched them
@@ -72,29 +72,39 @@ type txnEntry struct {
 	mem     *txMember // the buffered write, built
 }
 
-// TxnTable is table T seen through one run of a Transact function, made by
+// TxTable is table T seen through one run of a Transact function, made by
 // Table.In.
-type TxnTable[T any] struct {
+type TxTable[T any] struct {
 	t  *Table[T]
-	tx *Txn
+	tx *Tx
 }
 
-// In returns the table as seen through tx, the Txn of the Transact run the
+// Txn is the old name of Tx.
+//
+// Deprecated: use Tx.
+type Txn = Tx
+
+// TxnTable is the old name of TxTable.
+//
+// Deprecated: use TxTable.
+type TxnTable[T any] = TxTable[T]
+
+// In returns the table as seen through tx, the Tx of the Transact run the
 // caller is in: its Load, Save and Delete read and write inside that run.
 // The requests go through the Mapper Transact was called on.
-func (t *Table[T]) In(tx *Txn) TxnTable[T] { return TxnTable[T]{t: t, tx: tx} }
+func (t *Table[T]) In(tx *Tx) TxTable[T] { return TxTable[T]{t: t, tx: tx} }
 
 // Context returns the ctx Transact was called with: pass it to anything
 // else the function calls (which should not have side effects).
-func (tx *Txn) Context() context.Context { return tx.ctx }
+func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // Run returns which run of the function this is: 1 for the first, 2 after
 // the first commit was cancelled by a conflict, and so on.
-func (tx *Txn) Run() int { return tx.run }
+func (tx *Tx) Run() int { return tx.run }
 
 // Transact runs fn and commits what it did as one serializable transaction:
 // the items fn wrote, on condition that every item fn read — through
-// Table.In(tx) and Txn.Prefetch, on any tables — is still as fn read it.
+// Table.In(tx) and Tx.Prefetch, on any tables — is still as fn read it.
 // When one of them changed, nothing is written and fn runs again on the
 // items as they are now. Transact returns nil once a run committed, and
 // fn's error as is when fn fails (nothing of that run is written). fn may
@@ -108,7 +118,7 @@ func (tx *Txn) Run() int { return tx.run }
 // IAM: dynamodb:GetItem (reads, Prefetch), dynamodb:UpdateItem (Save;
 // dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
 // dynamodb:ConditionCheckItem on the tables used.
-func (m *Mapper) Transact(ctx context.Context, fn func(tx *Txn) error, opts ...TxOption) error {
+func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...TxOption) error {
 	o, err := m.applyTxOptions("Transact", policyUpdate, opts)
 	if err != nil {
 		return err
@@ -127,7 +137,7 @@ func (m *Mapper) Transact(ctx context.Context, fn func(tx *Txn) error, opts ...T
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("dynamo: Transact, run %d: %w", run, err)
 		}
-		tx := &Txn{m: m, ctx: ctx, run: run, entries: map[txItem]*txnEntry{}, cache: cache, snaps: &snaps, o: o}
+		tx := &Tx{m: m, ctx: ctx, run: run, entries: map[txItem]*txnEntry{}, cache: cache, snaps: &snaps, o: o}
 		if err := tx.call(fn); err != nil {
 			return err
 		}
@@ -151,7 +161,7 @@ func (m *Mapper) Transact(ctx context.Context, fn func(tx *Txn) error, opts ...T
 }
 
 // call runs fn on tx; tx is unusable afterwards, also when fn panics.
-func (tx *Txn) call(fn func(*Txn) error) error {
+func (tx *Tx) call(fn func(*Tx) error) error {
 	defer func() {
 		tx.mu.Lock()
 		tx.done = true
@@ -161,33 +171,33 @@ func (tx *Txn) call(fn func(*Txn) error) error {
 }
 
 // usable reports why tx may not be used, with mu held.
-func (tx *Txn) usable() error {
+func (tx *Tx) usable() error {
 	if tx == nil {
-		return fmt.Errorf("%w: a nil *Txn: use the one Transact passes to its function", ErrInvalidInput)
+		return fmt.Errorf("%w: a nil *Tx: use the one Transact passes to its function", ErrInvalidInput)
 	}
 	if tx.done {
-		return fmt.Errorf("%w: a *Txn used after its Transact function returned: use it only inside the function", ErrInvalidInput)
+		return fmt.Errorf("%w: a *Tx used after its Transact function returned: use it only inside the function", ErrInvalidInput)
 	}
 	return tx.err
 }
 
 // fail records err as the run's error: the run commits nothing even if the
 // function ignores err.
-func (tx *Txn) fail(err error) error {
+func (tx *Tx) fail(err error) error {
 	if tx.err == nil {
 		tx.err = err
 	}
 	return err
 }
 
-func (tx *Txn) newSnap() int {
+func (tx *Tx) newSnap() int {
 	*tx.snaps++
 	return *tx.snaps
 }
 
 // entry returns the run's entry for the item with key on table, creating it
 // (and taking it from the cache) on first use.
-func (tx *Txn) entry(table string, key map[string]types.AttributeValue, p *plan, decode func(map[string]types.AttributeValue, any) error) (*txnEntry, error) {
+func (tx *Tx) entry(table string, key map[string]types.AttributeValue, p *plan, decode func(map[string]types.AttributeValue, any) error) (*txnEntry, error) {
 	id := txItem{table: table, id: p.keyID(key)}
 	if e, ok := tx.entries[id]; ok {
 		if e.plan.s != p.s {
@@ -210,7 +220,7 @@ func (tx *Txn) entry(table string, key map[string]types.AttributeValue, p *plan,
 }
 
 // read reads e with a strongly consistent GetItem unless it is known.
-func (tx *Txn) read(e *txnEntry) error {
+func (tx *Tx) read(e *txnEntry) error {
 	if e.read {
 		return nil
 	}
@@ -230,7 +240,7 @@ func (tx *Txn) read(e *txnEntry) error {
 // or written earlier in the run, or carried over from a cancelled commit)
 // are not read again. Each TxGet's Item is set to the item as the run sees
 // it. A failed read is returned and fails the run.
-func (tx *Txn) Prefetch(gets ...TxGetOp) error {
+func (tx *Tx) Prefetch(gets ...TxGetOp) error {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if err := tx.usable(); err != nil {
@@ -290,7 +300,7 @@ func (tx *Txn) Prefetch(gets ...TxGetOp) error {
 }
 
 // fill sets the TxGet of mem to e as the run sees it.
-func (tx *Txn) fill(e *txnEntry, mem *txGetMember) error {
+func (tx *Tx) fill(e *txnEntry, mem *txGetMember) error {
 	if e.written && !e.deleted {
 		mem.setValue(e.value)
 		return nil
@@ -309,7 +319,7 @@ func (tx *Txn) fill(e *txnEntry, mem *txGetMember) error {
 
 // getTogether reads the items of in with one TransactGetItems (sent again
 // while write transactions are in flight on them); nil for an absent one.
-func (tx *Txn) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember) ([]map[string]types.AttributeValue, error) {
+func (tx *Tx) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember) ([]map[string]types.AttributeValue, error) {
 	var out *dynamodb.TransactGetItemsOutput
 	err := retryTx(tx.ctx, tx.o, "TransactGetItems", ms, func(error) string { return "" }, func() (err error) {
 		out, err = tx.m.client.TransactGetItems(tx.ctx, in)
@@ -336,7 +346,7 @@ func (tx *Txn) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember
 // run's cancelled commit, or with a strongly consistent GetItem now. An
 // absent item is an error wrapping ErrNotFound, and its absence is checked
 // at commit like any read. A failed read is returned and fails the run.
-func (v TxnTable[T]) Load(key T) (T, error) {
+func (v TxTable[T]) Load(key T) (T, error) {
 	var zero T
 	t, tx := v.t, v.tx
 	tx.mu.Lock()
@@ -409,7 +419,7 @@ func (e *txnEntry) base(held func() int64) error {
 // with its new version: Load returns it too for the rest of the run. A
 // later Save or Delete of the same item in the run replaces this one.
 // Encoding errors and limits are returned at once and fail the run.
-func (v TxnTable[T]) Save(item T, opts ...WriteOption) (T, error) {
+func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	var zero T
 	t, tx := v.t, v.tx
 	tx.mu.Lock()
@@ -457,7 +467,7 @@ func (v TxnTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 // run commits, checked against the version this run read of it (or, not
 // read, the version key holds; a type without a version: the attributes
 // read, or nothing). If conditions are ANDed; WithSaveBehavior is refused. Load returns ErrNotFound for it for the rest of the run.
-func (v TxnTable[T]) Delete(key T, opts ...WriteOption) error {
+func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	t, tx := v.t, v.tx
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
@@ -565,7 +575,7 @@ func (p *plan) unchanged(read, cur map[string]types.AttributeValue) bool {
 // commit sends the run. It returns the items the next run starts from when
 // fn must run again (and whether to back off first), else nil and the
 // result of Transact.
-func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
+func (tx *Tx) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 	o := tx.o
 	writes := 0
 	for _, e := range tx.order {
@@ -688,7 +698,7 @@ func hasKey[K comparable, V any](m map[K]V, k K) bool {
 // validateReads ends a read-only run: nothing to write. Reads from one
 // snapshot stand; otherwise they are read again together, and a run that
 // saw anything else runs again from that snapshot.
-func (tx *Txn) validateReads() (map[txItem]txnCached, bool, error) {
+func (tx *Tx) validateReads() (map[txItem]txnCached, bool, error) {
 	var reads []*txnEntry
 	for _, e := range tx.order {
 		if e.read {
