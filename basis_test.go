@@ -97,7 +97,7 @@ func TestTransactFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 			}
 			tb := acctTable(t, c)
 			var seen []int64
-			err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+			err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 				a, err := tb.In(tx).Load(acct{ID: "x"})
 				switch {
 				case errors.Is(err, ErrNotFound):
@@ -181,7 +181,7 @@ func TestForeignItemCreatedAfterAbsentReadIsKept(t *testing.T) {
 		check("update", runs, got)
 
 		runs = 0
-		err = tb.Mapper().Transact(ctx, func(tx *Txn) error {
+		err = tb.Mapper().Transact(ctx, func(tx *Tx) error {
 			runs++
 			cur, err := tb.In(tx).Load(counter{ID: "transact " + st.String()})
 			if errors.Is(err, ErrNotFound) {

@@ -38,13 +38,6 @@ type batchReadOptions struct {
 	retrySet bool
 }
 
-// applyBatchRead makes every ReadOption a BatchReadOption.
-func (f ReadOption) applyBatchRead(o *batchReadOptions) {
-	if f != nil {
-		f(&o.read)
-	}
-}
-
 // BatchWriteOption configures BatchSave and BatchDelete: Clobber and
 // WithRetry. (WriteOptions do not apply: a batch write carries no
 // condition and always replaces or deletes whole items.)
@@ -73,11 +66,7 @@ func Clobber() BatchWriteOption { return clobberOption{} }
 // batchReadPolicy returns the options of a batch read and its retry policy.
 func (t *Table[T]) batchReadOpts(op string, opts []BatchReadOption) (readOptions, RetryPolicy, error) {
 	var o batchReadOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyBatchRead(&o)
-		}
-	}
+	applyOptions(&o, opts, BatchReadOption.applyBatchRead)
 	pol, err := t.m.retryPolicy(policyBatch, o.retry, o.retrySet, op+" option WithRetry")
 	return o.read, pol, err
 }
@@ -85,11 +74,7 @@ func (t *Table[T]) batchReadOpts(op string, opts []BatchReadOption) (readOptions
 // batchWriteOpts returns the options of a batch write and its retry policy.
 func (t *Table[T]) batchWriteOpts(op string, opts []BatchWriteOption) (batchWriteOptions, RetryPolicy, error) {
 	var o batchWriteOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyBatchWrite(&o)
-		}
-	}
+	applyOptions(&o, opts, BatchWriteOption.applyBatchWrite)
 	pol, err := t.m.retryPolicy(policyBatch, o.retry, o.retrySet, op+" option WithRetry")
 	return o, pol, err
 }

@@ -136,11 +136,7 @@ func IfNotExists() CreateTableOption {
 
 func applyCreateTableOptions[O CreateTableOption](opts []O) createTableOptions {
 	var o createTableOptions
-	for _, opt := range opts {
-		if CreateTableOption(opt) != nil {
-			opt.applyCreateTable(&o)
-		}
-	}
+	applyOptions(&o, opts, O.applyCreateTable)
 	return o
 }
 

@@ -34,9 +34,10 @@ import (
 //
 // IAM: dynamodb:DeleteItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) error {
-	var wo writeOptions
-	for _, fn := range opts {
-		fn(&wo)
+	wo := applyWriteOptions(opts)
+	clobber, err := deleteClobbers("Delete", t.name, wo.behavior)
+	if err != nil {
+		return err
 	}
 	_, v, err := t.box(item, "Delete")
 	if err != nil {
@@ -54,7 +55,6 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 	if held < 0 {
 		return fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(key))
 	}
-	clobber := wo.behavior == SaveClobber
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	var att attempts
 	_, err = t.m.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{

@@ -324,7 +324,7 @@
 //
 // Mapper.Transact runs a function over a transaction view and commits what
 // it did as one serializable transaction: reads through Table.In(tx) (and
-// Txn.Prefetch, which reads several items in one snapshot) record what they
+// Tx.Prefetch, which reads several items in one snapshot) record what they
 // saw, absence included; Saves and Deletes are buffered; one
 // TransactWriteItems writes them with their version checks plus a
 // ConditionCheck that each item read but not written is unchanged. When
@@ -343,6 +343,72 @@
 // from. Key conditions and cursors are checked against the key schema before
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
+//
+// # Transactions as a function
+//
+// What fn sees in a run of Mapper.Transact:
+//
+//   - Load returns the item as stored (ErrNotFound when absent: the
+//     absence is recorded and checked like any item); after a Save or
+//     Delete in the same run, it returns the buffered item (ErrNotFound
+//     after Delete), without a request.
+//   - Items named by one Prefetch call are read together, with one
+//     TransactGetItems: a consistent snapshot of all of them. Every other
+//     first read of an item is a strongly consistent GetItem of that item
+//     alone, and in a run after a conflict, items the cancellation carried
+//     (or that were read before and still held) are reused without a read.
+//     So fn may see a mix of items that never existed together — a balance
+//     moved out of one account and not yet into the other. Such a run never
+//     commits (its condition checks fail, or for a read-only run the check
+//     read below differs) and fn runs again; but fn must not act on what it
+//     saw before it returns — no side effects, no panics on "impossible"
+//     states — because fn may run several times and only the committed run
+//     counts. Return an error from fn to give up.
+//
+// Committing: a run that wrote sends one TransactWriteItems with one member
+// per item touched: each write with its version check (for a type without
+// a version, a check that each attribute still holds what was read), and a
+// ConditionCheck for each item read but not written: its version and write
+// token unchanged — for a type without a version, every attribute it models
+// unchanged — or, read as absent, still absent. A read-only run writes
+// nothing: when its reads all came from one snapshot (one Prefetch, or a
+// single item) Transact returns at once; otherwise it reads them again with
+// one TransactGetItems and returns if they are unchanged, else fn runs
+// again on that snapshot.
+//
+// A Save or Delete of an item fn did not read is checked against the
+// version the passed item holds (0: that none is stored), as Table.TxSave
+// does; when that check fails, fn's input was stale, not its reads, so
+// Transact returns the *TxError instead of running fn again. An If
+// condition that fails on the item fn read is returned the
+// same way (errors.Is(err, ErrConditionFailed)).
+//
+// Retries: a commit DynamoDB cancels because another transaction was in
+// flight on its items (TransactionConflict) is sent again, and a run whose
+// reads went stale is run again, with jittered backoff, as often as the
+// RetryPolicy allows (WithRetry, given to Transact or to NewMapper; the
+// defaults are Update's: 100 attempts, waits from 2 ms up to 100 ms). The
+// error after the last attempt satisfies errors.Is(err, ErrVersionConflict).
+//
+// ctx bounds the whole call: reads, commits, backoff and further runs (fn
+// itself is not interrupted: use tx.Context()). A panic in fn propagates;
+// nothing of that run is written.
+//
+// Lost answers: each commit carries a client request token of its own,
+// which every resend of that commit reuses — the SDK's, and up to 3 rounds
+// of Transact's own after the SDK gave up on an attempt that may have been
+// applied — so a commit DynamoDB applied whose answer was lost is
+// acknowledged by a resend (within DynamoDB's 10 minutes) and Transact
+// succeeds, the function having run once. When no resend gets an answer,
+// the error satisfies errors.Is(err, ErrUnknownOutcome) and fn is NOT run
+// again — that could apply its change twice; read the items to find out.
+//
+// Limits, refused with ErrInvalidInput before anything is sent: more than
+// MaxTxItems items touched in a run (every item read or written is a
+// member), members over 4 MB in all, an item over 400 KB, a key of a table
+// used with two types. One item is one member: several Saves of an item in a
+// run send the last one. WithRequestToken is refused (each commit needs its
+// own token; for a fixed token use WriteTx).
 //
 // # Narrow types are projections
 //
@@ -382,17 +448,73 @@
 // attribute (an UpdateItem `SET kind = :name` conditioned on
 // attribute_not_exists(kind)) before using the type's Table on them.
 //
+// # Conditions
+//
+// Values in an If or Filter condition are marshaled by the expression
+// package with the default attributevalue options, not the mapper's: pass
+// types.AttributeValue values where that matters. Values compared with a javabool or javadate attribute
+// (by =, <>, <, <=, >, >=, BETWEEN, IN, contains or begins_with, also at a
+// path inside a document) are sent as that attribute is stored, so
+// expression.Name("paid").Equal(expression.Value(true)) compares with the
+// number 1; a value that cannot be converted (a string compared with a
+// javabool attribute, say) is an error wrapping ErrInvalidInput before
+// anything is sent, and dynamo.JavaBool and dynamo.JavaDate give the stored
+// form by hand.
+//
+// Likewise for attributes of text types (types with MarshalText and
+// UnmarshalText, such as a uuid-style [16]byte, netip.Addr or net.IP, which
+// the mapper stores as the string MarshalText returns): a string is sent as
+// it is, a value of a byte-array or []byte text type (which
+// expression.Value makes a binary) as its MarshalText string, so
+// expression.Name("owner").Equal(expression.Value(id)) matches. A value
+// expression.Value cannot encode faithfully — a netip.Addr, whose fields are
+// unexported, becomes an empty map — is refused with ErrInvalidInput: pass
+// its text, expression.Value(addr.String()).
+//
+// expression.Name splits a name at its dots into a path. When the type has
+// a top-level attribute named "a.b" and none named "a",
+// expression.Name("a.b") is taken to mean that attribute; otherwise (or to
+// be explicit) use expression.NameNoDotSplit("a.b").
+//
 // # Options and retries
 //
-// Each call takes the options that work for it, and only those, so a
-// misplaced option is a compile error: WriteOption (If, WithSaveBehavior)
-// for Save, Delete, Update and transaction members; ReadOption for Load;
-// QueryOption for queries and scans; BatchReadOption and BatchWriteOption for
-// batches; TxOption and ReadTxOption for transactions; CreateTableOption for
-// CreateTable. The calls that repeat requests — Update after a conflict,
-// batches after unprocessed items, transactions after TransactionConflict,
-// CreateTable while polling — follow one RetryPolicy, given with WithRetry
-// to NewMapper or to the call; Save and Delete send one write and take none.
+// Each call takes an option type of its own, and an option type is an
+// interface that only the options working for that call satisfy, so most
+// misplaced options do not compile: WriteOption (If, WithSaveBehavior) for
+// Save, Delete, Update, Add and transaction members; ReadOption
+// (ConsistentRead) for Load, which is also a QueryOption and a
+// BatchReadOption; QueryOption for queries and scans; BatchReadOption and
+// BatchWriteOption (Clobber) for batches; TxOption (WithRequestToken) and
+// ReadTxOption for transactions; CreateTableOption and TableSpecOption for
+// table creation; Option for NewMapper. WithRetry is an option of every call
+// that repeats requests. A nil option is no option, for every call.
+//
+// Where one type serves calls that take different values, the values a call
+// cannot use compile but are refused before anything is sent, with an error
+// wrapping ErrInvalidInput that names the fix. These are all of them:
+//
+//	option                                        call                           what happens
+//	WithSaveBehavior(any but SaveUpdate)          Add                            refused: Add adds without a version check
+//	WithSaveBehavior(SavePut, SaveUpdateSkipNulls,
+//	  SaveAppendSet)                              Delete, TxDelete, TxCheck      refused: only SaveClobber means anything to a delete
+//	WithSaveBehavior(SaveUpdateSkipNulls,
+//	  SaveAppendSet, SaveClobber)                 TxSave, Table.In(tx).Save      refused: a transaction returns no stored item
+//	WithSaveBehavior(any but SaveUpdate)          Table.In(tx).Delete            refused: a delete in Transact takes only If
+//	WithSaveBehavior(SaveClobber) without If      TxCheck                        refused: the check would check nothing
+//	WithSaveBehavior(a value not a Save* const)   every call                     refused
+//	WithRequestToken                              Transact                       refused: each commit needs its own token; use WriteTx
+//	Descending                                    Scan, ScanPage, ParallelScan   refused: a scan has no order
+//	Segment                                       Query, QueryPage, ParallelScan refused: only Scan and ScanPage take a segment
+//	StartAfter                                    ParallelScan                   refused: it has one position per segment
+//	ConsistentRead with Index(a global index      Query, Scan (and pages)        refused: DynamoDB reads a global index only
+//	  the tags declare)                                                            eventually consistently
+//	Clobber                                       BatchSave, BatchDelete of a    accepted, does nothing: there is no check
+//	                                              type with no version or entity to turn off
+//
+// The calls that repeat requests — Update after a conflict, batches after
+// unprocessed items, transactions after TransactionConflict, CreateTable
+// while polling — follow one RetryPolicy, given with WithRetry to NewMapper
+// or to the call; Save and Delete send one write and take none.
 //
 // # Java
 //

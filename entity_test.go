@@ -215,7 +215,7 @@ func TestTransactEntities(t *testing.T) {
 	if _, err := customers.Save(ctx, shopCustomer{PK: "C#1", SK: "X", Name: "Ada"}); err != nil {
 		t.Fatal(err)
 	}
-	err := orders.Mapper().Transact(ctx, func(tx *Txn) error {
+	err := orders.Mapper().Transact(ctx, func(tx *Tx) error {
 		_, err := orders.In(tx).Load(shopOrder{PK: "C#1", SK: "X"})
 		if !errors.Is(err, ErrNotFound) {
 			t.Errorf("Load of a customer's key as an order in a transaction: %v; want ErrNotFound", err)
@@ -225,7 +225,7 @@ func TestTransactEntities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = orders.Mapper().Transact(ctx, func(tx *Txn) error {
+	err = orders.Mapper().Transact(ctx, func(tx *Tx) error {
 		_, err := orders.In(tx).Save(shopOrder{PK: "C#1", SK: "X", Status: "open"})
 		return err
 	}, WithRetry(RetryPolicy{MaxAttempts: 2}))

@@ -122,7 +122,7 @@ func ExampleMapper_Transact() {
 	// Move 30 from one account to another. The function may run several
 	// times (after a conflict, from the accounts as they are then): it only
 	// reads and writes through tx.
-	err := m.Transact(ctx, func(tx *dynamo.Txn) error {
+	err := m.Transact(ctx, func(tx *dynamo.Tx) error {
 		from, to := Account{ID: "alice"}, Account{ID: "bob"}
 		// One TransactGetItems: both accounts from one snapshot.
 		if err := tx.Prefetch(accounts.TxGet(from), accounts.TxGet(to)); err != nil {
@@ -166,7 +166,7 @@ func ExampleMapper_Transact_readOnly() {
 	// Sum all balances from one snapshot: a read-only run writes nothing.
 	ids := []string{"alice", "bob", "carol"}
 	var total int64
-	err := m.Transact(ctx, func(tx *dynamo.Txn) error {
+	err := m.Transact(ctx, func(tx *dynamo.Tx) error {
 		total = 0 // the function may run again: start over
 		gets := make([]dynamo.TxGetOp, len(ids))
 		for i, id := range ids {

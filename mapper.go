@@ -97,11 +97,7 @@ func WithDecoderOptions(fn func(*attributevalue.DecoderOptions)) Option {
 // returns an error satisfying errors.Is(err, ErrTableNotFound).
 func NewMapper(c Client, opts ...Option) *Mapper {
 	o := mapperOptions{tokenAttr: DefaultWriteTokenAttribute}
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyMapper(&o)
-		}
-	}
+	applyOptions(&o, opts, Option.applyMapper)
 	if o.clock == nil {
 		o.clock = clock.Real()
 	}

@@ -1,6 +1,8 @@
 package dynamo
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -48,37 +50,59 @@ func (b SaveBehavior) String() string {
 	return "SaveBehavior(" + itoa(int64(b)) + ")"
 }
 
-// ReadOption configures Load.
-type ReadOption func(*readOptions)
+// Every option of the package is a value of an interface type with an
+// unexported method per call it configures (applyRead, applyWrite,
+// applyQuery, ...): an option compiles only where the call takes it, and one
+// value may serve several calls (WithRetry, ConsistentRead). A nil option is
+// no option everywhere; applyOptions is the one loop that applies them.
+
+// applyOptions applies the non-nil options of opts to o with apply.
+func applyOptions[O any, T any](o *T, opts []O, apply func(O, *T)) {
+	for _, opt := range opts {
+		if any(opt) != nil {
+			apply(opt, o)
+		}
+	}
+}
+
+// ReadOption configures Load. Every ReadOption is also a QueryOption and a
+// BatchReadOption: ConsistentRead applies to queries, scans and batch loads.
+type ReadOption interface {
+	QueryOption
+	BatchReadOption
+	applyRead(*readOptions)
+}
 
 type readOptions struct {
 	consistent bool
 }
 
 // applyReadOptions returns the read options opts select. The options are
-// unknown functions, so what they are applied to escapes to the heap: a call
+// interface values, so what they are applied to escapes to the heap: a call
 // without options skips this and allocates nothing for them.
 func applyReadOptions(opts []ReadOption) readOptions {
 	ro := new(readOptions)
-	for _, fn := range opts {
-		if fn != nil {
-			fn(ro)
-		}
-	}
+	applyOptions(ro, opts, ReadOption.applyRead)
 	return *ro
 }
 
+type consistentRead struct{}
+
+func (consistentRead) applyRead(o *readOptions)           { o.consistent = true }
+func (consistentRead) applyQuery(o *queryOptions)         { o.read.consistent = true }
+func (consistentRead) applyBatchRead(o *batchReadOptions) { o.read.consistent = true }
+
 // ConsistentRead makes Load read with strong consistency (twice the read
 // capacity of the default eventually consistent read).
-func ConsistentRead() ReadOption {
-	return func(o *readOptions) { o.consistent = true }
-}
+func ConsistentRead() ReadOption { return consistentRead{} }
 
 // WriteOption configures Save, Delete and Update, and the members of a
 // write transaction (Table.TxSave, TxDelete, TxCheck): WithSaveBehavior and
 // If. Retries are not a WriteOption: Save and Delete send one write, and
 // Update takes its RetryPolicy from the mapper (WithRetry).
-type WriteOption func(*writeOptions)
+type WriteOption interface {
+	applyWrite(*writeOptions)
+}
 
 type writeOptions struct {
 	behavior SaveBehavior
@@ -98,57 +122,50 @@ type writeOptions struct {
 // applyReadOptions for why it is a separate function.
 func applyWriteOptions(opts []WriteOption) writeOptions {
 	wo := new(writeOptions)
-	for _, fn := range opts {
-		if fn != nil {
-			fn(wo)
-		}
-	}
+	applyOptions(wo, opts, WriteOption.applyWrite)
 	return *wo
 }
 
 // WithSaveBehavior selects how the item is written (default SaveUpdate). On
-// Delete only SaveClobber has an effect: it deletes without a version check.
+// Delete, TxDelete and TxCheck only SaveClobber is taken: it drops the
+// version check; the other behaviours describe how to write an item, and
+// are refused there with ErrInvalidInput.
 func WithSaveBehavior(b SaveBehavior) WriteOption {
-	return func(o *writeOptions) { o.behavior = b }
+	return saveBehaviorOption(b)
 }
+
+type saveBehaviorOption SaveBehavior
+
+func (b saveBehaviorOption) applyWrite(o *writeOptions) { o.behavior = SaveBehavior(b) }
 
 // If adds a condition that must hold for the write to happen. It is ANDed
 // with the version condition; several If options are ANDed together. A write
-// refused by it (while the version matched) fails with ErrConditionFailed.
-//
-// Values in cond are marshaled by the expression package with the default
-// attributevalue options, not the mapper's: pass types.AttributeValue values
-// where that matters. Values compared with a javabool or javadate attribute
-// (by =, <>, <, <=, >, >=, BETWEEN, IN, contains or begins_with, also at a
-// path inside a document) are sent as that attribute is stored, so
-// expression.Name("paid").Equal(expression.Value(true)) compares with the
-// number 1; a value that cannot be converted (a string compared with a
-// javabool attribute, say) is an error wrapping ErrInvalidInput before
-// anything is sent, and dynamo.JavaBool and dynamo.JavaDate give the stored
-// form by hand.
-//
-// Likewise for attributes of text types (types with MarshalText and
-// UnmarshalText, such as a uuid-style [16]byte, netip.Addr or net.IP, which
-// the mapper stores as the string MarshalText returns): a string is sent as
-// it is, a value of a byte-array or []byte text type (which
-// expression.Value makes a binary) as its MarshalText string, so
-// expression.Name("owner").Equal(expression.Value(id)) matches. A value
-// expression.Value cannot encode faithfully — a netip.Addr, whose fields are
-// unexported, becomes an empty map — is refused with ErrInvalidInput: pass
-// its text, expression.Value(addr.String()). DynamoDB orders these
-// attributes by their text ("99" >= "100" for a big.Int), so an ordering
-// comparison (<, <=, >, >=, BETWEEN) of one with anything but a string is
-// refused with ErrInvalidInput (see "Text types" in the package doc).
-//
-// expression.Name splits a name at its dots into a path. When the type has
-// a top-level attribute named "a.b" and none named "a",
-// expression.Name("a.b") is taken to mean that attribute; otherwise (or to
-// be explicit) use expression.NameNoDotSplit("a.b").
-//
-// When the write fails because of cond, the error's message (and
-// ConditionError.Condition) shows the condition with its names and values.
+// refused by it (while the version matched) fails with ErrConditionFailed,
+// whose message (and ConditionError.Condition) shows the condition with its
+// names and values. How the values in cond are sent (to javabool, javadate
+// and text-typed attributes, say) and how a dotted name is read: see the
+// package documentation, section "Conditions".
 func If(cond expression.ConditionBuilder) WriteOption {
-	return func(o *writeOptions) { o.conds = append(o.conds, cond) }
+	return ifOption{cond}
+}
+
+type ifOption struct{ cond expression.ConditionBuilder }
+
+func (c ifOption) applyWrite(o *writeOptions) { o.conds = append(o.conds, c.cond) }
+
+// deleteClobbers says whether b, the behaviour given to call (Delete,
+// TxDelete or TxCheck), drops the version check. Only SaveClobber (drop it)
+// and the default mean anything for a call that writes no attributes; any
+// other behaviour is refused rather than ignored.
+func deleteClobbers(call, table string, b SaveBehavior) (bool, error) {
+	switch b {
+	case SaveUpdate:
+		return false, nil
+	case SaveClobber:
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %s on table %q with %v: a %s writes no attributes, so only WithSaveBehavior(SaveClobber) (no version check) means anything to it; remove WithSaveBehavior(%v)",
+		ErrInvalidInput, call, table, b, strings.ToLower(strings.TrimPrefix(call, "Tx")), b)
 }
 
 // MustExist makes Update and Add require that the item exists: when the key
@@ -159,6 +176,8 @@ func If(cond expression.ConditionBuilder) WriteOption {
 // refused Add's error also carries the *ConditionError. Without it, both
 // create a missing item (Update calls its function with a T holding only
 // the key and version zero).
-func MustExist() WriteOption {
-	return func(o *writeOptions) { o.mustExist = true }
-}
+func MustExist() WriteOption { return mustExistOption{} }
+
+type mustExistOption struct{}
+
+func (mustExistOption) applyWrite(o *writeOptions) { o.mustExist = true }

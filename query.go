@@ -39,13 +39,6 @@ type queryOptionFunc func(*queryOptions)
 
 func (f queryOptionFunc) applyQuery(o *queryOptions) { f(o) }
 
-// applyQuery makes every ReadOption a QueryOption.
-func (f ReadOption) applyQuery(o *queryOptions) {
-	if f != nil {
-		f(&o.read)
-	}
-}
-
 type queryOptions struct {
 	read       readOptions
 	filters    []expression.ConditionBuilder
@@ -296,11 +289,7 @@ func (t *Table[T]) prepareAll(op string, key *expression.KeyConditionBuilder, op
 
 func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, opts []QueryOption, entityOnly bool) *listing {
 	var o queryOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyQuery(&o)
-		}
-	}
+	applyOptions(&o, opts, QueryOption.applyQuery)
 	if entityOnly {
 		o.filters = append(o.filters, t.p.s.entityFilter())
 	}

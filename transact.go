@@ -15,25 +15,25 @@ import (
 	"github.com/ddbkit/dynamo/internal/av"
 )
 
-// Transactions as a function: Mapper.Transact runs a function over a Txn,
+// Transactions as a function: Mapper.Transact runs a function over a Tx,
 // which records what the function read (the stored item, or its absence)
 // and buffers what it writes; the run is committed with one
 // TransactWriteItems that writes the buffered items and checks that every
 // item read is still as read. A conflict runs the function again, from the
 // items the cancellation carries.
 
-// Txn is the view of one run of a Mapper.Transact function: reads through
-// it (Table.In(tx).Load, Txn.Prefetch) are recorded, writes
-// (Table.In(tx).Save, Delete) are buffered until the run is committed. A Txn
+// Tx is the view of one run of a Mapper.Transact function: reads through
+// it (Table.In(tx).Load, Tx.Prefetch) are recorded, writes
+// (Table.In(tx).Save, Delete) are buffered until the run is committed. A Tx
 // is valid only inside the run it was passed to; its methods are safe for
 // concurrent use, but the function should not need that.
-type Txn struct {
+type Tx struct {
 	m   *Mapper
 	ctx context.Context
 	run int
 
 	mu      sync.Mutex
-	done    bool  // the function returned: the Txn may no longer be used
+	done    bool  // the function returned: the Tx may no longer be used
 	err     error // sticky: a failed read or a limit; the run commits nothing
 	entries map[txItem]*txnEntry
 	order   []*txnEntry // entries in the order the function touched them
@@ -74,102 +74,53 @@ type txnEntry struct {
 	mem     *txMember // the buffered write, built
 }
 
-// TxnTable is table T seen through one run of a Transact function, made by
+// TxTable is table T seen through one run of a Transact function, made by
 // Table.In.
-type TxnTable[T any] struct {
+type TxTable[T any] struct {
 	t  *Table[T]
-	tx *Txn
+	tx *Tx
 }
 
-// In returns the table as seen through tx, the Txn of the Transact run the
+// Txn is the old name of Tx.
+//
+// Deprecated: use Tx.
+type Txn = Tx
+
+// TxnTable is the old name of TxTable.
+//
+// Deprecated: use TxTable.
+type TxnTable[T any] = TxTable[T]
+
+// In returns the table as seen through tx, the Tx of the Transact run the
 // caller is in: its Load, Save and Delete read and write inside that run.
 // The requests go through the Mapper Transact was called on.
-func (t *Table[T]) In(tx *Txn) TxnTable[T] { return TxnTable[T]{t: t, tx: tx} }
+func (t *Table[T]) In(tx *Tx) TxTable[T] { return TxTable[T]{t: t, tx: tx} }
 
 // Context returns the ctx Transact was called with: pass it to anything
 // else the function calls (which should not have side effects).
-func (tx *Txn) Context() context.Context { return tx.ctx }
+func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // Run returns which run of the function this is: 1 for the first, 2 after
 // the first commit was cancelled by a conflict, and so on.
-func (tx *Txn) Run() int { return tx.run }
+func (tx *Tx) Run() int { return tx.run }
 
 // Transact runs fn and commits what it did as one serializable transaction:
 // the items fn wrote, on condition that every item fn read — through
-// Table.In(tx) and Txn.Prefetch, on any tables — is still as fn read it.
-// When another writer changed one of them, the commit is cancelled, nothing
-// is written, and fn runs again on the items as they are now. Transact
-// returns nil once a run committed; fn's error as is (errors.Is works on it)
-// when fn fails, after which nothing of that run is written.
+// Table.In(tx) and Tx.Prefetch, on any tables — is still as fn read it.
+// When one of them changed, nothing is written and fn runs again on the
+// items as they are now. Transact returns nil once a run committed, and
+// fn's error as is when fn fails (nothing of that run is written). fn may
+// run several times, and may see items that never existed together in a run
+// that then does not commit: it must have no side effects. ctx bounds the
+// whole call; WithRetry (here or on NewMapper) bounds the runs.
 //
-// What fn sees:
-//
-//   - Load returns the item as stored (ErrNotFound when absent: the
-//     absence is recorded and checked like any item); after a Save or
-//     Delete in the same run, it returns the buffered item (ErrNotFound
-//     after Delete), without a request.
-//   - Items named by one Prefetch call are read together, with one
-//     TransactGetItems: a consistent snapshot of all of them. Every other
-//     first read of an item is a strongly consistent GetItem of that item
-//     alone, and in a run after a conflict, items the cancellation carried
-//     (or that were read before and still held) are reused without a read.
-//     So fn may see a mix of items that never existed together — a balance
-//     moved out of one account and not yet into the other. Such a run never
-//     commits (its condition checks fail, or for a read-only run the check
-//     read below differs) and fn runs again; but fn must not act on what it
-//     saw before it returns — no side effects, no panics on "impossible"
-//     states — because fn may run several times and only the committed run
-//     counts. Return an error from fn to give up.
-//
-// Committing: a run that wrote sends one TransactWriteItems with one member
-// per item touched: each write with its version check (for a type without
-// a version, a check that each attribute still holds what was read), and a
-// ConditionCheck for each item read but not written: its version and write
-// token unchanged — for a type without a version, every attribute it models
-// unchanged — or, read as absent, still absent. A read-only run writes
-// nothing: when its reads all came from one snapshot (one Prefetch, or a
-// single item) Transact returns at once; otherwise it reads them again with
-// one TransactGetItems and returns if they are unchanged, else fn runs
-// again on that snapshot.
-//
-// A Save or Delete of an item fn did not read is checked against the
-// version the passed item holds (0: that none is stored), as Table.TxSave
-// does; when that check fails, fn's input was stale, not its reads, so
-// Transact returns the *TxError instead of running fn again. An If
-// condition (WithCondition) that fails on the item fn read is returned the
-// same way (errors.Is(err, ErrConditionFailed)).
-//
-// Retries: a commit DynamoDB cancels because another transaction was in
-// flight on its items (TransactionConflict) is sent again, and a run whose
-// reads went stale is run again, with jittered backoff, as often as the
-// RetryPolicy allows (WithRetry, given to this call or to NewMapper; the
-// defaults are Update's: 100 attempts, waits from 2 ms up to 100 ms). The
-// error after the last attempt satisfies errors.Is(err, ErrVersionConflict).
-//
-// ctx bounds the whole call: reads, commits, backoff and further runs (fn
-// itself is not interrupted: use tx.Context()). A panic in fn propagates;
-// nothing of that run is written.
-//
-// Lost answers: each commit carries a client request token of its own,
-// which every resend of that commit reuses — the SDK's, and up to 3 rounds
-// of Transact's own after the SDK gave up on an attempt that may have been
-// applied — so a commit DynamoDB applied whose answer was lost is
-// acknowledged by a resend (within DynamoDB's 10 minutes) and Transact
-// succeeds, the function having run once. When no resend gets an answer,
-// the error satisfies errors.Is(err, ErrUnknownOutcome) and fn is NOT run
-// again — that could apply its change twice; read the items to find out.
-//
-// Limits, refused with ErrInvalidInput before anything is sent: more than
-// MaxTxItems items touched in a run (every item read or written is a
-// member), members over 4 MB in all, an item over 400 KB, a key of a table
-// used with two types. One item is one member: several Saves of an item in a
-// run send the last one. WithRequestToken is refused (each commit needs its
-// own token; for a fixed token use WriteTx).
+// What fn sees, how a run commits, retries, lost answers and limits are in
+// the package documentation, section "Transactions as a function".
 //
 // IAM: dynamodb:GetItem (reads, Prefetch), dynamodb:UpdateItem (Save;
 // dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
 // dynamodb:ConditionCheckItem on the tables used.
-func (m *Mapper) Transact(ctx context.Context, fn func(tx *Txn) error, opts ...TxOption) error {
+func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...TxOption) error {
 	o, err := m.applyTxOptions("Transact", policyUpdate, opts)
 	if err != nil {
 		return err
@@ -188,7 +139,7 @@ func (m *Mapper) Transact(ctx context.Context, fn func(tx *Txn) error, opts ...T
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("dynamo: Transact, run %d: %w", run, err)
 		}
-		tx := &Txn{m: m, ctx: ctx, run: run, entries: map[txItem]*txnEntry{}, cache: cache, snaps: &snaps, o: o}
+		tx := &Tx{m: m, ctx: ctx, run: run, entries: map[txItem]*txnEntry{}, cache: cache, snaps: &snaps, o: o}
 		if err := tx.call(fn); err != nil {
 			return err
 		}
@@ -212,7 +163,7 @@ func (m *Mapper) Transact(ctx context.Context, fn func(tx *Txn) error, opts ...T
 }
 
 // call runs fn on tx; tx is unusable afterwards, also when fn panics.
-func (tx *Txn) call(fn func(*Txn) error) error {
+func (tx *Tx) call(fn func(*Tx) error) error {
 	defer func() {
 		tx.mu.Lock()
 		tx.done = true
@@ -222,33 +173,33 @@ func (tx *Txn) call(fn func(*Txn) error) error {
 }
 
 // usable reports why tx may not be used, with mu held.
-func (tx *Txn) usable() error {
+func (tx *Tx) usable() error {
 	if tx == nil {
-		return fmt.Errorf("%w: a nil *Txn: use the one Transact passes to its function", ErrInvalidInput)
+		return fmt.Errorf("%w: a nil *Tx: use the one Transact passes to its function", ErrInvalidInput)
 	}
 	if tx.done {
-		return fmt.Errorf("%w: a *Txn used after its Transact function returned: use it only inside the function", ErrInvalidInput)
+		return fmt.Errorf("%w: a *Tx used after its Transact function returned: use it only inside the function", ErrInvalidInput)
 	}
 	return tx.err
 }
 
 // fail records err as the run's error: the run commits nothing even if the
 // function ignores err.
-func (tx *Txn) fail(err error) error {
+func (tx *Tx) fail(err error) error {
 	if tx.err == nil {
 		tx.err = err
 	}
 	return err
 }
 
-func (tx *Txn) newSnap() int {
+func (tx *Tx) newSnap() int {
 	*tx.snaps++
 	return *tx.snaps
 }
 
 // entry returns the run's entry for the item with key on table, creating it
 // (and taking it from the cache) on first use.
-func (tx *Txn) entry(table string, key map[string]types.AttributeValue, p *plan, decode func(map[string]types.AttributeValue, any) error) (*txnEntry, error) {
+func (tx *Tx) entry(table string, key map[string]types.AttributeValue, p *plan, decode func(map[string]types.AttributeValue, any) error) (*txnEntry, error) {
 	id := txItem{table: table, id: p.keyID(key)}
 	if e, ok := tx.entries[id]; ok {
 		if e.plan.s != p.s {
@@ -271,7 +222,7 @@ func (tx *Txn) entry(table string, key map[string]types.AttributeValue, p *plan,
 }
 
 // read reads e with a strongly consistent GetItem unless it is known.
-func (tx *Txn) read(e *txnEntry) error {
+func (tx *Tx) read(e *txnEntry) error {
 	if e.read {
 		return nil
 	}
@@ -291,7 +242,7 @@ func (tx *Txn) read(e *txnEntry) error {
 // or written earlier in the run, or carried over from a cancelled commit)
 // are not read again. Each TxGet's Item is set to the item as the run sees
 // it. A failed read is returned and fails the run.
-func (tx *Txn) Prefetch(gets ...TxGetOp) error {
+func (tx *Tx) Prefetch(gets ...TxGetOp) error {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
 	if err := tx.usable(); err != nil {
@@ -351,7 +302,7 @@ func (tx *Txn) Prefetch(gets ...TxGetOp) error {
 }
 
 // fill sets the TxGet of mem to e as the run sees it.
-func (tx *Txn) fill(e *txnEntry, mem *txGetMember) error {
+func (tx *Tx) fill(e *txnEntry, mem *txGetMember) error {
 	if e.written && !e.deleted {
 		mem.setValue(e.value)
 		return nil
@@ -370,7 +321,7 @@ func (tx *Txn) fill(e *txnEntry, mem *txGetMember) error {
 
 // getTogether reads the items of in with one TransactGetItems (sent again
 // while write transactions are in flight on them); nil for an absent one.
-func (tx *Txn) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember) ([]map[string]types.AttributeValue, error) {
+func (tx *Tx) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember) ([]map[string]types.AttributeValue, error) {
 	var out *dynamodb.TransactGetItemsOutput
 	err := retryTx(tx.ctx, tx.o, "TransactGetItems", ms, func(error) string { return "" }, func() (err error) {
 		out, err = tx.m.client.TransactGetItems(tx.ctx, in)
@@ -397,7 +348,7 @@ func (tx *Txn) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember
 // run's cancelled commit, or with a strongly consistent GetItem now. An
 // absent item is an error wrapping ErrNotFound, and its absence is checked
 // at commit like any read. A failed read is returned and fails the run.
-func (v TxnTable[T]) Load(key T) (T, error) {
+func (v TxTable[T]) Load(key T) (T, error) {
 	var zero T
 	t, tx := v.t, v.tx
 	tx.mu.Lock()
@@ -470,7 +421,7 @@ func (e *txnEntry) base(held func() int64) error {
 // with its new version: Load returns it too for the rest of the run. A
 // later Save or Delete of the same item in the run replaces this one.
 // Encoding errors and limits are returned at once and fail the run.
-func (v TxnTable[T]) Save(item T, opts ...WriteOption) (T, error) {
+func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	var zero T
 	t, tx := v.t, v.tx
 	tx.mu.Lock()
@@ -517,9 +468,8 @@ func (v TxnTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 // Delete buffers a delete of the item with key's primary key, sent when the
 // run commits, checked against the version this run read of it (or, not
 // read, the version key holds; a type without a version: the attributes
-// read, or nothing). If conditions (WithCondition) are ANDed; other options
-// are refused. Load returns ErrNotFound for it for the rest of the run.
-func (v TxnTable[T]) Delete(key T, opts ...WriteOption) error {
+// read, or nothing). If conditions are ANDed; WithSaveBehavior is refused. Load returns ErrNotFound for it for the rest of the run.
+func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	t, tx := v.t, v.tx
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
@@ -609,7 +559,7 @@ func (e *txnEntry) checkMember() (*txMember, error) {
 // commit sends the run. It returns the items the next run starts from when
 // fn must run again (and whether to back off first), else nil and the
 // result of Transact.
-func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
+func (tx *Tx) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 	writes := 0
 	for _, e := range tx.order {
 		if e.written {
@@ -638,7 +588,7 @@ func (tx *Txn) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 // its buffered write, or for an item only read the check that it is still
 // as read — with a fresh client request token. entries are the members'
 // items, in order.
-func (tx *Txn) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEntry, error) {
+func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEntry, error) {
 	members := make([]*txMember, 0, len(tx.order))
 	entries := make([]*txnEntry, 0, len(tx.order))
 	size := 0
@@ -682,7 +632,7 @@ func (tx *Txn) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEn
 // one that was not is decided now. It returns nil on success; unknown and
 // the error of Transact when no resend settled the outcome; else the
 // commit's error (a *TxError when DynamoDB cancelled it).
-func (tx *Txn) send(ctx context.Context, in *dynamodb.TransactWriteItemsInput, members []*txMember) (unknown bool, err error) {
+func (tx *Tx) send(ctx context.Context, in *dynamodb.TransactWriteItemsInput, members []*txMember) (unknown bool, err error) {
 	for round := 0; ; round++ {
 		att := new(attempts)
 		err = retryTx(ctx, tx.o, "Transact commit", members, txHint, func() error {
@@ -715,7 +665,7 @@ func (tx *Txn) send(ctx context.Context, in *dynamodb.TransactWriteItemsInput, m
 // with another transaction read again — when only its reads went stale
 // (the stored item is not the one read: sameState) or other transactions
 // were in flight; otherwise te is Transact's error.
-func (tx *Txn) classify(te *TxError, entries []*txnEntry) (map[txItem]txnCached, bool, error) {
+func (tx *Tx) classify(te *TxError, entries []*txnEntry) (map[txItem]txnCached, bool, error) {
 	refreshed := map[int]map[string]types.AttributeValue{}
 	dropped := map[int]bool{}
 	for _, f := range te.Failures {
@@ -757,7 +707,7 @@ func hasKey[K comparable, V any](m map[K]V, k K) bool {
 // validateReads ends a read-only run: nothing to write. Reads from one
 // snapshot stand; otherwise they are read again together, and a run that
 // saw anything else runs again from that snapshot.
-func (tx *Txn) validateReads() (map[txItem]txnCached, bool, error) {
+func (tx *Tx) validateReads() (map[txItem]txnCached, bool, error) {
 	var reads []*txnEntry
 	for _, e := range tx.order {
 		if e.read {

@@ -102,8 +102,8 @@ func acctTable(t *testing.T, c Client) *Table[acct] {
 var quick = WithRetry(RetryPolicy{BackoffBase: time.Microsecond, BackoffMax: time.Microsecond})
 
 // transfer moves amt from a to b through tx.
-func transferFn(tb *Table[acct], a, b string, amt int64) func(tx *Txn) error {
-	return func(tx *Txn) error {
+func transferFn(tb *Table[acct], a, b string, amt int64) func(tx *Tx) error {
+	return func(tx *Tx) error {
 		v := tb.In(tx)
 		from, err := v.Load(acct{ID: a})
 		if err != nil {
@@ -126,7 +126,7 @@ func transferFn(tb *Table[acct], a, b string, amt int64) func(tx *Txn) error {
 func TestTransactCommitsReadsAndWrites(t *testing.T) {
 	c := newStoreStub(acctRaw("a", 100, 3, 1), acctRaw("b", 5, 7, 2), acctRaw("c", 1, 1, 3))
 	tb := acctTable(t, c)
-	err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		v := tb.In(tx)
 		if _, err := v.Load(acct{ID: "c"}); err != nil { // read, not written: a check
 			return err
@@ -166,7 +166,7 @@ func TestTransactFunctionErrorCommitsNothing(t *testing.T) {
 	tb := acctTable(t, c)
 	boom := errors.New("insufficient funds")
 	runs := 0
-	err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		runs++
 		if err := transferFn(tb, "a", "b", 10)(tx); err != nil {
 			return err
@@ -187,7 +187,7 @@ func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 		c := newStoreStub(acctRaw("a", 1, 1, 1), acctRaw("b", 2, 1, 2))
 		tb := acctTable(t, c)
 		var sum int64
-		err := tb.Mapper().Transact(ctx, func(tx *Txn) error {
+		err := tb.Mapper().Transact(ctx, func(tx *Tx) error {
 			ga, gb := tb.TxGet(acct{ID: "a"}), tb.TxGet(acct{ID: "b"})
 			if err := tx.Prefetch(ga, gb); err != nil {
 				return err
@@ -207,7 +207,7 @@ func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 	t.Run("one item", func(t *testing.T) {
 		c := newStoreStub(acctRaw("a", 1, 1, 1))
 		tb := acctTable(t, c)
-		if err := tb.Mapper().Transact(ctx, func(tx *Txn) error { _, err := tb.In(tx).Load(acct{ID: "a"}); return err }); err != nil {
+		if err := tb.Mapper().Transact(ctx, func(tx *Tx) error { _, err := tb.In(tx).Load(acct{ID: "a"}); return err }); err != nil {
 			t.Fatal(err)
 		}
 		if g, tg, w := c.counts(); g != 1 || tg != 0 || w != 0 {
@@ -217,7 +217,7 @@ func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 	t.Run("two reads checked together", func(t *testing.T) {
 		c := newStoreStub(acctRaw("a", 1, 1, 1), acctRaw("b", 2, 1, 2))
 		tb := acctTable(t, c)
-		err := tb.Mapper().Transact(ctx, func(tx *Txn) error {
+		err := tb.Mapper().Transact(ctx, func(tx *Tx) error {
 			_, err := tb.In(tx).Load(acct{ID: "a"})
 			if err == nil {
 				_, err = tb.In(tx).Load(acct{ID: "b"})
@@ -235,7 +235,7 @@ func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 		c := newStoreStub(acctRaw("a", 10, 1, 1), acctRaw("b", 0, 1, 2))
 		tb := acctTable(t, c)
 		var sums []int64
-		err := tb.Mapper().Transact(ctx, func(tx *Txn) error {
+		err := tb.Mapper().Transact(ctx, func(tx *Tx) error {
 			a, err := tb.In(tx).Load(acct{ID: "a"})
 			if err != nil {
 				return err
@@ -270,7 +270,7 @@ func TestTransactConflictReusesCancellationItems(t *testing.T) {
 	}
 	tb := acctTable(t, c)
 	var seen []int64
-	err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		a, err := tb.In(tx).Load(acct{ID: "a"})
 		if err != nil {
 			return err
@@ -304,7 +304,7 @@ func TestTransactConflictGivesUp(t *testing.T) {
 	}
 	tb := acctTable(t, c)
 	runs := 0
-	err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error { runs++; return transferFn(tb, "a", "b", 1)(tx) },
+	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) },
 		WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
 	if !errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "gave up after 3 runs") || runs != 3 {
 		t.Fatalf("err %v after %d runs; want a version conflict after 3", err, runs)
@@ -321,7 +321,7 @@ func TestTransactTransactionConflictResendsSameRequest(t *testing.T) {
 	}
 	tb := acctTable(t, c)
 	runs := 0
-	if err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick); err != nil {
+	if err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.writes) != 2 || c.writes[0] != c.writes[1] || runs != 1 {
@@ -337,7 +337,7 @@ func TestTransactIfConditionAndStaleBlindWriteNotRerun(t *testing.T) {
 		}
 		tb := acctTable(t, c)
 		runs := 0
-		err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+		err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 			runs++
 			_, err := tb.In(tx).Save(acct{ID: "a", Bal: 1, Version: 4}) // not read: checked against 4
 			return err
@@ -357,7 +357,7 @@ func TestTransactIfConditionAndStaleBlindWriteNotRerun(t *testing.T) {
 		}
 		tb := acctTable(t, c)
 		runs := 0
-		err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+		err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 			runs++
 			a, err := tb.In(tx).Load(acct{ID: "a"})
 			if err != nil {
@@ -385,7 +385,7 @@ func TestTransactUnknownOutcomeNotRerun(t *testing.T) {
 		}
 		tb := acctTable(t, c)
 		runs := 0
-		if err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick); err != nil {
+		if err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick); err != nil {
 			t.Fatal(err)
 		}
 		if len(c.writes) != 2 || c.writes[0] != c.writes[1] || runs != 1 {
@@ -397,7 +397,7 @@ func TestTransactUnknownOutcomeNotRerun(t *testing.T) {
 		c.onTx = func(int, *dynamodb.TransactWriteItemsInput) error { return lost }
 		tb := acctTable(t, c)
 		runs := 0
-		err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick)
+		err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick)
 		if !errors.Is(err, ErrUnknownOutcome) || runs != 1 || len(c.writes) != 1+maxResends {
 			t.Fatalf("err %v, %d runs, %d sends; want ErrUnknownOutcome, 1 run, %d sends", err, runs, len(c.writes), 1+maxResends)
 		}
@@ -413,7 +413,7 @@ func TestTransactReadYourWrites(t *testing.T) {
 	c := newStoreStub(acctRaw("a", 100, 4, 1), acctRaw("b", 0, 1, 2))
 	tb := acctTable(t, c)
 	var saved acct
-	err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		v := tb.In(tx)
 		a, err := v.Load(acct{ID: "a"})
 		if err != nil {
@@ -466,7 +466,7 @@ func TestTransactUnversionedChecksAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	accts := acctTable(t, c)
-	err = tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+	err = tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		if _, err := tb.In(tx).Load(note{ID: "n"}); err != nil {
 			return err
 		}
@@ -491,7 +491,7 @@ func TestTransactLimits(t *testing.T) {
 	tb := acctTable(t, c)
 	m := tb.Mapper()
 	t.Run("members", func(t *testing.T) {
-		err := m.Transact(ctx, func(tx *Txn) error {
+		err := m.Transact(ctx, func(tx *Tx) error {
 			for i := range MaxTxItems + 1 {
 				if _, err := tb.In(tx).Save(acct{ID: "k" + itoa(int64(i))}); err != nil {
 					return nil // ignored: the run fails anyway
@@ -508,7 +508,7 @@ func TestTransactLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = m.Transact(ctx, func(tx *Txn) error {
+		err = m.Transact(ctx, func(tx *Tx) error {
 			for i := range 11 {
 				if _, err := big.In(tx).Save(note{ID: "k" + itoa(int64(i)), Text: strings.Repeat("x", 390<<10)}); err != nil {
 					return err
@@ -526,7 +526,7 @@ func TestTransactLimits(t *testing.T) {
 			ID string `dynamo:"id,hash"`
 		}
 		alias, _ := NewTable[acct2](m, "Acct")
-		err := m.Transact(ctx, func(tx *Txn) error {
+		err := m.Transact(ctx, func(tx *Tx) error {
 			tb.In(tx).Save(acct{ID: "x"})
 			other.In(tx).Save(&acct{ID: "x"}) // same struct: fine
 			alias.In(tx).Save(acct2{ID: "x"})
@@ -537,13 +537,13 @@ func TestTransactLimits(t *testing.T) {
 		}
 	})
 	t.Run("refused options", func(t *testing.T) {
-		if err := m.Transact(ctx, func(*Txn) error { return nil }, WithRequestToken("t")); !errors.Is(err, ErrInvalidInput) {
+		if err := m.Transact(ctx, func(*Tx) error { return nil }, WithRequestToken("t")); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("WithRequestToken: %v", err)
 		}
 		if err := m.Transact(ctx, nil); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("nil function: %v", err)
 		}
-		err := m.Transact(ctx, func(tx *Txn) error {
+		err := m.Transact(ctx, func(tx *Tx) error {
 			_, err := tb.In(tx).Save(acct{ID: "x"}, WithSaveBehavior(SaveClobber))
 			return err
 		})
@@ -562,7 +562,7 @@ func TestTransactContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	runs := 0
-	err := tb.Mapper().Transact(ctx, func(tx *Txn) error { runs++; return nil })
+	err := tb.Mapper().Transact(ctx, func(tx *Tx) error { runs++; return nil })
 	if !errors.Is(err, context.Canceled) || runs != 0 {
 		t.Fatalf("err %v, %d runs", err, runs)
 	}
@@ -573,7 +573,7 @@ func TestTransactContext(t *testing.T) {
 		cancel() // ends during the backoff before the second run
 		return txCanceled(txReason(TxCodeConditionFailed, acctRaw("a", 100, 9, 9)), txReason("None", nil))
 	}
-	err = tb.Mapper().Transact(ctx, func(tx *Txn) error { runs++; return transferFn(tb, "a", "b", 1)(tx) },
+	err = tb.Mapper().Transact(ctx, func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) },
 		WithRetry(RetryPolicy{BackoffBase: time.Hour, BackoffMax: time.Hour}))
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrVersionConflict) || runs != 1 {
 		t.Fatalf("err %v, %d runs; want cancelled after one run", err, runs)
@@ -583,21 +583,21 @@ func TestTransactContext(t *testing.T) {
 func TestTransactPanicAndTxnAfterRun(t *testing.T) {
 	c := newStoreStub(acctRaw("a", 100, 1, 1))
 	tb := acctTable(t, c)
-	var kept *Txn
+	var kept *Tx
 	func() {
 		defer func() {
 			if r := recover(); r != "boom" {
 				t.Errorf("recovered %v", r)
 			}
 		}()
-		tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+		tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 			kept = tx
 			tb.In(tx).Save(acct{ID: "a"})
 			panic("boom")
 		})
 	}()
 	if _, err := tb.In(kept).Load(acct{ID: "a"}); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("Load through a finished Txn: %v", err)
+		t.Errorf("Load through a finished Tx: %v", err)
 	}
 	if _, _, w := c.counts(); w != 0 {
 		t.Errorf("%d commits", w)
@@ -615,7 +615,7 @@ func TestTransactGiveUpUnversionedIsVersionConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := 0
-	err = notes.Mapper().Transact(context.Background(), func(tx *Txn) error {
+	err = notes.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		runs++
 		n, err := notes.In(tx).Load(note{ID: "n"})
 		if err != nil {
@@ -640,7 +640,7 @@ func TestTransactPrefetch(t *testing.T) {
 	c := newStoreStub(acctRaw("a", 1, 1, 1), map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "x"}, "n": numberAV(2)})
 	accts := acctTable(t, c)
 	notes, _ := NewTable[note](accts.Mapper(), "Notes")
-	err := accts.Mapper().Transact(context.Background(), func(tx *Txn) error {
+	err := accts.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		if _, err := accts.In(tx).Save(acct{ID: "b", Bal: 7}); err != nil { // written before the Prefetch
 			return err
 		}
@@ -670,7 +670,7 @@ func TestTransactFailedReadFailsRun(t *testing.T) {
 		return nil, errors.New("throttled for good")
 	}
 	tb := acctTable(t, c)
-	err := tb.Mapper().Transact(context.Background(), func(tx *Txn) error {
+	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		tb.In(tx).Load(acct{ID: "a"}) // error ignored: it must not read as absent
 		_, err := tb.In(tx).Save(acct{ID: "b", Bal: 1})
 		return err

@@ -258,6 +258,10 @@ func (c *txCond[T]) txKey() (string, map[string]types.AttributeValue, error) {
 func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	t := c.t
 	wo := applyWriteOptions(c.opts)
+	clobber, err := deleteClobbers(c.kind(), t.name, wo.behavior)
+	if err != nil {
+		return nil, err
+	}
 	_, v, err := t.box(c.item, c.kind())
 	if err != nil {
 		return nil, err
@@ -274,7 +278,6 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	if held < 0 {
 		return nil, fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(key))
 	}
-	clobber := wo.behavior == SaveClobber
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc,
 		checked: !clobber, size: av.ItemSize(key), done: func() {}}

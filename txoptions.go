@@ -50,11 +50,7 @@ func WithRequestToken(token string) TxOption {
 // Failed conditions are never retried.
 func (m *Mapper) applyTxOptions(call string, kind retryKind, opts []TxOption) (txOptions, error) {
 	var o txOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyTx(&o)
-		}
-	}
+	applyOptions(&o, opts, TxOption.applyTx)
 	var err error
 	o.retry, err = m.retryPolicy(kind, o.retry, o.retrySet, call+" option WithRetry")
 	return o, err
@@ -63,11 +59,7 @@ func (m *Mapper) applyTxOptions(call string, kind retryKind, opts []TxOption) (t
 // applyReadTxOptions is applyTxOptions for ReadTx.
 func (m *Mapper) applyReadTxOptions(opts []ReadTxOption) (txOptions, error) {
 	var o txOptions
-	for _, opt := range opts {
-		if opt != nil {
-			opt.applyReadTx(&o)
-		}
-	}
+	applyOptions(&o, opts, ReadTxOption.applyReadTx)
 	var err error
 	o.retry, err = m.retryPolicy(policyTx, o.retry, o.retrySet, "ReadTx option WithRetry")
 	return o, err

@@ -37,7 +37,7 @@ type txGetMember struct {
 	// set decodes the item read (nil: none) and returns the function that
 	// records it in the TxGet, called once every member has decoded.
 	set func(map[string]types.AttributeValue) (func(), error)
-	// setValue records v, a T, as the item read (Txn.Prefetch of an item
+	// setValue records v, a T, as the item read (Tx.Prefetch of an item
 	// the run has written).
 	setValue func(v any)
 }

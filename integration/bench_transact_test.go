@@ -87,7 +87,7 @@ func BenchmarkBankTransfer(b *testing.B) {
 	}
 	transact := func(b *testing.B) {
 		run(b, func(fromID, toID string, amount int64) error {
-			return m.Transact(ctx, func(tx *dynamo.Txn) error {
+			return m.Transact(ctx, func(tx *dynamo.Tx) error {
 				if err := tx.Prefetch(accounts.TxGet(benchAccount{ID: fromID}), accounts.TxGet(benchAccount{ID: toID})); err != nil {
 					return err
 				}

@@ -318,7 +318,7 @@ func TestFaultsForeignWriter(t *testing.T) {
 					})
 				case "transact":
 					var saved foreignItem
-					err = wk.m.Transact(ctx, func(tx *dynamo.Txn) error {
+					err = wk.m.Transact(ctx, func(tx *dynamo.Tx) error {
 						v := wk.tb.In(tx)
 						it, err := v.Load(foreignItem{Key: key})
 						if errors.Is(err, dynamo.ErrNotFound) {

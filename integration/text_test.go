@@ -221,7 +221,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 	sameTextDoc(t, "Query", found[0], second)
 
 	// Transact: read and save by UUID key; WriteTx: a versioned TxSave.
-	err = tb.Mapper().Transact(c, func(tx *dynamo.Txn) error {
+	err = tb.Mapper().Transact(c, func(tx *dynamo.Tx) error {
 		d, err := tb.In(tx).Load(textDoc{ID: in.ID})
 		if err != nil {
 			return err

@@ -254,7 +254,7 @@ func (r bankRun) run(ctx context.Context, seed uint64) (h bankHistory, auditErrs
 				tr := bankTransfer{ID: fmt.Sprintf("w%d-%d", w, seq), From: r.accounts[f], To: r.accounts[to]}
 				amount := rng.Int64N(300) + 1
 				var moved int64
-				err := tb.Mapper().Transact(ctx, func(tx *dynamo.Txn) error {
+				err := tb.Mapper().Transact(ctx, func(tx *dynamo.Tx) error {
 					from, to := bankAccount{ID: tr.From}, bankAccount{ID: tr.To}
 					if err := tx.Prefetch(tb.TxGet(from), tb.TxGet(to)); err != nil {
 						return err
@@ -300,7 +300,7 @@ func (r bankRun) run(ctx context.Context, seed uint64) (h bankHistory, auditErrs
 				default:
 				}
 				var sum int64
-				err := tb.Mapper().Transact(ctx, func(tx *dynamo.Txn) error {
+				err := tb.Mapper().Transact(ctx, func(tx *dynamo.Tx) error {
 					sum = 0
 					v := tb.In(tx)
 					if (a+i)%2 == 0 { // one snapshot
@@ -616,7 +616,7 @@ func lostTransfer(t *testing.T, drop *dynamotest.Dropper, name string) (int, err
 		t.Fatal(err)
 	}
 	runs := 0
-	err = tb.Mapper().Transact(t.Context(), func(tx *dynamo.Txn) error {
+	err = tb.Mapper().Transact(t.Context(), func(tx *dynamo.Tx) error {
 		runs++
 		v := tb.In(tx)
 		from, err := v.Load(bankAccount{ID: "acct-00"})

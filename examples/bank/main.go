@@ -135,7 +135,7 @@ func run(ctx context.Context, w io.Writer, client *dynamodb.Client, nAccounts, w
 // the function ran.
 func transfer(ctx context.Context, m *dynamo.Mapper, accounts *dynamo.Table[Account], fromID, toID string, amount int64) (int, error) {
 	runs := 0
-	err := m.Transact(ctx, func(tx *dynamo.Txn) error {
+	err := m.Transact(ctx, func(tx *dynamo.Tx) error {
 		runs++
 		if err := tx.Prefetch(accounts.TxGet(Account{ID: fromID}), accounts.TxGet(Account{ID: toID})); err != nil {
 			return err
