@@ -124,7 +124,7 @@ func buildSchema(t reflect.Type) (*schema, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fail("", "is of kind %s: tables map structs or pointers to structs", t.Kind())
 	}
-	if err := s.collect(t, nil, "", false, map[reflect.Type]bool{}, fail); err != nil {
+	if err := s.collect(t, fail); err != nil {
 		return nil, err
 	}
 	for i := range s.fields {
@@ -171,75 +171,54 @@ func buildSchema(t reflect.Type) (*schema, error) {
 	return s, nil
 }
 
-// collect appends the fields of struct type t, flattening anonymous structs
-// the way attributevalue does.
-func (s *schema) collect(t reflect.Type, index []int, prefix string, viaPtr bool, seen map[reflect.Type]bool, fail func(string, string, ...any) error) error {
-	if seen[t] {
-		return nil
-	}
-	seen[t] = true
-	defer delete(seen, t)
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		goName := prefix + sf.Name
-		if !sf.IsExported() && !sf.Anonymous {
-			// The encoder cannot see unexported fields: a tag on one would be
-			// silently ignored, and the attribute never stored.
-			for _, key := range [...]string{TagKey, "dynamodbav", "index", "localIndex"} {
-				if tag, ok := sf.Tag.Lookup(key); ok && tag != "-" {
-					return fail(goName, "is unexported, so the encoder cannot see it and its `%s:%q` tag does nothing: export it (%s) or remove the tag",
-						key, tag, strings.ToUpper(sf.Name[:1])+sf.Name[1:])
-				}
-			}
-			continue
-		}
-		raw, ok := sf.Tag.Lookup(TagKey)
-		if !ok {
-			raw = sf.Tag.Get("dynamodbav") // attributevalue reads it too
-		}
-		opts, err := parseTag(raw)
-		if err != nil {
-			return fail(goName, "%v", err)
-		}
-		gsi, lsi, err := parseIndexTags(sf.Tag)
-		if err != nil {
-			return fail(goName, "%v", err)
-		}
-		hasIndexTags := gsi != nil || lsi != nil
-		if opts.skip {
-			if hasIndexTags {
-				return fail(goName, "has index tags but `dynamo:\"-\"` leaves it out of the item: remove one or the other")
-			}
-			continue
-		}
-		ft := sf.Type
-		idx := append(append([]int(nil), index...), i)
-		if sf.Anonymous && opts.name == "" {
-			et, ptr := ft, false
-			if et.Kind() == reflect.Pointer {
-				et, ptr = et.Elem(), true
-			}
-			if et.Kind() == reflect.Struct {
-				if opts != (tagOptions{}) {
-					return fail(goName, "options on an embedded struct have no effect: tag its fields instead, or name it to store it as a map")
-				}
-				if hasIndexTags {
-					return fail(goName, "index tags on an embedded struct have no effect: tag its fields instead")
-				}
-				if err := s.collect(et, idx, goName+".", viaPtr || ptr, seen, fail); err != nil {
-					return err
-				}
+// collect appends the fields of struct type t (codec.LayoutOf: embedded
+// structs flattened the way attributevalue does), and refuses tags that
+// would do nothing. Fields attributevalue leaves out because another has
+// their name are appended too: buildSchema refuses the name used twice.
+func (s *schema) collect(t reflect.Type, fail func(string, string, ...any) error) error {
+	l := codec.LayoutOf(t)
+	for i := range l.All {
+		cf := &l.All[i]
+		if cf.State == codec.Unexported {
+			if cf.Anonymous {
 				continue
 			}
-		}
-		if !sf.IsExported() {
+			// The encoder cannot see unexported fields: a tag on one would be
+			// silently ignored, and the attribute never stored.
+			for _, key := range [...]string{codec.TagKeys[0], codec.TagKeys[1], indexTagKey, localIndexTagKey} {
+				if tag, ok := cf.Tag.Lookup(key); ok && tag != "-" {
+					name := cf.GoName[strings.LastIndexByte(cf.GoName, '.')+1:]
+					return fail(cf.GoName, "is unexported, so the encoder cannot see it and its `%s:%q` tag does nothing: export it (%s) or remove the tag",
+						key, tag, strings.ToUpper(name[:1])+name[1:])
+				}
+			}
 			continue
 		}
-		name := opts.name
-		if name == "" {
-			name = sf.Name
+		opts, err := fieldTagOptions(cf)
+		if err != nil {
+			return fail(cf.GoName, "%v", err)
 		}
-		s.fields = append(s.fields, field{goName: goName, name: name, index: idx, typ: ft, opts: opts, viaPtr: viaPtr, gsi: gsi, lsi: lsi})
+		gsi, lsi, err := parseIndexTags(cf.Tag)
+		if err != nil {
+			return fail(cf.GoName, "%v", err)
+		}
+		hasIndexTags := gsi != nil || lsi != nil
+		switch cf.State {
+		case codec.Skipped:
+			if hasIndexTags {
+				return fail(cf.GoName, "has index tags but `dynamo:\"-\"` leaves it out of the item: remove one or the other")
+			}
+			continue
+		case codec.Embedded:
+			if opts != (tagOptions{}) {
+				return fail(cf.GoName, "options on an embedded struct have no effect: tag its fields instead, or name it to store it as a map")
+			}
+			if hasIndexTags {
+				return fail(cf.GoName, "index tags on an embedded struct have no effect: tag its fields instead")
+			}
+			continue
+		}
+		s.fields = append(s.fields, field{goName: cf.GoName, name: cf.Name, index: cf.Index, typ: cf.Type, opts: opts, viaPtr: cf.ViaPtr, gsi: gsi, lsi: lsi})
 	}
 	return nil
 }

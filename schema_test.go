@@ -1,11 +1,17 @@
 package dynamo
 
 import (
+	"context"
 	"errors"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 type Book struct {
@@ -168,4 +174,58 @@ func TestUnexportedTaggedField(t *testing.T) {
 	}
 	_ = hidden{note: "", skip: "", free: ""}
 	_ = fine{skip: "", free: ""}
+}
+
+// A field's attribute name is read from its tags by one rule everywhere
+// (attributevalue's with TagKey "dynamo"): an empty `dynamo` tag leaves the
+// name to `dynamodbav`, for the schema as for the encoder, so Save writes
+// the value under that name and removes no other attribute, and Load reads
+// it back.
+func TestDynamodbavNameWithEmptyDynamoTagIsStored(t *testing.T) {
+	type doc struct {
+		ID    string `dynamo:"id,hash"`
+		Title string `dynamodbav:"title" dynamo:""`
+		V     int64  `dynamo:"v,version"`
+	}
+	c := &stubClient{
+		onUpd: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+			return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{"id": str("a"), "v": n("1")}}, nil
+		},
+		onGet: func(in *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+			return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": str("a"), "title": str("Go"), "v": n("1")}}, nil
+		},
+	}
+	docs := NewTableMust[doc](t, NewMapper(c))
+	if _, err := docs.Save(context.Background(), doc{ID: "a", Title: "Go"}); err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]types.AttributeValue{} // attribute name → value written
+	var removed []string
+	for _, in := range c.puts {
+		maps.Copy(written, in.Item)
+	}
+	for _, in := range c.upds {
+		expr := aws.ToString(in.UpdateExpression)
+		for ph, name := range in.ExpressionAttributeNames {
+			if v, ok := in.ExpressionAttributeValues[":"+ph[1:]]; ok && strings.Contains(expr, ph+" = :"+ph[1:]) {
+				written[name] = v
+			}
+			if _, rm, ok := strings.Cut(expr, "REMOVE "); ok && strings.Contains(rm, ph) {
+				removed = append(removed, name)
+			}
+		}
+	}
+	if !reflect.DeepEqual(written["title"], str("Go")) {
+		t.Errorf("Save wrote %v; want title = Go", written)
+	}
+	if _, ok := written["Title"]; ok || len(removed) > 0 {
+		t.Errorf("Save wrote %v and removed %v; want nothing under Title and nothing removed", written, removed)
+	}
+	got, err := docs.Load(context.Background(), doc{ID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "Go" {
+		t.Errorf("Load = %+v; want Title Go read from attribute title", got)
+	}
 }

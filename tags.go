@@ -1,10 +1,14 @@
 package dynamo
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // tagOptions is the parsed form of one `dynamo:"name,opt,..."` struct tag.
@@ -54,128 +58,149 @@ type tagOptions struct {
 	modified bool
 }
 
+// tagOptionTable lists every option parseTag accepts, in the order error
+// messages list them. An option is either a flag (flag returns the field
+// it sets) or takes a value after '=' (value stores it). Users read what
+// each one does in the package documentation (doc.go, "Struct tags"): an
+// option added here is documented there too.
+var tagOptionTable = []tagOption{
+	{name: "hash", flag: func(o *tagOptions) *bool { return &o.hash }},
+	{name: "range", flag: func(o *tagOptions) *bool { return &o.rng }},
+	{name: "version", flag: func(o *tagOptions) *bool { return &o.version }},
+	{name: "ttl", flag: func(o *tagOptions) *bool { return &o.ttl }},
+	{name: "set", flag: func(o *tagOptions) *bool { return &o.set }},
+	{name: "omitempty", flag: func(o *tagOptions) *bool { return &o.omitEmpty }},
+	{name: "omitemptyelem", flag: func(o *tagOptions) *bool { return &o.omitEmptyElem }},
+	{name: "nullempty", flag: func(o *tagOptions) *bool { return &o.nullEmpty }},
+	{name: "nullemptyelem", flag: func(o *tagOptions) *bool { return &o.nullEmptyElem }},
+	{name: "string", flag: func(o *tagOptions) *bool { return &o.asString }},
+	{name: "stringset", flag: func(o *tagOptions) *bool { return &o.stringSet }},
+	{name: "numberset", flag: func(o *tagOptions) *bool { return &o.numberSet }},
+	{name: "binaryset", flag: func(o *tagOptions) *bool { return &o.binarySet }},
+	{name: "unixtime", flag: func(o *tagOptions) *bool { return &o.unixTime }},
+	{name: "javabool", flag: func(o *tagOptions) *bool { return &o.javaBool }},
+	{name: "javadate", flag: func(o *tagOptions) *bool { return &o.javaDate }},
+	{name: "versionstart", usage: "versionstart=N, versionstart=clock", value: func(o *tagOptions, val string) error {
+		if val == "clock" {
+			o.versionClock = true
+			return nil
+		}
+		n, err := parseVersionSetting(val)
+		o.versionStart = n
+		return err
+	}},
+	{name: "versionstep", usage: "versionstep=N", value: func(o *tagOptions, val string) error {
+		n, err := parseVersionSetting(val)
+		o.versionStep = n
+		return err
+	}},
+	{name: "created", flag: func(o *tagOptions) *bool { return &o.created }},
+	{name: "modified", flag: func(o *tagOptions) *bool { return &o.modified }},
+	{name: "entity", usage: "entity=NAME", value: func(o *tagOptions, val string) error {
+		switch {
+		case val == "":
+			return errors.New("empty entity name: name the type's items, e.g. entity=order")
+		case !utf8.ValidString(val):
+			return errors.New("the entity name is not valid UTF-8")
+		}
+		o.entity = val
+		return nil
+	}},
+}
+
+// tagOption is one entry of tagOptionTable.
+type tagOption struct {
+	name  string // as written before any '='
+	usage string // for the list of known options ("": name)
+	flag  func(*tagOptions) *bool
+	value func(o *tagOptions, val string) error
+}
+
 // knownTagOptions lists every option parseTag accepts, for error messages.
-// Users read what each one does in the package documentation (doc.go,
-// "Struct tags"): an option added here is documented there too.
-const knownTagOptions = "hash, range, version, ttl, set, omitempty, omitemptyelem, " +
-	"nullempty, nullemptyelem, string, stringset, numberset, binaryset, unixtime, javabool, javadate, " +
-	"versionstart=N, versionstart=clock, versionstep=N, created, modified, entity=NAME"
+var knownTagOptions = func() string {
+	var b strings.Builder
+	for i, opt := range tagOptionTable {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if opt.usage != "" {
+			b.WriteString(opt.usage)
+		} else {
+			b.WriteString(opt.name)
+		}
+	}
+	return b.String()
+}()
 
 // parseTag parses the value of a `dynamo` struct tag. It rejects unknown
-// and repeated options, which attributevalue would silently ignore.
+// and repeated options, which attributevalue would silently ignore, and
+// options that contradict each other (tagOptions.check).
 func parseTag(tag string) (tagOptions, error) {
+	o, err := parseTagOptions(tag)
+	if err != nil {
+		return tagOptions{}, err
+	}
+	if err := o.check(tag); err != nil {
+		return tagOptions{}, err
+	}
+	return o, nil
+}
+
+// parseTagOptions parses one tag value option by option (tagOptionTable),
+// without the checks across options.
+func parseTagOptions(tag string) (tagOptions, error) {
 	var o tagOptions
 	name, rest, hasOpts := strings.Cut(tag, ",")
-	if name == "-" && !hasOpts {
-		o.skip = true
-		return o, nil
-	}
 	o.name = name
 	if !hasOpts {
+		o.skip = name == "-"
 		return o, nil
 	}
-	seen := 0
+	var seen []string
 	for opt := range strings.SplitSeq(rest, ",") {
-		if name, ok := strings.CutPrefix(opt, "entity="); ok {
-			switch {
-			case o.entity != "":
-				return tagOptions{}, fmt.Errorf("option entity repeated in tag %q: give it once", tag)
-			case name == "":
-				return tagOptions{}, fmt.Errorf("empty entity name in tag %q: name the type's items, e.g. entity=order", tag)
-			case !utf8.ValidString(name):
-				return tagOptions{}, fmt.Errorf("entity name in tag %q is not valid UTF-8", tag)
-			}
-			o.entity = name
-			continue
-		}
-		var bit int
-		var p *bool
-		switch opt {
-		case "hash":
-			bit, p = 1, &o.hash
-		case "range":
-			bit, p = 2, &o.rng
-		case "version":
-			bit, p = 3, &o.version
-		case "ttl":
-			bit, p = 4, &o.ttl
-		case "set":
-			bit, p = 5, &o.set
-		case "omitempty":
-			bit, p = 6, &o.omitEmpty
-		case "omitemptyelem":
-			bit, p = 7, &o.omitEmptyElem
-		case "nullempty":
-			bit, p = 8, &o.nullEmpty
-		case "nullemptyelem":
-			bit, p = 9, &o.nullEmptyElem
-		case "string":
-			bit, p = 10, &o.asString
-		case "stringset":
-			bit, p = 11, &o.stringSet
-		case "numberset":
-			bit, p = 12, &o.numberSet
-		case "binaryset":
-			bit, p = 13, &o.binarySet
-		case "unixtime":
-			bit, p = 14, &o.unixTime
-		case "javabool":
-			bit, p = 15, &o.javaBool
-		case "javadate":
-			bit, p = 16, &o.javaDate
-		case "created":
-			bit, p = 19, &o.created
-		case "modified":
-			bit, p = 20, &o.modified
-		case "":
+		if opt == "" {
 			return tagOptions{}, fmt.Errorf("empty option in tag %q: remove the extra comma", tag)
-		default:
-			if key, val, ok := strings.Cut(opt, "="); ok && (key == "versionstart" || key == "versionstep") {
-				bit = 17
-				if key == "versionstep" {
-					bit = 18
-				}
-				if seen&(1<<bit) != 0 {
-					return tagOptions{}, fmt.Errorf("option %q repeated in tag %q: give it once", key, tag)
-				}
-				seen |= 1 << bit
-				if key == "versionstart" && val == "clock" {
-					o.versionClock = true
-					continue
-				}
-				n, err := parseVersionSetting(val)
-				if err != nil {
-					return tagOptions{}, fmt.Errorf("option %q in tag %q: %v", opt, tag, err)
-				}
-				if key == "versionstart" {
-					o.versionStart = n
-				} else {
-					o.versionStep = n
-				}
-				continue
-			}
+		}
+		key, val, hasVal := strings.Cut(opt, "=")
+		i := slices.IndexFunc(tagOptionTable, func(e tagOption) bool { return e.name == key })
+		if i < 0 || hasVal != (tagOptionTable[i].value != nil) {
 			return tagOptions{}, fmt.Errorf("unknown option %q in tag %q: use one of %s", opt, tag, knownTagOptions)
 		}
-		if seen&(1<<bit) != 0 {
-			return tagOptions{}, fmt.Errorf("option %q repeated in tag %q: give it once", opt, tag)
+		if slices.Contains(seen, key) {
+			return tagOptions{}, fmt.Errorf("option %q repeated in tag %q: give it once", key, tag)
 		}
-		seen |= 1 << bit
-		*p = true
+		seen = append(seen, key)
+		e := tagOptionTable[i]
+		if e.flag != nil {
+			*e.flag(&o) = true
+			continue
+		}
+		if err := e.value(&o, val); err != nil {
+			return tagOptions{}, fmt.Errorf("option %q in tag %q: %v", opt, tag, err)
+		}
 	}
+	if name == "-" {
+		return tagOptions{}, fmt.Errorf("tag %q leaves the field out (\"-\"), so its options do nothing: write `-` alone", tag)
+	}
+	return o, nil
+}
+
+// check refuses options of tag that contradict each other.
+func (o tagOptions) check(tag string) error {
 	if o.hash && o.rng {
-		return tagOptions{}, fmt.Errorf("tag %q has both hash and range: a field is one key or the other", tag)
+		return fmt.Errorf("tag %q has both hash and range: a field is one key or the other", tag)
 	}
 	if o.version && (o.hash || o.rng) {
-		return tagOptions{}, fmt.Errorf("tag %q makes a key the version: the version must be a separate attribute", tag)
+		return fmt.Errorf("tag %q makes a key the version: the version must be a separate attribute", tag)
 	}
 	if o.version && o.asString {
-		return tagOptions{}, fmt.Errorf("tag %q stores the version as a string: remove \"string\"; versions are numbers", tag)
+		return fmt.Errorf("tag %q stores the version as a string: remove \"string\"; versions are numbers", tag)
 	}
 	if o.version && o.omitEmpty {
-		return tagOptions{}, fmt.Errorf("tag %q: remove omitempty from the version; the mapper always writes it", tag)
+		return fmt.Errorf("tag %q: remove omitempty from the version; the mapper always writes it", tag)
 	}
 	if (o.versionStart != 0 || o.versionClock || o.versionStep != 0) && !o.version {
-		return tagOptions{}, fmt.Errorf("tag %q has versionstart or versionstep without version: add \"version\" (e.g. `dynamo:\"v,version,versionstart=clock\"`) or remove them", tag)
+		return fmt.Errorf("tag %q has versionstart or versionstep without version: add \"version\" (e.g. `dynamo:\"v,version,versionstart=clock\"`) or remove them", tag)
 	}
 	if o.created || o.modified {
 		opt := "created"
@@ -184,28 +209,28 @@ func parseTag(tag string) (tagOptions, error) {
 		}
 		switch {
 		case o.created && o.modified:
-			return tagOptions{}, fmt.Errorf("tag %q has both created and modified: the creation time is kept, the modification time changes on every write; use two fields", tag)
+			return fmt.Errorf("tag %q has both created and modified: the creation time is kept, the modification time changes on every write; use two fields", tag)
 		case o.hash || o.rng:
-			return tagOptions{}, fmt.Errorf("tag %q makes a key the %s time: a key never changes; use a separate attribute", tag, opt)
+			return fmt.Errorf("tag %q makes a key the %s time: a key never changes; use a separate attribute", tag, opt)
 		case o.version:
-			return tagOptions{}, fmt.Errorf("tag %q makes the version the %s time: use a separate attribute (or versionstart=clock on the version)", tag, opt)
+			return fmt.Errorf("tag %q makes the version the %s time: use a separate attribute (or versionstart=clock on the version)", tag, opt)
 		case o.ttl:
-			return tagOptions{}, fmt.Errorf("tag %q makes the ttl the %s time, which would expire the item as it is written: use a separate attribute", tag, opt)
+			return fmt.Errorf("tag %q makes the ttl the %s time, which would expire the item as it is written: use a separate attribute", tag, opt)
 		case o.set || o.stringSet || o.numberSet || o.binarySet:
-			return tagOptions{}, fmt.Errorf("tag %q has %s and a set option: a time is one value; remove the set option", tag, opt)
+			return fmt.Errorf("tag %q has %s and a set option: a time is one value; remove the set option", tag, opt)
 		case o.asString:
-			return tagOptions{}, fmt.Errorf("tag %q has %s and string: remove \"string\"; a time.Time is stored as a string already, an integer as Unix milliseconds", tag, opt)
+			return fmt.Errorf("tag %q has %s and string: remove \"string\"; a time.Time is stored as a string already, an integer as Unix milliseconds", tag, opt)
 		}
 	}
 	sets := btoi(o.set) + btoi(o.stringSet) + btoi(o.numberSet) + btoi(o.binarySet)
 	if sets > 1 {
-		return tagOptions{}, fmt.Errorf("tag %q names more than one set kind: keep one of set, stringset, numberset, binaryset", tag)
+		return fmt.Errorf("tag %q names more than one set kind: keep one of set, stringset, numberset, binaryset", tag)
 	}
 	if o.entity != "" && (o.hash || o.rng || o.version || o.ttl || o.omitEmpty || o.nullEmpty || sets > 0 || o.javaBool || o.javaDate || o.unixTime || o.asString) {
-		return tagOptions{}, fmt.Errorf("tag %q: an entity attribute holds the entity name and nothing else; give it no other option", tag)
+		return fmt.Errorf("tag %q: an entity attribute holds the entity name and nothing else; give it no other option", tag)
 	}
 	if o.javaBool && o.javaDate {
-		return tagOptions{}, fmt.Errorf("tag %q has both javabool and javadate: a field is a bool or a time; keep the one that fits its type", tag)
+		return fmt.Errorf("tag %q has both javabool and javadate: a field is a bool or a time; keep the one that fits its type", tag)
 	}
 	if o.javaBool || o.javaDate {
 		opt, what := "javabool", "a number 1 or 0"
@@ -214,16 +239,103 @@ func parseTag(tag string) (tagOptions, error) {
 		}
 		switch {
 		case o.asString:
-			return tagOptions{}, fmt.Errorf("tag %q has both %s and string: %s already says how the value is stored (%s); remove \"string\"", tag, opt, opt, what)
+			return fmt.Errorf("tag %q has both %s and string: %s already says how the value is stored (%s); remove \"string\"", tag, opt, opt, what)
 		case o.unixTime:
-			return tagOptions{}, fmt.Errorf("tag %q has both %s and unixtime: %s stores %s, unixtime epoch seconds; keep one", tag, opt, opt, what)
+			return fmt.Errorf("tag %q has both %s and unixtime: %s stores %s, unixtime epoch seconds; keep one", tag, opt, opt, what)
 		case sets > 0 && o.javaBool:
-			return tagOptions{}, fmt.Errorf("tag %q has javabool and a set option: DynamoDB has no sets of booleans; remove the set option", tag)
+			return fmt.Errorf("tag %q has javabool and a set option: DynamoDB has no sets of booleans; remove the set option", tag)
 		case sets > 0:
-			return tagOptions{}, fmt.Errorf("tag %q has javadate and a set option: javadate applies to single times, slices and maps; use a list ([]time.Time, a List<Date> in Java) or a []string set of dates you format", tag)
+			return fmt.Errorf("tag %q has javadate and a set option: javadate applies to single times, slices and maps; use a list ([]time.Time, a List<Date> in Java) or a []string set of dates you format", tag)
 		}
 	}
+	return nil
+}
+
+// fieldTagOptions returns the mapper's options of struct field f: those of
+// every tag attributevalue reads for it (codec.ReadTags, the one rule for
+// which tag names a field), merged; the field's name and whether it is
+// skipped are the codec's (f.Name, f.State). It refuses the combinations
+// in which attributevalue's rule goes against what the tags say: a
+// `dynamo` tag with options but no name replaces the name (or the "-") of
+// the `dynamodbav` tag with the Go field name, and two tags giving one
+// option different values.
+func fieldTagOptions(f *codec.Field) (tagOptions, error) {
+	var o tagOptions
+	var err error
+	var avName, avTag string
+	n := 0
+	codec.ReadTags(f.Tag, func(key, value string) {
+		if err != nil {
+			return
+		}
+		p, perr := parseTagOptions(value)
+		if perr != nil {
+			err = perr
+			return
+		}
+		if n++; n == 1 {
+			o, avTag = p, value
+			if key == codec.AVTagKey {
+				avName = p.name
+			}
+			return
+		}
+		if avName != "" && p.name == "" && avName != f.Name {
+			kept := "names it " + strconv.Quote(avName)
+			if avName == "-" {
+				kept = "leaves it out (\"-\")"
+			}
+			err = fmt.Errorf("its `%s:%q` tag %s, but its `%s:%q` tag has no name, which attributevalue reads as the Go field name %s: write the name in the `%s` tag (`%s:\"%s%s\"`), or remove one of the tags",
+				codec.AVTagKey, avTag, kept, key, value, f.Name, key, key, strings.TrimPrefix(avName, "-"), value)
+			return
+		}
+		err = o.merge(p, avTag, value)
+	})
+	if err != nil {
+		return tagOptions{}, err
+	}
+	o.name, o.skip = "", false
+	if f.State == codec.Visible || f.State == codec.Shadowed {
+		o.name = f.Name
+	}
+	if err := o.check(f.Tag.Get(codec.TagKey)); err != nil {
+		return tagOptions{}, err
+	}
 	return o, nil
+}
+
+// merge adds to o the options of another tag of the same field: flags are
+// set when either tag sets them, options with a value must agree.
+func (o *tagOptions) merge(p tagOptions, tagO, tagP string) error {
+	for _, e := range tagOptionTable {
+		if e.flag != nil {
+			*e.flag(o) = *e.flag(o) || *e.flag(&p)
+		}
+	}
+	for _, v := range [...]struct {
+		name string
+		a, b *string
+		x, y *int64
+	}{
+		{name: "entity", a: &o.entity, b: &p.entity},
+		{name: "versionstart", x: &o.versionStart, y: &p.versionStart},
+		{name: "versionstep", x: &o.versionStep, y: &p.versionStep},
+	} {
+		if v.a != nil && *v.a != "" && *v.b != "" && *v.a != *v.b || v.x != nil && *v.x != 0 && *v.y != 0 && *v.x != *v.y {
+			return fmt.Errorf("tags %q and %q give option %s two values: give it in one tag", tagO, tagP, v.name)
+		}
+		if v.a != nil && *v.a == "" {
+			*v.a = *v.b
+		}
+		if v.x != nil && *v.x == 0 {
+			*v.x = *v.y
+		}
+	}
+	o.versionClock = o.versionClock || p.versionClock
+	if o.versionClock && o.versionStart != 0 {
+		return fmt.Errorf("tags %q and %q give option versionstart two values: give it in one tag", tagO, tagP)
+	}
+	return nil
 }
 
 // parseVersionSetting parses the N of versionstart=N and versionstep=N: a

@@ -39,7 +39,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,7 +52,16 @@ import (
 
 // TagKey is the struct tag the codec reads, after `dynamodbav` (which it
 // overrides), as attributevalue does with EncoderOptions.TagKey "dynamo".
+// The mapper's dynamo.TagKey is this constant.
 const TagKey = "dynamo"
+
+// AVTagKey is attributevalue's own struct tag, which it reads whatever its
+// TagKey option says.
+const AVTagKey = "dynamodbav"
+
+// TagKeys are the struct tags attributevalue reads with TagKey "dynamo", in
+// the order it reads them (ReadTags).
+var TagKeys = [...]string{AVTagKey, TagKey}
 
 // MaxNesting is DynamoDB's nesting limit as its server counts it: the item
 // is level 1, every map or list one level more.
@@ -242,16 +250,25 @@ func (t *tag) parse(s string) {
 	}
 }
 
-// parseTags reads a struct field's tags as attributevalue does with TagKey
-// "dynamo": `dynamodbav` first, then a non-empty `dynamo` on top of it.
+// ReadTags is the rule for which struct tag names a field, and with which
+// options, as attributevalue reads them with TagKey "dynamo": it calls fn
+// with the key and value of each tag it reads, in order (TagKeys), skipping
+// empty ones. The name in the last value called (its text before the first
+// comma) names the field, "-" leaving it out, "" giving it its Go name; the
+// options of every value apply.
+func ReadTags(st reflect.StructTag, fn func(key, value string)) {
+	for _, key := range TagKeys {
+		if s := st.Get(key); s != "" {
+			fn(key, s)
+		}
+	}
+}
+
+// parseTags reads a struct field's tags by the rule of ReadTags.
 func parseTags(st reflect.StructTag) tag {
 	var t tag
-	if s := st.Get("dynamodbav"); s != "" {
-		t.parse(s)
-	}
-	if s := st.Get(TagKey); s != "" {
-		t.parse(s)
-	}
+	ReadTags(st, func(_, s string) { t.parse(s) })
+	t.raw = rawOptions(st)
 	return t
 }
 
@@ -464,30 +481,30 @@ func (b *builder) structFields(n *node, t reflect.Type, addressable bool) bool {
 	n.byName = make(map[string]int, len(fs))
 	n.namesOK = true
 	for _, f := range fs {
-		hops, ok := hopsOf(t, f.index)
+		hops, ok := hopsOf(t, f.Index)
 		if !ok {
 			return false
 		}
-		fn := b.compile(f.typ, f.tag, addressable)
+		fn := b.compile(f.Type, f.tag, addressable)
 		if fn == nil {
 			if !addressable {
 				return false
 			}
-			fn = fallbackNode(f.typ, f.tag)
-			if r := ReachOf(f.typ); r.Text != nil {
+			fn = fallbackNode(f.Type, f.tag)
+			if r := ReachOf(f.Type); r.Text != nil {
 				// Text types inside it are stored as text too.
 				fn.text = true
 				if r.Clash != nil && b.clash == "" {
 					b.clash = fmt.Sprintf("field %s (%s) holds %s at %q, stored as text, and %s at %q, which attributevalue would then store otherwise",
-						f.name, f.typ, r.Text, r.TextPath, r.Clash, r.ClashPath)
+						f.Name, f.Type, r.Text, r.TextPath, r.Clash, r.ClashPath)
 				}
 			}
 		}
-		if f.name == "" || !utf8.ValidString(f.name) {
+		if f.Name == "" || !utf8.ValidString(f.Name) {
 			n.namesOK = false
 		}
-		n.byName[f.name] = len(n.fields)
-		n.fields = append(n.fields, fieldNode{name: f.name, hops: hops, n: fn})
+		n.byName[f.Name] = len(n.fields)
+		n.fields = append(n.fields, fieldNode{name: f.Name, hops: hops, n: fn})
 	}
 	return true
 }
@@ -525,134 +542,189 @@ func hopsOf(t reflect.Type, index []int) ([]hop, bool) {
 	return append(hops, hop{off: off}), true
 }
 
-// avField is a field as attributevalue's field.go sees it.
-type avField struct {
-	tag   tag
-	name  string
-	index []int
-	typ   reflect.Type
+// FieldState says what attributevalue does with a struct field (Layout).
+type FieldState uint8
+
+const (
+	// Visible: the field is an attribute of the item.
+	Visible FieldState = iota
+	// Shadowed: another field of the same name hides it (Go's rules for
+	// embedded fields, ties broken by depth, then by a name given in a
+	// tag), or ties with it, which leaves both out: it is not stored.
+	Shadowed
+	// Skipped: its tags leave it out ("-").
+	Skipped
+	// Unexported: an unexported field attributevalue does not read (not
+	// embedded), or an unexported embedded type it does not flatten
+	// (Layout.Opaque).
+	Unexported
+	// Embedded: an embedded struct (or pointer to one) without a name in
+	// its tags: its fields follow it in Layout.All, flattened into the
+	// item, and its own options do nothing.
+	Embedded
+)
+
+// Field is one struct field as attributevalue (with TagKey "dynamo") sees
+// it.
+type Field struct {
+	// Name is the attribute name (Visible, Shadowed): the name the tags
+	// give (ReadTags), else the Go field name.
+	Name   string
+	GoName string       // the Go path from the top struct, e.g. "Base.ID"
+	Index  []int        // the reflect index path from the top struct
+	Type   reflect.Type // as declared (an embedded pointer stays a pointer)
+	ViaPtr bool         // Index passes through an embedded pointer
+	// Anonymous reports an embedded field (Go's StructField.Anonymous).
+	Anonymous bool
+	// Tag is the field's whole struct tag, for the caller's own tags and
+	// options.
+	Tag   reflect.StructTag
+	State FieldState
+
+	tag     tag  // the options attributevalue reads
+	fromTag bool // Name comes from a tag
 }
 
-// visibleFields is attributevalue's unionStructFields: the fields of t
-// with embedded structs flattened, shadowed fields dropped, in index order.
-func visibleFields(t reflect.Type) ([]avField, bool) {
-	type cand struct {
-		avField
-		fromTag bool
+// Layout is what attributevalue sees of a struct type (LayoutOf).
+type Layout struct {
+	// Fields are the Visible fields of All, in struct order: the attributes
+	// of the item.
+	Fields []Field
+	// All are the fields the walk meets, in struct order, depth first: the
+	// fields of an Embedded struct follow its entry (a struct embedded in
+	// itself is not entered again).
+	All []Field
+	// Opaque reports an unexported embedded type attributevalue does not
+	// flatten: it lists it and then panics reading it, so the codec leaves
+	// the type to attributevalue whole.
+	Opaque bool
+}
+
+var layouts sync.Map // reflect.Type → *Layout; immutable values
+
+// LayoutOf returns the fields of struct type t, embedded structs
+// flattened, computed once per type: the one list of which fields exist,
+// under which name and with which options, that the codec and the mapper's
+// walkers (schema, Java conversions, validation, conditions) read. The
+// rules follow attributevalue v1.21's field.go (unionStructFields).
+func LayoutOf(t reflect.Type) *Layout {
+	if l, ok := layouts.Load(t); ok {
+		return l.(*Layout)
 	}
-	var fields []cand
-	current := []cand{}
-	next := []cand{{avField: avField{typ: t}}}
-	var count map[reflect.Type]int
-	nextCount := map[reflect.Type]int{}
-	visited := map[reflect.Type]bool{}
-	for len(next) > 0 {
-		current, next = next, current[:0]
-		count, nextCount = nextCount, map[reflect.Type]int{}
-		for _, f := range current {
-			if visited[f.typ] {
-				continue
-			}
-			visited[f.typ] = true
-			for i := 0; i < f.typ.NumField(); i++ {
-				sf := f.typ.Field(i)
-				if sf.PkgPath != "" && !sf.Anonymous {
-					continue
-				}
-				ft := parseTags(sf.Tag)
-				if ft.ignore {
-					continue
-				}
-				if raw, ok := rawOptions(sf.Tag); ok {
-					ft.raw = raw
-				}
-				typ := sf.Type
-				if typ.Name() == "" && typ.Kind() == reflect.Pointer {
-					typ = typ.Elem()
-				}
-				idx := make([]int, len(f.index)+1)
-				copy(idx, f.index)
-				idx[len(f.index)] = i
-				c := cand{avField: avField{tag: ft, name: sf.Name, index: idx, typ: sf.Type}}
-				if ft.name != "" {
-					c.name, c.fromTag = ft.name, true
-				}
-				if !sf.Anonymous || ft.name != "" || typ.Kind() != reflect.Struct {
-					if sf.PkgPath != "" && sf.Anonymous {
-						// A non-struct unexported embedded field:
-						// attributevalue lists it and then panics reading
-						// it. Leave the type to attributevalue.
-						return nil, false
-					}
-					fields = append(fields, c)
-					if count[f.typ] > 1 {
-						fields = append(fields, c)
-					}
-					continue
-				}
-				nextCount[typ]++
-				if nextCount[typ] == 1 {
-					nc := c
-					nc.typ = typ
-					next = append(next, nc)
-				}
-			}
-		}
+	l := &Layout{}
+	if t.Kind() == reflect.Struct {
+		l.walk(t, nil, "", false, map[reflect.Type]bool{})
+		l.dominate()
 	}
-	sort.SliceStable(fields, func(i, j int) bool {
-		x, y := fields[i], fields[j]
-		if x.name != y.name {
-			return x.name < y.name
-		}
-		if len(x.index) != len(y.index) {
-			return len(x.index) < len(y.index)
-		}
-		if x.fromTag != y.fromTag {
-			return x.fromTag
-		}
-		return indexLess(x.index, y.index)
-	})
-	var out []avField
-	for adv, i := 0, 0; i < len(fields); i += adv {
-		name := fields[i].name
-		for adv = 1; i+adv < len(fields) && fields[i+adv].name == name; adv++ {
-		}
-		if adv == 1 {
-			out = append(out, fields[i].avField)
+	actual, _ := layouts.LoadOrStore(t, l)
+	return actual.(*Layout)
+}
+
+// walk appends the fields of struct type t at index to l.All. onPath cuts
+// a struct embedded in itself; a struct embedded twice elsewhere is walked
+// twice, its fields then tie (dominate).
+func (l *Layout) walk(t reflect.Type, index []int, prefix string, viaPtr bool, onPath map[reflect.Type]bool) {
+	if onPath[t] {
+		return
+	}
+	onPath[t] = true
+	defer delete(onPath, t)
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		idx := make([]int, len(index)+1)
+		copy(idx, index)
+		idx[len(index)] = i
+		f := Field{Name: sf.Name, GoName: prefix + sf.Name, Index: idx, Type: sf.Type, ViaPtr: viaPtr, Anonymous: sf.Anonymous, Tag: sf.Tag}
+		switch {
+		case !sf.IsExported() && !sf.Anonymous:
+			f.State = Unexported
+			l.All = append(l.All, f)
 			continue
 		}
-		group := fields[i : i+adv]
-		length := len(group[0].index)
-		tagged := -1
-		ok := true
-		for j, f := range group {
-			if len(f.index) > length {
-				group = group[:j]
-				break
-			}
-			if f.fromTag {
-				if tagged >= 0 {
-					ok = false
-					break
-				}
-				tagged = j
-			}
+		f.tag = parseTags(sf.Tag)
+		if f.tag.ignore {
+			f.State = Skipped
+			l.All = append(l.All, f)
+			continue
+		}
+		if f.tag.name != "" {
+			f.Name, f.fromTag = f.tag.name, true
+		}
+		et, ptr := sf.Type, false
+		if et.Name() == "" && et.Kind() == reflect.Pointer {
+			et, ptr = et.Elem(), true
 		}
 		switch {
-		case !ok:
-		case tagged >= 0:
-			out = append(out, group[tagged].avField)
-		case len(group) == 1:
-			out = append(out, group[0].avField)
+		case sf.Anonymous && !f.fromTag && et.Kind() == reflect.Struct:
+			f.State = Embedded
+			l.All = append(l.All, f)
+			l.walk(et, idx, f.GoName+".", viaPtr || ptr, onPath)
+		case !sf.IsExported():
+			f.State = Unexported
+			l.Opaque = true
+			l.All = append(l.All, f)
+		default:
+			l.All = append(l.All, f) // Visible until dominate says otherwise
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return indexLess(out[i].index, out[j].index) })
-	// The embedded field's type as declared (not dereferenced) is what the
-	// value holds.
-	for i := range out {
-		out[i].typ = fieldType(t, out[i].index)
+}
+
+// dominate marks Shadowed the fields that another field of the same name
+// hides, as attributevalue's dominantField does: of the fields named alike
+// the shallowest wins; at one depth the only one named by a tag, else the
+// only one; a tie leaves them all out. It then collects l.Fields.
+func (l *Layout) dominate() {
+	byName := map[string][]int{}
+	for i := range l.All {
+		if l.All[i].State == Visible {
+			byName[l.All[i].Name] = append(byName[l.All[i].Name], i)
+		}
 	}
-	return out, true
+	for _, group := range byName {
+		if len(group) == 1 {
+			continue
+		}
+		depth := len(l.All[group[0]].Index)
+		for _, i := range group {
+			depth = min(depth, len(l.All[i].Index))
+		}
+		win, tagged, shallow := -1, 0, 0
+		for _, i := range group {
+			if f := &l.All[i]; len(f.Index) == depth {
+				shallow++
+				if f.fromTag {
+					tagged++
+					win = i
+				}
+			}
+		}
+		if tagged == 0 && shallow == 1 {
+			for _, i := range group {
+				if len(l.All[i].Index) == depth {
+					win = i
+				}
+			}
+		} else if tagged != 1 {
+			win = -1
+		}
+		for _, i := range group {
+			if i != win {
+				l.All[i].State = Shadowed
+			}
+		}
+	}
+	for _, f := range l.All {
+		if f.State == Visible {
+			l.Fields = append(l.Fields, f)
+		}
+	}
+}
+
+// visibleFields returns the attributes of struct type t (LayoutOf), and
+// false when the codec must leave t to attributevalue (Layout.Opaque).
+func visibleFields(t reflect.Type) ([]Field, bool) {
+	l := LayoutOf(t)
+	return l.Fields, !l.Opaque
 }
 
 func fieldType(t reflect.Type, index []int) reflect.Type {
@@ -677,24 +749,19 @@ func indexLess(a, b []int) bool {
 	return len(a) < len(b)
 }
 
-// rawOptions returns the options of the tag attributevalue reads for a
-// field, as ",opt,opt" (merged from `dynamodbav` and `dynamo`), for a
-// fallback's view type.
-func rawOptions(st reflect.StructTag) (string, bool) {
+// rawOptions returns the options of the tags attributevalue reads for a
+// field (ReadTags), as ",opt,opt", for a fallback's view type.
+func rawOptions(st reflect.StructTag) string {
 	var opts []string
-	for _, key := range [...]string{"dynamodbav", TagKey} {
-		s := st.Get(key)
-		if s == "" {
-			continue
-		}
+	ReadTags(st, func(_, s string) {
 		if _, rest, ok := strings.Cut(s, ","); ok {
 			opts = append(opts, rest)
 		}
-	}
+	})
 	if len(opts) == 0 {
-		return "", true
+		return ""
 	}
-	return "," + strings.Join(opts, ","), true
+	return "," + strings.Join(opts, ",")
 }
 
 // ---- encoding ----

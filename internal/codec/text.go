@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
@@ -173,11 +172,11 @@ func reach(t reflect.Type, path string, addressable bool, seen map[openKey]bool,
 			return
 		}
 		for _, f := range fs {
-			p := f.name
+			p := f.Name
 			if path != "" {
-				p = path + "." + f.name
+				p = path + "." + f.Name
 			}
-			reach(f.typ, p, addressable, seen, r)
+			reach(f.Type, p, addressable, seen, r)
 		}
 	}
 }
@@ -231,8 +230,8 @@ func lostIn(t reflect.Type, seen map[reflect.Type]bool) string {
 // flattened reports whether an embedded struct field with tag tg is
 // flattened (no attribute name of its own, not skipped).
 func flattened(tg reflect.StructTag) bool {
-	name, _, _ := strings.Cut(tg.Get(TagKey), ",")
-	return name == ""
+	t := parseTags(tg)
+	return !t.ignore && t.name == ""
 }
 
 func allUnexported(t reflect.Type) bool {
@@ -244,16 +243,10 @@ func allUnexported(t reflect.Type) bool {
 	return true
 }
 
-// Field is one attribute of a struct type as attributevalue encodes it.
-type Field struct {
-	Name string
-	Type reflect.Type // as declared (an embedded pointer stays a pointer)
-}
-
 // Fields returns the attributes of struct type t as attributevalue's
 // encoder sees them (TagKey "dynamo"): embedded structs flattened, shadowed
-// and skipped fields left out; nil when t is not a struct or its fields
-// cannot be told.
+// and skipped fields left out (the Fields of LayoutOf); nil when t is not a
+// struct or its fields cannot be told (Layout.Opaque).
 func Fields(t reflect.Type) []Field {
 	if t.Kind() != reflect.Struct {
 		return nil
@@ -262,9 +255,5 @@ func Fields(t reflect.Type) []Field {
 	if !ok {
 		return nil
 	}
-	out := make([]Field, len(fs))
-	for i, f := range fs {
-		out[i] = Field{Name: f.name, Type: f.typ}
-	}
-	return out
+	return fs
 }
