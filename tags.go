@@ -153,7 +153,9 @@ func parseTagOptions(tag string) (tagOptions, error) {
 	name, rest, hasOpts := strings.Cut(tag, ",")
 	o.name = name
 	if !hasOpts {
-		o.skip = name == "-"
+		if name == "-" {
+			o.name, o.skip = "", true
+		}
 		return o, nil
 	}
 	var seen []string
