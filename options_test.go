@@ -1,7 +1,11 @@
 package dynamo
 
 import (
+	"context"
+	"testing"
+
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // Every option keeps compiling where it compiled before options became
@@ -28,3 +32,29 @@ var (
 	_ func(*Txn) error = func(*Tx) error { return nil }
 	_ TxnTable[Book]   = TxTable[Book]{}
 )
+
+// A nil option in a variadic list is no option, for every call that takes
+// options: nothing panics.
+func TestNilOptionsAreNoOptions(t *testing.T) {
+	c := &stubClient{}
+	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil }
+	for name, f := range map[string]func(){
+		"Load(nil)": func() {
+			_, _ = newBooks(t, c).Load(context.Background(), Book{ISBN: "1"}, nil)
+		},
+		"ScanPage(nil) refused before sending": func() {
+			_, _, _ = newBooks(t, &stubClient{}).ScanPage(context.Background(), nil, Limit(-1))
+		},
+		"WithEncoderOptions(nil)": func() { newBooks(t, c, WithEncoderOptions(nil)) },
+		"WithDecoderOptions(nil)": func() { newBooks(t, c, WithDecoderOptions(nil)) },
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s panicked: %v", name, p)
+				}
+			}()
+			f()
+		}()
+	}
+}

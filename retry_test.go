@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,57 @@ func TestBackoffBounds(t *testing.T) {
 	}
 	if backoff(3, 0, time.Second) != 0 {
 		t.Error("zero base must not wait")
+	}
+}
+
+// The bound of the n-th wait is min(BackoffMax, BackoffBase·2ⁿ⁻¹): when
+// BackoffBase·2ⁿ⁻¹ overflows, it is BackoffMax, never a wait of zero (or a
+// short one) that would retry at full speed.
+func TestBackoffOverflowIsBackoffMax(t *testing.T) {
+	base, max := 20*time.Second, time.Hour
+	for n := 1; n <= 64; n++ {
+		var most time.Duration
+		for range 200 {
+			most = max0(most, backoff(n, base, max))
+		}
+		if most >= max {
+			t.Fatalf("retry %d waited %v, at least BackoffMax %v", n, most, max)
+		}
+		if want := min(max, base<<min(n-1, 7)); most < want/4 {
+			t.Errorf("retry %d: the longest of 200 waits is %v; want waits up to %v", n, most, want)
+		}
+	}
+}
+
+func max0(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// A policy that sets only BackoffBase above the default BackoffMax (100 ms
+// for batches) does not have its waits silently capped below BackoffBase:
+// the resolved BackoffMax is at least BackoffBase. Huge values resolve
+// without overflow.
+func TestRetryBaseAboveDefaultMax(t *testing.T) {
+	for _, base := range []time.Duration{time.Second, time.Duration(math.MaxInt64)} {
+		m := NewMapper(&stubClient{})
+		p, err := m.retryPolicy(policyBatch, RetryPolicy{BackoffBase: base, MaxAttempts: math.MaxInt}, true, "WithRetry")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.BackoffMax < p.BackoffBase {
+			t.Errorf("call policy base %v: resolved %+v: BackoffMax below BackoffBase caps every wait below the base asked for", base, p)
+		}
+		for n := 1; n < 100; n += 17 {
+			if d := backoff(n, p.BackoffBase, p.BackoffMax); d < 0 {
+				t.Errorf("backoff(%d) = %v", n, d)
+			}
+		}
+		mm := NewMapper(&stubClient{}, WithRetry(RetryPolicy{BackoffBase: base}))
+		if p, _ := mm.retryPolicy(policyTx, RetryPolicy{}, false, ""); p.BackoffMax < p.BackoffBase {
+			t.Errorf("mapper policy base %v: resolved %+v", base, p)
+		}
 	}
 }
