@@ -110,7 +110,9 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.versionNames[p.versionPH] = s.fields[s.version].name
 		p.putNames = map[string]string{p.versionPH: s.fields[s.version].name}
 		p.condMatch = p.versionPH + " = " + heldVersionPH
-		p.condCreate = "attribute_not_exists(" + p.versionPH + ") OR " + p.condMatch
+		// A version stored as NULL (by another writer) is no version, as
+		// a missing one is: an item holding it is saved as unsaved.
+		p.condCreate = "attribute_not_exists(" + p.versionPH + ") OR attribute_type(" + p.versionPH + ", " + nullTypePH + ") OR " + p.condMatch
 		p.condClobber = "attribute_not_exists(" + p.versionPH + ") OR " + p.versionPH + " < " + maxVersionPH
 		p.maxVersion = s.maxVersion()
 		o := &s.fields[s.version].opts
@@ -309,6 +311,7 @@ func (uc *userCond) String() string {
 func (p *plan) versionCond(held int64, values map[string]types.AttributeValue) string {
 	values[heldVersionPH] = numberAV(held)
 	if held == 0 {
+		values[nullTypePH] = nullTypeAV
 		return p.condCreate
 	}
 	return p.condMatch

@@ -88,7 +88,7 @@ func TestSaveExpressions(t *testing.T) {
 		cond       string
 		names      []string
 	}{
-		{SaveUpdate, 0, 1, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt REMOVE #a3", "attribute_not_exists(#a4) OR #a4 = :v0", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
+		{SaveUpdate, 0, 1, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt REMOVE #a3", "attribute_not_exists(#a4) OR attribute_type(#a4, :onull) OR #a4 = :v0", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
 		{SaveUpdate, 2, 3, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt REMOVE #a3", "#a4 = :v0", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
 		{SaveUpdateSkipNulls, 2, 3, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt", "#a4 = :v0", []string{"#a1", "#a2", "#a4", "#wt"}},
 		{SaveAppendSet, 2, 3, "SET #a1 = :a1, #a4 = :v1, #wt = :wt ADD #a2 :a2", "#a4 = :v0", []string{"#a1", "#a2", "#a4", "#wt"}},
@@ -104,7 +104,7 @@ func TestSaveExpressions(t *testing.T) {
 	}
 
 	// SavePut (and Delete): the version condition alone, or none.
-	if pc := p.buildPutCond(0, false, nil, nil); pc.cond != "attribute_not_exists(#a4) OR #a4 = :v0" || !maps.Equal(pc.names, map[string]string{"#a4": "version"}) {
+	if pc := p.buildPutCond(0, false, nil, nil); pc.cond != "attribute_not_exists(#a4) OR attribute_type(#a4, :onull) OR #a4 = :v0" || !maps.Equal(pc.names, map[string]string{"#a4": "version"}) {
 		t.Errorf("put of an unsaved item: %+v", pc)
 	}
 	if pc := p.buildPutCond(3, false, nil, nil); pc.cond != "#a4 = :v0" || !reflect.DeepEqual(pc.values, map[string]types.AttributeValue{":v0": n("3")}) {

@@ -41,9 +41,9 @@ func TestSaveRequests(t *testing.T) {
 			name:   "update new item",
 			item:   Book{ISBN: "1", Title: "T"},
 			update: "SET #a1 = :a1, #a4 = :v1, #wt = :wt REMOVE #a2, #a3",
-			cond:   "attribute_not_exists(#a4) OR #a4 = :v0",
+			cond:   "attribute_not_exists(#a4) OR attribute_type(#a4, :onull) OR #a4 = :v0",
 			names:  map[string]string{"#a1": "title", "#a2": "authors", "#a3": "note", "#a4": "version", "#wt": "ddbkit_wt"},
-			values: map[string]types.AttributeValue{":a1": str("T"), ":v0": n("0"), ":v1": n("1")},
+			values: map[string]types.AttributeValue{":a1": str("T"), ":onull": str("NULL"), ":v0": n("0"), ":v1": n("1")},
 		},
 		{
 			name:   "update held version",
@@ -326,7 +326,7 @@ func TestDeleteRequests(t *testing.T) {
 	if err := books.Delete(ctx, Book{ISBN: "1", Version: 3}, WithSaveBehavior(SaveClobber)); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"#a4 = :v0", "attribute_not_exists(#a4) OR #a4 = :v0", ""}
+	want := []string{"#a4 = :v0", "attribute_not_exists(#a4) OR attribute_type(#a4, :onull) OR #a4 = :v0", ""}
 	for i, d := range c.dels {
 		if got := aws.ToString(d.ConditionExpression); got != want[i] {
 			t.Errorf("delete %d cond = %q, want %q", i, got, want[i])

@@ -127,7 +127,7 @@ func TestWriteTxRequest(t *testing.T) {
 	}
 	// 1: a put with the version, the token and the If condition.
 	p := in.TransactItems[1].Put
-	if p == nil || aws.ToString(p.ConditionExpression) != "(attribute_not_exists(#a4) OR #a4 = :v0) AND (attribute_not_exists (#0))" ||
+	if p == nil || aws.ToString(p.ConditionExpression) != "(attribute_not_exists(#a4) OR attribute_type(#a4, :onull) OR #a4 = :v0) AND (attribute_not_exists (#0))" ||
 		p.Item["version"].(*types.AttributeValueMemberN).Value != "1" || p.Item["ddbkit_wt"] == nil ||
 		p.ReturnValuesOnConditionCheckFailure != types.ReturnValuesOnConditionCheckFailureAllOld {
 		t.Fatalf("member 1 = %+v", p)

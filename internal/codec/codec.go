@@ -727,28 +727,6 @@ func visibleFields(t reflect.Type) ([]Field, bool) {
 	return l.Fields, !l.Opaque
 }
 
-func fieldType(t reflect.Type, index []int) reflect.Type {
-	for i, x := range index {
-		if i > 0 && t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		t = t.Field(x).Type
-	}
-	return t
-}
-
-func indexLess(a, b []int) bool {
-	for k, x := range a {
-		if k >= len(b) {
-			return false
-		}
-		if x != b[k] {
-			return x < b[k]
-		}
-	}
-	return len(a) < len(b)
-}
-
 // rawOptions returns the options of the tags attributevalue reads for a
 // field (ReadTags), as ",opt,opt", for a fallback's view type.
 func rawOptions(st reflect.StructTag) string {
