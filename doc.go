@@ -510,6 +510,9 @@
 //	  the tags declare)                                                            eventually consistently
 //	Clobber                                       BatchSave, BatchDelete of a    accepted, does nothing: there is no check
 //	                                              type with no version or entity to turn off
+//	MustExist                                     Save, Delete, TxSave, TxDelete, accepted, does nothing: it is a rule of Update
+//	                                              TxCheck, Table.In(tx) calls     and Add (a Save of an unsaved item creates it;
+//	                                                                             require an existing item there with If)
 //
 // The calls that repeat requests — Update after a conflict, batches after
 // unprocessed items, transactions after TransactionConflict, CreateTable

@@ -513,7 +513,7 @@ func TestYourProgramRunsWithPrintedEnv(t *testing.T) {
 	build.Dir = filepath.Join("testdata", "yourprogram")
 	build.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
-		if bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("proxy.golang.org")) {
+		if (bytes.Contains(out, []byte("dial tcp")) || bytes.Contains(out, []byte("proxy.golang.org"))) && !underCI() {
 			t.Skipf("cannot download the AWS SDK's config module: %s", out)
 		}
 		t.Fatalf("go build testdata/yourprogram: %v\n%s", err, out)
@@ -572,4 +572,11 @@ func TestYourProgramRunsWithPrintedEnv(t *testing.T) {
 	if got := tablesOf(out); got != "plain tables=ascommand explicit tables=ascommand" && got != "explicit tables=ascommand plain tables=ascommand" {
 		t.Errorf("the program as the command printed %q", out)
 	}
+}
+
+// underCI reports whether the tests run under CI, where a test that cannot
+// have what it needs fails instead of skipping.
+func underCI() bool {
+	v := os.Getenv("CI")
+	return v != "" && v != "false" && v != "0"
 }
