@@ -13,6 +13,7 @@ package itemstate
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"maps"
 
@@ -124,7 +125,12 @@ func (st State) Item(key map[string]types.AttributeValue) map[string]types.Attri
 		}
 	case ForeignToken:
 		item[s.Version] = &types.AttributeValueMemberN{Value: "1"}
-		item[s.Token] = &types.AttributeValueMemberB{Value: []byte("foreign-writer!!")} // 16 bytes no mapper drew
+		// Another writer's token: 16 random bytes drawn for this write, as
+		// every writer of tokens draws them (a token never repeats, which
+		// is what lets a write recognise itself).
+		tok := make([]byte, 16)
+		_, _ = rand.Read(tok)
+		item[s.Token] = &types.AttributeValueMemberB{Value: tok}
 	case NumberSpelling:
 		if s.Version != "" {
 			item[s.Version] = &types.AttributeValueMemberN{Value: "1.0"}
