@@ -86,7 +86,8 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 // added to a missing attribute counts from 0). An attribute stored as NULL
 // (SavePut of a nil set or pointer writes NULL) is changed as a missing one:
 // from 0, from the empty set — a second request, sent when the first finds
-// the NULL. To require that the item exists, pass MustExist(): a missing
+// the NULL; a version stored as NULL is no version, and the first one is
+// written over it. To require that the item exists, pass MustExist(): a missing
 // item is then an error satisfying errors.Is(err, ErrNotFound), and
 // nothing is written.
 // If conditions are ANDed; when one fails the error is a *ConditionError
@@ -150,8 +151,15 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 			// A NULL where the request assumed none (or the reverse) failed
 			// its condition, certainly not applied: send it again for the
 			// item as stored.
-			if again := storedNulls(delta, err, nulls); again != nil && attempt < maxAddAttempts {
-				nulls = again
+			again := storedNulls(delta, err, nulls)
+			nullVersion, known := t.p.storedNullVersion(err)
+			if (again != nil || known && nullVersion != wo.nullVersion) && attempt < maxNullAttempts {
+				if again != nil {
+					nulls = again
+				}
+				if known {
+					wo.nullVersion = nullVersion
+				}
 				continue
 			}
 			return zero, err
@@ -160,15 +168,11 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 	}
 }
 
-// maxAddAttempts bounds the requests of one Add: each after the first is
-// sent because another writer stored or replaced a NULL meanwhile.
-const maxAddAttempts = 4
-
 // storedNulls returns the attributes changed by delta that the stored item
 // of a failed Add (err, a *ConditionError carrying it) holds as NULL, when
 // they are not those the Add assumed (prev), so that the Add is sent again
 // for them; nil when err is the Add's answer: another failure, or an
-// outcome that is not known.
+// outcome that is not known. (A NULL version: plan.failedOnNullVersion.)
 func storedNulls(delta Delta, err error, prev map[string]bool) map[string]bool {
 	var ce *ConditionError
 	if !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) {
@@ -180,6 +184,7 @@ func storedNulls(delta Delta, err error, prev map[string]bool) map[string]bool {
 			nulls[op.attr] = true
 		}
 	}
+
 	if maps.Equal(nulls, prev) {
 		return nil
 	}
@@ -317,8 +322,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
 	if s.version >= 0 {
-		p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()))
-		eb.and(p.condClobber, p.versionNames)
+		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), wo.nullVersion), p.versionNames)
 		if p.tokenAttr != "" {
 			r.token = newToken()
 			p.writeToken(&eb, r.token)

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/itemstate"
 )
 
 type counterItem struct {
@@ -455,5 +456,43 @@ func TestMustExistAndNoChangeOnDynamoDBLocal(t *testing.T) {
 	}
 	if cur, err := tb.Load(ctx, counterItem{ID: "k"}, ConsistentRead()); err != nil || cur.V != 2 {
 		t.Fatalf("stored %+v, %v; want v2: no write", cur, err)
+	}
+}
+
+// On DynamoDB Local: Add counts from every item state another writer may
+// leave (internal/itemstate) — a NULL version among them, which ADD refuses
+// and a comparison is false on: the version is then set to the first one.
+// A SaveClobber, which also writes no version condition, does the same.
+func TestAddOverForeignStates(t *testing.T) {
+	c := dynamotest.Client(t)
+	name := dynamotest.KeyTable(t, c, "addforeign", "id", types.ScalarAttributeTypeS, "", "")
+	tb, err := NewTable[counter](NewMapper(c), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	schema := itemstate.Schema{Version: "v", Token: DefaultWriteTokenAttribute, Attrs: map[string]types.AttributeValue{"n": numberAV(5)}}
+	for _, st := range itemstate.States(schema) {
+		want := int64(6)
+		if !st.Present() {
+			want = 1
+		}
+		id := "add " + st.String()
+		if err := itemstate.Put(ctx, c, name, map[string]types.AttributeValue{"id": str(id)}, st); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tb.Add(ctx, counter{ID: id}, Increment("n", 1))
+		if err != nil || got.N != want || got.Version < 1 {
+			t.Errorf("Add over %s = %+v, %v; want n %d and a version", st, got, err, want)
+		}
+
+		id = "clobber " + st.String()
+		if err := itemstate.Put(ctx, c, name, map[string]types.AttributeValue{"id": str(id)}, st); err != nil {
+			t.Fatal(err)
+		}
+		got, err = tb.Save(ctx, counter{ID: id, N: 9}, WithSaveBehavior(SaveClobber))
+		if err != nil || got.N != 9 || got.Version < 1 {
+			t.Errorf("SaveClobber over %s = %+v, %v; want n 9 and a version", st, got, err)
+		}
 	}
 }

@@ -504,10 +504,11 @@ func (b *exprBuilder) updateParts(uc *userCond) updateParts {
 
 // buildUpdate builds the UpdateItem expressions of a save. item is the
 // encoded item (keys included; the version attribute is ignored, newVersion
-// is written instead); newVersion is ignored by SaveClobber, which ADDs 1
-// where the stored version leaves room for it. bs, when not nil, pins the
+// is written instead); SaveClobber advances the stored version instead
+// (newVersion is its first one; nullVersion: the stored one is NULL, see
+// advanceVersion). bs, when not nil, pins the
 // write to the stored state it was computed from (basisCond).
-func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, token []byte, uc *userCond, bs *basis) updateParts {
+func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nullVersion bool, token []byte, uc *userCond, bs *basis) updateParts {
 	s := p.s
 	eb := exprBuilder{values: make(map[string]types.AttributeValue, len(item)+4)}
 	values := eb.values
@@ -540,8 +541,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	}
 	if s.version >= 0 {
 		if b == SaveClobber {
-			p.advanceVersion(&eb, newVersion)
-			eb.and(p.condClobber, nil)
+			eb.and(p.advanceVersion(&eb, newVersion, nullVersion), nil)
 		} else {
 			eb.set(p.versionPH, newVersionPH)
 			values[newVersionPH] = numberAV(newVersion)
@@ -579,19 +579,29 @@ func (p *plan) writeToken(eb *exprBuilder, token []byte) {
 
 // advanceVersion adds to an update that writes no version condition
 // (SaveClobber, Table.Add) the action that advances the stored version by
-// the step in DynamoDB, or stores first where there is none, and the values
-// it and condClobber use (condClobber itself is the caller's to AND). With
-// the default settings (first version = step) that is ADD, which treats a
-// missing version as 0.
-func (p *plan) advanceVersion(eb *exprBuilder, first int64) {
+// the step in DynamoDB, or stores first where there is none, with the
+// values it uses, and returns the condition for the caller to AND
+// (condClobber: the stored version leaves room for one more step). With the
+// default settings (first version = step) that is ADD, which treats a
+// missing version as 0. A version stored as NULL (nullVersion; another
+// writer's) is no version, but ADD refuses it and a comparison is false on
+// it: first is set instead, on condition that it still holds NULL.
+func (p *plan) advanceVersion(eb *exprBuilder, first int64, nullVersion bool) string {
+	if nullVersion {
+		eb.set(p.versionPH, newVersionPH)
+		eb.values[newVersionPH] = numberAV(first)
+		eb.values[nullTypePH] = nullTypeAV
+		return "attribute_type(" + p.versionPH + ", " + nullTypePH + ")"
+	}
 	eb.values[newVersionPH] = numberAV(p.verStep)
 	eb.values[maxVersionPH] = numberAV(p.maxVersion - p.verStep + 1) // condClobber: stored < :vm
 	if first == p.verStep {
 		eb.addTo(clauseAdd, p.versionPH, newVersionPH)
-		return
+		return p.condClobber
 	}
 	eb.action(clauseSet).WriteString(p.versionPH + " = if_not_exists(" + p.versionPH + ", " + baseVersionPH + ") + " + newVersionPH)
 	eb.values[baseVersionPH] = numberAV(first - p.verStep)
+	return p.condClobber
 }
 
 // withCreatedCond ANDs to a write's condition that the stored creation

@@ -25,7 +25,9 @@ import (
 // stored version differs; Table.Current decodes the stored item) or
 // ErrConditionFailed (an If condition failed). SaveClobber writes without a
 // version condition but never past the largest version the field's type
-// holds (an error names the type to widen).
+// holds (an error names the type to widen); a version stored as NULL (by
+// another writer) counts as none, and the first version is written over it
+// (a second request, sent when the first finds the NULL).
 //
 // Lost answers: when an attempt got no answer (or a 5xx one) the mapper
 // does not let the SDK send the write again blindly. It reads the item: the
@@ -71,12 +73,25 @@ func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, er
 func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (T, map[string]types.AttributeValue, error) {
 	var zero T
 	p, s := t.p, t.p.s
-	r, err := t.buildSave(boxed, v, wo, nil, bs, false, wo.now)
-	if err != nil {
-		return zero, nil, err
-	}
-	allNew, err := t.sendSave(ctx, &r, wo, bs)
-	if err != nil {
+	var r saveRequest
+	var allNew map[string]types.AttributeValue
+	for attempt := 1; ; attempt++ {
+		var err error
+		if r, err = t.buildSave(boxed, v, wo, nil, bs, false, wo.now); err != nil {
+			return zero, nil, err
+		}
+		allNew, err = t.sendSave(ctx, &r, wo, bs)
+		if err == nil {
+			break
+		}
+		if null, known := p.storedNullVersion(err); wo.behavior == SaveClobber && known && null != wo.nullVersion && attempt < maxNullAttempts {
+			// Certainly not applied: again, for the version as stored
+			// (NULL, or no longer NULL).
+			nw := *wo
+			nw.nullVersion = null
+			wo = &nw
+			continue
+		}
 		return zero, nil, err
 	}
 	item := r.item
@@ -301,7 +316,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	r.key = t.pickKey(item)
-	r.up = p.buildUpdate(wo.behavior, item, held, next, token, uc, bs)
+	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nullVersion, token, uc, bs)
 	if s.created >= 0 {
 		if tx {
 			r.createdCond = true
