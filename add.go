@@ -2,9 +2,7 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/big"
 	"reflect"
@@ -137,9 +135,15 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 		wo.conds = append(slices.Clip(wo.conds), expression.AttributeExists(hash))
 	}
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
-	var nulls map[string]bool // the changed attributes the stored item holds as NULL
+	var blind []string        // what Add changes without reading it (storedNulls)
+	for _, op := range delta.ops {
+		blind = append(blind, op.attr)
+	}
+	if t.p.s.version >= 0 {
+		blind = append(blind, t.p.versionAttr[0])
+	}
 	for attempt := 1; ; attempt++ {
-		r, err := t.buildAdd(k, delta, &wo, nulls)
+		r, err := t.buildAdd(k, delta, &wo)
 		if err != nil {
 			return zero, err
 		}
@@ -151,44 +155,14 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 			// A NULL where the request assumed none (or the reverse) failed
 			// its condition, certainly not applied: send it again for the
 			// item as stored.
-			again := storedNulls(delta, err, nulls)
-			nullVersion, known := t.p.storedNullVersion(err)
-			if (again != nil || known && nullVersion != wo.nullVersion) && attempt < maxNullAttempts {
-				if again != nil {
-					nulls = again
-				}
-				if known {
-					wo.nullVersion = nullVersion
-				}
+			if nulls := storedNulls(err, blind, wo.nulls); nulls != nil && attempt < maxNullAttempts {
+				wo.nulls = nulls
 				continue
 			}
 			return zero, err
 		}
 		return t.decode(allNew)
 	}
-}
-
-// storedNulls returns the attributes changed by delta that the stored item
-// of a failed Add (err, a *ConditionError carrying it) holds as NULL, when
-// they are not those the Add assumed (prev), so that the Add is sent again
-// for them; nil when err is the Add's answer: another failure, or an
-// outcome that is not known. (A NULL version: plan.failedOnNullVersion.)
-func storedNulls(delta Delta, err error, prev map[string]bool) map[string]bool {
-	var ce *ConditionError
-	if !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) {
-		return nil
-	}
-	nulls := map[string]bool{}
-	for _, op := range delta.ops {
-		if isNull(ce.Item[op.attr]) {
-			nulls[op.attr] = true
-		}
-	}
-
-	if maps.Equal(nulls, prev) {
-		return nil
-	}
-	return nulls
 }
 
 // addBound is the guard of an integer or float32 field's result: the
@@ -203,12 +177,14 @@ type addBound struct {
 }
 
 // buildAdd checks delta against the schema and builds the UpdateItem of an
-// Add of the item with key k. nulls names the changed attributes that the
-// stored item holds as NULL (a set or counter SavePut wrote from a nil
-// value, or another client): a change treats NULL as missing, as DynamoDB's
-// ADD and DELETE refuse it. The request assumes that those, and only those,
-// hold NULL; when that no longer holds it fails its condition (see Add).
-func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions, nulls map[string]bool) (saveRequest, error) {
+// Add of the item with key k. wo.nulls names the changed attributes (and
+// the version) that the stored item holds as NULL (a set or counter SavePut
+// wrote from a nil value, or another client): a change treats NULL as
+// missing, as DynamoDB's ADD and DELETE refuse it. The request assumes that
+// those, and only those, hold NULL; when that no longer holds it fails its
+// condition (see storedNulls).
+func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
+	nulls := wo.nulls
 	p, s := t.p, t.p.s
 	bad := func(attr, format string, args ...any) error {
 		return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
@@ -322,7 +298,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
 	if s.version >= 0 {
-		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), wo.nullVersion), p.versionNames)
+		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), nulls[p.versionAttr[0]]), p.versionNames)
 		if p.tokenAttr != "" {
 			r.token = newToken()
 			p.writeToken(&eb, r.token)
@@ -478,15 +454,7 @@ func intRange(t reflect.Type) (*big.Int, *big.Int) {
 // setElems checks that elems may be added to or deleted from the set field
 // f and returns them as a DynamoDB set of the field's kind.
 func setElems(f *field, elems any) (types.AttributeValue, error) {
-	kind := f.setKind
-	switch {
-	case f.opts.stringSet:
-		kind = 'S'
-	case f.opts.numberSet:
-		kind = 'N'
-	case f.opts.binarySet, f.typ == reflect.TypeFor[[][]byte]():
-		kind = 'B'
-	}
+	kind := f.storedSetKind()
 	var textElem reflect.Type // the field's elements are of this text type, stored as their text
 	if ft := derefType(f.typ); (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && codec.IsText(derefType(ft.Elem())) &&
 		(f.setKind != 0 || f.opts.stringSet) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"time"
 
@@ -84,11 +85,9 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		if err == nil {
 			break
 		}
-		if null, known := p.storedNullVersion(err); wo.behavior == SaveClobber && known && null != wo.nullVersion && attempt < maxNullAttempts {
-			// Certainly not applied: again, for the version as stored
-			// (NULL, or no longer NULL).
+		if nulls := storedNulls(err, p.blindAttrs(wo.behavior), wo.nulls); nulls != nil && attempt < maxNullAttempts {
 			nw := *wo
-			nw.nullVersion = null
+			nw.nulls = nulls
 			wo = &nw
 			continue
 		}
@@ -190,6 +189,58 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 		ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
 	}
 	return ce
+}
+
+// storedNulls returns which of attrs the stored item of a failed write (err,
+// a *ConditionError carrying it) holds as NULL, when that is not what the
+// write assumed (prev), so that the write, certainly not applied, is sent
+// again for the item as stored; nil when err is the write's answer: another
+// failure, a version conflict, or an outcome that is not known.
+//
+// This is the one rule for NULLs met by writes that change an attribute
+// without reading it — Add's changes, SaveAppendSet's sets, the version
+// Add and SaveClobber advance (attrs: plan.blindAttrs, Add's). A NULL (another
+// writer's, or SavePut's of a nil set or pointer) counts as missing: from
+// 0, from the empty set, no version. But DynamoDB refuses ADD and DELETE on
+// NULL, and a comparison is false on it, so each request assumes a set of
+// NULLs (writeOptions.nulls), conditioned on it (attribute_type NULL, or
+// NOT), and is sent again when the stored item says otherwise — at most
+// maxNullAttempts requests in all.
+func storedNulls(err error, attrs []string, prev map[string]bool) map[string]bool {
+	var ce *ConditionError
+	if len(attrs) == 0 || !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) || errors.Is(err, ErrVersionConflict) {
+		return nil
+	}
+	nulls := map[string]bool{}
+	for _, a := range attrs {
+		if isNull(ce.Item[a]) {
+			nulls[a] = true
+		}
+	}
+	if maps.Equal(nulls, prev) {
+		return nil
+	}
+	return nulls
+}
+
+// maxNullAttempts bounds the requests of one write that storedNulls sends
+// again: each after the first is sent because another writer stored or
+// replaced a NULL meanwhile.
+const maxNullAttempts = 4
+
+// blindAttrs returns the attributes a save with behavior b changes without
+// reading them (see storedNulls): the version of SaveClobber, the sets of
+// SaveAppendSet.
+func (p *plan) blindAttrs(b SaveBehavior) []string {
+	switch b {
+	case SaveClobber:
+		if p.s.version >= 0 {
+			return p.versionAttr[:]
+		}
+	case SaveAppendSet:
+		return p.setAttrs
+	}
+	return nil
 }
 
 // saveRequest is the request of one save, built by buildSave and sent by
@@ -316,7 +367,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	r.key = t.pickKey(item)
-	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nullVersion, token, uc, bs)
+	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs)
 	if s.created >= 0 {
 		if tx {
 			r.createdCond = true
