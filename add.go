@@ -70,46 +70,19 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 
 // Add applies the changes of delta to the item with key's primary key in
 // one UpdateItem, without reading it first, and returns the item as stored
-// afterwards (ReturnValues=ALL_NEW). Only key's key fields are used.
+// afterwards. Only key's key fields are used; a missing item is created.
+// Concurrent Adds all count and never conflict; a versioned item's version
+// advances, so that copies read before conflict on their next write. With
+// MustExist a missing item is an error satisfying errors.Is(err,
+// ErrNotFound) and nothing is written; a failed If condition is a
+// *ConditionError wrapping ErrConditionFailed. A lost answer is settled by
+// a read, never by sending the ADD again: when the outcome cannot be told,
+// the error satisfies errors.Is(err, ErrUnknownOutcome). ctx bounds the
+// requests and the settling read.
 //
-// The changes are DynamoDB's ADD and DELETE: atomic, so that concurrent
-// Adds all count and none is lost, and never a version conflict. For a
-// versioned type the same request advances the stored version by its step
-// (a missing item gets the first version), so that whoever holds a copy
-// read before it conflicts on their next Save, Delete or transaction; fields
-// tagged modified are set to the clock, created ones where the item has
-// none; a type's `entity=NAME` attribute is set to NAME, and the Add fails
-// with ErrConditionFailed when the key holds another entity's item. A
-// missing item is created with the key and the changes (a number
-// added to a missing attribute counts from 0). An attribute stored as NULL
-// (SavePut of a nil set or pointer writes NULL) is changed as a missing one:
-// from 0, from the empty set — a second request, sent when the first finds
-// the NULL; a version stored as NULL is no version, and the first one is
-// written over it. To require that the item exists, pass MustExist(): a missing
-// item is then an error satisfying errors.Is(err, ErrNotFound), and
-// nothing is written.
-// If conditions are ANDed; when one fails the error is a *ConditionError
-// wrapping ErrConditionFailed, carrying the stored item.
-//
-// Attributes are named as stored (the tag's name, not the Go field's).
-// Refused before anything is sent, with an error wrapping ErrInvalidInput
-// that names the attribute and the fix: an empty delta; an attribute the type
-// does not model, a key, the version, a created or modified time; a number
-// added to a field that is not numeric (or stored as a string), a fraction
-// added to an integer field, NaN or ±Inf; set changes to a field that is not
-// a set (tag it `set`), elements of the wrong type, or none; two changes of
-// one attribute; a SaveBehavior other than the default. An integer or
-// float32 field is also guarded in DynamoDB: the condition that the result
-// still fits the field's Go type (an int8 counter stops at 127, a float32
-// one at 3.4E38, with ErrConditionFailed), so that the item always loads.
-//
-// Lost answers: an ADD applied twice counts twice, so the mapper never lets
-// the SDK send it again blindly. It reads the item: the write token of this
-// Add there (versioned types, tokens on) means it was applied, and Add
-// returns the item read; anything else — and any lost answer for a type
-// without a version — is an error satisfying errors.Is(err,
-// ErrUnknownOutcome): look at the stored item (Table.Current) before adding
-// again.
+// The rules — attributes named as stored, NULLs, the guards that keep
+// integer and float32 fields loadable, entity types, what is refused
+// before sending — are in the package doc, "Counters without a read".
 //
 // IAM: dynamodb:UpdateItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOption) (T, error) {

@@ -18,36 +18,21 @@ import (
 // stored after the write). item itself is never modified.
 //
 // For a versioned type, an unsaved item (version zero or nil) is written as
-// the first version (1, or what the field's versionstart says) on condition
-// that the stored item has no version (or version 0, as Java's
-// DynamoDBMapper can leave); an item holding version v is written as v+1 (v
-// plus the field's versionstep) on condition that the stored version is v. When the condition
-// fails, the error is a *ConditionError wrapping ErrVersionConflict (the
-// stored version differs; Table.Current decodes the stored item) or
-// ErrConditionFailed (an If condition failed). SaveClobber writes without a
-// version condition but never past the largest version the field's type
-// holds (an error names the type to widen); a version stored as NULL (by
-// another writer) counts as none, and the first version is written over it
-// (a second request, sent when the first finds the NULL).
+// the first version on condition that the stored item has no version (or
+// version 0, or NULL, as other writers leave); an item holding version v is
+// written as v+1 (v plus the field's versionstep) on condition that the
+// stored version is v. When a condition fails, the error is a
+// *ConditionError wrapping ErrVersionConflict or ErrConditionFailed (an If
+// condition), carrying the stored item (Table.Current). SaveClobber writes
+// without a version condition; see the package doc, "Save behaviours".
 //
-// Lost answers: when an attempt got no answer (or a 5xx one) the mapper
-// does not let the SDK send the write again blindly. It reads the item: the
-// write's own token there (see WithWriteTokenAttribute) means the write
-// was applied, and Save succeeds; anything else — the item gone, deleted and
-// created again, written by someone else, or tokens off — leaves the outcome
-// open, and the error satisfies errors.Is(err, ErrUnknownOutcome) (a
-// *ConditionError carrying the item read; check Table.Current(err) for the
-// change before making it again). So does any error after such an attempt,
-// e.g. when ctx ends or the read fails. Types without a version attribute
-// carry no token: an unconditional write of one succeeds when the item read
-// holds exactly what it writes, anything else is ErrUnknownOutcome. Save
-// never applies a write twice and never overwrites a write acknowledged to
-// someone else after its own attempt.
-//
-// Bad input is refused before anything is sent with an error wrapping
-// ErrInvalidInput: a nil item, an unset or empty key, an item over 400 KB.
-// ctx bounds the request, including the SDK's retries and the read that
-// settles a lost answer.
+// A write whose answer was lost is settled by a read, never sent again
+// blindly: Save succeeds when its own write is found, and otherwise returns
+// an error satisfying errors.Is(err, ErrUnknownOutcome) — see the package
+// doc, "Lost responses and incarnations". Bad input (a nil item, an unset
+// key, an item over 400 KB) is refused before anything is sent, with an
+// error wrapping ErrInvalidInput. ctx bounds the request, including the
+// SDK's retries and the settling read.
 //
 // IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut), and
 // dynamodb:GetItem to settle a lost answer.
