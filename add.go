@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -157,11 +158,7 @@ type addBound struct {
 // those, and only those, hold NULL; when that no longer holds it fails its
 // condition (see storedNulls).
 func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
-	nulls := wo.nulls
 	p, s := t.p, t.p.s
-	bad := func(attr, format string, args ...any) error {
-		return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
-	}
 	if len(delta.ops) == 0 {
 		return saveRequest{}, fmt.Errorf("%w: Add on table %q with an empty Delta: name a change, e.g. dynamo.Increment(\"views\", 1)", ErrInvalidInput, t.name)
 	}
@@ -170,99 +167,22 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
 	eb := exprBuilder{values: map[string]types.AttributeValue{}, names: map[string]string{}, owned: true}
-	values := eb.values
 	var conds []string // the changes' conditions, ANDed in this order before the version's
 	var bounds []addBound
 	seen := map[string]bool{}
 	for _, op := range delta.ops {
-		i, ok := s.byName[op.attr]
-		if !ok {
-			for j := range s.fields {
-				if s.fields[j].goName == op.attr {
-					return saveRequest{}, bad(op.attr, "not an attribute of %s; field %s is stored as %q: name the attribute", s.typ, op.attr, s.fields[j].name)
-				}
-			}
-			return saveRequest{}, bad(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.typ)
-		}
-		f := &s.fields[i]
-		nc, nb := len(conds), len(bounds) // this change's conditions and bound start here
-		switch i {
-		case s.hash, s.rng:
-			return saveRequest{}, bad(op.attr, "is a key, which never changes: Add changes other attributes of the item with that key")
-		case s.version:
-			return saveRequest{}, bad(op.attr, "is the version, which Add advances itself")
-		case s.created, s.modified:
-			return saveRequest{}, bad(op.attr, "is a created or modified time, which the mapper sets itself")
-		}
 		if seen[op.attr] {
-			return saveRequest{}, bad(op.attr, "changed twice in one Delta: combine the changes into one")
+			return saveRequest{}, t.badAdd(op.attr, "changed twice in one Delta: combine the changes into one")
 		}
 		seen[op.attr] = true
-		vph := ":d" + f.vph[2:]
-		eb.name(f.ph, f.name)
-		var av types.AttributeValue
-		if op.kind == 'n' {
-			nav, b, err := addNumber(f, op.val)
-			if err != nil {
-				return saveRequest{}, bad(op.attr, "%v", err)
-			}
-			av = nav
-			if b != nil {
-				bounds = append(bounds, *b)
-				bph := ":x" + f.vph[2:]
-				cmp := " <= "
-				if !b.max {
-					cmp = " >= "
-				}
-				c := f.ph + cmp + bph
-				if b.fromZero {
-					// A missing attribute counts from 0, which n leaves in range.
-					c = "attribute_not_exists(" + f.ph + ") OR " + c
-				}
-				conds = append(conds, c)
-				values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
-			}
-		} else {
-			sav, err := setElems(f, op.val)
-			if err != nil {
-				return saveRequest{}, bad(op.attr, "%v", err)
-			}
-			av = sav
-		}
-		checked := map[string]types.AttributeValue{f.name: av}
-		if err := s.checkEncoded(t.name, checked); err != nil { // drops duplicate elements
+		c, b, err := t.addChange(&eb, op, wo.nulls[op.attr])
+		if err != nil {
 			return saveRequest{}, err
 		}
-		av = checked[f.name]
-		if nulls[op.attr] && (len(bounds) == nb || bounds[len(bounds)-1].fromZero) {
-			// Stored as NULL: the change is made as to a missing attribute
-			// (from 0, from the empty set; the bound holds from 0), on
-			// condition that the attribute still holds NULL.
-			conds = append(conds[:nc], "attribute_type("+f.ph+", "+nullTypePH+")")
-			delete(values, ":x"+f.vph[2:]) // the bound's value, unused now
-			values[nullTypePH] = nullTypeAV
-			if op.kind == 'd' {
-				eb.remove(f.ph)
-				continue
-			}
-			eb.set(f.ph, vph)
-			values[vph] = av
-			continue
+		conds = append(conds, c...)
+		if b != nil {
+			bounds = append(bounds, *b)
 		}
-		if len(conds) == nc {
-			// DynamoDB refuses ADD and DELETE on NULL (ValidationException):
-			// a NULL fails the condition instead, with the stored item, and
-			// Add sends the change again for it. A bound's comparison is
-			// already false on NULL.
-			conds = append(conds, "NOT attribute_type("+f.ph+", "+nullTypePH+")")
-			values[nullTypePH] = nullTypeAV
-		}
-		values[vph] = av
-		clause := clauseAdd
-		if op.kind == 'd' {
-			clause = clauseDelete
-		}
-		eb.addTo(clause, f.ph, vph)
 	}
 	for _, c := range conds {
 		eb.and(c, nil)
@@ -271,42 +191,14 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
 	if s.version >= 0 {
-		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), nulls[p.versionAttr[0]]), p.versionNames)
+		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), wo.nulls[p.versionAttr[0]]), p.versionNames)
 		if p.tokenAttr != "" {
 			r.token = newToken()
 			p.writeToken(&eb, r.token)
 		}
 	}
-	if s.entity >= 0 {
-		// Stamp the entity, as a Save does: an item Add creates is of the
-		// type's entity (the entity condition keeps others' items out).
-		f := &s.fields[s.entity]
-		eb.set(f.ph, f.vph)
-		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
-		eb.name(f.ph, f.name)
-	}
-	if s.hasStamps() {
-		// Encode the times as a write of the struct would (unixtime,
-		// javadate): stamp a zero item and pick them out.
-		z := reflect.New(s.typ)
-		boxed, _ := t.stamp(z.Interface(), z.Elem(), now)
-		item, err := t.encodeUnchecked(boxed)
-		if err != nil {
-			return saveRequest{}, err
-		}
-		for _, i := range [2]int{s.modified, s.created} {
-			if i < 0 {
-				continue
-			}
-			f := &s.fields[i]
-			if i == s.created {
-				eb.setIfAbsent(f.ph, f.vph)
-			} else {
-				eb.set(f.ph, f.vph)
-			}
-			eb.values[f.vph] = item[f.name]
-			eb.name(f.ph, f.name)
-		}
+	if err := t.addStamps(&eb, now); err != nil {
+		return saveRequest{}, err
 	}
 	r.up = eb.updateParts(uc)
 	r.bounds = bounds
@@ -314,6 +206,141 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(r.up.cond))
 	}
 	return r, nil
+}
+
+// badAdd is the error of a change of attr that Add refuses.
+func (t *Table[T]) badAdd(attr, format string, args ...any) error {
+	return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
+}
+
+// addChange checks one change of a Delta against the schema, writes its
+// action and values to eb, and returns its conditions and, for an integer
+// or float32 field, the bound that keeps the result in the field's range.
+// null: the stored item holds the attribute as NULL (see storedNulls).
+func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, *addBound, error) {
+	s := t.p.s
+	i, ok := s.byName[op.attr]
+	if !ok {
+		for j := range s.fields {
+			if s.fields[j].goName == op.attr {
+				return nil, nil, t.badAdd(op.attr, "not an attribute of %s; field %s is stored as %q: name the attribute", s.typ, op.attr, s.fields[j].name)
+			}
+		}
+		return nil, nil, t.badAdd(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.typ)
+	}
+	switch i {
+	case s.hash, s.rng:
+		return nil, nil, t.badAdd(op.attr, "is a key, which never changes: Add changes other attributes of the item with that key")
+	case s.version:
+		return nil, nil, t.badAdd(op.attr, "is the version, which Add advances itself")
+	case s.created, s.modified:
+		return nil, nil, t.badAdd(op.attr, "is a created or modified time, which the mapper sets itself")
+	}
+	f := &s.fields[i]
+	vph := ":d" + f.vph[2:]
+	eb.name(f.ph, f.name)
+	var av types.AttributeValue
+	var bound *addBound
+	var cond string // the bound's condition
+	if op.kind == 'n' {
+		nav, b, err := addNumber(f, op.val)
+		if err != nil {
+			return nil, nil, t.badAdd(op.attr, "%v", err)
+		}
+		av, bound = nav, b
+		if b != nil {
+			bph := ":x" + f.vph[2:]
+			cmp := " <= "
+			if !b.max {
+				cmp = " >= "
+			}
+			cond = f.ph + cmp + bph
+			if b.fromZero {
+				// A missing attribute counts from 0, which n leaves in range.
+				cond = "attribute_not_exists(" + f.ph + ") OR " + cond
+			}
+			eb.values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
+		}
+	} else {
+		sav, err := setElems(f, op.val)
+		if err != nil {
+			return nil, nil, t.badAdd(op.attr, "%v", err)
+		}
+		av = sav
+	}
+	checked := map[string]types.AttributeValue{f.name: av}
+	if err := s.checkEncoded(t.name, checked); err != nil { // drops duplicate elements
+		return nil, nil, err
+	}
+	av = checked[f.name]
+	eb.values[vph] = av
+	if null && (bound == nil || bound.fromZero) {
+		// Stored as NULL: the change is made as to a missing attribute
+		// (from 0, from the empty set; the bound holds from 0), on
+		// condition that the attribute still holds NULL.
+		delete(eb.values, ":x"+f.vph[2:]) // the bound's value, unused now
+		eb.values[nullTypePH] = nullTypeAV
+		if op.kind == 'd' {
+			delete(eb.values, vph)
+			eb.remove(f.ph)
+		} else {
+			eb.set(f.ph, vph)
+		}
+		return []string{"attribute_type(" + f.ph + ", " + nullTypePH + ")"}, bound, nil
+	}
+	if cond == "" {
+		// DynamoDB refuses ADD and DELETE on NULL (ValidationException):
+		// a NULL fails the condition instead, with the stored item, and
+		// Add sends the change again for it. A bound's comparison is
+		// already false on NULL.
+		cond = "NOT attribute_type(" + f.ph + ", " + nullTypePH + ")"
+		eb.values[nullTypePH] = nullTypeAV
+	}
+	clause := clauseAdd
+	if op.kind == 'd' {
+		clause = clauseDelete
+	}
+	eb.addTo(clause, f.ph, vph)
+	return []string{cond}, bound, nil
+}
+
+// addStamps writes to eb what an Add sets besides its changes, as a Save
+// would: the type's entity name and the modified and created times (now).
+func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time) error {
+	s := t.p.s
+	if s.entity >= 0 {
+		// An item Add creates is of the type's entity (the entity
+		// condition keeps others' items out).
+		f := &s.fields[s.entity]
+		eb.set(f.ph, f.vph)
+		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
+		eb.name(f.ph, f.name)
+	}
+	if !s.hasStamps() {
+		return nil
+	}
+	// Encode the times as a write of the struct would (unixtime, javadate):
+	// stamp a zero item and pick them out.
+	z := reflect.New(s.typ)
+	boxed, _ := t.stamp(z.Interface(), z.Elem(), now)
+	item, err := t.encodeUnchecked(boxed)
+	if err != nil {
+		return err
+	}
+	for _, i := range [2]int{s.modified, s.created} {
+		if i < 0 {
+			continue
+		}
+		f := &s.fields[i]
+		if i == s.created {
+			eb.setIfAbsent(f.ph, f.vph)
+		} else {
+			eb.set(f.ph, f.vph)
+		}
+		eb.values[f.vph] = item[f.name]
+		eb.name(f.ph, f.name)
+	}
+	return nil
 }
 
 // addNumber checks that n may be added to field f and returns it as a
