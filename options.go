@@ -121,6 +121,8 @@ type writeOptions struct {
 	// version on condition that it still is (advanceVersion); set when such
 	// a write failed on it (plan.failedOnNullVersion).
 	nullVersion bool
+	// guards are the condition checks the write goes with (GuardedBy).
+	guards []TxOp
 }
 
 // applyWriteOptions returns the defaults with opts applied; see
