@@ -62,6 +62,7 @@ func (g GuardOption) applyTx(o *txOptions)       { o.guards = append(o.guards, g
 func buildGuards(call string, guards []TxOp) ([]*txMember, error) {
 	var out []*txMember
 	seen := map[TxOp]bool{}
+	items := map[txItem]int{}
 	for i := 0; i < len(guards); i++ {
 		g := guards[i]
 		if g == nil {
@@ -79,6 +80,11 @@ func buildGuards(call string, guards []TxOp) ([]*txMember, error) {
 			return nil, fmt.Errorf("%w: %s: GuardedBy takes condition checks (Table.TxCheck, a lease's Guard), not a %s: to write several items at once use Mapper.WriteTx or Transact",
 				ErrInvalidInput, call, m.kind)
 		}
+		if j, dup := items[txItemID(m)]; dup {
+			return nil, fmt.Errorf("%w: %s: GuardedBy checks %d and %d are both on table %q key %s: DynamoDB allows one operation per item in a transaction; pass one check (the same op may be given several times)",
+				ErrInvalidInput, call, j, i, m.table, formatKey(m.key))
+		}
+		items[txItemID(m)] = i
 		guards = append(guards, m.guards...)
 		out = append(out, m)
 	}
