@@ -350,6 +350,9 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 // request token (WithRequestToken) within 10 minutes to settle it — an
 // applied transaction then succeeds without writing again.
 //
+// GuardedBy, given to WriteTx or to its members, adds its checks after the
+// ops, once each.
+//
 // The members are sent through m's client, whichever Mapper their tables
 // were made with. An op may be used in several WriteTx calls one after
 // another (e.g. resent with the same request token), not in two at once.
