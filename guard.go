@@ -43,6 +43,9 @@ type GuardOption struct{ checks []TxOp }
 //     its ops, once each (TxError.Failure indexes them from len(ops) on).
 //   - Table.In(tx).Save and Delete: the run's commit carries the checks.
 //
+// Checks go only with a write: an Update whose function returns
+// ErrNoChange, and a Transact run that writes nothing, send none.
+//
 // An op given several times (to several members, say) is one member. Only
 // ConditionChecks are taken: any other op, and an op on an item the write
 // itself touches, is refused with ErrInvalidInput before anything is sent.

@@ -113,7 +113,8 @@ func (l *Lease) Transact(ctx context.Context, fn func(tx *dynamo.Tx) error, opts
 // retried on conflicts as Table.Update retries. It returns the saved copy.
 // When the guard fails, nothing is written, fn is not called again, the
 // lease ends and the error wraps ErrLost. When l has ended locally,
-// nothing is sent (fn is not called). Save behaviours other than SaveUpdate
+// nothing is sent (fn is not called). When fn returns dynamo.ErrNoChange
+// nothing is written, so nothing is checked either. Save behaviours other than SaveUpdate
 // and SavePut are refused (see dynamo.GuardedBy). ctx bounds the loop.
 //
 // IAM: dynamodb:GetItem and dynamodb:UpdateItem (PutItem with SavePut) on

@@ -56,9 +56,10 @@ func counter(t *testing.T) (*dynamotest.Dropper, dynamo.Client) {
 }
 
 // takeOver has c acquire key from a silent holder: it advances clk, c's
-// clock, from poll to poll (whenever c's only timer is its poll timer)
-// until c holds the key.
-func takeOver(t *testing.T, c *Client, clk *clock.Fake, key string) *Lease {
+// clock, from poll to poll (whenever c's only timer is due within poll: its
+// poll timer, never the new lease's watchdog or heartbeat, which c's
+// options must put further out) until c holds the key.
+func takeOver(t *testing.T, c *Client, clk *clock.Fake, key string, poll time.Duration) *Lease {
 	t.Helper()
 	type result struct {
 		l   *Lease
@@ -72,7 +73,7 @@ func takeOver(t *testing.T, c *Client, clk *clock.Fake, key string) *Lease {
 	start := clk.Now()
 	for {
 		changed := clk.Changed()
-		if next, ok := clk.Next(); ok && clk.Timers() == 1 {
+		if next, ok := clk.Next(); ok && clk.Timers() == 1 && next <= poll {
 			if clk.Now().Sub(start) > time.Hour {
 				t.Fatalf("%q not taken over after %v", key, clk.Now().Sub(start))
 			}
@@ -205,14 +206,15 @@ func TestGuardedWritesWhileHeld(t *testing.T) {
 func TestGuardedWritesRefusedAfterTakeover(t *testing.T) {
 	checkNoLeak(t)
 	table := leaseTable(t)
-	const d = 4 * time.Second
+	const d, poll = 4 * time.Second, 500 * time.Millisecond
 	frozen := clock.NewFake(time.Now())
 	paused := newClient(t, table, nil, WithOwner("paused"), WithClock(frozen), WithLeaseDuration(d))
 	// One taker per key, each on a clock of its own that stops once it holds
 	// the key (takeOver advances a clock with no other timers).
 	taker := func() (*Client, *clock.Fake) {
 		clk := clock.NewFake(time.Now())
-		return newClient(t, table, nil, WithOwner("taker"), WithClock(clk), WithLeaseDuration(d), WithPollInterval(time.Second)), clk
+		return newClient(t, table, nil, WithOwner("taker"), WithClock(clk), WithLeaseDuration(d),
+			WithHeartbeatInterval(d/2), WithPollInterval(poll)), clk
 	}
 	taker1, clk1 := taker()
 	taker2, clk2 := taker()
@@ -232,9 +234,9 @@ func TestGuardedWritesRefusedAfterTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lt1 := takeOver(t, taker1, clk1, "k1")
+	lt1 := takeOver(t, taker1, clk1, "k1", poll)
 	defer lt1.Release(context.Background())
-	lt2 := takeOver(t, taker2, clk2, "k2")
+	lt2 := takeOver(t, taker2, clk2, "k2", poll)
 	defer lt2.Release(context.Background())
 
 	calls := 0
