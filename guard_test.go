@@ -148,6 +148,28 @@ func TestGuardedByInEveryCall(t *testing.T) {
 	if !failedCheck(err, 1) || runs != 1 {
 		t.Errorf("guarded Transact after the check failed: %v after %d runs, want 1", err, runs)
 	}
+	err = items.Mapper().WriteTx(ctx, []TxOp{items.TxSave(before, GuardedBy(mine()))})
+	if !failedCheck(err, 1) {
+		t.Errorf("WriteTx with a member's GuardedBy after the check failed: %v", err)
+	}
+	runs = 0
+	err = items.Mapper().Transact(ctx, func(tx *Tx) error {
+		runs++
+		return items.In(tx).Delete(before, GuardedBy(mine())) // member 0; the check is member 1
+	})
+	if !failedCheck(err, 1) || runs != 1 {
+		t.Errorf("Transact with a Delete's GuardedBy after the check failed: %v after %d runs, want 1", err, runs)
+	}
+	err = items.Mapper().Transact(ctx, func(tx *Tx) error {
+		if _, err := fences.In(tx).Load(guardFence{ID: "f"}); err != nil {
+			return err
+		}
+		_, err := items.In(tx).Save(before)
+		return err
+	}, GuardedBy(mine()))
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("Transact whose function read the checked item: %v; want ErrInvalidInput", err)
+	}
 	after, _ := items.Load(ctx, guardedItem{ID: "a"}, ConsistentRead())
 	if after != before {
 		t.Errorf("a refused guarded write landed: %+v, was %+v", after, before)
