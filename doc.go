@@ -468,6 +468,27 @@
 // run send the last one. WithRequestToken is refused (each commit needs its
 // own token; for a fixed token use WriteTx).
 //
+// # Guarded writes
+//
+// A write that must land only while a condition on another item holds — a
+// lease still ours (package lease), an account not frozen — takes
+// GuardedBy(checks...), condition checks made by Table.TxCheck (or a
+// lease's Guard). The write and the checks go in one TransactWriteItems,
+// all or nothing, so no other writer can slip between the check and the
+// write. GuardedBy works in every call that writes: Save, Delete and
+// Update send their write as that transaction, keeping their own version
+// checks, If conditions and errors (Update its retry loop: a conflict on
+// its item runs the function again on the item the conflict carried);
+// Transact adds the checks to every commit; WriteTx adds them after its
+// ops. A failed check is a *TxError naming it, satisfying
+// errors.Is(err, ErrConditionFailed): nothing is written and no function
+// runs again, since running it again would not change the check. A lost
+// answer is settled by resending the transaction under its request token,
+// as Transact does. The cost: a guarded write is a transaction (twice the
+// write units of its items, plus a read unit per check), and Save and
+// Update write with SaveUpdate or SavePut only, since a transaction returns
+// no stored item.
+//
 // # Narrow types are projections
 //
 // A type may model only some of an item's attributes: a summary of a big
@@ -538,12 +559,13 @@
 //
 // Each call takes an option type of its own, and an option type is an
 // interface that only the options working for that call satisfy, so most
-// misplaced options do not compile: WriteOption (If, WithSaveBehavior) for
-// Save, Delete, Update, Add and transaction members; ReadOption
+// misplaced options do not compile: WriteOption (If, WithSaveBehavior,
+// MustExist, GuardedBy) for Save, Delete, Update, Add and transaction
+// members; ReadOption
 // (ConsistentRead) for Load, which is also a QueryOption and a
 // BatchReadOption; QueryOption for queries and scans; BatchReadOption and
-// BatchWriteOption (Clobber) for batches; TxOption (WithRequestToken) and
-// ReadTxOption for transactions; CreateTableOption and TableSpecOption for
+// BatchWriteOption (Clobber) for batches; TxOption (WithRequestToken,
+// GuardedBy) and ReadTxOption for transactions; CreateTableOption and TableSpecOption for
 // table creation; Option for NewMapper. WithRetry is an option of every call
 // that repeats requests. A nil option is no option, for every call.
 //
@@ -556,7 +578,9 @@
 //	WithSaveBehavior(SavePut, SaveUpdateSkipNulls,
 //	  SaveAppendSet)                              Delete, TxDelete, TxCheck      refused: only SaveClobber means anything to a delete
 //	WithSaveBehavior(SaveUpdateSkipNulls,
-//	  SaveAppendSet, SaveClobber)                 TxSave, Table.In(tx).Save      refused: a transaction returns no stored item
+//	  SaveAppendSet, SaveClobber)                 TxSave, Table.In(tx).Save;     refused: a transaction returns no stored item
+//	                                              Save, Update with GuardedBy
+//	GuardedBy                                     Add                            refused: the same; use Update
 //	WithSaveBehavior(any but SaveUpdate)          Table.In(tx).Delete            refused: a delete in Transact takes only If
 //	WithSaveBehavior(SaveClobber) without If      TxCheck                        refused: the check would check nothing
 //	WithSaveBehavior(a value not a Save* const)   every call                     refused

@@ -120,6 +120,8 @@ type writeOptions struct {
 	// last failed attempt of a write that changes attributes without
 	// reading them found (see storedNulls); nil on a first attempt.
 	nulls map[string]bool
+	// guards are the condition checks the write goes with (GuardedBy).
+	guards []TxOp
 }
 
 // applyWriteOptions returns the defaults with opts applied; see

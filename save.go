@@ -61,12 +61,28 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	p, s := t.p, t.p.s
 	var r saveRequest
 	var allNew map[string]types.AttributeValue
-	for attempt := 1; ; attempt++ {
-		var err error
-		if r, err = t.buildSave(boxed, v, wo, nil, bs, false, wo.now); err != nil {
+	guarded := len(wo.guards) > 0
+	if guarded {
+		if err := guardedBehavior(t.name, wo.behavior); err != nil {
 			return zero, nil, err
 		}
-		allNew, err = t.sendSave(ctx, &r, wo, bs)
+	}
+	for attempt := 1; ; attempt++ {
+		var err error
+		if r, err = t.buildSave(boxed, v, wo, nil, bs, guarded, wo.now); err != nil {
+			return zero, nil, err
+		}
+		if guarded {
+			call := "Save"
+			if bs != nil {
+				call = "Update"
+			}
+			mem := t.saveMember(&r)
+			mem.kind = call
+			err = t.m.writeGuarded(ctx, call, mem, wo.guards)
+		} else {
+			allNew, err = t.sendSave(ctx, &r, wo, bs)
+		}
 		if err == nil {
 			break
 		}
