@@ -402,6 +402,75 @@
 // "isbn" for "ISBN". Filter values and attribute names must be valid UTF-8
 // too. For an index the tags do not declare, only the values are checked.
 //
+// # Write transactions
+//
+// Mapper.WriteTx sends its members in one TransactWriteItems. When a
+// member's condition fails, the *TxError names each failing member by its
+// index in ops, table and key, and carries the item as stored
+// (TxError.Failure(i).Err is a *ConditionError: pass it to that member's
+// Table.Current).
+//
+// Bad input is refused before anything is sent, with an error wrapping
+// ErrInvalidInput: no ops or more than MaxTxItems, a nil op or item, an unset
+// key, two ops on the same item (DynamoDB refuses that), an item over 400 KB,
+// members over 4 MB in all, a save behaviour a transaction cannot report
+// (see TxSave), an invalid request token.
+//
+// The request is built once and sent with one client request token (see
+// WithRequestToken), so when DynamoDB applied it but the response was lost,
+// the SDK's retry succeeds without writing again. A transaction cancelled
+// because another one was in flight on the same items (TransactionConflict)
+// is sent again, with jittered backoff, at most MaxAttempts times in all, as
+// the RetryPolicy says (WithRetry, given to this call or to NewMapper; by
+// default 8 times, waits from 10 ms up to 500 ms).
+//
+// An error after an attempt that may have been applied (no answer, a 5xx, a
+// transaction still in progress under the token when the attempts ran out,
+// ctx ending while an attempt was under way) satisfies
+// errors.Is(err, ErrUnknownOutcome): resend the same members with the same
+// request token within 10 minutes to settle it — an applied transaction then
+// succeeds without writing again.
+//
+// GuardedBy, given to WriteTx or to its members, adds its checks after the
+// ops, once each. The members are sent through the client of the Mapper
+// WriteTx is called on, whichever Mapper their tables were made with. An op
+// may be used in several WriteTx calls one after another (e.g. resent with
+// the same request token), not in two at once.
+//
+// # Update: one key, many callers
+//
+// Calls to Update for one key through one Table do not fail each other's
+// version checks: they queue, and while one write is in flight the calls
+// arriving behind it are combined into the next write. Their functions are
+// called one after another, each in its caller's goroutine and on the item
+// as the previous one left it, and the result is written once, advancing the
+// version by one per change: the outcome is exactly that of running the calls
+// one after another (each change applied once; each caller gets the copy
+// after its own change, with its own version, so every copy but the last is
+// already stale). A hot key thus takes one write per round trip, whatever
+// the number of goroutines. A function's error or panic reaches only its
+// caller; calls with If conditions or other save behaviours than SaveUpdate
+// and SavePut are written alone. Every caller returns when its own ctx ends,
+// waits included: with the ctx error while its change is in no write, or an
+// error satisfying errors.Is(err, ErrUnknownOutcome) once it may be. A
+// function that has run for 50 ms without returning while changes before it wait
+// is left to the next write (and called again there): a slow or blocked
+// function (one waiting for a lock that an earlier caller holds, say)
+// delays only the calls after it.
+//
+// Update starts from the item this Table stored last, when it remembers it
+// (a bounded cache of recently written items), so that an Update of a key
+// this Table wrote last needs one round trip; when someone else wrote it
+// since, the write's condition fails and the conflict carries the current
+// item. A function that returns an error on such a remembered item is
+// called again on the stored item if that differs, so the error it returns
+// is one it returned on the current item. Writers elsewhere — other
+// processes, other Tables, Save — are caught by the version check as usual.
+//
+//
+// When fn returns ErrNoChange on an item this Table remembered, the item
+// returned is the one read, not the remembered one.
+//
 // # Transactions as a function
 //
 // What fn sees in a run of Mapper.Transact:

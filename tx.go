@@ -319,43 +319,18 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 // WriteTx writes ops — saves, deletes and condition checks on up to
 // MaxTxItems items of any tables — in one TransactWriteItems: all of them or
 // none. Each member checks versions as the single-item call does. After
-// success, each TxSave's Saved returns its saved copy.
+// success, each TxSave's Saved returns its saved copy. When a member's
+// condition fails, nothing is written and the error is a *TxError that
+// satisfies errors.Is(err, ErrVersionConflict) or ErrConditionFailed and
+// names each failing member (TxError.Failure). An error after an attempt
+// that may have been applied satisfies errors.Is(err, ErrUnknownOutcome):
+// resend the same members with the same request token (WithRequestToken)
+// to settle it. Bad input is refused before anything is sent, with an error
+// wrapping ErrInvalidInput. ctx bounds the whole call, retries and backoff
+// included.
 //
-// When a member's condition fails, nothing is written and the error is a
-// *TxError that satisfies errors.Is(err, ErrVersionConflict) (or
-// ErrConditionFailed, for an If condition that failed while the version
-// matched), names each failing member by its index in ops, table and key, and
-// carries the item as stored (TxError.Failure(i).Err is a *ConditionError:
-// pass it to that member's Table.Current).
-//
-// Bad input is refused before anything is sent, with an error wrapping
-// ErrInvalidInput: no ops or more than MaxTxItems, a nil op or item, an unset
-// key, two ops on the same item (DynamoDB refuses that), an item over 400 KB,
-// members over 4 MB in all, a save behaviour a transaction cannot report
-// (see TxSave), an invalid request token.
-//
-// The request is built once and sent with one client request token (see
-// WithRequestToken), so when DynamoDB applied it but the response was lost,
-// the SDK's retry succeeds without writing again. A transaction cancelled
-// because another one was in flight on the same items (TransactionConflict)
-// is sent again, with jittered backoff, at most MaxAttempts times in all, as
-// the RetryPolicy says (WithRetry, given to this call or to NewMapper; by
-// default 8 times, waits from 10 ms up to 500 ms). ctx bounds the whole call,
-// retries and backoff included.
-//
-// An error after an attempt that may have been applied (no answer, a 5xx, a
-// transaction still in progress under the token when the attempts ran out,
-// ctx ending while an attempt was under way) satisfies
-// errors.Is(err, ErrUnknownOutcome): resend the same members with the same
-// request token (WithRequestToken) within 10 minutes to settle it — an
-// applied transaction then succeeds without writing again.
-//
-// GuardedBy, given to WriteTx or to its members, adds its checks after the
-// ops, once each.
-//
-// The members are sent through m's client, whichever Mapper their tables
-// were made with. An op may be used in several WriteTx calls one after
-// another (e.g. resent with the same request token), not in two at once.
+// The package doc, "Write transactions", says how requests are sent,
+// retried and settled, what is refused, and how GuardedBy adds its checks.
 //
 // IAM: transactions have no action of their own; each member needs, on its
 // table, dynamodb:UpdateItem (TxSave; dynamodb:PutItem with SavePut),

@@ -25,51 +25,20 @@ import (
 // A missing item reaches fn as a T holding only key's key fields, with
 // version zero, so Update also creates; with MustExist, Update fails instead
 // with an error satisfying errors.Is(err, ErrNotFound), without calling fn.
-// When fn returns ErrNoChange, nothing is written: the version stays, and
-// Update returns the item as fn was given it (read, not remembered, when
-// fn was given an item this Table remembered). fn must not change the key; the
-// version fn returns is ignored (Update writes the one it read). fn may be
-// called several times and should have no side effects; when it returns an
-// error, Update stops and returns that error. Update also stops when ctx is
-// done; ctx bounds the whole loop, backoff and waiting included. An If
-// condition that fails (ErrConditionFailed) is returned at once, not retried,
-// and so is a conflict whose write may have been applied (ErrUnknownOutcome,
-// see Save: a response was lost and someone wrote the item before the SDK's
-// retry), since calling fn again could apply its change twice; the caller
-// decides, e.g. by looking for its change in the stored item
-// (Table.Current(err)).
+// When fn returns ErrNoChange, nothing is written and Update returns the
+// item as fn was given it. fn must not change the key; the version fn
+// returns is ignored. fn may be called several times and should have no
+// side effects; when it returns an error, Update stops and returns that
+// error. ctx bounds the whole loop, backoff and waiting included. An If
+// condition that fails (ErrConditionFailed) is returned at once, not
+// retried, and so is a conflict whose write may have been applied
+// (ErrUnknownOutcome), since calling fn again could apply its change twice.
 //
-// Calls to Update for one key through one Table do not fail each other's
-// version checks: they queue, and while one write is in flight the calls
-// arriving behind it are combined into the next write. Their functions are
-// called one after another, each in its caller's goroutine and on the item
-// as the previous one left it, and the result is written once, advancing the
-// version by one per change: the outcome is exactly that of running the calls
-// one after another (each change applied once; each caller gets the copy
-// after its own change, with its own version, so every copy but the last is
-// already stale). A hot key thus takes one write per round trip, whatever
-// the number of goroutines. A function's error or panic reaches only its
-// caller; calls with If conditions or other save behaviours than SaveUpdate
-// and SavePut are written alone. Every caller returns when its own ctx ends,
-// waits included: with the ctx error while its change is in no write, or an
-// error satisfying errors.Is(err, ErrUnknownOutcome) once it may be. A
-// function that has run for 50 ms without returning while changes before it wait
-// is left to the next write (and called again there): a slow or blocked
-// function (one waiting for a lock that an earlier caller holds, say)
-// delays only the calls after it.
-//
-// Update starts from the item this Table stored last, when it remembers it
-// (a bounded cache of recently written items), so that an Update of a key
-// this Table wrote last needs one round trip; when someone else wrote it
-// since, the write's condition fails and the conflict carries the current
-// item. A function that returns an error on such a remembered item is
-// called again on the stored item if that differs, so the error it returns
-// is one it returned on the current item. Writers elsewhere — other
-// processes, other Tables, Save — are caught by the version check as usual.
-//
-// With GuardedBy, each write goes in one transaction with the checks
-// given (a lease's Guard, say), and a failed check ends the loop with its
-// *TxError; see GuardedBy.
+// Calls for one key through one Table queue and are combined into one
+// write, with the outcome of running them one after another; see the
+// package doc, "Update: one key, many callers", for the rules. With
+// GuardedBy, each write goes in one transaction with the checks given (a
+// lease's Guard, say), and a failed check ends the loop with its *TxError.
 //
 // IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
 // SavePut); with GuardedBy, dynamodb:ConditionCheckItem on the checked
