@@ -467,7 +467,6 @@
 // is one it returned on the current item. Writers elsewhere — other
 // processes, other Tables, Save — are caught by the version check as usual.
 //
-//
 // When fn returns ErrNoChange on an item this Table remembered, the item
 // returned is the one read, not the remembered one.
 //
