@@ -113,9 +113,9 @@ type typeWalk struct {
 	fields []walkField
 }
 
-// walkField is a struct field checkGo visits: exported, not skipped, of a
-// type worth walking. Embedded structs without a name tag are flattened the
-// way attributevalue flattens them.
+// walkField is a struct field checkGo visits: one the codec encodes
+// (codec.LayoutOf: embedded structs flattened, skipped and hidden fields
+// left out), of a type worth walking.
 type walkField struct {
 	index []int
 	name  string // attribute name, for messages
@@ -208,11 +208,14 @@ func findHiddenText(t reflect.Type, seen map[reflect.Type]bool) reflect.Type {
 	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
 		return findHiddenText(t.Elem(), seen)
 	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if f := t.Field(i); f.IsExported() || f.Anonymous {
-				if h := findHiddenText(f.Type, seen); h != nil {
-					return h
-				}
+		// What attributevalue stores of t: its encoded fields, and the
+		// structs it flattens (an embedded text type leaves nothing).
+		for _, f := range codec.LayoutOf(t).All {
+			if f.State != codec.Visible && f.State != codec.Embedded {
+				continue
+			}
+			if h := findHiddenText(f.Type, seen); h != nil {
+				return h
 			}
 		}
 	}
@@ -260,7 +263,7 @@ func buildWalk(t reflect.Type, onPath map[reflect.Type]bool) *typeWalk {
 			break
 		}
 		w.height = 1
-		w.collect(t, nil, onPath, map[reflect.Type]bool{})
+		w.collect(t, onPath)
 	default:
 		return noWalk
 	}
@@ -276,50 +279,17 @@ func buildWalk(t reflect.Type, onPath map[reflect.Type]bool) *typeWalk {
 	return w
 }
 
-// collect adds the fields of struct t (index: the path to it) to w,
-// flattening embedded structs.
-func (w *typeWalk) collect(t reflect.Type, index []int, onPath, embeddedSeen map[reflect.Type]bool) {
-	if embeddedSeen[t] {
-		return
-	}
-	embeddedSeen[t] = true
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		if !sf.IsExported() && !sf.Anonymous {
-			continue
-		}
-		raw, ok := sf.Tag.Lookup(TagKey)
-		if !ok {
-			raw = sf.Tag.Get("dynamodbav")
-		}
-		name, _, _ := strings.Cut(raw, ",")
-		if name == "-" {
-			continue
-		}
-		idx := append(append([]int(nil), index...), i)
-		if sf.Anonymous && name == "" {
-			et := sf.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct && !isLeafType(et) {
-				w.collect(et, idx, onPath, embeddedSeen) // flattened, as the encoder does
-				continue
-			}
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		fw := buildWalk(sf.Type, onPath)
+// collect adds to w the fields of struct t the codec encodes
+// (codec.LayoutOf), named as it names them.
+func (w *typeWalk) collect(t reflect.Type, onPath map[reflect.Type]bool) {
+	for _, f := range codec.LayoutOf(t).Fields {
+		fw := buildWalk(f.Type, onPath)
 		if fw.height+1 > w.height {
 			w.height = fw.height + 1
 		}
 		if fw.walk {
 			w.walk = true
-			w.fields = append(w.fields, walkField{index: idx, name: name})
+			w.fields = append(w.fields, walkField{index: f.Index, name: f.Name})
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -394,4 +395,73 @@ func TestIfBadNumberRefused(t *testing.T) {
 			t.Errorf("Delete with If %s: err = %v; want ErrInvalidInput before sending", name, err)
 		}
 	}
+}
+
+// walkDoc is a nested struct whose fields the checks of Go values must
+// see as the codec does.
+type walkDoc struct {
+	walkExtra     // its Fn is hidden by the outer Fn: never encoded
+	Fn        int `dynamo:"fn"`
+	// Left out by `dynamodbav:"-"` (the empty dynamo tag is not read).
+	Gone func() `dynamodbav:"-" dynamo:""`
+	// Named "named" by dynamodbav.
+	Named func() `dynamodbav:"named" dynamo:""`
+	walkPromoted
+}
+
+type walkExtra struct {
+	Fn func() `dynamo:"fn"`
+}
+
+type walkPromoted struct {
+	Cb func() `dynamo:"cb"`
+}
+
+type walkItem struct {
+	ID  string  `dynamo:"id,hash"`
+	Doc walkDoc `dynamo:"doc"`
+	Any any     `dynamo:"any"`
+}
+
+// The checks of a Go value before encoding (funcs, chans, cycles, text
+// types lost in interfaces) look at the fields the codec encodes, named as
+// it names them: a field left out (`dynamodbav:"-"` with an empty `dynamo`
+// tag) or hidden by a shallower field of the same name is never refused,
+// a field named by `dynamodbav` is refused under that name, and a promoted
+// field of an embedded struct is checked.
+func TestGoValueChecksSeeEncodedFields(t *testing.T) {
+	ctx := context.Background()
+	tb, err := NewTable[walkItem](NewMapper(&silentClient{}), "W")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := func() {}
+	for what, doc := range map[string]walkDoc{
+		"hidden func":  {walkExtra: walkExtra{Fn: fn}, Fn: 1},
+		"skipped func": {Gone: fn},
+	} {
+		if _, err := tb.Save(ctx, walkItem{ID: "a", Doc: doc}); !errors.Is(err, errSent) {
+			t.Errorf("%s (not encoded): %v, want it sent", what, err)
+		}
+	}
+	_, err = tb.Save(ctx, walkItem{ID: "a", Doc: walkDoc{Named: fn}})
+	wantInvalid(t, "func named by dynamodbav", err, `at .named holds a func()`)
+	_, err = tb.Save(ctx, walkItem{ID: "a", Doc: walkDoc{walkPromoted: walkPromoted{Cb: fn}}})
+	wantInvalid(t, "promoted func", err, `at .cb holds a func()`)
+
+	// In an interface value: a big.Int in a field left out is not stored,
+	// so it is not lost either.
+	type skippedBig struct {
+		X int
+		N *big.Int `dynamo:"-"`
+	}
+	if _, err := tb.Save(ctx, walkItem{ID: "a", Any: skippedBig{X: 1, N: big.NewInt(1)}}); !errors.Is(err, errSent) {
+		t.Errorf("big.Int in a skipped field in an interface: %v, want it sent", err)
+	}
+	type keptBig struct {
+		X int
+		N *big.Int
+	}
+	_, err = tb.Save(ctx, walkItem{ID: "a", Any: keptBig{X: 1, N: big.NewInt(1)}})
+	wantInvalid(t, "big.Int in an interface", err, "big.Int in an interface value")
 }
