@@ -546,3 +546,25 @@ func parseJavaBool(n string) (bool, error) {
 	}
 	return false, fmt.Errorf("javabool: the number %s is neither 1 (true) nor 0 (false)", n)
 }
+
+// elemCycle reports whether following the element types of t through
+// pointers, slices, arrays and maps leads back to a type on the way without
+// passing a struct (type P *P, type L []L, type M map[string]M): such a type
+// holds no fields, and walking it by type would never end.
+func elemCycle(t reflect.Type) bool {
+	var seen []reflect.Type
+	for {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		default:
+			return false
+		}
+		for _, s := range seen {
+			if s == t {
+				return true
+			}
+		}
+		seen = append(seen, t)
+		t = t.Elem()
+	}
+}
