@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"reflect"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 type node struct {
@@ -137,6 +141,13 @@ func TestGoValueChecksSeeEncodedFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	fn := func() {}
+	// attributevalue (TagKey "dynamo") stores the outer fn, not the hidden
+	// one, and nothing of the skipped field.
+	hidden, err := attributevalue.NewEncoder(func(o *attributevalue.EncoderOptions) { o.TagKey = TagKey }).
+		Encode(walkDoc{walkExtra: walkExtra{Fn: fn}, Fn: 1, Gone: fn})
+	if m, ok := hidden.(*types.AttributeValueMemberM); err != nil || !ok || len(m.Value) != 1 || !reflect.DeepEqual(m.Value["fn"], n("1")) {
+		t.Errorf("attributevalue encodes the doc as %#v (%v), want only fn: 1", hidden, err)
+	}
 	for what, doc := range map[string]walkDoc{
 		"hidden func":  {walkExtra: walkExtra{Fn: fn}, Fn: 1},
 		"skipped func": {Gone: fn},

@@ -667,6 +667,16 @@ func TestJavaNestedFieldsReadAsEncoded(t *testing.T) {
 	if !reflect.DeepEqual(got["doc"], want) {
 		t.Errorf("doc encoded as %s, want %s", avString(got["doc"]), avString(want))
 	}
+	// The names are attributevalue's (TagKey "dynamo"); only the values
+	// of javabool fields differ.
+	plain, err := attributevalue.NewEncoder(func(o *attributevalue.EncoderOptions) { o.TagKey = TagKey }).Encode(item.Doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantAV := avM(map[string]types.AttributeValue{"flag": &types.AttributeValueMemberBOOL{Value: true}, "on": &types.AttributeValueMemberBOOL{Value: true},
+		"plain": &types.AttributeValueMemberBOOL{Value: true}}); !reflect.DeepEqual(plain, wantAV) {
+		t.Errorf("attributevalue encodes doc as %s, want %s", avString(plain), avString(wantAV))
+	}
 	stored := map[string]types.AttributeValue{"id": str("a"),
 		"doc": avM(map[string]types.AttributeValue{"flag": n("1"), "on": n("0"), "plain": &types.AttributeValueMemberBOOL{Value: true}})}
 	back, err := tb.decode(stored)
