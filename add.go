@@ -2,14 +2,13 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -72,46 +71,19 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 
 // Add applies the changes of delta to the item with key's primary key in
 // one UpdateItem, without reading it first, and returns the item as stored
-// afterwards (ReturnValues=ALL_NEW). Only key's key fields are used.
+// afterwards. Only key's key fields are used; a missing item is created.
+// Concurrent Adds all count and never conflict; a versioned item's version
+// advances, so that copies read before conflict on their next write. With
+// MustExist a missing item is an error satisfying errors.Is(err,
+// ErrNotFound) and nothing is written; a failed If condition is a
+// *ConditionError wrapping ErrConditionFailed. A lost answer is settled by
+// a read, never by sending the ADD again: when the outcome cannot be told,
+// the error satisfies errors.Is(err, ErrUnknownOutcome). ctx bounds the
+// requests and the settling read.
 //
-// The changes are DynamoDB's ADD and DELETE: atomic, so that concurrent
-// Adds all count and none is lost, and never a version conflict. For a
-// versioned type the same request advances the stored version by its step
-// (a missing item gets the first version), so that whoever holds a copy
-// read before it conflicts on their next Save, Delete or transaction; fields
-// tagged modified are set to the clock, created ones where the item has
-// none; a type's `entity=NAME` attribute is set to NAME, and the Add fails
-// with ErrConditionFailed when the key holds another entity's item. A
-// missing item is created with the key and the changes (a number
-// added to a missing attribute counts from 0). An attribute stored as NULL
-// (SavePut of a nil set or pointer writes NULL) is changed as a missing one:
-// from 0, from the empty set — a second request, sent when the first finds
-// the NULL; a version stored as NULL is no version, and the first one is
-// written over it. To require that the item exists, pass MustExist(): a missing
-// item is then an error satisfying errors.Is(err, ErrNotFound), and
-// nothing is written.
-// If conditions are ANDed; when one fails the error is a *ConditionError
-// wrapping ErrConditionFailed, carrying the stored item.
-//
-// Attributes are named as stored (the tag's name, not the Go field's).
-// Refused before anything is sent, with an error wrapping ErrInvalidInput
-// that names the attribute and the fix: an empty delta; an attribute the type
-// does not model, a key, the version, a created or modified time; a number
-// added to a field that is not numeric (or stored as a string), a fraction
-// added to an integer field, NaN or ±Inf; set changes to a field that is not
-// a set (tag it `set`), elements of the wrong type, or none; two changes of
-// one attribute; a SaveBehavior other than the default. An integer or
-// float32 field is also guarded in DynamoDB: the condition that the result
-// still fits the field's Go type (an int8 counter stops at 127, a float32
-// one at 3.4E38, with ErrConditionFailed), so that the item always loads.
-//
-// Lost answers: an ADD applied twice counts twice, so the mapper never lets
-// the SDK send it again blindly. It reads the item: the write token of this
-// Add there (versioned types, tokens on) means it was applied, and Add
-// returns the item read; anything else — and any lost answer for a type
-// without a version — is an error satisfying errors.Is(err,
-// ErrUnknownOutcome): look at the stored item (Table.Current) before adding
-// again.
+// The rules — attributes named as stored, NULLs, the guards that keep
+// integer and float32 fields loadable, entity types, what is refused
+// before sending — are in the package doc, "Counters without a read".
 //
 // IAM: dynamodb:UpdateItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOption) (T, error) {
@@ -122,6 +94,9 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 	}
 	if wo.behavior != SaveUpdate {
 		return zero, fmt.Errorf("%w: Add on table %q with %v: Add always adds in DynamoDB without a version condition; remove WithSaveBehavior", ErrInvalidInput, t.name, wo.behavior)
+	}
+	if len(wo.guards) > 0 {
+		return zero, fmt.Errorf("%w: Add on table %q with GuardedBy: Add returns the item as DynamoDB stored it, and a guarded write is a transaction, which returns no item; use Update with GuardedBy", ErrInvalidInput, t.name)
 	}
 	_, v, err := t.box(key, "Add")
 	if err != nil {
@@ -137,9 +112,15 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 		wo.conds = append(slices.Clip(wo.conds), expression.AttributeExists(hash))
 	}
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
-	var nulls map[string]bool // the changed attributes the stored item holds as NULL
+	var blind []string        // what Add changes without reading it (storedNulls)
+	for _, op := range delta.ops {
+		blind = append(blind, op.attr)
+	}
+	if t.p.s.version >= 0 {
+		blind = append(blind, t.p.versionAttr[0])
+	}
 	for attempt := 1; ; attempt++ {
-		r, err := t.buildAdd(k, delta, &wo, nulls)
+		r, err := t.buildAdd(k, delta, &wo)
 		if err != nil {
 			return zero, err
 		}
@@ -151,44 +132,14 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 			// A NULL where the request assumed none (or the reverse) failed
 			// its condition, certainly not applied: send it again for the
 			// item as stored.
-			again := storedNulls(delta, err, nulls)
-			nullVersion, known := t.p.storedNullVersion(err)
-			if (again != nil || known && nullVersion != wo.nullVersion) && attempt < maxNullAttempts {
-				if again != nil {
-					nulls = again
-				}
-				if known {
-					wo.nullVersion = nullVersion
-				}
+			if nulls := storedNulls(err, blind, wo.nulls); nulls != nil && attempt < maxNullAttempts {
+				wo.nulls = nulls
 				continue
 			}
 			return zero, err
 		}
 		return t.decode(allNew)
 	}
-}
-
-// storedNulls returns the attributes changed by delta that the stored item
-// of a failed Add (err, a *ConditionError carrying it) holds as NULL, when
-// they are not those the Add assumed (prev), so that the Add is sent again
-// for them; nil when err is the Add's answer: another failure, or an
-// outcome that is not known. (A NULL version: plan.failedOnNullVersion.)
-func storedNulls(delta Delta, err error, prev map[string]bool) map[string]bool {
-	var ce *ConditionError
-	if !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) {
-		return nil
-	}
-	nulls := map[string]bool{}
-	for _, op := range delta.ops {
-		if isNull(ce.Item[op.attr]) {
-			nulls[op.attr] = true
-		}
-	}
-
-	if maps.Equal(nulls, prev) {
-		return nil
-	}
-	return nulls
 }
 
 // addBound is the guard of an integer or float32 field's result: the
@@ -203,16 +154,14 @@ type addBound struct {
 }
 
 // buildAdd checks delta against the schema and builds the UpdateItem of an
-// Add of the item with key k. nulls names the changed attributes that the
-// stored item holds as NULL (a set or counter SavePut wrote from a nil
-// value, or another client): a change treats NULL as missing, as DynamoDB's
-// ADD and DELETE refuse it. The request assumes that those, and only those,
-// hold NULL; when that no longer holds it fails its condition (see Add).
-func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions, nulls map[string]bool) (saveRequest, error) {
+// Add of the item with key k. wo.nulls names the changed attributes (and
+// the version) that the stored item holds as NULL (a set or counter SavePut
+// wrote from a nil value, or another client): a change treats NULL as
+// missing, as DynamoDB's ADD and DELETE refuse it. The request assumes that
+// those, and only those, hold NULL; when that no longer holds it fails its
+// condition (see storedNulls).
+func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
 	p, s := t.p, t.p.s
-	bad := func(attr, format string, args ...any) error {
-		return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
-	}
 	if len(delta.ops) == 0 {
 		return saveRequest{}, fmt.Errorf("%w: Add on table %q with an empty Delta: name a change, e.g. dynamo.Increment(\"views\", 1)", ErrInvalidInput, t.name)
 	}
@@ -221,99 +170,22 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
 	eb := exprBuilder{values: map[string]types.AttributeValue{}, names: map[string]string{}, owned: true}
-	values := eb.values
 	var conds []string // the changes' conditions, ANDed in this order before the version's
 	var bounds []addBound
 	seen := map[string]bool{}
 	for _, op := range delta.ops {
-		i, ok := s.byName[op.attr]
-		if !ok {
-			for j := range s.fields {
-				if s.fields[j].goName == op.attr {
-					return saveRequest{}, bad(op.attr, "not an attribute of %s; field %s is stored as %q: name the attribute", s.typ, op.attr, s.fields[j].name)
-				}
-			}
-			return saveRequest{}, bad(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.typ)
-		}
-		f := &s.fields[i]
-		nc, nb := len(conds), len(bounds) // this change's conditions and bound start here
-		switch i {
-		case s.hash, s.rng:
-			return saveRequest{}, bad(op.attr, "is a key, which never changes: Add changes other attributes of the item with that key")
-		case s.version:
-			return saveRequest{}, bad(op.attr, "is the version, which Add advances itself")
-		case s.created, s.modified:
-			return saveRequest{}, bad(op.attr, "is a created or modified time, which the mapper sets itself")
-		}
 		if seen[op.attr] {
-			return saveRequest{}, bad(op.attr, "changed twice in one Delta: combine the changes into one")
+			return saveRequest{}, t.badAdd(op.attr, "changed twice in one Delta: combine the changes into one")
 		}
 		seen[op.attr] = true
-		vph := ":d" + f.vph[2:]
-		eb.name(f.ph, f.name)
-		var av types.AttributeValue
-		if op.kind == 'n' {
-			nav, b, err := addNumber(f, op.val)
-			if err != nil {
-				return saveRequest{}, bad(op.attr, "%v", err)
-			}
-			av = nav
-			if b != nil {
-				bounds = append(bounds, *b)
-				bph := ":x" + f.vph[2:]
-				cmp := " <= "
-				if !b.max {
-					cmp = " >= "
-				}
-				c := f.ph + cmp + bph
-				if b.fromZero {
-					// A missing attribute counts from 0, which n leaves in range.
-					c = "attribute_not_exists(" + f.ph + ") OR " + c
-				}
-				conds = append(conds, c)
-				values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
-			}
-		} else {
-			sav, err := setElems(f, op.val)
-			if err != nil {
-				return saveRequest{}, bad(op.attr, "%v", err)
-			}
-			av = sav
-		}
-		checked := map[string]types.AttributeValue{f.name: av}
-		if err := s.checkEncoded(t.name, checked); err != nil { // drops duplicate elements
+		c, b, err := t.addChange(&eb, op, wo.nulls[op.attr])
+		if err != nil {
 			return saveRequest{}, err
 		}
-		av = checked[f.name]
-		if nulls[op.attr] && (len(bounds) == nb || bounds[len(bounds)-1].fromZero) {
-			// Stored as NULL: the change is made as to a missing attribute
-			// (from 0, from the empty set; the bound holds from 0), on
-			// condition that the attribute still holds NULL.
-			conds = append(conds[:nc], "attribute_type("+f.ph+", "+nullTypePH+")")
-			delete(values, ":x"+f.vph[2:]) // the bound's value, unused now
-			values[nullTypePH] = nullTypeAV
-			if op.kind == 'd' {
-				eb.remove(f.ph)
-				continue
-			}
-			eb.set(f.ph, vph)
-			values[vph] = av
-			continue
+		conds = append(conds, c...)
+		if b != nil {
+			bounds = append(bounds, *b)
 		}
-		if len(conds) == nc {
-			// DynamoDB refuses ADD and DELETE on NULL (ValidationException):
-			// a NULL fails the condition instead, with the stored item, and
-			// Add sends the change again for it. A bound's comparison is
-			// already false on NULL.
-			conds = append(conds, "NOT attribute_type("+f.ph+", "+nullTypePH+")")
-			values[nullTypePH] = nullTypeAV
-		}
-		values[vph] = av
-		clause := clauseAdd
-		if op.kind == 'd' {
-			clause = clauseDelete
-		}
-		eb.addTo(clause, f.ph, vph)
 	}
 	for _, c := range conds {
 		eb.and(c, nil)
@@ -322,42 +194,14 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
 	if s.version >= 0 {
-		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), wo.nullVersion), p.versionNames)
+		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), wo.nulls[p.versionAttr[0]]), p.versionNames)
 		if p.tokenAttr != "" {
 			r.token = newToken()
 			p.writeToken(&eb, r.token)
 		}
 	}
-	if s.entity >= 0 {
-		// Stamp the entity, as a Save does: an item Add creates is of the
-		// type's entity (the entity condition keeps others' items out).
-		f := &s.fields[s.entity]
-		eb.set(f.ph, f.vph)
-		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
-		eb.name(f.ph, f.name)
-	}
-	if s.hasStamps() {
-		// Encode the times as a write of the struct would (unixtime,
-		// javadate): stamp a zero item and pick them out.
-		z := reflect.New(s.typ)
-		boxed, _ := t.stamp(z.Interface(), z.Elem(), now)
-		item, err := t.encodeUnchecked(boxed)
-		if err != nil {
-			return saveRequest{}, err
-		}
-		for _, i := range [2]int{s.modified, s.created} {
-			if i < 0 {
-				continue
-			}
-			f := &s.fields[i]
-			if i == s.created {
-				eb.setIfAbsent(f.ph, f.vph)
-			} else {
-				eb.set(f.ph, f.vph)
-			}
-			eb.values[f.vph] = item[f.name]
-			eb.name(f.ph, f.name)
-		}
+	if err := t.addStamps(&eb, now); err != nil {
+		return saveRequest{}, err
 	}
 	r.up = eb.updateParts(uc)
 	r.bounds = bounds
@@ -365,6 +209,141 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(r.up.cond))
 	}
 	return r, nil
+}
+
+// badAdd is the error of a change of attr that Add refuses.
+func (t *Table[T]) badAdd(attr, format string, args ...any) error {
+	return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
+}
+
+// addChange checks one change of a Delta against the schema, writes its
+// action and values to eb, and returns its conditions and, for an integer
+// or float32 field, the bound that keeps the result in the field's range.
+// null: the stored item holds the attribute as NULL (see storedNulls).
+func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, *addBound, error) {
+	s := t.p.s
+	i, ok := s.byName[op.attr]
+	if !ok {
+		for j := range s.fields {
+			if s.fields[j].goName == op.attr {
+				return nil, nil, t.badAdd(op.attr, "not an attribute of %s; field %s is stored as %q: name the attribute", s.typ, op.attr, s.fields[j].name)
+			}
+		}
+		return nil, nil, t.badAdd(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.typ)
+	}
+	switch i {
+	case s.hash, s.rng:
+		return nil, nil, t.badAdd(op.attr, "is a key, which never changes: Add changes other attributes of the item with that key")
+	case s.version:
+		return nil, nil, t.badAdd(op.attr, "is the version, which Add advances itself")
+	case s.created, s.modified:
+		return nil, nil, t.badAdd(op.attr, "is a created or modified time, which the mapper sets itself")
+	}
+	f := &s.fields[i]
+	vph := ":d" + f.vph[2:]
+	eb.name(f.ph, f.name)
+	var av types.AttributeValue
+	var bound *addBound
+	var cond string // the bound's condition
+	if op.kind == 'n' {
+		nav, b, err := addNumber(f, op.val)
+		if err != nil {
+			return nil, nil, t.badAdd(op.attr, "%v", err)
+		}
+		av, bound = nav, b
+		if b != nil {
+			bph := ":x" + f.vph[2:]
+			cmp := " <= "
+			if !b.max {
+				cmp = " >= "
+			}
+			cond = f.ph + cmp + bph
+			if b.fromZero {
+				// A missing attribute counts from 0, which n leaves in range.
+				cond = "attribute_not_exists(" + f.ph + ") OR " + cond
+			}
+			eb.values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
+		}
+	} else {
+		sav, err := setElems(f, op.val)
+		if err != nil {
+			return nil, nil, t.badAdd(op.attr, "%v", err)
+		}
+		av = sav
+	}
+	checked := map[string]types.AttributeValue{f.name: av}
+	if err := s.checkEncoded(t.name, checked); err != nil { // drops duplicate elements
+		return nil, nil, err
+	}
+	av = checked[f.name]
+	eb.values[vph] = av
+	if null && (bound == nil || bound.fromZero) {
+		// Stored as NULL: the change is made as to a missing attribute
+		// (from 0, from the empty set; the bound holds from 0), on
+		// condition that the attribute still holds NULL.
+		delete(eb.values, ":x"+f.vph[2:]) // the bound's value, unused now
+		eb.values[nullTypePH] = nullTypeAV
+		if op.kind == 'd' {
+			delete(eb.values, vph)
+			eb.remove(f.ph)
+		} else {
+			eb.set(f.ph, vph)
+		}
+		return []string{"attribute_type(" + f.ph + ", " + nullTypePH + ")"}, bound, nil
+	}
+	if cond == "" {
+		// DynamoDB refuses ADD and DELETE on NULL (ValidationException):
+		// a NULL fails the condition instead, with the stored item, and
+		// Add sends the change again for it. A bound's comparison is
+		// already false on NULL.
+		cond = "NOT attribute_type(" + f.ph + ", " + nullTypePH + ")"
+		eb.values[nullTypePH] = nullTypeAV
+	}
+	clause := clauseAdd
+	if op.kind == 'd' {
+		clause = clauseDelete
+	}
+	eb.addTo(clause, f.ph, vph)
+	return []string{cond}, bound, nil
+}
+
+// addStamps writes to eb what an Add sets besides its changes, as a Save
+// would: the type's entity name and the modified and created times (now).
+func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time) error {
+	s := t.p.s
+	if s.entity >= 0 {
+		// An item Add creates is of the type's entity (the entity
+		// condition keeps others' items out).
+		f := &s.fields[s.entity]
+		eb.set(f.ph, f.vph)
+		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
+		eb.name(f.ph, f.name)
+	}
+	if !s.hasStamps() {
+		return nil
+	}
+	// Encode the times as a write of the struct would (unixtime, javadate):
+	// stamp a zero item and pick them out.
+	z := reflect.New(s.typ)
+	boxed, _ := t.stamp(z.Interface(), z.Elem(), now)
+	item, err := t.encodeUnchecked(boxed)
+	if err != nil {
+		return err
+	}
+	for _, i := range [2]int{s.modified, s.created} {
+		if i < 0 {
+			continue
+		}
+		f := &s.fields[i]
+		if i == s.created {
+			eb.setIfAbsent(f.ph, f.vph)
+		} else {
+			eb.set(f.ph, f.vph)
+		}
+		eb.values[f.vph] = item[f.name]
+		eb.name(f.ph, f.name)
+	}
+	return nil
 }
 
 // addNumber checks that n may be added to field f and returns it as a
@@ -478,15 +457,7 @@ func intRange(t reflect.Type) (*big.Int, *big.Int) {
 // setElems checks that elems may be added to or deleted from the set field
 // f and returns them as a DynamoDB set of the field's kind.
 func setElems(f *field, elems any) (types.AttributeValue, error) {
-	kind := f.setKind
-	switch {
-	case f.opts.stringSet:
-		kind = 'S'
-	case f.opts.numberSet:
-		kind = 'N'
-	case f.opts.binarySet, f.typ == reflect.TypeFor[[][]byte]():
-		kind = 'B'
-	}
+	kind := f.storedSetKind()
 	var textElem reflect.Type // the field's elements are of this text type, stored as their text
 	if ft := derefType(f.typ); (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && codec.IsText(derefType(ft.Elem())) &&
 		(f.setKind != 0 || f.opts.stringSet) {

@@ -58,9 +58,15 @@ func (clobberOption) applyBatchWrite(o *batchWriteOptions) { o.clobber = true }
 // Clobber lets BatchSave and BatchDelete write items of a versioned type,
 // which they otherwise refuse: a batch write cannot carry a condition, so
 // the version is not checked (what SaveClobber means for Save and Delete).
-// BatchSave then writes each item with its held version + 1, which can move
-// a stored version backwards; use it for loading data nobody else writes
-// concurrently. Types without a version need no option.
+// BatchSave then writes each item with the version after the one it holds
+// (held + the versionstep; for an unsaved item the first version), with no
+// check: this is Java DynamoDBMapper's CLOBBER, and unlike Save with
+// SaveClobber, which increments inside DynamoDB, it can move a stored
+// version backwards (an item stored at version 5 and saved holding 2 is
+// stored at 3), after which holders of the overwritten versions may save
+// over it without a conflict. Use it for loading data nobody else writes
+// concurrently. (Java's batchSave skips the version check silently; this one
+// does not.) Types without a version need no option.
 func Clobber() BatchWriteOption { return clobberOption{} }
 
 // batchReadPolicy returns the options of a batch read and its retry policy.
@@ -246,40 +252,21 @@ var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 
 // BatchSave writes items with BatchWriteItem: one PutRequest per item, in
 // requests of at most MaxBatchWriteItems, one request after another. Each
-// item replaces the whole stored item, including attributes the struct does
-// not model, as with SavePut. items is not modified.
+// item replaces the whole stored item, as with SavePut; items is not
+// modified. A batch write cannot carry a condition, so for a versioned type
+// BatchSave refuses to write unless Clobber() is given (see Clobber for
+// what that risks); for version-checked writes of several items use a
+// transaction or Save in a loop. Fields tagged modified are set to the
+// mapper's clock, and zero created ones too (a stored creation time is
+// overwritten unless the item holds it).
 //
-// A batch write cannot carry a condition, so it cannot check a version. For a
-// versioned type BatchSave therefore refuses to write (ErrInvalidInput, before
-// sending anything) unless Clobber() is given; for version-checked writes of
-// several items use a transaction (Mapper.WriteTx with Table.TxSave) or Save
-// in a loop. With Clobber each item is written with version held+1, where
-// held is the version the item holds, and no check: this is Java
-// DynamoDBMapper's CLOBBER, and unlike Table.Save with SaveClobber, which
-// increments inside DynamoDB, it CAN move a stored version backwards (an item
-// stored at version 5 and saved holding 2 is stored at 3), after which
-// holders of the overwritten versions may save over it without a conflict.
-// Use it for loading data that nobody else writes concurrently. Java's
-// batchSave skips the version check silently; this one does not. Types
-// without a version need no option. The next version is the one after the
-// held one (held + the versionstep; for an unsaved item the first version).
-//
-// Fields tagged modified are set to the mapper's clock, and created ones
-// that are zero too: a batch write replaces the item, so a stored creation
-// time is overwritten unless the item holds it (load it first).
-//
-// Also refused before anything is sent, with an error wrapping
-// ErrInvalidInput that names the index: a nil item, an unset or empty key, an
-// item over 400 KB, two items with the same key.
-//
-// Items DynamoDB leaves unprocessed (throttling) are sent again after a
-// jittered exponential backoff; each chunk is sent at most MaxAttempts times,
-// as the RetryPolicy says (WithRetry, given to this call or to NewMapper; by
-// default 100 times, waits from 2 ms up to 100 ms). ctx bounds the whole
-// call: every request, the SDK's retries and the waits between them. A batch
-// is not atomic: when BatchSave fails after sending, some items may have been
-// written, and the error is a *BatchWriteError saying which items were
-// written and which not.
+// Refused before anything is sent, with an error wrapping ErrInvalidInput
+// that names the index: a nil item, an unset or empty key, an item over 400
+// KB, two items with the same key. Items DynamoDB leaves unprocessed are
+// sent again as the RetryPolicy says (WithRetry, given to this call or to
+// NewMapper). ctx bounds the whole call. A batch is not atomic: when
+// BatchSave fails after sending, the error is a *BatchWriteError saying
+// which items were written and which not.
 //
 // IAM: dynamodb:BatchWriteItem.
 func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteOption) error {

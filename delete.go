@@ -56,6 +56,18 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 		return fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(key))
 	}
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
+	if len(wo.guards) > 0 {
+		m := &txMember{kind: "Delete", table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc, checked: !clobber}
+		m.item.Delete = &types.Delete{
+			TableName:                           aws.String(t.name),
+			Key:                                 key,
+			ConditionExpression:                 strPtr(pc.cond),
+			ExpressionAttributeNames:            pc.names,
+			ExpressionAttributeValues:           pc.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}
+		return t.m.writeGuarded(ctx, "Delete", m, wo.guards)
+	}
 	var att attempts
 	_, err = t.m.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                           aws.String(t.name),

@@ -233,19 +233,54 @@
 //
 //	page, err := pages.Add(ctx, Page{URL: u}, dynamo.Increment("views", 1).AddToSet("referrers", []string{ref}))
 //
-// The same request advances the version (by its step), sets the modified
-// time and returns the item as stored (ReturnValues=ALL_NEW); copies read
-// before it then conflict, as they must. Integer fields are guarded so that
-// the stored result always fits the Go type. A lost answer is settled with
-// the write token: an ADD is never sent twice, and when the outcome cannot
-// be told the error is ErrUnknownOutcome.
+// The changes are DynamoDB's ADD and DELETE: atomic, so that concurrent
+// Adds all count and none is lost. For a versioned type the same request
+// advances the stored version by its step (a missing item gets the first
+// version), so that whoever holds a copy read before it conflicts on their
+// next Save, Delete or transaction. Fields tagged modified are set to the
+// clock, created ones where the item has none; a type's `entity=NAME`
+// attribute is set to NAME, and the Add fails with ErrConditionFailed when
+// the key holds another entity's item. A missing item is created with the
+// key and the changes (a number added to a missing attribute counts from
+// 0). The item is returned as stored (ReturnValues=ALL_NEW).
+//
+// Attributes are named as stored (the tag's name, not the Go field's). An
+// attribute stored as NULL (SavePut of a nil set or pointer writes NULL, and
+// other writers may) is changed as a missing one: from 0, from the empty
+// set; a version stored as NULL is no version, and the first one is written
+// over it. DynamoDB refuses ADD on NULL, so this takes a second request,
+// sent when the first finds the NULL (SaveAppendSet and SaveClobber do the
+// same). An integer or float32 field is guarded in DynamoDB: the condition
+// that the result still fits the field's Go type (an int8 counter stops at
+// 127, a float32 one at 3.4E38, with ErrConditionFailed), so that the item
+// always loads. If conditions are ANDed; MustExist requires the item.
+//
+// Refused before anything is sent, with an error wrapping ErrInvalidInput
+// that names the attribute and the fix: an empty delta; an attribute the
+// type does not model, a key, the version, a created or modified time; a
+// number added to a field that is not numeric (or stored as a string), a
+// fraction added to an integer field, NaN or ±Inf; set changes to a field
+// that is not a set (tag it `set`), elements of the wrong type, or none; two
+// changes of one attribute; a SaveBehavior other than the default.
+//
+// Lost answers: an ADD applied twice counts twice, so the mapper never lets
+// the SDK send it again blindly. It reads the item: the write token of this
+// Add there (versioned types, tokens on) means it was applied, and Add
+// returns the item read; anything else — and any lost answer for a type
+// without a version — is an error satisfying errors.Is(err,
+// ErrUnknownOutcome): look at the stored item (Table.Current) before adding
+// again.
 //
 // # Save behaviours
 //
 // SaveUpdate (default), SaveUpdateSkipNulls, SavePut, SaveClobber and
 // SaveAppendSet mirror DynamoDBMapper's SaveBehavior; see their docs. One
 // difference: SaveClobber increments the version inside DynamoDB (ADD), so a
-// stored version never moves backwards.
+// stored version never moves backwards, and never past the largest version
+// the field's type holds (an error names the type to widen); a version
+// stored as NULL (by another writer) counts as none, and the first version
+// is written over it. SaveAppendSet adds to a set stored as NULL as to a
+// missing one. (Both take a second request when the first finds the NULL.)
 //
 // # Lost responses and incarnations
 //
@@ -347,6 +382,29 @@
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
 //
+// # Queries
+//
+// Values in a Query's key condition are marshaled by the expression package
+// with the default attributevalue options, not the mapper's (see Filter). A
+// key of a text type (see If) is a string key:
+// expression.Key("id").Equal(expression.Value(u)) for a uuid-style [16]byte
+// u sends u's MarshalText string, not its bytes. DynamoDB orders such a sort
+// key by its text, so Between, LessThan and the other ordering conditions on
+// it are refused with ErrInvalidInput unless given strings (for a big.Int
+// "99" sorts after "100"): store a number you range over as a number (see
+// "Text types").
+//
+// The key condition is checked before anything is sent. It may name only
+// the partition key and the sort key of what the query reads (the table, or
+// an Index the tags declare), each once, and must fix the partition key with
+// Equal; its values must have the keys' types (S, N or B), be numbers
+// DynamoDB stores (38 significant digits, magnitudes 1E-130 to
+// 9.9999999999999999999999999999999999999E+125) and strings of valid UTF-8
+// (the SDK would replace invalid bytes with U+FFFD and read another key).
+// Anything else is refused with ErrInvalidInput naming the attribute, e.g.
+// "isbn" for "ISBN". Filter values and attribute names must be valid UTF-8
+// too. For an index the tags do not declare, only the values are checked.
+//
 // # Transactions as a function
 //
 // What fn sees in a run of Mapper.Transact:
@@ -412,6 +470,27 @@
 // used with two types. One item is one member: several Saves of an item in a
 // run send the last one. WithRequestToken is refused (each commit needs its
 // own token; for a fixed token use WriteTx).
+//
+// # Guarded writes
+//
+// A write that must land only while a condition on another item holds — a
+// lease still ours (package lease), an account not frozen — takes
+// GuardedBy(checks...), condition checks made by Table.TxCheck (or a
+// lease's Guard). The write and the checks go in one TransactWriteItems,
+// all or nothing, so no other writer can slip between the check and the
+// write. GuardedBy works in every call that writes: Save, Delete and
+// Update send their write as that transaction, keeping their own version
+// checks, If conditions and errors (Update its retry loop: a conflict on
+// its item runs the function again on the item the conflict carried);
+// Transact adds the checks to every commit; WriteTx adds them after its
+// ops. A failed check is a *TxError naming it, satisfying
+// errors.Is(err, ErrConditionFailed): nothing is written and no function
+// runs again, since running it again would not change the check. A lost
+// answer is settled by resending the transaction under its request token,
+// as Transact does. The cost: a guarded write is a transaction (twice the
+// write units of its items, plus a read unit per check), and Save and
+// Update write with SaveUpdate or SavePut only, since a transaction returns
+// no stored item.
 //
 // # Narrow types are projections
 //
@@ -483,12 +562,13 @@
 //
 // Each call takes an option type of its own, and an option type is an
 // interface that only the options working for that call satisfy, so most
-// misplaced options do not compile: WriteOption (If, WithSaveBehavior) for
-// Save, Delete, Update, Add and transaction members; ReadOption
+// misplaced options do not compile: WriteOption (If, WithSaveBehavior,
+// MustExist, GuardedBy) for Save, Delete, Update, Add and transaction
+// members; ReadOption
 // (ConsistentRead) for Load, which is also a QueryOption and a
 // BatchReadOption; QueryOption for queries and scans; BatchReadOption and
-// BatchWriteOption (Clobber) for batches; TxOption (WithRequestToken) and
-// ReadTxOption for transactions; CreateTableOption and TableSpecOption for
+// BatchWriteOption (Clobber) for batches; TxOption (WithRequestToken,
+// GuardedBy) and ReadTxOption for transactions; CreateTableOption and TableSpecOption for
 // table creation; Option for NewMapper. WithRetry is an option of every call
 // that repeats requests. A nil option is no option, for every call.
 //
@@ -501,7 +581,9 @@
 //	WithSaveBehavior(SavePut, SaveUpdateSkipNulls,
 //	  SaveAppendSet)                              Delete, TxDelete, TxCheck      refused: only SaveClobber means anything to a delete
 //	WithSaveBehavior(SaveUpdateSkipNulls,
-//	  SaveAppendSet, SaveClobber)                 TxSave, Table.In(tx).Save      refused: a transaction returns no stored item
+//	  SaveAppendSet, SaveClobber)                 TxSave, Table.In(tx).Save;     refused: a transaction returns no stored item
+//	                                              Save, Update with GuardedBy
+//	GuardedBy                                     Add                            refused: the same; use Update
 //	WithSaveBehavior(any but SaveUpdate)          Table.In(tx).Delete            refused: a delete in Transact takes only If
 //	WithSaveBehavior(SaveClobber) without If      TxCheck                        refused: the check would check nothing
 //	WithSaveBehavior(a value not a Save* const)   every call                     refused

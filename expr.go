@@ -55,7 +55,11 @@ type plan struct {
 	// hash key alone; every attribute and the hash key.
 	tokenNames, hashNames, basisNames map[string]string
 
-	versionPH   string // "#a<i>" of the version attribute, "" if none
+	versionPH string // "#a<i>" of the version attribute, "" if none
+	// versionAttr holds the version attribute's name; setAttrs the names
+	// of the set attributes (blindAttrs).
+	versionAttr [1]string
+	setAttrs    []string
 	condCreate  string // attribute_not_exists(#v) OR #v = :v0 (held 0)
 	condMatch   string // #v = :v0
 	condClobber string // SaveClobber: the stored version leaves room for one more
@@ -101,12 +105,16 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		f := &s.fields[i]
 		p.allNames[f.ph] = f.name
 		p.nonKeyFields = append(p.nonKeyFields, i)
+		if f.storedSetKind() != 0 {
+			p.setAttrs = append(p.setAttrs, f.name)
+		}
 		if i != s.version {
 			p.nonKeyNoVerFs = append(p.nonKeyNoVerFs, i)
 		}
 	}
 	if s.version >= 0 {
 		p.versionPH = s.fields[s.version].ph
+		p.versionAttr[0] = s.fields[s.version].name
 		p.versionNames[p.versionPH] = s.fields[s.version].name
 		p.putNames = map[string]string{p.versionPH: s.fields[s.version].name}
 		p.condMatch = p.versionPH + " = " + heldVersionPH
@@ -505,10 +513,11 @@ func (b *exprBuilder) updateParts(uc *userCond) updateParts {
 // buildUpdate builds the UpdateItem expressions of a save. item is the
 // encoded item (keys included; the version attribute is ignored, newVersion
 // is written instead); SaveClobber advances the stored version instead
-// (newVersion is its first one; nullVersion: the stored one is NULL, see
-// advanceVersion). bs, when not nil, pins the
+// (newVersion is its first one). nulls names the attributes a SaveClobber
+// or SaveAppendSet assumes the stored item holds as NULL (storedNulls). bs,
+// when not nil, pins the
 // write to the stored state it was computed from (basisCond).
-func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nullVersion bool, token []byte, uc *userCond, bs *basis) updateParts {
+func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nulls map[string]bool, token []byte, uc *userCond, bs *basis) updateParts {
 	s := p.s
 	eb := exprBuilder{values: make(map[string]types.AttributeValue, len(item)+4)}
 	values := eb.values
@@ -528,8 +537,17 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		case !ok:
 			eb.remove(f.ph)
 		case b == SaveAppendSet && isSet(av):
-			eb.addTo(clauseAdd, f.ph, f.vph)
+			// DynamoDB refuses ADD on NULL: a set stored as NULL is
+			// replaced, one that is not is added to (storedNulls).
 			values[f.vph] = av
+			values[nullTypePH] = nullTypeAV
+			if nulls[f.name] {
+				eb.set(f.ph, f.vph)
+				eb.and("attribute_type("+f.ph+", "+nullTypePH+")", nil)
+			} else {
+				eb.addTo(clauseAdd, f.ph, f.vph)
+				eb.and("NOT attribute_type("+f.ph+", "+nullTypePH+")", nil)
+			}
 		case i == s.created:
 			// Set once, by the write that creates the item.
 			eb.setIfAbsent(f.ph, f.vph)
@@ -541,7 +559,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	}
 	if s.version >= 0 {
 		if b == SaveClobber {
-			eb.and(p.advanceVersion(&eb, newVersion, nullVersion), nil)
+			eb.and(p.advanceVersion(&eb, newVersion, nulls[p.versionAttr[0]]), nil)
 		} else {
 			eb.set(p.versionPH, newVersionPH)
 			values[newVersionPH] = numberAV(newVersion)

@@ -126,7 +126,7 @@ type outcome[T any] struct {
 // SaveAppendSet return the item DynamoDB stored, which only the last change
 // of a write gets.
 func (wo *writeOptions) coalescable() bool {
-	return len(wo.conds) == 0 && (wo.behavior == SaveUpdate || wo.behavior == SavePut)
+	return len(wo.conds) == 0 && len(wo.guards) == 0 && (wo.behavior == SaveUpdate || wo.behavior == SavePut)
 }
 
 // maxBatch bounds the changes of one write.

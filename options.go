@@ -116,11 +116,12 @@ type writeOptions struct {
 	// mustExist: Update and Add fail with ErrNotFound on a missing item
 	// (MustExist).
 	mustExist bool
-	// nullVersion: the stored version is NULL (another writer's), so a
-	// write without a version condition (SaveClobber, Add) sets the first
-	// version on condition that it still is (advanceVersion); set when such
-	// a write failed on it (plan.failedOnNullVersion).
-	nullVersion bool
+	// nulls names the attributes the stored item holds as NULL, as the
+	// last failed attempt of a write that changes attributes without
+	// reading them found (see storedNulls); nil on a first attempt.
+	nulls map[string]bool
+	// guards are the condition checks the write goes with (GuardedBy).
+	guards []TxOp
 }
 
 // applyWriteOptions returns the defaults with opts applied; see

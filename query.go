@@ -173,32 +173,13 @@ type listing struct {
 //		And(expression.Key("part").Between(expression.Value(1), expression.Value(9)))
 //
 // Nothing is sent until the iterator is used; each use runs the query again
-// from the start (or from StartAfter). Pages are fetched as the loop needs
-// them: breaking out of the loop sends no further request. An error — a
-// refused option, a failed request, an item that does not decode into T,
-// ctx done — is yielded once as (zero, err), after which the iterator stops.
-// ctx bounds the whole iteration, including the SDK's retries; once it is
-// done the iterator yields its error and stops.
-//
-// Values in key are marshaled by the expression package with the default
-// attributevalue options, not the mapper's (see Filter). A key of a text
-// type (see If) is a string key: expression.Key("id").Equal(expression.Value(u))
-// for a uuid-style [16]byte u sends u's MarshalText string, not its bytes.
-// DynamoDB orders such a sort key by its text, so Between, LessThan and the
-// other ordering conditions on it are refused with ErrInvalidInput unless
-// given strings (for a big.Int "99" sorts after "100"): store a number you
-// range over as a number (see "Text types" in the package doc).
-//
-// The key condition is checked before anything is sent. It may name only
-// the partition key and the sort key of what the query reads (the table, or
-// an Index the tags declare), each once, and must fix the partition key with
-// Equal; its values must have the keys' types (S, N or B), be numbers
-// DynamoDB stores (38 significant digits, magnitudes 1E-130 to
-// 9.9999999999999999999999999999999999999E+125) and strings of valid UTF-8
-// (the SDK would replace invalid bytes with U+FFFD and read another key).
-// Anything else is refused with ErrInvalidInput naming the attribute, e.g.
-// "isbn" for "ISBN". Filter values and attribute names must be valid UTF-8
-// too. For an index the tags do not declare, only the values are checked.
+// from the start (or from StartAfter), and pages are fetched as the loop
+// needs them. An error — a refused option or key condition, a failed
+// request, an item that does not decode into T — is yielded once as (zero,
+// err), after which the iterator stops. ctx bounds the whole iteration,
+// including the SDK's retries. The key condition is checked against the
+// key schema before anything is sent; see the package doc, "Queries", for
+// what is refused and how values (text types among them) are encoded.
 //
 // IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the
 // index (arn:…:table/T/index/N).

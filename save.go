@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"time"
 
@@ -17,36 +18,21 @@ import (
 // stored after the write). item itself is never modified.
 //
 // For a versioned type, an unsaved item (version zero or nil) is written as
-// the first version (1, or what the field's versionstart says) on condition
-// that the stored item has no version (or version 0, as Java's
-// DynamoDBMapper can leave); an item holding version v is written as v+1 (v
-// plus the field's versionstep) on condition that the stored version is v. When the condition
-// fails, the error is a *ConditionError wrapping ErrVersionConflict (the
-// stored version differs; Table.Current decodes the stored item) or
-// ErrConditionFailed (an If condition failed). SaveClobber writes without a
-// version condition but never past the largest version the field's type
-// holds (an error names the type to widen); a version stored as NULL (by
-// another writer) counts as none, and the first version is written over it
-// (a second request, sent when the first finds the NULL).
+// the first version on condition that the stored item has no version (or
+// version 0, or NULL, as other writers leave); an item holding version v is
+// written as v+1 (v plus the field's versionstep) on condition that the
+// stored version is v. When a condition fails, the error is a
+// *ConditionError wrapping ErrVersionConflict or ErrConditionFailed (an If
+// condition), carrying the stored item (Table.Current). SaveClobber writes
+// without a version condition; see the package doc, "Save behaviours".
 //
-// Lost answers: when an attempt got no answer (or a 5xx one) the mapper
-// does not let the SDK send the write again blindly. It reads the item: the
-// write's own token there (see WithWriteTokenAttribute) means the write
-// was applied, and Save succeeds; anything else — the item gone, deleted and
-// created again, written by someone else, or tokens off — leaves the outcome
-// open, and the error satisfies errors.Is(err, ErrUnknownOutcome) (a
-// *ConditionError carrying the item read; check Table.Current(err) for the
-// change before making it again). So does any error after such an attempt,
-// e.g. when ctx ends or the read fails. Types without a version attribute
-// carry no token: an unconditional write of one succeeds when the item read
-// holds exactly what it writes, anything else is ErrUnknownOutcome. Save
-// never applies a write twice and never overwrites a write acknowledged to
-// someone else after its own attempt.
-//
-// Bad input is refused before anything is sent with an error wrapping
-// ErrInvalidInput: a nil item, an unset or empty key, an item over 400 KB.
-// ctx bounds the request, including the SDK's retries and the read that
-// settles a lost answer.
+// A write whose answer was lost is settled by a read, never sent again
+// blindly: Save succeeds when its own write is found, and otherwise returns
+// an error satisfying errors.Is(err, ErrUnknownOutcome) — see the package
+// doc, "Lost responses and incarnations". Bad input (a nil item, an unset
+// key, an item over 400 KB) is refused before anything is sent, with an
+// error wrapping ErrInvalidInput. ctx bounds the request, including the
+// SDK's retries and the settling read.
 //
 // IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut), and
 // dynamodb:GetItem to settle a lost answer.
@@ -75,20 +61,34 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	p, s := t.p, t.p.s
 	var r saveRequest
 	var allNew map[string]types.AttributeValue
-	for attempt := 1; ; attempt++ {
-		var err error
-		if r, err = t.buildSave(boxed, v, wo, nil, bs, false, wo.now); err != nil {
+	guarded := len(wo.guards) > 0
+	if guarded {
+		if err := guardedBehavior(t.name, wo.behavior); err != nil {
 			return zero, nil, err
 		}
-		allNew, err = t.sendSave(ctx, &r, wo, bs)
+	}
+	for attempt := 1; ; attempt++ {
+		var err error
+		if r, err = t.buildSave(boxed, v, wo, nil, bs, guarded, wo.now); err != nil {
+			return zero, nil, err
+		}
+		if guarded {
+			call := "Save"
+			if bs != nil {
+				call = "Update"
+			}
+			mem := t.saveMember(&r)
+			mem.kind = call
+			err = t.m.writeGuarded(ctx, call, mem, wo.guards)
+		} else {
+			allNew, err = t.sendSave(ctx, &r, wo, bs)
+		}
 		if err == nil {
 			break
 		}
-		if null, known := p.storedNullVersion(err); wo.behavior == SaveClobber && known && null != wo.nullVersion && attempt < maxNullAttempts {
-			// Certainly not applied: again, for the version as stored
-			// (NULL, or no longer NULL).
+		if nulls := storedNulls(err, p.blindAttrs(wo.behavior), wo.nulls); nulls != nil && attempt < maxNullAttempts {
 			nw := *wo
-			nw.nullVersion = null
+			nw.nulls = nulls
 			wo = &nw
 			continue
 		}
@@ -190,6 +190,58 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 		ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
 	}
 	return ce
+}
+
+// storedNulls returns which of attrs the stored item of a failed write (err,
+// a *ConditionError carrying it) holds as NULL, when that is not what the
+// write assumed (prev), so that the write, certainly not applied, is sent
+// again for the item as stored; nil when err is the write's answer: another
+// failure, a version conflict, or an outcome that is not known.
+//
+// This is the one rule for NULLs met by writes that change an attribute
+// without reading it — Add's changes, SaveAppendSet's sets, the version
+// Add and SaveClobber advance (attrs: plan.blindAttrs, Add's). A NULL (another
+// writer's, or SavePut's of a nil set or pointer) counts as missing: from
+// 0, from the empty set, no version. But DynamoDB refuses ADD and DELETE on
+// NULL, and a comparison is false on it, so each request assumes a set of
+// NULLs (writeOptions.nulls), conditioned on it (attribute_type NULL, or
+// NOT), and is sent again when the stored item says otherwise — at most
+// maxNullAttempts requests in all.
+func storedNulls(err error, attrs []string, prev map[string]bool) map[string]bool {
+	var ce *ConditionError
+	if len(attrs) == 0 || !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) || errors.Is(err, ErrVersionConflict) {
+		return nil
+	}
+	nulls := map[string]bool{}
+	for _, a := range attrs {
+		if isNull(ce.Item[a]) {
+			nulls[a] = true
+		}
+	}
+	if maps.Equal(nulls, prev) {
+		return nil
+	}
+	return nulls
+}
+
+// maxNullAttempts bounds the requests of one write that storedNulls sends
+// again: each after the first is sent because another writer stored or
+// replaced a NULL meanwhile.
+const maxNullAttempts = 4
+
+// blindAttrs returns the attributes a save with behavior b changes without
+// reading them (see storedNulls): the version of SaveClobber, the sets of
+// SaveAppendSet.
+func (p *plan) blindAttrs(b SaveBehavior) []string {
+	switch b {
+	case SaveClobber:
+		if p.s.version >= 0 {
+			return p.versionAttr[:]
+		}
+	case SaveAppendSet:
+		return p.setAttrs
+	}
+	return nil
 }
 
 // saveRequest is the request of one save, built by buildSave and sent by
@@ -316,7 +368,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	r.key = t.pickKey(item)
-	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nullVersion, token, uc, bs)
+	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs)
 	if s.created >= 0 {
 		if tx {
 			r.createdCond = true

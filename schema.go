@@ -460,6 +460,20 @@ func checkKeyType(f *field) error {
 	return fmt.Errorf("key of type %s: keys must be strings, numbers or []byte, or types stored as strings (encoding.TextMarshaler and TextUnmarshaler, e.g. a UUID) or with their own attributevalue.Marshaler", f.typ)
 }
 
+// storedSetKind returns the kind of set ('S', 'N' or 'B') f is stored as,
+// 0 when it is not stored as a set.
+func (f *field) storedSetKind() byte {
+	switch {
+	case f.opts.stringSet:
+		return 'S'
+	case f.opts.numberSet:
+		return 'N'
+	case f.opts.binarySet, f.typ == reflect.TypeFor[[][]byte]():
+		return 'B'
+	}
+	return f.setKind
+}
+
 // setKindOf maps the element type of a `set` field to the DynamoDB set type.
 func setKindOf(t reflect.Type) (byte, error) {
 	t = derefType(t)

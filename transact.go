@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,6 +45,9 @@ type Tx struct {
 	cache map[txItem]txnCached
 	snaps *int      // the last snapshot id handed out, shared by all runs
 	o     txOptions // Transact's options
+	// guards are the GuardedBy checks of the run's writes; the commit
+	// carries them and Transact's own (o.guards).
+	guards []TxOp
 }
 
 // txnCached is an item known without reading it: nil item means absent.
@@ -115,7 +119,9 @@ func (tx *Tx) Run() int { return tx.run }
 // whole call; WithRetry (here or on NewMapper) bounds the runs.
 //
 // What fn sees, how a run commits, retries, lost answers and limits are in
-// the package documentation, section "Transactions as a function".
+// the package documentation, section "Transactions as a function". With
+// GuardedBy (here or on a Save or Delete in fn), every commit carries the
+// checks given, and a failed check ends Transact with its *TxError.
 //
 // IAM: dynamodb:GetItem (reads, Prefetch), dynamodb:UpdateItem (Save;
 // dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
@@ -460,6 +466,7 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 		return zero, tx.fail(err)
 	}
 	e.mem = t.saveMember(&r)
+	tx.guards = append(tx.guards, wo.guards...)
 	saved := t.withVersion(r.v, r.next) // r.v: as stamped (timestamps)
 	e.written, e.deleted, e.value = true, false, saved
 	return saved, nil
@@ -516,6 +523,7 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 		ExpressionAttributeValues:           pc.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
+	tx.guards = append(tx.guards, wo.guards...)
 	e.written, e.deleted, e.value = true, true, nil
 	return nil
 }
@@ -607,6 +615,19 @@ func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEnt
 		entries = append(entries, e)
 		size += mem.size
 	}
+	// The GuardedBy checks follow the items' members.
+	gs, err := buildGuards("Transact", append(slices.Clone(tx.o.guards), tx.guards...))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, mem := range gs {
+		if _, dup := tx.entries[txItemID(mem)]; dup {
+			return nil, nil, nil, fmt.Errorf("%w: Transact: a GuardedBy check is on table %q key %s, which the function read or wrote: DynamoDB allows one operation per item in a transaction; check another item",
+				ErrInvalidInput, mem.table, formatKey(mem.key))
+		}
+		members = append(members, mem)
+		size += mem.size
+	}
 	if err := checkTxCount("Transact", len(members)); err != nil {
 		return nil, nil, nil, err
 	}
@@ -624,19 +645,26 @@ func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEnt
 	return in, members, entries, nil
 }
 
-// send sends in, the run's commit. One request and one token per run: the
-// SDK's resends of it (and retryTx's after a TransactionConflict) are the
-// same transaction, which DynamoDB applies at most once. When the outcome is
-// still unknown, the same request is sent again under the same token
-// (within DynamoDB's 10 minutes): an applied commit then answers success,
-// one that was not is decided now. It returns nil on success; unknown and
-// the error of Transact when no resend settled the outcome; else the
-// commit's error (a *TxError when DynamoDB cancelled it).
+// send sends in, the run's commit, with Mapper.sendTx.
 func (tx *Tx) send(ctx context.Context, in *dynamodb.TransactWriteItemsInput, members []*txMember) (unknown bool, err error) {
+	return tx.m.sendTx(ctx, tx.o, fmt.Sprintf("Transact, run %d", tx.run), in, members)
+}
+
+// sendTx sends in, one transaction of its own (Transact's run commits, the
+// guarded writes of Save, Update and Delete). One request and one token:
+// the SDK's resends of it (and retryTx's after a TransactionConflict) are
+// the same transaction, which DynamoDB applies at most once. When the
+// outcome is still unknown, the same request is sent again under the same
+// token (within DynamoDB's 10 minutes): an applied transaction then answers
+// success, one that was not is decided now. It returns nil on success;
+// unknown and an error wrapping ErrUnknownOutcome, naming call, when no
+// resend settled the outcome; else the transaction's error (a *TxError when
+// DynamoDB cancelled it).
+func (m *Mapper) sendTx(ctx context.Context, o txOptions, call string, in *dynamodb.TransactWriteItemsInput, members []*txMember) (unknown bool, err error) {
 	for round := 0; ; round++ {
 		att := new(attempts)
-		err = retryTx(ctx, tx.o, "Transact commit", members, txHint, func() error {
-			_, err := tx.m.client.TransactWriteItems(ctx, in, att.option(false))
+		err = retryTx(ctx, o, call, members, txHint, func() error {
+			_, err := m.client.TransactWriteItems(ctx, in, att.option(false))
 			return err
 		})
 		if err == nil {
@@ -652,9 +680,9 @@ func (tx *Tx) send(ctx context.Context, in *dynamodb.TransactWriteItemsInput, me
 		if !unknown {
 			return false, err
 		}
-		if round >= maxResends || tx.o.retry.wait(ctx, round+1) != nil {
-			return true, fmt.Errorf("dynamo: Transact, run %d: %w: the commit may have been applied, and %d resends under its request token did not settle it; the function is not run again, which could apply its change twice: read the items to find out: %w",
-				tx.run, ErrUnknownOutcome, round, err)
+		if round >= maxResends || o.retry.wait(ctx, round+1) != nil {
+			return true, fmt.Errorf("dynamo: %s: %w: the transaction may have been applied, and %d resends under its request token did not settle it; it is not built again (nor a function run again), which could apply its change twice: read the items to find out: %w",
+				call, ErrUnknownOutcome, round, err)
 		}
 	}
 }
@@ -669,6 +697,9 @@ func (tx *Tx) classify(te *TxError, entries []*txnEntry) (map[txItem]txnCached, 
 	refreshed := map[int]map[string]types.AttributeValue{}
 	dropped := map[int]bool{}
 	for _, f := range te.Failures {
+		if f.Index >= len(entries) {
+			return nil, false, te // a GuardedBy check failed: running fn again would not change it
+		}
 		e := entries[f.Index]
 		switch f.Code {
 		case TxCodeConditionFailed:

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -85,6 +86,9 @@ type txMember struct {
 	// created is the creation time a TxSave writes under the condition
 	// that the stored one is absent or equal (nil: none).
 	created types.AttributeValue
+	// guards are the member's GuardedBy checks, which the transaction
+	// carries too.
+	guards []TxOp
 }
 
 // TxSave is a save in a write transaction, made by Table.TxSave. After the
@@ -169,6 +173,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 		return nil, err
 	}
 	m := t.saveMember(&r)
+	m.guards = wo.guards
 	next, sv := r.next, r.v // sv: the value as stamped (timestamps)
 	m.done = func() { s.saved = t.withVersion(sv, next) }
 	return m, nil
@@ -280,7 +285,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	}
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc,
-		checked: !clobber, size: av.ItemSize(key), done: func() {}}
+		checked: !clobber, size: av.ItemSize(key), done: func() {}, guards: wo.guards}
 	if c.check {
 		if pc.cond == "" {
 			why := "type " + t.p.s.typ.String() + " has no version attribute"
@@ -345,6 +350,9 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 // request token (WithRequestToken) within 10 minutes to settle it — an
 // applied transaction then succeeds without writing again.
 //
+// GuardedBy, given to WriteTx or to its members, adds its checks after the
+// ops, once each.
+//
 // The members are sent through m's client, whichever Mapper their tables
 // were made with. An op may be used in several WriteTx calls one after
 // another (e.g. resent with the same request token), not in two at once.
@@ -388,6 +396,30 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 		seen[txItemID(mem)] = i
 		members[i] = mem
 		size += mem.size
+	}
+	// The GuardedBy checks, of the call and of its members, follow the ops
+	// (an op that is also one of the ops is sent once, as the op).
+	guards := o.guards
+	for _, mem := range members {
+		guards = append(guards, mem.guards...)
+	}
+	guards = slices.DeleteFunc(slices.Clone(guards), func(g TxOp) bool { return g != nil && slices.Contains(ops, g) })
+	gs, err := buildGuards("WriteTx", guards)
+	if err != nil {
+		return err
+	}
+	for j, mem := range gs {
+		i := len(ops) + j
+		if k, dup := seen[txItemID(mem)]; dup {
+			return fmt.Errorf("%w: WriteTx members %d and %d (a GuardedBy check) are both on table %q key %s: DynamoDB allows one operation per item in a transaction; check another item, or leave the check out",
+				ErrInvalidInput, k, i, mem.table, formatKey(mem.key))
+		}
+		seen[txItemID(mem)] = i
+		members = append(members, mem)
+		size += mem.size
+	}
+	if err := checkTxCount("WriteTx", len(members)); err != nil {
+		return err
 	}
 	if size > maxTxSize {
 		return fmt.Errorf("%w: WriteTx members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split it",

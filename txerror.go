@@ -101,7 +101,8 @@ type TxError struct {
 type TxFailure struct {
 	// Index is the member's position in the ops (or gets) passed.
 	Index int
-	// Kind is "TxSave", "TxDelete", "TxCheck" or "TxGet".
+	// Kind is "TxSave", "TxDelete", "TxCheck" or "TxGet"; for the write of
+	// a guarded Save, Update or Delete (GuardedBy), the call's name.
 	Kind string
 	// Table and Key name the member's item.
 	Table string

@@ -2,7 +2,8 @@ package dynamo
 
 // Options of write and read transactions.
 
-// TxOption configures Mapper.WriteTx: WithRequestToken and WithRetry.
+// TxOption configures Mapper.WriteTx and Transact: WithRequestToken,
+// WithRetry and GuardedBy.
 type TxOption interface {
 	applyTx(*txOptions)
 }
@@ -21,6 +22,7 @@ type txOptions struct {
 	tokenSet bool
 	retry    RetryPolicy // when retrySet; then the effective policy (applyTxOptions)
 	retrySet bool
+	guards   []TxOp // GuardedBy: checks added to every transaction sent
 }
 
 // WithRequestToken makes a write transaction idempotent under token (1 to 36

@@ -67,8 +67,13 @@ import (
 // is one it returned on the current item. Writers elsewhere — other
 // processes, other Tables, Save — are caught by the version check as usual.
 //
+// With GuardedBy, each write goes in one transaction with the checks
+// given (a lease's Guard, say), and a failed check ends the loop with its
+// *TxError; see GuardedBy.
+//
 // IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
-// SavePut).
+// SavePut); with GuardedBy, dynamodb:ConditionCheckItem on the checked
+// items' tables.
 func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (T, error) {
 	var zero T
 	wo := applyWriteOptions(opts)

@@ -46,21 +46,3 @@ func storedVersion(item map[string]types.AttributeValue, attr string) (v int64, 
 	}
 	return 0, false, false
 }
-
-// storedNullVersion reports, for err, the certain failure of a write
-// without a version condition (SaveClobber, Table.Add) carrying the stored
-// item, whether that item's version is NULL (another writer's), which
-// advanceVersion handles with nullVersion; known is false for any other
-// error (an unknown outcome among them) and for an unversioned type.
-func (p *plan) storedNullVersion(err error) (null, known bool) {
-	var ce *ConditionError
-	if p.s.version < 0 || !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) {
-		return false, false
-	}
-	return isNull(ce.Item[p.s.fields[p.s.version].name]), true
-}
-
-// maxNullAttempts bounds the requests of one Add or SaveClobber: each after
-// the first is sent because another writer stored or replaced a NULL
-// meanwhile (a changed attribute's, the version's).
-const maxNullAttempts = 4

@@ -17,7 +17,6 @@ package integration
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -128,8 +127,9 @@ type foreignOp struct {
 //   - an acknowledged Update or Transact whose function met a foreign put
 //     (made inside it) wrote an item computed from that state or a later
 //     one: its ops hold no marker older than the put, and, when the put
-//     left an item, a marker at least as new (else the write landed on the
-//     foreign item it had not read: the foreign write is lost);
+//     left an item, a marker at least as new, or none when a later foreign
+//     delete came before the write (else the write landed on the foreign
+//     item it had not read: the foreign write is lost);
 //   - no id twice in an item, count = len(ops);
 //   - the final item of each key starts from its last foreign write: its
 //     marker first when that write was a put, no marker when it was a
@@ -180,7 +180,7 @@ func checkForeign(ops []foreignOp, writes []foreignWrite, final map[string]forei
 			}
 			newest = max(newest, markerNumber(id))
 		}
-		if w.State != itemstate.Absent && newest < w.N {
+		if w.State != itemstate.Absent && newest < w.N && !(newest == 0 && deletedAfter(writes, w, op.Return)) {
 			anomalies = append(anomalies, fmt.Sprintf("%s: wrote ops %v over foreign write %d (%s) made between its read and its write: that write is lost",
 				what, op.Saved.Ops, w.N, w.State))
 		}
@@ -217,6 +217,18 @@ func checkForeign(ops []foreignOp, writes []foreignWrite, final map[string]forei
 	return anomalies
 }
 
+// deletedAfter reports whether a foreign delete of w's key, later than w,
+// was called before return: an item computed from absence (no marker) may
+// then be written over w legitimately, after that delete.
+func deletedAfter(writes []foreignWrite, w foreignWrite, ret int64) bool {
+	for _, d := range writes {
+		if d.Key == w.Key && d.State == itemstate.Absent && d.N > w.N && d.Call < ret {
+			return true
+		}
+	}
+	return false
+}
+
 // foreignErrorExplained reports whether the faults explain err (see
 // updateErrorExplained; Transact's and Add's errors say the same).
 func foreignErrorExplained(err error, table string) bool {
@@ -234,15 +246,7 @@ func foreignErrorExplained(err error, table string) bool {
 // Add process — through faulty transports while a foreign writer puts
 // foreign item states between their reads and writes and at random moments,
 // then checks with checkForeign.
-// foreignWriter runs TestFaultsForeignWriter, which is left out of the
-// default run while it still finds anomalies (see RELIABILITY.md, "The
-// foreign writer"): scripts/faults.sh passes it.
-var foreignRun = flag.Bool("faults.foreign", false, "run the foreign-writer nemesis (TestFaultsForeignWriter)")
-
 func TestFaultsForeignWriter(t *testing.T) {
-	if !*foreignRun {
-		t.Skip("the foreign-writer nemesis still finds anomalies (issue 21 open; RELIABILITY.md); run it with -faults.foreign or scripts/faults.sh")
-	}
 	keys := []string{"a", "b"}
 	perWorker := scaled(30)
 	foreignPhase := perWorker * 2 / 3 // operations after it meet no foreign write
@@ -488,6 +492,8 @@ func TestFaultsForeignCheckerCatchesAnomalies(t *testing.T) {
 		{ID: "w0-1", Key: "a", Via: "transact", Call: 5, Return: 8, Injected: 2, Acked: true, Saved: foreignItem{Count: 1, Ops: []string{"w0-1"}}},
 		{ID: "w0-2", Key: "a", Via: "update", Call: 9, Return: 10, Acked: true, Saved: foreignItem{Count: 2, Ops: []string{"w0-1", "w0-2"}}},
 		{ID: "w1-0", Key: "b", Via: "update", Call: 4, Return: 5, Acked: true, Saved: foreignItem{Count: 2, Ops: []string{"foreign-3", "w1-0"}}},
+		// Met foreign put 1, then wrote from absence after foreign delete 2.
+		{ID: "w2-0", Key: "a", Via: "update", Call: 1, Return: 8, Injected: 1, Acked: true, Saved: foreignItem{Count: 1, Ops: []string{"w2-0"}}},
 	}
 	final := map[string]foreignItem{
 		"a": {Count: 2, Ops: []string{"w0-1", "w0-2"}},
@@ -505,6 +511,9 @@ func TestFaultsForeignCheckerCatchesAnomalies(t *testing.T) {
 		{"a write over the version-0 item it did not read", func(ops []foreignOp, _ map[string]foreignItem) {
 			ops[0].Saved = foreignItem{Count: 1, Ops: []string{"w0-0"}}
 		}, "that write is lost"},
+		{"a write from absence over the put it met, before any delete", func(ops []foreignOp, _ map[string]foreignItem) {
+			ops[4].Return = 5
+		}, "w2-0 on \"a\": wrote ops [w2-0] over foreign write 1"},
 		{"a state resurrected after a delete", func(ops []foreignOp, _ map[string]foreignItem) {
 			ops[1].Saved = foreignItem{Count: 3, Ops: []string{"foreign-1", "w0-0", "w0-1"}}
 		}, "older than foreign write 2"},

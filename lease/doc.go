@@ -7,10 +7,43 @@
 // Its loss — taken over, released, or not extended in time — closes Done()
 // and cancels Context() before another holder can take it over, and Err()
 // says why. Token() is a fencing token: strictly greater for every later
-// holder of the key, across releases too. Lease.WriteTx, Save and Delete make
-// a mapper write conditional on still holding the lease, in one
-// TransactWriteItems, so a paused or partitioned former holder can never
-// write after its lease is gone.
+// holder of the key, across releases too. Guarded writes — Update,
+// Lease.Transact, Lease.WriteTx, Save and Delete — make mapper writes
+// conditional on still holding the lease, in one TransactWriteItems, so a
+// paused or partitioned former holder can never write after its lease is
+// gone.
+//
+// # Guarded writes
+//
+// A lease's Guard is a ConditionCheck of its record: our owner, token and
+// acquisition, not released. A guarded write sends it in one transaction
+// with the write, so the write lands only if the lease is still ours when
+// DynamoDB applies it — whatever the holder's clock, pauses or network did:
+//
+//   - Update(ctx, l, table, key, fn) is Table.Update's read-modify-write
+//     loop, each write guarded; version conflicts are retried as usual.
+//   - l.Transact(ctx, fn) is Mapper.Transact with every commit guarded: a
+//     fenced read-modify-write of several items, on any tables, in one call.
+//   - l.WriteTx(ctx, ops), Save and Delete guard fixed writes.
+//
+// When the guard fails — another holder took the lease over, or its record
+// is gone — nothing is written, no function runs again, the lease ends
+// (Done closed) and the error wraps ErrLost with the reason. A lease that
+// has already ended locally (lost, released, not extended in time) sends
+// nothing: the error wraps its Err. Any other failure (a conflict Update
+// gave up on, an If condition, ErrUnknownOutcome) is the mapper's error as
+// without the guard. To guard a call yourself, pass
+// dynamo.GuardedBy(l.Guard()) to it: its failure is then a *dynamo.TxError
+// naming the check, and the lease ends at its next heartbeat.
+//
+// The guard fences writes made while holding; store the token on the
+// resource too, so that anyone reading or writing it later can tell which
+// holder wrote it: write Token() into the item and condition each write on
+// the stored token being absent or not later than yours —
+// expression.Name("token").LessThanEqual(expression.Value(l.Token())).
+// With <= the holder writes the resource as often as it likes; only writers
+// holding older tokens are refused. A condition of < would refuse the
+// holder's own second write, the first thing a loop does.
 //
 // # Taking over without trusting clocks
 //
@@ -65,8 +98,10 @@
 // another sooner, which finds the earlier one's version and carries on from
 // it; Release reads the record to tell whether its write landed. Where a
 // call cannot tell, its error wraps dynamo.ErrUnknownOutcome — never a plain
-// error that would mean nothing was written. Guarded writes (Lease.WriteTx,
-// Save, Delete) return Mapper.WriteTx's errors, which say the same.
+// error that would mean nothing was written. Guarded writes return the
+// mapper's errors, which say the same; Update and Lease.Transact first
+// resend a transaction whose answer was lost under its request token, which
+// settles most.
 //
 // # Deleting a record
 //
@@ -77,9 +112,8 @@
 //
 //   - the holder learns it at its next heartbeat, whose write finds the
 //     record gone: its lease ends (ErrLost, Done closed), and then it marks
-//     the token record released. Its guarded writes (Lease.WriteTx, Save,
-//     Delete) fail at once, since their condition names a record that is
-//     gone;
+//     the token record released. Its guarded writes fail at once
+//     (ErrLost), since their condition names a record that is gone;
 //   - until then nobody is granted the key: the token record says a holder
 //     has not released, so TryAcquire returns ErrHeld and Acquire waits —
 //     until the token record says released, or for that holder's duration ×

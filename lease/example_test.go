@@ -110,11 +110,106 @@ func ExampleLease_Done() {
 	}
 }
 
+// Stock is a resource several workers restock, one at a time under a
+// lease. Token is the fencing token of the holder that wrote it last.
+type Stock struct {
+	SKU     string `dynamo:"sku,hash"`
+	Count   int    `dynamo:"count"`
+	Token   int64  `dynamo:"token"`
+	Version int64  `dynamo:"version,version"`
+}
+
+// notLater is the usual fencing condition: the resource's stored token is
+// not later than the writer's. With <= the holder writes again and again;
+// only writers with an older token — earlier holders — are refused. (With <
+// the holder's own second write would be refused.)
+func notLater(token int64) dynamo.WriteOption {
+	return dynamo.If(expression.Or(
+		expression.AttributeNotExists(expression.Name("token")),
+		expression.Name("token").LessThanEqual(expression.Value(token))))
+}
+
+// Update is Table.Update guarded by the lease: the read-modify-write loop
+// (conflicts retried on the item the conflict carried), each write in one
+// transaction with a check of the lease record. A worker paused past its
+// lease cannot land a write after a takeover: it gets ErrLost, and nothing
+// is written.
+func ExampleUpdate() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	leases, _ := lease.New(m, "Leases")
+	stock, _ := dynamo.NewTable[Stock](m, "Stock")
+
+	l, err := leases.Acquire(ctx, "restock/warehouse-7")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+
+	for _, sku := range []string{"apple", "pear"} {
+		s, err := lease.Update(l.Context(), l, stock, Stock{SKU: sku}, func(s Stock) (Stock, error) {
+			s.Count += 100
+			s.Token = l.Token() // stored on the resource, for notLater
+			return s, nil
+		}, notLater(l.Token()))
+		switch {
+		case errors.Is(err, lease.ErrLost):
+			log.Print("the lease was taken over; nothing written: ", err)
+			return
+		case err != nil:
+			log.Fatal(err)
+		}
+		fmt.Println(s.SKU, s.Count)
+	}
+}
+
+// Transact guarded by the lease: a fenced read-modify-write of several
+// items in one call. The function reads both items and moves stock; the
+// commit carries the lease's guard, and runs again if an item changed.
+func ExampleLease_Transact() {
+	ctx := context.Background()
+	m := dynamo.NewMapper(client)
+	leases, _ := lease.New(m, "Leases")
+	stock, _ := dynamo.NewTable[Stock](m, "Stock")
+
+	l, err := leases.Acquire(ctx, "restock/warehouse-7")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+
+	err = l.Transact(ctx, func(tx *dynamo.Tx) error {
+		from, err := stock.In(tx).Load(Stock{SKU: "apple"})
+		if err != nil {
+			return err
+		}
+		to, err := stock.In(tx).Load(Stock{SKU: "apple-crate"})
+		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+			return err
+		}
+		to.SKU = "apple-crate"
+		from.Count, to.Count = from.Count-12, to.Count+1
+		from.Token, to.Token = l.Token(), l.Token()
+		if _, err := stock.In(tx).Save(from, notLater(l.Token())); err != nil {
+			return err
+		}
+		_, err = stock.In(tx).Save(to, notLater(l.Token()))
+		return err
+	})
+	if errors.Is(err, lease.ErrLost) {
+		log.Print("the lease was taken over; neither item written")
+		return
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
 // Save writes through the mapper only while the lease is still held: the
 // write and a check of the lease record go in one transaction, so a holder
 // that was paused past its lease (GC, a frozen VM) cannot land it after a
-// takeover. The If condition also makes the report itself refuse tokens
-// older than the last one written.
+// takeover. The report stores the token, and the If condition refuses
+// tokens older than the one stored — never the holder's own.
 func ExampleSave() {
 	ctx := context.Background()
 	m := dynamo.NewMapper(client)
@@ -132,10 +227,7 @@ func ExampleSave() {
 		log.Fatal(err)
 	}
 	r.Day, r.Status, r.Token = "2024-06-01", "done", l.Token()
-	olderToken := expression.Or(
-		expression.AttributeNotExists(expression.Name("token")),
-		expression.Name("token").LessThan(expression.Value(l.Token())))
-	saved, err := lease.Save(ctx, l, reports, r, dynamo.If(olderToken))
+	saved, err := lease.Save(ctx, l, reports, r, notLater(l.Token()))
 	switch {
 	case errors.Is(err, lease.ErrLost):
 		log.Print("the lease was taken over; nothing written")
@@ -179,8 +271,10 @@ func ExampleLease_WriteTx() {
 	fmt.Println(today.Saved().Version)
 }
 
-// Guard is the transaction member WriteTx adds; use it directly to build the
-// transaction yourself, for instance with a request token of your own.
+// Guard is the check the guarded calls add; pass it to any write with
+// dynamo.GuardedBy, or put it among WriteTx's ops yourself, for instance
+// with a request token of your own. Its failure is then the
+// *dynamo.TxError naming it, not ErrLost.
 func ExampleLease_Guard() {
 	ctx := context.Background()
 	m := dynamo.NewMapper(client)

@@ -20,7 +20,7 @@ out=$(mktemp)
 status=0
 for seed in $seeds; do
 	(cd integration && "$bin" -test.run '^TestFaults' -test.count 1 -test.v -test.timeout 30m \
-		-faults.seed "$seed" -faults.scale "$scale" -faults.foreign) >"$out" 2>&1 || status=$?
+		-faults.seed "$seed" -faults.scale "$scale") >"$out" 2>&1 || status=$?
 	grep -E 'FAULTS|^(--- )?FAIL|panic:' "$out" | sed 's/^ *//' || true
 	if ((status != 0)); then
 		echo "faults.sh: seed $seed failed; full output in $out" >&2

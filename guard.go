@@ -1,0 +1,141 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Guarded writes: a write that must happen only while conditions on other
+// items hold — a lease still ours, say — goes in one TransactWriteItems
+// with a ConditionCheck of each of those items. GuardedBy is the one way to
+// ask for it, in every call that writes.
+
+// GuardOption is the option GuardedBy returns: a WriteOption (Save, Delete,
+// Update, and transaction members) and a TxOption (WriteTx, Transact).
+type GuardOption struct{ checks []TxOp }
+
+// GuardedBy makes a write happen only if checks — condition checks on other
+// items, made by Table.TxCheck or a lease's Guard — hold when it is applied:
+// the write and the checks go in one TransactWriteItems, all or nothing.
+//
+//   - Save, Delete and Update send their write as such a transaction; their
+//     own version checks, If conditions, retries and errors are as without
+//     the option (a failure of their own condition is the *ConditionError
+//     the unguarded call returns; Update retries its conflicts as usual),
+//     except that Save and Update write with SaveUpdate or SavePut only: a
+//     transaction returns no stored item, which the copy the other
+//     behaviours return is. A failed check is a *TxError that names it
+//     (member 0 is the write, the checks follow in order), satisfies
+//     errors.Is(err, ErrConditionFailed) (or ErrVersionConflict, for a
+//     check of a version), and is never retried. A lost answer is settled
+//     by resending under the transaction's request token, as Transact does.
+//   - Transact adds the checks to the commit of every run that writes (a
+//     read-only run writes nothing and sends none); a failed check ends
+//     Transact with the *TxError, without running the function again.
+//   - WriteTx, TxSave, TxDelete and TxCheck: WriteTx adds the checks after
+//     its ops, once each (TxError.Failure indexes them from len(ops) on).
+//   - Table.In(tx).Save and Delete: the run's commit carries the checks.
+//
+// Checks go only with a write: an Update whose function returns
+// ErrNoChange, and a Transact run that writes nothing, send none.
+//
+// An op given several times (to several members, say) is one member. Only
+// ConditionChecks are taken: any other op, and an op on an item the write
+// itself touches, is refused with ErrInvalidInput before anything is sent.
+//
+// IAM: dynamodb:ConditionCheckItem on the checked items' tables, besides
+// the write's own actions.
+func GuardedBy(checks ...TxOp) GuardOption {
+	return GuardOption{checks: slices.Clone(checks)}
+}
+
+func (g GuardOption) applyWrite(o *writeOptions) { o.guards = append(o.guards, g.checks...) }
+func (g GuardOption) applyTx(o *txOptions)       { o.guards = append(o.guards, g.checks...) }
+
+// buildGuards builds the condition checks of guards as transaction members,
+// once per op; the guards of a check (GuardedBy given to TxCheck) count as
+// given too.
+func buildGuards(call string, guards []TxOp) ([]*txMember, error) {
+	var out []*txMember
+	seen := map[TxOp]bool{}
+	items := map[txItem]int{}
+	for i := 0; i < len(guards); i++ {
+		g := guards[i]
+		if g == nil {
+			return nil, fmt.Errorf("%w: %s: GuardedBy check %d is nil", ErrInvalidInput, call, i)
+		}
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		m, err := g.txWrite(nil)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: %s: GuardedBy check %d: %w", call, i, err)
+		}
+		if m.item.ConditionCheck == nil {
+			return nil, fmt.Errorf("%w: %s: GuardedBy takes condition checks (Table.TxCheck, a lease's Guard), not a %s: to write several items at once use Mapper.WriteTx or Transact",
+				ErrInvalidInput, call, m.kind)
+		}
+		if j, dup := items[txItemID(m)]; dup {
+			return nil, fmt.Errorf("%w: %s: GuardedBy checks %d and %d are both on table %q key %s: DynamoDB allows one operation per item in a transaction; pass one check (the same op may be given several times)",
+				ErrInvalidInput, call, j, i, m.table, formatKey(m.key))
+		}
+		items[txItemID(m)] = i
+		guards = append(guards, m.guards...)
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// writeGuarded writes mem, a single-item write built as a transaction
+// member, together with the checks of guards, in one TransactWriteItems
+// sent by sendTx. When only mem's own condition failed, the error is its
+// *ConditionError, as the single-item call returns; otherwise the
+// transaction's error.
+func (m *Mapper) writeGuarded(ctx context.Context, call string, mem *txMember, guards []TxOp) error {
+	gs, err := buildGuards(call, guards)
+	if err != nil {
+		return err
+	}
+	members := append([]*txMember{mem}, gs...)
+	seen := map[txItem]int{}
+	for i, x := range members {
+		if j, dup := seen[txItemID(x)]; dup {
+			return fmt.Errorf("%w: %s: members %d and %d of its transaction are both on table %q key %s: a GuardedBy check must be on another item than the write's, and on another than each other check's",
+				ErrInvalidInput, call, j, i, x.table, formatKey(x.key))
+		}
+		seen[txItemID(x)] = i
+	}
+	in := &dynamodb.TransactWriteItemsInput{
+		TransactItems:      make([]types.TransactWriteItem, len(members)),
+		ClientRequestToken: aws.String(hex.EncodeToString(newToken())),
+	}
+	for i, x := range members {
+		in.TransactItems[i] = x.item
+	}
+	pol, _ := m.retryPolicy(policyTx, RetryPolicy{}, false, "") // the mapper's was checked by NewMapper
+	_, err = m.sendTx(ctx, txOptions{retry: pol}, call+" with GuardedBy", in, members)
+	var te *TxError
+	if errors.As(err, &te) && len(te.Failures) == 1 && te.Failures[0].Index == 0 {
+		if ce, ok := te.Failures[0].Err.(*ConditionError); ok {
+			return ce
+		}
+	}
+	return err
+}
+
+// guardedBehavior refuses a save behaviour a guarded write cannot report.
+func guardedBehavior(table string, b SaveBehavior) error {
+	if b == SaveUpdate || b == SavePut {
+		return nil
+	}
+	return fmt.Errorf("%w: a write to table %q with %v and GuardedBy: a guarded write is a transaction, which returns no stored item, and the copy a %v returns is the item as stored; use SaveUpdate or SavePut",
+		ErrInvalidInput, table, b, b)
+}
