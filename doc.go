@@ -14,8 +14,11 @@
 // # Struct tags
 //
 // A field's `dynamo` tag is "name,option,option...": an empty name means the
-// Go field name, and `dynamo:"-"` leaves the field out. A field without a
-// `dynamo` tag uses its `dynamodbav` tag, if any. Only exported fields are
+// Go field name, and `dynamo:"-"` leaves the field out. A field's
+// `dynamodbav` tag is read too, as attributevalue reads it: a non-empty
+// `dynamo` tag names the field instead, an empty one is no tag, and the
+// options of both apply; nested structs are read the same way (NewTable
+// refuses tags that disagree). Only exported fields are
 // stored; a tag on an unexported field is refused by NewTable (the encoder
 // could not see it). An embedded struct is flattened into the item, as attributevalue
 // does (tag its fields, not the embedding); given a name in its tag, it is

@@ -242,3 +242,43 @@ func formatScalar(av types.AttributeValue) string {
 		return fmt.Sprintf("%T", av)
 	}
 }
+
+func asConditionError(err error) (*ConditionError, bool) {
+	var ce *ConditionError
+	ok := errors.As(err, &ce)
+	return ce, ok
+}
+
+// conditionFailure builds the ConditionError for a write by a caller
+// holding held (0 for unversioned types) whose condition failed with the
+// stored item old (nil: absent). checkedVersion is false for writes that
+// carried no version condition (SaveClobber), which can only fail a user's
+// condition.
+func (p *plan) conditionFailure(table string, key map[string]types.AttributeValue, held int64, checkedVersion bool,
+	old map[string]types.AttributeValue, cause error, decode func(map[string]types.AttributeValue, any) error) *ConditionError {
+	ce := &ConditionError{
+		Err: ErrConditionFailed, Table: table, Key: key, HeldVersion: held,
+		Exists: old != nil, Item: old, Cause: cause, decode: decode,
+	}
+	if other, ok := p.s.otherEntity(old); ok {
+		// Whatever the versions, no write of this type lands there: not a
+		// conflict that reloading resolves, nor a failed If.
+		defer func() {
+			ce.Err = ErrConditionFailed
+			ce.reason = fmt.Sprintf("the key holds an item of entity %s, not %q: a %s never writes over another entity's item", other, p.s.entityName, p.s.typ)
+		}()
+	}
+	if p.s.version < 0 {
+		return ce
+	}
+	ce.versionAttr, ce.checked = p.s.fields[p.s.version].name, checkedVersion
+	var big bool
+	ce.FoundVersion, ce.HasVersion, big = storedVersion(old, ce.versionAttr)
+	if big {
+		ce.foundText = old[ce.versionAttr].(*types.AttributeValueMemberN).Value
+	}
+	if checkedVersion && (big || !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion)) {
+		ce.Err = ErrVersionConflict
+	}
+	return ce
+}

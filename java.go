@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // Java interop: the javabool and javadate tag options.
@@ -202,7 +204,7 @@ func (b *convBuilder) nested(t reflect.Type, path string) (*javaConv, error) {
 		c := &javaConv{kind: convStruct}
 		b.structs[t] = c
 		b.all = append(b.all, c)
-		if err := b.structFields(c, t, path, map[reflect.Type]bool{}); err != nil {
+		if err := b.structFields(c, t, path); err != nil {
 			return nil, err
 		}
 		return c, nil
@@ -211,60 +213,34 @@ func (b *convBuilder) nested(t reflect.Type, path string) (*javaConv, error) {
 }
 
 // structFields adds to c the conversions of the fields of the nested struct
-// type t, naming and flattening them the way attributevalue does (tag
-// `dynamo`, else `dynamodbav`; `-` skips; anonymous structs without a name are
-// flattened). Their tags are checked like those of a table's fields.
-func (b *convBuilder) structFields(c *javaConv, t reflect.Type, path string, seen map[reflect.Type]bool) error {
-	if seen[t] {
-		return nil
-	}
-	seen[t] = true
-	defer delete(seen, t)
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		if !sf.IsExported() && !sf.Anonymous {
+// type t as the codec sees them (codec.LayoutOf: named by codec.ReadTags,
+// embedded structs flattened, hidden and skipped fields left out). Their
+// tags are read and checked as a table's fields' are (fieldTagOptions).
+func (b *convBuilder) structFields(c *javaConv, t reflect.Type, path string) error {
+	l := codec.LayoutOf(t)
+	for i := range l.All {
+		cf := &l.All[i]
+		if cf.State == codec.Unexported {
 			continue
 		}
-		fpath := path + "." + sf.Name
-		raw, ok := sf.Tag.Lookup(TagKey)
-		if !ok {
-			raw = sf.Tag.Get("dynamodbav")
-		}
-		opts, err := parseTag(raw)
+		fpath := path + "." + cf.GoName
+		opts, err := fieldTagOptions(cf)
 		if err != nil {
 			return b.fail(fpath, "(in nested type %s): %v", t, err)
 		}
-		if opts.skip {
+		if cf.State != codec.Visible && cf.State != codec.Shadowed {
 			continue
 		}
-		ft := sf.Type
-		if sf.Anonymous && opts.name == "" {
-			et := ft
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct {
-				if err := b.structFields(c, et, fpath, seen); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		fc, err := b.fieldConv(ft, opts, fpath)
+		// A hidden field's options are checked too, but it is not stored:
+		// it converts nothing.
+		fc, err := b.fieldConv(cf.Type, opts, fpath)
 		if err != nil {
 			return err
 		}
-		if fc == nil {
+		if fc == nil || cf.State != codec.Visible {
 			continue
 		}
-		name := opts.name
-		if name == "" {
-			name = sf.Name
-		}
-		c.fields = append(c.fields, javaField{name: name, conv: fc})
+		c.fields = append(c.fields, javaField{name: cf.Name, conv: fc})
 	}
 	return nil
 }
@@ -569,4 +545,26 @@ func parseJavaBool(n string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("javabool: the number %s is neither 1 (true) nor 0 (false)", n)
+}
+
+// elemCycle reports whether following the element types of t through
+// pointers, slices, arrays and maps leads back to a type on the way without
+// passing a struct (type P *P, type L []L, type M map[string]M): such a type
+// holds no fields, and walking it by type would never end.
+func elemCycle(t reflect.Type) bool {
+	var seen []reflect.Type
+	for {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		default:
+			return false
+		}
+		for _, s := range seen {
+			if s == t {
+				return true
+			}
+		}
+		seen = append(seen, t)
+		t = t.Elem()
+	}
 }

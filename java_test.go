@@ -626,3 +626,84 @@ func TestJavaDateCursorAccepted(t *testing.T) {
 		t.Errorf("a cursor one minute after the bound, for at > bound: %v", err)
 	}
 }
+
+// javaTagged is a nested struct whose fields are named and converted only
+// by reading its tags the way the codec does (codec.ReadTags, LayoutOf).
+type javaTagged struct {
+	// An empty dynamo tag is not read: dynamodbav names it and makes it
+	// javabool.
+	Flag bool `dynamodbav:"flag,javabool" dynamo:""`
+	// The options of both tags apply; the dynamo tag names it.
+	On bool `dynamodbav:",javabool" dynamo:"on"`
+	// Its Plain is hidden by the outer Plain (shallower): the javabool on
+	// the hidden one converts nothing.
+	javaShadowed
+	Plain bool `dynamo:"plain"`
+}
+
+type javaShadowed struct {
+	Plain bool `dynamo:"plain,javabool"`
+}
+
+type javaTaggedItem struct {
+	ID  string     `dynamo:"id,hash"`
+	Doc javaTagged `dynamo:"doc"`
+}
+
+// A javabool or javadate field of a nested struct is found, named and
+// converted by the codec's reading of its tags, as a top-level field is:
+// `dynamodbav` names a field whose `dynamo` tag is empty, the options of
+// both tags apply, and a field hidden by a shallower one of the same name
+// converts nothing. Encoding gives what DynamoDBMapper stores, and what it
+// stores decodes.
+func TestJavaNestedFieldsReadAsEncoded(t *testing.T) {
+	tb := javaTestTable[javaTaggedItem](t)
+	item := javaTaggedItem{ID: "a", Doc: javaTagged{Flag: true, On: true, Plain: true}}
+	got, err := tb.encode(&item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := avM(map[string]types.AttributeValue{"flag": n("1"), "on": n("1"), "plain": &types.AttributeValueMemberBOOL{Value: true}})
+	if !reflect.DeepEqual(got["doc"], want) {
+		t.Errorf("doc encoded as %s, want %s", avString(got["doc"]), avString(want))
+	}
+	// The names are attributevalue's (TagKey "dynamo"); only the values
+	// of javabool fields differ.
+	plain, err := attributevalue.NewEncoder(func(o *attributevalue.EncoderOptions) { o.TagKey = TagKey }).Encode(item.Doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantAV := avM(map[string]types.AttributeValue{"flag": &types.AttributeValueMemberBOOL{Value: true}, "on": &types.AttributeValueMemberBOOL{Value: true},
+		"plain": &types.AttributeValueMemberBOOL{Value: true}}); !reflect.DeepEqual(plain, wantAV) {
+		t.Errorf("attributevalue encodes doc as %s, want %s", avString(plain), avString(wantAV))
+	}
+	stored := map[string]types.AttributeValue{"id": str("a"),
+		"doc": avM(map[string]types.AttributeValue{"flag": n("1"), "on": n("0"), "plain": &types.AttributeValueMemberBOOL{Value: true}})}
+	back, err := tb.decode(stored)
+	if err != nil {
+		t.Fatalf("decode of %s: %v", avString(stored["doc"]), err)
+	}
+	if w := (javaTagged{Flag: true, Plain: true}); back.Doc != w {
+		t.Errorf("decoded doc = %+v, want %+v", back.Doc, w)
+	}
+
+	// A nested field's tags are refused where a top-level field's are:
+	// here the `dynamo` tag without a name would silently rename it "X".
+	type nestedRenamed struct {
+		X string `dynamodbav:"x" dynamo:",omitempty"`
+	}
+	type top struct {
+		ID string `dynamo:"id,hash"`
+		X  string `dynamodbav:"x" dynamo:",omitempty"`
+	}
+	type nested struct {
+		ID  string        `dynamo:"id,hash"`
+		Doc nestedRenamed `dynamo:"doc"`
+	}
+	m := NewMapper(&stubClient{})
+	_, topErr := NewTable[top](m, "t")
+	_, nestedErr := NewTable[nested](m, "t")
+	if topErr == nil || nestedErr == nil || !strings.Contains(nestedErr.Error(), "write the name in the `dynamo` tag") {
+		t.Errorf("top-level tags: %v; the same tags nested: %v; want both refused", topErr, nestedErr)
+	}
+}

@@ -42,7 +42,7 @@ type field struct {
 	conv *javaConv
 	// walk reports whether values of the field's type can hold a cycle, a
 	// func or chan, or nest too deep, so that checkGo must look at them
-	// before encoding (validate.go); computed once per type.
+	// before encoding (checkgo.go); computed once per type.
 	walk bool
 }
 

@@ -229,3 +229,16 @@ func TestDynamodbavNameWithEmptyDynamoTagIsStored(t *testing.T) {
 		t.Errorf("Load = %+v; want Title Go read from attribute title", got)
 	}
 }
+
+// A refusal of contradicting options quotes the tag they were read from,
+// `dynamodbav` as well as `dynamo`.
+func TestTagErrorQuotesTheTagRead(t *testing.T) {
+	type both struct {
+		ID string    `dynamo:"id,hash"`
+		B  time.Time `dynamodbav:"b,javabool,javadate"`
+	}
+	_, err := NewTable[both](NewMapper(&stubClient{}), "t")
+	if err == nil || !strings.Contains(err.Error(), `tag "b,javabool,javadate" has both javabool and javadate`) {
+		t.Errorf("err = %v, want it to quote the dynamodbav tag", err)
+	}
+}

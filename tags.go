@@ -264,12 +264,13 @@ func (o tagOptions) check(tag string) error {
 func fieldTagOptions(f *codec.Field) (tagOptions, error) {
 	var o tagOptions
 	var err error
-	var avName, avTag string
+	var avName, avTag, last string
 	n := 0
 	codec.ReadTags(f.Tag, func(key, value string) {
 		if err != nil {
 			return
 		}
+		last = value
 		p, perr := parseTagOptions(value)
 		if perr != nil {
 			err = perr
@@ -300,7 +301,7 @@ func fieldTagOptions(f *codec.Field) (tagOptions, error) {
 	if f.State == codec.Visible || f.State == codec.Shadowed {
 		o.name = f.Name
 	}
-	if err := o.check(f.Tag.Get(codec.TagKey)); err != nil {
+	if err := o.check(last); err != nil { // quoting the tag that was read last
 		return tagOptions{}, err
 	}
 	return o, nil

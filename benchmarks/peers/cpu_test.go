@@ -98,7 +98,7 @@ func gItem() gProfile {
 		Logins: p.Logins, Visits: p.Visits, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, Tags: p.Tags, Attrs: p.Attrs}
 }
 
-// newToken is the mapper's write token (version.go): 16 random bytes.
+// newToken is the mapper's write token (token.go): 16 random bytes.
 func newToken() []byte {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())

@@ -1,0 +1,375 @@
+package dynamo
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/ddbkit/dynamo/internal/codec"
+)
+
+// Go value checks, before encoding (checkGo): see validate.go.
+
+// typeWalk says how checkGo treats values of one type; computed once per
+// type (walkInfo).
+type typeWalk struct {
+	walk   bool // values of the type may hold what checkGo looks for
+	height int  // levels of maps, lists and structs a value can nest (non-recursive types)
+	fields []walkField
+}
+
+// walkField is a struct field checkGo visits: one the codec encodes
+// (codec.LayoutOf: embedded structs flattened, skipped and hidden fields
+// left out), of a type worth walking.
+type walkField struct {
+	index []int
+	name  string // attribute name, for messages
+}
+
+var walkCache sync.Map // reflect.Type → *typeWalk
+
+var noWalk = &typeWalk{}
+
+// walkInfo returns how checkGo treats values of type t.
+func walkInfo(t reflect.Type) *typeWalk {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return noWalk
+	}
+	if w, ok := walkCache.Load(t); ok {
+		return w.(*typeWalk)
+	}
+	w := buildWalk(t, map[reflect.Type]bool{})
+	actual, _ := walkCache.LoadOrStore(t, w)
+	return actual.(*typeWalk)
+}
+
+// isLeafType reports whether the encoder turns values of t into a scalar
+// without looking inside (times, custom marshalers, text types, byte
+// slices).
+func isLeafType(t reflect.Type) bool {
+	if t == timeType || hasOwnEncoding(t) {
+		return true
+	}
+	if t.Kind() == reflect.Struct && t.ConvertibleTo(timeType) {
+		return true
+	}
+	return (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() == reflect.Uint8
+}
+
+// opaqueStruct reports whether t is a struct (not a leaf type) with fields
+// but none the encoder sees — big.Int, big.Float, sync.Mutex: it would be
+// stored as an empty map and its value lost.
+func opaqueStruct(t reflect.Type) bool {
+	return !isLeafType(t) && hidden(t)
+}
+
+// hidden reports whether t is a struct with fields but none the encoder
+// sees, leaf or not.
+func hidden(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct || t.NumField() == 0 {
+		return false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() || f.Anonymous && !opaqueStruct(derefType(f.Type)) {
+			return false
+		}
+	}
+	return true
+}
+
+var hiddenTextCache sync.Map // reflect.Type → reflect.Type (nil: none); immutable values
+
+// hiddenTextIn returns a text type whose fields are all unexported that
+// values of t can hold outside interfaces (which the walk visits itself),
+// or nil.
+func hiddenTextIn(t reflect.Type) reflect.Type {
+	if r, ok := hiddenTextCache.Load(t); ok {
+		h, _ := r.(reflect.Type)
+		return h
+	}
+	h := findHiddenText(t, map[reflect.Type]bool{})
+	hiddenTextCache.Store(t, h)
+	return h
+}
+
+func findHiddenText(t reflect.Type, seen map[reflect.Type]bool) reflect.Type {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	if codec.IsText(t) {
+		if hidden(t) {
+			return t
+		}
+		return nil
+	}
+	if hasCustomMarshaler(t) || t == timeType {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return findHiddenText(t.Elem(), seen)
+	case reflect.Struct:
+		// What attributevalue stores of t: its encoded fields, and the
+		// structs it flattens (an embedded text type leaves nothing).
+		for _, f := range codec.LayoutOf(t).All {
+			if f.State != codec.Visible && f.State != codec.Embedded {
+				continue
+			}
+			if h := findHiddenText(f.Type, seen); h != nil {
+				return h
+			}
+		}
+	}
+	return nil
+}
+
+// lostInInterface is the badValue for a text type whose fields are all
+// unexported (netip.Addr, big.Int) held in an interface value: the mapper
+// stores text types as text where the Go type says so, but what an
+// interface holds goes to attributevalue, which would store an empty map.
+func lostInInterface(t reflect.Type) *badValue {
+	return &badValue{
+		what: fmt.Sprintf("holds a %s in an interface value, where the encoder would store an empty map and the value would be lost", t),
+		fix:  fmt.Sprintf("declare the field (or element) as %s, which the mapper stores as text, or store its String()", t),
+	}
+}
+
+// buildWalk computes the typeWalk of t; onPath holds the types being
+// computed above it, to find recursive types.
+func buildWalk(t reflect.Type, onPath map[reflect.Type]bool) *typeWalk {
+	if w, ok := walkCache.Load(t); ok {
+		return w.(*typeWalk)
+	}
+	if onPath[t] {
+		return &typeWalk{walk: true} // recursive: values may refer to themselves
+	}
+	if isLeafType(t) {
+		return noWalk
+	}
+	onPath[t] = true
+	defer delete(onPath, t)
+	w := &typeWalk{}
+	switch t.Kind() {
+	case reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		w.walk = true
+	case reflect.Pointer:
+		e := buildWalk(t.Elem(), onPath)
+		w.walk, w.height = e.walk, e.height
+	case reflect.Slice, reflect.Array, reflect.Map:
+		e := buildWalk(t.Elem(), onPath)
+		w.walk, w.height = e.walk, e.height+1
+	case reflect.Struct:
+		if opaqueStruct(t) {
+			w.walk = true // its values are refused (goWalker.value)
+			break
+		}
+		w.height = 1
+		w.collect(t, onPath)
+	default:
+		return noWalk
+	}
+	if w.height > maxNesting {
+		w.walk = true
+	}
+	if !w.walk {
+		w.fields = nil
+	}
+	// A result computed while an enclosing type is still open depends on it
+	// only through a recursion, which sets walk: either way it is final.
+	walkCache.Store(t, w)
+	return w
+}
+
+// collect adds to w the fields of struct t the codec encodes
+// (codec.LayoutOf), named as it names them.
+func (w *typeWalk) collect(t reflect.Type, onPath map[reflect.Type]bool) {
+	for _, f := range codec.LayoutOf(t).Fields {
+		fw := buildWalk(f.Type, onPath)
+		if fw.height+1 > w.height {
+			w.height = fw.height + 1
+		}
+		if fw.walk {
+			w.walk = true
+			w.fields = append(w.fields, walkField{index: f.Index, name: f.Name})
+		}
+	}
+}
+
+// checkGo walks the struct value v (of the schema's type) as the encoder
+// will, and refuses values that refer to themselves, nest deeper than
+// DynamoDB allows, or hold func, chan or unsafe.Pointer values. It returns
+// nil at once for types that cannot hold any of these.
+func (s *schema) checkGo(table string, v reflect.Value) error {
+	if !s.walk {
+		return nil
+	}
+	w := goWalker{left: maxWalk}
+	for i := range s.fields {
+		f := &s.fields[i]
+		if !f.walk {
+			continue
+		}
+		fv, ok := fieldValue(v, f)
+		if !ok {
+			continue
+		}
+		if b := w.value(fv, 1, 0, true); b != nil {
+			return s.invalidGo(table, f, b)
+		}
+	}
+	return nil
+}
+
+func (s *schema) invalidGo(table string, f *field, b *badValue) error {
+	where := fmt.Sprintf("field %s.%s (attribute %q)", s.typ, f.goName, f.name)
+	if p := b.where(); p != "" {
+		where += " at " + p
+	}
+	if b.fix == "" { // too deep: tell a cycle from a deep value
+		if b.cyclic() {
+			b.what = "refers to itself (a cycle of pointers, maps, slices or interfaces)"
+			b.fix = "DynamoDB stores trees, not graphs: break the cycle (e.g. store an ID instead of the pointer) or tag the field `dynamo:\"-\"`"
+		} else {
+			b.what = fmt.Sprintf("nests deeper than DynamoDB's %d levels of maps and lists", maxNesting)
+			b.fix = "flatten the value or store it encoded (e.g. as JSON in a []byte)"
+		}
+	}
+	return fmt.Errorf("%w: table %q: %s %s: %s", ErrInvalidInput, table, where, b.what, b.fix)
+}
+
+// tooDeep is the badValue for a value past the nesting or pointer limit;
+// invalidGo words it once the path (and its addresses) is known.
+func tooDeep() *badValue { return &badValue{} }
+
+// maxWalk bounds the values checkGo visits in one item. A value shared by
+// several pointers is encoded once per pointer, so a small value whose
+// pointers branch and meet again (a DAG) can encode to billions of values;
+// far fewer already exceed DynamoDB's 400 KB.
+const maxWalk = 4 * maxItemSize
+
+// goWalker walks one item; left is what remains of maxWalk.
+type goWalker struct{ left int }
+
+// value checks v, a value at nesting level (the item is level 1) after hops
+// pointers and interfaces. static reports whether v is a struct field whose
+// type is its declared type (nil funcs there are dropped by the encoder like
+// any omitted field and come back nil, so they are allowed).
+func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValue {
+	if w.left--; w.left < 0 {
+		return &badValue{what: fmt.Sprintf("holds more than %d values (a value reached through several pointers counts once per pointer)", maxWalk),
+			fix: "DynamoDB items are at most 400 KB: store large or shared data elsewhere and keep a reference"}
+	}
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		if hops++; hops > maxHops {
+			return tooDeep()
+		}
+		if h := hiddenTextIn(v.Elem().Type()); h != nil {
+			return lostInInterface(h)
+		}
+		return w.value(v.Elem(), level, hops, false)
+	case reflect.Pointer:
+		if v.IsNil() || isLeafType(v.Type().Elem()) {
+			return nil
+		}
+		if hops++; hops > maxHops {
+			return tooDeep()
+		}
+		if b := w.value(v.Elem(), level, hops, false); b != nil {
+			b.addrs = append(b.addrs, v.Pointer())
+			return b
+		}
+		return nil
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		if static && v.IsNil() {
+			return nil
+		}
+		return &badValue{
+			what: fmt.Sprintf("holds a %s value, which the encoder would drop while the returned copy keeps it", v.Type()),
+			fix:  "DynamoDB cannot store functions or channels: remove the value, or tag the field `dynamo:\"-\"`",
+		}
+	case reflect.Struct:
+		t := v.Type()
+		if isLeafType(t) {
+			return nil
+		}
+		if opaqueStruct(t) {
+			return &badValue{
+				what: fmt.Sprintf("holds a %s, whose fields are all unexported: the encoder would store an empty map and the value would be lost", t),
+				fix:  "store it in a form DynamoDB keeps, e.g. a string (big.Int's String/SetString) or a type with a MarshalDynamoDBAttributeValue method",
+			}
+		}
+		tw := walkInfo(t)
+		if !tw.walk {
+			return nil // finite; the encoded check counts its depth
+		}
+		if level++; level > maxNesting {
+			return tooDeep()
+		}
+		for _, f := range tw.fields {
+			fv, ok := fieldByIndex(v, f.index)
+			if !ok {
+				continue
+			}
+			if b := w.value(fv, level, 0, true); b != nil {
+				return b.push("." + f.name)
+			}
+		}
+		return nil
+	case reflect.Map:
+		if v.IsNil() {
+			return nil
+		}
+		if !walkInfo(v.Type()).walk {
+			return nil // finite; the encoded check counts its depth
+		}
+		if level++; level > maxNesting {
+			b := tooDeep()
+			b.addrs = append(b.addrs, v.Pointer())
+			return b
+		}
+		it := v.MapRange()
+		for it.Next() {
+			if b := w.value(it.Value(), level, 0, false); b != nil {
+				b.addrs = append(b.addrs, v.Pointer())
+				k := it.Key()
+				if k.Kind() == reflect.String {
+					return b.push(keySeg(k.String()))
+				}
+				return b.push("[" + fmt.Sprint(k) + "]")
+			}
+		}
+		return nil
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			return nil
+		}
+		if !walkInfo(v.Type()).walk {
+			return nil // finite; the encoded check counts its depth
+		}
+		if level++; level > maxNesting {
+			b := tooDeep()
+			if v.Kind() == reflect.Slice {
+				b.addrs = append(b.addrs, v.Pointer()^uintptr(v.Len())<<1)
+			}
+			return b
+		}
+		for i := 0; i < v.Len(); i++ {
+			if b := w.value(v.Index(i), level, 0, false); b != nil {
+				if v.Kind() == reflect.Slice {
+					b.addrs = append(b.addrs, v.Pointer()^uintptr(v.Len())<<1)
+				}
+				return b.push(idxSeg(i))
+			}
+		}
+		return nil
+	}
+	return nil
+}

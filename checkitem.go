@@ -1,0 +1,296 @@
+package dynamo
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	avs "github.com/ddbkit/dynamo/internal/av"
+)
+
+// Checks of the encoded item (checkEncoded) and of condition values: see
+// validate.go.
+
+// checkEncoded checks the encoded item of table: names and strings valid
+// UTF-8, no empty names, nesting within DynamoDB's limit; it drops duplicate
+// set elements, comparing numbers by value.
+func (s *schema) checkEncoded(table string, item map[string]types.AttributeValue) error {
+	for k, v := range item {
+		if k == "" || !utf8.ValidString(k) {
+			b := badName(k)
+			return fmt.Errorf("%w: table %q: %s: %s", ErrInvalidInput, table, b.what, b.fix)
+		}
+		nv, b := checkAV(v, 1)
+		if b != nil {
+			return s.invalidValue(table, k, b)
+		}
+		if nv != nil {
+			item[k] = nv
+		}
+	}
+	return nil
+}
+
+func badName(k string) *badValue {
+	if k == "" {
+		return &badValue{what: "an empty attribute name", fix: "DynamoDB refuses empty names: give the map key or attribute a name"}
+	}
+	return &badValue{what: fmt.Sprintf("attribute name %s is not valid UTF-8", strconv.Quote(k)),
+		fix: "DynamoDB names are UTF-8 and the SDK would replace the bad bytes with U+FFFD: use valid UTF-8 names (binary data belongs in []byte values)"}
+}
+
+func badString(s string) *badValue {
+	return &badValue{
+		what: fmt.Sprintf("is a string that is not valid UTF-8 (%s)", strconv.Quote(truncate(s, 40))),
+		fix:  "the SDK would replace the bad bytes with U+FFFD, so the stored value (and any key) would differ from yours: use []byte for binary data",
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// checkAV checks av at nesting level level (its container's level) and
+// returns a replacement when a set had duplicates to drop, else nil.
+func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValue) {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		if !utf8.ValidString(v.Value) {
+			return nil, badString(v.Value)
+		}
+	case *types.AttributeValueMemberN:
+		if b := checkItemNumber(v.Value); b != nil {
+			return nil, b
+		}
+	case *types.AttributeValueMemberSS:
+		for i, e := range v.Value {
+			if !utf8.ValidString(e) {
+				return nil, badString(e).push(idxSeg(i))
+			}
+		}
+		if ss, dup := dedupe(v.Value, func(s string) string { return s }); dup {
+			return &types.AttributeValueMemberSS{Value: ss}, nil
+		}
+	case *types.AttributeValueMemberNS:
+		for i, e := range v.Value {
+			if b := checkItemNumber(e); b != nil {
+				return nil, b.push(idxSeg(i))
+			}
+		}
+		if ns, dup := dedupe(v.Value, avs.Canonical); dup {
+			return &types.AttributeValueMemberNS{Value: ns}, nil
+		}
+	case *types.AttributeValueMemberBS:
+		if bs, dup := dedupe(v.Value, func(b []byte) string { return string(b) }); dup {
+			return &types.AttributeValueMemberBS{Value: bs}, nil
+		}
+	case *types.AttributeValueMemberM:
+		if level++; level > maxNesting {
+			return nil, tooDeepEncoded()
+		}
+		for k, e := range v.Value {
+			if k == "" || !utf8.ValidString(k) {
+				return nil, badMapKey(k)
+			}
+			ne, b := checkAV(e, level)
+			if b != nil {
+				return nil, b.push(keySeg(k))
+			}
+			if ne != nil {
+				v.Value[k] = ne
+			}
+		}
+	case *types.AttributeValueMemberL:
+		if level++; level > maxNesting {
+			return nil, tooDeepEncoded()
+		}
+		for i, e := range v.Value {
+			ne, b := checkAV(e, level)
+			if b != nil {
+				return nil, b.push(idxSeg(i))
+			}
+			if ne != nil {
+				v.Value[i] = ne
+			}
+		}
+	}
+	return nil, nil
+}
+
+// validAV is the compiled encoder's check (codec.Check) of a value it does
+// not check itself: av, at nesting level level, passes checkEncoded
+// unchanged — valid strings, names and numbers, nesting within the limit, no
+// duplicate set elements.
+func validAV(av types.AttributeValue, level int) bool {
+	return checkAVReadOnly(av, level) == nil && !hasDupes(av)
+}
+
+// hasDupes reports whether a set in av holds an element twice (as checkAV
+// compares them).
+func hasDupes(av types.AttributeValue) bool {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberSS:
+		_, dup := dedupe(v.Value, func(s string) string { return s })
+		return dup
+	case *types.AttributeValueMemberNS:
+		_, dup := dedupe(v.Value, avs.Canonical)
+		return dup
+	case *types.AttributeValueMemberBS:
+		_, dup := dedupe(v.Value, func(b []byte) string { return string(b) })
+		return dup
+	case *types.AttributeValueMemberM:
+		for _, e := range v.Value {
+			if hasDupes(e) {
+				return true
+			}
+		}
+	case *types.AttributeValueMemberL:
+		for _, e := range v.Value {
+			if hasDupes(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkCondValues checks the names and values of a compiled If condition
+// like an item's: valid UTF-8, within the nesting limit. It changes nothing.
+// Its callers wrap the error in ErrInvalidInput.
+func checkCondValues(names map[string]string, values map[string]types.AttributeValue) error {
+	for _, n := range names {
+		if !utf8.ValidString(n) {
+			b := badName(n)
+			return fmt.Errorf("%s: %s", b.what, b.fix)
+		}
+	}
+	for _, v := range values {
+		if b := checkAVReadOnly(v, 1); b != nil {
+			if p := b.where(); p != "" {
+				b.what = "at " + p + " " + b.what
+			}
+			return fmt.Errorf("a value %s: %s", b.what, b.fix)
+		}
+	}
+	return nil
+}
+
+// checkAVReadOnly is checkAV without dropping duplicate set elements: the
+// strings, numbers, names and depth of av are checked, nothing is changed.
+func checkAVReadOnly(av types.AttributeValue, level int) *badValue {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		if !utf8.ValidString(v.Value) {
+			return badString(v.Value)
+		}
+	case *types.AttributeValueMemberN:
+		return checkItemNumber(v.Value)
+	case *types.AttributeValueMemberNS:
+		for i, e := range v.Value {
+			if b := checkItemNumber(e); b != nil {
+				return b.push(idxSeg(i))
+			}
+		}
+	case *types.AttributeValueMemberSS:
+		for i, e := range v.Value {
+			if !utf8.ValidString(e) {
+				return badString(e).push(idxSeg(i))
+			}
+		}
+	case *types.AttributeValueMemberM:
+		if level++; level > maxNesting {
+			return tooDeepEncoded()
+		}
+		for k, e := range v.Value {
+			if k == "" || !utf8.ValidString(k) {
+				return badMapKey(k)
+			}
+			if b := checkAVReadOnly(e, level); b != nil {
+				return b.push(keySeg(k))
+			}
+		}
+	case *types.AttributeValueMemberL:
+		if level++; level > maxNesting {
+			return tooDeepEncoded()
+		}
+		for i, e := range v.Value {
+			if b := checkAVReadOnly(e, level); b != nil {
+				return b.push(idxSeg(i))
+			}
+		}
+	}
+	return nil
+}
+
+func tooDeepEncoded() *badValue {
+	return &badValue{what: fmt.Sprintf("nests deeper than DynamoDB's %d levels of maps and lists", maxNesting),
+		fix: "flatten the value or store it encoded (e.g. as JSON in a []byte)"}
+}
+
+func badMapKey(k string) *badValue {
+	if k == "" {
+		return &badValue{what: "holds an empty map key", fix: "DynamoDB refuses empty attribute names: give every map entry a non-empty key"}
+	}
+	return &badValue{what: fmt.Sprintf("holds a map key %s that is not valid UTF-8", strconv.Quote(k)),
+		fix: "the SDK would replace the bad bytes with U+FFFD: use valid UTF-8 keys"}
+}
+
+// dedupe returns elems without later duplicates (by key) and true, or elems
+// and false when there are none. Small sets are compared pairwise, without
+// allocating.
+func dedupe[E any](elems []E, key func(E) string) ([]E, bool) {
+	n := len(elems)
+	if n < 2 {
+		return elems, false
+	}
+	dup := false
+	if n <= 16 {
+	outer:
+		for i := 1; i < n; i++ {
+			ki := key(elems[i])
+			for j := 0; j < i; j++ {
+				if key(elems[j]) == ki {
+					dup = true
+					break outer
+				}
+			}
+		}
+	} else {
+		seen := make(map[string]struct{}, n)
+		for _, e := range elems {
+			k := key(e)
+			if _, ok := seen[k]; ok {
+				dup = true
+				break
+			}
+			seen[k] = struct{}{}
+		}
+	}
+	if !dup {
+		return elems, false
+	}
+	seen := make(map[string]struct{}, n)
+	out := make([]E, 0, n)
+	for _, e := range elems {
+		k := key(e)
+		if _, ok := seen[k]; ok {
+			continue
+		}
+		seen[k] = struct{}{}
+		out = append(out, e)
+	}
+	return out, true
+}
+
+// checkItemNumber refuses what DynamoDB would refuse as a number (the rule
+// is av.Problem's).
+func checkItemNumber(s string) *badValue {
+	if p := avs.Problem(s); p != "" {
+		return &badValue{what: p, fix: "DynamoDB numbers have up to 38 significant digits and magnitudes from 1E-130 to 9.99E+125: store other values as strings"}
+	}
+	return nil
+}
