@@ -1,6 +1,6 @@
 package dynamo
 
-// Regression tests for what the fault suite (integration/faults_mapper_test.go)
+// Tests of settling lost answers, first found by the fault suite (integration/faults_mapper_test.go):
 // found: Update applied an increment twice when its write was applied, the
 // response was lost, and someone else wrote the item before the SDK's retry
 // (the retry then failed its condition on the other writer's item, and Update
