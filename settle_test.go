@@ -1,11 +1,12 @@
 package dynamo
 
 // Tests of settling lost answers. The fault suite
-// (integration/faults_mapper_test.go) found the first: Update applied an increment twice when its write was applied, the
-// response was lost, and someone else wrote the item before the SDK's retry
-// (the retry then failed its condition on the other writer's item, and Update
-// called its function again). They run a real *dynamodb.Client — its retryer
-// and middleware — over a scripted HTTP transport, without a server.
+// (integration/faults_mapper_test.go) found the first: Update applied an
+// increment twice when its write was applied, the response was lost, and
+// someone else wrote the item before the SDK's retry (the retry then failed
+// its condition on the other writer's item, and Update called its function
+// again). They run a real *dynamodb.Client — its retryer and middleware —
+// over a scripted HTTP transport, without a server.
 
 import (
 	"context"
