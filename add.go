@@ -153,6 +153,24 @@ type addBound struct {
 	fromZero bool
 }
 
+// cond returns the condition that the stored value leaves the result of
+// the Add in range, and writes its value to eb.
+func (b *addBound) cond(eb *exprBuilder) string {
+	f := b.f
+	bph := ":x" + f.vph[2:]
+	eb.values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
+	cmp := " <= "
+	if !b.max {
+		cmp = " >= "
+	}
+	c := f.ph + cmp + bph
+	if b.fromZero {
+		// A missing attribute counts from 0, which n leaves in range.
+		c = "attribute_not_exists(" + f.ph + ") OR " + c
+	}
+	return c
+}
+
 // buildAdd checks delta against the schema and builds the UpdateItem of an
 // Add of the item with key k. wo.nulls names the changed attributes (and
 // the version) that the stored item holds as NULL (a set or counter SavePut
@@ -252,17 +270,7 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, 
 		}
 		av, bound = nav, b
 		if b != nil {
-			bph := ":x" + f.vph[2:]
-			cmp := " <= "
-			if !b.max {
-				cmp = " >= "
-			}
-			cond = f.ph + cmp + bph
-			if b.fromZero {
-				// A missing attribute counts from 0, which n leaves in range.
-				cond = "attribute_not_exists(" + f.ph + ") OR " + cond
-			}
-			eb.values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
+			cond = b.cond(eb)
 		}
 	} else {
 		sav, err := setElems(f, op.val)

@@ -346,59 +346,9 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 	if err := checkTxCount("WriteTx", len(ops)); err != nil {
 		return err
 	}
-	members := make([]*txMember, len(ops))
-	seen := make(map[txItem]int, len(ops))
-	size := 0
-	for i, op := range ops {
-		if op == nil {
-			return fmt.Errorf("%w: WriteTx member %d is nil", ErrInvalidInput, i)
-		}
-		var token []byte
-		if o.tokenSet {
-			table, key, err := op.txKey()
-			if err == nil {
-				token = txWriteToken(o.token, table, key)
-			}
-		}
-		mem, err := op.txWrite(token)
-		if err != nil {
-			return fmt.Errorf("dynamo: WriteTx member %d: %w", i, err)
-		}
-		if j, dup := seen[txItemID(mem)]; dup {
-			return fmt.Errorf("%w: WriteTx members %d and %d are both on table %q key %s: DynamoDB allows one operation per item in a transaction; merge them",
-				ErrInvalidInput, j, i, mem.table, formatKey(mem.key))
-		}
-		seen[txItemID(mem)] = i
-		members[i] = mem
-		size += mem.size
-	}
-	// The GuardedBy checks, of the call and of its members, follow the ops
-	// (an op that is also one of the ops is sent once, as the op).
-	guards := o.guards
-	for _, mem := range members {
-		guards = append(guards, mem.guards...)
-	}
-	guards = slices.DeleteFunc(slices.Clone(guards), func(g TxOp) bool { return g != nil && slices.Contains(ops, g) })
-	gs, err := buildGuards("WriteTx", guards)
+	members, err := writeTxMembers(ops, o)
 	if err != nil {
 		return err
-	}
-	for j, mem := range gs {
-		i := len(ops) + j
-		if k, dup := seen[txItemID(mem)]; dup {
-			return fmt.Errorf("%w: WriteTx members %d and %d (a GuardedBy check) are both on table %q key %s: DynamoDB allows one operation per item in a transaction; check another item, or leave the check out",
-				ErrInvalidInput, k, i, mem.table, formatKey(mem.key))
-		}
-		seen[txItemID(mem)] = i
-		members = append(members, mem)
-		size += mem.size
-	}
-	if err := checkTxCount("WriteTx", len(members)); err != nil {
-		return err
-	}
-	if size > maxTxSize {
-		return fmt.Errorf("%w: WriteTx members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split it",
-			ErrInvalidInput, size)
 	}
 
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: make([]types.TransactWriteItem, len(members))}
@@ -426,6 +376,67 @@ func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) erro
 		mem.done()
 	}
 	return nil
+}
+
+// writeTxMembers builds the members of a WriteTx of ops with options o —
+// the ops, then the GuardedBy checks — and refuses, before anything is
+// sent, a nil op, two members on one item, and too many members or bytes.
+func writeTxMembers(ops []TxOp, o txOptions) ([]*txMember, error) {
+	members := make([]*txMember, len(ops))
+	seen := make(map[txItem]int, len(ops))
+	size := 0
+	for i, op := range ops {
+		if op == nil {
+			return nil, fmt.Errorf("%w: WriteTx member %d is nil", ErrInvalidInput, i)
+		}
+		var token []byte
+		if o.tokenSet {
+			table, key, err := op.txKey()
+			if err == nil {
+				token = txWriteToken(o.token, table, key)
+			}
+		}
+		mem, err := op.txWrite(token)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: WriteTx member %d: %w", i, err)
+		}
+		if j, dup := seen[txItemID(mem)]; dup {
+			return nil, fmt.Errorf("%w: WriteTx members %d and %d are both on table %q key %s: DynamoDB allows one operation per item in a transaction; merge them",
+				ErrInvalidInput, j, i, mem.table, formatKey(mem.key))
+		}
+		seen[txItemID(mem)] = i
+		members[i] = mem
+		size += mem.size
+	}
+	// The GuardedBy checks, of the call and of its members, follow the ops
+	// (an op that is also one of the ops is sent once, as the op).
+	guards := o.guards
+	for _, mem := range members {
+		guards = append(guards, mem.guards...)
+	}
+	guards = slices.DeleteFunc(slices.Clone(guards), func(g TxOp) bool { return g != nil && slices.Contains(ops, g) })
+	gs, err := buildGuards("WriteTx", guards)
+	if err != nil {
+		return nil, err
+	}
+	for j, mem := range gs {
+		i := len(ops) + j
+		if k, dup := seen[txItemID(mem)]; dup {
+			return nil, fmt.Errorf("%w: WriteTx members %d and %d (a GuardedBy check) are both on table %q key %s: DynamoDB allows one operation per item in a transaction; check another item, or leave the check out",
+				ErrInvalidInput, k, i, mem.table, formatKey(mem.key))
+		}
+		seen[txItemID(mem)] = i
+		members = append(members, mem)
+		size += mem.size
+	}
+	if err := checkTxCount("WriteTx", len(members)); err != nil {
+		return nil, err
+	}
+	if size > maxTxSize {
+		return nil, fmt.Errorf("%w: WriteTx members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split it",
+			ErrInvalidInput, size)
+	}
+	return members, nil
 }
 
 // txOutcome is the error WriteTx returns for err, the error of its last
