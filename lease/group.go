@@ -204,7 +204,8 @@ type member struct {
 	stopBeat context.CancelFunc
 	beatDone chan struct{}
 
-	work sync.WaitGroup // the goroutines running fn
+	work    sync.WaitGroup // the goroutines running fn
+	writeMu sync.Mutex     // serialises writes of the worker record
 
 	// The balancer's own state (its goroutine only).
 	watches map[string]watch // per roster worker: the record's state seen and since when
@@ -367,6 +368,8 @@ func (m *member) heartbeat() {
 // deadline to the moment before sending plus the lease duration.
 func (m *member) extend() error {
 	g, o := m.g, m.g.c.o
+	m.writeMu.Lock() // the heartbeat and publish
+	defer m.writeMu.Unlock()
 	m.mu.Lock()
 	next := m.rec
 	next.Held = m.heldLocked()
@@ -467,6 +470,10 @@ func (m *member) look(ctx context.Context) (groupView, error) {
 			// so that a heartbeat it sends after all fails.
 			w := recs[i]
 			if !m.endSilent(ctx, w) {
+				v.live = append(v.live, owner) // it wrote again: alive after all
+				for _, k := range w.Held {
+					v.holder[k] = owner
+				}
 				continue
 			}
 			w.Ended = true
@@ -539,6 +546,26 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	upper := (total + n - 1) / n
 	m.takeFree(rctx, v, upper, fn)
 	m.plan(v, upper)
+	m.publish()
+}
+
+// publish writes the worker record at once when the keys held or asked
+// for changed since it was last written, so that others see moves at their
+// next round rather than after a heartbeat interval. A fleet at rest
+// changes nothing: only heartbeats write.
+func (m *member) publish() {
+	m.mu.Lock()
+	same := slices.Equal(m.heldLocked(), m.rec.Held) && slices.Equal(m.asks, m.rec.Asks)
+	m.mu.Unlock()
+	if same || m.ctx.Err() != nil {
+		return
+	}
+	switch err := m.extend(); {
+	case errors.Is(err, ErrLost):
+		m.end(err)
+	case err != nil:
+		m.g.c.log.Warn("writing the worker record failed", "group", m.g.name, "err", err)
+	}
 }
 
 // grant hands over keys others ask for, while this worker keeps at least
@@ -622,9 +649,14 @@ func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(c
 		cands = append(cands[i:], cands[:i]...)
 	}
 	others := map[string]*workerRecord{} // worker records read this round, by owner
+	clk := g.c.o.clock
+	start := clk.Now()
 	for _, k := range cands {
 		if (want <= 0 && !m.pending[k]) || ctx.Err() != nil {
 			continue
+		}
+		if clk.Now().Sub(start) >= g.c.o.poll {
+			break // the rest at the next round, after handing over what others ask for
 		}
 		if m.tryTake(ctx, v, others, k, fn) {
 			want--
@@ -800,10 +832,11 @@ func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 	m.mu.Unlock()
 }
 
-// plan chooses the keys to ask for at the next heartbeat: while a live
+// plan chooses the keys to ask for (written by publish): while a live
 // worker holds at least two keys more than this one, one of its keys, up
-// to upper keys in all. Keys asked for before come first, so that asks
-// stay put while holders' lists change.
+// to upper keys in all. Keys asked for before, which their holders may be
+// handing over, are kept and count as held, so that asks stay put while
+// holders' lists change.
 func (m *member) plan(v groupView, upper int) {
 	me := m.g.c.o.owner
 	mine := m.count(v, me)
@@ -839,6 +872,23 @@ func (m *member) plan(v groupView, upper int) {
 	}
 	m.mu.Unlock()
 	var asks []string
+	// Asks made before whose keys their holder still lists may be on their
+	// way: keep those the holder would still grant (see grant), and count
+	// them as good as held.
+	held := mine
+	for _, o := range v.live {
+		h, a := have[o], held
+		for _, k := range avail[o] {
+			if !before[k] || mine >= upper || h < a+2 {
+				break
+			}
+			asks = append(asks, k)
+			avail[o] = avail[o][1:]
+			h, a = h-1, a+1
+			have[o]--
+			mine++
+		}
+	}
 	for mine < upper {
 		top, most := "", -1
 		for _, o := range v.live {
