@@ -15,6 +15,12 @@ import (
 // cannot write, because a takeover changes the record's token. WriteTx,
 // Save and Delete do this for you.
 //
+// The check is the same for a key a Group's worker holds: a handover marks
+// the record released before the next worker can take it, and a takeover
+// writes a new token and attempt id. A worker paused past its lease keeps
+// passing its guard only until its key is taken over (as a silent single
+// holder does): its writes are then refused with ErrLost.
+//
 // IAM: dynamodb:ConditionCheckItem on the lease table, inside the transaction.
 func (l *Lease) Guard() dynamo.TxOp {
 	return l.c.table.TxCheck(record{Key: l.key},
