@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -168,8 +169,8 @@ func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) 
 			switch {
 			case ctx.Err() != nil:
 				return nil
-			case !transient(err):
-				return err
+			case !transient(err) && !maybeApplied(err):
+				return err // no table, access denied, ...
 			}
 			c.log.Warn("joining the group failed; trying again", "group", g.name, "err", err)
 			if err := c.pause(ctx, g.name, c.o.poll); err != nil {
@@ -213,13 +214,14 @@ type member struct {
 	pending map[string]bool  // keys whose take had no clear answer
 	floors  map[string]int64 // per key: the least token to issue next
 
-	mu       sync.Mutex
-	rec      workerRecord      // as last written; guarded by mu
-	deadline time.Time         // on the clock: when the membership ends unless extended; guarded by mu
-	watchdog clock.Timer       // guarded by mu
-	held     map[string]*Lease // guarded by mu
-	leaving  map[string]bool   // keys being handed over; guarded by mu
-	asks     []string          // keys to ask for at the next heartbeat; guarded by mu
+	mu         sync.Mutex
+	rec        workerRecord      // as last written; guarded by mu
+	deadline   time.Time         // on the clock: when the membership ends unless extended; guarded by mu
+	watchdog   clock.Timer       // guarded by mu
+	held       map[string]*Lease // guarded by mu
+	leaving    map[string]bool   // keys being handed over; guarded by mu
+	unreleased map[string]*Lease // keys let go whose release failed; guarded by mu
+	asks       []string          // keys to ask for at the next heartbeat; guarded by mu
 }
 
 // watch is what a worker saw of another's record.
@@ -240,7 +242,7 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
 		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
 	}
-	m := &member{g: g, attempt: ident.RandomHex(8), held: map[string]*Lease{}, leaving: map[string]bool{},
+	m := &member{g: g, attempt: ident.RandomHex(8), held: map[string]*Lease{}, leaving: map[string]bool{}, unreleased: map[string]*Lease{},
 		watches: map[string]watch{}, silence: map[string]watch{}, pending: map[string]bool{}, floors: map[string]int64{}, beatDone: make(chan struct{})}
 	rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration),
 		Expires: clk.Now().Add(c.o.ttl).Unix(), Version: old.Version}
@@ -536,6 +538,7 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	defer cancel()
 	stop := context.AfterFunc(m.ctx, cancel)
 	defer stop()
+	m.releaseAgain(rctx)
 	v, err := m.look(rctx)
 	if err != nil {
 		c.log.Warn("reading the group failed", "group", g.name, "err", err)
@@ -565,6 +568,22 @@ func (m *member) publish() {
 		m.end(err)
 	case err != nil:
 		m.g.c.log.Warn("writing the worker record failed", "group", m.g.name, "err", err)
+	}
+}
+
+// releaseAgain releases the keys whose release failed when they were let
+// go.
+func (m *member) releaseAgain(ctx context.Context) {
+	m.mu.Lock()
+	ls := slices.Collect(maps.Values(m.unreleased))
+	m.mu.Unlock()
+	for _, l := range ls {
+		if err := l.Release(ctx); err != nil {
+			continue
+		}
+		m.mu.Lock()
+		delete(m.unreleased, l.key)
+		m.mu.Unlock()
 	}
 }
 
@@ -820,14 +839,18 @@ func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 	}
 	<-l.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	if err := l.Release(ctx); err != nil {
-		c.log.Warn("releasing a key failed; others take it after its duration × skew rate", "group", m.g.name, "key", l.key, "err", err)
-	}
+	err := l.Release(ctx)
 	cancel()
 	m.mu.Lock()
 	if m.held[l.key] == l {
 		delete(m.held, l.key)
 		delete(m.leaving, l.key)
+	}
+	if err != nil {
+		// The record still names this worker, which others leave alone while
+		// it lives: release it again at the next rounds.
+		c.log.Warn("releasing a key failed; trying again at the next round", "group", m.g.name, "key", l.key, "err", err)
+		m.unreleased[l.key] = l
 	}
 	m.mu.Unlock()
 }

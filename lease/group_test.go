@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
@@ -54,6 +55,27 @@ type fleet struct {
 	active  map[string]map[string]bool // key → workers whose work on it runs
 	writes  map[string][]job           // key → guarded writes that succeeded, in order
 	stale   map[string]bool            // workers crashed or paused: their work may still "run"
+	wrote   chan struct{}              // closed and replaced at every guarded write
+}
+
+// awaitWrites waits until every key has had n guarded writes at least.
+func (f *fleet) awaitWrites(n int) {
+	for {
+		f.mu.Lock()
+		ch, done := f.wrote, true
+		for _, k := range f.keys {
+			done = done && len(f.writes[k]) >= n
+		}
+		f.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-ch:
+		case <-f.t.Context().Done():
+			return
+		}
+	}
 }
 
 type worker struct {
@@ -69,7 +91,7 @@ type worker struct {
 func newFleet(t *testing.T, nkeys int) *fleet {
 	t.Helper()
 	checkNoLeak(t)
-	f := &fleet{t: t, table: leaseTable(t), active: map[string]map[string]bool{}, writes: map[string][]job{}, stale: map[string]bool{}}
+	f := &fleet{t: t, table: leaseTable(t), active: map[string]map[string]bool{}, writes: map[string][]job{}, stale: map[string]bool{}, wrote: make(chan struct{})}
 	for i := range nkeys {
 		f.keys = append(f.keys, fmt.Sprintf("part-%02d", i))
 	}
@@ -84,13 +106,20 @@ func newFleet(t *testing.T, nkeys int) *fleet {
 // start starts a worker called name; its clock starts at start.
 func (f *fleet) start(name string, start time.Time) *worker {
 	f.t.Helper()
+	return f.startWith(name, start, nil)
+}
+
+// startWith starts a worker whose requests go through client (nil: a plain
+// one).
+func (f *fleet) startWith(name string, start time.Time, client *dynamodb.Client) *worker {
+	f.t.Helper()
 	w := &worker{name: name, clk: clock.NewFake(start), done: make(chan error, 1)}
 	opts := []Option{WithOwner(name), WithClock(w.clk), WithLeaseDuration(gDur),
 		WithHeartbeatInterval(gBeat), WithPollInterval(gPoll), WithClockSkewRate(gSkew)}
 	if os.Getenv("LEASE_TEST_LOG") != "" {
 		opts = append(opts, WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("worker", name)))
 	}
-	w.c = newClient(f.t, f.table, nil, opts...)
+	w.c = newClient(f.t, f.table, client, opts...)
 	var err error
 	if w.g, err = w.c.Group("job", f.keys); err != nil {
 		f.t.Fatal(err)
@@ -144,6 +173,8 @@ func (f *fleet) work(name string) func(context.Context, *Lease) error {
 				f.t.Errorf("%s wrote %q with token %d after %s's token %d", name, k, l.Token(), ws[len(ws)-1].Holder, ws[len(ws)-1].Token)
 			}
 			f.writes[k] = append(f.writes[k], j)
+			close(f.wrote)
+			f.wrote = make(chan struct{})
 			f.mu.Unlock()
 		case ctx.Err() == nil:
 			f.t.Errorf("%s: guarded write of %q while holding it: %v", name, k, err)
@@ -468,4 +499,29 @@ func TestGroupArguments(t *testing.T) {
 	if err != nil || len(g.Keys()) != 0 || !sort.StringsAreSorted(g.keys) {
 		t.Errorf("Group: %v, %v", g.Keys(), err)
 	}
+}
+
+// A take whose answer was lost (and not retried by the SDK) but which
+// DynamoDB applied is recognised at the next round by the worker's
+// incarnation in the key record: the worker holds the key, and its guarded
+// writes pass, instead of leaving a key that names a live worker nobody
+// works on.
+func TestGroupAdoptsItsLandedTake(t *testing.T) {
+	f := newFleet(t, 3)
+	drop := dynamotest.NewDropper("TransactWriteItems")
+	drop.Arm(1)
+	w := f.startWith("w1", time.Now(), drop.Client(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }))
+	took := f.settle(time.Minute, f.balanced)
+	if drop.Dropped() != 1 || len(w.g.Keys()) != 3 {
+		t.Fatalf("dropped %d answers; holds %v; want 1 dropped and all 3 keys held", drop.Dropped(), w.g.Keys())
+	}
+	f.awaitWrites(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range f.keys {
+		if len(f.writes[k]) != 1 {
+			t.Errorf("key %q: %d guarded writes, want 1: %v", k, len(f.writes[k]), f.writes[k])
+		}
+	}
+	t.Logf("all keys held after %v, one take's answer lost", took)
 }
