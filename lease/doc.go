@@ -131,13 +131,15 @@
 //     missing (and not held when deleted, as for single leases), or names
 //     an ended incarnation; conditioned on that record's incarnation, the
 //     token record's token, and the taker's own record being live.
-//   - Balance: a worker takes free keys up to ⌈M/N⌉; one with at least two
-//     keys fewer than another asks it for keys (in its record); the holder
-//     hands a key over while it keeps at least one key more than the
-//     asker: it cancels the key's Context, waits for the function to
-//     return, then marks the record released; only then can the asker
-//     take it. A handover costs the holder two writes (the record and the
-//     token record, as Release) and the taker one transaction.
+//   - Balance: a worker takes free keys up to ⌈M/N⌉ (from its second
+//     round on, so that workers starting together see each other); one
+//     with at least two keys fewer than another asks it for keys (in its
+//     record); the holder hands a key over while it keeps at least one key
+//     more than the asker: it cancels the key's Context, waits for the
+//     function to return, then marks the record released; only then can
+//     the asker take it. A handover costs the holder two writes (the
+//     record and the token record, as Release) and the taker one
+//     transaction.
 //
 // Bounds, on the workers' clocks, plus the time the requests and the
 // functions of the keys that move take: a worker joining a fleet at rest

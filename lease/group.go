@@ -213,6 +213,7 @@ type member struct {
 	silence map[string]watch // other things watched for silence (see silent)
 	pending map[string]bool  // keys whose take had no clear answer
 	floors  map[string]int64 // per key: the least token to issue next
+	rounds  int              // rounds run
 
 	mu         sync.Mutex
 	rec        workerRecord      // as last written; guarded by mu
@@ -547,7 +548,13 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	m.grant(v)
 	n, total := len(v.live), len(g.keys)
 	upper := (total + n - 1) / n
-	m.takeFree(rctx, v, upper, fn)
+	if m.rounds > 0 {
+		// Not at the first round: workers starting together see each
+		// other before taking free keys, rather than one taking them all
+		// and handing most of them over.
+		m.takeFree(rctx, v, upper, fn)
+	}
+	m.rounds++
 	m.plan(v, upper)
 	m.publish()
 }
