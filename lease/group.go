@@ -148,7 +148,8 @@ func (g *Group) Keys() []string {
 // that loses its membership — its heartbeats did not get through in time,
 // or others declared it dead — loses every key, waits for its fns, and joins
 // again as a new incarnation. Run returns other errors (no table, access
-// denied) at once. fn must return soon after its ctx is cancelled; no
+// denied) at once; after Client.Close it leaves at its next round and
+// returns ErrClosed. fn must return soon after its ctx is cancelled; no
 // goroutine of Run outlives it. Run may not be called again before it
 // returns.
 //
@@ -187,6 +188,9 @@ func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) 
 		g.mu.Unlock()
 		if ctx.Err() != nil {
 			return err
+		}
+		if cerr := c.checkOpen(); cerr != nil {
+			return errors.Join(cerr, err)
 		}
 		c.log.Warn("lost the membership of the group; joining again", "group", g.name, "reason", err)
 	}
@@ -322,6 +326,9 @@ func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error
 	go m.heartbeat()
 	clk := m.g.c.o.clock
 	for {
+		if m.g.c.checkOpen() != nil {
+			return m.leave() // Client.Close: leave as when ctx ends
+		}
 		m.round(ctx, fn)
 		t := clk.NewTimer(m.g.c.o.poll)
 		select {

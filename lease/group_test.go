@@ -525,3 +525,25 @@ func TestGroupAdoptsItsLandedTake(t *testing.T) {
 	}
 	t.Logf("all keys held after %v, one take's answer lost", took)
 }
+
+// Client.Close makes a running group worker leave at its next round: its
+// keys are released and Run returns ErrClosed.
+func TestGroupClientCloseLeaves(t *testing.T) {
+	f := newFleet(t, 2)
+	w := f.start("w1", time.Now())
+	f.settle(time.Minute, f.balanced)
+	if err := w.c.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Advance(gPoll)
+	err := <-w.done
+	w.done <- err // for the cleanup
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run after Close: %v, want ErrClosed", err)
+	}
+	for _, k := range f.keys {
+		if info, err := w.c.Holder(t.Context(), k); err != nil || !info.Released {
+			t.Errorf("key %q after Close: %+v, %v; want released", k, info, err)
+		}
+	}
+}
