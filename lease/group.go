@@ -387,7 +387,9 @@ func (m *member) extend() error {
 	m.mu.Unlock()
 	next.Expires = o.clock.Now().Add(o.ttl).Unix()
 	sentAt := o.clock.Now()
-	saved, err := g.workers.Save(m.beatCtx, next, dynamo.WithSaveBehavior(dynamo.SavePut))
+	// Bounded by the membership, not by the heartbeat's stop: a write
+	// stopped half-way may have been applied, leaving m.rec behind.
+	saved, err := g.workers.Save(m.ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut))
 	if err != nil {
 		if !errors.Is(err, dynamo.ErrVersionConflict) {
 			return err
@@ -966,8 +968,22 @@ func (m *member) leave() error {
 	if m.ctx.Err() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 		defer cancel()
-		next.Ended, next.Held, next.Asks = true, nil, nil
-		if _, err = g.workers.Save(ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut)); err != nil {
+		for range 3 {
+			next.Ended, next.Held, next.Asks = true, nil, nil
+			if _, err = g.workers.Save(ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut)); err == nil || !errors.Is(err, dynamo.ErrVersionConflict) {
+				break
+			}
+			cur, derr := g.workers.Current(err)
+			if derr == nil && cur.Attempt == m.attempt && cur.Ended {
+				err = nil // ended already (by others, or by a write of ours)
+				break
+			}
+			if derr != nil || cur.Attempt != m.attempt {
+				break // replaced, or gone: say so
+			}
+			next = cur // a write of ours landed unanswered: end that version
+		}
+		if err != nil {
 			err = fmt.Errorf("lease: group %q: marking worker %s ended: %w", g.name, c.o.owner, err)
 		} else if rerr := g.roster(ctx, "", []string{c.o.owner}); rerr != nil {
 			c.log.Warn("leaving the roster failed", "group", g.name, "err", rerr)
