@@ -547,3 +547,35 @@ func TestGroupClientCloseLeaves(t *testing.T) {
 		}
 	}
 }
+
+// Leaving while a heartbeat is in flight: the heartbeat is applied, and
+// leaving stops the heartbeat before its answer arrives. Its write must
+// not be abandoned half-way (a record version the worker does not know
+// of would make leaving's write conflict): Run leaves with the record
+// marked ended and returns nil.
+func TestGroupLeaveDuringHeartbeat(t *testing.T) {
+	f := newFleet(t, 1)
+	drop := dynamotest.NewDropper("PutItem")
+	w := f.startWith("w1", time.Now(), drop.Client(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }))
+	f.settle(time.Minute, f.balanced)
+	w.g.mu.Lock()
+	m := w.g.cur
+	w.g.mu.Unlock()
+	drop.ArmThen(func() { // the heartbeat was applied; its answer waits
+		w.cancel()
+		<-m.beatCtx.Done() // leaving stops the heartbeat
+	})
+	w.clk.Advance(gBeat)
+	err := <-w.done
+	w.done <- err // for the cleanup
+	if drop.Dropped() != 1 {
+		t.Fatalf("dropped %d answers, want the heartbeat's", drop.Dropped())
+	}
+	if err != nil {
+		t.Fatalf("Run after leaving: %v", err)
+	}
+	rec, err := w.g.workers.Load(t.Context(), workerRecord{Key: w.g.workerKey("w1")}, dynamo.ConsistentRead())
+	if err != nil || !rec.Ended {
+		t.Errorf("worker record after leaving: %+v, %v; want ended", rec, err)
+	}
+}
