@@ -670,7 +670,9 @@ func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(c
 	}
 	var cands []string
 	for _, k := range g.keys {
-		if _, ok := m.held[k]; !ok && (v.holder[k] == "" || m.pending[k] || asked[k]) {
+		_, held := m.held[k]
+		_, letGo := m.unreleased[k] // its release is retried, not undone
+		if !held && !letGo && (v.holder[k] == "" || m.pending[k] || asked[k]) {
 			cands = append(cands, k)
 		}
 	}
