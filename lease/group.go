@@ -142,9 +142,10 @@ func (g *Group) Keys() []string {
 //
 // Run returns when ctx is done, after leaving the group: every key's ctx is
 // cancelled, Run waits for every fn to return, releases the keys (others
-// take them at their next round) and marks the worker record ended. It
-// returns nil then, or an error if a release or the last write failed (the
-// keys are taken after the lease duration × skew rate instead). A worker
+// take them at their next round) and marks the worker record ended, which
+// frees any key whose release failed too. It returns nil then, or an error
+// if that last write failed (its keys are then taken after the lease
+// duration × skew rate). A worker
 // that loses its membership — its heartbeats did not get through in time,
 // or others declared it dead — loses every key, waits for its fns, and joins
 // again as a new incarnation. Run returns other errors (no table, access
