@@ -330,7 +330,9 @@ func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error
 		if m.g.c.checkOpen() != nil {
 			return m.leave() // Client.Close: leave as when ctx ends
 		}
-		m.round(ctx, fn)
+		if m.round(ctx, fn) && ctx.Err() == nil && m.ctx.Err() == nil {
+			continue // keys left to take: at once
+		}
 		t := clk.NewTimer(m.g.c.o.poll)
 		select {
 		case <-ctx.Done():
@@ -540,10 +542,12 @@ func (m *member) count(v groupView, owner string) int {
 // round is one balancing round: read the group, hand over what others ask
 // for and this worker can spare, take free keys up to its share, and
 // choose what to ask for.
-func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) error) {
+//
+// It reports whether it left keys to take for a round run at once.
+func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) error) (more bool) {
 	g, c := m.g, m.g.c
 	if m.ctx.Err() != nil {
-		return
+		return false
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -553,7 +557,7 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	v, err := m.look(rctx)
 	if err != nil {
 		c.log.Warn("reading the group failed", "group", g.name, "err", err)
-		return
+		return false
 	}
 	m.grant(v)
 	n, total := len(v.live), len(g.keys)
@@ -562,11 +566,12 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 		// Not at the first round: workers starting together see each
 		// other before taking free keys, rather than one taking them all
 		// and handing most of them over.
-		m.takeFree(rctx, v, upper, fn)
+		more = m.takeFree(rctx, v, upper, fn)
 	}
 	m.rounds++
 	m.plan(v, upper)
 	m.publish()
+	return more
 }
 
 // publish writes the worker record at once when the keys held or asked
@@ -657,12 +662,15 @@ func (m *member) grant(v groupView) {
 // never taken or released, and keys of workers that ended or went silent;
 // and keys it asked for that their holder has released since its last
 // heartbeat.
-func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(context.Context, *Lease) error) {
+//
+// It reports whether it stopped before trying every key worth trying, to
+// run a round again without waiting.
+func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(context.Context, *Lease) error) (more bool) {
 	g := m.g
 	me := g.c.o.owner
 	want := upper - m.count(v, me)
 	if want <= 0 && len(m.pending) == 0 {
-		return
+		return false
 	}
 	m.mu.Lock()
 	asked := make(map[string]bool, len(m.asks))
@@ -694,12 +702,14 @@ func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(c
 			continue
 		}
 		if clk.Now().Sub(start) >= g.c.o.poll {
-			break // the rest at the next round, after handing over what others ask for
+			more = true // the rest at a next round, at once, after handing over what others ask for
+			break
 		}
 		if m.tryTake(ctx, v, others, k, fn) {
 			want--
 		}
 	}
+	return more
 }
 
 // tryTake reads key's record and takes it if it is free: missing or
