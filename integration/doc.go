@@ -15,6 +15,9 @@
 //     with the Java SDK jars DynamoDB Local ships (java_test.go);
 //   - lease exclusivity and fencing under many clients and a frozen holder
 //     (lease_test.go);
+//   - a lease group across six worker processes sharing 64 keys, one
+//     killed and one stopped past its lease, every write guarded, each
+//     key's log checked for one holder after another (group_test.go);
 //   - the commit log and Committer on an in-process S3 server
 //     (commitlog_test.go);
 //   - the mapper, leases and the commit log under injected faults: delays,

@@ -10,7 +10,12 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) {
+	if groupWorkerMain() { // a worker process TestGroupProcesses started
+		return
+	}
+	dynamotest.Main(m)
+}
 
 // dropClient returns a client whose responses for the operation op (e.g.
 // "UpdateItem") can be dropped with the returned Dropper's Arm.

@@ -124,6 +124,75 @@
 // A record deleted after its holder released (its token record says so)
 // is taken at once. So is a key with neither record nor token record.
 //
+// # Groups: keys shared by a fleet
+//
+// Client.Group shares a fixed set of M keys (partitions of a job, shards,
+// tenants) among the N worker processes that call Group.Run with the same
+// name and keys. Run runs the caller's function once per key the worker is
+// given, with the key's *Lease: Token, Done, Context, Save, Delete, WriteTx
+// and Guard work as for a single lease. At rest every live worker holds
+// ⌊M/N⌋ or ⌈M/N⌉ keys; no key has two holders at any moment under the
+// clock-skew rule above, and every later holder of a key gets a greater
+// token (key records and token records are those of single leases, written
+// by the same transaction).
+//
+// A group costs per worker, not per key. Each worker has one worker record
+// (key NUL "group:" name NUL "worker:" owner), listing the keys it holds
+// and those it asks for; its heartbeat rewrites it, one PutItem per
+// heartbeat interval whatever the number of keys (its write units grow
+// with the list: about 1 per KB). Key records are written only when a key
+// changes hands, and carry the group's name and the worker's incarnation
+// (a random id per Run's join) instead of a heartbeat. A roster record
+// (NUL "group:" name) lists the workers. Every poll interval each worker
+// reads the roster and the workers' records (a GetItem and a BatchGetItem
+// per 100 workers) and, only when something changed, writes its own record
+// at once.
+//
+// The rules, with d the lease duration, r the skew rate and p the poll
+// interval:
+//
+//   - A worker measures its membership as a single lease: from the moment
+//     before a write of its record that succeeded, plus d on its own clock.
+//     When that passes without a newer one, every key's lease ends (ErrLost)
+//     and Run joins again as a new incarnation.
+//   - A worker whose record has not changed for d × r on another's clock,
+//     measured from after reading it, is marked ended by that other, with a
+//     write conditioned on the version watched, so that a late heartbeat
+//     fails; its keys are then free. A worker whose record is missing, or
+//     names another incarnation, is treated the same after d × r from when
+//     it was first seen so.
+//   - A key is taken, in one transaction, only if its record is released,
+//     missing (and not held when deleted, as for single leases), or names
+//     an ended incarnation; conditioned on that record's incarnation, the
+//     token record's token, and the taker's own record being live.
+//   - Balance: a worker takes free keys up to ⌈M/N⌉ (from its second
+//     round on, so that workers starting together see each other); one
+//     with at least two keys fewer than another asks it for keys (in its
+//     record); the holder hands a key over while it keeps at least one key
+//     more than the asker: it cancels the key's Context, waits for the
+//     function to return, then marks the record released; only then can
+//     the asker take it. A handover costs the holder two writes (the
+//     record and the token record, as Release) and the taker one
+//     transaction.
+//
+// Bounds, on the workers' clocks, plus the time the requests and the
+// functions of the keys that move take: a worker joining a fleet at rest
+// holds its share within 2p; the keys of a worker leaving (Run's ctx
+// cancelled) are taken within p of Run releasing them; the keys of a
+// crashed worker are taken no sooner than d and no later than d × r + 2p
+// after its last heartbeat that got through. Views up to a round old can
+// add rounds while several moves are under way. With the defaults (d 20 s,
+// heartbeat 5 s, p 1 s, r 1.25) a crashed worker's keys move within 27 s.
+//
+// Limits: all workers of a group pass the same keys; a key held by a single
+// lease (Acquire) is left alone, and Acquire refuses a key a worker holds.
+// A worker record holds the names of its keys: their total length must stay
+// well under DynamoDB's 400 KB per item (tens of thousands of short keys
+// per worker). Owner names (WithOwner) must be unique among live workers;
+// a restarted worker may reuse its name. IAM: dynamodb:GetItem,
+// BatchGetItem, PutItem, UpdateItem and ConditionCheckItem on the lease
+// table.
+//
 // # Table
 //
 // The table has a string hash key "key"; Client.CreateTable creates it

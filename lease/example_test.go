@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
+	"os/signal"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -317,4 +319,59 @@ func ExampleClient_Holder() {
 		return
 	}
 	fmt.Printf("%s leads at %s (token %d)\n", info.Owner, info.Data, info.Token)
+}
+
+// Partition is a resource a group's key protects: the output of one
+// partition of a job. Token is the fencing token of its last writer.
+type Partition struct {
+	ID      string `dynamo:"id,hash"`
+	Offset  int64  `dynamo:"offset"`
+	Token   int64  `dynamo:"token"`
+	Version int64  `dynamo:"version,version"`
+}
+
+// A fleet of workers shares a job's 64 partitions: each runs the same
+// program, and Run calls the function once per partition the worker is
+// given, in a goroutine of its own, until the partition moves elsewhere
+// (handed over to a worker that joined, or lost) or the worker leaves.
+// Every write of the work is guarded by the partition's lease and stores
+// the lease's token, so a worker paused past its lease writes nothing.
+func ExampleClient_Group() {
+	m := dynamo.NewMapper(client)
+	leases, _ := lease.New(m, "Leases", lease.WithOwner("worker-1"))
+	partitions, _ := dynamo.NewTable[Partition](m, "Partitions")
+
+	var keys []string
+	for i := range 64 {
+		keys = append(keys, fmt.Sprintf("job-42/partition-%02d", i))
+	}
+	group, err := leases.Group("job-42", keys)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt) // Ctrl-C: leave, handing the keys over
+	defer stop()
+	err = group.Run(ctx, func(ctx context.Context, l *lease.Lease) error {
+		// Fenced: only a token at least as high as the last writer's.
+		notOlder := expression.Or(
+			expression.AttributeNotExists(expression.Name("token")),
+			expression.Name("token").LessThanEqual(expression.Value(l.Token())))
+		for ctx.Err() == nil {
+			p, err := partitions.Load(ctx, Partition{ID: l.Key()}, dynamo.ConsistentRead())
+			if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+				return err // the partition is released, and taken again later
+			}
+			p.ID, p.Offset, p.Token = l.Key(), p.Offset+1, l.Token() // ... one step of the work ...
+			if _, err := lease.Save(ctx, l, partitions, p, dynamo.If(notOlder)); err != nil {
+				if l.Err() != nil {
+					return nil // moved elsewhere: stop
+				}
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
 }

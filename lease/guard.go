@@ -22,6 +22,12 @@ import (
 // *dynamo.TxError naming it, and the lease does not end until its next
 // heartbeat finds it lost.
 //
+// The check is the same for a key a Group's worker holds: a handover marks
+// the record released before the next worker can take it, and a takeover
+// writes a new token and attempt id. A worker paused past its lease keeps
+// passing its guard only until its key is taken over (as a silent single
+// holder does): its writes are then refused with ErrLost.
+//
 // IAM: dynamodb:ConditionCheckItem on the lease table, inside the transaction.
 func (l *Lease) Guard() dynamo.TxOp {
 	return l.c.table.TxCheck(record{Key: l.key},

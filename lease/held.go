@@ -52,6 +52,21 @@ func newLease(c *Client, rec record, sentAt time.Time) *Lease {
 	return l
 }
 
+// newGroupLease makes a Lease of the record rec a group worker wrote (sent
+// at sentAt). It has no heartbeat or watchdog of its own: the worker's
+// record keeps it, and it ends when parent — the worker's membership —
+// ends, with parent's cause, if not before.
+func newGroupLease(c *Client, rec record, sentAt time.Time, parent context.Context) *Lease {
+	ctx, cancel := context.WithCancelCause(parent)
+	l := &Lease{
+		c: c, key: rec.Key, token: rec.Token, attempt: rec.Attempt, acquired: sentAt, ctx: ctx, cancel: cancel,
+		beatDone: make(chan struct{}), rec: rec,
+	}
+	l.beatCtx, l.stopBeat = context.WithCancel(ctx)
+	close(l.beatDone)
+	return l
+}
+
 // arm (re)starts the watchdog that ends the lease at its deadline; l.mu is
 // held.
 func (l *Lease) arm() {

@@ -49,6 +49,12 @@ type record struct {
 	// incarnation — a record deleted and created again starts again at
 	// version 1, but never with the same attempt id.
 	Attempt string `dynamo:"attempt,omitempty"`
+	// Group and Worker are set on a key held by a Group's worker: the
+	// group's name and the worker's incarnation (its worker record's
+	// attempt id). Such a record has no heartbeat of its own: the worker's
+	// record carries the liveness of all its keys.
+	Group   string `dynamo:"group,omitempty"`
+	Worker  string `dynamo:"worker,omitempty"`
 	Version int64  `dynamo:"version,version"`
 }
 
@@ -327,6 +333,12 @@ func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, er
 			take = true
 		case v.rec != nil && (v.rec.Released || v.rec.Attempt == mine):
 			take = true
+		case v.rec != nil && v.rec.Group != "":
+			// Its liveness is in the worker's record, which Acquire does not
+			// watch: waiting on the key record would take a live worker's
+			// key over.
+			return nil, fmt.Errorf("%w: %q by %s, a worker of group %q (token %d): a group's keys are taken through Client.Group, not Acquire",
+				ErrHeld, key, v.rec.Owner, v.rec.Group, v.rec.Token)
 		case !wait:
 			return nil, v.heldError(key)
 		case v.incarnation() != seen:
@@ -460,6 +472,13 @@ func maybeApplied(err error) bool {
 // the skew rate, never negative; a duration too large to wait out saturates.
 func (c *Client) patience(v view) time.Duration {
 	_, _, ms := v.holder()
+	return c.patienceFor(ms)
+}
+
+// patienceFor is the wait on a silent holder whose lease duration is ms
+// milliseconds (0: unknown, this client's own): that duration × the skew
+// rate, saturating.
+func (c *Client) patienceFor(ms int64) time.Duration {
 	d := c.o.duration
 	if ms > 0 {
 		d = msDuration(ms)
@@ -499,19 +518,44 @@ func (c *Client) checkOpen() error {
 var errRace = errors.New("lease: the record changed before the write")
 
 // take writes a record naming this client as holder, and the key's token
-// record, in one transaction. The record is written on condition that it
-// is still the incarnation v shows (its version and attempt id), or still
-// missing; the token record on condition that its token is below the new
-// one (for a missing record: that it is still the one v shows), so that
-// every token issued for the key is above every earlier one, whatever
-// happened to the record.
-//
-// When a condition failed, nothing was written: the error is errRace, and
-// least is the least token worth trying next when the token record was
-// ahead. When the outcome of the write is unknown (see maybeApplied), take
-// also returns the attempt, by which acquire can recognise the record as its
-// own.
+// record, in one transaction (see write), and starts the lease.
 func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *Lease, p *attempt, least int64, err error) {
+	rec, sentAt, p, least, err := c.write(ctx, key, v, floor, nil)
+	if err != nil {
+		return nil, p, least, err
+	}
+	l, err = c.start(ctx, rec, sentAt)
+	return l, nil, 0, err
+}
+
+// claim is what a group worker's take adds to write: the group and the
+// worker incarnation the record names, and a transaction member — a check
+// of the worker's own record — that must hold as well.
+type claim struct {
+	group, worker string
+	check         dynamo.TxOp
+}
+
+// errClaimRefused is write's error when a claim's check failed: the worker
+// record is no longer the claimant's live incarnation. Nothing was written.
+var errClaimRefused = errors.New("lease: the worker's record is no longer live")
+
+// write writes a record naming this client as holder, and the key's token
+// record, in one transaction, and returns the record written and when it
+// was sent. The record is written on condition that it is still the
+// incarnation v shows (its version and attempt id), or still missing; the
+// token record on condition that its token is below the new one (for a
+// missing record: that it is still the one v shows), so that every token
+// issued for the key is above every earlier one, whatever happened to the
+// record. A claim (nil for a single lease) names the group and adds its
+// check to the transaction.
+//
+// When a condition failed, nothing was written: the error is errRace (or
+// errClaimRefused), and least is the least token worth trying next when the
+// token record was ahead. When the outcome of the write is unknown (see
+// maybeApplied), write also returns the attempt, by which the caller can
+// recognise the record as its own.
+func (c *Client) write(ctx context.Context, key string, v view, floor int64, cl *claim) (rec record, sentAt time.Time, p *attempt, least int64, err error) {
 	clk := c.o.clock
 	next := record{
 		Key:        key,
@@ -520,6 +564,9 @@ func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *
 		Data:       c.o.data,
 		Expires:    clk.Now().Add(c.o.ttl).Unix(),
 		Attempt:    ident.RandomHex(8),
+	}
+	if cl != nil {
+		next.Group, next.Worker = cl.group, cl.worker
 	}
 	recOpts := []dynamo.WriteOption{dynamo.WithSaveBehavior(dynamo.SavePut)}
 	tokenIs := expression.Name("token")
@@ -543,11 +590,14 @@ func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *
 	tok := tokenRecord{Key: tokenKey(key), Token: next.Token, Owner: next.Owner, Attempt: next.Attempt, DurationMS: next.DurationMS}
 	recOp := c.table.TxSave(next, recOpts...)
 	tokOp := c.tokens.TxSave(tok, dynamo.WithSaveBehavior(dynamo.SavePut), dynamo.If(tokCond))
-	sentAt := clk.Now()
-	err = c.table.Mapper().WriteTx(ctx, []dynamo.TxOp{recOp, tokOp})
+	ops := []dynamo.TxOp{recOp, tokOp}
+	if cl != nil {
+		ops = append(ops, cl.check)
+	}
+	sentAt = clk.Now()
+	err = c.table.Mapper().WriteTx(ctx, ops)
 	if err == nil {
-		l, err := c.start(ctx, recOp.Saved(), sentAt)
-		return l, nil, 0, err
+		return recOp.Saved(), sentAt, nil, 0, nil
 	}
 	var te *dynamo.TxError
 	if errors.As(err, &te) {
@@ -557,15 +607,20 @@ func (c *Client) take(ctx context.Context, key string, v view, floor int64) (l *
 				least = t.Token + 1
 			}
 		}
+		if cl != nil {
+			if cf := te.Failure(2); cf != nil && cf.Code == dynamo.TxCodeConditionFailed {
+				return record{}, sentAt, nil, least, errClaimRefused
+			}
+		}
 		if (rf != nil && rf.Code == dynamo.TxCodeConditionFailed) || (tf != nil && tf.Code == dynamo.TxCodeConditionFailed) {
-			return nil, nil, least, errRace
+			return record{}, sentAt, nil, least, errRace
 		}
 	}
 	err = fmt.Errorf("lease: acquire %q: %w", key, err)
 	if maybeApplied(err) {
-		return nil, &attempt{id: next.Attempt, sentAt: sentAt}, 0, err
+		return record{}, sentAt, &attempt{id: next.Attempt, sentAt: sentAt}, 0, err
 	}
-	return nil, nil, 0, err
+	return record{}, sentAt, nil, 0, err
 }
 
 // start makes a Lease of the record rec this client wrote, sent at sentAt,

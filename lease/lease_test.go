@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 // leaseTable creates a lease table through Client.CreateTable and returns
 // its name.
-func leaseTable(t *testing.T) string {
+func leaseTable(t testing.TB) string {
 	t.Helper()
 	name := "lease-" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "-")
 	c, err := New(dynamo.NewMapper(dynamotest.Client(t)), name+"-"+randSuffix())
@@ -37,7 +37,7 @@ func leaseTable(t *testing.T) string {
 
 func randSuffix() string { return time.Now().Format("150405.000000000") }
 
-func newClient(t *testing.T, table string, c *dynamodb.Client, opts ...Option) *Client {
+func newClient(t testing.TB, table string, c *dynamodb.Client, opts ...Option) *Client {
 	t.Helper()
 	if c == nil {
 		c = dynamotest.Client(t)

@@ -1,0 +1,1010 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/internal/ident"
+)
+
+// Group shares a fixed set of keys among the worker processes that run it:
+// each key is held by at most one worker at a time, as a Lease with a
+// fencing token, and the keys are spread evenly over the live workers. Make
+// one with Client.Group and call Run; see "Groups" in the package doc.
+type Group struct {
+	c       *Client
+	name    string
+	keys    []string // sorted, distinct
+	keySet  map[string]bool
+	workers *dynamo.Table[workerRecord] // the lease table
+	rosters *dynamo.Table[rosterRecord] // the lease table
+
+	running atomic.Bool
+
+	mu  sync.Mutex
+	cur *member // the incarnation Run runs now; guarded by mu
+}
+
+// workerRecord is a group worker's record: its liveness (one write per
+// heartbeat interval, whatever the number of keys it holds), the keys it
+// holds and the keys it asks others to hand over.
+type workerRecord struct {
+	Key        string   `dynamo:"key,hash"`
+	Owner      string   `dynamo:"owner"`
+	Attempt    string   `dynamo:"attempt"`     // the incarnation: random per Run's join
+	DurationMS int64    `dynamo:"duration_ms"` // the worker's lease duration
+	Held       []string `dynamo:"held,stringset,omitempty"`
+	Asks       []string `dynamo:"asks,stringset,omitempty"`
+	Ended      bool     `dynamo:"ended"` // left, or declared dead: its keys are free
+	Expires    int64    `dynamo:"expires,ttl"`
+	Version    int64    `dynamo:"version,version"`
+}
+
+// rosterRecord lists a group's workers, by owner name.
+type rosterRecord struct {
+	Key     string   `dynamo:"key,hash"`
+	Members []string `dynamo:"members,stringset,omitempty"`
+	Version int64    `dynamo:"version,version"`
+}
+
+// groupPrefix starts the keys of a group's roster and worker records. Lease
+// keys may not start with a NUL byte, and token records start with
+// tokenPrefix, so none of them meet.
+const groupPrefix = "\x00group:"
+
+// Group returns the group called name sharing keys among the workers that
+// run it (each calls Run). Workers of a group must pass the same keys; a key
+// of a group must not be acquired with Acquire or TryAcquire (they refuse a
+// key a worker holds), nor belong to two groups. The worker is this
+// client's owner (WithOwner: unique among live workers) and uses its lease
+// duration, heartbeat and poll intervals, clock skew rate and clock. It
+// sends no request.
+func (c *Client) Group(name string, keys []string) (*Group, error) {
+	switch {
+	case name == "":
+		return nil, errors.New("lease: Group: empty name: name the work the group shares")
+	case !utf8.ValidString(name) || strings.ContainsRune(name, 0):
+		return nil, fmt.Errorf("lease: Group: name %q must be valid UTF-8 without NUL bytes", name)
+	case len(name)+len(c.o.owner) > 1024:
+		return nil, fmt.Errorf("lease: Group: name %q and owner %q are too long together: use at most 1024 bytes", name, c.o.owner)
+	case len(keys) == 0:
+		return nil, fmt.Errorf("lease: Group %q: no keys: pass the keys the workers share", name)
+	}
+	g := &Group{c: c, name: name, keySet: make(map[string]bool, len(keys))}
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return nil, fmt.Errorf("lease: Group %q: %w", name, err)
+		}
+		if g.keySet[k] {
+			return nil, fmt.Errorf("lease: Group %q: key %q given twice: pass each key once", name, k)
+		}
+		g.keySet[k] = true
+		g.keys = append(g.keys, k)
+	}
+	sort.Strings(g.keys)
+	m := c.table.Mapper()
+	var err error
+	if g.workers, err = dynamo.NewTable[workerRecord](m, c.table.Name()); err != nil {
+		return nil, err
+	}
+	if g.rosters, err = dynamo.NewTable[rosterRecord](m, c.table.Name()); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *Group) rosterKey() string             { return groupPrefix + g.name }
+func (g *Group) workerKey(owner string) string { return groupPrefix + g.name + "\x00worker:" + owner }
+
+// Keys returns the keys this worker holds now, sorted: those whose Lease
+// has not ended. It is empty when Run is not running.
+func (g *Group) Keys() []string {
+	g.mu.Lock()
+	m := g.cur
+	g.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for k, l := range m.held {
+		if l.Err() == nil {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Run joins the group and runs fn(ctx, l) in a goroutine of its own for
+// every key this worker is given, with the key's Lease l, until that lease
+// ends — handed over to balance the load, lost, or the group left — which
+// cancels ctx (l.Context()). A key stays this worker's until then even if
+// fn returns nil early; when fn returns an error, the error is logged and
+// the key is released, to be taken again (by any worker) at a later round.
+// Guard fn's writes with the lease (Save, Delete, Lease.WriteTx) and hand
+// l.Token() to the systems it writes.
+//
+// Run returns when ctx is done, after leaving the group: every key's ctx is
+// cancelled, Run waits for every fn to return, releases the keys (others
+// take them at their next round) and marks the worker record ended, which
+// frees any key whose release failed too. It returns nil then, or an error
+// if that last write failed (its keys are then taken after the lease
+// duration × skew rate). A worker
+// that loses its membership — its heartbeats did not get through in time,
+// or others declared it dead — loses every key, waits for its fns, and joins
+// again as a new incarnation. Run returns other errors (no table, access
+// denied) at once; after Client.Close it leaves at its next round and
+// returns ErrClosed. fn must return soon after its ctx is cancelled; no
+// goroutine of Run outlives it. Run may not be called again before it
+// returns.
+//
+// IAM: dynamodb:GetItem, BatchGetItem, PutItem, UpdateItem and
+// ConditionCheckItem on the lease table.
+func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) error) error {
+	if !g.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("lease: Group %q: Run is running already: run one per Group", g.name)
+	}
+	defer g.running.Store(false)
+	c := g.c
+	for {
+		if err := c.checkOpen(); err != nil {
+			return err
+		}
+		m, err := g.join(ctx)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return nil
+			case !transient(err) && !maybeApplied(err):
+				return err // no table, access denied, ...
+			}
+			c.log.Warn("joining the group failed; trying again", "group", g.name, "err", err)
+			if err := c.pause(ctx, g.name, c.o.poll); err != nil {
+				return nil
+			}
+			continue
+		}
+		g.mu.Lock()
+		g.cur = m
+		g.mu.Unlock()
+		err = m.run(ctx, fn)
+		g.mu.Lock()
+		g.cur = nil
+		g.mu.Unlock()
+		if ctx.Err() != nil {
+			return err
+		}
+		if cerr := c.checkOpen(); cerr != nil {
+			return errors.Join(cerr, err)
+		}
+		c.log.Warn("lost the membership of the group; joining again", "group", g.name, "reason", err)
+	}
+}
+
+// member is one incarnation of this worker in the group, from join to
+// leave or loss.
+type member struct {
+	g       *Group
+	attempt string // the incarnation id, in the worker record and the keys it holds
+
+	ctx    context.Context // the membership: cancelled, with the reason, when it ends
+	cancel context.CancelCauseFunc
+
+	beatCtx  context.Context // the heartbeat's; cancelled to stop it
+	stopBeat context.CancelFunc
+	beatDone chan struct{}
+
+	work    sync.WaitGroup // the goroutines running fn
+	writeMu sync.Mutex     // serialises writes of the worker record
+
+	// The balancer's own state (its goroutine only).
+	watches map[string]watch // per roster worker: the record's state seen and since when
+	silence map[string]watch // other things watched for silence (see silent)
+	pending map[string]bool  // keys whose take had no clear answer
+	floors  map[string]int64 // per key: the least token to issue next
+	rounds  int              // rounds run
+
+	mu         sync.Mutex
+	rec        workerRecord      // as last written; guarded by mu
+	deadline   time.Time         // on the clock: when the membership ends unless extended; guarded by mu
+	watchdog   clock.Timer       // guarded by mu
+	held       map[string]*Lease // guarded by mu
+	leaving    map[string]bool   // keys being handed over; guarded by mu
+	unreleased map[string]*Lease // keys let go whose release failed; guarded by mu
+	asks       []string          // keys to ask for at the next heartbeat; guarded by mu
+}
+
+// watch is what a worker saw of another's record.
+type watch struct {
+	state string    // attempt and version, "ended", or "missing"
+	since time.Time // when state was first seen, on the clock
+	ms    int64     // that worker's lease duration
+	seen  time.Time // last seen (silence entries unseen for long are dropped)
+}
+
+// join writes a new incarnation of this worker's record (over any earlier
+// one of the same owner) and adds the owner to the roster.
+func (g *Group) join(ctx context.Context) (*member, error) {
+	c := g.c
+	clk := c.o.clock
+	key := g.workerKey(c.o.owner)
+	old, err := g.workers.Load(ctx, workerRecord{Key: key}, dynamo.ConsistentRead())
+	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
+	}
+	m := &member{g: g, attempt: ident.RandomHex(8), held: map[string]*Lease{}, leaving: map[string]bool{}, unreleased: map[string]*Lease{},
+		watches: map[string]watch{}, silence: map[string]watch{}, pending: map[string]bool{}, floors: map[string]int64{}, beatDone: make(chan struct{})}
+	rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration),
+		Expires: clk.Now().Add(c.o.ttl).Unix(), Version: old.Version}
+	sentAt := clk.Now()
+	saved, err := g.workers.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut))
+	if err != nil {
+		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
+	}
+	if err := g.roster(ctx, c.o.owner, nil); err != nil {
+		return nil, err
+	}
+	m.ctx, m.cancel = context.WithCancelCause(context.Background())
+	m.beatCtx, m.stopBeat = context.WithCancel(m.ctx)
+	m.mu.Lock()
+	m.rec = saved
+	m.deadline = sentAt.Add(c.o.duration)
+	m.arm()
+	m.mu.Unlock()
+	c.log.Info("joined the group", "group", g.name, "incarnation", m.attempt)
+	return m, nil
+}
+
+// roster adds add (when not "") to the group's roster and removes drop.
+func (g *Group) roster(ctx context.Context, add string, drop []string) error {
+	_, err := g.rosters.Update(ctx, rosterRecord{Key: g.rosterKey()}, func(r rosterRecord) (rosterRecord, error) {
+		n := len(r.Members)
+		r.Members = slices.DeleteFunc(slices.Clone(r.Members), func(o string) bool { return slices.Contains(drop, o) })
+		changed := len(r.Members) != n
+		if add != "" && !slices.Contains(r.Members, add) {
+			r.Members = append(r.Members, add)
+			changed = true
+		}
+		if !changed {
+			return r, dynamo.ErrNoChange
+		}
+		return r, nil
+	})
+	if err != nil {
+		return fmt.Errorf("lease: group %q: roster: %w", g.name, err)
+	}
+	return nil
+}
+
+// arm (re)starts the watchdog that ends the membership at its deadline;
+// m.mu is held.
+func (m *member) arm() {
+	clk := m.g.c.o.clock
+	if m.watchdog != nil {
+		m.watchdog.Stop()
+	}
+	m.watchdog = clk.AfterFunc(m.deadline.Sub(clk.Now()), func() {
+		m.end(fmt.Errorf("%w: worker %s of group %q was not extended within its %v: others may take its keys",
+			ErrLost, m.g.c.o.owner, m.g.name, m.g.c.o.duration))
+	})
+}
+
+// end ends the membership, and with it every key's lease, for reason.
+func (m *member) end(reason error) {
+	if m.ctx.Err() != nil {
+		return
+	}
+	m.cancel(reason)
+	m.mu.Lock()
+	if m.watchdog != nil {
+		m.watchdog.Stop()
+	}
+	m.mu.Unlock()
+	if !errors.Is(reason, ErrReleased) {
+		m.g.c.log.Warn("group membership lost", "group", m.g.name, "reason", reason)
+	}
+}
+
+// run runs the incarnation: its heartbeat, and a balancing round every poll
+// interval, until ctx is done (then it leaves) or the membership ends.
+func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error) error {
+	go m.heartbeat()
+	clk := m.g.c.o.clock
+	for {
+		if m.g.c.checkOpen() != nil {
+			return m.leave() // Client.Close: leave as when ctx ends
+		}
+		if m.round(ctx, fn) && ctx.Err() == nil && m.ctx.Err() == nil {
+			continue // keys left to take: at once
+		}
+		t := clk.NewTimer(m.g.c.o.poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return m.leave()
+		case <-m.ctx.Done():
+			t.Stop()
+			m.stopBeat()
+			<-m.beatDone
+			m.work.Wait()
+			return context.Cause(m.ctx)
+		case <-t.C():
+		}
+	}
+}
+
+// heartbeat writes the worker record every heartbeat interval.
+func (m *member) heartbeat() {
+	defer close(m.beatDone)
+	o := m.g.c.o
+	interval := o.heartbeat
+	for {
+		t := o.clock.NewTimer(interval)
+		select {
+		case <-m.beatCtx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		err := m.extend()
+		switch {
+		case err == nil:
+			interval = o.heartbeat
+		case errors.Is(err, ErrLost):
+			m.end(err)
+			return
+		default:
+			m.g.c.log.Warn("group heartbeat failed", "group", m.g.name, "err", err)
+			interval = max(o.heartbeat/4, time.Millisecond)
+		}
+	}
+}
+
+// extend writes the worker record again — the keys held and asked for —
+// on condition that it is the version last written, and moves the
+// deadline to the moment before sending plus the lease duration.
+func (m *member) extend() error {
+	g, o := m.g, m.g.c.o
+	m.writeMu.Lock() // the heartbeat and publish
+	defer m.writeMu.Unlock()
+	m.mu.Lock()
+	next := m.rec
+	next.Held = m.heldLocked()
+	next.Asks = slices.Clone(m.asks)
+	m.mu.Unlock()
+	next.Expires = o.clock.Now().Add(o.ttl).Unix()
+	sentAt := o.clock.Now()
+	// Bounded by the membership, not by the heartbeat's stop: a write
+	// stopped half-way may have been applied, leaving m.rec behind.
+	saved, err := g.workers.Save(m.ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut))
+	if err != nil {
+		if !errors.Is(err, dynamo.ErrVersionConflict) {
+			return err
+		}
+		cur, derr := g.workers.Current(err)
+		if derr == nil && cur.Attempt == m.attempt && !cur.Ended {
+			// An earlier heartbeat of ours landed although its call failed:
+			// carry on from its version; the deadline stays.
+			m.mu.Lock()
+			m.rec = cur
+			m.mu.Unlock()
+			return fmt.Errorf("lease: group %q: heartbeat found its own earlier write (version %d); extending again", g.name, cur.Version)
+		}
+		return fmt.Errorf("%w: worker %s of group %q: its record was ended or replaced by another", ErrLost, o.owner, g.name)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ctx.Err() != nil {
+		return nil
+	}
+	m.rec = saved
+	m.deadline = sentAt.Add(o.duration)
+	m.arm()
+	return nil
+}
+
+// heldLocked returns the keys held, sorted; m.mu is held.
+func (m *member) heldLocked() []string {
+	out := make([]string, 0, len(m.held))
+	for k := range m.held {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// view is one round's reading of the group: the roster's workers' records.
+type groupView struct {
+	workers map[string]workerRecord // by owner: the records found
+	live    []string                // owners of live workers, this one included, sorted
+	holder  map[string]string       // key → the live owner whose record lists it
+}
+
+// look reads the roster and its workers' records and updates the watches.
+func (m *member) look(ctx context.Context) (groupView, error) {
+	g, c := m.g, m.g.c
+	me := c.o.owner
+	r, err := g.rosters.Load(ctx, rosterRecord{Key: g.rosterKey()}, dynamo.ConsistentRead())
+	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+		return groupView{}, err
+	}
+	var keys []workerRecord
+	for _, o := range r.Members {
+		if o != me {
+			keys = append(keys, workerRecord{Key: g.workerKey(o)})
+		}
+	}
+	v := groupView{workers: map[string]workerRecord{}, holder: map[string]string{}}
+	var recs []workerRecord
+	var found []bool
+	if len(keys) > 0 {
+		// In requests of up to dynamo.MaxBatchGetKeys records.
+		if recs, found, err = g.workers.BatchLoadIndexed(ctx, keys, dynamo.ConsistentRead()); err != nil {
+			return groupView{}, err
+		}
+	}
+	now := c.o.clock.Now()
+	var drop []string
+	for i, k := range keys {
+		owner := strings.TrimPrefix(k.Key, g.workerKey(""))
+		state, ms := "missing", int64(0)
+		if found[i] {
+			w := recs[i]
+			v.workers[owner] = w
+			state, ms = w.Attempt+" v"+fmt.Sprint(w.Version), w.DurationMS
+			if w.Ended {
+				state = "ended"
+			}
+		}
+		if wa, ok := m.watches[owner]; !ok || wa.state != state {
+			m.watches[owner] = watch{state: state, since: now, ms: ms}
+		}
+		wa := m.watches[owner]
+		switch {
+		case state == "ended" || (state == "missing" && now.Sub(wa.since) >= c.patienceFor(0)):
+			drop = append(drop, owner)
+		case state != "missing" && now.Sub(wa.since) >= c.patienceFor(wa.ms):
+			// Silent for its duration × skew rate: it has given up. Say so
+			// in its record, on condition that it is the version watched,
+			// so that a heartbeat it sends after all fails.
+			w := recs[i]
+			if !m.endSilent(ctx, w) {
+				v.live = append(v.live, owner) // it wrote again: alive after all
+				for _, k := range w.Held {
+					v.holder[k] = owner
+				}
+				continue
+			}
+			w.Ended = true
+			w.Version++
+			v.workers[owner] = w
+			m.watches[owner] = watch{state: "ended", since: now}
+			drop = append(drop, owner)
+		case state != "missing":
+			v.live = append(v.live, owner)
+			for _, k := range recs[i].Held {
+				v.holder[k] = owner
+			}
+		}
+	}
+	for o := range m.watches {
+		if !slices.Contains(r.Members, o) {
+			delete(m.watches, o)
+		}
+	}
+	for id, wa := range m.silence {
+		if now.Sub(wa.seen) > 2*c.patienceFor(wa.ms) {
+			delete(m.silence, id) // a wait that starts again is only longer
+		}
+	}
+	if len(drop) > 0 {
+		if err := g.roster(ctx, "", drop); err != nil {
+			c.log.Warn("removing ended workers from the roster failed", "group", g.name, "err", err)
+		}
+	}
+	if !slices.Contains(r.Members, me) {
+		if err := g.roster(ctx, me, nil); err != nil {
+			return groupView{}, err
+		}
+	}
+	v.live = append(v.live, me)
+	sort.Strings(v.live)
+	return v, nil
+}
+
+// count returns how many keys owner holds per the view; for this worker,
+// the keys it holds and is not handing over.
+func (m *member) count(v groupView, owner string) int {
+	if owner == m.g.c.o.owner {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.held) - len(m.leaving)
+	}
+	return len(v.workers[owner].Held)
+}
+
+// round is one balancing round: read the group, hand over what others ask
+// for and this worker can spare, take free keys up to its share, and
+// choose what to ask for.
+//
+// It reports whether it left keys to take for a round run at once.
+func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) error) (more bool) {
+	g, c := m.g, m.g.c
+	if m.ctx.Err() != nil {
+		return false
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.ctx, cancel)
+	defer stop()
+	m.releaseAgain(rctx)
+	v, err := m.look(rctx)
+	if err != nil {
+		c.log.Warn("reading the group failed", "group", g.name, "err", err)
+		return false
+	}
+	m.grant(v)
+	n, total := len(v.live), len(g.keys)
+	upper := (total + n - 1) / n
+	if m.rounds > 0 {
+		// Not at the first round: workers starting together see each
+		// other before taking free keys, rather than one taking them all
+		// and handing most of them over.
+		more = m.takeFree(rctx, v, upper, fn)
+	}
+	m.rounds++
+	m.plan(v, upper)
+	m.publish()
+	return more
+}
+
+// publish writes the worker record at once when the keys held or asked
+// for changed since it was last written, so that others see moves at their
+// next round rather than after a heartbeat interval. A fleet at rest
+// changes nothing: only heartbeats write.
+func (m *member) publish() {
+	m.mu.Lock()
+	same := slices.Equal(m.heldLocked(), m.rec.Held) && slices.Equal(m.asks, m.rec.Asks)
+	m.mu.Unlock()
+	if same || m.ctx.Err() != nil {
+		return
+	}
+	switch err := m.extend(); {
+	case errors.Is(err, ErrLost):
+		m.end(err)
+	case err != nil:
+		m.g.c.log.Warn("writing the worker record failed", "group", m.g.name, "err", err)
+	}
+}
+
+// releaseAgain releases the keys whose release failed when they were let
+// go.
+func (m *member) releaseAgain(ctx context.Context) {
+	m.mu.Lock()
+	ls := slices.Collect(maps.Values(m.unreleased))
+	m.mu.Unlock()
+	for _, l := range ls {
+		if err := l.Release(ctx); err != nil {
+			continue
+		}
+		m.mu.Lock()
+		delete(m.unreleased, l.key)
+		m.mu.Unlock()
+	}
+}
+
+// grant hands over keys others ask for, while this worker keeps at least
+// one key more than the asker would have: the holder decides, so that
+// askers that ask at once do not strip it below its share.
+func (m *member) grant(v groupView) {
+	me := m.g.c.o.owner
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mine := len(m.held) - len(m.leaving)
+	type asker struct {
+		owner string
+		have  int
+		keys  []string
+	}
+	var askers []*asker
+	for _, o := range v.live {
+		if o == me {
+			continue
+		}
+		a := &asker{owner: o, have: len(v.workers[o].Held)}
+		for _, k := range v.workers[o].Asks {
+			if _, ok := m.held[k]; ok && !m.leaving[k] {
+				a.keys = append(a.keys, k)
+			}
+		}
+		if len(a.keys) > 0 {
+			askers = append(askers, a)
+		}
+	}
+	for granted := true; granted; {
+		granted = false
+		for _, a := range askers {
+			if len(a.keys) == 0 || mine < a.have+2 {
+				continue
+			}
+			k := a.keys[0]
+			a.keys = a.keys[1:]
+			if m.leaving[k] {
+				continue
+			}
+			m.leaving[k] = true
+			mine--
+			a.have++
+			granted = true
+			m.g.c.log.Info("handing a key over", "group", m.g.name, "key", k, "to", a.owner)
+			m.held[k].end(fmt.Errorf("%w: %q handed over to %s, which asked for it", ErrReleased, k, a.owner))
+		}
+	}
+}
+
+// takeFree takes keys no live worker lists, up to upper keys in all: keys
+// never taken or released, and keys of workers that ended or went silent;
+// and keys it asked for that their holder has released since its last
+// heartbeat.
+//
+// It reports whether it stopped before trying every key worth trying, to
+// run a round again without waiting.
+func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(context.Context, *Lease) error) (more bool) {
+	g := m.g
+	me := g.c.o.owner
+	want := upper - m.count(v, me)
+	if want <= 0 && len(m.pending) == 0 {
+		return false
+	}
+	m.mu.Lock()
+	asked := make(map[string]bool, len(m.asks))
+	for _, k := range m.asks {
+		asked[k] = true // its holder may have released it since its last heartbeat
+	}
+	var cands []string
+	for _, k := range g.keys {
+		_, held := m.held[k]
+		_, letGo := m.unreleased[k] // its release is retried, not undone
+		if !held && !letGo && (v.holder[k] == "" || m.pending[k] || asked[k]) {
+			cands = append(cands, k)
+		}
+	}
+	m.mu.Unlock()
+	// Start at a place of this worker's own, so that workers taking at
+	// once mostly try different keys.
+	if len(cands) > 0 {
+		h := fnv.New32a()
+		h.Write([]byte(me))
+		i := int(h.Sum32() % uint32(len(cands)))
+		cands = append(cands[i:], cands[:i]...)
+	}
+	others := map[string]*workerRecord{} // worker records read this round, by owner
+	clk := g.c.o.clock
+	start := clk.Now()
+	for _, k := range cands {
+		if (want <= 0 && !m.pending[k]) || ctx.Err() != nil {
+			continue
+		}
+		if clk.Now().Sub(start) >= g.c.o.poll {
+			more = true // the rest at a next round, at once, after handing over what others ask for
+			break
+		}
+		if m.tryTake(ctx, v, others, k, fn) {
+			want--
+		}
+	}
+	return more
+}
+
+// tryTake reads key's record and takes it if it is free: missing or
+// released, or held by a worker incarnation that ended or is silent. It
+// reports whether this worker holds key now.
+func (m *member) tryTake(ctx context.Context, v groupView, others map[string]*workerRecord, key string, fn func(context.Context, *Lease) error) bool {
+	g, c := m.g, m.g.c
+	wasPending := m.pending[key]
+	delete(m.pending, key)
+	kv, err := c.read(ctx, key)
+	if err != nil {
+		c.log.Warn("reading a key failed", "group", g.name, "key", key, "err", err)
+		if wasPending {
+			m.pending[key] = true
+		}
+		return false
+	}
+	free := false
+	switch r := kv.rec; {
+	case r == nil:
+		// Deleted: as for a single lease, free once released, or once its
+		// token record has not changed for that holder's duration × skew.
+		free = kv.tok == nil || kv.tok.Released || m.silent("key "+key, kv.incarnation(), kv.tok.DurationMS)
+	case r.Released:
+		free = true
+	case r.Group != g.name:
+		// A single lease, or another group's: not this group's to take.
+		if r.Group == "" && !r.Released {
+			c.log.Debug("a key of the group is held by a single lease", "group", g.name, "key", key, "holder", r.Owner)
+		}
+	case r.Worker == m.attempt:
+		// Our own take, whose answer was lost, landed.
+		m.hold(*r, c.o.clock.Now(), fn)
+		return true
+	default:
+		free = !m.alive(ctx, v, others, r.Owner, r.Worker, r.DurationMS)
+	}
+	if !free {
+		return false
+	}
+	m.mu.Lock()
+	check := g.workers.TxCheck(workerRecord{Key: g.workerKey(c.o.owner)},
+		dynamo.WithSaveBehavior(dynamo.SaveClobber),
+		dynamo.If(expression.And(
+			expression.Name("attempt").Equal(expression.Value(m.attempt)),
+			expression.Name("ended").Equal(expression.Value(false)))))
+	m.mu.Unlock()
+	rec, sentAt, p, least, err := c.write(ctx, key, kv, m.floors[key], &claim{group: g.name, worker: m.attempt, check: check})
+	if least > 0 {
+		m.floors[key] = least
+	}
+	switch {
+	case err == nil:
+		delete(m.floors, key)
+		m.hold(rec, sentAt, fn)
+		return true
+	case errors.Is(err, errClaimRefused):
+		m.end(fmt.Errorf("%w: worker %s of group %q: its record was ended by others", ErrLost, c.o.owner, g.name))
+	case p != nil:
+		m.pending[key] = true // the next round's read tells
+	case !errors.Is(err, errRace):
+		c.log.Warn("taking a key failed", "group", g.name, "key", key, "err", err)
+	}
+	return false
+}
+
+// alive reports whether the worker owner's incarnation inc may still be
+// running. It may not when its record says ended; when its record is
+// missing or of another incarnation and has been so for the holder's
+// duration (ms) × skew rate on this worker's clock; or when its record has
+// not changed for its duration × skew rate, once this worker has marked it
+// ended (so that a heartbeat it sends after all fails). Records of workers
+// not on the roster are read here, once per round (others).
+func (m *member) alive(ctx context.Context, v groupView, others map[string]*workerRecord, owner, inc string, ms int64) bool {
+	g, c := m.g, m.g.c
+	w, ok := v.workers[owner]
+	inRoster := ok
+	if !ok && owner != c.o.owner {
+		p, read := others[owner]
+		if !read {
+			r, err := g.workers.Load(ctx, workerRecord{Key: g.workerKey(owner)}, dynamo.ConsistentRead())
+			switch {
+			case err == nil:
+				p = &r
+			case !errors.Is(err, dynamo.ErrNotFound):
+				return true // cannot tell: wait
+			}
+			others[owner] = p
+		}
+		if p != nil {
+			w, ok = *p, true
+		}
+	}
+	if !ok || w.Attempt != inc {
+		return !m.silent("gone "+owner+" "+inc, "gone", ms)
+	}
+	switch {
+	case w.Ended:
+		return false
+	case inRoster:
+		return true // look ends silent workers of the roster
+	case m.silent("worker "+owner, w.Attempt+" v"+fmt.Sprint(w.Version), w.DurationMS):
+		return !m.endSilent(ctx, w)
+	}
+	return true
+}
+
+// silent reports whether the thing id names has been in state for ms
+// milliseconds (the holder's lease duration) × the skew rate, on this
+// worker's clock, since this worker first saw it so.
+func (m *member) silent(id, state string, ms int64) bool {
+	now := m.g.c.o.clock.Now()
+	wa, ok := m.silence[id]
+	if !ok || wa.state != state {
+		wa = watch{state: state, since: now, ms: ms}
+	}
+	wa.seen = now
+	m.silence[id] = wa
+	return now.Sub(wa.since) >= m.g.c.patienceFor(ms)
+}
+
+// endSilent marks the worker record w ended, on condition that it is still
+// the version watched, and reports whether it did.
+func (m *member) endSilent(ctx context.Context, w workerRecord) bool {
+	g, c := m.g, m.g.c
+	w.Ended = true
+	if _, err := g.workers.Save(ctx, w, dynamo.WithSaveBehavior(dynamo.SavePut)); err != nil {
+		if !errors.Is(err, dynamo.ErrVersionConflict) {
+			c.log.Warn("marking a silent worker ended failed", "group", g.name, "worker", w.Owner, "err", err)
+		}
+		return false
+	}
+	c.log.Info("declared a silent worker ended", "group", g.name, "worker", w.Owner, "incarnation", w.Attempt)
+	return true
+}
+
+// hold makes a Lease of rec, which this worker wrote at sentAt, and runs fn
+// on it.
+func (m *member) hold(rec record, sentAt time.Time, fn func(context.Context, *Lease) error) {
+	l := newGroupLease(m.g.c, rec, sentAt, m.ctx)
+	m.mu.Lock()
+	m.held[rec.Key] = l
+	m.mu.Unlock()
+	m.g.c.log.Info("took a key", "group", m.g.name, "key", rec.Key, "token", rec.Token)
+	m.work.Add(1)
+	go m.serve(l, fn)
+}
+
+// serve runs fn on l, then — once l has ended — releases l's record.
+func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
+	defer m.work.Done()
+	c := m.g.c
+	if err := fn(l.Context(), l); err != nil && l.Err() == nil {
+		c.log.Warn("the work on a key failed; releasing it", "group", m.g.name, "key", l.key, "err", err)
+		l.end(fmt.Errorf("%w: %q: the work on it returned: %w", ErrReleased, l.key, err))
+	}
+	<-l.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+	err := l.Release(ctx)
+	cancel()
+	m.mu.Lock()
+	if m.held[l.key] == l {
+		delete(m.held, l.key)
+		delete(m.leaving, l.key)
+	}
+	if err != nil {
+		// The record still names this worker, which others leave alone while
+		// it lives: release it again at the next rounds.
+		c.log.Warn("releasing a key failed; trying again at the next round", "group", m.g.name, "key", l.key, "err", err)
+		m.unreleased[l.key] = l
+	}
+	m.mu.Unlock()
+}
+
+// plan chooses the keys to ask for (written by publish): while a live
+// worker holds at least two keys more than this one, one of its keys, up
+// to upper keys in all. Keys asked for before, which their holders may be
+// handing over, are kept and count as held, so that asks stay put while
+// holders' lists change.
+func (m *member) plan(v groupView, upper int) {
+	me := m.g.c.o.owner
+	mine := m.count(v, me)
+	have := map[string]int{}
+	avail := map[string][]string{} // per owner: its keys worth asking for, those asked before first
+	m.mu.Lock()
+	before := map[string]bool{}
+	for _, k := range m.asks {
+		before[k] = true
+	}
+	for _, o := range v.live {
+		if o == me {
+			continue
+		}
+		have[o] = len(v.workers[o].Held)
+		var again, rest []string
+		for _, k := range v.workers[o].Held {
+			switch _, mineNow := m.held[k]; {
+			case mineNow || m.pending[k]:
+			case before[k]:
+				again = append(again, k)
+			default:
+				rest = append(rest, k)
+			}
+		}
+		if len(rest) > 0 {
+			h := fnv.New32a()
+			h.Write([]byte(me))
+			i := int(h.Sum32() % uint32(len(rest)))
+			rest = append(rest[i:], rest[:i]...) // askers at once mostly ask for different keys
+		}
+		avail[o] = append(again, rest...)
+	}
+	m.mu.Unlock()
+	var asks []string
+	// Asks made before whose keys their holder still lists may be on their
+	// way: keep those the holder would still grant (see grant), and count
+	// them as good as held.
+	held := mine
+	for _, o := range v.live {
+		h, a := have[o], held
+		for _, k := range avail[o] {
+			if !before[k] || mine >= upper || h < a+2 {
+				break
+			}
+			asks = append(asks, k)
+			avail[o] = avail[o][1:]
+			h, a = h-1, a+1
+			have[o]--
+			mine++
+		}
+	}
+	for mine < upper {
+		top, most := "", -1
+		for _, o := range v.live {
+			if o != me && len(avail[o]) > 0 && have[o] > most {
+				top, most = o, have[o]
+			}
+		}
+		if top == "" || most < mine+2 {
+			break
+		}
+		asks = append(asks, avail[top][0])
+		avail[top] = avail[top][1:]
+		have[top]--
+		mine++
+	}
+	sort.Strings(asks)
+	m.mu.Lock()
+	m.asks = asks
+	m.mu.Unlock()
+}
+
+// leave hands every key back and marks the worker record ended.
+func (m *member) leave() error {
+	g, c := m.g, m.g.c
+	m.mu.Lock()
+	for k, l := range m.held {
+		m.leaving[k] = true
+		l.end(fmt.Errorf("%w: %q: worker %s is leaving group %q", ErrReleased, k, c.o.owner, g.name))
+	}
+	m.mu.Unlock()
+	m.work.Wait() // every fn returned and every key released
+	m.stopBeat()
+	<-m.beatDone
+	m.mu.Lock()
+	next := m.rec
+	m.mu.Unlock()
+	var err error
+	if m.ctx.Err() == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+		defer cancel()
+		for range 3 {
+			next.Ended, next.Held, next.Asks = true, nil, nil
+			if _, err = g.workers.Save(ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut)); err == nil || !errors.Is(err, dynamo.ErrVersionConflict) {
+				break
+			}
+			cur, derr := g.workers.Current(err)
+			if derr == nil && cur.Attempt == m.attempt && cur.Ended {
+				err = nil // ended already (by others, or by a write of ours)
+				break
+			}
+			if derr != nil || cur.Attempt != m.attempt {
+				break // replaced, or gone: say so
+			}
+			next = cur // a write of ours landed unanswered: end that version
+		}
+		if err != nil {
+			err = fmt.Errorf("lease: group %q: marking worker %s ended: %w", g.name, c.o.owner, err)
+		} else if rerr := g.roster(ctx, "", []string{c.o.owner}); rerr != nil {
+			c.log.Warn("leaving the roster failed", "group", g.name, "err", rerr)
+		}
+	}
+	m.end(fmt.Errorf("%w: worker %s left group %q", ErrReleased, c.o.owner, g.name))
+	if err == nil {
+		c.log.Info("left the group", "group", g.name)
+	}
+	return err
+}

@@ -1,0 +1,581 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/dynamotest"
+)
+
+// Timing of the fleets under test: patience d × skew = 10 s.
+const (
+	gDur  = 8 * time.Second
+	gBeat = 2 * time.Second
+	gPoll = time.Second
+	gSkew = 1.25
+)
+
+// job is what the work on a key writes, guarded by the key's lease and by
+// the token stored on it (never a lower one).
+type job struct {
+	Key    string `dynamo:"key,hash"`
+	Token  int64  `dynamo:"token"`
+	Holder string `dynamo:"holder"`
+}
+
+// fleet runs workers of one group in this process, each with a fake clock
+// of its own, and checks exclusivity as the work runs: no key's work starts
+// while another live worker's work on it runs, and every holder's guarded
+// write carries a token above the previous holder's.
+type fleet struct {
+	t     *testing.T
+	table string
+	keys  []string
+	jobs  *dynamo.Table[job]
+
+	mu      sync.Mutex
+	workers []*worker
+	active  map[string]map[string]bool // key → workers whose work on it runs
+	writes  map[string][]job           // key → guarded writes that succeeded, in order
+	stale   map[string]bool            // workers crashed or paused: their work may still "run"
+	wrote   chan struct{}              // closed and replaced at every guarded write
+}
+
+// awaitWrites waits until every key has had n guarded writes at least.
+func (f *fleet) awaitWrites(n int) {
+	for {
+		f.mu.Lock()
+		ch, done := f.wrote, true
+		for _, k := range f.keys {
+			done = done && len(f.writes[k]) >= n
+		}
+		f.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-ch:
+		case <-f.t.Context().Done():
+			return
+		}
+	}
+}
+
+type worker struct {
+	name   string
+	clk    *clock.Fake
+	c      *Client
+	g      *Group
+	cancel context.CancelFunc
+	done   chan error // Run's result
+	frozen bool       // the clock is not advanced: crashed or paused
+}
+
+func newFleet(t *testing.T, nkeys int) *fleet {
+	t.Helper()
+	checkNoLeak(t)
+	f := &fleet{t: t, table: leaseTable(t), active: map[string]map[string]bool{}, writes: map[string][]job{}, stale: map[string]bool{}, wrote: make(chan struct{})}
+	for i := range nkeys {
+		f.keys = append(f.keys, fmt.Sprintf("part-%02d", i))
+	}
+	name := dynamotest.KeyTable(t, dynamotest.Client(t), "jobs", "key", types.ScalarAttributeTypeS, "", "")
+	var err error
+	if f.jobs, err = dynamo.NewTable[job](dynamo.NewMapper(dynamotest.Client(t)), name); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// start starts a worker called name; its clock starts at start.
+func (f *fleet) start(name string, start time.Time) *worker {
+	f.t.Helper()
+	return f.startWith(name, start, nil)
+}
+
+// startWith starts a worker whose requests go through client (nil: a plain
+// one).
+func (f *fleet) startWith(name string, start time.Time, client *dynamodb.Client) *worker {
+	f.t.Helper()
+	w := &worker{name: name, clk: clock.NewFake(start), done: make(chan error, 1)}
+	opts := []Option{WithOwner(name), WithClock(w.clk), WithLeaseDuration(gDur),
+		WithHeartbeatInterval(gBeat), WithPollInterval(gPoll), WithClockSkewRate(gSkew)}
+	if os.Getenv("LEASE_TEST_LOG") != "" {
+		opts = append(opts, WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("worker", name)))
+	}
+	w.c = newClient(f.t, f.table, client, opts...)
+	var err error
+	if w.g, err = w.c.Group("job", f.keys); err != nil {
+		f.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	go func() { w.done <- w.g.Run(ctx, f.work(name)) }()
+	f.t.Cleanup(func() {
+		cancel()
+		if w.frozen {
+			w.clk.Advance(time.Hour) // let a frozen worker notice it lost everything
+		}
+		<-w.done
+	})
+	f.mu.Lock()
+	f.workers = append(f.workers, w)
+	f.mu.Unlock()
+	w.clk.BlockUntil(f.t.Context().Done(), 3) // joined: round, heartbeat and watchdog timers
+	return w
+}
+
+// work is each worker's fn: it checks that nobody else works on the key,
+// writes the key's job guarded by the lease, and works until its ctx ends.
+func (f *fleet) work(name string) func(context.Context, *Lease) error {
+	return func(ctx context.Context, l *Lease) error {
+		k := l.Key()
+		f.mu.Lock()
+		for other := range f.active[k] {
+			if !f.stale[other] {
+				f.t.Errorf("%s starts work on %q (token %d) while %s works on it", name, k, l.Token(), other)
+			}
+		}
+		if f.active[k] == nil {
+			f.active[k] = map[string]bool{}
+		}
+		f.active[k][name] = true
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			delete(f.active[k], name)
+			f.mu.Unlock()
+		}()
+		older := expression.Or(expression.AttributeNotExists(expression.Name("token")),
+			expression.Name("token").LessThan(expression.Value(l.Token())))
+		j := job{Key: k, Token: l.Token(), Holder: name}
+		_, err := Save(ctx, l, f.jobs, j, dynamo.WithSaveBehavior(dynamo.SavePut), dynamo.If(older))
+		switch {
+		case err == nil:
+			f.mu.Lock()
+			if ws := f.writes[k]; len(ws) > 0 && ws[len(ws)-1].Token >= l.Token() {
+				f.t.Errorf("%s wrote %q with token %d after %s's token %d", name, k, l.Token(), ws[len(ws)-1].Holder, ws[len(ws)-1].Token)
+			}
+			f.writes[k] = append(f.writes[k], j)
+			close(f.wrote)
+			f.wrote = make(chan struct{})
+			f.mu.Unlock()
+		case ctx.Err() == nil:
+			f.t.Errorf("%s: guarded write of %q while holding it: %v", name, k, err)
+		}
+		<-ctx.Done()
+		return nil
+	}
+}
+
+// step advances the clock of every running worker that is not frozen by d,
+// then waits until each has done what that set off: its round, heartbeat
+// and watchdog timers are all pending again.
+func (f *fleet) step(d time.Duration) {
+	f.t.Helper()
+	for _, w := range f.live() {
+		w.clk.Advance(d)
+	}
+	f.idle()
+}
+
+// idle waits until every running worker that is not frozen waits on its
+// three timers.
+func (f *fleet) idle() {
+	for _, w := range f.live() {
+		w.clk.BlockUntil(f.t.Context().Done(), 3)
+		for w.handingOver() {
+			runtime.Gosched() // a release is on its way to DynamoDB
+		}
+	}
+}
+
+// handingOver reports whether the worker is releasing keys it handed over.
+func (w *worker) handingOver() bool {
+	w.g.mu.Lock()
+	defer w.g.mu.Unlock()
+	if w.g.cur == nil {
+		return false
+	}
+	w.g.cur.mu.Lock()
+	defer w.g.cur.mu.Unlock()
+	return len(w.g.cur.leaving) > 0
+}
+
+// settle steps poll by poll until cond holds, and returns the fake time it
+// took; the test fails after limit.
+func (f *fleet) settle(limit time.Duration, cond func() bool) time.Duration {
+	f.t.Helper()
+	f.idle()
+	for took := time.Duration(0); ; took += gPoll {
+		if cond() {
+			return took
+		}
+		if took > limit {
+			f.t.Fatalf("not settled after %v: %s", took, f.describe())
+		}
+		if os.Getenv("LEASE_TEST_LOG") != "" {
+			f.t.Logf("at %v: %s", took, f.describe())
+		}
+		f.step(gPoll)
+	}
+}
+
+// describe says who holds what.
+func (f *fleet) describe() string {
+	var b strings.Builder
+	for _, w := range f.live() {
+		fmt.Fprintf(&b, "%s: %v", w.name, w.g.Keys())
+		w.g.mu.Lock()
+		if cur := w.g.cur; cur != nil {
+			cur.mu.Lock()
+			fmt.Fprintf(&b, " asks %v leaving %v", cur.asks, cur.leaving)
+			cur.mu.Unlock()
+		}
+		w.g.mu.Unlock()
+		b.WriteString("; ")
+	}
+	return b.String()
+}
+
+func (f *fleet) live() []*worker {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*worker
+	for _, w := range f.workers {
+		if !w.frozen && w.g.running.Load() {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// balanced reports whether the live workers hold every key once, each
+// ⌊M/N⌋ or ⌈M/N⌉ of them, and no more handovers are under way.
+func (f *fleet) balanced() bool {
+	ws := f.live()
+	n, m := len(ws), len(f.keys)
+	seen := map[string]bool{}
+	for _, w := range ws {
+		ks := w.g.Keys()
+		if len(ks) < m/n || len(ks) > (m+n-1)/n {
+			return false
+		}
+		w.g.mu.Lock()
+		cur := w.g.cur
+		w.g.mu.Unlock()
+		if cur == nil {
+			return false
+		}
+		cur.mu.Lock()
+		busy := len(cur.leaving) > 0 || len(cur.asks) > 0
+		cur.mu.Unlock()
+		if busy {
+			return false
+		}
+		for _, k := range ks {
+			if seen[k] {
+				f.t.Errorf("key %q held by two workers: %s", k, f.describe())
+			}
+			seen[k] = true
+		}
+	}
+	return len(seen) == m
+}
+
+// Workers joining one after another end up holding ⌊M/N⌋ or ⌈M/N⌉ keys
+// each, every key held once, and then nothing moves any more. A key a
+// worker holds is refused to Acquire and TryAcquire.
+func TestGroupBalancesKeys(t *testing.T) {
+	f := newFleet(t, 10)
+	now := time.Now()
+	f.start("w1", now)
+	f.start("w2", now)
+	f.start("w3", now)
+	took := f.settle(2*time.Minute, f.balanced)
+	t.Logf("balanced after %v: %s", took, f.describe())
+	before := f.tokens()
+	for range 20 {
+		f.step(gPoll)
+	}
+	if after := f.tokens(); !f.balanced() || !maps.Equal(before, after) {
+		t.Errorf("keys moved at steady state: tokens %v, then %v: %s", before, after, f.describe())
+	}
+	k := f.live()[0].g.Keys()[0]
+	if _, err := f.live()[0].c.TryAcquire(t.Context(), k); !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "group") {
+		t.Errorf("TryAcquire of a key a worker holds: %v, want ErrHeld naming the group", err)
+	}
+}
+
+// A worker that joins a fleet at rest gets its share within two poll
+// intervals (the joiner's asks written at its first round, the holders'
+// next rounds releasing the keys, the joiner's next round taking them), and
+// every key that moved has a greater token than before.
+func TestGroupJoinGetsShare(t *testing.T) {
+	f := newFleet(t, 12)
+	now := time.Now()
+	f.start("w1", now)
+	f.start("w2", now)
+	f.settle(time.Minute, f.balanced)
+	for range 2 * gBeat / gPoll {
+		f.step(gPoll) // at rest: every worker record lists what it holds
+	}
+	tokens := f.tokens()
+	w3 := f.start("w3", f.live()[0].clk.Now())
+	took := f.settle(time.Minute, f.balanced)
+	if bound := 2 * gPoll; took > bound {
+		t.Errorf("the joiner got its share after %v, want at most %v", took, bound)
+	}
+	if got := len(w3.g.Keys()); got != 4 {
+		t.Errorf("the joiner holds %d keys, want 4", got)
+	}
+	for k, tok := range f.tokens() {
+		if old, ok := tokens[k]; ok && slices.Contains(w3.g.Keys(), k) && tok <= old {
+			t.Errorf("key %q moved with token %d, not above %d", k, tok, old)
+		}
+	}
+	t.Logf("joiner's share after %v: %s", took, f.describe())
+}
+
+// tokens returns the tokens of the keys held now, by key.
+func (f *fleet) tokens() map[string]int64 {
+	out := map[string]int64{}
+	for _, w := range f.live() {
+		w.g.mu.Lock()
+		cur := w.g.cur
+		w.g.mu.Unlock()
+		cur.mu.Lock()
+		for k, l := range cur.held {
+			out[k] = l.Token()
+		}
+		cur.mu.Unlock()
+	}
+	return out
+}
+
+// A worker that leaves (its Run's ctx cancelled) hands its keys back at
+// once: Run returns nil after releasing them, and the others take them at
+// their next round, without waiting out any lease.
+func TestGroupLeaveHandsOver(t *testing.T) {
+	f := newFleet(t, 9)
+	now := time.Now()
+	f.start("w1", now)
+	f.start("w2", now)
+	w3 := f.start("w3", now)
+	f.settle(time.Minute, f.balanced)
+	w3.cancel()
+	if err := <-w3.done; err != nil {
+		t.Fatalf("Run after leaving: %v", err)
+	}
+	w3.done <- nil // for the cleanup
+	took := f.settle(time.Minute, f.balanced)
+	if took > gPoll {
+		t.Errorf("the leaver's keys moved after %v, want within one poll interval (%v)", took, gPoll)
+	}
+	info, err := w3.c.Holder(t.Context(), w3.g.workerKey("w3"))
+	if err == nil {
+		t.Logf("worker record: %+v", info)
+	}
+	t.Logf("after the leave, %v: %s", took, f.describe())
+}
+
+// A crashed worker (its clock and so its heartbeats stop) has its keys
+// taken by the others no sooner than the lease duration after its last
+// heartbeat — by then it has given them up — and no later than duration ×
+// skew rate + two poll intervals after it.
+func TestGroupCrashTakeover(t *testing.T) {
+	f := newFleet(t, 9)
+	now := time.Now()
+	f.start("w1", now)
+	f.start("w2", now)
+	w3 := f.start("w3", now)
+	f.settle(time.Minute, f.balanced)
+	f.idle() // w3's last heartbeat is done
+	w3.g.mu.Lock()
+	m3 := w3.g.cur
+	w3.g.mu.Unlock()
+	f.mu.Lock()
+	w3.frozen, f.stale["w3"] = true, true
+	f.mu.Unlock()
+	m3.mu.Lock()
+	lastBeat := m3.deadline.Add(-gDur) // on the shared time line
+	held := len(m3.held)
+	m3.mu.Unlock()
+	took := f.settle(time.Minute, f.balanced)
+	since := f.live()[0].clk.Now().Sub(lastBeat)
+	if bound := time.Duration(float64(gDur)*gSkew) + 2*gPoll; since < gDur || since > bound {
+		t.Errorf("the crashed worker's %d keys were taken %v after its last heartbeat, want between %v and %v", held, since, gDur, bound)
+	}
+	t.Logf("crashed worker's %d keys taken %v after its last heartbeat (%v of stepping): %s", held, since, took, f.describe())
+}
+
+// A worker paused past its lease (its clock stands still) is declared dead
+// and its keys are taken; its guarded writes with its old leases are then
+// refused with ErrLost and write nothing. Resumed, it finds it lost its
+// membership, joins again and gets its share back.
+func TestGroupPausedWorkerWritesRefused(t *testing.T) {
+	f := newFleet(t, 6)
+	now := time.Now()
+	f.start("w1", now)
+	w2 := f.start("w2", now)
+	f.settle(time.Minute, f.balanced)
+	w2.g.mu.Lock()
+	m2 := w2.g.cur
+	w2.g.mu.Unlock()
+	m2.mu.Lock()
+	var old *Lease
+	for _, l := range m2.held {
+		old = l
+		break
+	}
+	m2.mu.Unlock()
+	f.mu.Lock()
+	w2.frozen, f.stale["w2"] = true, true
+	f.mu.Unlock()
+	f.settle(time.Minute, f.balanced) // w1 holds all six
+	if old.Err() != nil {
+		t.Fatalf("the paused worker's lease ended although its clock stood still: %v", old.Err())
+	}
+	_, err := Save(t.Context(), old, f.jobs, job{Key: old.Key(), Token: old.Token(), Holder: "w2-stale"}, dynamo.WithSaveBehavior(dynamo.SavePut))
+	if !errors.Is(err, ErrLost) {
+		t.Fatalf("the paused worker's guarded write: %v, want ErrLost", err)
+	}
+	if j, err := f.jobs.Load(t.Context(), job{Key: old.Key()}, dynamo.ConsistentRead()); err != nil || j.Holder != "w1" || j.Token <= old.Token() {
+		t.Errorf("job %q after the refused write: %+v %v; want w1's, with a token above %d", old.Key(), j, err, old.Token())
+	}
+	// Resume: its watchdog fires, its membership is lost, it joins again.
+	w2.clk.Advance(f.live()[0].clk.Now().Sub(w2.clk.Now()))
+	for {
+		w2.g.mu.Lock()
+		cur := w2.g.cur
+		w2.g.mu.Unlock()
+		if cur != nil && cur != m2 {
+			break
+		}
+		w2.clk.BlockUntil(t.Context().Done(), 1)
+		w2.clk.Advance(gPoll)
+	}
+	f.mu.Lock()
+	w2.frozen, f.stale["w2"] = false, false
+	f.mu.Unlock()
+	took := f.settle(time.Minute, f.balanced)
+	t.Logf("the resumed worker has its share again after %v: %s", took, f.describe())
+}
+
+// Keys() is sorted and empty outside Run; Group refuses bad arguments.
+func TestGroupArguments(t *testing.T) {
+	c := newClient(t, "t", nil)
+	for _, tc := range []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"", []string{"a"}, "empty name"},
+		{"g", nil, "no keys"},
+		{"g", []string{"a", "a"}, "twice"},
+		{"g", []string{"\x00x"}, "NUL"},
+	} {
+		if _, err := c.Group(tc.name, tc.keys); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Group(%q, %q): %v, want %q", tc.name, tc.keys, err, tc.want)
+		}
+	}
+	g, err := c.Group("g", []string{"b", "a"})
+	if err != nil || len(g.Keys()) != 0 || !sort.StringsAreSorted(g.keys) {
+		t.Errorf("Group: %v, %v", g.Keys(), err)
+	}
+}
+
+// A take whose answer was lost (and not retried by the SDK) but which
+// DynamoDB applied is recognised at the next round by the worker's
+// incarnation in the key record: the worker holds the key, and its guarded
+// writes pass, instead of leaving a key that names a live worker nobody
+// works on.
+func TestGroupAdoptsItsLandedTake(t *testing.T) {
+	f := newFleet(t, 3)
+	drop := dynamotest.NewDropper("TransactWriteItems")
+	drop.Arm(1)
+	w := f.startWith("w1", time.Now(), drop.Client(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }))
+	took := f.settle(time.Minute, f.balanced)
+	if drop.Dropped() != 1 || len(w.g.Keys()) != 3 {
+		t.Fatalf("dropped %d answers; holds %v; want 1 dropped and all 3 keys held", drop.Dropped(), w.g.Keys())
+	}
+	f.awaitWrites(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range f.keys {
+		if len(f.writes[k]) != 1 {
+			t.Errorf("key %q: %d guarded writes, want 1: %v", k, len(f.writes[k]), f.writes[k])
+		}
+	}
+	t.Logf("all keys held after %v, one take's answer lost", took)
+}
+
+// Client.Close makes a running group worker leave at its next round: its
+// keys are released and Run returns ErrClosed.
+func TestGroupClientCloseLeaves(t *testing.T) {
+	f := newFleet(t, 2)
+	w := f.start("w1", time.Now())
+	f.settle(time.Minute, f.balanced)
+	if err := w.c.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Advance(gPoll)
+	err := <-w.done
+	w.done <- err // for the cleanup
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run after Close: %v, want ErrClosed", err)
+	}
+	for _, k := range f.keys {
+		if info, err := w.c.Holder(t.Context(), k); err != nil || !info.Released {
+			t.Errorf("key %q after Close: %+v, %v; want released", k, info, err)
+		}
+	}
+}
+
+// Leaving while a heartbeat is in flight: the heartbeat is applied, and
+// leaving stops the heartbeat before its answer arrives. Its write must
+// not be abandoned half-way (a record version the worker does not know
+// of would make leaving's write conflict): Run leaves with the record
+// marked ended and returns nil.
+func TestGroupLeaveDuringHeartbeat(t *testing.T) {
+	f := newFleet(t, 1)
+	drop := dynamotest.NewDropper("PutItem")
+	w := f.startWith("w1", time.Now(), drop.Client(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }))
+	f.settle(time.Minute, f.balanced)
+	w.g.mu.Lock()
+	m := w.g.cur
+	w.g.mu.Unlock()
+	drop.ArmThen(func() { // the heartbeat was applied; its answer waits
+		w.cancel()
+		<-m.beatCtx.Done() // leaving stops the heartbeat
+	})
+	w.clk.Advance(gBeat)
+	err := <-w.done
+	w.done <- err // for the cleanup
+	if drop.Dropped() != 1 {
+		t.Fatalf("dropped %d answers, want the heartbeat's", drop.Dropped())
+	}
+	if err != nil {
+		t.Fatalf("Run after leaving: %v", err)
+	}
+	rec, err := w.g.workers.Load(t.Context(), workerRecord{Key: w.g.workerKey("w1")}, dynamo.ConsistentRead())
+	if err != nil || !rec.Ended {
+		t.Errorf("worker record after leaving: %+v, %v; want ended", rec, err)
+	}
+}
