@@ -86,9 +86,17 @@ type Report struct {
 	Version int64  ` + "`dynamo:\"v,version\"`" + `
 }
 
+type Stock struct {
+	SKU     string ` + "`dynamo:\"sku,hash\"`" + `
+	Count   int64
+	Token   int64  ` + "`dynamo:\"token\"`" + `
+	Version int64  ` + "`dynamo:\"v,version\"`" + `
+}
+
 var (
 	reports *dynamo.Table[Report]
 	report  Report
+	stock   *dynamo.Table[Stock]
 	work    func(context.Context) <-chan struct{}
 )
 `,
@@ -144,6 +152,9 @@ var (
 	keys, imported       []Book
 	evs                  []Event
 	retry                func([]int)
+	bonus                func(Account) (Account, error)
+	fn                   func(*dynamo.Tx) error
+	ops                  []dynamo.TxOp
 )
 `,
 }
