@@ -34,6 +34,11 @@ import (
 //
 // IAM: dynamodb:DeleteItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) error {
+	ctx, c := t.m.begin(ctx, "Delete", t.name)
+	return c.end(t.delete(ctx, item, opts))
+}
+
+func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error {
 	wo := applyWriteOptions(opts)
 	clobber, err := deleteClobbers("Delete", t.name, wo.behavior)
 	if err != nil {
