@@ -145,7 +145,7 @@ func (c *call) end(err error) error {
 		if unknown {
 			c.m.Unknown.Add(c.ctx, 1, metric.WithAttributeSet(c.metricAttrs("")))
 		}
-		if errors.Is(err, ErrVersionConflict) {
+		if !unknown && errors.Is(err, ErrVersionConflict) {
 			c.m.Conflicts.Add(c.ctx, 1, metric.WithAttributeSet(c.metricAttrs("")))
 		}
 	}
