@@ -17,7 +17,7 @@ func TestExampleExportsSpansAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{`"Name":"Update telemetry-example-`, `"ddbkit.conflict"`, `"Name":"Transact"`, "ddbkit.dynamo.conflicts 1 {aws.dynamodb.table_names=[telemetry-example-", "ddbkit.dynamo.operation.duration count="} {
+	for _, want := range []string{`"Name":"Update telemetry-example-`, `"ddbkit.conflict"`, `"Name":"Transact"`, `ddbkit.dynamo.conflicts 1 {aws.dynamodb.table_names=["telemetry-example-`, "ddbkit.dynamo.operation.duration count="} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q", want)
 		}
