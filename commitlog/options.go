@@ -100,7 +100,8 @@ func WithPollInterval(d time.Duration) Option {
 func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithLogger sets where reclaimed records, abandoned operations and failed
-// clean-ups are logged (default: nowhere).
+// clean-ups are logged (default: the logger of the Mapper, dynamo.WithLogger;
+// nowhere when it has none).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithOwner names this Committer or Log in the records it writes (default

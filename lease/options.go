@@ -72,7 +72,8 @@ func WithOwner(name string) Option { return func(o *options) { o.owner = name } 
 func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithLogger sets where the client logs acquisitions, takeovers, losses and
-// failed heartbeats (default: nowhere).
+// failed heartbeats (default: the logger of the Mapper, dynamo.WithLogger;
+// nowhere when it has none).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithData stores data with every lease the client acquires (default none);
