@@ -52,6 +52,7 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	if err != nil {
 		return err
 	}
+	t.m.noteKey(ctx, key)
 	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)

@@ -173,7 +173,7 @@ func (r *telemetryRig) everything(t *testing.T) string {
 	var b strings.Builder
 	kvs := func(kvs []attribute.KeyValue) {
 		for _, kv := range kvs {
-			b.WriteString(string(kv.Key) + "=" + kv.Value.Emit() + "\n")
+			b.WriteString(string(kv.Key) + "=" + kv.Value.String() + "\n")
 		}
 	}
 	for _, s := range r.spans.Ended() {
@@ -239,7 +239,7 @@ func TestTelemetryUpdateConflictRetried(t *testing.T) {
 	}
 	for key, want := range map[attribute.Key]int64{telemetry.Attempt: 1, telemetry.VersionHeld: 5, telemetry.VersionFound: 7} {
 		if v, ok := attr(conflicts[0].Attributes, key); !ok || v.AsInt64() != want {
-			t.Errorf("conflict event %s = %v; want %d", key, v.Emit(), want)
+			t.Errorf("conflict event %s = %v; want %d", key, v.String(), want)
 		}
 	}
 	if retries := events(sp, telemetry.EventRetry); len(retries) != 1 {

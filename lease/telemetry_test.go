@@ -103,7 +103,7 @@ func TestTelemetryLostLease(t *testing.T) {
 		t.Error("no mapper span nests under lease.TryAcquire")
 	}
 	if v, ok := attrOf(acquire.Attributes(), telemetry.LeaseToken); !ok || v.AsInt64() != l.Token() {
-		t.Errorf("lease.TryAcquire token %v; want %d", v.Emit(), l.Token())
+		t.Errorf("lease.TryAcquire token %v; want %d", v.String(), l.Token())
 	}
 	if _, ok := attrOf(acquire.Attributes(), telemetry.LeaseKey); ok {
 		t.Error("the lease key was recorded without dynamo.WithTelemetryKeys")

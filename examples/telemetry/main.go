@@ -131,7 +131,7 @@ func printMetrics(ctx context.Context, out io.Writer, reader *sdkmetric.ManualRe
 	attrs := func(s attribute.Set) string {
 		var kv []string
 		for _, a := range s.ToSlice() {
-			kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+			kv = append(kv, string(a.Key)+"="+a.Value.String())
 		}
 		return strings.Join(kv, " ")
 	}
