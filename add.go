@@ -87,6 +87,12 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 //
 // IAM: dynamodb:UpdateItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOption) (T, error) {
+	ctx, c := t.m.begin(ctx, "Add", t.name)
+	saved, err := t.add(ctx, key, delta, opts)
+	return saved, c.end(err)
+}
+
+func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOption) (T, error) {
 	var zero T
 	var wo writeOptions
 	if len(opts) > 0 {

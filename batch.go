@@ -170,7 +170,11 @@ func (t *Table[T]) BatchLoadIndexed(ctx context.Context, keys []T, opts ...Batch
 
 // batchGet returns, for each of keys, the stored item with its key, or nil.
 // Items of repeated keys are the same map.
-func (t *Table[T]) batchGet(ctx context.Context, op string, keys []T, ro readOptions, pol RetryPolicy) ([]map[string]types.AttributeValue, error) {
+func (t *Table[T]) batchGet(ctx context.Context, op string, keys []T, ro readOptions, pol RetryPolicy) (_ []map[string]types.AttributeValue, err error) {
+	ctx, c := t.m.begin(ctx, op, t.name)
+	defer c.endp(&err)
+	c.noteConsistent(ro.consistent)
+	c.noteItems(len(keys))
 	// pos[i] is the index in distinct of keys[i]'s key; found[j] the item
 	// of distinct[j].
 	pos := make([]int, len(keys))
@@ -243,6 +247,7 @@ func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.Attr
 		if err := pol.wait(ctx, attempt); err != nil {
 			return err
 		}
+		t.m.noteResent(ctx, "BatchLoad", t.name, attempt, len(pending))
 	}
 }
 
@@ -378,7 +383,10 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 
 // batchWrite sends reqs (keys[i] is the key of reqs[i]) in chunks of
 // MaxBatchWriteItems, retrying unprocessed items.
-func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest, keys []map[string]types.AttributeValue, pol RetryPolicy) error {
+func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.WriteRequest, keys []map[string]types.AttributeValue, pol RetryPolicy) (err error) {
+	ctx, c := t.m.begin(ctx, op, t.name)
+	defer c.endp(&err)
+	c.noteItems(len(reqs))
 	index := make(map[keyID]int, len(keys))
 	for i, k := range keys {
 		id := t.p.keyID(k)
@@ -447,6 +455,7 @@ func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.Write
 			if err := pol.wait(ctx, attempt); err != nil {
 				return fail(pending, end, err)
 			}
+			t.m.noteResent(ctx, op, t.name, attempt, len(pending))
 			send = make([]types.WriteRequest, len(pending))
 			for n, i := range pending {
 				send[n] = reqs[i]

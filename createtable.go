@@ -161,6 +161,11 @@ func applyCreateTableOptions[O CreateTableOption](opts []O) createTableOptions {
 // (only when T has a `ttl` attribute); with WithTags also
 // dynamodb:TagResource, which AWS may require for tags given at creation.
 func (t *Table[T]) CreateTable(ctx context.Context, opts ...CreateTableOption) error {
+	ctx, c := t.m.begin(ctx, "CreateTable", t.name)
+	return c.end(t.createTable(ctx, opts))
+}
+
+func (t *Table[T]) createTable(ctx context.Context, opts []CreateTableOption) error {
 	o := applyCreateTableOptions(opts)
 	pol, err := t.m.retryPolicy(policyPoll, o.retry, o.retrySet, "CreateTable option WithRetry")
 	if err != nil {

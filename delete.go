@@ -34,6 +34,11 @@ import (
 //
 // IAM: dynamodb:DeleteItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) error {
+	ctx, c := t.m.begin(ctx, "Delete", t.name)
+	return c.end(t.delete(ctx, item, opts))
+}
+
+func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error {
 	wo := applyWriteOptions(opts)
 	clobber, err := deleteClobbers("Delete", t.name, wo.behavior)
 	if err != nil {
@@ -47,6 +52,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 	if err != nil {
 		return err
 	}
+	t.m.noteKey(ctx, key)
 	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)

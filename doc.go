@@ -672,6 +672,22 @@
 // while polling — follow one RetryPolicy, given with WithRetry to NewMapper
 // or to the call; Save and Delete send one write and take none.
 //
+// # Telemetry
+//
+// Every call (Load, Save, Delete, Update, Add, the batch calls, each Query
+// or Scan page, WriteTx, ReadTx, Transact, CreateTable) is an OpenTelemetry
+// span with the semantic conventions' DynamoDB attributes, and what only
+// the mapper knows is reported as span events and metrics: conflicts and
+// retries, lost answers settled by a read and their verdict, unknown
+// outcomes, combined writes, transaction re-runs, batch items sent again.
+// WithTracerProvider and WithMeterProvider set the providers (the global
+// ones, looked up at each call, by default), WithLogger a *slog.Logger for
+// the events an operator must see (an unknown outcome, at Warn); lease and
+// commitlog clients built on the mapper use the same. No item value is
+// recorded anywhere; keys only with WithTelemetryKeys. Off — no provider
+// set, or no-op ones — it allocates nothing. docs/telemetry.md lists every
+// span, attribute, event and metric.
+//
 // # Java
 //
 // Items written by Java's DynamoDBMapper (SDK v1) or the v2 Enhanced Client

@@ -17,6 +17,12 @@ import (
 //
 // IAM: dynamodb:GetItem.
 func (t *Table[T]) Load(ctx context.Context, key T, opts ...ReadOption) (T, error) {
+	ctx, c := t.m.begin(ctx, "Load", t.name)
+	item, err := t.load(ctx, &c, key, opts)
+	return item, c.end(err)
+}
+
+func (t *Table[T]) load(ctx context.Context, c *call, key T, opts []ReadOption) (T, error) {
 	var zero T
 	var ro readOptions
 	if len(opts) > 0 {
@@ -47,6 +53,8 @@ func (t *Table[T]) Load(ctx context.Context, key T, opts ...ReadOption) (T, erro
 	if ro.consistent {
 		in.ConsistentRead = aws.Bool(true)
 	}
+	c.noteConsistent(ro.consistent)
+	t.m.noteKey(ctx, k)
 	out, err := t.m.client.GetItem(ctx, in)
 	if err != nil {
 		return zero, fmt.Errorf("dynamo: load from table %q key %s: %w", t.name, formatKey(k), err)

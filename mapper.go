@@ -5,6 +5,7 @@ import (
 
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // TagKey is the struct tag the mapper reads: `dynamo:"name,opt,..."` (with
@@ -19,6 +20,7 @@ const DefaultWriteTokenAttribute = "ddbkit_wt"
 // use and holds no per-call state; create one per Client and share it.
 type Mapper struct {
 	client Client // the caller's, wrapped in tableErrors; nil when none was given
+	tel    *telemetry.T
 	raw    Client // the caller's
 	opts   mapperOptions
 	enc    *attributevalue.Encoder // stateless after construction
@@ -37,7 +39,8 @@ type Mapper struct {
 }
 
 // Option configures a Mapper: WithWriteTokenAttribute, WithEncoderOptions,
-// WithDecoderOptions, WithRetry.
+// WithDecoderOptions, WithRetry, WithClock, and its telemetry:
+// WithTracerProvider, WithMeterProvider, WithLogger, WithTelemetryKeys.
 type Option interface {
 	applyMapper(*mapperOptions)
 }
@@ -53,6 +56,7 @@ type mapperOptions struct {
 	decoderOpts []func(*attributevalue.DecoderOptions)
 	retry       RetryPolicy // Update, batches, transactions; when retrySet
 	retrySet    bool
+	tel         telemetry.Config
 }
 
 // WithWriteTokenAttribute names the attribute in which every versioned write
@@ -104,6 +108,7 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 		o.clock = clock.Real()
 	}
 	m := &Mapper{raw: c, opts: o, compiledEnc: len(o.encoderOpts) == 0, compiledDec: len(o.decoderOpts) == 0}
+	m.tel = &telemetry.T{Config: o.tel}
 	if c != nil {
 		m.client = tableErrors{c}
 	}

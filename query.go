@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/condexpr"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // QueryOption configures Query, QueryPage, Scan, ScanPage and ParallelScan:
@@ -163,6 +164,7 @@ type listing struct {
 	segment  int
 	total    int   // total scan segments; 0 for a query or a whole-table scan
 	err      error // refused input; nothing is sent
+	tel      *telemetry.T
 }
 
 // Query reads the items that key selects, in sort key order (see
@@ -274,7 +276,7 @@ func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, op
 	if entityOnly {
 		o.filters = append(o.filters, t.p.s.entityFilter())
 	}
-	l := &listing{op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
+	l := &listing{tel: t.m.tel, op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
 	if o.segmented {
 		l.segment, l.total = o.segment, o.total
 	}
@@ -435,6 +437,8 @@ func (l *listing) requestLimit(got int, exact bool) int {
 // fetch sends one request starting after start, asking for at most n items
 // (0: DynamoDB's default), reading scan segment segment when l.total > 0.
 func (l *listing) fetch(ctx context.Context, c Client, start map[string]types.AttributeValue, n, segment int) (items []map[string]types.AttributeValue, last map[string]types.AttributeValue, err error) {
+	ctx, tc := l.begin(ctx, n, segment)
+	defer tc.endp(&err)
 	var limit *int32
 	if n > 0 {
 		limit = aws.Int32(int32(n))

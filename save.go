@@ -37,6 +37,12 @@ import (
 // IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut), and
 // dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, error) {
+	ctx, c := t.m.begin(ctx, "Save", t.name)
+	saved, err := t.saveCall(ctx, item, opts)
+	return saved, c.end(err)
+}
+
+func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T, error) {
 	var wo writeOptions
 	if len(opts) > 0 {
 		wo = applyWriteOptions(opts)
@@ -122,6 +128,7 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 	if key == nil {
 		key = t.pickKey(r.item)
 	}
+	t.m.noteKey(ctx, key)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		if isOwnWrite(ccf.Item, t.p.tokenAttr, r.token) {

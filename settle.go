@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // Settling a write whose outcome is unknown.
@@ -40,20 +41,24 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 	for round := 1; ; round++ {
 		cur, err := t.readRaw(ctx, key)
 		if err != nil {
+			t.noteSettle(ctx, telemetry.VerdictReadFailed)
 			return nil, unknownOutcome("save to", t.name, key, cause, err)
 		}
 		if isOwnWrite(cur, t.p.tokenAttr, r.token) || !r.noResend && r.cond() == "" && t.p.s.version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
 			// Applied; or, for an unconditional write of a type without a
 			// version, the item holds exactly what it writes, so it may be
 			// taken to have landed now.
+			t.noteSettle(ctx, telemetry.VerdictApplied)
 			return cur, nil
 		}
 		if round > maxResends || r.noResend || bs == nil || !t.p.proves(bs.item) || !t.p.sameState(bs.item, cur) {
+			t.noteSettle(ctx, telemetry.VerdictConflict)
 			ce := t.saveConditionFailure(key, r, wo, cur, cause)
 			t.p.markUnknown(ce)
 			return nil, ce
 		}
 		// Not applied: the item is exactly what the write was computed from.
+		t.noteSettle(ctx, telemetry.VerdictNotApplied)
 		var att attempts
 		allNew, err := t.sendSaveOnce(ctx, r, wo, &att, true)
 		if err == nil {
@@ -84,11 +89,14 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 func (t *Table[T]) settleDelete(ctx context.Context, key map[string]types.AttributeValue, held int64, checked bool, uc *userCond, cause error) error {
 	cur, err := t.readRaw(ctx, key)
 	if err != nil {
+		t.noteSettle(ctx, telemetry.VerdictReadFailed)
 		return unknownOutcome("delete from", t.name, key, cause, err)
 	}
 	if cur == nil && uc == nil && (held == 0 || !checked) {
+		t.noteSettle(ctx, telemetry.VerdictApplied)
 		return nil
 	}
+	t.noteSettle(ctx, telemetry.VerdictConflict)
 	ce := t.p.conditionFailure(t.name, key, held, checked, cur, cause, t.decodeAny)
 	ce.Condition = uc.String()
 	t.p.markUnknown(ce)

@@ -127,6 +127,11 @@ func (tx *Tx) Run() int { return tx.run }
 // dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
 // dynamodb:ConditionCheckItem on the tables used.
 func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...TxOption) error {
+	ctx, c := m.begin(ctx, "Transact", "")
+	return c.end(m.transact(ctx, fn, opts))
+}
+
+func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxOption) error {
 	o, err := m.applyTxOptions("Transact", policyUpdate, opts)
 	if err != nil {
 		return err
@@ -160,6 +165,7 @@ func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...Tx
 			return fmt.Errorf("dynamo: Transact gave up after %d runs, the items it read changed under each (%w): %w", run, ErrVersionConflict, err)
 		}
 		cache = next
+		m.noteRerun(ctx, run+1, err)
 		if wait {
 			if err := o.retry.wait(ctx, run); err != nil {
 				return fmt.Errorf("dynamo: Transact, after run %d: %w (the last run was not committed: %w)", run, err, ErrVersionConflict)

@@ -336,6 +336,12 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 // table, dynamodb:UpdateItem (TxSave; dynamodb:PutItem with SavePut),
 // dynamodb:DeleteItem (TxDelete) or dynamodb:ConditionCheckItem (TxCheck).
 func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) error {
+	ctx, c := m.begin(ctx, "WriteTx", "")
+	c.noteItems(len(ops))
+	return c.end(m.writeTx(ctx, ops, opts))
+}
+
+func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption) error {
 	o, err := m.applyTxOptions("WriteTx", policyTx, opts)
 	if err != nil {
 		return err

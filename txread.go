@@ -90,6 +90,12 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 // IAM: dynamodb:GetItem on each member's table (transactions have no action
 // of their own).
 func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...ReadTxOption) error {
+	ctx, c := m.begin(ctx, "ReadTx", "")
+	c.noteItems(len(gets))
+	return c.end(m.readTx(ctx, gets, opts))
+}
+
+func (m *Mapper) readTx(ctx context.Context, gets []TxGetOp, opts []ReadTxOption) error {
 	o, err := m.applyReadTxOptions(opts)
 	if err != nil {
 		return err

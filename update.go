@@ -44,6 +44,12 @@ import (
 // SavePut); with GuardedBy, dynamodb:ConditionCheckItem on the checked
 // items' tables.
 func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (T, error) {
+	ctx, c := t.m.begin(ctx, "Update", t.name)
+	saved, err := t.update(ctx, key, fn, opts)
+	return saved, c.end(err)
+}
+
+func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, error), opts []WriteOption) (T, error) {
 	var zero T
 	wo := applyWriteOptions(opts)
 	if fn == nil {
@@ -342,6 +348,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		boxed, v, _ := t.box(t.withVersion(last.v, held), "Update")
 		wo := ws[0].wo
 		wo.step, wo.now = int64(len(changes)), now
+		t.noteCombined(ctx, len(changes))
 		saved, stored, err := t.save(ctx, boxed, v, &wo, bs)
 		if err == nil {
 			for j, c := range changes[:len(changes)-1] {
@@ -375,6 +382,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		// the functions that failed on an item an earlier change of this
 		// write had left, which was never stored; those that failed before
 		// the first change saw the stored item and stand.
+		t.noteConflict(ctx, attempt, ce)
 		bs, verified, live = &basis{item: ce.Item}, true, rerun(live, who[0], res)
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/internal/ident"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // ErrTimeout is returned by a Committer that got its record but found its
@@ -35,6 +36,7 @@ type Committer struct {
 	store Store
 	o     options
 	log   *slog.Logger
+	tel   *telemetry.T // the mapper's
 }
 
 // NewCommitter returns a Committer for the objects of s, synchronized
@@ -49,11 +51,12 @@ func NewCommitter(m *dynamo.Mapper, table string, s Store, opts ...Option) (*Com
 	if err != nil {
 		return nil, err
 	}
+	tel := telemetryOf(m, &o)
 	t, err := dynamo.NewTable[commitRecord](m, table)
 	if err != nil {
 		return nil, err
 	}
-	return &Committer{table: t, store: s, o: o, log: o.logger.With("table", table, "owner", o.owner)}, nil
+	return &Committer{table: t, store: s, o: o, log: o.logger.With("table", table, "owner", o.owner), tel: tel}, nil
 }
 
 // CreateTable creates the Committer's table (on-demand, hash key "path",
@@ -244,7 +247,7 @@ func sameIncarnation(inc string) expression.ConditionBuilder {
 // generation starts again at 1 when a record is deleted (TTL, by hand) and
 // created again, so the wait restarts whenever either changes, and a reclaim
 // holds both.
-func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error) {
+func (c *Committer) commitOp(ctx context.Context, op operation) (ObjectInfo, error) {
 	clk := c.o.clock
 	headAt := clk.Now() // the HEAD shows the object as it was at some time from now on
 	pre, err := c.check(ctx, &op)
@@ -338,8 +341,9 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 				return ObjectInfo{}, err
 			}
 		}
-		c.log.Info("reclaiming a record", "path", op.path, "etag", op.etag, "holder", cur.Owner,
+		c.log.Warn("reclaiming a record another writer left", "path", op.path, "etag", op.etag, "holder", cur.Owner,
 			"generation", cur.Generation, "incarnation", cur.Incarnation, "waited", clk.Now().Sub(seenAt))
+		noteReclaimed(ctx, c.tel, c.table.Name(), cur.Generation)
 		held = &cur
 	}
 }

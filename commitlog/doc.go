@@ -244,6 +244,18 @@
 // Committer.CreateTable and Log.CreateTable create them (on-demand; TTL on
 // the Committer's). One Log table holds any number of logs.
 //
+// # Telemetry
+//
+// Committers and Logs report through the telemetry of the Mapper they were
+// built on (dynamo.WithTracerProvider, WithMeterProvider, WithLogger): a
+// span per conditional write (commitlog.PutIfNotExists, PutIfMatch,
+// CopyIfNotExists) and per append (commitlog.Append, AppendAt), under which
+// the mapper's spans nest; the event and counter ddbkit.commitlog.reclaimed
+// when a record another writer left is reclaimed, which is also logged at
+// Warn. The mapper's logger is used unless WithLogger is given here. Paths
+// are recorded only with dynamo.WithTelemetryKeys; data never. See
+// docs/telemetry.md.
+//
 // # Permissions
 //
 // DynamoDB: dynamodb:PutItem and dynamodb:GetItem (Committer and Log; the

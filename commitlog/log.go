@@ -14,6 +14,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/internal/ident"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // ErrGap is returned by Log.AppendAt for a version more than one past the
@@ -36,6 +37,7 @@ type Log struct {
 	name  string
 	o     options
 	log   *slog.Logger
+	tel   *telemetry.T // the mapper's
 
 	mu        sync.Mutex
 	next      int64 // a hint: the version after this Log's last append; 0: unknown; guarded by mu
@@ -80,11 +82,12 @@ func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Optio
 	if o.pollSet {
 		return nil, invalid("commitlog: OpenLog %q with WithPollInterval: a Log never waits for another writer; WithPollInterval applies to a Committer only: drop it here", name)
 	}
+	tel := telemetryOf(m, &o)
 	t, err := dynamo.NewTable[logRecord](m, table)
 	if err != nil {
 		return nil, err
 	}
-	return &Log{table: t, store: s, name: name, o: o, log: o.logger.With("log", name, "owner", o.owner)}, nil
+	return &Log{table: t, store: s, name: name, o: o, log: o.logger.With("log", name, "owner", o.owner), tel: tel}, nil
 }
 
 // pathChecker is a Store with rules of its own for paths (the directory
@@ -167,6 +170,8 @@ func (l *Log) tempPath() string { return l.name + "/_tmp/" + ident.RandomHex(16)
 // IAM: dynamodb:Query, dynamodb:PutItem, dynamodb:GetItem; s3:PutObject,
 // s3:GetObject (the copy's read), s3:DeleteObject.
 func (l *Log) Append(ctx context.Context, data []byte) (version int64, err error) {
+	ctx, span := startSpan(ctx, l.tel, "commitlog.Append", l.table.Name(), "", telemetry.LogName.String(l.name))
+	defer func() { endSpan(span, err, telemetry.LogVersion.Int64(version)) }()
 	tmp := l.tempPath()
 	if _, err := l.store.Put(ctx, tmp, data); err != nil {
 		return 0, fmt.Errorf("commitlog: log %q: append: writing the temporary object: %w", l.name, err)
@@ -195,7 +200,9 @@ func (l *Log) Append(ctx context.Context, data []byte) (version int64, err error
 // whole call.
 //
 // IAM: as Append.
-func (l *Log) AppendAt(ctx context.Context, version int64, data []byte) error {
+func (l *Log) AppendAt(ctx context.Context, version int64, data []byte) (err error) {
+	ctx, span := startSpan(ctx, l.tel, "commitlog.AppendAt", l.table.Name(), "", telemetry.LogName.String(l.name), telemetry.LogVersion.Int64(version))
+	defer func() { endSpan(span, err) }()
 	if version < 1 {
 		return invalid("commitlog: log %q: append at version %d: versions start at 1", l.name, version)
 	}

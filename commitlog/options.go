@@ -38,15 +38,16 @@ const (
 type Option func(*options)
 
 type options struct {
-	timeout time.Duration
-	skew    float64
-	ttl     time.Duration
-	poll    time.Duration
-	clock   clock.Clock
-	logger  *slog.Logger
-	owner   string
-	ttlSet  bool // WithTTL was given
-	pollSet bool // WithPollInterval was given
+	timeout   time.Duration
+	skew      float64
+	ttl       time.Duration
+	poll      time.Duration
+	clock     clock.Clock
+	logger    *slog.Logger
+	owner     string
+	ttlSet    bool // WithTTL was given
+	loggerSet bool // WithLogger was given: the mapper's is not used
+	pollSet   bool // WithPollInterval was given
 }
 
 // WithTimeout sets how long a Committer may take, from just before it writes
@@ -99,7 +100,8 @@ func WithPollInterval(d time.Duration) Option {
 func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithLogger sets where reclaimed records, abandoned operations and failed
-// clean-ups are logged (default: nowhere).
+// clean-ups are logged (default: the logger of the Mapper, dynamo.WithLogger;
+// nowhere when it has none).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithOwner names this Committer or Log in the records it writes (default
@@ -131,6 +133,7 @@ func buildOptions(opts []Option) (options, error) {
 	if o.clock == nil {
 		o.clock = clock.Real()
 	}
+	o.loggerSet = o.logger != nil
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}

@@ -12,6 +12,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	// The snippets load the SDK's configuration (config.LoadDefaultConfig):
+	// imported here so that go.mod keeps the module they compile against.
+	_ "github.com/aws/aws-sdk-go-v2/config"
 )
 
 // imports are offered to every snippet; the ones a snippet does not use are
@@ -21,6 +25,7 @@ const imports = `import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -36,6 +41,8 @@ const imports = `import (
 	"github.com/ddbkit/dynamo/commitlog"
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/lease"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 `
 
@@ -78,6 +85,13 @@ var (
 	ddbClient         *dynamodb.Client
 	data, next, entry []byte
 	info              commitlog.ObjectInfo
+)
+`,
+	"telemetry.md": `
+var (
+	tp     trace.TracerProvider
+	mp     metric.MeterProvider
+	logger *slog.Logger
 )
 `,
 	"leases.md": `

@@ -193,6 +193,17 @@
 // BatchGetItem, PutItem, UpdateItem and ConditionCheckItem on the lease
 // table.
 //
+// # Telemetry
+//
+// A client reports through the telemetry of the Mapper it was built on
+// (dynamo.WithTracerProvider, WithMeterProvider, WithLogger): spans
+// lease.Acquire, lease.TryAcquire and lease.Release, under which the
+// mapper's spans nest, and lease.Lost with the event ddbkit.lease.lost when
+// a held lease is lost; the metrics ddbkit.lease.held (up-down) and
+// ddbkit.lease.lost. The mapper's logger is used unless WithLogger is given
+// here. The lease key is recorded on spans only with
+// dynamo.WithTelemetryKeys; the token always. See docs/telemetry.md.
+//
 // # Table
 //
 // The table has a string hash key "key"; Client.CreateTable creates it

@@ -85,7 +85,9 @@ func (l *Lease) end(reason error) {
 		return
 	}
 	l.cancel(reason)
+	l.c.noteHeld(-1)
 	if !errors.Is(reason, ErrReleased) {
+		l.noteLost(reason)
 		l.c.log.Warn("lease lost", "key", l.key, "token", l.token, "reason", reason)
 	}
 }
@@ -244,6 +246,13 @@ func (l *Lease) lostReason(err error) error {
 // token record) and dynamodb:GetItem (to settle a lost answer) on the lease
 // table.
 func (l *Lease) Release(ctx context.Context) error {
+	ctx, span := l.c.span(ctx, "lease.Release", l.key)
+	err := l.release(ctx)
+	endSpan(span, l, err)
+	return err
+}
+
+func (l *Lease) release(ctx context.Context) error {
 	l.stopBeat()
 	<-l.beatDone
 	l.mu.Lock()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/internal/ident"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // Errors. Match them with errors.Is; the errors returned say more.
@@ -90,6 +91,7 @@ type Client struct {
 	tokens *dynamo.Table[tokenRecord] // the same table
 	o      options
 	log    *slog.Logger
+	tel    *telemetry.T // the mapper's
 
 	mu     sync.Mutex
 	leases map[*Lease]struct{} // held leases; guarded by mu
@@ -103,6 +105,11 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !o.loggerSet {
+		if l := mapperLogger(m); l != nil {
+			o.logger = l
+		}
+	}
 	t, err := dynamo.NewTable[record](m, table)
 	if err != nil {
 		return nil, err
@@ -111,7 +118,7 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{table: t, tokens: tok, o: o, log: o.logger.With("table", table, "owner", o.owner), leases: map[*Lease]struct{}{}}, nil
+	return &Client{table: t, tokens: tok, o: o, log: o.logger.With("table", table, "owner", o.owner), tel: telemetry.OfMapper(m), leases: map[*Lease]struct{}{}}, nil
 }
 
 // Owner returns the name this client writes into the records it holds.
@@ -199,7 +206,10 @@ func checkKey(key string) error {
 // a settling read and, when the context ends after a landed write, a
 // release).
 func (c *Client) Acquire(ctx context.Context, key string) (*Lease, error) {
-	return c.acquire(ctx, key, true)
+	ctx, span := c.span(ctx, "lease.Acquire", key)
+	l, err := c.acquire(ctx, key, true)
+	endSpan(span, l, err)
+	return l, err
 }
 
 // TryAcquire takes the lease on key if nobody holds it: when the record is
@@ -216,7 +226,10 @@ func (c *Client) Acquire(ctx context.Context, key string) (*Lease, error) {
 // a settling read and, when the context ends after a landed write, a
 // release).
 func (c *Client) TryAcquire(ctx context.Context, key string) (*Lease, error) {
-	return c.acquire(ctx, key, false)
+	ctx, span := c.span(ctx, "lease.TryAcquire", key)
+	l, err := c.acquire(ctx, key, false)
+	endSpan(span, l, err)
+	return l, err
 }
 
 // view is what acquire reads of a key: its record, and when the record is
@@ -635,6 +648,7 @@ func (c *Client) start(ctx context.Context, rec record, sentAt time.Time) (*Leas
 	}
 	c.leases[l] = struct{}{}
 	c.mu.Unlock()
+	c.noteHeld(1)
 	c.log.Info("acquired", "key", rec.Key, "token", rec.Token)
 	go l.heartbeat()
 	return l, nil

@@ -37,6 +37,7 @@ type options struct {
 	owner     string // "": host name + random suffix
 	clock     clock.Clock
 	logger    *slog.Logger
+	loggerSet bool // given with WithLogger: the mapper's is not used
 	data      []byte
 	ttl       time.Duration
 }
@@ -71,7 +72,8 @@ func WithOwner(name string) Option { return func(o *options) { o.owner = name } 
 func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithLogger sets where the client logs acquisitions, takeovers, losses and
-// failed heartbeats (default: nowhere).
+// failed heartbeats (default: the logger of the Mapper, dynamo.WithLogger;
+// nowhere when it has none).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithData stores data with every lease the client acquires (default none);
@@ -119,6 +121,7 @@ func buildOptions(opts []Option) (options, error) {
 	if o.clock == nil {
 		o.clock = clock.Real()
 	}
+	o.loggerSet = o.logger != nil
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
