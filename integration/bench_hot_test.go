@@ -31,8 +31,8 @@ func (d delayingHTTP) Do(r *http.Request) (*http.Response, error) {
 }
 
 // BenchmarkHotKey: increments of one counter through one Table, by one
-// goroutine (impl=one: Update after Update) and by 16 goroutines at once
-// (impl=16), on DynamoDB Local as it is (lat=0) and with 5 ms added to every
+// goroutine (impl=one: Update after Update) and by 16 or 64 goroutines at
+// once (impl=16, impl=64), on DynamoDB Local as it is (lat=0) and with 5 ms added to every
 // request (lat=5ms, where one item takes one write per round trip). ns/op is
 // the time per increment; one/16 is how much faster 16 goroutines get their
 // changes in, thanks to Update combining the changes queued behind a write.
@@ -48,8 +48,8 @@ func BenchmarkHotKey(b *testing.B) {
 				o.HTTPClient = delayingHTTP{next: o.HTTPClient, delay: lat}
 			})
 		}
-		for _, workers := range []int{1, 16} {
-			b.Run("lat="+lat.String()+"/impl="+map[int]string{1: "one", 16: "16"}[workers], func(b *testing.B) {
+		for _, workers := range []int{1, 16, 64} {
+			b.Run("lat="+lat.String()+"/impl="+map[int]string{1: "one", 16: "16", 64: "64"}[workers], func(b *testing.B) {
 				table, err := dynamo.NewTable[benchCounter](dynamo.NewMapper(client), name)
 				if err != nil {
 					b.Fatal(err)
