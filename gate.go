@@ -81,7 +81,8 @@ type waiter[T any] struct {
 	ctx context.Context
 	fn  func(T) (T, error)
 	wo  writeOptions
-	// msgs carries the running batch's requests to the caller's goroutine:
+	// msgs carries the running batch's requests to the caller's goroutine
+	// (made by channels when it is first needed):
 	// compute (call fn), result (the final outcome) and lead (run the next
 	// batch). Capacity 4: the batch never blocks on a caller that stopped
 	// listening or is still in a function the batch stopped waiting for (at
@@ -99,6 +100,15 @@ type waiter[T any] struct {
 	taken  bool // taken from the queue into a batch; guarded by gate.mu
 	left   bool // returned from Update while taken; guarded by gate.mu
 	led    bool // handed the lead, not taken it yet; guarded by gate.mu
+}
+
+// channels makes w's channels, before w waits for a batch (queued) or
+// waits for the batch it leads to run in a goroutine of its own: a call
+// that runs its batch alone never needs them.
+func (w *waiter[T]) channels() {
+	if w.msgs == nil {
+		w.msgs, w.replies = make(chan waiterMsg[T], 4), make(chan computed[T], 1)
+	}
 }
 
 type msgKind int
@@ -185,6 +195,7 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 		w.taken = true
 		return e, true
 	}
+	w.channels()
 	e.queue = append(e.queue, w)
 	if e.full != nil && 1+len(e.queue) >= e.want {
 		close(e.full)

@@ -92,7 +92,7 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
 	gk := t.p.keyID(k)
-	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo, msgs: make(chan waiterMsg[T], 4), replies: make(chan computed[T], 1)}
+	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo}
 	e, lead := t.gate.join(gk, w)
 	defer t.gate.leave(gk, e)
 	var res outcome[T]
@@ -254,6 +254,7 @@ func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *w
 	t.gate.gather(e, self, combine, t.m.opts.clock)
 	ws := t.gate.batchFor(e, self, combine)
 	if len(ws) > 1 {
+		self.channels() // queued, the others have theirs
 		go t.drive(e, k, ws)
 		return t.await(e, k, self)
 	}
