@@ -55,29 +55,42 @@ func (a *attempts) option(noResend bool) func(*dynamodb.Options) {
 // before that — credentials, signing, a context already done — was not
 // applied, whatever its error says.
 func (a *attempts) addMiddleware(st *middleware.Stack) error {
-	attempt := middleware.FinalizeMiddlewareFunc("ddbkitAttemptOutcome",
-		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-			a.reached.Store(false)
-			out, md, err := next.HandleFinalize(ctx, in)
-			if err != nil && a.reached.Load() && mayHaveApplied(err) {
-				a.unknown.Store(true)
-			}
-			return out, md, err
-		})
-	send := middleware.DeserializeMiddlewareFunc("ddbkitAttemptSent",
-		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
-			if ctx.Err() == nil {
-				a.reached.Store(true)
-			}
-			return next.HandleDeserialize(ctx, in)
-		})
-	if err := st.Deserialize.Add(send, middleware.After); err != nil {
+	if err := st.Deserialize.Add((*attemptSent)(a), middleware.After); err != nil {
 		return err
 	}
 	if _, ok := st.Finalize.Get("Retry"); ok {
-		return st.Finalize.Insert(attempt, "Retry", middleware.After)
+		return st.Finalize.Insert((*attemptOutcome)(a), "Retry", middleware.After)
 	}
-	return st.Finalize.Add(attempt, middleware.After)
+	return st.Finalize.Add((*attemptOutcome)(a), middleware.After)
+}
+
+// attemptOutcome is the recorder's middleware around each attempt (types
+// over attempts rather than closures: nothing to allocate per call).
+type attemptOutcome attempts
+
+func (*attemptOutcome) ID() string { return "ddbkitAttemptOutcome" }
+
+func (o *attemptOutcome) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+	a := (*attempts)(o)
+	a.reached.Store(false)
+	out, md, err := next.HandleFinalize(ctx, in)
+	if err != nil && a.reached.Load() && mayHaveApplied(err) {
+		a.unknown.Store(true)
+	}
+	return out, md, err
+}
+
+// attemptSent is the recorder's middleware right before the request goes
+// to the HTTP client.
+type attemptSent attempts
+
+func (*attemptSent) ID() string { return "ddbkitAttemptSent" }
+
+func (s *attemptSent) HandleDeserialize(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+	if ctx.Err() == nil {
+		(*attempts)(s).reached.Store(true)
+	}
+	return next.HandleDeserialize(ctx, in)
 }
 
 // maybeApplied reports whether an attempt may have been applied although

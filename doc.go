@@ -451,7 +451,10 @@
 // one after another (each change applied once; each caller gets the copy
 // after its own change, with its own version, so every copy but the last is
 // already stale). A hot key thus takes one write per round trip, whatever
-// the number of goroutines. A function's error or panic reaches only its
+// the number of goroutines: the next write waits for the callers the last
+// one released to queue again — until all have, at most half the Table's
+// recent write round trip — so that it carries every waiting change; a
+// caller alone on its key never waits. A function's error or panic reaches only its
 // caller; calls with If conditions or other save behaviours than SaveUpdate
 // and SavePut are written alone. Every caller returns when its own ctx ends,
 // waits included: with the ctx error while its change is in no write, or an

@@ -462,12 +462,24 @@ func (b *exprBuilder) and(c string, names map[string]string) {
 	}
 	b.cond = joinConds(b.cond, c)
 	switch {
-	case len(names) == 0:
+	case len(names) == 0 || hasNames(b.names, names):
 	case b.owned:
 		maps.Copy(b.names, names)
 	default:
 		b.names, b.owned = withNames(b.names, names), true
 	}
+}
+
+// hasNames reports whether base holds every name of extra already (the
+// plan's names of a whole item hold the write token's, say), so that
+// nothing needs copying.
+func hasNames(base, extra map[string]string) bool {
+	for k, v := range extra {
+		if w, ok := base[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 // update returns the UpdateExpression: the clauses that have actions, in

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/internal/av"
 )
 
@@ -20,10 +21,22 @@ import (
 // own, so that every caller waits only as long as its own ctx allows; a
 // function that has not returned within cutAfter, while changes before it
 // wait, is left to the next batch (it is called again there), so that it
-// delays only the calls after it, never one whose change was taken. While that write is in flight, new calls queue up for
-// the next batch, so a hot key gets one write per round trip however many
-// goroutines update it, and the outcome is the one running the calls one
-// after another would have.
+// delays only the calls after it, never one whose change was taken. While
+// that write is in flight, new calls queue up for the next batch, so a hot
+// key gets one write per round trip however many goroutines update it, and
+// the outcome is the one running the calls one after another would have.
+//
+// A batch does not leave the moment the previous one is answered: the
+// callers that answer released are then still on their way back (a caller
+// looping on Update calls it again microseconds later), and a batch that
+// left without them would split the callers into two groups taking turns,
+// each write carrying half of them. So the next batch first waits (gather)
+// until every caller known to the key — those the last batch released and
+// those queued then (hotKey.expect) — has queued again, at most half the
+// Table's recent write round trip (gate.rtt), and not at all when the last
+// batch released one caller and nobody was queued: a caller alone on a key
+// never waits. A caller that does not come back costs one such wait: the
+// batch that went without it sets expect to the callers it had.
 //
 // The gate also remembers the item as this Table last stored it (in a
 // batch's entry while calls come, then in a bounded cache), so that an
@@ -37,6 +50,9 @@ type gate[T any] struct {
 	mu    sync.Mutex
 	keys  map[keyID]*hotKey[T] // keys with calls inside Update; guarded by mu
 	cache itemCache            // items of quiet keys; guarded by mu
+	// rtt is a moving average of how long this Table's Update writes took
+	// (0: none measured yet); it bounds gather's wait. Guarded by mu.
+	rtt time.Duration
 }
 
 // hotKey is the state of one key while calls are inside Update. All fields
@@ -46,6 +62,14 @@ type hotKey[T any] struct {
 	refs  int          // calls inside Update for this key
 	busy  bool         // a batch runs
 	queue []*waiter[T] // calls waiting for a batch, oldest first
+	// expect is how many callers the next batch waits for (gather): those
+	// the last batch released plus those queued when it ended. At most 1:
+	// no wait.
+	expect int
+	// full, while a lead gathers, is closed by the join that makes
+	// 1+len(queue) reach want.
+	full chan struct{}
+	want int
 	// last is the item as this Table's last write stored it, nil when
 	// unknown. Read and written by the running batch only (busy hands it
 	// from batch to batch).
@@ -57,7 +81,8 @@ type waiter[T any] struct {
 	ctx context.Context
 	fn  func(T) (T, error)
 	wo  writeOptions
-	// msgs carries the running batch's requests to the caller's goroutine:
+	// msgs carries the running batch's requests to the caller's goroutine
+	// (made by channels when it is first needed):
 	// compute (call fn), result (the final outcome) and lead (run the next
 	// batch). Capacity 4: the batch never blocks on a caller that stopped
 	// listening or is still in a function the batch stopped waiting for (at
@@ -75,6 +100,15 @@ type waiter[T any] struct {
 	taken  bool // taken from the queue into a batch; guarded by gate.mu
 	left   bool // returned from Update while taken; guarded by gate.mu
 	led    bool // handed the lead, not taken it yet; guarded by gate.mu
+}
+
+// channels makes w's channels, before w waits for a batch (queued) or
+// waits for the batch it leads to run in a goroutine of its own: a call
+// that runs its batch alone never needs them.
+func (w *waiter[T]) channels() {
+	if w.msgs == nil {
+		w.msgs, w.replies = make(chan waiterMsg[T], 4), make(chan computed[T], 1)
+	}
 }
 
 type msgKind int
@@ -151,7 +185,8 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 	}
 	e := g.keys[key]
 	if e == nil {
-		e = &hotKey[T]{key: key, last: g.cache.take(key)}
+		e = &hotKey[T]{key: key}
+		e.last, e.expect = g.cache.take(key)
 		g.keys[key] = e
 	}
 	e.refs++
@@ -160,8 +195,62 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 		w.taken = true
 		return e, true
 	}
+	w.channels()
 	e.queue = append(e.queue, w)
+	if e.full != nil && 1+len(e.queue) >= e.want {
+		close(e.full)
+		e.full = nil
+	}
 	return e, false
+}
+
+// gather is called by lead before it forms its batch: when the last batch
+// of the key released several callers (or left others queued), it waits
+// until all of them have queued again (1+len(queue) reaches expect), for at
+// most half the Table's recent write round trip, or until lead's ctx ends.
+// It returns at once when the key had a single caller, when nothing was
+// measured yet, or when lead's write cannot be shared (combine false, or
+// lead's options).
+func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T], combine bool, clk clock.Clock) {
+	g.mu.Lock()
+	want := min(e.expect, maxBatch)
+	wait := min(g.rtt/2, maxGather)
+	if want <= 1 || 1+len(e.queue) >= want || wait <= 0 || !combine || !lead.wo.coalescable() {
+		g.mu.Unlock()
+		return
+	}
+	full := make(chan struct{})
+	e.full, e.want = full, want
+	g.mu.Unlock()
+	timer := clk.NewTimer(wait)
+	select {
+	case <-full:
+	case <-timer.C():
+	case <-lead.ctx.Done():
+	}
+	timer.Stop()
+	g.mu.Lock()
+	if e.full == full {
+		e.full = nil
+	}
+	g.mu.Unlock()
+}
+
+// maxGather bounds gather's wait, whatever the round trip.
+const maxGather = 20 * time.Millisecond
+
+// noteRTT adds the duration of one write to the Table's moving average.
+func (g *gate[T]) noteRTT(d time.Duration) {
+	if d < 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.rtt == 0 {
+		g.rtt = d
+		return
+	}
+	g.rtt += (d - g.rtt) / 4
 }
 
 // batchFor returns the calls the batch of lead runs: lead, and when its
@@ -231,11 +320,14 @@ func (g *gate[T]) requeue(e *hotKey[T], ws []*waiter[T]) {
 	e.queue = append(back, e.queue...)
 }
 
-// handOff ends a batch: the oldest queued call runs the next one, or, with
-// none queued, the key is no longer busy.
-func (g *gate[T]) handOff(e *hotKey[T]) {
+// handOff ends a batch that released released callers (their outcome is
+// final and they may call again): the oldest queued call runs the next one,
+// or, with none queued, the key is no longer busy. The next batch waits for
+// the released callers and those queued now (expect).
+func (g *gate[T]) handOff(e *hotKey[T], released int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	e.expect = released + len(e.queue)
 	if len(e.queue) == 0 {
 		e.busy = false
 		if e.refs == 0 {
@@ -266,7 +358,7 @@ func (g *gate[T]) leave(key keyID, e *hotKey[T]) {
 func (g *gate[T]) forget(key keyID, e *hotKey[T]) {
 	delete(g.keys, key)
 	if e.last != nil {
-		g.cache.put(key, e.last)
+		g.cache.put(key, e.last, e.expect)
 	}
 }
 
@@ -288,27 +380,30 @@ type itemCache struct {
 }
 
 type cached struct {
-	key  keyID
-	item map[string]types.AttributeValue
-	size int
+	key    keyID
+	item   map[string]types.AttributeValue
+	size   int
+	expect int // hotKey.expect when the key went quiet
 }
 
-// take removes and returns the item of key, nil when none is cached.
-func (c *itemCache) take(key keyID) map[string]types.AttributeValue {
+// take removes and returns the item of key, nil when none is cached, and
+// the hotKey.expect the key had.
+func (c *itemCache) take(key keyID) (map[string]types.AttributeValue, int) {
 	el, ok := c.byKey[key]
 	if !ok {
-		return nil
+		return nil, 0
 	}
 	it := el.Value.(*cached)
 	c.order.Remove(el)
 	delete(c.byKey, key)
 	c.bytes -= it.size
-	return it.item
+	return it.item, it.expect
 }
 
-// put caches item under key, evicting the least recently stored items
-// beyond the bounds. Items over cacheItemSize are not kept.
-func (c *itemCache) put(key keyID, item map[string]types.AttributeValue) {
+// put caches item under key, with the key's hotKey.expect, evicting the
+// least recently stored items beyond the bounds. Items over cacheItemSize
+// are not kept.
+func (c *itemCache) put(key keyID, item map[string]types.AttributeValue, expect int) {
 	c.take(key)
 	size := av.ItemSize(item)
 	if size > cacheItemSize {
@@ -317,7 +412,7 @@ func (c *itemCache) put(key keyID, item map[string]types.AttributeValue) {
 	if c.order == nil {
 		c.order, c.byKey = list.New(), map[keyID]*list.Element{}
 	}
-	c.byKey[key] = c.order.PushFront(&cached{key: key, item: item, size: size})
+	c.byKey[key] = c.order.PushFront(&cached{key: key, item: item, size: size, expect: expect})
 	c.bytes += size
 	for c.order.Len() > cacheEntries || c.bytes > cacheBytes {
 		c.take(c.order.Back().Value.(*cached).key)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
@@ -25,22 +26,22 @@ func TestItemCacheBounds(t *testing.T) {
 		return map[string]types.AttributeValue{"id": str("k"), "pad": str(strings.Repeat("x", n))}
 	}
 	for i := range cacheEntries + 10 {
-		c.put(kid(strconv.Itoa(i)), item(1))
+		c.put(kid(strconv.Itoa(i)), item(1), 0)
 	}
-	if c.order.Len() != cacheEntries || c.take(kid("0")) != nil || c.take(kid(strconv.Itoa(cacheEntries+9))) == nil {
+	if c.order.Len() != cacheEntries || itemOf(c.take(kid("0"))) != nil || itemOf(c.take(kid(strconv.Itoa(cacheEntries+9)))) == nil {
 		t.Fatalf("%d entries; want the %d most recent", c.order.Len(), cacheEntries)
 	}
-	c.put(kid("big"), item(cacheItemSize+1))
-	if c.take(kid("big")) != nil {
+	c.put(kid("big"), item(cacheItemSize+1), 0)
+	if itemOf(c.take(kid("big"))) != nil {
 		t.Error("an item over cacheItemSize was kept")
 	}
 	for i := range 100 {
-		c.put(kid("m"+strconv.Itoa(i)), item(cacheItemSize-100))
+		c.put(kid("m"+strconv.Itoa(i)), item(cacheItemSize-100), 0)
 	}
 	if c.bytes > cacheBytes {
 		t.Errorf("%d bytes cached, over %d", c.bytes, cacheBytes)
 	}
-	if c.take(kid("m99")) == nil {
+	if itemOf(c.take(kid("m99"))) == nil {
 		t.Error("the most recent item was evicted")
 	}
 }
@@ -737,5 +738,167 @@ func TestCoalescedEntityNarrowVersion(t *testing.T) {
 	got, err := orders.Load(ctx, key, ConsistentRead())
 	if err != nil || got.V != 127 || got.Total != 4 {
 		t.Errorf("stored %+v, %v; want total 4 version 127", got, err)
+	}
+}
+
+// itemOf returns the item of an itemCache.take.
+func itemOf(item map[string]types.AttributeValue, _ int) map[string]types.AttributeValue { return item }
+
+// gatherFixture starts A's Update of book 1 and holds its write (the
+// Table's first, which the fake clock times at 10 ms), queues B, C and D
+// behind it, and releases A's write: A returns, and B leads the next batch.
+// second is closed when the second write starts.
+func gatherFixture(t *testing.T) (s *bookStore, books *Table[Book], clk *clock.Fake, results chan error, second chan struct{}) {
+	t.Helper()
+	s = newBookStore()
+	clk = clock.NewFake(time.Unix(1_700_000_000, 0))
+	c := s.client()
+	write, writes := c.onUpd, 0
+	second = make(chan struct{})
+	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		if writes++; writes == 2 { // writes are one at a time
+			close(second)
+		}
+		return write(in)
+	}
+	books = newBooks(t, c, WithClock(clk))
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() {
+		_, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("A"))
+		first <- err
+	}()
+	<-s.holding
+	clk.Advance(10 * time.Millisecond) // the write's round trip
+	results = make(chan error, 4)
+	for _, c := range []string{"b", "c", "d"} {
+		go func() {
+			_, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle(c))
+			results <- err
+		}()
+	}
+	waitQueued(books, kid("1"), 4)
+	close(s.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	return s, books, clk, results, second
+}
+
+// After a write, the next batch waits for the callers that write released
+// to queue again, and leaves the moment the last of them has: A's next
+// change shares the write of B, C and D, without the clock moving.
+func TestUpdateBatchGathersReleasedCallers(t *testing.T) {
+	s, books, clk, results, second := gatherFixture(t)
+	// B gathers: A, released, has not queued again.
+	if !clk.BlockUntil(second, 1) {
+		t.Fatal("the next write left without waiting for A")
+	}
+	s.mu.Lock()
+	if len(s.writes) != 1 {
+		t.Errorf("writes %v while B gathers: want only A's", s.writes)
+	}
+	s.mu.Unlock()
+	go func() {
+		_, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("E"))
+		results <- err
+	}()
+	for range 4 {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if want := []string{"0->1", "1->5"}; !slices.Equal(s.writes, want) {
+		t.Errorf("writes %v, want %v: A's next change in the write of B, C and D", s.writes, want)
+	}
+	// b, c and d queued in any order; A's second change came last.
+	if title := s.stored["title"].(*types.AttributeValueMemberS).Value; len(title) != 5 || title[0] != 'A' || title[4] != 'E' ||
+		!strings.Contains(title, "b") || !strings.Contains(title, "c") || !strings.Contains(title, "d") {
+		t.Errorf("title %q, want A, then b, c and d in any order, then E", title)
+	}
+	if n := clk.Timers(); n != 0 {
+		t.Errorf("%d timers left", n)
+	}
+}
+
+// The wait is bounded by half the Table's write round trip: when a
+// released caller does not come back, the batch leaves without it once
+// that has passed (not before), and the next batch waits only for the
+// callers this one had.
+func TestUpdateBatchGatherIsBounded(t *testing.T) {
+	s, books, clk, results, second := gatherFixture(t)
+	if !clk.BlockUntil(second, 1) {
+		t.Fatal("the next write left without waiting for A")
+	}
+	if d, _ := clk.Next(); d != 5*time.Millisecond {
+		t.Errorf("gather waits %v, want half the 10 ms round trip", d)
+	}
+	clk.Advance(5*time.Millisecond - 1)
+	s.mu.Lock()
+	if len(s.writes) != 1 {
+		t.Errorf("writes %v before the bound: want only A's", s.writes)
+	}
+	s.mu.Unlock()
+	clk.Advance(1)
+	for range 3 {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	if want := []string{"0->1", "1->4"}; !slices.Equal(s.writes, want) {
+		t.Errorf("writes %v, want %v", s.writes, want)
+	}
+	s.mu.Unlock()
+	books.gate.mu.Lock()
+	_, expect := books.gate.cache.take(kid("1"))
+	books.gate.mu.Unlock()
+	if expect != 3 {
+		t.Errorf("the key went quiet expecting %d callers, want the 3 of the last batch", expect)
+	}
+}
+
+// A caller alone on a key never waits for others: with the write round
+// trip measured (the stub's writes take 5 ms of the fake clock), its
+// Updates in a loop start no timer.
+func TestUpdateLoneCallerNeverWaits(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	s := newBookStore()
+	close(s.release)
+	c := s.client()
+	write := c.onUpd
+	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		clk.Advance(5 * time.Millisecond)
+		return write(in)
+	}
+	books := newBooks(t, c, WithClock(clk))
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(done)
+		for range 5 {
+			if _, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("x")); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	if clk.BlockUntil(done, 1) {
+		t.Error("a lone caller waited for a timer")
+		clk.Advance(time.Hour)
+		<-done
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	if books.gate.rtt != 5*time.Millisecond {
+		t.Errorf("round trip %v, want the 5 ms measured", books.gate.rtt)
+	}
+	if len(s.writes) != 5 {
+		t.Errorf("%d writes, want 5", len(s.writes))
 	}
 }

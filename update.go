@@ -67,7 +67,7 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
 	gk := t.p.keyID(k)
-	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo, msgs: make(chan waiterMsg[T], 4), replies: make(chan computed[T], 1)}
+	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo}
 	e, lead := t.gate.join(gk, w)
 	defer t.gate.leave(gk, e)
 	var res outcome[T]
@@ -225,8 +225,11 @@ func (t *Table[T]) ask(w *waiter[T], in T, held bool) computed[T] {
 // goroutine of its own (drive), and self waits for it like the others, so
 // that each returns when its own ctx ends, whatever the batch waits for.
 func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *waiter[T]) outcome[T] {
-	ws := t.gate.batchFor(e, self, !t.p.s.hasStamps())
+	combine := !t.p.s.hasStamps()
+	t.gate.gather(e, self, combine, t.m.opts.clock)
+	ws := t.gate.batchFor(e, self, combine)
 	if len(ws) > 1 {
+		self.channels() // queued, the others have theirs
 		go t.drive(e, k, ws)
 		return t.await(e, k, self)
 	}
@@ -240,7 +243,7 @@ func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *w
 			// self: nothing was written.
 			e.last = nil
 		}
-		t.gate.handOff(e)
+		t.gate.handOff(e, 1)
 	}()
 	t.runBatch(e, k, ws, res)
 	finished = true
@@ -253,15 +256,19 @@ func (t *Table[T]) drive(e *hotKey[T], k map[string]types.AttributeValue, ws []*
 	res := make([]outcome[T], len(ws))
 	t.runBatch(e, k, ws, res)
 	var back []*waiter[T]
+	released := 0
 	for i, w := range ws {
 		if res[i].requeue {
 			back = append(back, w)
 			continue
 		}
+		if !res[i].gone {
+			released++
+		}
 		w.msgs <- waiterMsg[T]{kind: msgResult, res: res[i]}
 	}
 	t.gate.requeue(e, back)
-	t.gate.handOff(e)
+	t.gate.handOff(e, released)
 }
 
 // change is one function's result in a batch: the value it returned, boxed,
@@ -349,7 +356,9 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		wo := ws[0].wo
 		wo.step, wo.now = int64(len(changes)), now
 		t.noteCombined(ctx, len(changes))
+		start := t.m.opts.clock.Now()
 		saved, stored, err := t.save(ctx, boxed, v, &wo, bs)
+		t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
 		if err == nil {
 			for j, c := range changes[:len(changes)-1] {
 				after, _ := t.p.advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
