@@ -67,14 +67,14 @@ type Failure[T any] struct {
 
 // Progress is what a Migration has done in this process so far.
 type Progress[T any] struct {
-	Scanned   int64 // items the scans read, before the filter of items already changed
-	Changed   int64 // items written with the change (with DryRun: that would be)
-	Unchanged int64 // items whose function returned dynamo.ErrNoChange: nothing written
-	Skipped   int64 // items already holding the mark (or deleted since they were scanned)
-	Reruns    int64 // calls of the function again, on the stored item, after a version conflict
-	Failed    int64 // items recorded as failed (SkipFailures)
+	Scanned   int64        // items the scans read, before the filter of items already changed
+	Changed   int64        // items written with the change (with DryRun: that would be)
+	Unchanged int64        // items whose function returned dynamo.ErrNoChange: nothing written
+	Skipped   int64        // items already holding the mark (or deleted since they were scanned)
+	Reruns    int64        // calls of the function again, on the stored item, after a version conflict
+	Failed    int64        // items recorded as failed (SkipFailures)
 	Failures  []Failure[T] // the first DefaultMaxFailures failures
-	Throttled int64 // requests DynamoDB throttled that Run sent again
+	Throttled int64        // requests DynamoDB throttled that Run sent again
 
 	ReadUnits, WriteUnits float64 // capacity consumed
 

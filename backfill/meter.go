@@ -101,15 +101,15 @@ func (b *budget) spend(units float64) {
 // the migration.
 type meter struct {
 	dynamo.Client
-	markAttr, id   string
-	reads, writes  *budget
-	clk            clock.Clock
-	maxBackoff     time.Duration
-	scanned        atomic.Int64
-	filtered       atomic.Int64
-	readMilli      atomic.Int64 // read units × 1000
-	writeMilli     atomic.Int64 // write units × 1000
-	throttled      atomic.Int64
+	markAttr, id  string
+	reads, writes *budget
+	clk           clock.Clock
+	maxBackoff    time.Duration
+	scanned       atomic.Int64
+	filtered      atomic.Int64
+	readMilli     atomic.Int64 // read units × 1000
+	writeMilli    atomic.Int64 // write units × 1000
+	throttled     atomic.Int64
 }
 
 // throttleRetries bounds the meter's own retries of a throttled request.
