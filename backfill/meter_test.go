@@ -1,0 +1,131 @@
+package backfill
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
+)
+
+// fakeScans answers Scans with a consumed capacity of units, failing the
+// first throttle requests with ProvisionedThroughputExceededException.
+type fakeScans struct {
+	dynamo.Client
+	units    float64
+	mu       sync.Mutex
+	throttle int
+	calls    int
+	sentAt   []time.Time
+	clk      clock.Clock
+}
+
+func (f *fakeScans) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	f.sentAt = append(f.sentAt, f.clk.Now())
+	if in.ReturnConsumedCapacity != types.ReturnConsumedCapacityTotal {
+		panic("the meter must ask for the consumed capacity")
+	}
+	if f.throttle > 0 {
+		f.throttle--
+		return nil, &smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException", Message: "slow down"}
+	}
+	return &dynamodb.ScanOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(f.units)}}, nil
+}
+
+// drive advances clk to each pending timer until done is closed, and
+// returns how far it advanced.
+func drive(clk *clock.Fake, done <-chan struct{}) time.Duration {
+	var total time.Duration
+	for clk.BlockUntil(done, 1) {
+		d, _ := clk.Next()
+		clk.Advance(d)
+		total += d
+	}
+	return total
+}
+
+// TestBudgetHoldsReadsToTheRate: with a read budget of 10 units/s and scans
+// consuming 5 units each, ten scans (50 units) take 3.5 s: one second's
+// burst, then each scan waits until the debt of the one before is paid.
+func TestBudgetHoldsReadsToTheRate(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	f := &fakeScans{units: 5, clk: clk}
+	m := &meter{Client: f, clk: clk, maxBackoff: time.Second, reads: newBudget(clk, 10), writes: newBudget(clk, 0)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 10 {
+			if _, err := m.Scan(t.Context(), &dynamodb.ScanInput{}); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	took := drive(clk, done)
+	if took != 3500*time.Millisecond {
+		t.Errorf("10 scans of 5 units at 10 units/s took %v, want 3.5s", took)
+	}
+	if got := m.readMilli.Load(); got != 50_000 {
+		t.Errorf("counted %d milli-units, want 50000", got)
+	}
+}
+
+// TestUnlimitedBudgetNeverWaits: a zero rate sends at once.
+func TestUnlimitedBudgetNeverWaits(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	f := &fakeScans{units: 500, clk: clk}
+	m := &meter{Client: f, clk: clk, maxBackoff: time.Second, reads: newBudget(clk, 0), writes: newBudget(clk, 0)}
+	for range 10 {
+		if _, err := m.Scan(t.Context(), &dynamodb.ScanInput{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if clk.Timers() != 0 {
+		t.Error("an unlimited budget made a timer")
+	}
+}
+
+// TestThrottledRequestSentAgainAfterBackoff: a scan throttled three times
+// is sent again after 50, 100 and 200 ms, and then succeeds.
+func TestThrottledRequestSentAgainAfterBackoff(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	f := &fakeScans{units: 1, throttle: 3, clk: clk}
+	m := &meter{Client: f, clk: clk, maxBackoff: time.Second, reads: newBudget(clk, 0), writes: newBudget(clk, 0)}
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		_, err = m.Scan(t.Context(), &dynamodb.ScanInput{})
+	}()
+	took := drive(clk, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.calls != 4 || took != 350*time.Millisecond || m.throttled.Load() != 3 {
+		t.Errorf("%d calls in %v, %d throttled; want 4 in 350ms, 3", f.calls, took, m.throttled.Load())
+	}
+}
+
+// TestMarkJoinsTheSetClause: the mark is written by the same UpdateItem,
+// whatever clauses the mapper's expression has.
+func TestMarkJoinsTheSetClause(t *testing.T) {
+	for in, want := range map[string]string{
+		"SET #0 = :0, #1 = :1 REMOVE #2": "SET #backfillMark = :backfillMark, #0 = :0, #1 = :1 REMOVE #2",
+		"REMOVE #2":                      "SET #backfillMark = :backfillMark REMOVE #2",
+		"ADD #v :one":                    "SET #backfillMark = :backfillMark ADD #v :one",
+		"":                               "SET #backfillMark = :backfillMark",
+	} {
+		if got := withMark(in); got != want {
+			t.Errorf("withMark(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
