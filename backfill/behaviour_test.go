@@ -1,0 +1,131 @@
+package backfill
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ddbkit/dynamo"
+)
+
+// TestDryRunCountsAndWritesNothing: a dry run calls the function on every
+// item, counts what would change and what would not, and writes nothing.
+func TestDryRunCountsAndWritesNothing(t *testing.T) {
+	e := newEnv(t, 300)
+	m, err := New(e.c, e.table, "dry", func(a account) (account, error) {
+		if a.ID < key(100) {
+			return a, dynamo.ErrNoChange
+		}
+		return addMigrated(a)
+	}, DryRun(), Segments(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Progress()
+	if p.Changed != 200 || p.Unchanged != 100 || p.Scanned != 300 || p.SegmentsDone != 4 {
+		t.Errorf("dry run: %+v; want 200 changed, 100 unchanged, 300 scanned, 4 segments", p)
+	}
+	for a, err := range e.items.Scan(t.Context(), dynamo.ConsistentRead()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Version != 1 || a.Migrated != 0 {
+			t.Fatalf("dry run wrote %+v", a)
+		}
+	}
+}
+
+// TestNoChangeWritesNothing: items whose function returns ErrNoChange keep
+// their version and get no mark, and are counted Unchanged.
+func TestNoChangeWritesNothing(t *testing.T) {
+	e := newEnv(t, 200)
+	m := e.migration("nochange", "w1", func(a account) (account, error) {
+		if a.ID < key(50) {
+			return a, dynamo.ErrNoChange
+		}
+		return addMigrated(a)
+	})
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for a, err := range e.items.Scan(t.Context(), dynamo.ConsistentRead()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		untouched := a.ID < key(50)
+		if untouched && (a.Version != 1 || a.Migrated != 0) || !untouched && (a.Version != 2 || a.Migrated != 1) {
+			t.Errorf("%+v", a)
+		}
+	}
+	if p := m.Progress(); p.Unchanged != 50 || p.Changed != 150 {
+		t.Errorf("progress %+v, want 50 unchanged, 150 changed", p)
+	}
+}
+
+// TestFunctionErrorStopsRun: by default the first failing item stops Run
+// with its error, naming the item.
+func TestFunctionErrorStopsRun(t *testing.T) {
+	e := newEnv(t, 200)
+	boom := errors.New("boom")
+	m := e.migration("stop", "w1", func(a account) (account, error) {
+		if a.ID == key(42) {
+			return a, boom
+		}
+		return addMigrated(a)
+	})
+	err := m.Run(t.Context())
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), key(42)) {
+		t.Fatalf("Run: %v, want boom naming %s", err, key(42))
+	}
+	a, err := e.items.Load(t.Context(), account{ID: key(42)})
+	if err != nil || a.Migrated != 0 {
+		t.Errorf("failed item: %+v, %v", a, err)
+	}
+}
+
+// TestSkipFailuresRecordsAndGoesOn: with SkipFailures, failing items are
+// recorded with their error and every other item is changed.
+func TestSkipFailuresRecordsAndGoesOn(t *testing.T) {
+	e := newEnv(t, 200)
+	boom := errors.New("boom")
+	m := e.migration("skip", "w1", func(a account) (account, error) {
+		if a.ID == key(42) || a.ID == key(7) {
+			return a, boom
+		}
+		return addMigrated(a)
+	}, SkipFailures())
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Progress()
+	if p.Failed != 2 || len(p.Failures) != 2 || p.Changed != 198 {
+		t.Fatalf("progress %+v, want 2 failed, 198 changed", p)
+	}
+	for _, f := range p.Failures {
+		if !errors.Is(f.Err, boom) || (f.Item.ID != key(42) && f.Item.ID != key(7)) {
+			t.Errorf("failure %+v", f)
+		}
+	}
+}
+
+// TestRunAgainAfterEndChangesNothing: a finished migration run again (same
+// id) returns at once and changes nothing more.
+func TestRunAgainAfterEndChangesNothing(t *testing.T) {
+	e := newEnv(t, 100)
+	if err := e.migration("twice", "w1", addMigrated).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	m := e.migration("twice", "w2", addMigrated)
+	start := time.Now()
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if p := m.Progress(); p.Changed != 0 || p.Scanned != 0 {
+		t.Errorf("second run: %+v, want nothing scanned or changed (took %v)", p, time.Since(start))
+	}
+	e.check(nil)
+}
