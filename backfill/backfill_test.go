@@ -1,10 +1,15 @@
 package backfill
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -317,4 +322,87 @@ func checkCounts(t *testing.T, n int, a, b int64) {
 	if sum := a + b; sum > int64(n) || sum < int64(n-8) {
 		t.Errorf("changed %d + %d, want %d in all (less at most 8 cut short)", a, b, n)
 	}
+}
+
+// TestMigrationProcessKilled: a runner in another process is killed
+// (SIGKILL) a quarter of the way while a runner in this process shares the
+// migration: this one takes over the dead one's segments once their leases
+// run out and finishes; every item is changed exactly once and every live
+// write is kept.
+func TestMigrationProcessKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	e := newEnv(t, 2000)
+	stop := e.writers(4)
+	child := exec.Command(os.Args[0], "-test.run=^TestChildRunner$", "-test.count=1")
+	child.Env = append(os.Environ(), "BACKFILL_CHILD="+e.table+","+e.leases)
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan int64, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var n int64
+			if _, err := fmt.Sscanf(sc.Text(), "changed %d", &n); err == nil && n >= int64(e.n/4) {
+				_ = child.Process.Kill()
+				killed <- n
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		_ = child.Wait()
+		close(killed)
+	}()
+	m := e.migration("killed", "parent", addMigrated)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, ok := <-killed
+	hits := stop()
+	if !ok {
+		t.Fatal("the child ended before it was killed: the test did not kill a runner")
+	}
+	e.check(hits)
+	p := m.Progress()
+	t.Logf("child changed about %d before it was killed; this runner: %+v", n, p)
+	if p.Changed >= int64(e.n) || p.Changed < int64(e.n)-n-8 {
+		t.Errorf("this runner changed %d items, the child about %d: want the rest of %d", p.Changed, n, e.n)
+	}
+}
+
+// TestChildRunner is the runner TestMigrationProcessKilled starts in a
+// process of its own and kills; it prints its count of changed items as it
+// goes.
+func TestChildRunner(t *testing.T) {
+	spec := os.Getenv("BACKFILL_CHILD")
+	if spec == "" {
+		t.Skip("run by TestMigrationProcessKilled")
+	}
+	table, leases, _ := strings.Cut(spec, ",")
+	c := dynamotest.Client(t)
+	e := &env{t: t, c: c, table: table, leases: leases}
+	m := e.migration("killed", "child", addMigrated)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+				fmt.Printf("changed %d\n", m.Progress().Changed)
+			}
+		}
+	}()
+	err := m.Run(t.Context())
+	close(done)
+	t.Fatalf("the child runner was not killed: Run returned %v", err)
 }
