@@ -374,8 +374,10 @@ func TestMigrationProcessKilled(t *testing.T) {
 	e.check(hits)
 	p := m.Progress()
 	t.Logf("child changed about %d before it was killed; this runner: %+v", n, p)
-	if p.Changed >= int64(e.n) || p.Changed < int64(e.n)-n-8 {
-		t.Errorf("this runner changed %d items, the child about %d: want the rest of %d", p.Changed, n, e.n)
+	// The child changed at least n (it printed so), and maybe more before
+	// the kill landed; this runner the rest.
+	if p.Changed > int64(e.n)-n || p.Changed < int64(e.n)/4 {
+		t.Errorf("this runner changed %d items, the child at least %d: want the rest of %d", p.Changed, n, e.n)
 	}
 }
 
