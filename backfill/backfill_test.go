@@ -112,6 +112,17 @@ func (e *env) migration(id, owner string, fn func(account) (account, error), opt
 // writers runs w goroutines of version-checked Updates adding one hit to
 // random items until stop is called, which returns the hits per item.
 func (e *env) writers(w int) (stop func() []int64) {
+	return e.writersWith(w, func(ctx context.Context, i int) error {
+		_, err := e.items.Update(ctx, account{ID: key(i)}, func(a account) (account, error) {
+			a.Hits++
+			return a, nil
+		})
+		return err
+	})
+}
+
+// writersWith is writers with update adding the hit to item i.
+func (e *env) writersWith(w int, update func(ctx context.Context, i int) error) (stop func() []int64) {
 	// Writers stop at a flag, not by a ctx: a write cut short by its ctx
 	// could land without its writer knowing.
 	ctx := context.Background()
@@ -126,10 +137,7 @@ func (e *env) writers(w int) (stop func() []int64) {
 			r := rand.New(rand.NewPCG(uint64(g), 7))
 			for !stopped.Load() {
 				i := r.IntN(e.n)
-				_, err := e.items.Update(ctx, account{ID: key(i)}, func(a account) (account, error) {
-					a.Hits++
-					return a, nil
-				})
+				err := update(ctx, i)
 				switch {
 				case err == nil:
 					hits[i].Add(1)
@@ -407,4 +415,46 @@ func TestChildRunner(t *testing.T) {
 	err := m.Run(t.Context())
 	close(done)
 	t.Fatalf("the child runner was not killed: Run returned %v", err)
+}
+
+// plainAccount is account without a version attribute: Update guards its
+// writes by the values of every attribute it models.
+type plainAccount struct {
+	ID       string `dynamo:"id,hash"`
+	Hits     int64  `dynamo:"hits"`
+	Migrated int64  `dynamo:"migrated"`
+}
+
+// TestUnversionedMigrationUnderLiveWrites: for a type without a version,
+// live Updates and the migration's writes do not overwrite each other
+// either: every item is changed once and keeps every live write.
+func TestUnversionedMigrationUnderLiveWrites(t *testing.T) {
+	e := newEnv(t, 1000)
+	plain, err := dynamo.NewTable[plainAccount](dynamo.NewMapper(e.c), e.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := e.writersWith(4, func(ctx context.Context, i int) error {
+		_, err := plain.Update(ctx, plainAccount{ID: key(i)}, func(a plainAccount) (plainAccount, error) {
+			a.Hits++
+			return a, nil
+		})
+		return err
+	})
+	m, err := New(e.c, e.table, "plain", func(a plainAccount) (plainAccount, error) {
+		a.Migrated++
+		return a, nil
+	}, Fleet(e.leaseClient("w1"), e.leases), Segments(4), PageSize(50), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	err = m.Run(ctx)
+	hits := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.check(hits)
+	t.Logf("progress: %+v", m.Progress())
 }
