@@ -464,10 +464,17 @@ func (m *Migration[T]) Progress() Progress[T] {
 	}
 	f := m.fleet
 	p.SegmentsDone = f.done
-	if f.done == int64(m.o.segments) {
+	// The estimate uses the fleet's rate (from checkpoints, written per
+	// page) when it has seen more items than this process has done (others
+	// work too), else this process's own.
+	done := p.Changed + p.Unchanged + p.Skipped + p.Failed
+	switch fleet := f.scanned - f.first; {
+	case f.done == int64(m.o.segments):
 		p.Remaining = 0
-	} else if rate := f.scanned - f.first; rate > 0 && m.total > f.scanned {
-		p.Remaining = time.Duration(float64(f.at.Sub(f.firstAt)) * float64(m.total-f.scanned) / float64(rate))
+	case fleet > done && m.total > f.scanned:
+		p.Remaining = time.Duration(float64(f.at.Sub(f.firstAt)) * float64(m.total-f.scanned) / float64(fleet))
+	case done > 0 && m.total > max(done, f.scanned):
+		p.Remaining = time.Duration(float64(p.Elapsed) * float64(m.total-max(done, f.scanned)) / float64(done))
 	}
 	return p
 }
