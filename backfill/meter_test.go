@@ -129,3 +129,31 @@ func TestMarkJoinsTheSetClause(t *testing.T) {
 		}
 	}
 }
+
+// TestRemainingEstimate: the time left is the time so far scaled by the
+// items left over the items done — from this process's counts while the
+// fleet's checkpoints show no more, from the fleet's rate once they do —
+// unknown before anything is done, and zero once every segment is done.
+func TestRemainingEstimate(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	m := &Migration[struct{}]{o: options{segments: 4, clock: clk}, meter: &meter{}, total: 1000, started: clk.Now()}
+	if r := m.Progress().Remaining; r != -1 {
+		t.Errorf("nothing done: %v left, want -1 (unknown)", r)
+	}
+	clk.Advance(10 * time.Second)
+	m.changed.Store(200)
+	m.skipped.Store(50)
+	if r := m.Progress().Remaining; r != 30*time.Second {
+		t.Errorf("250 of 1000 in 10s: %v left, want 30s", r)
+	}
+	// The fleet's checkpoints: 600 scanned, 500 of them in the 10 s between
+	// the first poll and the last.
+	m.fleet = fleetView{scanned: 600, first: 100, firstAt: clk.Now().Add(-10 * time.Second), at: clk.Now()}
+	if r := m.Progress().Remaining; r != 8*time.Second {
+		t.Errorf("fleet at 50 items/s with 400 left: %v left, want 8s", r)
+	}
+	m.fleet.done = 4
+	if r := m.Progress().Remaining; r != 0 {
+		t.Errorf("all segments done: %v left, want 0", r)
+	}
+}
