@@ -134,6 +134,10 @@ func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts .
 	}
 	name := expression.Name(o.mark)
 	m.notYet = expression.Or(expression.AttributeNotExists(name), name.NotEqual(expression.Value(id)))
+	if o.clean != "" {
+		m.meter.id, m.meter.unmark = o.clean, true
+		m.notYet = name.Equal(expression.Value(o.clean))
+	}
 	if o.dryRun {
 		return m, nil
 	}
@@ -148,6 +152,18 @@ func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts .
 		return nil, fmt.Errorf("backfill: New: %w", err)
 	}
 	return m, nil
+}
+
+// Clean returns the migration that removes the mark of the migration id
+// from every item holding it (and from no other), once the migration is
+// done and nothing needs to resume it. It is a migration of its own, named
+// "clean:" + id (its lease group and checkpoints), which writes each marked
+// item back unchanged but for the mark, through Table.Update as New does
+// (the version moves on). Options are New's; Fleet is required unless
+// DryRun, and Mark must be the migration's.
+func Clean[T any](c dynamo.Client, table, id string, opts ...Option) (*Migration[T], error) {
+	opts = append(opts[:len(opts):len(opts)], func(o *options) { o.clean = id })
+	return New(c, table, "clean:"+id, func(item T) (T, error) { return item, nil }, opts...)
 }
 
 // segmentKey is the lease group's key of segment i.

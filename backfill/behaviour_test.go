@@ -3,6 +3,9 @@ package backfill
 import (
 	"context"
 	"errors"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/dynamotest"
 	"strings"
 	"sync"
@@ -207,5 +210,48 @@ func TestLostAnswersChangeOnce(t *testing.T) {
 	e.check(hits)
 	if p := m.Progress(); p.Changed != int64(e.n) {
 		t.Errorf("progress %+v, want %d changed", p, e.n)
+	}
+}
+
+// TestCleanRemovesTheMark: Clean removes the mark of a finished migration
+// from the items holding it, leaves other migrations' marks alone, and
+// changes nothing else.
+func TestCleanRemovesTheMark(t *testing.T) {
+	e := newEnv(t, 100)
+	if err := e.migration("first", "w1", func(a account) (account, error) {
+		if a.ID >= key(80) {
+			return a, dynamo.ErrNoChange
+		}
+		return addMigrated(a)
+	}).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.migration("other", "w1", addMigrated, Mark("otherMark")).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Clean[account](e.c, e.table, "first", Fleet(e.leaseClient("w1"), e.leases), Segments(4), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Progress(); p.Changed != 80 {
+		t.Errorf("clean changed %d items, want the 80 marked", p.Changed)
+	}
+	out, err := e.c.Scan(t.Context(), &dynamodb.ScanInput{TableName: &e.table, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		if _, ok := it[DefaultMark]; ok {
+			t.Errorf("mark left on %v", it["id"])
+		}
+		if v, ok := it["otherMark"].(*types.AttributeValueMemberS); !ok || v.Value != "other" {
+			t.Errorf("other migration's mark on %v: %v", it["id"], it["otherMark"])
+		}
+		if m := it["migrated"].(*types.AttributeValueMemberN).Value; m != "1" && m != "2" {
+			t.Errorf("%v migrated %s", it["id"], m)
+		}
 	}
 }

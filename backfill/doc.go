@@ -36,7 +36,9 @@
 // (and to every PutItem's item); T must not model the attribute. Writers
 // that replace whole items (SavePut) drop the mark: a page scanned again
 // after a crash would change such an item again. A function returning
-// dynamo.ErrNoChange writes nothing, not even the mark.
+// dynamo.ErrNoChange writes nothing, not even the mark. Once a migration is
+// done, Clean removes its mark from the items holding it (a migration of
+// its own), or leave it: a few bytes per item.
 //
 // # Resumable, shared by a fleet
 //

@@ -102,6 +102,7 @@ func (b *budget) spend(units float64) {
 type meter struct {
 	dynamo.Client
 	markAttr, id  string
+	unmark        bool // remove the mark instead of writing it (Clean)
 	reads, writes *budget
 	clk           clock.Clock
 	maxBackoff    time.Duration
@@ -189,12 +190,16 @@ func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, op
 		r.ExpressionAttributeNames = map[string]string{}
 	}
 	r.ExpressionAttributeNames[markName] = m.markAttr
-	r.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
-	if r.ExpressionAttributeValues == nil {
-		r.ExpressionAttributeValues = map[string]types.AttributeValue{}
+	if m.unmark {
+		r.UpdateExpression = aws.String(withoutMark(aws.ToString(in.UpdateExpression)))
+	} else {
+		r.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
+		if r.ExpressionAttributeValues == nil {
+			r.ExpressionAttributeValues = map[string]types.AttributeValue{}
+		}
+		r.ExpressionAttributeValues[markValue] = &types.AttributeValueMemberS{Value: m.id}
+		r.UpdateExpression = aws.String(withMark(aws.ToString(in.UpdateExpression)))
 	}
-	r.ExpressionAttributeValues[markValue] = &types.AttributeValueMemberS{Value: m.id}
-	r.UpdateExpression = aws.String(withMark(aws.ToString(in.UpdateExpression)))
 	return send(ctx, m, m.writes, func() (*dynamodb.UpdateItemOutput, error) { return m.Client.UpdateItem(ctx, &r, optFns...) },
 		func(o *dynamodb.UpdateItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.writeMilli)
 }
@@ -203,7 +208,11 @@ func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns .
 	r := *in
 	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	r.Item = maps.Clone(in.Item)
-	r.Item[m.markAttr] = &types.AttributeValueMemberS{Value: m.id}
+	if m.unmark {
+		delete(r.Item, m.markAttr)
+	} else {
+		r.Item[m.markAttr] = &types.AttributeValueMemberS{Value: m.id}
+	}
 	return send(ctx, m, m.writes, func() (*dynamodb.PutItemOutput, error) { return m.Client.PutItem(ctx, &r, optFns...) },
 		func(o *dynamodb.PutItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.writeMilli)
 }
@@ -220,4 +229,18 @@ func withMark(e string) string {
 		return set + action
 	}
 	return set + action + " " + e
+}
+
+// withoutMark adds "#backfillMark" to the REMOVE clause of the
+// UpdateExpression e.
+func withoutMark(e string) string {
+	const remove = "REMOVE "
+	if i := strings.Index(e, remove); i == 0 || i > 0 && e[i-1] == ' ' {
+		j := i + len(remove)
+		return e[:j] + markName + ", " + e[j:]
+	}
+	if e == "" {
+		return remove + markName
+	}
+	return e + " " + remove + markName
 }

@@ -157,3 +157,18 @@ func TestRemainingEstimate(t *testing.T) {
 		t.Errorf("all segments done: %v left, want 0", r)
 	}
 }
+
+// TestUnmarkJoinsTheRemoveClause: Clean's writes remove the mark in the
+// same UpdateItem, whatever clauses the mapper's expression has.
+func TestUnmarkJoinsTheRemoveClause(t *testing.T) {
+	for in, want := range map[string]string{
+		"SET #0 = :0 REMOVE #2": "SET #0 = :0 REMOVE #backfillMark, #2",
+		"REMOVE #2":             "REMOVE #backfillMark, #2",
+		"SET #0 = :0":           "SET #0 = :0 REMOVE #backfillMark",
+		"":                      "REMOVE #backfillMark",
+	} {
+		if got := withoutMark(in); got != want {
+			t.Errorf("withoutMark(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type options struct {
 	clock        clock.Clock
 	poll         time.Duration
 	maxFailures  int
+	clean        string // Clean: the id of the migration whose mark is removed
 }
 
 // Fleet makes the migration's segments the keys of a lease group of
@@ -85,9 +86,8 @@ func SkipFailures() Option { return func(o *options) { o.skipFailures = true } }
 // Mark sets the attribute that records which migration changed an item
 // last (default DefaultMark, "backfill"). It holds the migration's id,
 // written in the same UpdateItem as the change; items holding the id are
-// skipped. T must not model the attribute. Remove it afterwards with a
-// migration whose function returns the item unchanged under another Mark,
-// or leave it: it costs a few bytes per item.
+// skipped. T must not model the attribute. Remove it afterwards with
+// Clean, or leave it: it costs a few bytes per item.
 func Mark(attr string) Option { return func(o *options) { o.mark = attr } }
 
 // MapperOptions are passed to the dynamo.NewMapper that the migration
