@@ -42,7 +42,7 @@ func addMigrated(a account) (account, error) {
 
 // env is a table of n accounts and a lease table.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	c      *dynamodb.Client
 	table  string
 	leases string
@@ -50,7 +50,7 @@ type env struct {
 	n      int
 }
 
-func newEnv(t *testing.T, n int) *env {
+func newEnv(t testing.TB, n int) *env {
 	t.Helper()
 	c := dynamotest.Client(t)
 	e := &env{t: t, c: c, n: n,
