@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +33,9 @@ type Migration[T any] struct {
 	group  *lease.Group
 	notYet expression.ConditionBuilder
 	total  int64 // the table's item count when Run started (approximate)
+	// versioned: T has a version attribute, so a scanned item can be
+	// written back under its version without reading it again.
+	versioned bool
 
 	changed, unchanged, skipped, reruns, failed atomic.Int64
 	segsDone                                    atomic.Int64
@@ -132,6 +137,7 @@ func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts .
 	if m.table, err = dynamo.NewTable[T](dynamo.NewMapper(m.meter, o.mapperOpts...), table); err != nil {
 		return nil, fmt.Errorf("backfill: New: %w", err)
 	}
+	m.versioned = hasVersion(reflect.TypeFor[T]())
 	name := expression.Name(o.mark)
 	m.notYet = expression.Or(expression.AttributeNotExists(name), name.NotEqual(expression.Value(id)))
 	if o.clean != "" {
@@ -347,8 +353,12 @@ func (f *failed) Error() string { return f.err.Error() }
 // checkpoint after every page with save (nil: none).
 func (m *Migration[T]) scanSegment(ctx context.Context, seg int, cp checkpoint, save func(checkpoint) (checkpoint, error)) error {
 	for !cp.Done {
-		items, next, err := m.table.ScanPage(ctx, dynamo.Segment(seg, m.o.segments), dynamo.StartAfter(dynamo.Cursor(cp.Cursor)),
-			dynamo.PageSize(m.o.pageSize), dynamo.Filter(m.notYet))
+		opts := []dynamo.QueryOption{dynamo.Segment(seg, m.o.segments), dynamo.StartAfter(dynamo.Cursor(cp.Cursor)),
+			dynamo.PageSize(m.o.pageSize), dynamo.Filter(m.notYet)}
+		if m.versioned && !m.o.dryRun {
+			opts = append(opts, dynamo.ConsistentRead())
+		}
+		items, next, err := m.table.ScanPage(ctx, opts...)
 		if err != nil {
 			return err
 		}
@@ -388,8 +398,38 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 		return nil
 	}
 	maybe := false // an earlier attempt may have written the change
+	calls := 0     // of the function for this item
+	if m.versioned {
+		// The scan was strongly consistent: write the change under the
+		// version scanned, and read again (Update) only after a conflict.
+		calls++
+		out, err := m.fn(it)
+		switch {
+		case errors.Is(err, dynamo.ErrNoChange):
+			m.unchanged.Add(1)
+			return nil
+		case err != nil:
+			return m.fail(it, err)
+		}
+		_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
+		switch {
+		case err == nil:
+			m.changed.Add(1)
+			return nil
+		case errors.Is(err, dynamo.ErrUnknownOutcome):
+			maybe = true
+		case errors.Is(err, dynamo.ErrConditionFailed):
+			m.skipped.Add(1) // marked since scanned
+			return nil
+		case errors.Is(err, dynamo.ErrVersionConflict):
+			// A live write since the scan (or a deletion): Update below.
+		case ctx.Err() != nil:
+			return ctx.Err()
+		default:
+			return m.fail(it, err)
+		}
+	}
 	for try := 0; ; try++ {
-		calls := 0
 		var last error
 		_, err := m.table.Update(ctx, it, func(cur T) (T, error) {
 			if calls++; calls > 1 {
@@ -493,4 +533,33 @@ func (m *Migration[T]) Progress() Progress[T] {
 		p.Remaining = time.Duration(float64(p.Elapsed) * float64(m.total-max(done, f.scanned)) / float64(done))
 	}
 	return p
+}
+
+// hasVersion reports whether the struct type t (or *t) has a field tagged
+// as the version attribute (`dynamo:"name,version"`), as NewTable reads
+// tags; NewTable has checked the tags already.
+func hasVersion(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, ok := f.Tag.Lookup(dynamo.TagKey)
+		if tag == "-" {
+			continue
+		}
+		if ok {
+			opts := strings.Split(tag, ",")[1:]
+			if slices.Contains(opts, "version") {
+				return true
+			}
+		}
+		if f.Anonymous && (!ok || strings.Split(tag, ",")[0] == "") && hasVersion(f.Type) {
+			return true
+		}
+	}
+	return false
 }

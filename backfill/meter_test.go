@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -169,6 +170,33 @@ func TestUnmarkJoinsTheRemoveClause(t *testing.T) {
 	} {
 		if got := withoutMark(in); got != want {
 			t.Errorf("withoutMark(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHasVersion: the version attribute is found as NewTable finds it, in
+// embedded structs too, and not in skipped fields.
+func TestHasVersion(t *testing.T) {
+	type base struct {
+		V int64 `dynamo:"v,version"`
+	}
+	type embeds struct {
+		ID string `dynamo:"id,hash"`
+		base
+	}
+	type skipped struct {
+		ID string `dynamo:"id,hash"`
+		V  int64  `dynamo:"-"`
+	}
+	for typ, want := range map[reflect.Type]bool{
+		reflect.TypeFor[account]():      true,
+		reflect.TypeFor[*account]():     true,
+		reflect.TypeFor[plainAccount](): false,
+		reflect.TypeFor[embeds]():       true,
+		reflect.TypeFor[skipped]():      false,
+	} {
+		if got := hasVersion(typ); got != want {
+			t.Errorf("hasVersion(%v) = %v, want %v", typ, got, want)
 		}
 	}
 }
