@@ -184,7 +184,8 @@ func (m *Migration[T]) checkpointKey(i int) string {
 // others sharing it, and returns nil then. It joins the lease group of the
 // migration and, for each segment it is given, scans the segment from its
 // checkpoint, applies the function to each item not yet holding the mark
-// (through Table.Update, so live writes win), and writes the segment's
+// (version-checked: a conflict re-runs it on the stored item through
+// Table.Update, so live writes win), and writes the segment's
 // checkpoint after each page, guarded by the segment's lease. A segment
 // lost to another process (a crash, a handover) is continued there from
 // its last checkpoint.
@@ -193,7 +194,8 @@ func (m *Migration[T]) checkpointKey(i int) string {
 // returns ctx's error; run again to resume. Without SkipFailures, the first
 // failed item stops Run with its error (the item's key in it); the items
 // changed until then stay changed, and a later Run skips them. Other errors
-// (no table, access denied) are returned at once.
+// of the work (no table, access denied, a request that failed after the
+// SDK's retries) stop Run too; errors of the lease group are lease.Group.Run's.
 //
 // IAM: dynamodb:Scan, GetItem, UpdateItem and DescribeTable on the table;
 // on the lease and checkpoint tables what lease.Group.Run and lease.Save
@@ -322,7 +324,7 @@ func (m *Migration[T]) segment(ctx context.Context, l *lease.Lease, stop context
 	case errors.Is(err, dynamo.ErrNotFound):
 		cp = checkpoint{Key: m.checkpointKey(seg)}
 	case err != nil:
-		return err // the key is released and taken again later
+		return m.segmentError(ctx, l, seg, err, stop)
 	}
 	if cp.Done {
 		return nil
@@ -331,17 +333,32 @@ func (m *Migration[T]) segment(ctx context.Context, l *lease.Lease, stop context
 		cp.Token = l.Token()
 		return lease.Save(ctx, l, m.cps, cp)
 	})
-	var f *failed
-	if errors.As(err, &f) {
-		m.setFatal(f.err)
-		stop()
-		return f.err
-	}
 	if err != nil {
-		return err
+		return m.segmentError(ctx, l, seg, err, stop)
 	}
 	m.segsDone.Add(1)
 	return nil
+}
+
+// segmentError decides what an error of segment seg's work means. When the
+// segment's lease has ended (handed over, lost, the run leaving) the key is
+// simply given back: its next holder continues from the checkpoint. Any
+// other error — a failed item without SkipFailures, a scan or checkpoint
+// that failed after the SDK's retries, a missing table, access denied —
+// stops the whole run with it (run again to resume).
+func (m *Migration[T]) segmentError(ctx context.Context, l *lease.Lease, seg int, err error, stop context.CancelFunc) error {
+	if ctx.Err() != nil || l.Err() != nil {
+		return err
+	}
+	var f *failed
+	if errors.As(err, &f) {
+		err = f.err
+	} else {
+		err = fmt.Errorf("backfill: migration %q, segment %d: %w", m.id, seg, err)
+	}
+	m.setFatal(err)
+	stop()
+	return err
 }
 
 // failed is an item failure that stops the run.

@@ -255,3 +255,19 @@ func TestCleanRemovesTheMark(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingTableStopsRun: a table that does not exist stops Run with an
+// error saying so, instead of the segments being retried for ever.
+func TestMissingTableStopsRun(t *testing.T) {
+	e := newEnv(t, 0)
+	m, err := New(e.c, "no-such-table-backfill", "missing", addMigrated,
+		Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := m.Run(ctx); !errors.Is(err, dynamo.ErrTableNotFound) {
+		t.Fatalf("Run: %v, want ErrTableNotFound", err)
+	}
+}
