@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ddbkit/dynamo/internal/leaktest"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -23,6 +24,10 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/lease"
 )
+
+// backfillPkg names this package's code for leaktest: no goroutine of Run
+// outlives it.
+const backfillPkg = "ddbkit/dynamo/backfill."
 
 // account is the item under migration: Hits counts live writes, Migrated
 // counts applications of the migration's change.
@@ -212,6 +217,7 @@ func TestMigrationUnderLiveWrites(t *testing.T) {
 // again finishes the rest, changing each item once, and does not scan
 // again the segments the first run finished.
 func TestMigrationResumesWithoutRedoing(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
 	e := newEnv(t, 2000)
 	stop := e.writers(4)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -291,6 +297,7 @@ func (s *scanCounter) segment(i int) int {
 // migration; one stops half-way and the other finishes every segment, each
 // item changed once and every live write kept.
 func TestMigrationSharedByTwoRunnersOneStopped(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
 	e := newEnv(t, 2000)
 	stop := e.writers(4)
 	var calls atomic.Int64

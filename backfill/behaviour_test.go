@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/leaktest"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 // TestDryRunCountsAndWritesNothing: a dry run calls the function on every
 // item, counts what would change and what would not, and writes nothing.
 func TestDryRunCountsAndWritesNothing(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
 	e := newEnv(t, 300)
 	m, err := New(e.c, e.table, "dry", func(a account) (account, error) {
 		if a.ID < key(100) {
@@ -75,6 +77,7 @@ func TestNoChangeWritesNothing(t *testing.T) {
 // TestFunctionErrorStopsRun: by default the first failing item stops Run
 // with its error, naming the item.
 func TestFunctionErrorStopsRun(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
 	e := newEnv(t, 200)
 	boom := errors.New("boom")
 	m := e.migration("stop", "w1", func(a account) (account, error) {
