@@ -14,12 +14,14 @@
 //
 // # Live writes win
 //
-// Each scanned item is rewritten through dynamo.Table.Update: the item is
-// read again (strongly consistent), the function is applied to it and the
-// result is written under the version read. A live write landing in
-// between makes the write conflict; the function then runs again on the
-// stored item (Progress.Reruns). Types without a version attribute are
-// guarded as Update guards them. Update's MustExist keeps an item deleted
+// For a type with a version attribute, segments are scanned strongly
+// consistent and each item is written back changed under the version the
+// scan read (Table.Save). A live write landing in between makes the write
+// conflict; the item is then changed through dynamo.Table.Update, which
+// reads it again and runs the function on the stored item (counted in
+// Progress.Reruns), and again after each further conflict. Types without a
+// version attribute always go through Update, which guards them as it
+// does (a condition on every attribute they model). Update's MustExist keeps an item deleted
 // since the scan deleted. The function must have no side effects: it may
 // run several times for one item.
 //
@@ -78,10 +80,24 @@
 //
 // # Costs
 //
-// Per item changed: its share of the scan, a strongly consistent GetItem
-// (Update reads before it writes) and an UpdateItem; per page a
-// TransactWriteItems of the checkpoint and the lease's guard. Items already
-// marked cost only their share of the scan.
+// Per item changed: its share of a strongly consistent scan and an
+// UpdateItem (plus a GetItem and another UpdateItem per conflict; types
+// without a version: a GetItem always); per page a TransactWriteItems of
+// the checkpoint and the lease's guard. Items already marked cost only
+// their share of the scan. See BENCHMARKS.md for the throughput against
+// hand-written loops.
+//
+// # Limits
+//
+// Whole tables only: a migration of a Query's items is not offered. All
+// processes of a migration must pass the same Segments, Mark and function.
+// Writers that replace whole items (SavePut, PutItem from elsewhere) drop
+// the mark (see above). A DryRun runs in one process, without leases.
+// Capacity is a per-process budget. Progress counts are this process's
+// (SegmentsDone and the estimate are the fleet's); a write cut short by
+// ctx may land uncounted. Failure errors print the item with %+v: keep
+// secrets out of them with a String method, or use SkipFailures and
+// report Failure.Item's key yourself.
 //
 // IAM: dynamodb:Scan, GetItem, UpdateItem and DescribeTable on the table;
 // on the lease table what lease.Group.Run needs; on the checkpoint table
