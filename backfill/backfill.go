@@ -33,8 +33,10 @@ type Migration[T any] struct {
 	group  *lease.Group
 	notYet expression.ConditionBuilder
 	total  int64 // the table's item count when Run started (approximate)
-	// versioned: T has a version attribute, so a scanned item can be
-	// written back under its version without reading it again.
+	// version is the index path of T's version field (nil: none): a
+	// scanned item holding a version can be written back under it without
+	// reading it again.
+	version   []int
 	versioned bool
 
 	changed, unchanged, skipped, reruns, failed atomic.Int64
@@ -137,7 +139,8 @@ func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts .
 	if m.table, err = dynamo.NewTable[T](dynamo.NewMapper(m.meter, o.mapperOpts...), table); err != nil {
 		return nil, fmt.Errorf("backfill: New: %w", err)
 	}
-	m.versioned = hasVersion(reflect.TypeFor[T]())
+	m.version = versionField(reflect.TypeFor[T]())
+	m.versioned = m.version != nil
 	name := expression.Name(o.mark)
 	m.notYet = expression.Or(expression.AttributeNotExists(name), name.NotEqual(expression.Value(id)))
 	if o.clean != "" {
@@ -416,9 +419,12 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 	}
 	maybe := false // an earlier attempt may have written the change
 	calls := 0     // of the function for this item
-	if m.versioned {
+	if m.versioned && versionOf(it, m.version) != 0 {
 		// The scan was strongly consistent: write the change under the
 		// version scanned, and read again (Update) only after a conflict.
+		// (An item without a version goes through Update, whose MustExist
+		// keeps it deleted if it was deleted since: a Save of version zero
+		// would create it again.)
 		calls++
 		out, err := m.fn(it)
 		switch {
@@ -552,15 +558,15 @@ func (m *Migration[T]) Progress() Progress[T] {
 	return p
 }
 
-// hasVersion reports whether the struct type t (or *t) has a field tagged
-// as the version attribute (`dynamo:"name,version"`), as NewTable reads
-// tags; NewTable has checked the tags already.
-func hasVersion(t reflect.Type) bool {
+// versionField returns the index path of the field of the struct type t
+// (or *t) tagged as the version attribute (`dynamo:"name,version"`), as
+// NewTable reads tags (NewTable has checked them already), or nil.
+func versionField(t reflect.Type) []int {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
-		return false
+		return nil
 	}
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -568,15 +574,42 @@ func hasVersion(t reflect.Type) bool {
 		if tag == "-" {
 			continue
 		}
-		if ok {
-			opts := strings.Split(tag, ",")[1:]
-			if slices.Contains(opts, "version") {
-				return true
+		if ok && slices.Contains(strings.Split(tag, ",")[1:], "version") {
+			return []int{i}
+		}
+		if f.Anonymous && (!ok || strings.Split(tag, ",")[0] == "") {
+			if p := versionField(f.Type); p != nil {
+				return append([]int{i}, p...)
 			}
 		}
-		if f.Anonymous && (!ok || strings.Split(tag, ",")[0] == "") && hasVersion(f.Type) {
-			return true
-		}
 	}
-	return false
+	return nil
+}
+
+// versionOf returns the version item holds in the field at path (zero for
+// a nil pointer on the way).
+func versionOf(item any, path []int) int64 {
+	v := reflect.ValueOf(item)
+	for _, i := range path {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return 0
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return 0
+		}
+		v = v.Elem()
+	}
+	switch {
+	case v.CanInt():
+		return v.Int()
+	case v.CanUint():
+		return int64(v.Uint())
+	}
+	return 0
 }

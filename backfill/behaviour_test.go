@@ -274,3 +274,38 @@ func TestMissingTableStopsRun(t *testing.T) {
 		t.Fatalf("Run: %v, want ErrTableNotFound", err)
 	}
 }
+
+// TestDeletedSinceScanStaysDeleted: an item deleted between the scan and
+// the migration's write — with a version or without one — is not created
+// again, and counts as skipped.
+func TestDeletedSinceScanStaysDeleted(t *testing.T) {
+	e := newEnv(t, 2)
+	if _, err := e.c.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{TableName: &e.table,
+		Key:              map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: key(1)}},
+		UpdateExpression: aws.String("REMOVE version")}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := map[string]bool{}
+	var mu sync.Mutex
+	m := e.migration("deleted", "w1", func(a account) (account, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !deleted[a.ID] {
+			deleted[a.ID] = true
+			if _, err := e.c.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: &e.table,
+				Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: a.ID}}}); err != nil {
+				t.Error(err)
+			}
+		}
+		return addMigrated(a)
+	})
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for a, err := range e.items.Scan(t.Context(), dynamo.ConsistentRead()) {
+		t.Errorf("item back after its deletion: %+v %v", a, err)
+	}
+	if p := m.Progress(); p.Skipped != 2 || p.Changed != 0 {
+		t.Errorf("progress %+v, want 2 skipped", p)
+	}
+}

@@ -174,15 +174,15 @@ func TestUnmarkJoinsTheRemoveClause(t *testing.T) {
 	}
 }
 
-// TestHasVersion: the version attribute is found as NewTable finds it, in
-// embedded structs too, and not in skipped fields.
-func TestHasVersion(t *testing.T) {
+// TestVersionField: the version attribute is found as NewTable finds it,
+// in embedded structs too, and not in skipped fields; versionOf reads it.
+func TestVersionField(t *testing.T) {
 	type base struct {
-		V int64 `dynamo:"v,version"`
+		V *int32 `dynamo:"v,version"`
 	}
 	type embeds struct {
 		ID string `dynamo:"id,hash"`
-		base
+		*base
 	}
 	type skipped struct {
 		ID string `dynamo:"id,hash"`
@@ -195,8 +195,19 @@ func TestHasVersion(t *testing.T) {
 		reflect.TypeFor[embeds]():       true,
 		reflect.TypeFor[skipped]():      false,
 	} {
-		if got := hasVersion(typ); got != want {
-			t.Errorf("hasVersion(%v) = %v, want %v", typ, got, want)
+		if got := versionField(typ) != nil; got != want {
+			t.Errorf("versionField(%v) found: %v, want %v", typ, got, want)
 		}
+	}
+	if v := versionOf(&account{Version: 7}, versionField(reflect.TypeFor[*account]())); v != 7 {
+		t.Errorf("versionOf account: %d, want 7", v)
+	}
+	seven := int32(7)
+	path := versionField(reflect.TypeFor[embeds]())
+	if v := versionOf(embeds{base: &base{V: &seven}}, path); v != 7 {
+		t.Errorf("versionOf embedded pointer: %d, want 7", v)
+	}
+	if v := versionOf(embeds{}, path); v != 0 {
+		t.Errorf("versionOf nil embedded: %d, want 0", v)
 	}
 }
