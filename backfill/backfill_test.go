@@ -1,0 +1,467 @@
+package backfill
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/ddbkit/dynamo/internal/leaktest"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/lease"
+)
+
+// backfillPkg names this package's code for leaktest: no goroutine of Run
+// outlives it.
+const backfillPkg = "ddbkit/dynamo/backfill."
+
+// account is the item under migration: Hits counts live writes, Migrated
+// counts applications of the migration's change.
+type account struct {
+	ID       string `dynamo:"id,hash"`
+	Version  int64  `dynamo:"version,version"`
+	Hits     int64  `dynamo:"hits"`
+	Migrated int64  `dynamo:"migrated"`
+}
+
+// addMigrated is the migration's change: not idempotent, so that a second
+// application shows.
+func addMigrated(a account) (account, error) {
+	a.Migrated++
+	return a, nil
+}
+
+// env is a table of n accounts and a lease table.
+type env struct {
+	t      testing.TB
+	c      *dynamodb.Client
+	table  string
+	leases string
+	items  *dynamo.Table[account]
+	n      int
+}
+
+func newEnv(t testing.TB, n int) *env {
+	t.Helper()
+	c := dynamotest.Client(t)
+	e := &env{t: t, c: c, n: n,
+		table:  dynamotest.KeyTable(t, c, "", "id", types.ScalarAttributeTypeS, "", ""),
+		leases: dynamotest.KeyTable(t, c, "", "key", types.ScalarAttributeTypeS, "", ""),
+	}
+	var err error
+	if e.items, err = dynamo.NewTable[account](dynamo.NewMapper(c), e.table); err != nil {
+		t.Fatal(err)
+	}
+	// Fill with BatchWriteItem: 25 a request.
+	for i := 0; i < n; i += 25 {
+		var reqs []types.WriteRequest
+		for j := i; j < min(n, i+25); j++ {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{
+				"id":       &types.AttributeValueMemberS{Value: key(j)},
+				"version":  &types.AttributeValueMemberN{Value: "1"},
+				"hits":     &types.AttributeValueMemberN{Value: "0"},
+				"migrated": &types.AttributeValueMemberN{Value: "0"},
+			}}})
+		}
+		for len(reqs) > 0 {
+			out, err := c.BatchWriteItem(t.Context(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{e.table: reqs}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs = out.UnprocessedItems[e.table]
+		}
+	}
+	return e
+}
+
+func key(i int) string { return fmt.Sprintf("acct-%05d", i) }
+
+// leaseClient is a lease client of the env's lease table with short,
+// real-time timings (the group's rounds run on the system clock).
+func (e *env) leaseClient(owner string) *lease.Client {
+	e.t.Helper()
+	lc, err := lease.New(dynamo.NewMapper(e.c), e.leases, lease.WithOwner(owner),
+		lease.WithLeaseDuration(2*time.Second), lease.WithHeartbeatInterval(500*time.Millisecond),
+		lease.WithPollInterval(50*time.Millisecond))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = lc.Close(context.Background()) })
+	return lc
+}
+
+func (e *env) migration(id, owner string, fn func(account) (account, error), opts ...Option) *Migration[account] {
+	e.t.Helper()
+	opts = append([]Option{Fleet(e.leaseClient(owner), e.leases), Segments(8), PageSize(50), PollInterval(50 * time.Millisecond)}, opts...)
+	m, err := New(e.c, e.table, id, fn, opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m
+}
+
+// writers runs w goroutines of version-checked Updates adding one hit to
+// random items until stop is called, which returns the hits per item.
+func (e *env) writers(w int) (stop func() []int64) {
+	return e.writersWith(w, func(ctx context.Context, i int) error {
+		_, err := e.items.Update(ctx, account{ID: key(i)}, func(a account) (account, error) {
+			a.Hits++
+			return a, nil
+		})
+		return err
+	})
+}
+
+// writersWith is writers with update adding the hit to item i.
+func (e *env) writersWith(w int, update func(ctx context.Context, i int) error) (stop func() []int64) {
+	// Writers stop at a flag, not by a ctx: a write cut short by its ctx
+	// could land without its writer knowing.
+	ctx := context.Background()
+	var stopped atomic.Bool
+	hits := make([]atomic.Int64, e.n)
+	var wg sync.WaitGroup
+	var errs atomic.Int64
+	for g := range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 7))
+			for !stopped.Load() {
+				i := r.IntN(e.n)
+				err := update(ctx, i)
+				switch {
+				case err == nil:
+					hits[i].Add(1)
+				default:
+					errs.Add(1)
+					e.t.Errorf("live write of %s: %v", key(i), err)
+				}
+			}
+		}()
+	}
+	return func() []int64 {
+		stopped.Store(true)
+		wg.Wait()
+		out := make([]int64, e.n)
+		for i := range hits {
+			out[i] = hits[i].Load()
+		}
+		return out
+	}
+}
+
+// check fails the test unless every item was migrated exactly once and
+// holds hits[i] live writes (nil: any).
+func (e *env) check(hits []int64) {
+	e.t.Helper()
+	got := 0
+	bad := 0
+	for a, err := range e.items.Scan(e.t.Context(), dynamo.ConsistentRead()) {
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		got++
+		var i int
+		fmt.Sscanf(a.ID, "acct-%05d", &i)
+		if a.Migrated != 1 || hits != nil && a.Hits != hits[i] || hits == nil && a.Hits != 0 {
+			if bad++; bad < 10 {
+				e.t.Errorf("%s: migrated %d times, %d hits (want 1)", a.ID, a.Migrated, a.Hits)
+			}
+		}
+	}
+	if got != e.n || bad > 0 {
+		e.t.Fatalf("%d items of %d, %d wrong", got, e.n, bad)
+	}
+}
+
+// TestMigrationUnderLiveWrites: with 6 goroutines running version-checked
+// Updates on random items throughout, a migration changes every item
+// exactly once and every live write is kept.
+func TestMigrationUnderLiveWrites(t *testing.T) {
+	e := newEnv(t, 3000)
+	stop := e.writers(6)
+	m := e.migration("add-one", "w1", addMigrated)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	err := m.Run(ctx)
+	hits := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.check(hits)
+	p := m.Progress()
+	t.Logf("progress: %+v", p)
+	if p.Changed != int64(e.n) || p.SegmentsDone != 8 || p.Remaining != 0 {
+		t.Errorf("progress says %d changed, %d segments done, %v left; want %d, 8, 0", p.Changed, p.SegmentsDone, p.Remaining, e.n)
+	}
+	if p.Reruns == 0 {
+		t.Log("no conflict met: the writers never hit an item under migration")
+	}
+}
+
+// TestMigrationResumesWithoutRedoing: a migration stopped half-way and run
+// again finishes the rest, changing each item once, and does not scan
+// again the segments the first run finished.
+func TestMigrationResumesWithoutRedoing(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
+	e := newEnv(t, 2000)
+	stop := e.writers(4)
+	ctx, cancel := context.WithCancel(t.Context())
+	var m1 *Migration[account]
+	// Stop once two segments are done: the others are then part-way.
+	m1 = e.migration("resume", "w1", func(a account) (account, error) {
+		if m1.segsDone.Load() >= 2 {
+			cancel()
+		}
+		return addMigrated(a)
+	})
+	if err := m1.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want context.Canceled", err)
+	}
+	p1 := m1.Progress()
+	done := doneSegments(t, e, m1)
+	t.Logf("first run: %+v; segments done %v", p1, done)
+	if p1.Changed == 0 || p1.Changed >= int64(e.n) || len(done) == 0 || len(done) == 8 {
+		t.Fatalf("first run changed %d of %d items, finished segments %v: want part of them", p1.Changed, e.n, done)
+	}
+	m2 := e.migration("resume", "w1", addMigrated)
+	scans := &scanCounter{Client: e.c}
+	m2.meter.Client = scans
+	ctx2, cancel2 := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel2()
+	if err := m2.Run(ctx2); err != nil {
+		t.Fatal(err)
+	}
+	hits := stop()
+	e.check(hits)
+	p2 := m2.Progress()
+	t.Logf("second run: %+v", p2)
+	for _, seg := range done {
+		if n := scans.segment(seg); n > 0 {
+			t.Errorf("segment %d finished by the first run was scanned again (%d requests)", seg, n)
+		}
+	}
+	checkCounts(t, e.n, p1.Changed, p2.Changed)
+}
+
+// doneSegments returns the segments whose checkpoint says done.
+func doneSegments(t *testing.T, e *env, m *Migration[account]) []int {
+	var out []int
+	for seg := range m.o.segments {
+		cp, err := m.cps.Load(t.Context(), checkpoint{Key: m.checkpointKey(seg)}, dynamo.ConsistentRead())
+		if err == nil && cp.Done {
+			out = append(out, seg)
+		}
+	}
+	return out
+}
+
+// scanCounter counts Scan requests per segment.
+type scanCounter struct {
+	dynamo.Client
+	mu   sync.Mutex
+	segs map[int32]int
+}
+
+func (s *scanCounter) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	s.mu.Lock()
+	if s.segs == nil {
+		s.segs = map[int32]int{}
+	}
+	s.segs[aws.ToInt32(in.Segment)]++
+	s.mu.Unlock()
+	return s.Client.Scan(ctx, in, optFns...)
+}
+
+func (s *scanCounter) segment(i int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.segs[int32(i)]
+}
+
+// TestMigrationSharedByTwoRunnersOneStopped: two processes share a
+// migration; one stops half-way and the other finishes every segment, each
+// item changed once and every live write kept.
+func TestMigrationSharedByTwoRunnersOneStopped(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
+	e := newEnv(t, 2000)
+	stop := e.writers(4)
+	var calls atomic.Int64
+	ctxA, cancelA := context.WithCancel(t.Context())
+	a := e.migration("shared", "a", func(x account) (account, error) {
+		if calls.Add(1) == int64(e.n/4) {
+			cancelA()
+		}
+		return addMigrated(x)
+	})
+	b := e.migration("shared", "b", addMigrated)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	errA := make(chan error, 1)
+	go func() { errA <- a.Run(ctxA) }()
+	if err := b.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errA; !errors.Is(err, context.Canceled) {
+		t.Errorf("stopped runner: %v, want context.Canceled", err)
+	}
+	hits := stop()
+	e.check(hits)
+	pa, pb := a.Progress(), b.Progress()
+	t.Logf("a: %+v\nb: %+v", pa, pb)
+	if pa.Changed == 0 {
+		t.Error("runner a changed nothing: the test did not share the work")
+	}
+	checkCounts(t, e.n, pa.Changed, pb.Changed)
+}
+
+// checkCounts fails unless two runs' Changed add up to n items, less at most
+// one per segment: a write in flight when a run's ctx ends may land without
+// the run counting it (check finds it in the item).
+func checkCounts(t *testing.T, n int, a, b int64) {
+	t.Helper()
+	if sum := a + b; sum > int64(n) || sum < int64(n-8) {
+		t.Errorf("changed %d + %d, want %d in all (less at most 8 cut short)", a, b, n)
+	}
+}
+
+// TestMigrationProcessKilled: a runner in another process is killed
+// (SIGKILL) a quarter of the way while a runner in this process shares the
+// migration: this one takes over the dead one's segments once their leases
+// run out and finishes; every item is changed exactly once and every live
+// write is kept.
+func TestMigrationProcessKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process")
+	}
+	e := newEnv(t, 2000)
+	stop := e.writers(4)
+	child := exec.Command(os.Args[0], "-test.run=^TestChildRunner$", "-test.count=1")
+	child.Env = append(os.Environ(), "BACKFILL_CHILD="+e.table+","+e.leases)
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := make(chan int64, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var n int64
+			if _, err := fmt.Sscanf(sc.Text(), "changed %d", &n); err == nil && n >= int64(e.n/4) {
+				_ = child.Process.Kill()
+				killed <- n
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		_ = child.Wait()
+		close(killed)
+	}()
+	m := e.migration("killed", "parent", addMigrated)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, ok := <-killed
+	hits := stop()
+	if !ok {
+		t.Fatal("the child ended before it was killed: the test did not kill a runner")
+	}
+	e.check(hits)
+	p := m.Progress()
+	t.Logf("child changed about %d before it was killed; this runner: %+v", n, p)
+	// The child changed at least n (it printed so), and maybe more before
+	// the kill landed; this runner the rest.
+	if p.Changed > int64(e.n)-n || p.Changed < int64(e.n)/4 {
+		t.Errorf("this runner changed %d items, the child at least %d: want the rest of %d", p.Changed, n, e.n)
+	}
+}
+
+// TestChildRunner is the runner TestMigrationProcessKilled starts in a
+// process of its own and kills; it prints its count of changed items as it
+// goes.
+func TestChildRunner(t *testing.T) {
+	spec := os.Getenv("BACKFILL_CHILD")
+	if spec == "" {
+		t.Skip("run by TestMigrationProcessKilled")
+	}
+	table, leases, _ := strings.Cut(spec, ",")
+	c := dynamotest.Client(t)
+	e := &env{t: t, c: c, table: table, leases: leases}
+	m := e.migration("killed", "child", addMigrated)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+				fmt.Printf("changed %d\n", m.Progress().Changed)
+			}
+		}
+	}()
+	err := m.Run(t.Context())
+	close(done)
+	t.Fatalf("the child runner was not killed: Run returned %v", err)
+}
+
+// plainAccount is account without a version attribute: Update guards its
+// writes by the values of every attribute it models.
+type plainAccount struct {
+	ID       string `dynamo:"id,hash"`
+	Hits     int64  `dynamo:"hits"`
+	Migrated int64  `dynamo:"migrated"`
+}
+
+// TestUnversionedMigrationUnderLiveWrites: for a type without a version,
+// live Updates and the migration's writes do not overwrite each other
+// either: every item is changed once and keeps every live write.
+func TestUnversionedMigrationUnderLiveWrites(t *testing.T) {
+	e := newEnv(t, 1000)
+	plain, err := dynamo.NewTable[plainAccount](dynamo.NewMapper(e.c), e.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := e.writersWith(4, func(ctx context.Context, i int) error {
+		_, err := plain.Update(ctx, plainAccount{ID: key(i)}, func(a plainAccount) (plainAccount, error) {
+			a.Hits++
+			return a, nil
+		})
+		return err
+	})
+	m, err := New(e.c, e.table, "plain", func(a plainAccount) (plainAccount, error) {
+		a.Migrated++
+		return a, nil
+	}, Fleet(e.leaseClient("w1"), e.leases), Segments(4), PageSize(50), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	err = m.Run(ctx)
+	hits := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.check(hits)
+	t.Logf("progress: %+v", m.Progress())
+}

@@ -1,0 +1,311 @@
+package backfill
+
+import (
+	"context"
+	"errors"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/leaktest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ddbkit/dynamo"
+)
+
+// TestDryRunCountsAndWritesNothing: a dry run calls the function on every
+// item, counts what would change and what would not, and writes nothing.
+func TestDryRunCountsAndWritesNothing(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
+	e := newEnv(t, 300)
+	m, err := New(e.c, e.table, "dry", func(a account) (account, error) {
+		if a.ID < key(100) {
+			return a, dynamo.ErrNoChange
+		}
+		return addMigrated(a)
+	}, DryRun(), Segments(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Progress()
+	if p.Changed != 200 || p.Unchanged != 100 || p.Scanned != 300 || p.SegmentsDone != 4 {
+		t.Errorf("dry run: %+v; want 200 changed, 100 unchanged, 300 scanned, 4 segments", p)
+	}
+	for a, err := range e.items.Scan(t.Context(), dynamo.ConsistentRead()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Version != 1 || a.Migrated != 0 {
+			t.Fatalf("dry run wrote %+v", a)
+		}
+	}
+}
+
+// TestNoChangeWritesNothing: items whose function returns ErrNoChange keep
+// their version and get no mark, and are counted Unchanged.
+func TestNoChangeWritesNothing(t *testing.T) {
+	e := newEnv(t, 200)
+	m := e.migration("nochange", "w1", func(a account) (account, error) {
+		if a.ID < key(50) {
+			return a, dynamo.ErrNoChange
+		}
+		return addMigrated(a)
+	})
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for a, err := range e.items.Scan(t.Context(), dynamo.ConsistentRead()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		untouched := a.ID < key(50)
+		if untouched && (a.Version != 1 || a.Migrated != 0) || !untouched && (a.Version != 2 || a.Migrated != 1) {
+			t.Errorf("%+v", a)
+		}
+	}
+	if p := m.Progress(); p.Unchanged != 50 || p.Changed != 150 {
+		t.Errorf("progress %+v, want 50 unchanged, 150 changed", p)
+	}
+}
+
+// TestFunctionErrorStopsRun: by default the first failing item stops Run
+// with its error, naming the item.
+func TestFunctionErrorStopsRun(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
+	e := newEnv(t, 200)
+	boom := errors.New("boom")
+	m := e.migration("stop", "w1", func(a account) (account, error) {
+		if a.ID == key(42) {
+			return a, boom
+		}
+		return addMigrated(a)
+	})
+	err := m.Run(t.Context())
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), key(42)) {
+		t.Fatalf("Run: %v, want boom naming %s", err, key(42))
+	}
+	a, err := e.items.Load(t.Context(), account{ID: key(42)})
+	if err != nil || a.Migrated != 0 {
+		t.Errorf("failed item: %+v, %v", a, err)
+	}
+}
+
+// TestSkipFailuresRecordsAndGoesOn: with SkipFailures, failing items are
+// recorded with their error and every other item is changed.
+func TestSkipFailuresRecordsAndGoesOn(t *testing.T) {
+	e := newEnv(t, 200)
+	boom := errors.New("boom")
+	m := e.migration("skip", "w1", func(a account) (account, error) {
+		if a.ID == key(42) || a.ID == key(7) {
+			return a, boom
+		}
+		return addMigrated(a)
+	}, SkipFailures())
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Progress()
+	if p.Failed != 2 || len(p.Failures) != 2 || p.Changed != 198 {
+		t.Fatalf("progress %+v, want 2 failed, 198 changed", p)
+	}
+	for _, f := range p.Failures {
+		if !errors.Is(f.Err, boom) || (f.Item.ID != key(42) && f.Item.ID != key(7)) {
+			t.Errorf("failure %+v", f)
+		}
+	}
+}
+
+// TestRunAgainAfterEndChangesNothing: a finished migration run again (same
+// id) returns at once and changes nothing more.
+func TestRunAgainAfterEndChangesNothing(t *testing.T) {
+	e := newEnv(t, 100)
+	if err := e.migration("twice", "w1", addMigrated).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	m := e.migration("twice", "w2", addMigrated)
+	start := time.Now()
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if p := m.Progress(); p.Changed != 0 || p.Scanned != 0 {
+		t.Errorf("second run: %+v, want nothing scanned or changed (took %v)", p, time.Since(start))
+	}
+	e.check(nil)
+}
+
+// TestConflictRerunsOnStoredItem: a live write landing between the
+// migration's read and its write makes the write conflict; the function
+// runs again on the stored item, so the live write is kept and the change
+// made once.
+func TestConflictRerunsOnStoredItem(t *testing.T) {
+	e := newEnv(t, 10)
+	var live sync.Once
+	m := e.migration("conflict", "w1", func(a account) (account, error) {
+		if a.ID == key(3) {
+			live.Do(func() {
+				// Another writer, through another Table: not queued with the migration's.
+				other, _ := dynamo.NewTable[account](dynamo.NewMapper(e.c), e.table)
+				if _, err := other.Update(context.Background(), account{ID: key(3)}, func(x account) (account, error) {
+					x.Hits++
+					return x, nil
+				}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		return addMigrated(a)
+	})
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	hits := make([]int64, e.n)
+	hits[3] = 1
+	e.check(hits)
+	if p := m.Progress(); p.Reruns != 1 || p.Changed != 10 {
+		t.Errorf("progress %+v, want 1 rerun, 10 changed", p)
+	}
+}
+
+// TestLostAnswersChangeOnce: when the answers to the migration's writes are
+// lost — once with a live write landing before the SDK's retry, which then
+// conflicts (an outcome the mapper cannot tell), and several times plainly —
+// every item is still changed exactly once and the live write kept.
+func TestLostAnswersChangeOnce(t *testing.T) {
+	e := newEnv(t, 20)
+	drop := dynamotest.NewDropper("UpdateItem")
+	dc := drop.Client(t)
+	var armed sync.Once
+	m, err := New(dc, e.table, "lost", func(a account) (account, error) {
+		if a.ID == key(5) {
+			armed.Do(func() {
+				drop.ArmThen(func() {
+					if _, err := e.items.Update(context.Background(), account{ID: key(5)}, func(x account) (account, error) {
+						x.Hits++
+						return x, nil
+					}); err != nil {
+						t.Error(err)
+					}
+				})
+			})
+		}
+		if a.ID == key(9) {
+			drop.Arm(3)
+		}
+		return addMigrated(a)
+	}, Fleet(e.leaseClient("w1"), e.leases), Segments(1), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if drop.Dropped() < 2 {
+		t.Fatalf("dropped %d answers: the test lost none", drop.Dropped())
+	}
+	hits := make([]int64, e.n)
+	hits[5] = 1
+	e.check(hits)
+	if p := m.Progress(); p.Changed != int64(e.n) {
+		t.Errorf("progress %+v, want %d changed", p, e.n)
+	}
+}
+
+// TestCleanRemovesTheMark: Clean removes the mark of a finished migration
+// from the items holding it, leaves other migrations' marks alone, and
+// changes nothing else.
+func TestCleanRemovesTheMark(t *testing.T) {
+	e := newEnv(t, 100)
+	if err := e.migration("first", "w1", func(a account) (account, error) {
+		if a.ID >= key(80) {
+			return a, dynamo.ErrNoChange
+		}
+		return addMigrated(a)
+	}).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.migration("other", "w1", addMigrated, Mark("otherMark")).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Clean[account](e.c, e.table, "first", Fleet(e.leaseClient("w1"), e.leases), Segments(4), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Progress(); p.Changed != 80 {
+		t.Errorf("clean changed %d items, want the 80 marked", p.Changed)
+	}
+	out, err := e.c.Scan(t.Context(), &dynamodb.ScanInput{TableName: &e.table, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		if _, ok := it[DefaultMark]; ok {
+			t.Errorf("mark left on %v", it["id"])
+		}
+		if v, ok := it["otherMark"].(*types.AttributeValueMemberS); !ok || v.Value != "other" {
+			t.Errorf("other migration's mark on %v: %v", it["id"], it["otherMark"])
+		}
+		if m := it["migrated"].(*types.AttributeValueMemberN).Value; m != "1" && m != "2" {
+			t.Errorf("%v migrated %s", it["id"], m)
+		}
+	}
+}
+
+// TestMissingTableStopsRun: a table that does not exist stops Run with an
+// error saying so, instead of the segments being retried for ever.
+func TestMissingTableStopsRun(t *testing.T) {
+	e := newEnv(t, 0)
+	m, err := New(e.c, "no-such-table-backfill", "missing", addMigrated,
+		Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := m.Run(ctx); !errors.Is(err, dynamo.ErrTableNotFound) {
+		t.Fatalf("Run: %v, want ErrTableNotFound", err)
+	}
+}
+
+// TestDeletedSinceScanStaysDeleted: an item deleted between the scan and
+// the migration's write — with a version or without one — is not created
+// again, and counts as skipped.
+func TestDeletedSinceScanStaysDeleted(t *testing.T) {
+	e := newEnv(t, 2)
+	if _, err := e.c.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{TableName: &e.table,
+		Key:              map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: key(1)}},
+		UpdateExpression: aws.String("REMOVE version")}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := map[string]bool{}
+	var mu sync.Mutex
+	m := e.migration("deleted", "w1", func(a account) (account, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !deleted[a.ID] {
+			deleted[a.ID] = true
+			if _, err := e.c.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: &e.table,
+				Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: a.ID}}}); err != nil {
+				t.Error(err)
+			}
+		}
+		return addMigrated(a)
+	})
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for a, err := range e.items.Scan(t.Context(), dynamo.ConsistentRead()) {
+		t.Errorf("item back after its deletion: %+v %v", a, err)
+	}
+	if p := m.Progress(); p.Skipped != 2 || p.Changed != 0 {
+		t.Errorf("progress %+v, want 2 skipped", p)
+	}
+}

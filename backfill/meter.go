@@ -1,0 +1,246 @@
+package backfill
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
+)
+
+// Placeholders of the mark in the requests the meter rewrites. The mapper
+// numbers its own (#0, :0, …), so these never meet them.
+const (
+	markName  = "#backfillMark"
+	markValue = ":backfillMark"
+)
+
+// budget is a token bucket of capacity units: it fills at rate units per
+// second up to one second's worth, requests wait while it is below zero, and
+// each response takes the units DynamoDB says it consumed. A zero rate is no
+// limit.
+type budget struct {
+	clk  clock.Clock
+	rate float64
+
+	mu    sync.Mutex
+	avail float64
+	last  time.Time
+}
+
+func newBudget(clk clock.Clock, rate float64) *budget {
+	return &budget{clk: clk, rate: rate, avail: rate, last: clk.Now()}
+}
+
+// refill adds what the time since the last refill earned; b.mu is held.
+func (b *budget) refill() {
+	now := b.clk.Now()
+	if d := now.Sub(b.last); d > 0 {
+		b.avail = min(b.rate, b.avail+b.rate*d.Seconds())
+	}
+	b.last = now
+}
+
+// wait returns once the bucket is not in debt, or with ctx's error.
+func (b *budget) wait(ctx context.Context) error {
+	if b.rate <= 0 {
+		return ctx.Err()
+	}
+	for {
+		b.mu.Lock()
+		b.refill()
+		debt := -b.avail
+		b.mu.Unlock()
+		if debt <= 0 {
+			return ctx.Err()
+		}
+		t := b.clk.NewTimer(time.Duration(debt / b.rate * float64(time.Second)))
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// spend takes units from the bucket (it may go into debt).
+func (b *budget) spend(units float64) {
+	if b.rate <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.refill()
+	b.avail -= units
+	b.mu.Unlock()
+}
+
+// meter is the dynamo.Client the migration's own mapper sends its requests
+// through. It
+//   - waits for the read or write budget before each Scan, GetItem,
+//     UpdateItem and PutItem, asks DynamoDB for the capacity consumed
+//     (ReturnConsumedCapacity TOTAL) and charges it to the budget (one unit
+//     when a response carries none, as a failed conditional write);
+//   - backs off and sends again a request DynamoDB refused for throttling,
+//     after the SDK's own retries gave up (nothing was written then);
+//   - writes the migration's mark (markAttr = id) with every UpdateItem and
+//     PutItem, so that the change and the mark land together;
+//   - counts the items scans read (before filters) and the units consumed.
+//
+// The mapper is the migration's own: every write through it is a write of
+// the migration.
+type meter struct {
+	dynamo.Client
+	markAttr, id  string
+	unmark        bool // remove the mark instead of writing it (Clean)
+	reads, writes *budget
+	clk           clock.Clock
+	maxBackoff    time.Duration
+	scanned       atomic.Int64
+	filtered      atomic.Int64
+	readMilli     atomic.Int64 // read units × 1000
+	writeMilli    atomic.Int64 // write units × 1000
+	throttled     atomic.Int64
+}
+
+// throttleRetries bounds the meter's own retries of a throttled request.
+const throttleRetries = 10
+
+// isThrottle reports whether err is DynamoDB refusing a request for
+// capacity.
+func isThrottle(err error) bool {
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return false
+	}
+	switch api.ErrorCode() {
+	case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded":
+		return true
+	}
+	return false
+}
+
+// send runs call under the budget b, charging what it consumed, and sends it
+// again after a backoff while it is throttled.
+func send[O any](ctx context.Context, m *meter, b *budget, call func() (*O, error), used func(*O) *types.ConsumedCapacity, milli *atomic.Int64) (*O, error) {
+	backoff := 50 * time.Millisecond
+	for try := 0; ; try++ {
+		if err := b.wait(ctx); err != nil {
+			return nil, err
+		}
+		out, err := call()
+		units := 1.0
+		if err == nil {
+			if cc := used(out); cc != nil && cc.CapacityUnits != nil {
+				units = *cc.CapacityUnits
+			}
+		}
+		b.spend(units)
+		milli.Add(int64(units * 1000))
+		if err == nil || !isThrottle(err) || try >= throttleRetries {
+			return out, err
+		}
+		m.throttled.Add(1)
+		t := m.clk.NewTimer(backoff)
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return out, err
+		}
+		backoff = min(2*backoff, m.maxBackoff)
+	}
+}
+
+func (m *meter) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	r := *in
+	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := send(ctx, m, m.reads, func() (*dynamodb.ScanOutput, error) { return m.Client.Scan(ctx, &r, optFns...) },
+		func(o *dynamodb.ScanOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.readMilli)
+	if err == nil {
+		m.scanned.Add(int64(out.ScannedCount))
+		m.filtered.Add(int64(out.ScannedCount - out.Count))
+	}
+	return out, err
+}
+
+func (m *meter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	r := *in
+	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	return send(ctx, m, m.reads, func() (*dynamodb.GetItemOutput, error) { return m.Client.GetItem(ctx, &r, optFns...) },
+		func(o *dynamodb.GetItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.readMilli)
+}
+
+func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	r := *in
+	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	// The mapper's expressions may share their maps between calls: copy.
+	r.ExpressionAttributeNames = maps.Clone(in.ExpressionAttributeNames)
+	if r.ExpressionAttributeNames == nil {
+		r.ExpressionAttributeNames = map[string]string{}
+	}
+	r.ExpressionAttributeNames[markName] = m.markAttr
+	if m.unmark {
+		r.UpdateExpression = aws.String(withoutMark(aws.ToString(in.UpdateExpression)))
+	} else {
+		r.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
+		if r.ExpressionAttributeValues == nil {
+			r.ExpressionAttributeValues = map[string]types.AttributeValue{}
+		}
+		r.ExpressionAttributeValues[markValue] = &types.AttributeValueMemberS{Value: m.id}
+		r.UpdateExpression = aws.String(withMark(aws.ToString(in.UpdateExpression)))
+	}
+	return send(ctx, m, m.writes, func() (*dynamodb.UpdateItemOutput, error) { return m.Client.UpdateItem(ctx, &r, optFns...) },
+		func(o *dynamodb.UpdateItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.writeMilli)
+}
+
+func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	r := *in
+	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	r.Item = maps.Clone(in.Item)
+	if m.unmark {
+		delete(r.Item, m.markAttr)
+	} else {
+		r.Item[m.markAttr] = &types.AttributeValueMemberS{Value: m.id}
+	}
+	return send(ctx, m, m.writes, func() (*dynamodb.PutItemOutput, error) { return m.Client.PutItem(ctx, &r, optFns...) },
+		func(o *dynamodb.PutItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.writeMilli)
+}
+
+// withMark adds "#backfillMark = :backfillMark" to the SET clause of the
+// UpdateExpression e (the mapper writes its clauses upper-case, SET first).
+func withMark(e string) string {
+	const set = "SET "
+	action := markName + " = " + markValue
+	if rest, ok := strings.CutPrefix(e, set); ok {
+		return set + action + ", " + rest
+	}
+	if e == "" {
+		return set + action
+	}
+	return set + action + " " + e
+}
+
+// withoutMark adds "#backfillMark" to the REMOVE clause of the
+// UpdateExpression e.
+func withoutMark(e string) string {
+	const remove = "REMOVE "
+	if i := strings.Index(e, remove); i == 0 || i > 0 && e[i-1] == ' ' {
+		j := i + len(remove)
+		return e[:j] + markName + ", " + e[j:]
+	}
+	if e == "" {
+		return remove + markName
+	}
+	return e + " " + remove + markName
+}
