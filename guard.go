@@ -113,6 +113,9 @@ func (m *Mapper) writeGuarded(ctx context.Context, call string, mem *txMember, g
 		}
 		seen[txItemID(x)] = i
 	}
+	if err := checkTxLimits(call+" with GuardedBy", members); err != nil {
+		return err
+	}
 	in := &dynamodb.TransactWriteItemsInput{
 		TransactItems:      make([]types.TransactWriteItem, len(members)),
 		ClientRequestToken: aws.String(hex.EncodeToString(newToken())),

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -210,6 +211,14 @@ func TestGuardedByRefusals(t *testing.T) {
 		}(),
 		"same item": func() error {
 			_, err := items.Save(ctx, guardedItem{ID: "f", Version: 1}, GuardedBy(check))
+			return err
+		}(),
+		"101 members": func() error { // 100 checks and the write: over DynamoDB's 100
+			var checks []TxOp
+			for i := range 100 {
+				checks = append(checks, items.TxCheck(guardedItem{ID: "c" + strconv.Itoa(i), Version: 1}))
+			}
+			_, err := items.Save(ctx, guardedItem{ID: "a"}, GuardedBy(checks...))
 			return err
 		}(),
 		"nil check":  items.Delete(ctx, guardedItem{ID: "a"}, GuardedBy(nil)),

@@ -605,7 +605,6 @@ func (tx *Tx) commit(ctx context.Context) (map[txItem]txnCached, bool, error) {
 func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEntry, error) {
 	members := make([]*txMember, 0, len(tx.order))
 	entries := make([]*txnEntry, 0, len(tx.order))
-	size := 0
 	for _, e := range tx.order {
 		mem := e.mem
 		if !e.written {
@@ -619,7 +618,6 @@ func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEnt
 		}
 		members = append(members, mem)
 		entries = append(entries, e)
-		size += mem.size
 	}
 	// The GuardedBy checks follow the items' members.
 	gs, err := buildGuards("Transact", append(slices.Clone(tx.o.guards), tx.guards...))
@@ -632,14 +630,9 @@ func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEnt
 				ErrInvalidInput, mem.table, formatKey(mem.key))
 		}
 		members = append(members, mem)
-		size += mem.size
 	}
-	if err := checkTxCount("Transact", len(members)); err != nil {
+	if err := checkTxLimits("Transact", members); err != nil {
 		return nil, nil, nil, err
-	}
-	if size > maxTxSize {
-		return nil, nil, nil, fmt.Errorf("%w: Transact: the run's %d members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split the work",
-			ErrInvalidInput, len(members), size)
 	}
 	in := &dynamodb.TransactWriteItemsInput{
 		TransactItems:      make([]types.TransactWriteItem, len(members)),

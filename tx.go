@@ -390,7 +390,6 @@ func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption) error
 func writeTxMembers(ops []TxOp, o txOptions) ([]*txMember, error) {
 	members := make([]*txMember, len(ops))
 	seen := make(map[txItem]int, len(ops))
-	size := 0
 	for i, op := range ops {
 		if op == nil {
 			return nil, fmt.Errorf("%w: WriteTx member %d is nil", ErrInvalidInput, i)
@@ -412,7 +411,6 @@ func writeTxMembers(ops []TxOp, o txOptions) ([]*txMember, error) {
 		}
 		seen[txItemID(mem)] = i
 		members[i] = mem
-		size += mem.size
 	}
 	// The GuardedBy checks, of the call and of its members, follow the ops
 	// (an op that is also one of the ops is sent once, as the op).
@@ -433,14 +431,9 @@ func writeTxMembers(ops []TxOp, o txOptions) ([]*txMember, error) {
 		}
 		seen[txItemID(mem)] = i
 		members = append(members, mem)
-		size += mem.size
 	}
-	if err := checkTxCount("WriteTx", len(members)); err != nil {
+	if err := checkTxLimits("WriteTx", members); err != nil {
 		return nil, err
-	}
-	if size > maxTxSize {
-		return nil, fmt.Errorf("%w: WriteTx members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split it",
-			ErrInvalidInput, size)
 	}
 	return members, nil
 }
@@ -499,6 +492,24 @@ func retryTx[M txMemberInfo](ctx context.Context, o txOptions, name string, ms [
 			return fmt.Errorf("dynamo: %s of %d members, after %d attempts cancelled by conflicting transactions: %w", name, len(ms), attempt, err)
 		}
 	}
+}
+
+// checkTxLimits refuses the members of a transaction that DynamoDB would:
+// none, more than MaxTxItems, more than 4 MB in all. The one check for
+// WriteTx, Transact and the guarded writes of GuardedBy.
+func checkTxLimits(call string, members []*txMember) error {
+	if err := checkTxCount(call, len(members)); err != nil {
+		return err
+	}
+	size := 0
+	for _, mem := range members {
+		size += mem.size
+	}
+	if size > maxTxSize {
+		return fmt.Errorf("%w: %s: its %d members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split it",
+			ErrInvalidInput, call, len(members), size)
+	}
+	return nil
 }
 
 func checkTxCount(call string, n int) error {
