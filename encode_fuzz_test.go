@@ -21,7 +21,7 @@ type fzNode struct {
 	L    []*fzNode      `dynamo:"l"`
 }
 
-type fzEmbedded struct {
+type FzEmbedded struct {
 	E any `dynamo:"e"`
 }
 
@@ -29,7 +29,7 @@ type fzItem struct {
 	ID string `dynamo:"id,hash"`
 	R  []byte `dynamo:"r,range"`
 	V  int64  `dynamo:"v,version"`
-	*fzEmbedded
+	*FzEmbedded
 	S    string         `dynamo:"s"`
 	Set  []string       `dynamo:"set,set,omitempty"`
 	NSet []float64      `dynamo:"nset,set,omitempty"`
@@ -174,7 +174,7 @@ func (b *fzBuilder) item() fzItem {
 		it.R = nil
 	}
 	if b.byte()%2 == 1 {
-		it.fzEmbedded = &fzEmbedded{E: b.value(1)}
+		it.FzEmbedded = &FzEmbedded{E: b.value(1)}
 	}
 	it.S = b.str()
 	for k := b.byte() % 4; k > 0; k-- {

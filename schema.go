@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"fmt"
+	"go/token"
 	"math"
 	"reflect"
 	"strconv"
@@ -179,6 +180,12 @@ func (s *schema) collect(t reflect.Type, fail func(string, string, ...any) error
 	l := codec.LayoutOf(t)
 	for i := range l.All {
 		cf := &l.All[i]
+		if name := cf.GoName[strings.LastIndexByte(cf.GoName, '.')+1:]; cf.State == codec.Embedded && cf.Type.Kind() == reflect.Pointer && !token.IsExported(name) {
+			// attributevalue encodes the fields of *t but, decoding, cannot
+			// allocate an unexported t (it panics): every Load would fail.
+			return fail(cf.GoName, "embeds a pointer to the unexported struct type %s, whose fields could be written but never read back (attributevalue cannot allocate it when decoding): embed it by value, or export the type",
+				cf.Type.Elem())
+		}
 		if cf.State == codec.Unexported {
 			if cf.Anonymous {
 				continue

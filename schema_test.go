@@ -130,6 +130,9 @@ func TestSchemaErrors(t *testing.T) {
 		{"set on string", func() error { _, err := NewTable[setOnString](m, "t"); return err }, "S", "use a slice"},
 		{"token clash", func() error { _, err := NewTable[tokenClash](m, "t"); return err }, "W", "WithWriteTokenAttribute"},
 		{"not a struct", func() error { _, err := NewTable[int](m, "t"); return err }, "", "structs"},
+		// Written but never read back: attributevalue cannot allocate the
+		// unexported type when decoding (found by the attack session).
+		{"embedded pointer to unexported", func() error { _, err := NewTable[embedsHiddenPtr](m, "t"); return err }, "hiddenEmbedded", "embed it by value"},
 	}
 	for _, tc := range tests {
 		err := tc.table()
@@ -241,4 +244,14 @@ func TestTagErrorQuotesTheTagRead(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `tag "b,javabool,javadate" has both javabool and javadate`) {
 		t.Errorf("err = %v, want it to quote the dynamodbav tag", err)
 	}
+}
+
+type hiddenEmbedded struct {
+	Flag bool   `dynamo:"flag"`
+	Name string `dynamo:"name"`
+}
+
+type embedsHiddenPtr struct {
+	ID string `dynamo:"id,hash"`
+	*hiddenEmbedded
 }
