@@ -496,3 +496,31 @@ func TestAddOverForeignStates(t *testing.T) {
 		}
 	}
 }
+
+// On DynamoDB Local: an Add that would grow the stored item past 400 KB —
+// which only DynamoDB can tell, as Add does not read the item — is refused
+// with an error wrapping ErrInvalidInput that names the limit, and nothing
+// is written (found by the attack session: the bare ValidationException
+// matched no sentinel).
+func TestAddPastItemSizeLimitIsInvalidInput(t *testing.T) {
+	type big struct {
+		ID   string   `dynamo:"id,hash"`
+		Body string   `dynamo:"body"`
+		Tags []string `dynamo:"tags,set,omitempty"`
+		V    int64    `dynamo:"v,version"`
+	}
+	tb, _ := idTable[big](t)
+	ctx := t.Context()
+	saved, err := tb.Save(ctx, big{ID: "a", Body: strings.Repeat("y", 400*1024-400)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tb.Add(ctx, big{ID: "a"}, AddToSet("tags", []string{strings.Repeat("z", 1000)}))
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "400 KB") {
+		t.Fatalf("Add past 400 KB = %v; want ErrInvalidInput naming the limit", err)
+	}
+	got, err := tb.Load(ctx, big{ID: "a"}, ConsistentRead())
+	if err != nil || got.V != saved.V || len(got.Tags) != 0 {
+		t.Errorf("after the refused Add: %d tags, version %d, %v; want the item unchanged at version %d", len(got.Tags), got.V, err, saved.V)
+	}
+}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // Save writes item and returns the saved copy: item with its new version
@@ -143,6 +145,12 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 		return nil, ce
 	}
 	if !att.maybeApplied() && !att.unrecorded() {
+		if tooLarge(err) {
+			// Only DynamoDB knows the stored item an update adds to (Add,
+			// SaveAppendSet, SaveUpdateSkipNulls keep what is stored).
+			return nil, fmt.Errorf("%w: save to table %q key %s: the item as stored after this write would be over DynamoDB's 400 KB limit, so nothing was written: store large values elsewhere (e.g. S3) and keep a reference: %w",
+				ErrInvalidInput, t.name, formatKey(key), err)
+		}
 		return nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
 	}
 	return t.settleSave(ctx, r, wo, bs, key, err)
@@ -229,6 +237,13 @@ func storedNulls(err error, attrs []string, prev map[string]bool) map[string]boo
 		return nil
 	}
 	return nulls
+}
+
+// tooLarge reports whether err is DynamoDB's refusal of an update that
+// would leave an item over 400 KB.
+func tooLarge(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" && strings.Contains(ae.ErrorMessage(), "Item size to update has exceeded")
 }
 
 // maxNullAttempts bounds the requests of one write that storedNulls sends
