@@ -138,9 +138,12 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 			// A NULL where the request assumed none (or the reverse) failed
 			// its condition, certainly not applied: send it again for the
 			// item as stored.
-			if nulls := storedNulls(err, blind, wo.nulls); nulls != nil && attempt < maxNullAttempts {
-				wo.nulls = nulls
-				continue
+			if nulls := storedNulls(err, blind, wo.nulls); nulls != nil {
+				if attempt < maxNullAttempts {
+					wo.nulls = nulls
+					continue
+				}
+				nullsKeptChanging(err, attempt)
 			}
 			return zero, err
 		}

@@ -94,11 +94,14 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		if err == nil {
 			break
 		}
-		if nulls := storedNulls(err, p.blindAttrs(wo.behavior), wo.nulls); nulls != nil && attempt < maxNullAttempts {
-			nw := *wo
-			nw.nulls = nulls
-			wo = &nw
-			continue
+		if nulls := storedNulls(err, p.blindAttrs(wo.behavior), wo.nulls); nulls != nil {
+			if attempt < maxNullAttempts {
+				nw := *wo
+				nw.nulls = nulls
+				wo = &nw
+				continue
+			}
+			nullsKeptChanging(err, attempt)
 		}
 		return zero, nil, err
 	}
@@ -237,6 +240,15 @@ func storedNulls(err error, attrs []string, prev map[string]bool) map[string]boo
 		return nil
 	}
 	return nulls
+}
+
+// nullsKeptChanging gives err, the failure of a write's last attempt that
+// storedNulls would send again, the reason: another writer stored or
+// replaced NULLs under every attempt.
+func nullsKeptChanging(err error, attempts int) {
+	if ce, ok := asConditionError(err); ok && ce.Err == ErrConditionFailed && ce.reason == "" {
+		ce.reason = fmt.Sprintf("another writer kept storing or replacing NULLs in the attributes this write changes without reading them (%d attempts, each conditioned on the NULLs the last one found): try again", attempts)
+	}
 }
 
 // tooLarge reports whether err is DynamoDB's refusal of an update that

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -402,5 +403,35 @@ func TestSaveAppendSetOnStoredNullSet(t *testing.T) {
 	got.V = 1
 	if _, err := tb.Save(ctx, got, WithSaveBehavior(SaveAppendSet)); !errors.Is(err, ErrVersionConflict) {
 		t.Fatalf("SaveAppendSet holding a stale version = %v, want ErrVersionConflict", err)
+	}
+}
+
+// A write that changes attributes without reading them (SaveClobber, Add)
+// and meets another writer flipping a NULL under every attempt gives up
+// after maxNullAttempts requests with an error that says so — not a bare
+// "condition failed" naming no cause (found by the attack session).
+func TestNullsKeptChangingIsNamed(t *testing.T) {
+	var n atomic.Int32
+	st := &stubClient{}
+	st.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		item := map[string]types.AttributeValue{"id": str("k"), "n": numberAV(1), "v": numberAV(3)}
+		if n.Add(1)%2 == 1 {
+			item["v"] = &types.AttributeValueMemberNULL{Value: true}
+		}
+		return nil, &types.ConditionalCheckFailedException{Message: aws.String("cond"), Item: item}
+	}
+	tb, err := NewTable[counter](NewMapper(st), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tb.Save(t.Context(), counter{ID: "k", N: 5}, WithSaveBehavior(SaveClobber))
+	if got := n.Swap(0); got != maxNullAttempts {
+		t.Errorf("SaveClobber sent %d requests, want %d", got, maxNullAttempts)
+	}
+	_, aerr := tb.Add(t.Context(), counter{ID: "k"}, Increment("n", 1))
+	for call, err := range map[string]error{"SaveClobber": err, "Add": aerr} {
+		if !errors.Is(err, ErrConditionFailed) || !strings.Contains(err.Error(), "NULLs") || strings.Contains(err.Error(), "If condition") {
+			t.Errorf("%s = %v; want ErrConditionFailed saying another writer kept changing NULLs", call, err)
+		}
 	}
 }
