@@ -18,6 +18,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/lease"
 )
 
@@ -559,8 +560,10 @@ func (m *Migration[T]) Progress() Progress[T] {
 }
 
 // versionField returns the index path of the field of the struct type t
-// (or *t) tagged as the version attribute (`dynamo:"name,version"`), as
-// NewTable reads tags (NewTable has checked them already), or nil.
+// (or *t) tagged as the version attribute, or nil. The fields are the
+// codec's one list (codec.LayoutOf: embedded structs flattened, shadowed
+// and skipped fields left out, as NewTable reads them), the options those
+// of both tags (codec.ReadTags).
 func versionField(t reflect.Type) []int {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -568,19 +571,13 @@ func versionField(t reflect.Type) []int {
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag, ok := f.Tag.Lookup(dynamo.TagKey)
-		if tag == "-" {
-			continue
-		}
-		if ok && slices.Contains(strings.Split(tag, ",")[1:], "version") {
-			return []int{i}
-		}
-		if f.Anonymous && (!ok || strings.Split(tag, ",")[0] == "") {
-			if p := versionField(f.Type); p != nil {
-				return append([]int{i}, p...)
-			}
+	for _, f := range codec.LayoutOf(t).Fields {
+		version := false
+		codec.ReadTags(f.Tag, func(_, tag string) {
+			version = version || slices.Contains(strings.Split(tag, ",")[1:], "version")
+		})
+		if version {
+			return f.Index
 		}
 	}
 	return nil
