@@ -138,7 +138,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 			// A NULL where the request assumed none (or the reverse) failed
 			// its condition, certainly not applied: send it again for the
 			// item as stored.
-			if nulls := storedNulls(err, blind, wo.nulls); nulls != nil {
+			if nulls := storedNulls(err, blind, wo.nulls, t.p.zeroIsNoVersion()); nulls != nil {
 				if attempt < maxNullAttempts {
 					wo.nulls = nulls
 					continue

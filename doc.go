@@ -279,8 +279,9 @@
 // stored version never moves backwards, and never past the largest version
 // the field's type holds (an error names the type to widen); a version
 // stored as NULL (by another writer) counts as none, and the first version
-// is written over it. SaveAppendSet adds to a set stored as NULL as to a
-// missing one. (Both take a second request when the first finds the NULL.)
+// is written over it, as over a stored 0 (unsaved). SaveAppendSet adds to a
+// set stored as NULL as to a missing one. (Both take a second request when
+// the first finds the NULL, or a 0 with versionstart other than the step.)
 //
 // # Lost responses and incarnations
 //
@@ -328,7 +329,8 @@
 //     overwrite the first. (Its deprecated startAt=S wrote S+incrementBy
 //     first; write versionstart to that sum.)
 //   - versionstep=N: every later write adds N (N ≥ 1), as incrementBy does.
-//     SaveClobber and Add advance the stored version by N in DynamoDB.
+//     SaveClobber and Add advance the stored version by N in DynamoDB, and
+//     write the first version over a stored 0, NULL or none.
 //   - versionstart=clock: the first version is the mapper's clock in Unix
 //     milliseconds (see WithClock), as lease does for fencing tokens. Each
 //     incarnation of an item then starts above every version the previous

@@ -17,8 +17,8 @@ import (
 // Placeholders never collide with the expression package's, which are
 // "#0", ":0", ...: attributes are "#a<i>"/":a<i>" by schema position, the
 // held and new version ":v0"/":v1" (for SaveClobber: the step, and ":vb"
-// the first version less the step), the largest version the field holds
-// ":vm", the write token "#wt"/":wt", the token of the item a write was
+// the first version less the step, ":vz" the 0 a stored version is
+// compared with), the largest version the field holds ":vm", the write token "#wt"/":wt", the token of the item a write was
 // computed from ":wh", the hash key "#kh", and the values read ":o<i>" (with
 // ":onull", the type name NULL) that guard an unversioned Update.
 
@@ -32,6 +32,7 @@ const (
 	heldTokenPH   = ":wh"
 	hashNamePH    = "#kh"
 	nullTypePH    = ":onull"
+	zeroVersionPH = ":vz"
 )
 
 // plan holds what a table's requests need that depends only on the type and
@@ -611,17 +612,24 @@ func (p *plan) writeToken(eb *exprBuilder, token []byte) {
 // (SaveClobber, Table.Add) the action that advances the stored version by
 // the step in DynamoDB, or stores first where there is none, with the
 // values it uses, and returns the condition for the caller to AND
-// (condClobber: the stored version leaves room for one more step). With the
-// default settings (first version = step) that is ADD, which treats a
-// missing version as 0. A version stored as NULL (nullVersion; another
-// writer's) is no version, but ADD refuses it and a comparison is false on
-// it: first is set instead, on condition that it still holds NULL.
-func (p *plan) advanceVersion(eb *exprBuilder, first int64, nullVersion bool) string {
-	if nullVersion {
+// (condClobber: the stored version leaves room for one more step).
+//
+// A stored version 0 means unsaved, and one stored as NULL (another
+// writer's) is no version either: both get first. With the default
+// settings (first version = step) ADD does that for 0 and for a missing
+// version. Otherwise, and for NULL (which ADD refuses and a comparison is
+// false on), no single update can choose between first and stored + step:
+// the request assumes the stored item holds a version (noVersion false: it
+// is conditioned on a version other than 0) or holds none (noVersion: first
+// is set on condition that the version is NULL or 0), and is sent again
+// when the stored item says otherwise (storedNulls).
+func (p *plan) advanceVersion(eb *exprBuilder, first int64, noVersion bool) string {
+	if noVersion {
 		eb.set(p.versionPH, newVersionPH)
 		eb.values[newVersionPH] = numberAV(first)
 		eb.values[nullTypePH] = nullTypeAV
-		return "attribute_type(" + p.versionPH + ", " + nullTypePH + ")"
+		eb.values[zeroVersionPH] = numberAV(0)
+		return "attribute_type(" + p.versionPH + ", " + nullTypePH + ") OR " + p.versionPH + " = " + zeroVersionPH
 	}
 	eb.values[newVersionPH] = numberAV(p.verStep)
 	eb.values[maxVersionPH] = numberAV(p.maxVersion - p.verStep + 1) // condClobber: stored < :vm
@@ -631,7 +639,18 @@ func (p *plan) advanceVersion(eb *exprBuilder, first int64, nullVersion bool) st
 	}
 	eb.action(clauseSet).WriteString(p.versionPH + " = if_not_exists(" + p.versionPH + ", " + baseVersionPH + ") + " + newVersionPH)
 	eb.values[baseVersionPH] = numberAV(first - p.verStep)
-	return p.condClobber
+	eb.values[zeroVersionPH] = numberAV(0)
+	return "(" + p.condClobber + ") AND NOT " + p.versionPH + " = " + zeroVersionPH
+}
+
+// zeroIsNoVersion returns the version attribute when a stored 0 needs a
+// request of its own from advanceVersion (the first version written is not
+// the step), else "": see storedNulls.
+func (p *plan) zeroIsNoVersion() string {
+	if p.s.version >= 0 && (p.verClock || p.verStart != p.verStep) {
+		return p.versionAttr[0]
+	}
+	return ""
 }
 
 // withCreatedCond ANDs to a write's condition that the stored creation

@@ -125,8 +125,9 @@ func TestSaveExpressions(t *testing.T) {
 }
 
 // A version that starts elsewhere than its step is advanced by SET with
-// if_not_exists, not ADD; the values used are the step, the base and the
-// bound of condClobber.
+// if_not_exists, not ADD, on condition that the stored version is not 0
+// (unsaved: it gets the first version, in a request of its own); the values
+// used are the step, the base, the bound of condClobber and the 0.
 func TestAdvanceVersion(t *testing.T) {
 	type started struct {
 		ID string `dynamo:"id,hash"`
@@ -139,13 +140,13 @@ func TestAdvanceVersion(t *testing.T) {
 	p := tb.p
 	eb := exprBuilder{values: map[string]types.AttributeValue{}}
 	eb.set("#x", ":x")
-	if c := p.advanceVersion(&eb, p.firstVersion(0), false); c != p.condClobber {
-		t.Errorf("condition = %q, want condClobber", c)
+	if c := p.advanceVersion(&eb, p.firstVersion(0), false); c != "("+p.condClobber+") AND NOT #a1 = :vz" {
+		t.Errorf("condition = %q, want condClobber and not 0", c)
 	}
 	if u := eb.update(); u != "SET #x = :x, #a1 = if_not_exists(#a1, :vb) + :v1" {
 		t.Errorf("update = %q", u)
 	}
-	want := map[string]types.AttributeValue{":v1": n("10"), ":vb": n("90"), ":vm": n("2147483638")}
+	want := map[string]types.AttributeValue{":v1": n("10"), ":vb": n("90"), ":vm": n("2147483638"), ":vz": n("0")}
 	if !reflect.DeepEqual(eb.values, want) {
 		t.Errorf("values = %v, want %v", eb.values, want)
 	}

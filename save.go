@@ -94,7 +94,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		if err == nil {
 			break
 		}
-		if nulls := storedNulls(err, p.blindAttrs(wo.behavior), wo.nulls); nulls != nil {
+		if nulls := storedNulls(err, p.blindAttrs(wo.behavior), wo.nulls, p.zeroIsNoVersion()); nulls != nil {
 			if attempt < maxNullAttempts {
 				nw := *wo
 				nw.nulls = nulls
@@ -211,10 +211,10 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 }
 
 // storedNulls returns which of attrs the stored item of a failed write (err,
-// a *ConditionError carrying it) holds as NULL, when that is not what the
-// write assumed (prev), so that the write, certainly not applied, is sent
-// again for the item as stored; nil when err is the write's answer: another
-// failure, a version conflict, or an outcome that is not known.
+// a *ConditionError carrying it) holds no value in, when that is not what
+// the write assumed (prev), so that the write, certainly not applied, is
+// sent again for the item as stored; nil when err is the write's answer:
+// another failure, a version conflict, or an outcome that is not known.
 //
 // This is the one rule for NULLs met by writes that change an attribute
 // without reading it — Add's changes, SaveAppendSet's sets, the version
@@ -224,15 +224,17 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 // NULL, and a comparison is false on it, so each request assumes a set of
 // NULLs (writeOptions.nulls), conditioned on it (attribute_type NULL, or
 // NOT), and is sent again when the stored item says otherwise — at most
-// maxNullAttempts requests in all.
-func storedNulls(err error, attrs []string, prev map[string]bool) map[string]bool {
+// maxNullAttempts requests in all. A stored version 0 (unsaved) is no
+// version either, and is met the same way when the first version is not the
+// step (zeroVersion, plan.zeroIsNoVersion; see advanceVersion).
+func storedNulls(err error, attrs []string, prev map[string]bool, zeroVersion string) map[string]bool {
 	var ce *ConditionError
 	if len(attrs) == 0 || !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) || errors.Is(err, ErrVersionConflict) {
 		return nil
 	}
 	nulls := map[string]bool{}
 	for _, a := range attrs {
-		if isNull(ce.Item[a]) {
+		if isNull(ce.Item[a]) || a == zeroVersion && isZero(ce.Item[a]) {
 			nulls[a] = true
 		}
 	}

@@ -75,3 +75,10 @@ func isNull(av types.AttributeValue) bool {
 	_, null := av.(*types.AttributeValueMemberNULL)
 	return null
 }
+
+// isZero reports whether v is the number 0, however spelled ("0", "-0",
+// "0.0", "0E5").
+func isZero(v types.AttributeValue) bool {
+	n, ok := v.(*types.AttributeValueMemberN)
+	return ok && avs.NumberEqual(n.Value, "0")
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/itemstate"
 )
 
 func TestParseVersionSettings(t *testing.T) {
@@ -358,5 +359,50 @@ func TestVersionStepOverflow(t *testing.T) {
 	_, err = tb.Save(ctx, small{ID: "k"}, WithSaveBehavior(SaveClobber))
 	if !errors.Is(err, ErrConditionFailed) || !strings.Contains(err.Error(), "advances by 10") {
 		t.Fatalf("SaveClobber at 120 of int8 step 10 = %v, want a condition failure naming the step", err)
+	}
+}
+
+type stepCounter struct {
+	ID string `dynamo:"id,hash"`
+	N  int64  `dynamo:"n"`
+	V  int64  `dynamo:"v,version,versionstart=100,versionstep=10"`
+}
+
+// On DynamoDB Local: the writes that advance the stored version without
+// reading it (SaveClobber, Add) write the first version over every stored
+// state that holds no version — absent, no attribute, NULL, and 0, which
+// means unsaved — and the stored version plus the step over one that holds
+// a version, whatever the settings. (0 + step was stored over a version 0
+// with versionstart ≠ versionstep.)
+func TestVersionSettingsOverForeignStates(t *testing.T) {
+	tb, _ := idTable[stepCounter](t)
+	c := tb.Mapper().Client()
+	ctx := t.Context()
+	schema := itemstate.Schema{Version: "v", Token: DefaultWriteTokenAttribute, Attrs: map[string]types.AttributeValue{"n": numberAV(5)}}
+	for _, st := range itemstate.States(schema) {
+		want := int64(100) // no version stored: the first
+		switch st.Kind {
+		case itemstate.ForeignToken, itemstate.NumberSpelling:
+			want = 11 // version 1 stored
+		}
+		for _, call := range []string{"Add", "SaveClobber"} {
+			id := call + " " + st.String()
+			if err := itemstate.Put(ctx, c, tb.Name(), map[string]types.AttributeValue{"id": str(id)}, st); err != nil {
+				t.Fatal(err)
+			}
+			var got stepCounter
+			var err error
+			if call == "Add" {
+				got, err = tb.Add(ctx, stepCounter{ID: id}, Increment("n", 1))
+			} else {
+				got, err = tb.Save(ctx, stepCounter{ID: id, N: 9}, WithSaveBehavior(SaveClobber))
+			}
+			if err != nil || got.V != want {
+				t.Errorf("%s over %s = version %d, %v; want %d", call, st, got.V, err, want)
+			}
+			if stored, err := tb.Load(ctx, stepCounter{ID: id}, ConsistentRead()); err != nil || stored.V != want {
+				t.Errorf("%s over %s: stored version %d, %v; want %d", call, st, stored.V, err, want)
+			}
+		}
 	}
 }
