@@ -20,7 +20,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,53 +295,6 @@ func checkBackfill(final []bfStored, n int, id string, live bfLive) []string {
 		addf("... %d items missing in all", missing)
 	}
 	return out
-}
-
-// TestBackfillCheckerCatchesAnomalies shows that checkBackfill can fail: a
-// consistent end state passes, and each doctored one — an item not
-// migrated, migrated twice, without the mark, missing, extra, an
-// acknowledged live write lost, a live write applied twice, a version
-// off — is reported. No server is needed.
-func TestBackfillCheckerCatchesAnomalies(t *testing.T) {
-	const id = "m"
-	base := func() ([]bfStored, bfLive) {
-		final := []bfStored{
-			{ID: bfKey(0), Version: 2, Migrated: 1, Mark: id},
-			{ID: bfKey(1), Version: 4, Hits: 2, Migrated: 1, Mark: id}, // 2 acked
-			{ID: bfKey(2), Version: 3, Hits: 1, Migrated: 1, Mark: id}, // 0 acked, 1 failed: applied
-			{ID: bfKey(3), Version: 3, Hits: 1, Migrated: 1, Mark: id}, // 1 acked, 1 failed: not applied
-		}
-		return final, bfLive{Acked: []int64{0, 2, 0, 1}, Unknown: []int64{0, 0, 1, 1}}
-	}
-	final, live := base()
-	if a := checkBackfill(final, 4, id, live); len(a) != 0 {
-		t.Fatalf("a consistent end state: %q; want no anomaly", a)
-	}
-	for _, tc := range []struct {
-		name   string
-		doctor func(f []bfStored, l bfLive) []bfStored
-		want   string
-	}{
-		{"not migrated", func(f []bfStored, l bfLive) []bfStored { f[0].Migrated, f[0].Version = 0, 1; return f }, "not migrated"},
-		{"migrated twice", func(f []bfStored, l bfLive) []bfStored { f[1].Migrated, f[1].Version = 2, 5; return f }, "migrated 2 times"},
-		{"no mark", func(f []bfStored, l bfLive) []bfStored { f[2].Mark = ""; return f }, `mark "", want "m"`},
-		{"missing", func(f []bfStored, l bfLive) []bfStored { return f[1:] }, "item acct-000000 is missing"},
-		{"extra", func(f []bfStored, l bfLive) []bfStored {
-			return append(f, bfStored{ID: bfKey(9), Version: 2, Migrated: 1, Mark: id})
-		}, "item acct-000009 was never filled"},
-		{"acknowledged write lost", func(f []bfStored, l bfLive) []bfStored { f[1].Hits, f[1].Version = 1, 3; return f }, "1 acknowledged live writes lost"},
-		{"write applied twice", func(f []bfStored, l bfLive) []bfStored { f[3].Hits, f[3].Version = 3, 5; return f }, "a live write applied twice"},
-		{"version off", func(f []bfStored, l bfLive) []bfStored { f[0].Version = 3; return f }, "version 3, want 2"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			final, live := base()
-			final = tc.doctor(final, live)
-			a := checkBackfill(final, 4, id, live)
-			if !slices.ContainsFunc(a, func(s string) bool { return strings.Contains(s, tc.want) }) {
-				t.Errorf("anomalies %q; want one containing %q", a, tc.want)
-			}
-		})
-	}
 }
 
 // bfEnv is a filled table with 8 live writers at work on it.
