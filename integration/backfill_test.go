@@ -1,9 +1,10 @@
 package integration
 
 // Package backfill at the scale issue 26 asks for, on the shared server: a
-// migration of -backfill.items items (6 000 by default, so that the three take
-// about a minute and a half on a loaded two-core machine; RELIABILITY.md has
-// the figures of a run at 20 000, the scale the issue names) while 8 writers run
+// migration of -backfill.items items (12 000 by default, so that the three
+// take about a minute and a half on a loaded two-core machine; RELIABILITY.md
+// has the figures of a run at 20 000, the scale the issue names) while 8
+// writers run
 // version-checked Updates on random items, in one process, in a process
 // killed (SIGKILL) half-way and started again, and in two processes sharing
 // it, one killed. Afterwards every item must carry the migration's change
@@ -35,7 +36,7 @@ import (
 	"github.com/ddbkit/dynamo/lease"
 )
 
-var backfillItems = flag.Int("backfill.items", 6000, "items of the backfill tests' tables (issue 26 names 20000)")
+var backfillItems = flag.Int("backfill.items", 12000, "items of the backfill tests' tables (issue 26 names 20000)")
 
 // bfAccount is the item under migration: Hits counts live writes, Migrated
 // the applications of the migration's change.
