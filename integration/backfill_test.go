@@ -4,10 +4,9 @@ package integration
 // migration of -backfill.items items (12 000 by default, so that the three
 // take about a minute and a half on a loaded two-core machine; RELIABILITY.md
 // has the figures of a run at 20 000, the scale the issue names) while 8
-// writers run
-// version-checked Updates on random items, in one process, in a process
-// killed (SIGKILL) half-way and started again, and in two processes sharing
-// it, one killed. Afterwards every item must carry the migration's change
+// writers run version-checked Updates on random items, in one process, in a
+// process killed (SIGKILL) half-way and started again, and in two processes
+// sharing it, one killed. Afterwards every item must carry the migration's change
 // exactly once (Migrated == 1, the migration's mark) and every acknowledged
 // live write (Hits == acknowledged increments; a failed Update counts as 0
 // or 1), and its version must account for all of them.
