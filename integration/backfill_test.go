@@ -6,7 +6,8 @@ package integration
 // has the figures of a run at 20 000, the scale the issue names) while 8
 // writers run version-checked Updates on random items, in one process, in a
 // process killed (SIGKILL) half-way and started again, and in two processes
-// sharing it, one killed. Afterwards every item must carry the migration's change
+// sharing it, one killed (and, beyond the issue, one frozen past its leases
+// and resumed). Afterwards every item must carry the migration's change
 // exactly once (Migrated == 1, the migration's mark) and every acknowledged
 // live write (Hits == acknowledged increments; a failed Update counts as 0
 // or 1), and its version must account for all of them.
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -597,4 +599,45 @@ func TestBackfillSharedOneKilled(t *testing.T) {
 	if end.changed > int64(e.n)-la.changed || end.changed < int64(e.n)/2 {
 		t.Errorf("b changed %d items, a at least %d: want b to finish the rest of %d", end.changed, la.changed, e.n)
 	}
+}
+
+// TestBackfillSharedOneFrozen: two processes share the migration under live
+// writes; one is frozen (SIGSTOP) past its leases and then resumed, its
+// writes in flight landing late, as a process paused by the machine would.
+// The other takes over its segments and finishes; the resumed one's late
+// item writes find the items changed (the mark) and its late checkpoints are
+// refused (the lease guard), so every item is changed exactly once and every
+// live write kept. The resumed process may end with nil (the migration is
+// done) or with the lease group's error: either way it wrote nothing twice.
+func TestBackfillSharedOneFrozen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	const id = "frozen"
+	e := newBFEnv(t)
+	a := startBFWorker(t, e, id, "a")
+	b := startBFWorker(t, e, id, "b")
+	la := a.await(t, 5*time.Minute, func(l bfLine) bool { return l.changed >= int64(e.n/8) })
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Past its leases: taken over after duration × skew rate (1.25) and a
+	// poll; twice that to be sure on a loaded machine.
+	time.Sleep(2 * (bfLeaseDuration*5/4 + 100*time.Millisecond))
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a frozen after it said %d changed, resumed", la.changed)
+	end := b.wait(t)
+	select {
+	case <-a.done:
+	case <-time.After(time.Minute):
+		t.Fatalf("the resumed process had not ended a minute after the migration's end")
+	}
+	errA := a.cmd.Wait()
+	a.mu.Lock()
+	lastA := a.last
+	a.mu.Unlock()
+	e.finish(t, id, lastA.reruns+end.reruns)
+	t.Logf("b: %d changed; a: %d changed, ended with %v", end.changed, lastA.changed, errA)
 }

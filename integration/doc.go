@@ -22,8 +22,9 @@
 //     (commitlog_test.go);
 //   - a backfill of -backfill.items items under 8 live writers: in one
 //     process, in a process killed (SIGKILL) half-way and started again, in
-//     two processes with one killed; every item changed exactly once and
-//     every acknowledged live write kept (backfill_test.go);
+//     two processes with one killed or one frozen (SIGSTOP) past its
+//     leases; every item changed exactly once and every acknowledged live
+//     write kept (backfill_test.go);
 //   - the mapper, leases, the commit log and backfills under injected
 //     faults: delays, lost responses, 500s, throttling, connection resets
 //     (faults_test.go);
