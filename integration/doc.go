@@ -20,8 +20,14 @@
 //     key's log checked for one holder after another (group_test.go);
 //   - the commit log and Committer on an in-process S3 server
 //     (commitlog_test.go);
-//   - the mapper, leases and the commit log under injected faults: delays,
-//     lost responses, 500s, throttling, connection resets (faults_test.go);
+//   - a backfill of -backfill.items items under 8 live writers: in one
+//     process, in a process killed (SIGKILL) half-way and started again, in
+//     two processes with one killed or one frozen (SIGSTOP) past its
+//     leases; every item changed exactly once and every acknowledged live
+//     write kept (backfill_test.go);
+//   - the mapper, leases, the commit log and backfills under injected
+//     faults: delays, lost responses, 500s, throttling, connection resets
+//     (faults_test.go);
 //   - a compile-time check of every name and signature the contract fixes
 //     (contract_test.go).
 //

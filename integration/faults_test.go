@@ -1,6 +1,6 @@
 package integration
 
-// The fault suite: the mapper, lease and commitlog driven through
+// The fault suite: the mapper, lease, backfill and commitlog driven through
 // dynamotest.Faults, which delays requests, drops responses after the
 // server applied them, answers 500s and throttling errors, and resets
 // connections. Each test checks its invariant on the data afterwards, read

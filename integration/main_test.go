@@ -14,6 +14,9 @@ func TestMain(m *testing.M) {
 	if groupWorkerMain() { // a worker process TestGroupProcesses started
 		return
 	}
+	if backfillWorkerMain() { // a worker process of a backfill test
+		return
+	}
 	dynamotest.Main(m)
 }
 
