@@ -63,6 +63,10 @@
 // write was tried again. A function that returns dynamo.ErrNoChange for
 // an item already in the new form (as the recipes do) changes nothing
 // then; one that is not idempotent (add one) changes such an item twice.
+// A service that writes with SavePut can carry the mark through: model
+// the attribute in the service's own type (`dynamo:"backfill,omitempty"`),
+// so that an item it loaded is put back with it — the migration's T, which
+// must not model it, being another type.
 //
 // # Resumable, shared by a fleet
 //
@@ -82,8 +86,9 @@
 // page the segment was in; after a crash, or a handover (the lease ends
 // first, so no checkpoint can be written), the pages finished since the
 // last checkpoint (at most CheckpointInterval of work) and the page in
-// progress. Items changed already are skipped by the mark (the
-// scan's filter drops them: they cost their share of the read units).
+// progress. (A stop that takes longer than 10 s is a crash.) Items
+// changed already are skipped by the mark (the scan's filter drops them:
+// they cost their share of the read units).
 // Run learns the end from the segments it finishes and, each PollInterval,
 // from the checkpoints of the segments others work on (read with
 // BatchGetItem); it returns nil once all segments are done. A migration
@@ -99,7 +104,8 @@
 // index are read again from the table before they change (through Update):
 // an index may project only some attributes, and may not project the mark,
 // so items already changed are skipped after that read, not by the
-// query's filter.
+// query's filter. Progress.Remaining stays unknown (-1) until the end: the
+// query's item count is not known beforehand.
 //
 // # Throttled
 //
@@ -137,8 +143,8 @@
 //
 // All processes of a migration must pass the same Segments (or query),
 // Mark and function. Writers that replace whole items (SavePut, PutItem
-// from elsewhere) drop the mark (see above). A DryRun runs in one process, without leases.
-// Capacity is a per-process budget. Progress counts are this process's
+// from elsewhere) drop the mark (see above). A DryRun runs in one process,
+// without leases. Capacity is a per-process budget. Progress counts are this process's
 // (SegmentsDone and the estimate are the fleet's); a write cut short by
 // ctx may land uncounted. Failure errors print the item with %+v: keep
 // secrets out of them with a String method, or use SkipFailures and
