@@ -39,6 +39,11 @@ type Migration[T any] struct {
 	// reading it again.
 	version   []int
 	versioned bool
+	// query is the key condition of a query migration (nil: a scan).
+	query *expression.KeyConditionBuilder
+	// reread makes every item go through Table.Update, which reads it
+	// again from the table: items of an index may lack attributes.
+	reread bool
 
 	changed, unchanged, skipped, reruns, failed atomic.Int64
 	segsDone                                    atomic.Int64
@@ -48,6 +53,18 @@ type Migration[T any] struct {
 	fatal    error
 	started  time.Time
 	fleet    fleetView
+	segs     []segState    // per segment: what this process knows of it
+	stopping chan struct{} // closed when Run's ctx is done: segments checkpoint and return
+	working  int           // segments working in this process
+	idle     chan struct{} // closed when working drops to zero (nil: nobody waits)
+	wake     chan struct{} // a segment finished here: look at once
+}
+
+// segState is what this process knows of a segment.
+type segState struct {
+	done    bool  // final: a done segment stays done
+	held    bool  // this process works on it now
+	scanned int64 // items scanned, as of its last checkpoint read or page done here
 }
 
 // fleetView is what the completion poll last read of all checkpoints.
@@ -104,7 +121,34 @@ type Progress[T any] struct {
 // checkpoints; a process that runs the same id again resumes it. Fleet is
 // required unless DryRun is given.
 func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts ...Option) (*Migration[T], error) {
-	o := options{segments: DefaultSegments, pageSize: DefaultPageSize, mark: DefaultMark, poll: DefaultPollInterval, maxFailures: DefaultMaxFailures}
+	return newMigration("New", c, table, id, nil, fn, opts)
+}
+
+// NewQuery returns the migration id of the items a Query of the table
+// selects (T's items, read and written through c), applying fn to each:
+// key names one partition and, optionally, a condition on its sort key, as
+// for dynamo.Table.Query; with Index, it is a query of that secondary
+// index. It works as New's migrations do — live writes win, each item
+// changed once, resumable, shared, within Capacity — with one segment: the
+// query is read in order, page by page, by one goroutine of one process of
+// the fleet at a time, and its checkpoint is the query's cursor. Segments
+// other than 1 are refused. Options and errors are New's.
+//
+// IAM: dynamodb:Query (on the index too, with Index), GetItem and
+// UpdateItem on the table; on the lease and checkpoint tables what New
+// needs.
+func NewQuery[T any](c dynamo.Client, table, id string, key expression.KeyConditionBuilder, fn func(T) (T, error), opts ...Option) (*Migration[T], error) {
+	if _, err := expression.NewBuilder().WithKeyCondition(key).Build(); err != nil {
+		return nil, fmt.Errorf("backfill: NewQuery: key condition: %w: give expression.Key(hashAttr).Equal(value), optionally ANDed with a sort key condition", err)
+	}
+	return newMigration("NewQuery", c, table, id, &key, fn, opts)
+}
+
+// newMigration is New (query nil) and NewQuery; op names the caller in
+// errors.
+func newMigration[T any](op string, c dynamo.Client, table, id string, query *expression.KeyConditionBuilder, fn func(T) (T, error), opts []Option) (*Migration[T], error) {
+	o := options{segments: DefaultSegments, pageSize: DefaultPageSize, mark: DefaultMark, poll: DefaultPollInterval,
+		maxFailures: DefaultMaxFailures, cpEvery: DefaultCheckpointInterval}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -113,32 +157,43 @@ func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts .
 	if o.clock == nil {
 		o.clock = clock.Real()
 	}
+	if query != nil {
+		if o.segmentsSet && o.segments != 1 {
+			return nil, fmt.Errorf("backfill: %s: %d segments: a query migration has one segment: leave Segments out", op, o.segments)
+		}
+		o.segments = 1
+	}
 	switch {
 	case c == nil:
-		return nil, errors.New("backfill: New: nil client: pass the DynamoDB client of the table")
+		return nil, fmt.Errorf("backfill: %s: nil client: pass the DynamoDB client of the table", op)
 	case fn == nil:
-		return nil, errors.New("backfill: New: nil function: pass the change to apply to every item")
+		return nil, fmt.Errorf("backfill: %s: nil function: pass the change to apply to every item", op)
 	case id == "" || strings.ContainsRune(id, 0):
-		return nil, fmt.Errorf("backfill: New: id %q: name the migration with a non-empty id without NUL bytes", id)
+		return nil, fmt.Errorf("backfill: %s: id %q: name the migration with a non-empty id without NUL bytes", op, id)
 	case o.segments < 1 || o.segments > 1_000_000:
-		return nil, fmt.Errorf("backfill: New: %d segments: give 1 to 1000000", o.segments)
+		return nil, fmt.Errorf("backfill: %s: %d segments: give 1 to 1000000", op, o.segments)
 	case o.pageSize < 1:
-		return nil, fmt.Errorf("backfill: New: page size %d: give at least 1", o.pageSize)
+		return nil, fmt.Errorf("backfill: %s: page size %d: give at least 1", op, o.pageSize)
 	case o.readRate < 0 || o.writeRate < 0:
-		return nil, fmt.Errorf("backfill: New: negative capacity (%g read, %g write): give units per second, 0 for no limit", o.readRate, o.writeRate)
+		return nil, fmt.Errorf("backfill: %s: negative capacity (%g read, %g write): give units per second, 0 for no limit", op, o.readRate, o.writeRate)
 	case o.mark == "":
-		return nil, errors.New("backfill: New: empty Mark attribute: name the attribute that records the migration")
+		return nil, fmt.Errorf("backfill: %s: empty Mark attribute: name the attribute that records the migration", op)
 	case o.poll <= 0:
-		return nil, fmt.Errorf("backfill: New: poll interval %v: give a positive duration", o.poll)
+		return nil, fmt.Errorf("backfill: %s: poll interval %v: give a positive duration", op, o.poll)
+	case o.cpEvery < 0:
+		return nil, fmt.Errorf("backfill: %s: checkpoint interval %v: give a duration of zero (every page) or more", op, o.cpEvery)
+	case o.index != "" && query == nil:
+		return nil, fmt.Errorf("backfill: %s: Index(%q) is for query migrations: use NewQuery, or leave Index out to scan the table", op, o.index)
 	case !o.dryRun && (o.leases == nil || o.checkpoints == ""):
-		return nil, errors.New("backfill: New: no Fleet: pass Fleet(leaseClient, checkpointTable) so the migration can checkpoint and be shared (or DryRun)")
+		return nil, fmt.Errorf("backfill: %s: no Fleet: pass Fleet(leaseClient, checkpointTable) so the migration can checkpoint and be shared (or DryRun)", op)
 	}
-	m := &Migration[T]{id: id, fn: fn, o: o}
+	m := &Migration[T]{id: id, fn: fn, o: o, query: query, reread: o.index != "",
+		segs: make([]segState, o.segments), wake: make(chan struct{}, 1)}
 	m.meter = &meter{Client: c, markAttr: o.mark, id: id, clk: o.clock, maxBackoff: 5 * time.Second,
 		reads: newBudget(o.clock, o.readRate), writes: newBudget(o.clock, o.writeRate)}
 	var err error
 	if m.table, err = dynamo.NewTable[T](dynamo.NewMapper(m.meter, o.mapperOpts...), table); err != nil {
-		return nil, fmt.Errorf("backfill: New: %w", err)
+		return nil, fmt.Errorf("backfill: %s: %w", op, err)
 	}
 	m.version = versionField(reflect.TypeFor[T]())
 	m.versioned = m.version != nil
@@ -152,14 +207,14 @@ func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts .
 		return m, nil
 	}
 	if m.cps, err = dynamo.NewTable[checkpoint](dynamo.NewMapper(c), o.checkpoints); err != nil {
-		return nil, fmt.Errorf("backfill: New: %w", err)
+		return nil, fmt.Errorf("backfill: %s: %w", op, err)
 	}
 	keys := make([]string, o.segments)
 	for i := range keys {
 		keys[i] = m.segmentKey(i)
 	}
 	if m.group, err = o.leases.Group("backfill:"+id, keys); err != nil {
-		return nil, fmt.Errorf("backfill: New: %w", err)
+		return nil, fmt.Errorf("backfill: %s: %w", op, err)
 	}
 	return m, nil
 }
@@ -187,46 +242,67 @@ func (m *Migration[T]) checkpointKey(i int) string {
 // Run works on the migration until it is done, by this process and the
 // others sharing it, and returns nil then. It joins the lease group of the
 // migration and, for each segment it is given, scans the segment from its
-// checkpoint, applies the function to each item not yet holding the mark
+// checkpoint (reading the next page while it writes the items of the
+// current one), applies the function to each item not yet holding the mark
 // (version-checked: a conflict re-runs it on the stored item through
-// Table.Update, so live writes win), and writes the segment's
-// checkpoint after each page, guarded by the segment's lease. A segment
-// lost to another process (a crash, a handover) is continued there from
-// its last checkpoint.
+// Table.Update, so live writes win), and writes the segment's checkpoint
+// each CheckpointInterval, at the segment's end and when it stops, guarded
+// by the segment's lease. A segment lost to another process (a crash, a
+// handover) is continued there from its last checkpoint.
 //
-// ctx bounds the whole run: when it is done first, Run leaves the group and
+// ctx bounds the whole run: when it is done first, each segment of this
+// process finishes the item it is writing and writes its checkpoint (for
+// at most stopTimeout, 10 s, on the clock), then Run leaves the group and
 // returns ctx's error; run again to resume. Without SkipFailures, the first
 // failed item stops Run with its error (the item's key in it); the items
 // changed until then stay changed, and a later Run skips them. Other errors
 // of the work (no table, access denied, a request that failed after the
 // SDK's retries) stop Run too; errors of the lease group are lease.Group.Run's.
 //
-// IAM: dynamodb:Scan, GetItem, UpdateItem and DescribeTable on the table;
-// on the lease and checkpoint tables what lease.Group.Run and lease.Save
-// need.
+// IAM: dynamodb:Scan (NewQuery: Query), GetItem, UpdateItem and
+// DescribeTable on the table; on the lease table what lease.Group.Run
+// needs; on the checkpoint table BatchGetItem, GetItem, UpdateItem and
+// ConditionCheckItem (through lease.Save's transaction).
 func (m *Migration[T]) Run(ctx context.Context) error {
+	stopping := make(chan struct{})
 	m.mu.Lock()
 	m.started = m.o.clock.Now()
+	m.stopping = stopping
 	m.mu.Unlock()
-	if d, err := m.meter.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.table.Name())}); err == nil && d.Table != nil && d.Table.ItemCount != nil {
-		m.total = *d.Table.ItemCount
+	if m.query == nil {
+		if d, err := m.meter.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.table.Name())}); err == nil && d.Table != nil && d.Table.ItemCount != nil {
+			m.total = *d.Table.ItemCount
+		}
 	}
 	if m.o.dryRun {
 		return m.runLocal(ctx)
 	}
-	rctx, cancel := context.WithCancel(ctx)
+	// The group runs under a ctx of its own, cancelled once the segments
+	// of this process have written their last checkpoint after ctx ended
+	// (their leases end with it), or once the migration is done.
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	finished := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		if m.awaitDone(rctx) {
+		if m.awaitDone(gctx) {
 			close(finished)
 			cancel()
 		}
 	}()
-	err := m.group.Run(rctx, func(ctx context.Context, l *lease.Lease) error {
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ctx.Done():
+			close(stopping)
+			m.awaitIdle(gctx)
+			cancel()
+		case <-gctx.Done():
+		}
+	}()
+	err := m.group.Run(gctx, func(ctx context.Context, l *lease.Lease) error {
 		return m.segment(ctx, l, cancel)
 	})
 	cancel()
@@ -243,6 +319,31 @@ func (m *Migration[T]) Run(ctx context.Context) error {
 		return err
 	}
 	return fmt.Errorf("backfill: migration %q stopped before its end (run again to resume): %w", m.id, context.Cause(ctx))
+}
+
+// stopTimeout bounds how long Run waits, once its ctx is done, for the
+// segments of this process to finish their item and write their
+// checkpoint.
+const stopTimeout = 10 * time.Second
+
+// awaitIdle returns once no segment works in this process, after
+// stopTimeout, or when ctx ends.
+func (m *Migration[T]) awaitIdle(ctx context.Context) {
+	m.mu.Lock()
+	if m.working == 0 {
+		m.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	m.idle = idle
+	m.mu.Unlock()
+	t := m.o.clock.NewTimer(stopTimeout)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C():
+	case <-ctx.Done():
+	}
 }
 
 // runLocal runs every segment in this process, from the start, with no
@@ -271,8 +372,9 @@ func (m *Migration[T]) runLocal(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// awaitDone reads every checkpoint each poll interval and reports true once
-// all segments are done, false when ctx ends first.
+// awaitDone learns, by look, whether every segment is done: each poll
+// interval, and at once when a segment of this process is done. It
+// reports true once all are, false when ctx ends first.
 func (m *Migration[T]) awaitDone(ctx context.Context) bool {
 	for {
 		if done, err := m.look(ctx); err == nil && done {
@@ -281,6 +383,8 @@ func (m *Migration[T]) awaitDone(ctx context.Context) bool {
 		t := m.o.clock.NewTimer(m.o.poll)
 		select {
 		case <-t.C():
+		case <-m.wake:
+			t.Stop()
 		case <-ctx.Done():
 			t.Stop()
 			return false
@@ -288,40 +392,82 @@ func (m *Migration[T]) awaitDone(ctx context.Context) bool {
 	}
 }
 
-// look reads all checkpoints and reports whether every segment is done.
+// look reads the checkpoints of the segments neither known done nor worked
+// on by this process (in BatchGetItem requests of up to 100), updates what
+// this process knows of every segment, and reports whether all are done.
+// A done segment stays done; the state of a segment this process works on
+// is its own.
 func (m *Migration[T]) look(ctx context.Context) (bool, error) {
-	var v fleetView
-	for seg := range m.o.segments {
-		cp, err := m.cps.Load(ctx, checkpoint{Key: m.checkpointKey(seg)}, dynamo.ConsistentRead())
-		switch {
-		case errors.Is(err, dynamo.ErrNotFound):
-			continue
-		case err != nil:
+	m.mu.Lock()
+	var keys []checkpoint
+	var segs []int
+	for seg, st := range m.segs {
+		if !st.done && !st.held {
+			keys = append(keys, checkpoint{Key: m.checkpointKey(seg)})
+			segs = append(segs, seg)
+		}
+	}
+	m.mu.Unlock()
+	var cps []checkpoint
+	var found []bool
+	if len(keys) > 0 {
+		var err error
+		if cps, found, err = m.cps.BatchLoadIndexed(ctx, keys, dynamo.ConsistentRead()); err != nil {
 			return false, err
 		}
-		v.scanned += cp.Scanned
-		if cp.Done {
+	}
+	now := m.o.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, seg := range segs {
+		st := &m.segs[seg]
+		if !found[i] || st.held || st.done {
+			continue // taken up here meanwhile: its state is ours
+		}
+		st.scanned = max(st.scanned, cps[i].Scanned)
+		st.done = cps[i].Done
+	}
+	v := fleetView{at: now}
+	for _, st := range m.segs {
+		v.scanned += st.scanned
+		if st.done {
 			v.done++
 		}
 	}
-	v.at = m.o.clock.Now()
-	m.mu.Lock()
 	if m.fleet.firstAt.IsZero() {
 		v.first, v.firstAt = v.scanned, v.at
 	} else {
 		v.first, v.firstAt = m.fleet.first, m.fleet.firstAt
 	}
 	m.fleet = v
-	m.mu.Unlock()
 	return v.done == int64(m.o.segments), nil
 }
 
-// segment works on the segment of lease l until it is done or ctx ends;
-// stop ends the whole run (a failure that stops it).
+// segment works on the segment of lease l until it is done, ctx ends or
+// Run stops; stop ends the whole run (a failure that stops it).
 func (m *Migration[T]) segment(ctx context.Context, l *lease.Lease, stop context.CancelFunc) error {
 	seg, err := strconv.Atoi(l.Key()[strings.LastIndexByte(l.Key(), '/')+1:])
-	if err != nil {
+	if err != nil || seg < 0 || seg >= m.o.segments {
 		return fmt.Errorf("backfill: lease key %q names no segment", l.Key())
+	}
+	m.mu.Lock()
+	stopping := m.stopping
+	m.working++
+	m.segs[seg].held = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.segs[seg].held = false
+		if m.working--; m.working == 0 && m.idle != nil {
+			close(m.idle)
+			m.idle = nil
+		}
+		m.mu.Unlock()
+	}()
+	select {
+	case <-stopping:
+		return nil // Run is stopping: leave the segment as it is
+	default:
 	}
 	cp, err := m.cps.Load(ctx, checkpoint{Key: m.checkpointKey(seg)}, dynamo.ConsistentRead())
 	switch {
@@ -330,19 +476,33 @@ func (m *Migration[T]) segment(ctx context.Context, l *lease.Lease, stop context
 	case err != nil:
 		return m.segmentError(ctx, l, seg, err, stop)
 	}
-	if cp.Done {
-		return nil
+	if !cp.Done {
+		err = m.scanSegment(ctx, seg, cp, func(cp checkpoint) (checkpoint, error) {
+			cp.Token = l.Token()
+			return lease.Save(ctx, l, m.cps, cp)
+		})
+		switch {
+		case errors.Is(err, errStopping):
+			return nil
+		case err != nil:
+			return m.segmentError(ctx, l, seg, err, stop)
+		}
+		m.segsDone.Add(1)
 	}
-	err = m.scanSegment(ctx, seg, cp, func(cp checkpoint) (checkpoint, error) {
-		cp.Token = l.Token()
-		return lease.Save(ctx, l, m.cps, cp)
-	})
-	if err != nil {
-		return m.segmentError(ctx, l, seg, err, stop)
+	m.mu.Lock()
+	m.segs[seg].done = true
+	m.segs[seg].scanned = max(m.segs[seg].scanned, cp.Scanned)
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
 	}
-	m.segsDone.Add(1)
 	return nil
 }
+
+// errStopping is scanSegment's error when Run's ctx ended: the segment
+// wrote its checkpoint and stopped.
+var errStopping = errors.New("backfill: stopping")
 
 // segmentError decides what an error of segment seg's work means. When the
 // segment's lease has ended (handed over, lost, the run leaving) the key is
@@ -370,28 +530,122 @@ type failed struct{ err error }
 
 func (f *failed) Error() string { return f.err.Error() }
 
-// scanSegment scans segment seg from cp, changing its items, and saves the
-// checkpoint after every page with save (nil: none).
-func (m *Migration[T]) scanSegment(ctx context.Context, seg int, cp checkpoint, save func(checkpoint) (checkpoint, error)) error {
-	for !cp.Done {
-		opts := []dynamo.QueryOption{dynamo.Segment(seg, m.o.segments), dynamo.StartAfter(dynamo.Cursor(cp.Cursor)),
-			dynamo.PageSize(m.o.pageSize), dynamo.Filter(m.notYet)}
-		if m.versioned && !m.o.dryRun {
-			opts = append(opts, dynamo.ConsistentRead())
+// page is one page of a segment's scan (or of the query), or the error
+// reading it.
+type page[T any] struct {
+	items []T
+	next  dynamo.Cursor
+	err   error
+}
+
+// read reads the page of segment seg after cursor.
+func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T] {
+	opts := []dynamo.QueryOption{dynamo.StartAfter(dynamo.Cursor(cursor)), dynamo.PageSize(m.o.pageSize)}
+	if m.o.index == "" {
+		// An index may not project the mark (DynamoDB then refuses the
+		// filter): its items changed already are skipped after Update
+		// reads them again.
+		opts = append(opts, dynamo.Filter(m.notYet))
+	}
+	if m.o.consistent && !m.o.dryRun {
+		opts = append(opts, dynamo.ConsistentRead())
+	}
+	var p page[T]
+	if m.query != nil {
+		if m.o.index != "" {
+			opts = append(opts, dynamo.Index(m.o.index))
 		}
-		items, next, err := m.table.ScanPage(ctx, opts...)
-		if err != nil {
+		p.items, p.next, p.err = m.table.QueryPage(ctx, *m.query, opts...)
+	} else {
+		opts = append(opts, dynamo.Segment(seg, m.o.segments))
+		p.items, p.next, p.err = m.table.ScanPage(ctx, opts...)
+	}
+	return p
+}
+
+// scanSegment scans segment seg from cp, changing its items, one page read
+// ahead of the items being changed. With save (nil: none) it saves the
+// checkpoint after the first page that ends CheckpointInterval or more
+// after the last save, at the segment's end, and, while ctx lasts, when it
+// stops early: an item failing, or Run stopping (errStopping).
+func (m *Migration[T]) scanSegment(ctx context.Context, seg int, cp checkpoint, save func(checkpoint) (checkpoint, error)) (err error) {
+	m.mu.Lock()
+	stopping := m.stopping
+	m.mu.Unlock()
+	pctx, cancel := context.WithCancel(ctx)
+	pages := make(chan page[T])
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for cursor := cp.Cursor; ; {
+			p := m.read(pctx, seg, cursor)
+			select {
+			case pages <- p:
+			case <-pctx.Done():
+				return
+			}
+			if p.err != nil || p.next == "" {
+				return
+			}
+			cursor = string(p.next)
+		}
+	}()
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	lastSave := m.o.clock.Now()
+	unsaved := false // cp moved on since it was last saved
+	flush := func() error {
+		if save == nil || !unsaved {
+			return nil
+		}
+		var err error
+		if cp, err = save(cp); err != nil {
 			return err
 		}
-		for _, it := range items {
+		unsaved, lastSave = false, m.o.clock.Now()
+		return nil
+	}
+	defer func() {
+		var f *failed
+		if errors.Is(err, errStopping) || errors.As(err, &f) {
+			if ferr := flush(); ferr != nil && ctx.Err() == nil {
+				err = errors.Join(err, fmt.Errorf("backfill: checkpoint on stopping: %w", ferr))
+			}
+		}
+	}()
+	for !cp.Done {
+		var p page[T]
+		select {
+		case p = <-pages:
+		case <-stopping:
+			return errStopping
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if p.err != nil {
+			return p.err
+		}
+		for _, it := range p.items {
+			select {
+			case <-stopping:
+				return errStopping // the page is done again by the segment's next holder
+			default:
+			}
 			if err := m.item(ctx, it); err != nil {
 				return err
 			}
 		}
-		cp.Cursor, cp.Done = string(next), next == ""
-		cp.Scanned += int64(len(items))
-		if save != nil {
-			if cp, err = save(cp); err != nil {
+		cp.Cursor, cp.Done = string(p.next), p.next == ""
+		cp.Scanned += int64(len(p.items))
+		unsaved = true
+		m.mu.Lock()
+		m.segs[seg].scanned = cp.Scanned
+		m.mu.Unlock()
+		if cp.Done || m.o.clock.Now().Sub(lastSave) >= m.o.cpEvery {
+			if err := flush(); err != nil {
 				return err
 			}
 		}
@@ -420,9 +674,10 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 	}
 	maybe := false // an earlier attempt may have written the change
 	calls := 0     // of the function for this item
-	if m.versioned && versionOf(it, m.version) != 0 {
-		// The scan was strongly consistent: write the change under the
-		// version scanned, and read again (Update) only after a conflict.
+	if m.versioned && !m.reread && versionOf(it, m.version) != 0 {
+		// Write the change under the version scanned, and read again
+		// (Update) only after a conflict: an item read stale (the scan is
+		// eventually consistent by default) conflicts too.
 		// (An item without a version goes through Update, whose MustExist
 		// keeps it deleted if it was deleted since: a Save of version zero
 		// would create it again.)
@@ -544,9 +799,9 @@ func (m *Migration[T]) Progress() Progress[T] {
 	}
 	f := m.fleet
 	p.SegmentsDone = f.done
-	// The estimate uses the fleet's rate (from checkpoints, written per
-	// page) when it has seen more items than this process has done (others
-	// work too), else this process's own.
+	// The estimate uses the fleet's rate (from others' checkpoints and this
+	// process's pages, as of the last look) when it has seen more items than
+	// this process has done (others work too), else this process's own.
 	done := p.Changed + p.Unchanged + p.Skipped + p.Failed
 	switch fleet := f.scanned - f.first; {
 	case f.done == int64(m.o.segments):

@@ -2,7 +2,10 @@ package backfill
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,54 +15,98 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// benchItems is the table size of BenchmarkMigration.
-const benchItems = 1000
+// benchSizes are the table sizes of BenchmarkMigration, comma-separated:
+// a small table shows the fixed costs of a run (joining the lease group,
+// learning the end), a bigger one the rate per item.
+var benchSizes = flag.String("backfill.items", "1000,5000", "table sizes of BenchmarkMigration, comma-separated")
 
-// BenchmarkMigration migrates a table of benchItems items (add one to
-// "migrated") with 8 segments, one goroutine each, three ways side by side:
-// this package; a hand-written parallel scan writing each item back with a
+// benchSegments is the number of segments, and of concurrent writers, of
+// every way BenchmarkMigration runs.
+const benchSegments = 8
+
+// BenchmarkMigration migrates a table (add one to "migrated") four ways
+// side by side, each with benchSegments segments and as many concurrent
+// writes (one goroutine per segment writing one item at a time): this
+// package (which also reads each segment's next page while it writes);
+// a hand-written parallel scan writing each item back with a
 // version-conditioned PutItem (no mark, no checkpoints, no retry on
-// conflict, no capacity accounting); and the same loop with blind PutItems,
-// which lose live writes. One op is one migration of the whole table.
+// conflict, no capacity accounting); the same loop with blind PutItems,
+// which lose live writes; and the same loop writing with a
+// version-conditioned UpdateItem of the changed attribute and the version
+// — the request the migration must send to keep the attributes T does not
+// model, without the rest. Every op runs all four on the same table, in an
+// order rotated from op to op, so that the machine's load falls on all of
+// them alike; the metrics are each way's items per second over all ops,
+// and the migration's rate over each loop's.
 func BenchmarkMigration(b *testing.B) {
-	for _, way := range []string{"backfill", "conditional", "blind"} {
-		b.Run(way, func(b *testing.B) {
-			env := newEnv(b, benchItems)
-			lc := env.leaseClient("bench")
-			for i := 0; b.Loop(); i++ {
-				switch way {
-				case "backfill":
-					m, err := New(env.c, env.table, "bench-"+strconv.Itoa(i), addMigrated,
-						Fleet(lc, env.leases), Segments(8), PageSize(100), PollInterval(20*time.Millisecond))
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := m.Run(b.Context()); err != nil {
-						b.Fatal(err)
-					}
-				case "conditional":
-					handLoop(b, env, true)
-				case "blind":
-					handLoop(b, env, false)
-				}
-			}
-			b.ReportMetric(float64(benchItems*b.N)/b.Elapsed().Seconds(), "items/s")
-		})
+	for _, f := range strings.Split(*benchSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("-backfill.items %q: give table sizes such as 1000,5000", *benchSizes)
+		}
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) { benchMigration(b, n) })
 	}
 }
 
-// handLoop is what a script does: a parallel scan of 8 segments, each item
-// written back with migrated+1, under its version (conditional) or not.
-func handLoop(b *testing.B, e *env, conditional bool) {
+func benchMigration(b *testing.B, n int) {
+	env := newEnv(b, n)
+	lc := env.leaseClient("bench")
+	ways := []string{"backfill", "conditional", "blind", "update"}
+	spent := map[string]time.Duration{}
+	for i := 0; b.Loop(); i++ {
+		for k := range ways {
+			way := ways[(k+i)%len(ways)]
+			start := time.Now()
+			switch way {
+			case "backfill":
+				m, err := New(env.c, env.table, "bench-"+strconv.Itoa(i), addMigrated,
+					Fleet(lc, env.leases), Segments(benchSegments), PageSize(100), PollInterval(20*time.Millisecond))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Run(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			case "conditional":
+				handLoop(b, env, putConditional)
+			case "blind":
+				handLoop(b, env, putBlind)
+			case "update":
+				handLoop(b, env, updateConditional)
+			}
+			spent[way] += time.Since(start)
+		}
+	}
+	rate := func(way string) float64 { return float64(n*b.N) / spent[way].Seconds() }
+	b.ReportMetric(0, "ns/op")
+	for _, way := range ways {
+		b.ReportMetric(rate(way), way+"-items/s")
+	}
+	b.ReportMetric(rate("backfill")/rate("conditional"), "x-conditional")
+	b.ReportMetric(rate("backfill")/rate("blind"), "x-blind")
+	b.ReportMetric(rate("backfill")/rate("update"), "x-update")
+}
+
+// How handLoop writes an item back.
+const (
+	putConditional    = iota // PutItem of the item, under its version
+	putBlind                 // PutItem of the item
+	updateConditional        // UpdateItem of migrated and the version, under the version
+)
+
+// handLoop is what a script does: a parallel scan of benchSegments
+// segments, each item written back with migrated+1 and its version+1, the
+// way write says.
+func handLoop(b *testing.B, e *env, write int) {
 	var wg sync.WaitGroup
-	for seg := range 8 {
+	for seg := range benchSegments {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var start map[string]types.AttributeValue
 			for {
 				out, err := e.c.Scan(context.Background(), &dynamodb.ScanInput{TableName: &e.table,
-					Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(8), Limit: aws.Int32(100), ExclusiveStartKey: start})
+					Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(benchSegments), Limit: aws.Int32(100), ExclusiveStartKey: start})
 				if err != nil {
 					b.Error(err)
 					return
@@ -69,12 +116,24 @@ func handLoop(b *testing.B, e *env, conditional bool) {
 					mig, _ := strconv.Atoi(it["migrated"].(*types.AttributeValueMemberN).Value)
 					it["migrated"] = &types.AttributeValueMemberN{Value: strconv.Itoa(mig + 1)}
 					it["version"] = &types.AttributeValueMemberN{Value: strconv.Itoa(v + 1)}
-					in := &dynamodb.PutItemInput{TableName: &e.table, Item: it}
-					if conditional {
-						in.ConditionExpression = aws.String("version = :v")
-						in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)}}
+					var err error
+					switch write {
+					case updateConditional:
+						_, err = e.c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &e.table,
+							Key:                 map[string]types.AttributeValue{"id": it["id"]},
+							UpdateExpression:    aws.String("SET migrated = :m, version = :v1"),
+							ConditionExpression: aws.String("version = :v"),
+							ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)},
+								":v1": it["version"], ":m": it["migrated"]}})
+					default:
+						in := &dynamodb.PutItemInput{TableName: &e.table, Item: it}
+						if write == putConditional {
+							in.ConditionExpression = aws.String("version = :v")
+							in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)}}
+						}
+						_, err = e.c.PutItem(context.Background(), in)
 					}
-					if _, err := e.c.PutItem(context.Background(), in); err != nil {
+					if err != nil {
 						b.Error(err)
 						return
 					}

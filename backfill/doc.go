@@ -1,6 +1,6 @@
-// Package backfill changes every item of a live table — online, resumable,
-// shared by a fleet, within a capacity budget — without losing the writes
-// the service makes meanwhile.
+// Package backfill changes every item of a live table, or every item a
+// Query selects — online, resumable, shared by a fleet, within a capacity
+// budget — without losing the writes the service makes meanwhile.
 //
 //	m, err := backfill.New(client, "Orders", "orders-adopt-entity", func(o legacyOrder) (legacyOrder, error) {
 //		if o.Kind != "" {
@@ -14,14 +14,24 @@
 //
 // # Live writes win
 //
-// For a type with a version attribute, segments are scanned strongly
-// consistent and each item is written back changed under the version the
-// scan read (Table.Save). A live write landing in between makes the write
-// conflict; the item is then changed through dynamo.Table.Update, which
-// reads it again and runs the function on the stored item (counted in
-// Progress.Reruns), and again after each further conflict. Types without a
-// version attribute always go through Update, which guards them as it
-// does (a condition on every attribute they model). Update's MustExist keeps an item deleted
+// For a type with a version attribute, each item is written back changed
+// under the version the scan read (Table.Save). A live write landing in
+// between makes the write conflict; the item is then changed through
+// dynamo.Table.Update, which reads it again, strongly consistent, and runs
+// the function on the stored item (counted in Progress.Reruns), and again
+// after each further conflict. Scans are eventually consistent (half the
+// read units of a strongly consistent one): an item read stale conflicts
+// as one a live writer changed since, and is read again the same way. What
+// an eventually consistent scan may miss is an item written within about a
+// second before its page is read; StronglyConsistent closes that window
+// (start the migration once no writer writes the old form: a strongly
+// consistent scan misses the items written behind it too). Live writers
+// must move the version when they write, as the mapper does: a write that
+// leaves it as it was (a raw UpdateItem) can be overwritten by the
+// migration, between the read and the write — a window the eventually
+// consistent read widens by its lag. Types without a version attribute
+// always go through Update, which guards them as it does (a condition on
+// every attribute they model). Update's MustExist keeps an item deleted
 // since the scan deleted. The function must have no side effects: it may
 // run several times for one item.
 //
@@ -35,27 +45,67 @@
 // condition then fails, and the item counts as changed) — is never changed
 // again, whatever the function does. The mark is written by the migration's
 // own mapper, whose client adds it to the SET clause of every UpdateItem
-// (and to every PutItem's item); T must not model the attribute. Writers
-// that replace whole items (SavePut) drop the mark: a page scanned again
-// after a crash would change such an item again. A function returning
-// dynamo.ErrNoChange writes nothing, not even the mark. Once a migration is
-// done, Clean removes its mark from the items holding it (a migration of
-// its own), or leave it: a few bytes per item.
+// (and to every PutItem's item); T must not model the attribute. A
+// function returning dynamo.ErrNoChange writes nothing, not even the mark.
+// Once a migration is done, Clean removes its mark from the items holding
+// it (a migration of its own), or leave it: a few bytes per item.
+//
+// One gap: a writer that replaces a whole item (SavePut, a PutItem from
+// elsewhere) after the migration changed it drops the mark with the rest
+// of the item — the mapper keeps no attribute T does not model in a
+// PutItem. The item keeps its new form, but nothing says it changed. The
+// function then runs on it again — on the stored item, under its version,
+// so no write is lost — in two cases only: when its page is read again
+// (the segment's next holder, after a crash, a stop, a handover or a
+// failure, reads again what was read since the segment's last checkpoint;
+// see Resumable below), and when the answer to the
+// migration's own write was lost and the replacement landed before the
+// write was tried again. A function that returns dynamo.ErrNoChange for
+// an item already in the new form (as the recipes do) changes nothing
+// then; one that is not idempotent (add one) changes such an item twice.
+// A service that writes with SavePut can carry the mark through: model
+// the attribute in the service's own type (`dynamo:"backfill,omitempty"`),
+// so that an item it loaded is put back with it — the migration's T, which
+// must not model it, being another type.
 //
 // # Resumable, shared by a fleet
 //
 // A migration is cut into Segments scan segments. They are the keys of a
 // lease group (lease.Client.Group) named after the migration: every process
 // running the migration with the same id joins it and works on the
-// segments it is given, one goroutine per segment. After each page the
-// segment's checkpoint — its scan cursor, whether it is done, how many
-// items it has read — is written to the checkpoint table with lease.Save,
-// so only the segment's current holder can write it. A segment whose holder
-// stops or dies is taken over by another process (see the lease package's
-// "Groups" for when) and continued from its last checkpoint; at most one
-// page is scanned again, and its changed items are skipped by the mark.
-// Run reads every checkpoint each PollInterval and returns nil once all
-// segments are done; a migration run again after its end returns at once.
+// segments it is given, one goroutine per segment, which writes the items
+// of one page while the next page is read. The segment's checkpoint — its
+// scan cursor, whether it is done, how many items it has read — is written
+// to the checkpoint table with lease.Save, so only the segment's current
+// holder can write it: after the first page that ends CheckpointInterval
+// (default 1 s) or more after the last checkpoint, at the segment's end,
+// and when Run stops (its ctx done, or an item failing) while the lease is
+// held. A segment whose holder stops or dies is taken over by another
+// process (see the lease package's "Groups" for when) and continued from
+// its last checkpoint. What is read again is bounded: after a stop, the
+// page the segment was in; after a crash, or a handover (the lease ends
+// first, so no checkpoint can be written), the pages finished since the
+// last checkpoint (at most CheckpointInterval of work) and the page in
+// progress. (A stop that takes longer than 10 s is a crash.) Items
+// changed already are skipped by the mark (the scan's filter drops them:
+// they cost their share of the read units).
+// Run learns the end from the segments it finishes and, each PollInterval,
+// from the checkpoints of the segments others work on (read with
+// BatchGetItem); it returns nil once all segments are done. A migration
+// run again after its end returns at once.
+//
+// # Queries
+//
+// NewQuery makes a migration of the items one Query selects: a partition,
+// optionally a condition on the sort key, optionally of a secondary index
+// (Index). It keeps every guarantee above, with one segment: the query is
+// read in order, its checkpoint is the query's cursor, and the fleet hands
+// the segment from process to process as it would a scan's. The items of an
+// index are read again from the table before they change (through Update):
+// an index may project only some attributes, and may not project the mark,
+// so items already changed are skipped after that read, not by the
+// query's filter. Progress.Remaining stays unknown (-1) until the end: the
+// query's item count is not known beforehand.
 //
 // # Throttled
 //
@@ -80,26 +130,28 @@
 //
 // # Costs
 //
-// Per item changed: its share of a strongly consistent scan and an
-// UpdateItem (plus a GetItem and another UpdateItem per conflict; types
-// without a version: a GetItem always); per page a TransactWriteItems of
-// the checkpoint and the lease's guard. Items already marked cost only
-// their share of the scan. See BENCHMARKS.md for the throughput against
-// hand-written loops.
+// Per item changed: its share of an eventually consistent scan (or query)
+// and an UpdateItem (plus a GetItem and another UpdateItem per conflict;
+// types without a version, and items of an index: a GetItem always); per
+// segment and CheckpointInterval a TransactWriteItems of the checkpoint and
+// the lease's guard; per PollInterval a BatchGetItem of the checkpoints of
+// segments other processes work on (none when this process holds every
+// segment not done). Items already marked cost only their share of the
+// scan. See BENCHMARKS.md for the throughput against hand-written loops.
 //
 // # Limits
 //
-// Whole tables only: a migration of a Query's items is not offered. All
-// processes of a migration must pass the same Segments, Mark and function.
-// Writers that replace whole items (SavePut, PutItem from elsewhere) drop
-// the mark (see above). A DryRun runs in one process, without leases.
-// Capacity is a per-process budget. Progress counts are this process's
+// All processes of a migration must pass the same Segments (or query),
+// Mark and function. Writers that replace whole items (SavePut, PutItem
+// from elsewhere) drop the mark (see above). A DryRun runs in one process,
+// without leases. Capacity is a per-process budget. Progress counts are this process's
 // (SegmentsDone and the estimate are the fleet's); a write cut short by
 // ctx may land uncounted. Failure errors print the item with %+v: keep
 // secrets out of them with a String method, or use SkipFailures and
 // report Failure.Item's key yourself.
 //
-// IAM: dynamodb:Scan, GetItem, UpdateItem and DescribeTable on the table;
-// on the lease table what lease.Group.Run needs; on the checkpoint table
-// GetItem, UpdateItem and ConditionCheckItem (through the transaction).
+// IAM: dynamodb:Scan (NewQuery: Query), GetItem, UpdateItem and
+// DescribeTable on the table; on the lease table what lease.Group.Run
+// needs; on the checkpoint table BatchGetItem, GetItem, UpdateItem and
+// ConditionCheckItem (through the transaction).
 package backfill

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/backfill"
 	"github.com/ddbkit/dynamo/dynamotest"
@@ -227,4 +229,61 @@ func Example_adoptEntity() {
 	// Output:
 	// orders seen before: 0
 	// orders seen after: 12
+}
+
+// Line is an order line: the lines of an order share its partition.
+type Line struct {
+	Order    string `dynamo:"order,hash"`
+	N        string `dynamo:"n,range"`
+	Version  int64  `dynamo:"version,version"`
+	Cents    int64  `dynamo:"cents"`
+	Currency string `dynamo:"currency,omitempty"`
+}
+
+// Recipe: the items of one Query. One order's lines, written before the
+// service stored a currency, get the currency of the order; the other
+// orders' lines are left alone.
+func ExampleNewQuery() {
+	ctx := context.Background()
+	lines, err := dynamo.NewTable[Line](dynamo.NewMapper(client), unique("Lines"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := lines.CreateTable(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer dropTable(ctx, lines)
+	for _, order := range []string{"o1", "o2"} {
+		for i := range 5 {
+			if _, err := lines.Save(ctx, Line{Order: order, N: fmt.Sprintf("%03d", i), Cents: 100}); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+	leases, leaseTable := newLeases(ctx)
+	defer leases.Close(ctx)
+
+	o1 := expression.Key("order").Equal(expression.Value("o1"))
+	m, err := backfill.NewQuery(client, lines.Name(), "lines-o1-currency", o1, func(l Line) (Line, error) {
+		if l.Currency != "" {
+			return l, dynamo.ErrNoChange
+		}
+		l.Currency = "EUR"
+		return l, nil
+	}, backfill.Fleet(leases, leaseTable), backfill.PollInterval(50*time.Millisecond))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := m.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("changed", m.Progress().Changed)
+	for _, order := range []string{"o1", "o2"} {
+		l, err := lines.Load(ctx, Line{Order: order, N: "003"})
+		fmt.Printf("%+v %v\n", l, err)
+	}
+	// Output:
+	// changed 5
+	// {Order:o1 N:003 Version:2 Cents:100 Currency:EUR} <nil>
+	// {Order:o2 N:003 Version:1 Cents:100 Currency:} <nil>
 }

@@ -87,7 +87,7 @@ func (b *budget) spend(units float64) {
 
 // meter is the dynamo.Client the migration's own mapper sends its requests
 // through. It
-//   - waits for the read or write budget before each Scan, GetItem,
+//   - waits for the read or write budget before each Scan, Query, GetItem,
 //     UpdateItem and PutItem, asks DynamoDB for the capacity consumed
 //     (ReturnConsumedCapacity TOTAL) and charges it to the budget (one unit
 //     when a response carries none, as a failed conditional write);
@@ -167,6 +167,18 @@ func (m *meter) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func
 	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	out, err := send(ctx, m, m.reads, func() (*dynamodb.ScanOutput, error) { return m.Client.Scan(ctx, &r, optFns...) },
 		func(o *dynamodb.ScanOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.readMilli)
+	if err == nil {
+		m.scanned.Add(int64(out.ScannedCount))
+		m.filtered.Add(int64(out.ScannedCount - out.Count))
+	}
+	return out, err
+}
+
+func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	r := *in
+	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	out, err := send(ctx, m, m.reads, func() (*dynamodb.QueryOutput, error) { return m.Client.Query(ctx, &r, optFns...) },
+		func(o *dynamodb.QueryOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.readMilli)
 	if err == nil {
 		m.scanned.Add(int64(out.ScannedCount))
 		m.filtered.Add(int64(out.ScannedCount - out.Count))

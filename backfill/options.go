@@ -15,6 +15,9 @@ const (
 	DefaultMark         = "backfill"
 	DefaultPollInterval = time.Second
 	DefaultMaxFailures  = 100
+	// DefaultCheckpointInterval is how long a segment works between two
+	// checkpoints at most (see CheckpointInterval).
+	DefaultCheckpointInterval = time.Second
 )
 
 // Option configures New.
@@ -35,6 +38,10 @@ type options struct {
 	poll         time.Duration
 	maxFailures  int
 	clean        string // Clean: the id of the migration whose mark is removed
+	cpEvery      time.Duration
+	consistent   bool
+	index        string
+	segmentsSet  bool
 }
 
 // Fleet makes the migration's segments the keys of a lease group of
@@ -53,12 +60,12 @@ func Fleet(leases *lease.Client, checkpoints string) Option {
 // number: it is part of the checkpoints' meaning. Segments bound the
 // parallelism: each segment is worked on by one goroutine at a time, in one
 // process of the fleet.
-func Segments(n int) Option { return func(o *options) { o.segments = n } }
+func Segments(n int) Option { return func(o *options) { o.segments, o.segmentsSet = n, true } }
 
-// PageSize sets how many items a scan request reads (DynamoDB's Limit;
-// default DefaultPageSize, 100). A checkpoint is written after every page,
-// so it is also how much work a crash can make a segment's next holder look
-// at again (items already changed are then skipped, not changed again).
+// PageSize sets how many items a scan (or query) request reads
+// (DynamoDB's Limit; default DefaultPageSize, 100). Checkpoints fall
+// between pages: see CheckpointInterval for the work a crash can make a
+// segment's next holder look at again.
 func PageSize(n int) Option { return func(o *options) { o.pageSize = n } }
 
 // Capacity limits the capacity this process consumes to read and write
@@ -102,6 +109,35 @@ func MapperOptions(opts ...dynamo.Option) Option {
 // completion poll and the estimate of time left (default the system clock).
 func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
-// PollInterval sets how often Run reads every segment's checkpoint to learn
-// whether the whole migration is done (default DefaultPollInterval, 1 s).
+// PollInterval sets how often Run reads the checkpoints of the segments
+// other processes work on, to learn whether the whole migration is done
+// (default DefaultPollInterval, 1 s). Segments this process works on, and
+// segments known done, are not read.
 func PollInterval(d time.Duration) Option { return func(o *options) { o.poll = d } }
+
+// CheckpointInterval sets how long a segment works between two checkpoints
+// at most (default DefaultCheckpointInterval, 1 s; 0 writes one after every
+// page). A checkpoint is written after the first page that ends d or more
+// after the last one, when the segment is done, and when Run stops (ctx
+// done, or an item failing) while the segment's lease is still held. A
+// process that dies loses at most the pages it finished since its last
+// checkpoint, and the one it was working on: the segment's next holder
+// scans them again, skipping (by the mark) the items already changed —
+// they cost their share of the scan's read units, nothing more.
+func CheckpointInterval(d time.Duration) Option { return func(o *options) { o.cpEvery = d } }
+
+// StronglyConsistent makes the scan (or query) read strongly consistent,
+// at twice the read units. The default, eventually consistent, is safe:
+// each write is conditioned on the version read (and on the mark), so an
+// item read stale only conflicts, and is read again, strongly consistent,
+// before it changes (as after a live write). What an eventually consistent
+// read may miss is an item written within about a second before its page
+// is read, by a writer that wrote it in the old form: ask for this when
+// writers of the old form may still be running as the migration starts.
+func StronglyConsistent() Option { return func(o *options) { o.consistent = true } }
+
+// Index makes a query migration (NewQuery) query the secondary index name
+// instead of the table. Each item found is read again from the table
+// (strongly consistent) before it changes, through Table.Update, as an
+// index may project only some attributes. A scan migration (New) refuses it.
+func Index(name string) Option { return func(o *options) { o.index = name } }
