@@ -109,7 +109,9 @@ type Progress[T any] struct {
 	Elapsed time.Duration
 	// Remaining estimates the time left, from the fleet's rate of items
 	// scanned since Run started and the table's item count (which
-	// DynamoDB updates about every six hours); -1 when unknown.
+	// DynamoDB updates about every six hours); once the items done reach
+	// that count, from the segments finished; -1 when unknown (a table
+	// counted empty, nothing done yet).
 	Remaining time.Duration
 }
 
@@ -810,6 +812,10 @@ func (m *Migration[T]) Progress() Progress[T] {
 		p.Remaining = time.Duration(float64(f.at.Sub(f.firstAt)) * float64(m.total-f.scanned) / float64(fleet))
 	case done > 0 && m.total > max(done, f.scanned):
 		p.Remaining = time.Duration(float64(p.Elapsed) * float64(m.total-max(done, f.scanned)) / float64(done))
+	case f.done > 0 && m.total > 0:
+		// The items done reached the count (which lags the table) while
+		// segments are still finishing: from the segments finished.
+		p.Remaining = time.Duration(float64(p.Elapsed) * float64(int64(m.o.segments)-f.done) / float64(f.done))
 	}
 	return p
 }
