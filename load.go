@@ -46,7 +46,7 @@ func (t *Table[T]) load(ctx context.Context, c *call, key T, opts []ReadOption) 
 	if err != nil {
 		return zero, err
 	}
-	in := &dynamodb.GetItemInput{TableName: aws.String(t.name), Key: k}
+	in := &dynamodb.GetItemInput{TableName: t.namePtr, Key: k}
 	if t.p.proj != "" {
 		in.ProjectionExpression, in.ExpressionAttributeNames = &t.p.proj, t.p.projNames
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -164,7 +163,7 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptions, att *attempts, noResend bool) (map[string]types.AttributeValue, error) {
 	if r.put {
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                           aws.String(t.name),
+			TableName:                           t.namePtr,
 			Item:                                r.item,
 			ConditionExpression:                 t.p.condPtr(r.pc.cond),
 			ExpressionAttributeNames:            r.pc.names,
@@ -174,7 +173,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		return nil, err
 	}
 	in := &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(t.name),
+		TableName:                           t.namePtr,
 		Key:                                 r.key,
 		UpdateExpression:                    strPtr(r.up.update),
 		ConditionExpression:                 t.p.condPtr(r.up.cond),

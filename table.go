@@ -11,6 +11,7 @@ import (
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -21,9 +22,13 @@ import (
 type Table[T any] struct {
 	m    *Mapper
 	name string
-	p    *plan
-	ptr  bool    // T is a pointer to the struct
-	gate gate[T] // queues and combines Update calls per key; see gate.go
+	// namePtr points to a copy of name, for the TableName of requests: one
+	// pointer for all of them (the SDK only reads it), nothing to allocate
+	// per call.
+	namePtr *string
+	p       *plan
+	ptr     bool    // T is a pointer to the struct
+	gate    gate[T] // queues and combines Update calls per key; see gate.go
 	// enc and dec are the compiled codec of the struct type when the
 	// mapper may use it for encoding and decoding; nil otherwise.
 	enc, dec *codec.Struct
@@ -80,7 +85,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	t := &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}
+	t := &Table[T]{m: m, name: name, namePtr: aws.String(name), p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}
 	c := codec.For(rt)
 	if c != nil {
 		if m.compiledEnc {
