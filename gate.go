@@ -100,6 +100,9 @@ type waiter[T any] struct {
 	taken  bool // taken from the queue into a batch; guarded by gate.mu
 	left   bool // returned from Update while taken; guarded by gate.mu
 	led    bool // handed the lead, not taken it yet; guarded by gate.mu
+	// batch is the room of a batch that lead runs alone (batchFor):
+	// nothing to allocate for it.
+	batch [1]*waiter[T]
 }
 
 // channels makes w's channels, before w waits for a batch (queued) or
@@ -263,7 +266,7 @@ func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T], combine bool) []*waite
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	lead.led = false
-	ws := []*waiter[T]{lead}
+	ws := append(lead.batch[:0], lead)
 	if !combine || !lead.wo.coalescable() {
 		return ws
 	}

@@ -107,10 +107,19 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	item := r.item
 	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
 		if s.version >= 0 && !r.put { // a put's item carries them already
-			// The request is done with item.
-			item[s.fields[s.version].name] = numberAV(r.next)
+			// The request is done with item. The version and the token
+			// are the values the update wrote (buildUpdate): the same
+			// attribute values, shared (nobody modifies one).
+			ver, tok := r.up.values[newVersionPH], r.up.values[tokenValuePH]
+			if ver == nil {
+				ver = numberAV(r.next)
+			}
+			item[s.fields[s.version].name] = ver
 			if r.token != nil {
-				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: r.token}
+				if tok == nil {
+					tok = &types.AttributeValueMemberB{Value: r.token}
+				}
+				item[p.tokenAttr] = tok
 			}
 		}
 		return t.withVersion(r.v, r.next), item, nil

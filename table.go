@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -193,6 +194,16 @@ func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
 		return nil, v, fmt.Errorf("%w: %s on table %q with a nil %T: pass a pointer to a struct", ErrInvalidInput, op, t.name, item)
 	}
 	return boxed, v.Elem(), nil
+}
+
+// structOf returns the struct *item is or points to, read in place. A
+// pointer T must not be nil (decoded items never are).
+func (t *Table[T]) structOf(item *T) reflect.Value {
+	v := reflect.ValueOf(item).Elem()
+	if t.ptr {
+		v = v.Elem()
+	}
+	return v
 }
 
 // encode encodes the struct boxed points to, applying the mapper's `set`,
@@ -434,6 +445,22 @@ func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
 	return nv.Elem().Interface().(T)
 }
 
+// keyOfItem returns the primary key of item, checked; op names the call in
+// the error of a nil item. A struct T is read in place: boxing it would copy
+// the whole struct to the heap.
+func (t *Table[T]) keyOfItem(item T, op string) (map[string]types.AttributeValue, error) {
+	if !t.ptr {
+		if key, ok, err := t.fastKeyOf(reflect.ValueOf(&item).Elem()); ok {
+			return key, err
+		}
+	}
+	_, v, err := t.box(item, op)
+	if err != nil {
+		return nil, err
+	}
+	return t.keyOf(v)
+}
+
 // keyOf returns the primary key of the struct v, checked.
 func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
 	if key, ok, err := t.fastKeyOf(v); ok {
@@ -464,6 +491,40 @@ func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeVal
 		key[f.name] = av
 	}
 	return key, true, t.checkKey(key)
+}
+
+// sameKey reports whether the key fields of the struct v hold key, a key
+// keyOf returned (so checked), when that is quick to tell: string and
+// binary key fields stored as S and B, compared in place, without
+// encoding. false means not the same, or not known: ask keyOf.
+func (t *Table[T]) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
+	s := t.p.s
+	for _, i := range [2]int{s.hash, s.rng} {
+		if i < 0 {
+			continue
+		}
+		f := &s.fields[i]
+		if f.opts.asString || f.opts.unixTime || f.custom {
+			return false
+		}
+		fv, ok := fieldValue(v, f)
+		if !ok {
+			return false
+		}
+		switch want := key[f.name].(type) {
+		case *types.AttributeValueMemberS:
+			if fv.Kind() != reflect.String || fv.Type() != stringType && numberLike(fv.Type()) || fv.String() != want.Value {
+				return false
+			}
+		case *types.AttributeValueMemberB:
+			if fv.Kind() != reflect.Slice || fv.Type() != byteSliceType || !bytes.Equal(fv.Bytes(), want.Value) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // keyFromEncoded encodes the whole struct and picks the key (for key types

@@ -51,15 +51,14 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 
 func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, error), opts []WriteOption) (T, error) {
 	var zero T
-	wo := applyWriteOptions(opts)
+	var wo writeOptions
+	if len(opts) > 0 {
+		wo = applyWriteOptions(opts)
+	}
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
 	}
-	_, kv, err := t.box(key, "Update")
-	if err != nil {
-		return zero, err
-	}
-	k, err := t.keyOf(kv)
+	k, err := t.keyOfItem(key, "Update")
 	if err != nil {
 		return zero, err
 	}
@@ -352,7 +351,12 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			}
 		}
 		last := changes[len(changes)-1]
-		boxed, v, _ := t.box(t.withVersion(last.v, held), "Update")
+		boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
+		if s := t.p.s; s.version >= 0 && s.versionOf(v) != held {
+			// Several changes: the last was computed from a later version
+			// than the write's (held, advanced by one step per change).
+			boxed, v, _ = t.box(t.withVersion(last.v, held), "Update")
+		}
 		wo := ws[0].wo
 		wo.step, wo.now = int64(len(changes)), now
 		t.noteCombined(ctx, len(changes))
@@ -457,8 +461,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			return 0, nil, nil, err
 		}
 		if len(changes) == 0 {
-			_, cv, _ := t.box(cur, "Update")
-			held = s.versionOf(cv)
+			held = s.versionOf(t.structOf(&cur))
 		}
 		if w.wo.mustExist && bs.item == nil && len(changes) == 0 {
 			// Absent as read (or as a conflict found it): never remembered.
@@ -510,15 +513,17 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			res[i] = outcome[T]{err: fmt.Errorf("%w (returned by the Update function)", err)}
 			continue
 		}
-		nk, err := t.keyOf(nv)
-		if err != nil {
-			res[i] = outcome[T]{err: err}
-			continue
-		}
-		if !maps.EqualFunc(k, nk, av.Equal) { // numbers by value, as item identity (keyID)
-			res[i] = outcome[T]{err: fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
-				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))}
-			continue
+		if !t.sameKey(k, nv) {
+			nk, err := t.keyOf(nv)
+			if err != nil {
+				res[i] = outcome[T]{err: err}
+				continue
+			}
+			if !maps.EqualFunc(k, nk, av.Equal) { // numbers by value, as item identity (keyID)
+				res[i] = outcome[T]{err: fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
+					ErrInvalidInput, t.name, formatKey(k), formatKey(nk))}
+				continue
+			}
 		}
 		n := int64(len(changes))
 		fromVer := held // the version this change was computed from
