@@ -240,7 +240,7 @@ func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *w
 		if !finished {
 			// self's function called runtime.Goexit, which reaches only
 			// self: nothing was written.
-			e.last = nil
+			e.last, e.lastSize = nil, 0
 		}
 		t.gate.handOff(e, 1)
 	}()
@@ -303,10 +303,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	// someone else changed. verified: it was read (or came with a
 	// conflict) during this batch, rather than remembered.
 	var bs *basis
+	bsSize := 0 // the size of bs.item when known (remembered), else 0
 	if e.last != nil {
-		bs = &basis{item: e.last}
+		bs, bsSize = &basis{item: e.last}, e.lastSize
 	}
-	e.last = nil // until a write of this batch succeeds
+	e.last, e.lastSize = nil, 0 // until a write of this batch succeeds
 	verified := false
 	for attempt := 1; ; {
 		if bs == nil {
@@ -315,7 +316,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 				fail(live, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err))
 				return
 			}
-			bs, verified = &basis{item: raw}, true
+			bs, bsSize, verified = &basis{item: raw}, 0, true
 		}
 		if other, ok := t.p.s.otherEntity(bs.item); ok {
 			fail(live, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
@@ -334,11 +335,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 		if again != nil {
-			bs = again // the remembered item was stale: start over from the stored one
+			bs, bsSize = again, 0 // the remembered item was stale: start over from the stored one
 			continue
 		}
 		if len(changes) == 0 {
-			e.last = bs.item
+			e.last, e.lastSize = bs.item, bsSize
 			return
 		}
 		who := make([]int, len(changes))
@@ -361,7 +362,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		wo.step, wo.now = int64(len(changes)), now
 		t.noteCombined(ctx, len(changes))
 		start := t.m.opts.clock.Now()
-		saved, stored, err := t.save(ctx, boxed, v, &wo, bs)
+		saved, stored, size, err := t.save(ctx, boxed, v, &wo, bs)
 		t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
 		if err == nil {
 			for j, c := range changes[:len(changes)-1] {
@@ -371,7 +372,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			// The last change's copy is the write's own (as stamped, or as
 			// stored for the save behaviours that return it).
 			res[last.who] = outcome[T]{saved: saved}
-			e.last = stored
+			e.last, e.lastSize = stored, size
 			return
 		}
 		ce, ok := asConditionError(err)
@@ -396,7 +397,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		// write had left, which was never stored; those that failed before
 		// the first change saw the stored item and stand.
 		t.noteConflict(ctx, attempt, ce)
-		bs, verified, live = &basis{item: ce.Item}, true, rerun(live, who[0], res)
+		bs, bsSize, verified, live = &basis{item: ce.Item}, 0, true, rerun(live, who[0], res)
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
