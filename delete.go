@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -65,7 +64,7 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	if len(wo.guards) > 0 {
 		m := &txMember{kind: "Delete", table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc, checked: !clobber}
 		m.item.Delete = &types.Delete{
-			TableName:                           aws.String(t.name),
+			TableName:                           t.namePtr,
 			Key:                                 key,
 			ConditionExpression:                 strPtr(pc.cond),
 			ExpressionAttributeNames:            pc.names,
@@ -76,7 +75,7 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	}
 	var att attempts
 	_, err = t.m.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                           aws.String(t.name),
+		TableName:                           t.namePtr,
 		Key:                                 key,
 		ConditionExpression:                 strPtr(pc.cond),
 		ExpressionAttributeNames:            pc.names,

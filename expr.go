@@ -64,10 +64,21 @@ type plan struct {
 	condCreate  string // attribute_not_exists(#v) OR #v = :v0 (held 0)
 	condMatch   string // #v = :v0
 	condClobber string // SaveClobber: the stored version leaves room for one more
-	// condMatchPtr and condCreatePtr point to condMatch and condCreate,
-	// for requests (condPtr): no allocation per call.
-	condMatchPtr, condCreatePtr *string
-	maxVersion                  int64 // the largest version the field's type holds
+	// condMatchToken is condMatch ANDed with the basis condition on the
+	// write token (tokenBasisCond): the condition of every Update of an
+	// item this mapper wrote, computed once.
+	condMatchToken string
+	// condMatchPtr, condCreatePtr and condMatchTokenPtr point to
+	// condMatch, condCreate and condMatchToken, for requests (condPtr): no
+	// allocation per call.
+	condMatchPtr, condCreatePtr, condMatchTokenPtr *string
+	// fullSet is the UpdateExpression of a SaveUpdate of an item holding
+	// every attribute the type models, none NULL (the SET of each, the
+	// version and the write token): what buildUpdate writes for such an
+	// item, computed once. "" when the type models no attribute beyond
+	// its key.
+	fullSet    string
+	maxVersion int64 // the largest version the field's type holds
 	// The version settings (tags.go): the first version written (verClock:
 	// the clock's Unix milliseconds instead) and the step of every later
 	// write; 1 and 1 by default.
@@ -132,7 +143,10 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.allNames[tokenNamePH] = p.tokenAttr
 		p.versionNames[tokenNamePH] = p.tokenAttr
 		p.tokenNames = map[string]string{tokenNamePH: p.tokenAttr}
+		p.condMatchToken = joinConds(p.condMatch, tokenBasisCond)
+		p.condMatchTokenPtr = &p.condMatchToken
 	}
+	p.fullSet = p.fullSetExpr()
 	p.hashNames = map[string]string{hashNamePH: p.keyNames[0]}
 	p.basisNames = make(map[string]string, len(p.allNames)+1)
 	maps.Copy(p.basisNames, p.allNames)
@@ -177,6 +191,10 @@ func (p *plan) advance(held, n, nowMs int64) (int64, bool) {
 	return v, true
 }
 
+// tokenBasisCond is the basis condition of an item that carries a write
+// token (basisCond).
+const tokenBasisCond = tokenNamePH + " = " + heldTokenPH
+
 // basis is the stored item a write was computed from, when the caller knows
 // it (Table.Update read it, or was handed it): Item nil means absent.
 type basis struct {
@@ -212,7 +230,7 @@ func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) (stri
 	if s.version >= 0 && p.tokenAttr != "" {
 		if wt, ok := b.item[p.tokenAttr]; ok {
 			values[heldTokenPH] = wt
-			return tokenNamePH + " = " + heldTokenPH, p.tokenNames
+			return tokenBasisCond, p.tokenNames
 		}
 	}
 	var c strings.Builder
@@ -327,6 +345,17 @@ func (p *plan) versionCond(held int64, values map[string]types.AttributeValue) s
 }
 
 // joinConds ANDs two condition expressions, either of which may be empty.
+// The join of the version condition and the token's basis condition, the
+// condition of every Update of an item this mapper wrote, is the plan's
+// (condMatchToken): no allocation.
+func (p *plan) joinConds(a, b string) string {
+	if b == tokenBasisCond && a == p.condMatch && p.condMatchToken != "" {
+		return p.condMatchToken
+	}
+	return joinConds(a, b)
+}
+
+// joinConds ANDs two condition expressions, either of which may be empty.
 func joinConds(a, b string) string {
 	switch {
 	case a == "":
@@ -400,11 +429,15 @@ var clauseVerbs = [...]string{"SET ", "REMOVE ", "ADD ", "DELETE "}
 // copies it before its first change (those maps are read by many goroutines
 // at once). values is the builder's own.
 type exprBuilder struct {
+	p       *plan              // the type's plan, for its precomputed fragments (nil: none)
 	clauses [4]strings.Builder // indexed by clauseSet…clauseDelete
-	cond    string
-	names   map[string]string
-	owned   bool // names is the builder's own map
-	values  map[string]types.AttributeValue
+	// fixedUpdate, when not "", is the UpdateExpression, precomputed
+	// (plan.fullSet): clauses are not written.
+	fixedUpdate string
+	cond        string
+	names       map[string]string
+	owned       bool // names is the builder's own map
+	values      map[string]types.AttributeValue
 }
 
 // action starts an action of the clause c (clauseSet…) and returns the
@@ -461,7 +494,11 @@ func (b *exprBuilder) and(c string, names map[string]string) {
 	if c == "" {
 		return
 	}
-	b.cond = joinConds(b.cond, c)
+	if b.p != nil {
+		b.cond = b.p.joinConds(b.cond, c)
+	} else {
+		b.cond = joinConds(b.cond, c)
+	}
 	switch {
 	case len(names) == 0 || hasNames(b.names, names):
 	case b.owned:
@@ -486,6 +523,9 @@ func hasNames(base, extra map[string]string) bool {
 // update returns the UpdateExpression: the clauses that have actions, in
 // the order SET, REMOVE, ADD, DELETE.
 func (b *exprBuilder) update() string {
+	if b.fixedUpdate != "" {
+		return b.fixedUpdate
+	}
 	n := 0
 	for i := range b.clauses {
 		n += b.clauses[i].Len() + len(clauseVerbs[i]) + 1
@@ -532,16 +572,29 @@ func (b *exprBuilder) updateParts(uc *userCond) updateParts {
 // write to the stored state it was computed from (basisCond).
 func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nulls map[string]bool, token []byte, uc *userCond, bs *basis) updateParts {
 	s := p.s
-	eb := exprBuilder{values: make(map[string]types.AttributeValue, len(item)+4)}
+	eb := exprBuilder{p: p, values: make(map[string]types.AttributeValue, len(item)+4)}
 	values := eb.values
-	eb.clauses[clauseSet].Grow(len(item) * 12)
+	// fast: a SaveUpdate of an item holding every attribute, none NULL,
+	// whose UpdateExpression is the plan's (fullSet); the actions are
+	// written only once an attribute turns out missing or NULL.
+	fast := b == SaveUpdate && p.fullSet != ""
+	if !fast {
+		eb.clauses[clauseSet].Grow(len(item) * 12)
+	}
 	allUsed := true
-	for _, i := range p.nonKeyNoVerFs {
+	for n, i := range p.nonKeyNoVerFs {
 		f := &s.fields[i]
 		av, ok := item[f.name]
 		if ok {
 			if _, null := av.(*types.AttributeValueMemberNULL); null {
 				ok = false
+			}
+		}
+		if fast && !ok {
+			fast = false
+			eb.clauses[clauseSet].Grow(len(item) * 12)
+			for _, j := range p.nonKeyNoVerFs[:n] {
+				p.setAction(&eb, j)
 			}
 		}
 		switch {
@@ -561,12 +614,10 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 				eb.addTo(clauseAdd, f.ph, f.vph)
 				eb.and("NOT attribute_type("+f.ph+", "+nullTypePH+")", nil)
 			}
-		case i == s.created:
-			// Set once, by the write that creates the item.
-			eb.setIfAbsent(f.ph, f.vph)
-			values[f.vph] = av
 		default:
-			eb.set(f.ph, f.vph)
+			if !fast {
+				p.setAction(&eb, i)
+			}
 			values[f.vph] = av
 		}
 	}
@@ -574,11 +625,20 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		if b == SaveClobber {
 			eb.and(p.advanceVersion(&eb, newVersion, nulls[p.versionAttr[0]]), nil)
 		} else {
-			eb.set(p.versionPH, newVersionPH)
+			if !fast {
+				eb.set(p.versionPH, newVersionPH)
+			}
 			values[newVersionPH] = numberAV(newVersion)
 			eb.and(p.versionCond(held, values), nil)
 		}
-		p.writeToken(&eb, token)
+		if fast {
+			p.tokenValue(&eb, token)
+		} else {
+			p.writeToken(&eb, token)
+		}
+	}
+	if fast {
+		eb.fixedUpdate = p.fullSet
 	}
 	// The names: the plan's when every attribute is named, else those of
 	// the values written and the version's.
@@ -605,7 +665,44 @@ func (p *plan) writeToken(eb *exprBuilder, token []byte) {
 		return
 	}
 	eb.set(tokenNamePH, tokenValuePH)
+	p.tokenValue(eb, token)
+}
+
+// tokenValue adds the write token's value (writeToken without its action,
+// for an UpdateExpression written already: plan.fullSet).
+func (p *plan) tokenValue(eb *exprBuilder, token []byte) {
+	if p.tokenAttr == "" {
+		return
+	}
 	eb.values[tokenValuePH] = &types.AttributeValueMemberB{Value: token}
+}
+
+// setAction writes the SET action of the non-key field i, other than the
+// version, of an item that holds it: a creation time is set once, by the
+// write that creates the item (if_not_exists).
+func (p *plan) setAction(eb *exprBuilder, i int) {
+	f := &p.s.fields[i]
+	if i == p.s.created {
+		eb.setIfAbsent(f.ph, f.vph)
+		return
+	}
+	eb.set(f.ph, f.vph)
+}
+
+// fullSetExpr computes plan.fullSet: the actions buildUpdate writes for a
+// SaveUpdate of an item holding every attribute, none NULL.
+func (p *plan) fullSetExpr() string {
+	var eb exprBuilder
+	for _, i := range p.nonKeyNoVerFs {
+		p.setAction(&eb, i)
+	}
+	if p.s.version >= 0 {
+		eb.set(p.versionPH, newVersionPH)
+		if p.tokenAttr != "" {
+			eb.set(tokenNamePH, tokenValuePH)
+		}
+	}
+	return eb.update()
 }
 
 // advanceVersion adds to an update that writes no version condition
@@ -720,6 +817,8 @@ func (p *plan) condPtr(s string) *string {
 		return p.condMatchPtr
 	case p.condCreatePtr != nil && s == p.condCreate:
 		return p.condCreatePtr
+	case p.condMatchTokenPtr != nil && s == p.condMatchToken:
+		return p.condMatchTokenPtr
 	}
 	return strPtr(s)
 }

@@ -74,6 +74,9 @@ type hotKey[T any] struct {
 	// unknown. Read and written by the running batch only (busy hands it
 	// from batch to batch).
 	last map[string]types.AttributeValue
+	// lastSize is the size of last when known (counted when it was
+	// written), 0 when not: the cache counts it then.
+	lastSize int
 }
 
 // waiter is one Update call as the batch that runs it sees it.
@@ -100,6 +103,9 @@ type waiter[T any] struct {
 	taken  bool // taken from the queue into a batch; guarded by gate.mu
 	left   bool // returned from Update while taken; guarded by gate.mu
 	led    bool // handed the lead, not taken it yet; guarded by gate.mu
+	// batch is the room of a batch that lead runs alone (batchFor):
+	// nothing to allocate for it.
+	batch [1]*waiter[T]
 }
 
 // channels makes w's channels, before w waits for a batch (queued) or
@@ -186,7 +192,7 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 	e := g.keys[key]
 	if e == nil {
 		e = &hotKey[T]{key: key}
-		e.last, e.expect = g.cache.take(key)
+		e.last, e.lastSize, e.expect = g.cache.takeSized(key)
 		g.keys[key] = e
 	}
 	e.refs++
@@ -263,7 +269,7 @@ func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T], combine bool) []*waite
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	lead.led = false
-	ws := []*waiter[T]{lead}
+	ws := append(lead.batch[:0], lead)
 	if !combine || !lead.wo.coalescable() {
 		return ws
 	}
@@ -358,7 +364,7 @@ func (g *gate[T]) leave(key keyID, e *hotKey[T]) {
 func (g *gate[T]) forget(key keyID, e *hotKey[T]) {
 	delete(g.keys, key)
 	if e.last != nil {
-		g.cache.put(key, e.last, e.expect)
+		g.cache.putSized(key, e.last, e.lastSize, e.expect)
 	}
 }
 
@@ -389,23 +395,38 @@ type cached struct {
 // take removes and returns the item of key, nil when none is cached, and
 // the hotKey.expect the key had.
 func (c *itemCache) take(key keyID) (map[string]types.AttributeValue, int) {
+	item, _, expect := c.takeSized(key)
+	return item, expect
+}
+
+// takeSized is take that also returns the item's size as the cache counted
+// it.
+func (c *itemCache) takeSized(key keyID) (map[string]types.AttributeValue, int, int) {
 	el, ok := c.byKey[key]
 	if !ok {
-		return nil, 0
+		return nil, 0, 0
 	}
 	it := el.Value.(*cached)
 	c.order.Remove(el)
 	delete(c.byKey, key)
 	c.bytes -= it.size
-	return it.item, it.expect
+	return it.item, it.size, it.expect
 }
 
 // put caches item under key, with the key's hotKey.expect, evicting the
 // least recently stored items beyond the bounds. Items over cacheItemSize
 // are not kept.
 func (c *itemCache) put(key keyID, item map[string]types.AttributeValue, expect int) {
+	c.putSized(key, item, 0, expect)
+}
+
+// putSized is put of an item whose size is known (counted when it was
+// written), or 0: then it is counted here.
+func (c *itemCache) putSized(key keyID, item map[string]types.AttributeValue, size, expect int) {
 	c.take(key)
-	size := av.ItemSize(item)
+	if size <= 0 {
+		size = av.ItemSize(item)
+	}
 	if size > cacheItemSize {
 		return
 	}

@@ -3,11 +3,9 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Load reads the item whose primary key is the key fields of key (other
@@ -28,25 +26,11 @@ func (t *Table[T]) load(ctx context.Context, c *call, key T, opts []ReadOption) 
 	if len(opts) > 0 {
 		ro = applyReadOptions(opts)
 	}
-	var k map[string]types.AttributeValue
-	var err error
-	fast := false
-	if !t.ptr {
-		// Read the key fields of key in place: boxing it would copy the
-		// whole struct to the heap.
-		k, fast, err = t.fastKeyOf(reflect.ValueOf(&key).Elem())
-	}
-	if !fast {
-		_, v, berr := t.box(key, "Load")
-		if berr != nil {
-			return zero, berr
-		}
-		k, err = t.keyOf(v)
-	}
+	k, err := t.keyOfItem(key, "Load")
 	if err != nil {
 		return zero, err
 	}
-	in := &dynamodb.GetItemInput{TableName: aws.String(t.name), Key: k}
+	in := &dynamodb.GetItemInput{TableName: t.namePtr, Key: k}
 	if t.p.proj != "" {
 		in.ProjectionExpression, in.ExpressionAttributeNames = &t.p.proj, t.p.projNames
 	}

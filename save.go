@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
@@ -54,7 +53,7 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 		var zero T
 		return zero, err
 	}
-	saved, _, err := t.save(ctx, boxed, v, &wo, nil)
+	saved, _, _, err := t.save(ctx, boxed, v, &wo, nil)
 	return saved, err
 }
 
@@ -63,8 +62,9 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 // the write is pinned to it (basisCond). Besides the saved copy it returns
 // the item as stored after the write — for SaveUpdate and SavePut the encoded
 // item with its new version and token, else ALL_NEW — which Update hands to
-// the next caller of the same key.
-func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (T, map[string]types.AttributeValue, error) {
+// the next caller of the same key, and that item's size when it was counted
+// (the encoded item's), else 0.
+func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (T, map[string]types.AttributeValue, int, error) {
 	var zero T
 	p, s := t.p, t.p.s
 	var r saveRequest
@@ -72,13 +72,13 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	guarded := len(wo.guards) > 0
 	if guarded {
 		if err := guardedBehavior(t.name, wo.behavior); err != nil {
-			return zero, nil, err
+			return zero, nil, 0, err
 		}
 	}
 	for attempt := 1; ; attempt++ {
 		var err error
 		if r, err = t.buildSave(boxed, v, wo, nil, bs, guarded, wo.now); err != nil {
-			return zero, nil, err
+			return zero, nil, 0, err
 		}
 		if guarded {
 			call := "Save"
@@ -103,21 +103,30 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			}
 			nullsKeptChanging(err, attempt)
 		}
-		return zero, nil, err
+		return zero, nil, 0, err
 	}
 	item := r.item
 	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
 		if s.version >= 0 && !r.put { // a put's item carries them already
-			// The request is done with item.
-			item[s.fields[s.version].name] = numberAV(r.next)
+			// The request is done with item. The version and the token
+			// are the values the update wrote (buildUpdate): the same
+			// attribute values, shared (nobody modifies one).
+			ver, tok := r.up.values[newVersionPH], r.up.values[tokenValuePH]
+			if ver == nil {
+				ver = numberAV(r.next)
+			}
+			item[s.fields[s.version].name] = ver
 			if r.token != nil {
-				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: r.token}
+				if tok == nil {
+					tok = &types.AttributeValueMemberB{Value: r.token}
+				}
+				item[p.tokenAttr] = tok
 			}
 		}
-		return t.withVersion(r.v, r.next), item, nil
+		return t.withVersion(r.v, r.next), item, r.size, nil
 	}
 	saved, err := t.decode(allNew)
-	return saved, allNew, err
+	return saved, allNew, 0, err
 }
 
 // sendSave sends the save r and settles it when an attempt's outcome is
@@ -164,7 +173,7 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptions, att *attempts, noResend bool) (map[string]types.AttributeValue, error) {
 	if r.put {
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                           aws.String(t.name),
+			TableName:                           t.namePtr,
 			Item:                                r.item,
 			ConditionExpression:                 t.p.condPtr(r.pc.cond),
 			ExpressionAttributeNames:            r.pc.names,
@@ -174,7 +183,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		return nil, err
 	}
 	in := &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(t.name),
+		TableName:                           t.namePtr,
 		Key:                                 r.key,
 		UpdateExpression:                    strPtr(r.up.update),
 		ConditionExpression:                 t.p.condPtr(r.up.cond),
@@ -308,6 +317,8 @@ type saveRequest struct {
 	noResend bool
 	// bounds are the guards of Table.Add's integer fields.
 	bounds []addBound
+	// size is the item's size as written, counted by buildSave.
+	size int
 }
 
 // cond returns the condition expression of r, "" when it has none.
@@ -381,11 +392,12 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		// digits than the one held: count the widest the field holds.
 		sizedAs = t.p.maxVersion
 	}
-	if size := t.sizeOf(item, sz, sizedAs, token, wo.behavior == SavePut); size > maxItemSize {
+	size := t.sizeOf(item, sz, sizedAs, token, wo.behavior == SavePut)
+	if size > maxItemSize {
 		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
 	}
-	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v}
+	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v, size: size}
 	if wo.behavior == SavePut {
 		if s.version >= 0 {
 			item[s.fields[s.version].name] = numberAV(next)

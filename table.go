@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,6 +12,7 @@ import (
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -21,9 +23,13 @@ import (
 type Table[T any] struct {
 	m    *Mapper
 	name string
-	p    *plan
-	ptr  bool    // T is a pointer to the struct
-	gate gate[T] // queues and combines Update calls per key; see gate.go
+	// namePtr points to a copy of name, for the TableName of requests: one
+	// pointer for all of them (the SDK only reads it), nothing to allocate
+	// per call.
+	namePtr *string
+	p       *plan
+	ptr     bool    // T is a pointer to the struct
+	gate    gate[T] // queues and combines Update calls per key; see gate.go
 	// enc and dec are the compiled codec of the struct type when the
 	// mapper may use it for encoding and decoding; nil otherwise.
 	enc, dec *codec.Struct
@@ -80,7 +86,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	t := &Table[T]{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}
+	t := &Table[T]{m: m, name: name, namePtr: aws.String(name), p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}
 	c := codec.For(rt)
 	if c != nil {
 		if m.compiledEnc {
@@ -188,6 +194,16 @@ func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
 		return nil, v, fmt.Errorf("%w: %s on table %q with a nil %T: pass a pointer to a struct", ErrInvalidInput, op, t.name, item)
 	}
 	return boxed, v.Elem(), nil
+}
+
+// structOf returns the struct *item is or points to, read in place. A
+// pointer T must not be nil (decoded items never are).
+func (t *Table[T]) structOf(item *T) reflect.Value {
+	v := reflect.ValueOf(item).Elem()
+	if t.ptr {
+		v = v.Elem()
+	}
+	return v
 }
 
 // encode encodes the struct boxed points to, applying the mapper's `set`,
@@ -429,6 +445,22 @@ func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
 	return nv.Elem().Interface().(T)
 }
 
+// keyOfItem returns the primary key of item, checked; op names the call in
+// the error of a nil item. A struct T is read in place: boxing it would copy
+// the whole struct to the heap.
+func (t *Table[T]) keyOfItem(item T, op string) (map[string]types.AttributeValue, error) {
+	if !t.ptr {
+		if key, ok, err := t.fastKeyOf(reflect.ValueOf(&item).Elem()); ok {
+			return key, err
+		}
+	}
+	_, v, err := t.box(item, op)
+	if err != nil {
+		return nil, err
+	}
+	return t.keyOf(v)
+}
+
 // keyOf returns the primary key of the struct v, checked.
 func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
 	if key, ok, err := t.fastKeyOf(v); ok {
@@ -459,6 +491,40 @@ func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeVal
 		key[f.name] = av
 	}
 	return key, true, t.checkKey(key)
+}
+
+// sameKey reports whether the key fields of the struct v hold key, a key
+// keyOf returned (so checked), when that is quick to tell: string and
+// binary key fields stored as S and B, compared in place, without
+// encoding. false means not the same, or not known: ask keyOf.
+func (t *Table[T]) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
+	s := t.p.s
+	for _, i := range [2]int{s.hash, s.rng} {
+		if i < 0 {
+			continue
+		}
+		f := &s.fields[i]
+		if f.opts.asString || f.opts.unixTime || f.custom {
+			return false
+		}
+		fv, ok := fieldValue(v, f)
+		if !ok {
+			return false
+		}
+		switch want := key[f.name].(type) {
+		case *types.AttributeValueMemberS:
+			if fv.Kind() != reflect.String || fv.Type() != stringType && numberLike(fv.Type()) || fv.String() != want.Value {
+				return false
+			}
+		case *types.AttributeValueMemberB:
+			if fv.Kind() != reflect.Slice || fv.Type() != byteSliceType || !bytes.Equal(fv.Bytes(), want.Value) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // keyFromEncoded encodes the whole struct and picks the key (for key types

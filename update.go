@@ -51,15 +51,14 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 
 func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, error), opts []WriteOption) (T, error) {
 	var zero T
-	wo := applyWriteOptions(opts)
+	var wo writeOptions
+	if len(opts) > 0 {
+		wo = applyWriteOptions(opts)
+	}
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
 	}
-	_, kv, err := t.box(key, "Update")
-	if err != nil {
-		return zero, err
-	}
-	k, err := t.keyOf(kv)
+	k, err := t.keyOfItem(key, "Update")
 	if err != nil {
 		return zero, err
 	}
@@ -241,7 +240,7 @@ func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *w
 		if !finished {
 			// self's function called runtime.Goexit, which reaches only
 			// self: nothing was written.
-			e.last = nil
+			e.last, e.lastSize = nil, 0
 		}
 		t.gate.handOff(e, 1)
 	}()
@@ -304,10 +303,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	// someone else changed. verified: it was read (or came with a
 	// conflict) during this batch, rather than remembered.
 	var bs *basis
+	bsSize := 0 // the size of bs.item when known (remembered), else 0
 	if e.last != nil {
-		bs = &basis{item: e.last}
+		bs, bsSize = &basis{item: e.last}, e.lastSize
 	}
-	e.last = nil // until a write of this batch succeeds
+	e.last, e.lastSize = nil, 0 // until a write of this batch succeeds
 	verified := false
 	for attempt := 1; ; {
 		if bs == nil {
@@ -316,7 +316,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 				fail(live, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err))
 				return
 			}
-			bs, verified = &basis{item: raw}, true
+			bs, bsSize, verified = &basis{item: raw}, 0, true
 		}
 		if other, ok := t.p.s.otherEntity(bs.item); ok {
 			fail(live, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
@@ -335,11 +335,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 		if again != nil {
-			bs = again // the remembered item was stale: start over from the stored one
+			bs, bsSize = again, 0 // the remembered item was stale: start over from the stored one
 			continue
 		}
 		if len(changes) == 0 {
-			e.last = bs.item
+			e.last, e.lastSize = bs.item, bsSize
 			return
 		}
 		who := make([]int, len(changes))
@@ -352,12 +352,17 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			}
 		}
 		last := changes[len(changes)-1]
-		boxed, v, _ := t.box(t.withVersion(last.v, held), "Update")
+		boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
+		if s := t.p.s; s.version >= 0 && s.versionOf(v) != held {
+			// Several changes: the last was computed from a later version
+			// than the write's (held, advanced by one step per change).
+			boxed, v, _ = t.box(t.withVersion(last.v, held), "Update")
+		}
 		wo := ws[0].wo
 		wo.step, wo.now = int64(len(changes)), now
 		t.noteCombined(ctx, len(changes))
 		start := t.m.opts.clock.Now()
-		saved, stored, err := t.save(ctx, boxed, v, &wo, bs)
+		saved, stored, size, err := t.save(ctx, boxed, v, &wo, bs)
 		t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
 		if err == nil {
 			for j, c := range changes[:len(changes)-1] {
@@ -367,7 +372,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			// The last change's copy is the write's own (as stamped, or as
 			// stored for the save behaviours that return it).
 			res[last.who] = outcome[T]{saved: saved}
-			e.last = stored
+			e.last, e.lastSize = stored, size
 			return
 		}
 		ce, ok := asConditionError(err)
@@ -392,7 +397,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		// write had left, which was never stored; those that failed before
 		// the first change saw the stored item and stand.
 		t.noteConflict(ctx, attempt, ce)
-		bs, verified, live = &basis{item: ce.Item}, true, rerun(live, who[0], res)
+		bs, bsSize, verified, live = &basis{item: ce.Item}, 0, true, rerun(live, who[0], res)
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
@@ -457,8 +462,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			return 0, nil, nil, err
 		}
 		if len(changes) == 0 {
-			_, cv, _ := t.box(cur, "Update")
-			held = s.versionOf(cv)
+			held = s.versionOf(t.structOf(&cur))
 		}
 		if w.wo.mustExist && bs.item == nil && len(changes) == 0 {
 			// Absent as read (or as a conflict found it): never remembered.
@@ -510,15 +514,17 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			res[i] = outcome[T]{err: fmt.Errorf("%w (returned by the Update function)", err)}
 			continue
 		}
-		nk, err := t.keyOf(nv)
-		if err != nil {
-			res[i] = outcome[T]{err: err}
-			continue
-		}
-		if !maps.EqualFunc(k, nk, av.Equal) { // numbers by value, as item identity (keyID)
-			res[i] = outcome[T]{err: fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
-				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))}
-			continue
+		if !t.sameKey(k, nv) {
+			nk, err := t.keyOf(nv)
+			if err != nil {
+				res[i] = outcome[T]{err: err}
+				continue
+			}
+			if !maps.EqualFunc(k, nk, av.Equal) { // numbers by value, as item identity (keyID)
+				res[i] = outcome[T]{err: fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
+					ErrInvalidInput, t.name, formatKey(k), formatKey(nk))}
+				continue
+			}
 		}
 		n := int64(len(changes))
 		fromVer := held // the version this change was computed from
