@@ -38,9 +38,12 @@ type batchReadOptions struct {
 	retrySet bool
 }
 
-// BatchWriteOption configures BatchSave and BatchDelete: Clobber and
-// WithRetry. (WriteOptions do not apply: a batch write carries no
-// condition and always replaces or deletes whole items.)
+// BatchWriteOption configures BatchSave and BatchDelete:
+// WithSaveBehavior(SaveClobber) and WithRetry. Every WriteOption is a
+// BatchWriteOption, so that clobbering has one name for single and batch
+// writes; but a batch write carries no condition and always replaces or
+// deletes whole items, so the others (If, MustExist, GuardedBy, the other
+// save behaviours) are refused with ErrInvalidInput before anything is sent.
 type BatchWriteOption interface {
 	applyBatchWrite(*batchWriteOptions)
 }
@@ -49,24 +52,26 @@ type batchWriteOptions struct {
 	clobber  bool
 	retry    RetryPolicy // when retrySet
 	retrySet bool
+	// refused names the first option given that a batch write cannot
+	// honour ("If", "MustExist", ...); "" when there is none.
+	refused string
+}
+
+// refuse records that the option named what was given to a batch write.
+func (o *batchWriteOptions) refuse(what string) {
+	if o.refused == "" {
+		o.refused = what
+	}
 }
 
 type clobberOption struct{}
 
 func (clobberOption) applyBatchWrite(o *batchWriteOptions) { o.clobber = true }
 
-// Clobber lets BatchSave and BatchDelete write items of a versioned type,
-// which they otherwise refuse: a batch write cannot carry a condition, so
-// the version is not checked (what SaveClobber means for Save and Delete).
-// BatchSave then writes each item with the version after the one it holds
-// (held + the versionstep; for an unsaved item the first version), with no
-// check: this is Java DynamoDBMapper's CLOBBER, and unlike Save with
-// SaveClobber, which increments inside DynamoDB, it can move a stored
-// version backwards (an item stored at version 5 and saved holding 2 is
-// stored at 3), after which holders of the overwritten versions may save
-// over it without a conflict. Use it for loading data nobody else writes
-// concurrently. (Java's batchSave skips the version check silently; this one
-// does not.) Types without a version need no option.
+// Clobber is the old name of WithSaveBehavior(SaveClobber) for BatchSave
+// and BatchDelete; it does the same.
+//
+// Deprecated: use WithSaveBehavior(SaveClobber).
 func Clobber() BatchWriteOption { return clobberOption{} }
 
 // batchReadPolicy returns the options of a batch read and its retry policy.
@@ -259,9 +264,18 @@ var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 // requests of at most MaxBatchWriteItems, one request after another. Each
 // item replaces the whole stored item, as with SavePut; items is not
 // modified. A batch write cannot carry a condition, so for a versioned type
-// BatchSave refuses to write unless Clobber() is given (see Clobber for
-// what that risks); for version-checked writes of several items use a
-// transaction or Save in a loop. Fields tagged modified are set to the
+// BatchSave refuses to write unless WithSaveBehavior(SaveClobber) is given;
+// for version-checked writes of several items use a transaction or Save in
+// a loop. With SaveClobber, BatchSave writes each item with the version
+// after the one it holds (held + the versionstep; for an unsaved item the
+// first version), with no check: this is Java DynamoDBMapper's CLOBBER, and
+// unlike Save with SaveClobber, which increments inside DynamoDB, it can
+// move a stored version backwards (an item stored at version 5 and saved
+// holding 2 is stored at 3), after which holders of the overwritten
+// versions may save over it without a conflict. Use it for loading data
+// nobody else writes concurrently. (Java's batchSave skips the version
+// check silently; this one does not.) Types without a version need no
+// option. Fields tagged modified are set to the
 // mapper's clock, and zero created ones too (a stored creation time is
 // overwritten unless the item holds it).
 //
@@ -322,7 +336,8 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 //
 // A batch write cannot carry a condition, so it cannot check a version. For a
 // versioned type BatchDelete therefore refuses (ErrInvalidInput, before
-// sending anything) unless Clobber() is given, which deletes without a check
+// sending anything) unless WithSaveBehavior(SaveClobber) is given, which
+// deletes without a check
 // whatever version is stored; for version-checked deletes of several items
 // use a transaction (Mapper.WriteTx with Table.TxDelete) or Delete in a loop.
 // Types without a version need no option.
@@ -361,10 +376,15 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 	if err != nil {
 		return pol, err
 	}
+	if bo.refused != "" {
+		return pol, fmt.Errorf("%w: %s on table %q with %s: a batch write carries no condition and always replaces or deletes whole items, so only WithSaveBehavior(SaveClobber) and WithRetry apply to it; "+
+			"remove %s, or use %s in a loop or a transaction (Mapper.WriteTx) for conditional writes",
+			ErrInvalidInput, op, t.name, bo.refused, bo.refused, strings.TrimPrefix(op, "Batch"))
+	}
 	s := t.p.s
 	if s.entity >= 0 && !bo.clobber {
 		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), and BatchWriteItem cannot carry conditions, so it could write over (or delete) an item of another entity at the same key unnoticed; "+
-			"use %s in a loop or a transaction, or pass dynamo.Clobber() if no other entity can be at these keys",
+			"use %s in a loop or a transaction, or pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber()) if no other entity can be at these keys",
 			ErrInvalidInput, op, t.name, s.typ, s.entityName, s.fields[s.entity].goName, strings.TrimPrefix(op, "Batch"))
 	}
 	if s.version >= 0 && !bo.clobber {
@@ -375,7 +395,7 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 		return pol, fmt.Errorf("%w: %s on table %q: %s is versioned (field %s), and BatchWriteItem cannot carry conditions, so the version would not be checked "+
 			"and concurrent changes could be lost silently. For version-checked writes of several items use a transaction "+
 			"(Mapper.WriteTx with Table.Tx%s, up to 100 items at once) or %s in a loop; "+
-			"to %s without a version check, pass dynamo.Clobber()%s",
+			"to %s without a version check, pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber())%s",
 			ErrInvalidInput, op, t.name, s.typ, s.fields[s.version].goName, single, single, verb, note)
 	}
 	return pol, nil
