@@ -416,73 +416,105 @@ func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.Write
 		}
 		index[id] = i
 	}
-	written := 0
-	fail := func(pending []int, next int, err error) error {
-		e := &BatchWriteError{Op: op, Table: t.name, Written: written, Err: err}
-		e.Unwritten = append(e.Unwritten, pending...)
-		for i := next; i < len(reqs); i++ {
-			e.Unwritten = append(e.Unwritten, i)
-		}
-		slices.Sort(e.Unwritten)
-		e.UnwrittenKeys = make([]map[string]types.AttributeValue, len(e.Unwritten))
-		for n, i := range e.Unwritten {
-			e.UnwrittenKeys[n] = keys[i]
-		}
-		return e
-	}
+	w := &batchWriter[T]{t: t, op: op, reqs: reqs, keys: keys, index: index, pol: pol}
 	for start := 0; start < len(reqs); start += MaxBatchWriteItems {
-		end := min(start+MaxBatchWriteItems, len(reqs))
-		pending := make([]int, 0, end-start)
-		for i := start; i < end; i++ {
-			pending = append(pending, i)
-		}
-		send := reqs[start:end]
-		for attempt := 1; ; attempt++ {
-			out, err := t.m.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems: map[string][]types.WriteRequest{t.name: send},
-			})
-			if err != nil {
-				return fail(pending, end, err)
-			}
-			un := out.UnprocessedItems[t.name]
-			if len(un) == 0 {
-				written += len(pending)
-				break
-			}
-			// Resend our own requests for what is left, found by key.
-			left := make([]int, 0, len(un))
-			for _, r := range un {
-				var k map[string]types.AttributeValue
-				switch {
-				case r.PutRequest != nil:
-					k = r.PutRequest.Item
-				case r.DeleteRequest != nil:
-					k = r.DeleteRequest.Key
-				}
-				if i, ok := index[t.p.keyID(k)]; ok {
-					left = append(left, i)
-				}
-			}
-			if len(left) != len(un) {
-				return fail(pending, end, fmt.Errorf("BatchWriteItem reported %d unprocessed items, of which %d do not match a key sent", len(un), len(un)-len(left)))
-			}
-			written += len(pending) - len(left)
-			pending = left
-			if pol.exhausted(attempt) {
-				return fail(pending, end, fmt.Errorf("%w: %d items still unprocessed after %d BatchWriteItem requests; the table's write capacity is probably exceeded: retry later or raise it",
-					errUnprocessed, len(pending), attempt))
-			}
-			if err := pol.wait(ctx, attempt); err != nil {
-				return fail(pending, end, err)
-			}
-			t.m.noteResent(ctx, op, t.name, attempt, len(pending))
-			send = make([]types.WriteRequest, len(pending))
-			for n, i := range pending {
-				send[n] = reqs[i]
-			}
+		if err := w.writeChunk(ctx, start, min(start+MaxBatchWriteItems, len(reqs))); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// batchWriter is one batch write under way: the requests, their keys, and
+// how many DynamoDB confirmed.
+type batchWriter[T any] struct {
+	t       *Table[T]
+	op      string
+	reqs    []types.WriteRequest
+	keys    []map[string]types.AttributeValue
+	index   map[keyID]int // the index in reqs of each key
+	pol     RetryPolicy
+	written int
+}
+
+// writeChunk sends reqs[start:end] in one BatchWriteItem, and what DynamoDB
+// leaves unprocessed again, as the RetryPolicy says.
+func (w *batchWriter[T]) writeChunk(ctx context.Context, start, end int) error {
+	t := w.t
+	pending := make([]int, 0, end-start)
+	for i := start; i < end; i++ {
+		pending = append(pending, i)
+	}
+	send := w.reqs[start:end]
+	for attempt := 1; ; attempt++ {
+		out, err := t.m.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{t.name: send},
+		})
+		if err != nil {
+			return w.fail(pending, end, err)
+		}
+		un := out.UnprocessedItems[t.name]
+		if len(un) == 0 {
+			w.written += len(pending)
+			return nil
+		}
+		left, err := w.unprocessed(un)
+		if err != nil {
+			return w.fail(pending, end, err)
+		}
+		w.written += len(pending) - len(left)
+		pending = left
+		if w.pol.exhausted(attempt) {
+			return w.fail(pending, end, fmt.Errorf("%w: %d items still unprocessed after %d BatchWriteItem requests; the table's write capacity is probably exceeded: retry later or raise it",
+				errUnprocessed, len(pending), attempt))
+		}
+		if err := w.pol.wait(ctx, attempt); err != nil {
+			return w.fail(pending, end, err)
+		}
+		t.m.noteResent(ctx, w.op, t.name, attempt, len(pending))
+		send = make([]types.WriteRequest, len(pending))
+		for n, i := range pending {
+			send[n] = w.reqs[i]
+		}
+	}
+}
+
+// unprocessed returns the indexes in reqs of the requests DynamoDB left
+// unprocessed (un), found by key, so that our own requests are sent again.
+func (w *batchWriter[T]) unprocessed(un []types.WriteRequest) ([]int, error) {
+	left := make([]int, 0, len(un))
+	for _, r := range un {
+		var k map[string]types.AttributeValue
+		switch {
+		case r.PutRequest != nil:
+			k = r.PutRequest.Item
+		case r.DeleteRequest != nil:
+			k = r.DeleteRequest.Key
+		}
+		if i, ok := w.index[w.t.p.keyID(k)]; ok {
+			left = append(left, i)
+		}
+	}
+	if len(left) != len(un) {
+		return nil, fmt.Errorf("BatchWriteItem reported %d unprocessed items, of which %d do not match a key sent", len(un), len(un)-len(left))
+	}
+	return left, nil
+}
+
+// fail returns the *BatchWriteError of a write stopped by err with the
+// requests pending, and those from next on, not confirmed written.
+func (w *batchWriter[T]) fail(pending []int, next int, err error) error {
+	e := &BatchWriteError{Op: w.op, Table: w.t.name, Written: w.written, Err: err}
+	e.Unwritten = append(e.Unwritten, pending...)
+	for i := next; i < len(w.reqs); i++ {
+		e.Unwritten = append(e.Unwritten, i)
+	}
+	slices.Sort(e.Unwritten)
+	e.UnwrittenKeys = make([]map[string]types.AttributeValue, len(e.Unwritten))
+	for n, i := range e.Unwritten {
+		e.UnwrittenKeys[n] = w.keys[i]
+	}
+	return e
 }
 
 // BatchWriteError is the error of a BatchSave or BatchDelete that stopped
