@@ -283,88 +283,17 @@ func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, op
 	if l.err = t.checkQueryOptions(op, key != nil, &o); l.err != nil {
 		return l
 	}
-	var e expression.Expression
-	if key != nil || l.filtered {
-		b := expression.NewBuilder() // one per call: built builders share state
-		if key != nil {
-			b = b.WithKeyCondition(*key)
-		}
-		if l.filtered {
-			f := o.filters[0]
-			if len(o.filters) > 1 {
-				f = expression.And(o.filters[0], o.filters[1], o.filters[2:]...)
-			}
-			b = b.WithFilter(f)
-		}
-		var err error
-		if e, err = b.Build(); err != nil {
-			what := "filter"
-			if key != nil {
-				what = "key condition or filter"
-			}
-			l.err = fmt.Errorf("%w: %s on table %q: the %s does not build (%v): build a key condition with expression.Key(name).Equal(expression.Value(v)), a filter with expression.Name(name)",
-				ErrInvalidInput, op, t.name, what, err)
-			return l
-		}
-	}
-	// Values compared with javabool/javadate attributes — in the key
-	// condition (a javadate sort key) and the filter — are encoded as
-	// stored, and Name("a.b") may name the attribute "a.b" (condvalues.go).
-	// The key condition is checked (and a cursor against it) as sent.
-	keyExpr, filter, names, values := e.KeyCondition(), e.Filter(), e.Names(), e.Values()
-	var kc *keyCond
-	if key != nil {
-		k, n, err := t.p.s.rewriteCond(*keyExpr, names, values, aws.ToString(filter))
-		if err != nil {
-			l.err = fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
-			return l
-		}
-		keyExpr, names = &k, n
-		if kc, l.err = t.checkKeyCondition(op, o.index, *keyExpr, names, values); l.err != nil {
-			return l
-		}
-	}
-	if l.err = t.checkExprText(op, e); l.err != nil {
+	e, err := t.buildListingExpr(op, key, o.filters)
+	if err != nil {
+		l.err = err
 		return l
 	}
-	if l.filtered {
-		f, n, err := t.p.s.rewriteCond(*filter, names, values, aws.ToString(keyExpr))
-		if err != nil {
-			l.err = fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
-			return l
-		}
-		filter, names = &f, n
+	x, kc, err := t.rewriteListingExpr(op, o.index, key != nil, l.filtered, e)
+	if err != nil {
+		l.err = err
+		return l
 	}
-	var consistent, forward *bool
-	if o.read.consistent {
-		consistent = aws.Bool(true)
-	}
-	if o.descending {
-		forward = aws.Bool(false)
-	}
-	if key != nil {
-		l.query = &dynamodb.QueryInput{
-			TableName:                 aws.String(t.name),
-			IndexName:                 strPtr(o.index),
-			KeyConditionExpression:    keyExpr,
-			FilterExpression:          filter,
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: values,
-			ConsistentRead:            consistent,
-			ScanIndexForward:          forward,
-		}
-	} else {
-		l.scan = &dynamodb.ScanInput{
-			TableName:      aws.String(t.name),
-			IndexName:      strPtr(o.index),
-			ConsistentRead: consistent,
-		}
-		if l.filtered {
-			l.scan.FilterExpression = filter
-			l.scan.ExpressionAttributeNames = names
-			l.scan.ExpressionAttributeValues = values
-		}
-	}
+	t.listingInput(l, &o, key != nil, x)
 	if o.start != "" {
 		p, err := decodeCursor(o.start)
 		if err == nil {
@@ -377,6 +306,110 @@ func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, op
 		l.start = p.key
 	}
 	return l
+}
+
+// listingExpr is the expressions of a query or scan as sent.
+type listingExpr struct {
+	keyExpr, filter *string
+	names           map[string]string
+	values          map[string]types.AttributeValue
+}
+
+// buildListingExpr builds the key condition key (nil for a scan) and the
+// filters, ANDed, into one expression; with neither, the zero Expression.
+func (t *Table[T]) buildListingExpr(op string, key *expression.KeyConditionBuilder, filters []expression.ConditionBuilder) (expression.Expression, error) {
+	var e expression.Expression
+	if key == nil && len(filters) == 0 {
+		return e, nil
+	}
+	b := expression.NewBuilder() // one per call: built builders share state
+	if key != nil {
+		b = b.WithKeyCondition(*key)
+	}
+	if len(filters) > 0 {
+		f := filters[0]
+		if len(filters) > 1 {
+			f = expression.And(filters[0], filters[1], filters[2:]...)
+		}
+		b = b.WithFilter(f)
+	}
+	e, err := b.Build()
+	if err != nil {
+		what := "filter"
+		if key != nil {
+			what = "key condition or filter"
+		}
+		return e, fmt.Errorf("%w: %s on table %q: the %s does not build (%v): build a key condition with expression.Key(name).Equal(expression.Value(v)), a filter with expression.Name(name)",
+			ErrInvalidInput, op, t.name, what, err)
+	}
+	return e, nil
+}
+
+// rewriteListingExpr returns e's expressions as sent, and the key condition
+// of a query (isQuery) as checked against the key schema of index.
+// Values compared with javabool/javadate attributes — in the key condition
+// (a javadate sort key) and the filter — are encoded as stored, and
+// Name("a.b") may name the attribute "a.b" (condvalues.go). The key
+// condition is checked (and a cursor against it) as sent.
+func (t *Table[T]) rewriteListingExpr(op, index string, isQuery, filtered bool, e expression.Expression) (listingExpr, *keyCond, error) {
+	x := listingExpr{keyExpr: e.KeyCondition(), filter: e.Filter(), names: e.Names(), values: e.Values()}
+	var kc *keyCond
+	if isQuery {
+		k, n, err := t.p.s.rewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
+		if err != nil {
+			return x, nil, fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
+		}
+		x.keyExpr, x.names = &k, n
+		if kc, err = t.checkKeyCondition(op, index, *x.keyExpr, x.names, x.values); err != nil {
+			return x, nil, err
+		}
+	}
+	if err := t.checkExprText(op, e); err != nil {
+		return x, nil, err
+	}
+	if filtered {
+		f, n, err := t.p.s.rewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
+		if err != nil {
+			return x, nil, fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
+		}
+		x.filter, x.names = &f, n
+	}
+	return x, kc, nil
+}
+
+// listingInput sets l's QueryInput (isQuery) or ScanInput from the options
+// o and the expressions x.
+func (t *Table[T]) listingInput(l *listing, o *queryOptions, isQuery bool, x listingExpr) {
+	var consistent, forward *bool
+	if o.read.consistent {
+		consistent = aws.Bool(true)
+	}
+	if o.descending {
+		forward = aws.Bool(false)
+	}
+	if isQuery {
+		l.query = &dynamodb.QueryInput{
+			TableName:                 aws.String(t.name),
+			IndexName:                 strPtr(o.index),
+			KeyConditionExpression:    x.keyExpr,
+			FilterExpression:          x.filter,
+			ExpressionAttributeNames:  x.names,
+			ExpressionAttributeValues: x.values,
+			ConsistentRead:            consistent,
+			ScanIndexForward:          forward,
+		}
+		return
+	}
+	l.scan = &dynamodb.ScanInput{
+		TableName:      aws.String(t.name),
+		IndexName:      strPtr(o.index),
+		ConsistentRead: consistent,
+	}
+	if l.filtered {
+		l.scan.FilterExpression = x.filter
+		l.scan.ExpressionAttributeNames = x.names
+		l.scan.ExpressionAttributeValues = x.values
+	}
 }
 
 // checkQueryOptions refuses options that do not fit the call op.
