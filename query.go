@@ -833,37 +833,60 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 	if !ok {
 		return nil, nil
 	}
+	if err := checkKeyTermValues(terms, fail); err != nil {
+		return nil, err
+	}
 	kc := &keyCond{terms: terms}
+	hash, rng, known := t.listingKey(index)
+	if !known {
+		return kc, nil
+	}
+	if err := t.placeKeyTerms(kc, index, hash, rng, fail); err != nil {
+		return nil, err
+	}
+	if err := t.checkKeyTermKinds(kc, hash, rng, fail); err != nil {
+		return nil, err
+	}
+	return kc, nil
+}
+
+// checkKeyTermValues checks the names and values of a key condition's
+// terms, whatever the keys: valid UTF-8, numbers DynamoDB stores, scalar
+// key values, none empty, BETWEEN's bounds in order. fail makes the error.
+func checkKeyTermValues(terms []keyTerm, fail func(format string, args ...any) error) error {
 	for _, kt := range terms {
 		if !utf8.ValidString(kt.name) {
-			return nil, fail("the key condition names %q, which is not valid UTF-8: name a key attribute", kt.name)
+			return fail("the key condition names %q, which is not valid UTF-8: name a key attribute", kt.name)
 		}
 		for _, v := range kt.values {
 			switch a := v.(type) {
 			case *types.AttributeValueMemberS:
 				if !utf8.ValidString(a.Value) {
-					return nil, fail("the key condition's value for %q, %.40q, is not valid UTF-8, which DynamoDB would silently replace (and match another key): pass valid UTF-8 text", kt.name, a.Value)
+					return fail("the key condition's value for %q, %.40q, is not valid UTF-8, which DynamoDB would silently replace (and match another key): pass valid UTF-8 text", kt.name, a.Value)
 				}
 			case *types.AttributeValueMemberN:
 				if err := checkNumber(a.Value); err != nil {
-					return nil, fail("the key condition's value for %q: %v", kt.name, err)
+					return fail("the key condition's value for %q: %v", kt.name, err)
 				}
 			case *types.AttributeValueMemberB:
 			default:
-				return nil, fail("the key condition compares %q with a %T: key values are strings, numbers or binary", kt.name, v)
+				return fail("the key condition compares %q with a %T: key values are strings, numbers or binary", kt.name, v)
 			}
 			if keyValueEmpty(v) {
-				return nil, fail("the key condition's value for %q is empty, which no key can be: leave out the condition on %q to read all of its values", kt.name, kt.name)
+				return fail("the key condition's value for %q is empty, which no key can be: leave out the condition on %q to read all of its values", kt.name, kt.name)
 			}
 		}
 		if kt.op == "BETWEEN" && compareKeyValues(kt.values[0], kt.values[1]) == 1 {
-			return nil, fail("the key condition has %q BETWEEN %s AND %s: the lower bound comes first", kt.name, shortScalar(kt.values[0]), shortScalar(kt.values[1]))
+			return fail("the key condition has %q BETWEEN %s AND %s: the lower bound comes first", kt.name, shortScalar(kt.values[0]), shortScalar(kt.values[1]))
 		}
 	}
-	hash, rng, known := t.listingKey(index)
-	if !known {
-		return kc, nil
-	}
+	return nil
+}
+
+// placeKeyTerms sets kc.hash and kc.rng to the terms on the fields hash
+// and rng (-1: none), the keys of index, refusing a term on another
+// attribute, two on one key, and a partition key not fixed with Equal.
+func (t *Table[T]) placeKeyTerms(kc *keyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
 	s := t.p.s
 	hashName, rngName := s.fields[hash].name, ""
 	if rng >= 0 {
@@ -875,8 +898,8 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 		}
 		return fmt.Sprintf("partition key %q, sort key %q", hashName, rngName)
 	}
-	for i := range terms {
-		kt := &terms[i]
+	for i := range kc.terms {
+		kt := &kc.terms[i]
 		var slot **keyTerm
 		switch {
 		case kt.name == hashName:
@@ -884,22 +907,30 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 		case rng >= 0 && kt.name == rngName:
 			slot = &kc.rng
 		default:
-			return nil, fail("the key condition names %q, which is not a key of %s (%s)%s",
+			return fail("the key condition names %q, which is not a key of %s (%s)%s",
 				kt.name, whereName(index), keys(), t.keyHint(kt.name, index, hashName, rngName))
 		}
 		if *slot != nil {
-			return nil, fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.name)
+			return fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.name)
 		}
 		*slot = kt
 	}
 	if kc.hash == nil {
-		return nil, fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
+		return fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
 			hashName, keys(), hashName)
 	}
 	if kc.hash.op != "=" {
-		return nil, fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
+		return fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
 			kc.hash.op, hashName, hashName)
 	}
+	return nil
+}
+
+// checkKeyTermKinds checks that kc's terms compare the keys (fields hash
+// and rng) with values of the keys' types, and begins_with only strings and
+// binary.
+func (t *Table[T]) checkKeyTermKinds(kc *keyCond, hash, rng int, fail func(format string, args ...any) error) error {
+	s := t.p.s
 	for _, x := range [...]struct {
 		kt  *keyTerm
 		f   int
@@ -910,16 +941,16 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 		}
 		want := t.keyKind(&s.fields[x.f])
 		if x.kt.op == "begins_with" && want == 'N' {
-			return nil, fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.name)
+			return fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.name)
 		}
 		for _, v := range x.kt.values {
 			if got := kindOf(v); want != 0 && got != want {
-				return nil, fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
+				return fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
 					x.who, x.kt.name, kindName(want), kindName(got), shortScalar(v))
 			}
 		}
 	}
-	return kc, nil
+	return nil
 }
 
 func keyValueEmpty(av types.AttributeValue) bool {
