@@ -521,14 +521,7 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	}
 	e.mem = &txMember{kind: "TxDelete", table: t.name, key: k, held: e.held, plan: t.p, decode: t.decodeAny, cond: uc,
 		checked: true, size: av.ItemSize(k), done: func() {}}
-	e.mem.item.Delete = &types.Delete{
-		TableName:                           aws.String(t.name),
-		Key:                                 k,
-		ConditionExpression:                 strPtr(pc.cond),
-		ExpressionAttributeNames:            pc.names,
-		ExpressionAttributeValues:           pc.values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
+	e.mem.item.Delete = pc.deleteItem(t.name, k)
 	tx.guards = append(tx.guards, wo.guards...)
 	e.written, e.deleted, e.value = true, true, nil
 	return nil

@@ -313,14 +313,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 		}
 		return m, nil
 	}
-	m.item.Delete = &types.Delete{
-		TableName:                           aws.String(t.name),
-		Key:                                 key,
-		ConditionExpression:                 strPtr(pc.cond),
-		ExpressionAttributeNames:            pc.names,
-		ExpressionAttributeValues:           pc.values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
+	m.item.Delete = pc.deleteItem(t.name, key)
 	return m, nil
 }
 
