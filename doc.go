@@ -376,8 +376,9 @@
 // TxCheck), and Mapper.ReadTx reads them (Table.TxGet). Table.BatchLoad reads
 // any number of keys; Table.BatchSave and BatchDelete write in batches, which
 // cannot carry conditions, so they refuse versioned items unless
-// WithSaveBehavior(SaveClobber) is given. Table.Query, Scan and ParallelScan are iter.Seq2 iterators over
-// all pages; QueryPage and ScanPage return one page and a Cursor to resume
+// WithSaveBehavior(SaveClobber) is given. Table.Query, Scan and ParallelScan
+// are iter.Seq2 iterators over all pages; QueryPage and ScanPage return one
+// page and a Cursor to resume
 // from. Key conditions and cursors are checked against the key schema before
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
@@ -639,7 +640,8 @@
 // members; ReadOption
 // (ConsistentRead) for Load, which is also a QueryOption and a
 // BatchReadOption; QueryOption for queries and scans; BatchReadOption and
-// BatchWriteOption (WithRetry, and every WriteOption) for batches; TxOption (WithRequestToken,
+// BatchWriteOption (WithRetry, and every WriteOption) for batches;
+// TxOption (WithRequestToken,
 // GuardedBy) and ReadTxOption for transactions; CreateTableOption and TableSpecOption for
 // table creation; Option for NewMapper. WithRetry is an option of every call
 // that repeats requests. A nil option is no option, for every call.
