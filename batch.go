@@ -38,9 +38,12 @@ type batchReadOptions struct {
 	retrySet bool
 }
 
-// BatchWriteOption configures BatchSave and BatchDelete: Clobber and
-// WithRetry. (WriteOptions do not apply: a batch write carries no
-// condition and always replaces or deletes whole items.)
+// BatchWriteOption configures BatchSave and BatchDelete:
+// WithSaveBehavior(SaveClobber) and WithRetry. Every WriteOption is a
+// BatchWriteOption, so that clobbering has one name for single and batch
+// writes; but a batch write carries no condition and always replaces or
+// deletes whole items, so the others (If, MustExist, GuardedBy, the other
+// save behaviours) are refused with ErrInvalidInput before anything is sent.
 type BatchWriteOption interface {
 	applyBatchWrite(*batchWriteOptions)
 }
@@ -49,24 +52,26 @@ type batchWriteOptions struct {
 	clobber  bool
 	retry    RetryPolicy // when retrySet
 	retrySet bool
+	// refused names the first option given that a batch write cannot
+	// honour ("If", "MustExist", ...); "" when there is none.
+	refused string
+}
+
+// refuse records that the option named what was given to a batch write.
+func (o *batchWriteOptions) refuse(what string) {
+	if o.refused == "" {
+		o.refused = what
+	}
 }
 
 type clobberOption struct{}
 
 func (clobberOption) applyBatchWrite(o *batchWriteOptions) { o.clobber = true }
 
-// Clobber lets BatchSave and BatchDelete write items of a versioned type,
-// which they otherwise refuse: a batch write cannot carry a condition, so
-// the version is not checked (what SaveClobber means for Save and Delete).
-// BatchSave then writes each item with the version after the one it holds
-// (held + the versionstep; for an unsaved item the first version), with no
-// check: this is Java DynamoDBMapper's CLOBBER, and unlike Save with
-// SaveClobber, which increments inside DynamoDB, it can move a stored
-// version backwards (an item stored at version 5 and saved holding 2 is
-// stored at 3), after which holders of the overwritten versions may save
-// over it without a conflict. Use it for loading data nobody else writes
-// concurrently. (Java's batchSave skips the version check silently; this one
-// does not.) Types without a version need no option.
+// Clobber is the old name of WithSaveBehavior(SaveClobber) for BatchSave
+// and BatchDelete; it does the same.
+//
+// Deprecated: use WithSaveBehavior(SaveClobber).
 func Clobber() BatchWriteOption { return clobberOption{} }
 
 // batchReadPolicy returns the options of a batch read and its retry policy.
@@ -259,9 +264,18 @@ var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 // requests of at most MaxBatchWriteItems, one request after another. Each
 // item replaces the whole stored item, as with SavePut; items is not
 // modified. A batch write cannot carry a condition, so for a versioned type
-// BatchSave refuses to write unless Clobber() is given (see Clobber for
-// what that risks); for version-checked writes of several items use a
-// transaction or Save in a loop. Fields tagged modified are set to the
+// BatchSave refuses to write unless WithSaveBehavior(SaveClobber) is given;
+// for version-checked writes of several items use a transaction or Save in
+// a loop. With SaveClobber, BatchSave writes each item with the version
+// after the one it holds (held + the versionstep; for an unsaved item the
+// first version), with no check: this is Java DynamoDBMapper's CLOBBER, and
+// unlike Save with SaveClobber, which increments inside DynamoDB, it can
+// move a stored version backwards (an item stored at version 5 and saved
+// holding 2 is stored at 3), after which holders of the overwritten
+// versions may save over it without a conflict. Use it for loading data
+// nobody else writes concurrently. (Java's batchSave skips the version
+// check silently; this one does not.) Types without a version need no
+// option. Fields tagged modified are set to the
 // mapper's clock, and zero created ones too (a stored creation time is
 // overwritten unless the item holds it).
 //
@@ -322,7 +336,8 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 //
 // A batch write cannot carry a condition, so it cannot check a version. For a
 // versioned type BatchDelete therefore refuses (ErrInvalidInput, before
-// sending anything) unless Clobber() is given, which deletes without a check
+// sending anything) unless WithSaveBehavior(SaveClobber) is given, which
+// deletes without a check
 // whatever version is stored; for version-checked deletes of several items
 // use a transaction (Mapper.WriteTx with Table.TxDelete) or Delete in a loop.
 // Types without a version need no option.
@@ -361,10 +376,15 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 	if err != nil {
 		return pol, err
 	}
+	if bo.refused != "" {
+		return pol, fmt.Errorf("%w: %s on table %q with %s: a batch write carries no condition and always replaces or deletes whole items, so only WithSaveBehavior(SaveClobber) and WithRetry apply to it; "+
+			"remove %s, or use %s in a loop or a transaction (Mapper.WriteTx) for conditional writes",
+			ErrInvalidInput, op, t.name, bo.refused, bo.refused, strings.TrimPrefix(op, "Batch"))
+	}
 	s := t.p.s
 	if s.entity >= 0 && !bo.clobber {
 		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), and BatchWriteItem cannot carry conditions, so it could write over (or delete) an item of another entity at the same key unnoticed; "+
-			"use %s in a loop or a transaction, or pass dynamo.Clobber() if no other entity can be at these keys",
+			"use %s in a loop or a transaction, or pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber()) if no other entity can be at these keys",
 			ErrInvalidInput, op, t.name, s.typ, s.entityName, s.fields[s.entity].goName, strings.TrimPrefix(op, "Batch"))
 	}
 	if s.version >= 0 && !bo.clobber {
@@ -375,7 +395,7 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 		return pol, fmt.Errorf("%w: %s on table %q: %s is versioned (field %s), and BatchWriteItem cannot carry conditions, so the version would not be checked "+
 			"and concurrent changes could be lost silently. For version-checked writes of several items use a transaction "+
 			"(Mapper.WriteTx with Table.Tx%s, up to 100 items at once) or %s in a loop; "+
-			"to %s without a version check, pass dynamo.Clobber()%s",
+			"to %s without a version check, pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber())%s",
 			ErrInvalidInput, op, t.name, s.typ, s.fields[s.version].goName, single, single, verb, note)
 	}
 	return pol, nil
@@ -396,73 +416,105 @@ func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.Write
 		}
 		index[id] = i
 	}
-	written := 0
-	fail := func(pending []int, next int, err error) error {
-		e := &BatchWriteError{Op: op, Table: t.name, Written: written, Err: err}
-		e.Unwritten = append(e.Unwritten, pending...)
-		for i := next; i < len(reqs); i++ {
-			e.Unwritten = append(e.Unwritten, i)
-		}
-		slices.Sort(e.Unwritten)
-		e.UnwrittenKeys = make([]map[string]types.AttributeValue, len(e.Unwritten))
-		for n, i := range e.Unwritten {
-			e.UnwrittenKeys[n] = keys[i]
-		}
-		return e
-	}
+	w := &batchWriter[T]{t: t, op: op, reqs: reqs, keys: keys, index: index, pol: pol}
 	for start := 0; start < len(reqs); start += MaxBatchWriteItems {
-		end := min(start+MaxBatchWriteItems, len(reqs))
-		pending := make([]int, 0, end-start)
-		for i := start; i < end; i++ {
-			pending = append(pending, i)
-		}
-		send := reqs[start:end]
-		for attempt := 1; ; attempt++ {
-			out, err := t.m.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems: map[string][]types.WriteRequest{t.name: send},
-			})
-			if err != nil {
-				return fail(pending, end, err)
-			}
-			un := out.UnprocessedItems[t.name]
-			if len(un) == 0 {
-				written += len(pending)
-				break
-			}
-			// Resend our own requests for what is left, found by key.
-			left := make([]int, 0, len(un))
-			for _, r := range un {
-				var k map[string]types.AttributeValue
-				switch {
-				case r.PutRequest != nil:
-					k = r.PutRequest.Item
-				case r.DeleteRequest != nil:
-					k = r.DeleteRequest.Key
-				}
-				if i, ok := index[t.p.keyID(k)]; ok {
-					left = append(left, i)
-				}
-			}
-			if len(left) != len(un) {
-				return fail(pending, end, fmt.Errorf("BatchWriteItem reported %d unprocessed items, of which %d do not match a key sent", len(un), len(un)-len(left)))
-			}
-			written += len(pending) - len(left)
-			pending = left
-			if pol.exhausted(attempt) {
-				return fail(pending, end, fmt.Errorf("%w: %d items still unprocessed after %d BatchWriteItem requests; the table's write capacity is probably exceeded: retry later or raise it",
-					errUnprocessed, len(pending), attempt))
-			}
-			if err := pol.wait(ctx, attempt); err != nil {
-				return fail(pending, end, err)
-			}
-			t.m.noteResent(ctx, op, t.name, attempt, len(pending))
-			send = make([]types.WriteRequest, len(pending))
-			for n, i := range pending {
-				send[n] = reqs[i]
-			}
+		if err := w.writeChunk(ctx, start, min(start+MaxBatchWriteItems, len(reqs))); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// batchWriter is one batch write under way: the requests, their keys, and
+// how many DynamoDB confirmed.
+type batchWriter[T any] struct {
+	t       *Table[T]
+	op      string
+	reqs    []types.WriteRequest
+	keys    []map[string]types.AttributeValue
+	index   map[keyID]int // the index in reqs of each key
+	pol     RetryPolicy
+	written int
+}
+
+// writeChunk sends reqs[start:end] in one BatchWriteItem, and what DynamoDB
+// leaves unprocessed again, as the RetryPolicy says.
+func (w *batchWriter[T]) writeChunk(ctx context.Context, start, end int) error {
+	t := w.t
+	pending := make([]int, 0, end-start)
+	for i := start; i < end; i++ {
+		pending = append(pending, i)
+	}
+	send := w.reqs[start:end]
+	for attempt := 1; ; attempt++ {
+		out, err := t.m.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{t.name: send},
+		})
+		if err != nil {
+			return w.fail(pending, end, err)
+		}
+		un := out.UnprocessedItems[t.name]
+		if len(un) == 0 {
+			w.written += len(pending)
+			return nil
+		}
+		left, err := w.unprocessed(un)
+		if err != nil {
+			return w.fail(pending, end, err)
+		}
+		w.written += len(pending) - len(left)
+		pending = left
+		if w.pol.exhausted(attempt) {
+			return w.fail(pending, end, fmt.Errorf("%w: %d items still unprocessed after %d BatchWriteItem requests; the table's write capacity is probably exceeded: retry later or raise it",
+				errUnprocessed, len(pending), attempt))
+		}
+		if err := w.pol.wait(ctx, attempt); err != nil {
+			return w.fail(pending, end, err)
+		}
+		t.m.noteResent(ctx, w.op, t.name, attempt, len(pending))
+		send = make([]types.WriteRequest, len(pending))
+		for n, i := range pending {
+			send[n] = w.reqs[i]
+		}
+	}
+}
+
+// unprocessed returns the indexes in reqs of the requests DynamoDB left
+// unprocessed (un), found by key, so that our own requests are sent again.
+func (w *batchWriter[T]) unprocessed(un []types.WriteRequest) ([]int, error) {
+	left := make([]int, 0, len(un))
+	for _, r := range un {
+		var k map[string]types.AttributeValue
+		switch {
+		case r.PutRequest != nil:
+			k = r.PutRequest.Item
+		case r.DeleteRequest != nil:
+			k = r.DeleteRequest.Key
+		}
+		if i, ok := w.index[w.t.p.keyID(k)]; ok {
+			left = append(left, i)
+		}
+	}
+	if len(left) != len(un) {
+		return nil, fmt.Errorf("BatchWriteItem reported %d unprocessed items, of which %d do not match a key sent", len(un), len(un)-len(left))
+	}
+	return left, nil
+}
+
+// fail returns the *BatchWriteError of a write stopped by err with the
+// requests pending, and those from next on, not confirmed written.
+func (w *batchWriter[T]) fail(pending []int, next int, err error) error {
+	e := &BatchWriteError{Op: w.op, Table: w.t.name, Written: w.written, Err: err}
+	e.Unwritten = append(e.Unwritten, pending...)
+	for i := next; i < len(w.reqs); i++ {
+		e.Unwritten = append(e.Unwritten, i)
+	}
+	slices.Sort(e.Unwritten)
+	e.UnwrittenKeys = make([]map[string]types.AttributeValue, len(e.Unwritten))
+	for n, i := range e.Unwritten {
+		e.UnwrittenKeys[n] = w.keys[i]
+	}
+	return e
 }
 
 // BatchWriteError is the error of a BatchSave or BatchDelete that stopped

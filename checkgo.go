@@ -296,80 +296,98 @@ func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValu
 			fix:  "DynamoDB cannot store functions or channels: remove the value, or tag the field `dynamo:\"-\"`",
 		}
 	case reflect.Struct:
-		t := v.Type()
-		if isLeafType(t) {
-			return nil
-		}
-		if opaqueStruct(t) {
-			return &badValue{
-				what: fmt.Sprintf("holds a %s, whose fields are all unexported: the encoder would store an empty map and the value would be lost", t),
-				fix:  "store it in a form DynamoDB keeps, e.g. a string (big.Int's String/SetString) or a type with a MarshalDynamoDBAttributeValue method",
-			}
-		}
-		tw := walkInfo(t)
-		if !tw.walk {
-			return nil // finite; the encoded check counts its depth
-		}
-		if level++; level > maxNesting {
-			return tooDeep()
-		}
-		for _, f := range tw.fields {
-			fv, ok := fieldByIndex(v, f.index)
-			if !ok {
-				continue
-			}
-			if b := w.value(fv, level, 0, true); b != nil {
-				return b.push("." + f.name)
-			}
-		}
-		return nil
+		return w.structValue(v, level)
 	case reflect.Map:
-		if v.IsNil() {
-			return nil
-		}
-		if !walkInfo(v.Type()).walk {
-			return nil // finite; the encoded check counts its depth
-		}
-		if level++; level > maxNesting {
-			b := tooDeep()
-			b.addrs = append(b.addrs, v.Pointer())
-			return b
-		}
-		it := v.MapRange()
-		for it.Next() {
-			if b := w.value(it.Value(), level, 0, false); b != nil {
-				b.addrs = append(b.addrs, v.Pointer())
-				k := it.Key()
-				if k.Kind() == reflect.String {
-					return b.push(keySeg(k.String()))
-				}
-				return b.push("[" + fmt.Sprint(k) + "]")
-			}
-		}
-		return nil
+		return w.mapValue(v, level)
 	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.IsNil() {
-			return nil
+		return w.listValue(v, level)
+	}
+	return nil
+}
+
+// structValue checks the struct v at nesting level, field by field, when
+// its type can hold what the encoded check cannot see (walkInfo).
+func (w *goWalker) structValue(v reflect.Value, level int) *badValue {
+	t := v.Type()
+	if isLeafType(t) {
+		return nil
+	}
+	if opaqueStruct(t) {
+		return &badValue{
+			what: fmt.Sprintf("holds a %s, whose fields are all unexported: the encoder would store an empty map and the value would be lost", t),
+			fix:  "store it in a form DynamoDB keeps, e.g. a string (big.Int's String/SetString) or a type with a MarshalDynamoDBAttributeValue method",
 		}
-		if !walkInfo(v.Type()).walk {
-			return nil // finite; the encoded check counts its depth
+	}
+	tw := walkInfo(t)
+	if !tw.walk {
+		return nil // finite; the encoded check counts its depth
+	}
+	if level++; level > maxNesting {
+		return tooDeep()
+	}
+	for _, f := range tw.fields {
+		fv, ok := fieldByIndex(v, f.index)
+		if !ok {
+			continue
 		}
-		if level++; level > maxNesting {
-			b := tooDeep()
+		if b := w.value(fv, level, 0, true); b != nil {
+			return b.push("." + f.name)
+		}
+	}
+	return nil
+}
+
+// mapValue checks the map v at nesting level, value by value, when its
+// type can hold what the encoded check cannot see.
+func (w *goWalker) mapValue(v reflect.Value, level int) *badValue {
+	if v.IsNil() {
+		return nil
+	}
+	if !walkInfo(v.Type()).walk {
+		return nil // finite; the encoded check counts its depth
+	}
+	if level++; level > maxNesting {
+		b := tooDeep()
+		b.addrs = append(b.addrs, v.Pointer())
+		return b
+	}
+	it := v.MapRange()
+	for it.Next() {
+		if b := w.value(it.Value(), level, 0, false); b != nil {
+			b.addrs = append(b.addrs, v.Pointer())
+			k := it.Key()
+			if k.Kind() == reflect.String {
+				return b.push(keySeg(k.String()))
+			}
+			return b.push("[" + fmt.Sprint(k) + "]")
+		}
+	}
+	return nil
+}
+
+// listValue checks the slice or array v at nesting level, element by
+// element, when its type can hold what the encoded check cannot see.
+func (w *goWalker) listValue(v reflect.Value, level int) *badValue {
+	if v.Kind() == reflect.Slice && v.IsNil() {
+		return nil
+	}
+	if !walkInfo(v.Type()).walk {
+		return nil // finite; the encoded check counts its depth
+	}
+	if level++; level > maxNesting {
+		b := tooDeep()
+		if v.Kind() == reflect.Slice {
+			b.addrs = append(b.addrs, v.Pointer()^uintptr(v.Len())<<1)
+		}
+		return b
+	}
+	for i := 0; i < v.Len(); i++ {
+		if b := w.value(v.Index(i), level, 0, false); b != nil {
 			if v.Kind() == reflect.Slice {
 				b.addrs = append(b.addrs, v.Pointer()^uintptr(v.Len())<<1)
 			}
-			return b
+			return b.push(idxSeg(i))
 		}
-		for i := 0; i < v.Len(); i++ {
-			if b := w.value(v.Index(i), level, 0, false); b != nil {
-				if v.Kind() == reflect.Slice {
-					b.addrs = append(b.addrs, v.Pointer()^uintptr(v.Len())<<1)
-				}
-				return b.push(idxSeg(i))
-			}
-		}
-		return nil
 	}
 	return nil
 }

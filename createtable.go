@@ -236,71 +236,112 @@ func (t *Table[T]) CreateTableInput(opts ...TableSpecOption) (*dynamodb.CreateTa
 }
 
 func (t *Table[T]) createTableInput(o *createTableOptions) (*dynamodb.CreateTableInput, error) {
-	s := t.p.s
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: CreateTable %q: %s", ErrInvalidInput, t.name, fmt.Sprintf(format, args...))
-	}
-	in := &dynamodb.CreateTableInput{
+	b := &tableInput[T]{t: t, o: o, defined: map[int]bool{}, in: &dynamodb.CreateTableInput{
 		TableName:   aws.String(t.name),
 		BillingMode: types.BillingModePayPerRequest,
+	}}
+	if err := b.capacity(); err != nil {
+		return nil, err
 	}
-	if o.provisioned {
-		if o.read < 1 || o.write < 1 {
-			return nil, bad("WithProvisioned(%d, %d): provisioned capacity is at least 1 read and 1 write unit", o.read, o.write)
-		}
-		in.BillingMode = types.BillingModeProvisioned
-		in.ProvisionedThroughput = &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(o.read), WriteCapacityUnits: aws.Int64(o.write)}
-	}
-
-	// Attribute definitions: every key attribute of the table and its
-	// indexes, once, in the order first used.
-	defined := map[int]bool{}
-	define := func(i int) error {
-		if defined[i] {
-			return nil
-		}
-		defined[i] = true
-		at, err := t.keyAttrType(&s.fields[i], o.keyTypes)
-		if err != nil {
-			return err
-		}
-		in.AttributeDefinitions = append(in.AttributeDefinitions,
-			types.AttributeDefinition{AttributeName: aws.String(s.fields[i].name), AttributeType: at})
-		return nil
-	}
-	keySchema := func(hash, rng int) ([]types.KeySchemaElement, error) {
-		ks := []types.KeySchemaElement{{AttributeName: aws.String(s.fields[hash].name), KeyType: types.KeyTypeHash}}
-		if err := define(hash); err != nil {
-			return nil, err
-		}
-		if rng >= 0 {
-			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(s.fields[rng].name), KeyType: types.KeyTypeRange})
-			if err := define(rng); err != nil {
-				return nil, err
-			}
-		}
-		return ks, nil
-	}
-	ks, err := keySchema(s.hash, s.rng)
+	ks, err := b.keySchema(t.p.s.hash, t.p.s.rng)
 	if err != nil {
 		return nil, err
 	}
-	in.KeySchema = ks
+	b.in.KeySchema = ks
+	if err := b.indexes(); err != nil {
+		return nil, err
+	}
+	if err := b.checkKeyTypes(); err != nil {
+		return nil, err
+	}
+	if err := b.streamAndTags(); err != nil {
+		return nil, err
+	}
+	return b.in, nil
+}
 
+// tableInput is a CreateTableInput being built from table t's tags and
+// options o, in phases: capacity, the keys, the indexes, the stream and
+// tags. An error of any phase wraps ErrInvalidInput and names the option.
+type tableInput[T any] struct {
+	t  *Table[T]
+	o  *createTableOptions
+	in *dynamodb.CreateTableInput
+	// defined holds the fields (indexes in the schema) given an attribute
+	// definition: every key attribute of the table and its indexes, once,
+	// in the order first used.
+	defined map[int]bool
+}
+
+func (b *tableInput[T]) bad(format string, args ...any) error {
+	return fmt.Errorf("%w: CreateTable %q: %s", ErrInvalidInput, b.t.name, fmt.Sprintf(format, args...))
+}
+
+// capacity sets the billing mode: on demand, or WithProvisioned's capacity.
+func (b *tableInput[T]) capacity() error {
+	o := b.o
+	if o.provisioned {
+		if o.read < 1 || o.write < 1 {
+			return b.bad("WithProvisioned(%d, %d): provisioned capacity is at least 1 read and 1 write unit", o.read, o.write)
+		}
+		b.in.BillingMode = types.BillingModeProvisioned
+		b.in.ProvisionedThroughput = &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(o.read), WriteCapacityUnits: aws.Int64(o.write)}
+	}
+	return nil
+}
+
+// define adds the attribute definition of field i, unless it has one.
+func (b *tableInput[T]) define(i int) error {
+	if b.defined[i] {
+		return nil
+	}
+	b.defined[i] = true
+	s := b.t.p.s
+	at, err := b.t.keyAttrType(&s.fields[i], b.o.keyTypes)
+	if err != nil {
+		return err
+	}
+	b.in.AttributeDefinitions = append(b.in.AttributeDefinitions,
+		types.AttributeDefinition{AttributeName: aws.String(s.fields[i].name), AttributeType: at})
+	return nil
+}
+
+// keySchema returns the key schema of fields hash and rng (-1: none),
+// defining their attributes.
+func (b *tableInput[T]) keySchema(hash, rng int) ([]types.KeySchemaElement, error) {
+	s := b.t.p.s
+	ks := []types.KeySchemaElement{{AttributeName: aws.String(s.fields[hash].name), KeyType: types.KeyTypeHash}}
+	if err := b.define(hash); err != nil {
+		return nil, err
+	}
+	if rng >= 0 {
+		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(s.fields[rng].name), KeyType: types.KeyTypeRange})
+		if err := b.define(rng); err != nil {
+			return nil, err
+		}
+	}
+	return ks, nil
+}
+
+// indexes adds the secondary indexes the tags declare, with their
+// projections (WithProjection, which must name one of them; default ALL)
+// and, for global ones, the table's provisioned capacity.
+func (b *tableInput[T]) indexes() error {
+	s, o, in := b.t.p.s, b.o, b.in
 	for name := range o.projections {
 		if !slices.ContainsFunc(s.indexes, func(x secondaryIndex) bool { return x.name == name }) {
-			return nil, bad("WithProjection(%q): %s declares no such index (%s)", name, s.typ, indexNames(s.indexes))
+			return b.bad("WithProjection(%q): %s declares no such index (%s)", name, s.typ, indexNames(s.indexes))
 		}
 	}
 	for _, x := range s.indexes {
-		ks, err := keySchema(x.hash, x.rng)
+		ks, err := b.keySchema(x.hash, x.rng)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
 		if p, ok := o.projections[x.name]; ok {
 			if err := checkProjection(p); err != nil {
-				return nil, bad("WithProjection(%q): %v", x.name, err)
+				return b.bad("WithProjection(%q): %v", x.name, err)
 			}
 			proj = &types.Projection{ProjectionType: p.ProjectionType, NonKeyAttributes: slices.Clone(p.NonKeyAttributes)}
 		}
@@ -318,25 +359,38 @@ func (t *Table[T]) createTableInput(o *createTableOptions) (*dynamodb.CreateTabl
 		}
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gsi)
 	}
-	for attr := range o.keyTypes {
-		if i, ok := s.byName[attr]; !ok || !defined[i] {
-			return nil, bad("WithKeyType(%q): not a key attribute of the table or of an index of %s", attr, s.typ)
+	return nil
+}
+
+// checkKeyTypes refuses a WithKeyType of an attribute that is no key of
+// the table or of an index.
+func (b *tableInput[T]) checkKeyTypes() error {
+	s := b.t.p.s
+	for attr := range b.o.keyTypes {
+		if i, ok := s.byName[attr]; !ok || !b.defined[i] {
+			return b.bad("WithKeyType(%q): not a key attribute of the table or of an index of %s", attr, s.typ)
 		}
 	}
+	return nil
+}
 
+// streamAndTags adds the stream (WithStream) and the tags (WithTags, in
+// key order).
+func (b *tableInput[T]) streamAndTags() error {
+	o := b.o
 	if o.stream != "" {
 		if !slices.Contains(o.stream.Values(), o.stream) {
-			return nil, bad("WithStream(%q): use one of %v", o.stream, o.stream.Values())
+			return b.bad("WithStream(%q): use one of %v", o.stream, o.stream.Values())
 		}
-		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: o.stream}
+		b.in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: o.stream}
 	}
 	for _, k := range slices.Sorted(maps.Keys(o.tags)) {
 		if k == "" {
-			return nil, bad("WithTags: a tag with an empty key")
+			return b.bad("WithTags: a tag with an empty key")
 		}
-		in.Tags = append(in.Tags, types.Tag{Key: aws.String(k), Value: aws.String(o.tags[k])})
+		b.in.Tags = append(b.in.Tags, types.Tag{Key: aws.String(k), Value: aws.String(o.tags[k])})
 	}
-	return in, nil
+	return nil
 }
 
 func indexNames(xs []secondaryIndex) string {

@@ -219,21 +219,42 @@ func checkSegment(segment, total int) error {
 // DynamoDB would refuse with a ValidationException is refused here, before
 // anything is sent.
 func (t *Table[T]) checkPosition(p position, index string, segment, total int, kc *keyCond) error {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: cursor for table %q: %s: pass a cursor back to the same query or scan it came from",
-			ErrInvalidInput, t.name, fmt.Sprintf(format, args...))
+	if err := t.checkListing(p, index, segment, total); err != nil {
+		return err
 	}
+	if err := t.checkPositionKey(p, index); err != nil {
+		return err
+	}
+	return t.checkPositionInQuery(p, kc)
+}
+
+// badCursor is the error of a cursor that does not belong to the call.
+func (t *Table[T]) badCursor(format string, args ...any) error {
+	return fmt.Errorf("%w: cursor for table %q: %s: pass a cursor back to the same query or scan it came from",
+		ErrInvalidInput, t.name, fmt.Sprintf(format, args...))
+}
+
+// checkListing checks that p was made reading index, and by a scan of the
+// same segment (when total > 0) or of none.
+func (t *Table[T]) checkListing(p position, index string, segment, total int) error {
 	if p.index != index {
-		return fail("it was made reading %s, this call reads %s", whereName(p.index), whereName(index))
+		return t.badCursor("it was made reading %s, this call reads %s", whereName(p.index), whereName(index))
 	}
 	switch {
 	case p.total == 0 && total > 0:
-		return fail("it was made by a scan of the whole table, this call scans segment %d of %d", segment, total)
+		return t.badCursor("it was made by a scan of the whole table, this call scans segment %d of %d", segment, total)
 	case p.total > 0 && total == 0:
-		return fail("it was made by a scan of segment %d of %d, this call reads everything", p.segment, p.total)
+		return t.badCursor("it was made by a scan of segment %d of %d, this call reads everything", p.segment, p.total)
 	case p.segment != segment || p.total != total:
-		return fail("it was made by a scan of segment %d of %d, this call scans segment %d of %d", p.segment, p.total, segment, total)
+		return t.badCursor("it was made by a scan of segment %d of %d, this call scans segment %d of %d", p.segment, p.total, segment, total)
 	}
+	return nil
+}
+
+// checkPositionKey checks the key p holds, read on index: the key
+// attributes, the types T's fields give them, and DynamoDB's limits on
+// their sizes.
+func (t *Table[T]) checkPositionKey(p position, index string) error {
 	// A position in the table holds the table's key; in an index, the
 	// table's key and the index's. The index's key is known when T's tags
 	// declare the index; otherwise only the table's part is checked.
@@ -258,11 +279,11 @@ func (t *Table[T]) checkPosition(p position, index string, segment, total int, k
 	}
 	for _, n := range names {
 		if _, ok := p.key[n]; !ok {
-			return fail("it lacks the key attribute %q (it holds %s)", n, keyNameList(p.key))
+			return t.badCursor("it lacks the key attribute %q (it holds %s)", n, keyNameList(p.key))
 		}
 	}
 	if exact && len(p.key) != len(names) {
-		return fail("it holds %s, but %s is %s", keyNameList(p.key), what, quoteList(names))
+		return t.badCursor("it holds %s, but %s is %s", keyNameList(p.key), what, quoteList(names))
 	}
 	// Types: of every attribute T models (beyond the known keys, those of an
 	// index the tags do not declare, which DynamoDB stores as T's field is
@@ -273,7 +294,7 @@ func (t *Table[T]) checkPosition(p position, index string, segment, total int, k
 			continue // not modeled, or of a Go type no key can have
 		}
 		if want, got := t.keyKind(&s.fields[i]), kindOf(p.key[n]); want != 0 && got != want {
-			return fail("its key attribute %q is a %s, but the table stores it as a %s", n, kindName(got), kindName(want))
+			return t.badCursor("its key attribute %q is a %s, but the table stores it as a %s", n, kindName(got), kindName(want))
 		}
 	}
 	// DynamoDB's key size limits: 2048 bytes for a partition key, 1024 for
@@ -284,18 +305,25 @@ func (t *Table[T]) checkPosition(p position, index string, segment, total int, k
 			limit = maxSortKeyLen
 		}
 		if size := keyValueLen(v); size > limit {
-			return fail("its key attribute %q is %d bytes, over DynamoDB's %d for such a key", n, size, limit)
+			return t.badCursor("its key attribute %q is %d bytes, over DynamoDB's %d for such a key", n, size, limit)
 		}
 	}
+	return nil
+}
+
+// checkPositionInQuery checks that p lies in what the query's key
+// condition kc selects: its partition, and a sort key the condition holds
+// for. A scan (kc nil) selects every position.
+func (t *Table[T]) checkPositionInQuery(p position, kc *keyCond) error {
 	if kc == nil {
 		return nil
 	}
 	if h := kc.hash; h != nil && compareKeyValues(p.key[h.name], h.values[0]) != 0 {
-		return fail("it is in the partition %s = %s, this query reads %s = %s",
+		return t.badCursor("it is in the partition %s = %s, this query reads %s = %s",
 			h.name, shortScalar(p.key[h.name]), h.name, shortScalar(h.values[0]))
 	}
 	if r := kc.rng; r != nil && !keyTermHolds(r, p.key[r.name]) {
-		return fail("its sort key %s = %s is not one the query's key condition selects (%s)",
+		return t.badCursor("its sort key %s = %s is not one the query's key condition selects (%s)",
 			r.name, shortScalar(p.key[r.name]), formatKeyTerm(r))
 	}
 	return nil

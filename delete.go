@@ -63,14 +63,7 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	if len(wo.guards) > 0 {
 		m := &txMember{kind: "Delete", table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc, checked: !clobber}
-		m.item.Delete = &types.Delete{
-			TableName:                           t.namePtr,
-			Key:                                 key,
-			ConditionExpression:                 strPtr(pc.cond),
-			ExpressionAttributeNames:            pc.names,
-			ExpressionAttributeValues:           pc.values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}
+		m.item.Delete = pc.deleteItem(t.name, key)
 		return t.m.writeGuarded(ctx, "Delete", m, wo.guards)
 	}
 	var att attempts

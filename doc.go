@@ -377,9 +377,10 @@
 // TransactWriteItems with the same version rules (Table.TxSave, TxDelete,
 // TxCheck), and Mapper.ReadTx reads them (Table.TxGet). Table.BatchLoad reads
 // any number of keys; Table.BatchSave and BatchDelete write in batches, which
-// cannot carry conditions, so they refuse versioned items unless Clobber() is
-// given. Table.Query, Scan and ParallelScan are iter.Seq2 iterators over
-// all pages; QueryPage and ScanPage return one page and a Cursor to resume
+// cannot carry conditions, so they refuse versioned items unless
+// WithSaveBehavior(SaveClobber) is given. Table.Query, Scan and ParallelScan
+// are iter.Seq2 iterators over all pages; QueryPage and ScanPage return one
+// page and a Cursor to resume
 // from. Key conditions and cursors are checked against the key schema before
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
@@ -589,7 +590,8 @@
 // another type's item at the same key unnoticed; Load, BatchLoad and TxGet do
 // not take another entity's item for theirs (ErrNotFound), and Query and Scan
 // of the type's Table read only its items. BatchSave and BatchDelete, which
-// cannot carry the condition, refuse entity types unless Clobber() is given.
+// cannot carry the condition, refuse entity types unless
+// WithSaveBehavior(SaveClobber) is given.
 // NewEntities(Member(customers), Member(orders)) reads a partition of mixed
 // items with one Query or Scan, yielding each as its own type for a type
 // switch; items of an existing table that lack the attribute are told apart
@@ -640,7 +642,8 @@
 // members; ReadOption
 // (ConsistentRead) for Load, which is also a QueryOption and a
 // BatchReadOption; QueryOption for queries and scans; BatchReadOption and
-// BatchWriteOption (Clobber) for batches; TxOption (WithRequestToken,
+// BatchWriteOption (WithRetry, and every WriteOption) for batches;
+// TxOption (WithRequestToken,
 // GuardedBy) and ReadTxOption for transactions; CreateTableOption and TableSpecOption for
 // table creation; Option for NewMapper. WithRetry is an option of every call
 // that repeats requests. A nil option is no option, for every call.
@@ -666,7 +669,10 @@
 //	StartAfter                                    ParallelScan                   refused: it has one position per segment
 //	ConsistentRead with Index(a global index      Query, Scan (and pages)        refused: DynamoDB reads a global index only
 //	  the tags declare)                                                            eventually consistently
-//	Clobber                                       BatchSave, BatchDelete of a    accepted, does nothing: there is no check
+//	If, MustExist, GuardedBy,                     BatchSave, BatchDelete         refused: a batch write carries no condition
+//	  WithSaveBehavior(SavePut,
+//	  SaveUpdateSkipNulls, SaveAppendSet)
+//	WithSaveBehavior(SaveClobber)                 BatchSave, BatchDelete of a    accepted, does nothing: there is no check
 //	                                              type with no version or entity to turn off
 //	MustExist                                     Save, Delete, TxSave, TxDelete, accepted, does nothing: it is a rule of Update
 //	                                              TxCheck, Table.In(tx) calls     and Add (a Save of an unsaved item creates it;

@@ -75,7 +75,7 @@ func ExampleTable_BatchSave() {
 
 	// Loading data nobody else writes: say so, and versions are written as
 	// held+1 without a check.
-	err = books.BatchSave(ctx, imported, dynamo.Clobber())
+	err = books.BatchSave(ctx, imported, dynamo.WithSaveBehavior(dynamo.SaveClobber))
 	if err != nil {
 		log.Fatal(err)
 	}

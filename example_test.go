@@ -120,7 +120,7 @@ func ExampleWithRetry() {
 		log.Fatal(err)
 	}
 	err = books.BatchSave(ctx, []Book{{ISBN: "1"}, {ISBN: "2"}},
-		dynamo.Clobber(), dynamo.WithRetry(dynamo.RetryPolicy{MaxAttempts: 50}))
+		dynamo.WithSaveBehavior(dynamo.SaveClobber), dynamo.WithRetry(dynamo.RetryPolicy{MaxAttempts: 50}))
 	if err != nil {
 		log.Fatal(err)
 	}

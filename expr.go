@@ -777,6 +777,19 @@ type putParts struct {
 	values map[string]types.AttributeValue
 }
 
+// deleteItem returns the transaction member deleting key from table under
+// pc's condition, asking for the stored item when the condition fails.
+func (pc putParts) deleteItem(table string, key map[string]types.AttributeValue) *types.Delete {
+	return &types.Delete{
+		TableName:                           &table,
+		Key:                                 key,
+		ConditionExpression:                 strPtr(pc.cond),
+		ExpressionAttributeNames:            pc.names,
+		ExpressionAttributeValues:           pc.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
 // buildPutCond builds the condition of a versioned PutItem (or DeleteItem,
 // with clobber meaning no version condition). bs, when not nil, pins the
 // write to the stored state it was computed from (basisCond).

@@ -56,8 +56,9 @@ func GuardedBy(checks ...TxOp) GuardOption {
 	return GuardOption{checks: slices.Clone(checks)}
 }
 
-func (g GuardOption) applyWrite(o *writeOptions) { o.guards = append(o.guards, g.checks...) }
-func (g GuardOption) applyTx(o *txOptions)       { o.guards = append(o.guards, g.checks...) }
+func (g GuardOption) applyWrite(o *writeOptions)         { o.guards = append(o.guards, g.checks...) }
+func (g GuardOption) applyTx(o *txOptions)               { o.guards = append(o.guards, g.checks...) }
+func (GuardOption) applyBatchWrite(o *batchWriteOptions) { o.refuse("GuardedBy") }
 
 // buildGuards builds the condition checks of guards as transaction members,
 // once per op; the guards of a check (GuardedBy given to TxCheck) count as

@@ -422,82 +422,91 @@ func (c *javaConv) decode(av types.AttributeValue) (types.AttributeValue, error)
 		}
 		return &types.AttributeValueMemberBOOL{Value: b}, nil
 	case convList:
-		l, ok := av.(*types.AttributeValueMemberL)
-		if !ok {
-			return av, nil
+		if l, ok := av.(*types.AttributeValueMemberL); ok {
+			return c.decodeList(l)
 		}
-		var out []types.AttributeValue
-		for i, e := range l.Value {
-			ne, err := c.elem.decode(e)
-			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
-			}
-			if ne != e && out == nil {
-				out = slices.Clone(l.Value)
-			}
-			if out != nil {
-				out[i] = ne
-			}
-		}
-		if out == nil {
-			return av, nil
-		}
-		return &types.AttributeValueMemberL{Value: out}, nil
 	case convMap:
-		m, ok := av.(*types.AttributeValueMemberM)
-		if !ok {
-			return av, nil
+		if m, ok := av.(*types.AttributeValueMemberM); ok {
+			return c.decodeMap(m)
 		}
-		var out map[string]types.AttributeValue
-		for k, e := range m.Value {
-			ne, err := c.elem.decode(e)
-			if err != nil {
-				return nil, fmt.Errorf("[%q]: %w", k, err)
-			}
-			if ne == e {
-				continue
-			}
-			if out == nil {
-				out = maps.Clone(m.Value)
-			}
-			out[k] = ne
-		}
-		if out == nil {
-			return av, nil
-		}
-		return &types.AttributeValueMemberM{Value: out}, nil
 	case convStruct:
-		m, ok := av.(*types.AttributeValueMemberM)
-		if !ok {
-			return av, nil
+		if m, ok := av.(*types.AttributeValueMemberM); ok {
+			return c.decodeStruct(m)
 		}
-		var out map[string]types.AttributeValue
-		for _, f := range c.fields {
-			if !f.conv.dec {
-				continue
-			}
-			e, ok := m.Value[f.name]
-			if !ok {
-				continue
-			}
-			ne, err := f.conv.decode(e)
-			if err != nil {
-				return nil, fmt.Errorf(".%s: %w", f.name, err)
-			}
-			if ne == e {
-				continue
-			}
-			if out == nil {
-				out = maps.Clone(m.Value)
-			}
-			out[f.name] = ne
+	}
+	return av, nil // something the decoder will refuse, or NULL
+}
+
+// decodeList is decode of a list whose elements c.elem converts.
+func (c *javaConv) decodeList(l *types.AttributeValueMemberL) (types.AttributeValue, error) {
+	var out []types.AttributeValue
+	for i, e := range l.Value {
+		ne, err := c.elem.decode(e)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		if ne != e && out == nil {
+			out = slices.Clone(l.Value)
+		}
+		if out != nil {
+			out[i] = ne
+		}
+	}
+	if out == nil {
+		return l, nil
+	}
+	return &types.AttributeValueMemberL{Value: out}, nil
+}
+
+// decodeMap is decode of a map whose values c.elem converts.
+func (c *javaConv) decodeMap(m *types.AttributeValueMemberM) (types.AttributeValue, error) {
+	var out map[string]types.AttributeValue
+	for k, e := range m.Value {
+		ne, err := c.elem.decode(e)
+		if err != nil {
+			return nil, fmt.Errorf("[%q]: %w", k, err)
+		}
+		if ne == e {
+			continue
 		}
 		if out == nil {
-			return av, nil
+			out = maps.Clone(m.Value)
 		}
-		return &types.AttributeValueMemberM{Value: out}, nil
+		out[k] = ne
 	}
-	return av, nil
+	if out == nil {
+		return m, nil
+	}
+	return &types.AttributeValueMemberM{Value: out}, nil
+}
+
+// decodeStruct is decode of a struct's map, whose fields c.fields convert.
+func (c *javaConv) decodeStruct(m *types.AttributeValueMemberM) (types.AttributeValue, error) {
+	var out map[string]types.AttributeValue
+	for _, f := range c.fields {
+		if !f.conv.dec {
+			continue
+		}
+		e, ok := m.Value[f.name]
+		if !ok {
+			continue
+		}
+		ne, err := f.conv.decode(e)
+		if err != nil {
+			return nil, fmt.Errorf(".%s: %w", f.name, err)
+		}
+		if ne == e {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(m.Value)
+		}
+		out[f.name] = ne
+	}
+	if out == nil {
+		return m, nil
+	}
+	return &types.AttributeValueMemberM{Value: out}, nil
 }
 
 // zeroUnix is the zero time.Time in Unix seconds, as the unixtime option

@@ -101,6 +101,7 @@ func ConsistentRead() ReadOption { return consistentRead{} }
 // If. Retries are not a WriteOption: Save and Delete send one write, and
 // Update takes its RetryPolicy from the mapper (WithRetry).
 type WriteOption interface {
+	BatchWriteOption
 	applyWrite(*writeOptions)
 }
 
@@ -144,6 +145,20 @@ type saveBehaviorOption SaveBehavior
 
 func (b saveBehaviorOption) applyWrite(o *writeOptions) { o.behavior = SaveBehavior(b) }
 
+// applyBatchWrite: SaveClobber lets a batch write versioned items; SaveUpdate
+// (the default) asks for nothing; the other behaviours describe a checked
+// or partial write, which a batch cannot make.
+func (b saveBehaviorOption) applyBatchWrite(o *batchWriteOptions) {
+	switch SaveBehavior(b) {
+	case SaveClobber:
+		o.clobber = true
+	case SaveUpdate:
+		o.clobber = false
+	default:
+		o.refuse("WithSaveBehavior(" + SaveBehavior(b).String() + ")")
+	}
+}
+
 // If adds a condition that must hold for the write to happen. It is ANDed
 // with the version condition; several If options are ANDed together. A write
 // refused by it (while the version matched) fails with ErrConditionFailed,
@@ -157,7 +172,8 @@ func If(cond expression.ConditionBuilder) WriteOption {
 
 type ifOption struct{ cond expression.ConditionBuilder }
 
-func (c ifOption) applyWrite(o *writeOptions) { o.conds = append(o.conds, c.cond) }
+func (c ifOption) applyWrite(o *writeOptions)         { o.conds = append(o.conds, c.cond) }
+func (ifOption) applyBatchWrite(o *batchWriteOptions) { o.refuse("If") }
 
 // deleteClobbers says whether b, the behaviour given to call (Delete,
 // TxDelete or TxCheck), drops the version check. Only SaveClobber (drop it)
@@ -186,4 +202,5 @@ func MustExist() WriteOption { return mustExistOption{} }
 
 type mustExistOption struct{}
 
-func (mustExistOption) applyWrite(o *writeOptions) { o.mustExist = true }
+func (mustExistOption) applyWrite(o *writeOptions)           { o.mustExist = true }
+func (mustExistOption) applyBatchWrite(o *batchWriteOptions) { o.refuse("MustExist") }

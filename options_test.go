@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -27,6 +29,7 @@ var (
 	_                   = []TxOption{WithRequestToken("t"), WithRetry(RetryPolicy{}), nil}
 	_                   = []CreateTableOption{IfNotExists(), WithStream("NEW_IMAGE"), nil}
 	_                   = []BatchWriteOption{Clobber(), nil}
+	_ BatchWriteOption  = WithSaveBehavior(SaveClobber)
 
 	// The transaction names of before the one Tx vocabulary still compile.
 	_ func(*Txn) error = func(*Tx) error { return nil }
@@ -56,5 +59,39 @@ func TestNilOptionsAreNoOptions(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// Batch writes take the one clobber vocabulary: WithSaveBehavior(SaveClobber)
+// lets BatchSave and BatchDelete write a versioned type, exactly as the
+// deprecated Clobber() does (the last behaviour given wins, as for Save),
+// and the write options a batch cannot honour are refused with
+// ErrInvalidInput naming the option, before anything is sent.
+func TestBatchWritesTakeSaveClobber(t *testing.T) {
+	books := newBooks(t, &stubClient{})
+	for name, opts := range map[string][]BatchWriteOption{
+		"WithSaveBehavior(SaveClobber)":      {WithSaveBehavior(SaveClobber)},
+		"Clobber()":                          {Clobber()},
+		"SaveUpdate then SaveClobber":        {WithSaveBehavior(SaveUpdate), WithSaveBehavior(SaveClobber)},
+		"SaveClobber with WithRetry and nil": {nil, WithSaveBehavior(SaveClobber), WithRetry(RetryPolicy{MaxAttempts: 3})},
+	} {
+		for _, op := range []string{"BatchSave", "BatchDelete"} {
+			if _, err := books.checkBatchWrite(op, opts); err != nil {
+				t.Errorf("%s with %s: %v", op, name, err)
+			}
+		}
+	}
+	for name, opts := range map[string][]BatchWriteOption{
+		"SaveClobber":                     nil, // the fix the message names
+		"If":                              {WithSaveBehavior(SaveClobber), If(expression.Name("title").AttributeExists())},
+		"MustExist":                       {MustExist(), WithSaveBehavior(SaveClobber)},
+		"GuardedBy":                       {WithSaveBehavior(SaveClobber), GuardedBy(books.TxCheck(Book{ISBN: "1"}))},
+		"WithSaveBehavior(SavePut)":       {WithSaveBehavior(SavePut)},
+		"WithSaveBehavior(SaveAppendSet)": {WithSaveBehavior(SaveClobber), WithSaveBehavior(SaveAppendSet)},
+	} {
+		_, err := books.checkBatchWrite("BatchSave", opts)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), name) {
+			t.Errorf("BatchSave with %s: err = %v, want ErrInvalidInput naming %s", name, err, name)
+		}
 	}
 }

@@ -283,88 +283,17 @@ func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, op
 	if l.err = t.checkQueryOptions(op, key != nil, &o); l.err != nil {
 		return l
 	}
-	var e expression.Expression
-	if key != nil || l.filtered {
-		b := expression.NewBuilder() // one per call: built builders share state
-		if key != nil {
-			b = b.WithKeyCondition(*key)
-		}
-		if l.filtered {
-			f := o.filters[0]
-			if len(o.filters) > 1 {
-				f = expression.And(o.filters[0], o.filters[1], o.filters[2:]...)
-			}
-			b = b.WithFilter(f)
-		}
-		var err error
-		if e, err = b.Build(); err != nil {
-			what := "filter"
-			if key != nil {
-				what = "key condition or filter"
-			}
-			l.err = fmt.Errorf("%w: %s on table %q: the %s does not build (%v): build a key condition with expression.Key(name).Equal(expression.Value(v)), a filter with expression.Name(name)",
-				ErrInvalidInput, op, t.name, what, err)
-			return l
-		}
-	}
-	// Values compared with javabool/javadate attributes — in the key
-	// condition (a javadate sort key) and the filter — are encoded as
-	// stored, and Name("a.b") may name the attribute "a.b" (condvalues.go).
-	// The key condition is checked (and a cursor against it) as sent.
-	keyExpr, filter, names, values := e.KeyCondition(), e.Filter(), e.Names(), e.Values()
-	var kc *keyCond
-	if key != nil {
-		k, n, err := t.p.s.rewriteCond(*keyExpr, names, values, aws.ToString(filter))
-		if err != nil {
-			l.err = fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
-			return l
-		}
-		keyExpr, names = &k, n
-		if kc, l.err = t.checkKeyCondition(op, o.index, *keyExpr, names, values); l.err != nil {
-			return l
-		}
-	}
-	if l.err = t.checkExprText(op, e); l.err != nil {
+	e, err := t.buildListingExpr(op, key, o.filters)
+	if err != nil {
+		l.err = err
 		return l
 	}
-	if l.filtered {
-		f, n, err := t.p.s.rewriteCond(*filter, names, values, aws.ToString(keyExpr))
-		if err != nil {
-			l.err = fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
-			return l
-		}
-		filter, names = &f, n
+	x, kc, err := t.rewriteListingExpr(op, o.index, key != nil, l.filtered, e)
+	if err != nil {
+		l.err = err
+		return l
 	}
-	var consistent, forward *bool
-	if o.read.consistent {
-		consistent = aws.Bool(true)
-	}
-	if o.descending {
-		forward = aws.Bool(false)
-	}
-	if key != nil {
-		l.query = &dynamodb.QueryInput{
-			TableName:                 aws.String(t.name),
-			IndexName:                 strPtr(o.index),
-			KeyConditionExpression:    keyExpr,
-			FilterExpression:          filter,
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: values,
-			ConsistentRead:            consistent,
-			ScanIndexForward:          forward,
-		}
-	} else {
-		l.scan = &dynamodb.ScanInput{
-			TableName:      aws.String(t.name),
-			IndexName:      strPtr(o.index),
-			ConsistentRead: consistent,
-		}
-		if l.filtered {
-			l.scan.FilterExpression = filter
-			l.scan.ExpressionAttributeNames = names
-			l.scan.ExpressionAttributeValues = values
-		}
-	}
+	t.listingInput(l, &o, key != nil, x)
 	if o.start != "" {
 		p, err := decodeCursor(o.start)
 		if err == nil {
@@ -377,6 +306,110 @@ func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, op
 		l.start = p.key
 	}
 	return l
+}
+
+// listingExpr is the expressions of a query or scan as sent.
+type listingExpr struct {
+	keyExpr, filter *string
+	names           map[string]string
+	values          map[string]types.AttributeValue
+}
+
+// buildListingExpr builds the key condition key (nil for a scan) and the
+// filters, ANDed, into one expression; with neither, the zero Expression.
+func (t *Table[T]) buildListingExpr(op string, key *expression.KeyConditionBuilder, filters []expression.ConditionBuilder) (expression.Expression, error) {
+	var e expression.Expression
+	if key == nil && len(filters) == 0 {
+		return e, nil
+	}
+	b := expression.NewBuilder() // one per call: built builders share state
+	if key != nil {
+		b = b.WithKeyCondition(*key)
+	}
+	if len(filters) > 0 {
+		f := filters[0]
+		if len(filters) > 1 {
+			f = expression.And(filters[0], filters[1], filters[2:]...)
+		}
+		b = b.WithFilter(f)
+	}
+	e, err := b.Build()
+	if err != nil {
+		what := "filter"
+		if key != nil {
+			what = "key condition or filter"
+		}
+		return e, fmt.Errorf("%w: %s on table %q: the %s does not build (%v): build a key condition with expression.Key(name).Equal(expression.Value(v)), a filter with expression.Name(name)",
+			ErrInvalidInput, op, t.name, what, err)
+	}
+	return e, nil
+}
+
+// rewriteListingExpr returns e's expressions as sent, and the key condition
+// of a query (isQuery) as checked against the key schema of index.
+// Values compared with javabool/javadate attributes — in the key condition
+// (a javadate sort key) and the filter — are encoded as stored, and
+// Name("a.b") may name the attribute "a.b" (condvalues.go). The key
+// condition is checked (and a cursor against it) as sent.
+func (t *Table[T]) rewriteListingExpr(op, index string, isQuery, filtered bool, e expression.Expression) (listingExpr, *keyCond, error) {
+	x := listingExpr{keyExpr: e.KeyCondition(), filter: e.Filter(), names: e.Names(), values: e.Values()}
+	var kc *keyCond
+	if isQuery {
+		k, n, err := t.p.s.rewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
+		if err != nil {
+			return x, nil, fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
+		}
+		x.keyExpr, x.names = &k, n
+		if kc, err = t.checkKeyCondition(op, index, *x.keyExpr, x.names, x.values); err != nil {
+			return x, nil, err
+		}
+	}
+	if err := t.checkExprText(op, e); err != nil {
+		return x, nil, err
+	}
+	if filtered {
+		f, n, err := t.p.s.rewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
+		if err != nil {
+			return x, nil, fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
+		}
+		x.filter, x.names = &f, n
+	}
+	return x, kc, nil
+}
+
+// listingInput sets l's QueryInput (isQuery) or ScanInput from the options
+// o and the expressions x.
+func (t *Table[T]) listingInput(l *listing, o *queryOptions, isQuery bool, x listingExpr) {
+	var consistent, forward *bool
+	if o.read.consistent {
+		consistent = aws.Bool(true)
+	}
+	if o.descending {
+		forward = aws.Bool(false)
+	}
+	if isQuery {
+		l.query = &dynamodb.QueryInput{
+			TableName:                 aws.String(t.name),
+			IndexName:                 strPtr(o.index),
+			KeyConditionExpression:    x.keyExpr,
+			FilterExpression:          x.filter,
+			ExpressionAttributeNames:  x.names,
+			ExpressionAttributeValues: x.values,
+			ConsistentRead:            consistent,
+			ScanIndexForward:          forward,
+		}
+		return
+	}
+	l.scan = &dynamodb.ScanInput{
+		TableName:      aws.String(t.name),
+		IndexName:      strPtr(o.index),
+		ConsistentRead: consistent,
+	}
+	if l.filtered {
+		l.scan.FilterExpression = x.filter
+		l.scan.ExpressionAttributeNames = x.names
+		l.scan.ExpressionAttributeValues = x.values
+	}
 }
 
 // checkQueryOptions refuses options that do not fit the call op.
@@ -800,37 +833,60 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 	if !ok {
 		return nil, nil
 	}
+	if err := checkKeyTermValues(terms, fail); err != nil {
+		return nil, err
+	}
 	kc := &keyCond{terms: terms}
+	hash, rng, known := t.listingKey(index)
+	if !known {
+		return kc, nil
+	}
+	if err := t.placeKeyTerms(kc, index, hash, rng, fail); err != nil {
+		return nil, err
+	}
+	if err := t.checkKeyTermKinds(kc, hash, rng, fail); err != nil {
+		return nil, err
+	}
+	return kc, nil
+}
+
+// checkKeyTermValues checks the names and values of a key condition's
+// terms, whatever the keys: valid UTF-8, numbers DynamoDB stores, scalar
+// key values, none empty, BETWEEN's bounds in order. fail makes the error.
+func checkKeyTermValues(terms []keyTerm, fail func(format string, args ...any) error) error {
 	for _, kt := range terms {
 		if !utf8.ValidString(kt.name) {
-			return nil, fail("the key condition names %q, which is not valid UTF-8: name a key attribute", kt.name)
+			return fail("the key condition names %q, which is not valid UTF-8: name a key attribute", kt.name)
 		}
 		for _, v := range kt.values {
 			switch a := v.(type) {
 			case *types.AttributeValueMemberS:
 				if !utf8.ValidString(a.Value) {
-					return nil, fail("the key condition's value for %q, %.40q, is not valid UTF-8, which DynamoDB would silently replace (and match another key): pass valid UTF-8 text", kt.name, a.Value)
+					return fail("the key condition's value for %q, %.40q, is not valid UTF-8, which DynamoDB would silently replace (and match another key): pass valid UTF-8 text", kt.name, a.Value)
 				}
 			case *types.AttributeValueMemberN:
 				if err := checkNumber(a.Value); err != nil {
-					return nil, fail("the key condition's value for %q: %v", kt.name, err)
+					return fail("the key condition's value for %q: %v", kt.name, err)
 				}
 			case *types.AttributeValueMemberB:
 			default:
-				return nil, fail("the key condition compares %q with a %T: key values are strings, numbers or binary", kt.name, v)
+				return fail("the key condition compares %q with a %T: key values are strings, numbers or binary", kt.name, v)
 			}
 			if keyValueEmpty(v) {
-				return nil, fail("the key condition's value for %q is empty, which no key can be: leave out the condition on %q to read all of its values", kt.name, kt.name)
+				return fail("the key condition's value for %q is empty, which no key can be: leave out the condition on %q to read all of its values", kt.name, kt.name)
 			}
 		}
 		if kt.op == "BETWEEN" && compareKeyValues(kt.values[0], kt.values[1]) == 1 {
-			return nil, fail("the key condition has %q BETWEEN %s AND %s: the lower bound comes first", kt.name, shortScalar(kt.values[0]), shortScalar(kt.values[1]))
+			return fail("the key condition has %q BETWEEN %s AND %s: the lower bound comes first", kt.name, shortScalar(kt.values[0]), shortScalar(kt.values[1]))
 		}
 	}
-	hash, rng, known := t.listingKey(index)
-	if !known {
-		return kc, nil
-	}
+	return nil
+}
+
+// placeKeyTerms sets kc.hash and kc.rng to the terms on the fields hash
+// and rng (-1: none), the keys of index, refusing a term on another
+// attribute, two on one key, and a partition key not fixed with Equal.
+func (t *Table[T]) placeKeyTerms(kc *keyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
 	s := t.p.s
 	hashName, rngName := s.fields[hash].name, ""
 	if rng >= 0 {
@@ -842,8 +898,8 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 		}
 		return fmt.Sprintf("partition key %q, sort key %q", hashName, rngName)
 	}
-	for i := range terms {
-		kt := &terms[i]
+	for i := range kc.terms {
+		kt := &kc.terms[i]
 		var slot **keyTerm
 		switch {
 		case kt.name == hashName:
@@ -851,22 +907,30 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 		case rng >= 0 && kt.name == rngName:
 			slot = &kc.rng
 		default:
-			return nil, fail("the key condition names %q, which is not a key of %s (%s)%s",
+			return fail("the key condition names %q, which is not a key of %s (%s)%s",
 				kt.name, whereName(index), keys(), t.keyHint(kt.name, index, hashName, rngName))
 		}
 		if *slot != nil {
-			return nil, fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.name)
+			return fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.name)
 		}
 		*slot = kt
 	}
 	if kc.hash == nil {
-		return nil, fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
+		return fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
 			hashName, keys(), hashName)
 	}
 	if kc.hash.op != "=" {
-		return nil, fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
+		return fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
 			kc.hash.op, hashName, hashName)
 	}
+	return nil
+}
+
+// checkKeyTermKinds checks that kc's terms compare the keys (fields hash
+// and rng) with values of the keys' types, and begins_with only strings and
+// binary.
+func (t *Table[T]) checkKeyTermKinds(kc *keyCond, hash, rng int, fail func(format string, args ...any) error) error {
+	s := t.p.s
 	for _, x := range [...]struct {
 		kt  *keyTerm
 		f   int
@@ -877,16 +941,16 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 		}
 		want := t.keyKind(&s.fields[x.f])
 		if x.kt.op == "begins_with" && want == 'N' {
-			return nil, fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.name)
+			return fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.name)
 		}
 		for _, v := range x.kt.values {
 			if got := kindOf(v); want != 0 && got != want {
-				return nil, fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
+				return fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
 					x.who, x.kt.name, kindName(want), kindName(got), shortScalar(v))
 			}
 		}
 	}
-	return kc, nil
+	return nil
 }
 
 func keyValueEmpty(av types.AttributeValue) bool {

@@ -233,6 +233,48 @@ func (s *schema) collect(t reflect.Type, fail func(string, string, ...any) error
 func (s *schema) checkField(i int, fail func(string, string, ...any) error) error {
 	f := &s.fields[i]
 	o := f.opts
+	if err := s.checkKeyField(i, fail); err != nil {
+		return err
+	}
+	if o.version {
+		if err := s.checkVersionField(i, fail); err != nil {
+			return err
+		}
+	}
+	if o.entity != "" {
+		if err := s.checkEntityField(i, fail); err != nil {
+			return err
+		}
+	}
+	if o.ttl {
+		if err := s.checkTTLField(i, fail); err != nil {
+			return err
+		}
+	}
+	if o.created || o.modified {
+		if err := s.checkStampField(i, fail); err != nil {
+			return err
+		}
+	}
+	if o.set {
+		kind, err := setKindOf(f.typ)
+		if err != nil {
+			return fail(f.goName, "%v", err)
+		}
+		f.setKind = kind
+		s.hasSets = true
+	}
+	if o.stringSet || o.numberSet || o.binarySet || f.typ == reflect.TypeFor[[][]byte]() {
+		s.hasSets = true
+	}
+	return nil
+}
+
+// checkKeyField records field i as the hash or range key, if tagged so:
+// one of each at most, of a type a key can have.
+func (s *schema) checkKeyField(i int, fail func(string, string, ...any) error) error {
+	f := &s.fields[i]
+	o := f.opts
 	switch {
 	case o.hash:
 		if s.hash >= 0 {
@@ -250,92 +292,105 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 			return fail(f.goName, "%v", err)
 		}
 	}
-	if o.version {
-		if s.version >= 0 {
-			return fail(f.goName, "second version attribute (the first is %s): a table has at most one", s.fields[s.version].goName)
-		}
-		if !isIntegerType(f.typ) {
-			return fail(f.goName, "version attribute of type %s: use an integer type such as int64 (or a pointer to one)", f.typ)
-		}
-		if f.viaPtr {
-			return fail(f.goName, "version attribute inside an embedded pointer: embed the struct by value")
-		}
-		s.version = i
-		limit, bt := s.maxVersion(), derefType(f.typ)
-		switch {
-		case o.versionClock && limit < math.MaxInt64:
-			return fail(f.goName, "versionstart=clock on a version of type %s: clock starts are Unix milliseconds (about 1.8e12 today), which need 64 bits: use int64", f.typ)
-		case o.versionStart > limit:
-			return fail(f.goName, "versionstart=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStart, bt, limit)
-		case o.versionStep > limit:
-			return fail(f.goName, "versionstep=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStep, bt, limit)
-		}
+	return nil
+}
+
+// checkVersionField records field i, tagged version, as the version: the
+// only one, an integer not inside an embedded pointer, whose type holds
+// versionstart, versionstep and clock starts.
+func (s *schema) checkVersionField(i int, fail func(string, string, ...any) error) error {
+	f := &s.fields[i]
+	o := f.opts
+	if s.version >= 0 {
+		return fail(f.goName, "second version attribute (the first is %s): a table has at most one", s.fields[s.version].goName)
 	}
-	if o.entity != "" {
-		if s.entity >= 0 {
-			return fail(f.goName, "second entity attribute (the first is %s): a type has at most one", s.fields[s.entity].goName)
-		}
-		if f.typ.Kind() != reflect.String || f.viaPtr {
-			return fail(f.goName, "entity attribute of type %s: use a string field (not inside an embedded pointer), e.g. Kind string `dynamo:\"kind,entity=order\"`", f.typ)
-		}
-		s.entity, s.entityName = i, o.entity
+	if !isIntegerType(f.typ) {
+		return fail(f.goName, "version attribute of type %s: use an integer type such as int64 (or a pointer to one)", f.typ)
 	}
-	if o.ttl {
-		if s.ttl >= 0 {
-			return fail(f.goName, "second ttl attribute (the first is %s)", s.fields[s.ttl].goName)
-		}
-		bt := derefType(f.typ)
-		switch {
-		case codec.IsText(bt):
-			return fail(f.goName, "ttl attribute of type %s, which is stored as text (it implements encoding.TextMarshaler), but DynamoDB TTL reads a number of epoch seconds (and ignores a string): use time.Time with `unixtime` or an integer type without text methods", f.typ)
-		case isIntegerType(bt):
-		case bt == timeType && o.unixTime:
-		case bt == timeType:
-			return fail(f.goName, "ttl attribute of type time.Time needs `unixtime`: DynamoDB TTL reads epoch seconds, e.g. `dynamo:\"expires,ttl,unixtime\"`")
-		default:
-			return fail(f.goName, "ttl attribute of type %s: use time.Time with `unixtime` or an integer of epoch seconds", f.typ)
-		}
-		s.ttl = i
+	if f.viaPtr {
+		return fail(f.goName, "version attribute inside an embedded pointer: embed the struct by value")
 	}
-	if o.created || o.modified {
-		opt, prev := "created", &s.created
-		if o.modified {
-			opt, prev = "modified", &s.modified
-		}
-		if *prev >= 0 {
-			return fail(f.goName, "second %s attribute (the first is %s): a table has at most one", opt, s.fields[*prev].goName)
-		}
-		if f.viaPtr {
-			return fail(f.goName, "%s attribute inside an embedded pointer: embed the struct by value (the mapper sets it in a copy of the item)", opt)
-		}
-		bt := derefType(f.typ)
-		switch {
-		case f.custom:
-			return fail(f.goName, "%s attribute of type %s, which encodes itself: use time.Time (or an int64 of Unix milliseconds)", opt, f.typ)
-		case bt == timeType:
-		case (bt.Kind() == reflect.Int64 || bt.Kind() == reflect.Uint64 || bt.Kind() == reflect.Int || bt.Kind() == reflect.Uint) && bt.Size() == 8:
-			if o.unixTime || o.javaDate {
-				return fail(f.goName, "%s attribute of type %s with unixtime or javadate: those encode a time.Time; an integer %s time is Unix milliseconds", opt, f.typ, opt)
-			}
-		default:
-			return fail(f.goName, "%s attribute of type %s: use time.Time (stored as RFC 3339, or with unixtime as epoch seconds, or with javadate as Java's date string) or int64 (Unix milliseconds)", opt, f.typ)
-		}
-		if f.typ.Kind() == reflect.Pointer && f.typ.Elem().Kind() == reflect.Pointer {
-			return fail(f.goName, "%s attribute of type %s: use time.Time or *time.Time", opt, f.typ)
-		}
-		*prev = i
+	s.version = i
+	limit, bt := s.maxVersion(), derefType(f.typ)
+	switch {
+	case o.versionClock && limit < math.MaxInt64:
+		return fail(f.goName, "versionstart=clock on a version of type %s: clock starts are Unix milliseconds (about 1.8e12 today), which need 64 bits: use int64", f.typ)
+	case o.versionStart > limit:
+		return fail(f.goName, "versionstart=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStart, bt, limit)
+	case o.versionStep > limit:
+		return fail(f.goName, "versionstep=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStep, bt, limit)
 	}
-	if o.set {
-		kind, err := setKindOf(f.typ)
-		if err != nil {
-			return fail(f.goName, "%v", err)
+	return nil
+}
+
+// checkEntityField records field i, tagged entity=name, as the entity
+// attribute: the only one, a string not inside an embedded pointer.
+func (s *schema) checkEntityField(i int, fail func(string, string, ...any) error) error {
+	f := &s.fields[i]
+	if s.entity >= 0 {
+		return fail(f.goName, "second entity attribute (the first is %s): a type has at most one", s.fields[s.entity].goName)
+	}
+	if f.typ.Kind() != reflect.String || f.viaPtr {
+		return fail(f.goName, "entity attribute of type %s: use a string field (not inside an embedded pointer), e.g. Kind string `dynamo:\"kind,entity=order\"`", f.typ)
+	}
+	s.entity, s.entityName = i, f.opts.entity
+	return nil
+}
+
+// checkTTLField records field i, tagged ttl, as the TTL attribute: the
+// only one, stored as a number of epoch seconds.
+func (s *schema) checkTTLField(i int, fail func(string, string, ...any) error) error {
+	f := &s.fields[i]
+	if s.ttl >= 0 {
+		return fail(f.goName, "second ttl attribute (the first is %s)", s.fields[s.ttl].goName)
+	}
+	bt := derefType(f.typ)
+	switch {
+	case codec.IsText(bt):
+		return fail(f.goName, "ttl attribute of type %s, which is stored as text (it implements encoding.TextMarshaler), but DynamoDB TTL reads a number of epoch seconds (and ignores a string): use time.Time with `unixtime` or an integer type without text methods", f.typ)
+	case isIntegerType(bt):
+	case bt == timeType && f.opts.unixTime:
+	case bt == timeType:
+		return fail(f.goName, "ttl attribute of type time.Time needs `unixtime`: DynamoDB TTL reads epoch seconds, e.g. `dynamo:\"expires,ttl,unixtime\"`")
+	default:
+		return fail(f.goName, "ttl attribute of type %s: use time.Time with `unixtime` or an integer of epoch seconds", f.typ)
+	}
+	s.ttl = i
+	return nil
+}
+
+// checkStampField records field i, tagged created or modified, as that
+// timestamp: the only one of its kind, a time.Time or an int64 of Unix
+// milliseconds (or a pointer to one), set in a copy of the item.
+func (s *schema) checkStampField(i int, fail func(string, string, ...any) error) error {
+	f := &s.fields[i]
+	o := f.opts
+	opt, prev := "created", &s.created
+	if o.modified {
+		opt, prev = "modified", &s.modified
+	}
+	if *prev >= 0 {
+		return fail(f.goName, "second %s attribute (the first is %s): a table has at most one", opt, s.fields[*prev].goName)
+	}
+	if f.viaPtr {
+		return fail(f.goName, "%s attribute inside an embedded pointer: embed the struct by value (the mapper sets it in a copy of the item)", opt)
+	}
+	bt := derefType(f.typ)
+	switch {
+	case f.custom:
+		return fail(f.goName, "%s attribute of type %s, which encodes itself: use time.Time (or an int64 of Unix milliseconds)", opt, f.typ)
+	case bt == timeType:
+	case (bt.Kind() == reflect.Int64 || bt.Kind() == reflect.Uint64 || bt.Kind() == reflect.Int || bt.Kind() == reflect.Uint) && bt.Size() == 8:
+		if o.unixTime || o.javaDate {
+			return fail(f.goName, "%s attribute of type %s with unixtime or javadate: those encode a time.Time; an integer %s time is Unix milliseconds", opt, f.typ, opt)
 		}
-		f.setKind = kind
-		s.hasSets = true
+	default:
+		return fail(f.goName, "%s attribute of type %s: use time.Time (stored as RFC 3339, or with unixtime as epoch seconds, or with javadate as Java's date string) or int64 (Unix milliseconds)", opt, f.typ)
 	}
-	if o.stringSet || o.numberSet || o.binarySet || f.typ == reflect.TypeFor[[][]byte]() {
-		s.hasSets = true
+	if f.typ.Kind() == reflect.Pointer && f.typ.Elem().Kind() == reflect.Pointer {
+		return fail(f.goName, "%s attribute of type %s: use time.Time or *time.Time", opt, f.typ)
 	}
+	*prev = i
 	return nil
 }
 

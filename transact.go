@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -94,6 +95,20 @@ type Txn = Tx
 //
 // Deprecated: use TxTable.
 type TxnTable[T any] = TxTable[T]
+
+// keyed returns x's struct and primary key for the call op; an error fails
+// the run.
+func (v TxTable[T]) keyed(x T, op string) (reflect.Value, map[string]types.AttributeValue, error) {
+	_, xv, err := v.t.box(x, op)
+	if err != nil {
+		return xv, nil, v.tx.fail(err)
+	}
+	k, err := v.t.keyOf(xv)
+	if err != nil {
+		return xv, nil, v.tx.fail(err)
+	}
+	return xv, k, nil
+}
 
 // In returns the table as seen through tx, the Tx of the Transact run the
 // caller is in: its Load, Save and Delete read and write inside that run.
@@ -368,13 +383,9 @@ func (v TxTable[T]) Load(key T) (T, error) {
 	if err := tx.usable(); err != nil {
 		return zero, err
 	}
-	_, kv, err := t.box(key, "Load")
+	_, k, err := v.keyed(key, "Load")
 	if err != nil {
-		return zero, tx.fail(err)
-	}
-	k, err := t.keyOf(kv)
-	if err != nil {
-		return zero, tx.fail(err)
+		return zero, err
 	}
 	e, err := tx.entry(t.name, k, t.p, t.decodeAny)
 	if err != nil {
@@ -447,13 +458,9 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 		return zero, tx.fail(fmt.Errorf("%w: Save with %v on table %q in a Transact function: the commit must write what the function computed from what it read; use SaveUpdate or SavePut",
 			ErrInvalidInput, wo.behavior, t.name))
 	}
-	_, iv, err := t.box(item, "Save")
+	iv, k, err := v.keyed(item, "Save")
 	if err != nil {
-		return zero, tx.fail(err)
-	}
-	k, err := t.keyOf(iv)
-	if err != nil {
-		return zero, tx.fail(err)
+		return zero, err
 	}
 	e, err := tx.entry(t.name, k, t.p, t.decodeAny)
 	if err != nil {
@@ -493,13 +500,9 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	if wo.behavior != SaveUpdate {
 		return tx.fail(fmt.Errorf("%w: Delete with %v on table %q in a Transact function: a delete takes only If conditions", ErrInvalidInput, wo.behavior, t.name))
 	}
-	_, kv, err := t.box(key, "Delete")
+	kv, k, err := v.keyed(key, "Delete")
 	if err != nil {
-		return tx.fail(err)
-	}
-	k, err := t.keyOf(kv)
-	if err != nil {
-		return tx.fail(err)
+		return err
 	}
 	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
@@ -521,14 +524,7 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	}
 	e.mem = &txMember{kind: "TxDelete", table: t.name, key: k, held: e.held, plan: t.p, decode: t.decodeAny, cond: uc,
 		checked: true, size: av.ItemSize(k), done: func() {}}
-	e.mem.item.Delete = &types.Delete{
-		TableName:                           aws.String(t.name),
-		Key:                                 k,
-		ConditionExpression:                 strPtr(pc.cond),
-		ExpressionAttributeNames:            pc.names,
-		ExpressionAttributeValues:           pc.values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
+	e.mem.item.Delete = pc.deleteItem(t.name, k)
 	tx.guards = append(tx.guards, wo.guards...)
 	e.written, e.deleted, e.value = true, true, nil
 	return nil

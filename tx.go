@@ -33,6 +33,14 @@ const maxTxSize = 4 << 20
 
 // DynamoDB's cancellation reason codes (CancellationReason.Code, and
 // TxFailure.Code), the ones the mapper and its users compare against.
+//
+// They are untyped string constants on purpose, and stay so: TxFailure.Code
+// is a string holding any code DynamoDB sends (most have no constant here),
+// and callers compare it, switch on it and pass it on as a string. A named
+// type (type TxCode string) would stop `f.Code == TxCodeConflict` from
+// compiling where f.Code or the variable compared is a string, and turning
+// TxFailure.Code into that type would break every `var code string =
+// f.Code`; an untyped constant fits both.
 const (
 	// TxCodeConditionFailed: the member's condition failed (its version or
 	// its If condition); TxFailure.Err is a *ConditionError.
@@ -305,14 +313,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 		}
 		return m, nil
 	}
-	m.item.Delete = &types.Delete{
-		TableName:                           aws.String(t.name),
-		Key:                                 key,
-		ConditionExpression:                 strPtr(pc.cond),
-		ExpressionAttributeNames:            pc.names,
-		ExpressionAttributeValues:           pc.values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}
+	m.item.Delete = pc.deleteItem(t.name, key)
 	return m, nil
 }
 

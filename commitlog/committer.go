@@ -264,25 +264,7 @@ func (c *Committer) commitOp(ctx context.Context, op operation) (ObjectInfo, err
 	// been deleted (TTL) in between, and its holder's write is not in pre.
 	checked := true
 	for {
-		rec := commitRecord{
-			Path:      op.path,
-			ETag:      op.etag,
-			TimeoutMS: c.timeoutMS(),
-			TTL:       time.Now().Add(c.o.ttl).Unix(), // wall time: DynamoDB compares it with its own
-			Owner:     c.o.owner,
-			Holder:    ident.RandomHex(8),
-		}
-		opts := []dynamo.WriteOption{dynamo.WithSaveBehavior(dynamo.SavePut)}
-		if held != nil {
-			rec.Generation = held.Generation
-			rec.Incarnation = held.Incarnation
-			if rec.Incarnation == "" {
-				rec.Incarnation = ident.RandomHex(8) // a record of an earlier version of this package
-			}
-			opts = append(opts, dynamo.If(sameIncarnation(held.Incarnation)))
-		} else {
-			rec.Incarnation = ident.RandomHex(8)
-		}
+		rec, opts := c.recordFor(&op, held)
 		sentAt := clk.Now()
 		if sentAt.Sub(headAt) >= c.o.timeout {
 			checked = false
@@ -318,34 +300,73 @@ func (c *Committer) commitOp(ctx context.Context, op operation) (ObjectInfo, err
 			// its holder gets its whole timeout from now.
 			seen, seenAt = &cur, now
 		}
-		patience := c.patience(cur)
-		c.log.Debug("waiting for a record", "path", op.path, "etag", op.etag, "holder", cur.Owner,
-			"generation", cur.Generation, "incarnation", cur.Incarnation, "patience", patience-now.Sub(seenAt))
-		for {
-			left := patience - clk.Now().Sub(seenAt)
-			if left <= 0 {
-				break
-			}
-			t := clk.NewTimer(min(c.o.poll, left))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ObjectInfo{}, fmt.Errorf("commitlog: %s: waiting for the record held by %s (generation %d): %w",
-					&op, cur.Owner, cur.Generation, context.Cause(ctx))
-			case <-t.C():
-			}
-			if patience-clk.Now().Sub(seenAt) <= 0 {
-				break // reclaim now; the HEAD after reclaiming checks the object
-			}
-			if _, err := c.check(ctx, &op); err != nil {
-				return ObjectInfo{}, err
-			}
+		if err := c.awaitReclaim(ctx, &op, cur, seenAt, now); err != nil {
+			return ObjectInfo{}, err
 		}
-		c.log.Warn("reclaiming a record another writer left", "path", op.path, "etag", op.etag, "holder", cur.Owner,
-			"generation", cur.Generation, "incarnation", cur.Incarnation, "waited", clk.Now().Sub(seenAt))
-		noteReclaimed(ctx, c.tel, c.table.Name(), cur.Generation)
 		held = &cur
 	}
+}
+
+// recordFor returns the record to write for op and the options to write it
+// with: a record of a new incarnation when held is nil (create); else one
+// of held's generation and incarnation, written on condition that the
+// stored record is still of that incarnation (reclaim).
+func (c *Committer) recordFor(op *operation, held *commitRecord) (commitRecord, []dynamo.WriteOption) {
+	rec := commitRecord{
+		Path:      op.path,
+		ETag:      op.etag,
+		TimeoutMS: c.timeoutMS(),
+		TTL:       time.Now().Add(c.o.ttl).Unix(), // wall time: DynamoDB compares it with its own
+		Owner:     c.o.owner,
+		Holder:    ident.RandomHex(8),
+	}
+	opts := []dynamo.WriteOption{dynamo.WithSaveBehavior(dynamo.SavePut)}
+	if held != nil {
+		rec.Generation = held.Generation
+		rec.Incarnation = held.Incarnation
+		if rec.Incarnation == "" {
+			rec.Incarnation = ident.RandomHex(8) // a record of an earlier version of this package
+		}
+		opts = append(opts, dynamo.If(sameIncarnation(held.Incarnation)))
+	} else {
+		rec.Incarnation = ident.RandomHex(8)
+	}
+	return rec, opts
+}
+
+// awaitReclaim waits until cur, another writer's record first seen at
+// seenAt, may be reclaimed (its holder's patience has passed), checking the
+// object at every poll so that a conflicting write fails fast; now is when
+// cur was read. The error is the check's, or ctx's.
+func (c *Committer) awaitReclaim(ctx context.Context, op *operation, cur commitRecord, seenAt, now time.Time) error {
+	clk := c.o.clock
+	patience := c.patience(cur)
+	c.log.Debug("waiting for a record", "path", op.path, "etag", op.etag, "holder", cur.Owner,
+		"generation", cur.Generation, "incarnation", cur.Incarnation, "patience", patience-now.Sub(seenAt))
+	for {
+		left := patience - clk.Now().Sub(seenAt)
+		if left <= 0 {
+			break
+		}
+		t := clk.NewTimer(min(c.o.poll, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("commitlog: %s: waiting for the record held by %s (generation %d): %w",
+				op, cur.Owner, cur.Generation, context.Cause(ctx))
+		case <-t.C():
+		}
+		if patience-clk.Now().Sub(seenAt) <= 0 {
+			break // reclaim now; the HEAD after reclaiming checks the object
+		}
+		if _, err := c.check(ctx, op); err != nil {
+			return err
+		}
+	}
+	c.log.Warn("reclaiming a record another writer left", "path", op.path, "etag", op.etag, "holder", cur.Owner,
+		"generation", cur.Generation, "incarnation", cur.Incarnation, "waited", clk.Now().Sub(seenAt))
+	noteReclaimed(ctx, c.tel, c.table.Name(), cur.Generation)
+	return nil
 }
 
 // settleRecord tells, after the record write rec failed with err, what the

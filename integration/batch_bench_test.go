@@ -60,7 +60,7 @@ func BenchmarkBatchLoadLocal(b *testing.B) {
 			Tags: []string{"admin", "beta", "eu-west-1"}, Attrs: map[string]string{"theme": "dark", "lang": "en-GB"},
 			CreatedAt: time.Date(2024, 3, 14, 15, 9, 26, 0, time.UTC), Visits: 1842}
 	}
-	if err := table.BatchSave(ctx, items, dynamo.Clobber()); err != nil {
+	if err := table.BatchSave(ctx, items, dynamo.WithSaveBehavior(dynamo.SaveClobber)); err != nil {
 		b.Fatal(err)
 	}
 	// keySet(n) is the n-th op's 250 ids, a random subset (same for both sides).

@@ -60,7 +60,7 @@ func TestBatchLoad250KeysSomeMissing(t *testing.T) {
 			stored = append(stored, Book{ISBN: batchISBN(i), Title: "T" + strconv.Itoa(i), Authors: []string{"a" + strconv.Itoa(i)}, Version: int64(i % 3)})
 		}
 	}
-	if err := books.BatchSave(c, stored, dynamo.Clobber()); err != nil {
+	if err := books.BatchSave(c, stored, dynamo.WithSaveBehavior(dynamo.SaveClobber)); err != nil {
 		t.Fatal(err)
 	}
 	for i := range stored {
@@ -217,7 +217,7 @@ func TestBatchSaveClobber(t *testing.T) {
 	for i := range 60 {
 		items = append(items, Book{ISBN: batchISBN(i), Title: "batch", Version: int64(i % 2)})
 	}
-	clobber := dynamo.Clobber()
+	clobber := dynamo.WithSaveBehavior(dynamo.SaveClobber)
 	if err := books.BatchSave(c, items, clobber); err != nil {
 		t.Fatal(err)
 	}

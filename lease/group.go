@@ -436,6 +436,14 @@ type groupView struct {
 	holder  map[string]string       // key → the live owner whose record lists it
 }
 
+// alive records the worker w of owner as live, holding the keys it lists.
+func (v *groupView) alive(owner string, w workerRecord) {
+	v.live = append(v.live, owner)
+	for _, k := range w.Held {
+		v.holder[k] = owner
+	}
+}
+
 // look reads the roster and its workers' records and updates the watches.
 func (m *member) look(ctx context.Context) (groupView, error) {
 	g, c := m.g, m.g.c
@@ -444,88 +452,120 @@ func (m *member) look(ctx context.Context) (groupView, error) {
 	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
 		return groupView{}, err
 	}
-	var keys []workerRecord
-	for _, o := range r.Members {
-		if o != me {
-			keys = append(keys, workerRecord{Key: g.workerKey(o)})
-		}
+	keys, recs, found, err := m.readOthers(ctx, r.Members)
+	if err != nil {
+		return groupView{}, err
 	}
 	v := groupView{workers: map[string]workerRecord{}, holder: map[string]string{}}
-	var recs []workerRecord
-	var found []bool
-	if len(keys) > 0 {
-		// In requests of up to dynamo.MaxBatchGetKeys records.
-		if recs, found, err = g.workers.BatchLoadIndexed(ctx, keys, dynamo.ConsistentRead()); err != nil {
-			return groupView{}, err
-		}
-	}
 	now := c.o.clock.Now()
 	var drop []string
 	for i, k := range keys {
 		owner := strings.TrimPrefix(k.Key, g.workerKey(""))
-		state, ms := "missing", int64(0)
+		var w workerRecord
 		if found[i] {
-			w := recs[i]
-			v.workers[owner] = w
-			state, ms = w.Attempt+" v"+fmt.Sprint(w.Version), w.DurationMS
-			if w.Ended {
-				state = "ended"
-			}
+			w = recs[i]
 		}
-		if wa, ok := m.watches[owner]; !ok || wa.state != state {
-			m.watches[owner] = watch{state: state, since: now, ms: ms}
-		}
-		wa := m.watches[owner]
-		switch {
-		case state == "ended" || (state == "missing" && now.Sub(wa.since) >= c.patienceFor(0)):
+		if m.judge(ctx, &v, owner, w, found[i], now) {
 			drop = append(drop, owner)
-		case state != "missing" && now.Sub(wa.since) >= c.patienceFor(wa.ms):
-			// Silent for its duration × skew rate: it has given up. Say so
-			// in its record, on condition that it is the version watched,
-			// so that a heartbeat it sends after all fails.
-			w := recs[i]
-			if !m.endSilent(ctx, w) {
-				v.live = append(v.live, owner) // it wrote again: alive after all
-				for _, k := range w.Held {
-					v.holder[k] = owner
-				}
-				continue
-			}
-			w.Ended = true
-			w.Version++
-			v.workers[owner] = w
-			m.watches[owner] = watch{state: "ended", since: now}
-			drop = append(drop, owner)
-		case state != "missing":
-			v.live = append(v.live, owner)
-			for _, k := range recs[i].Held {
-				v.holder[k] = owner
-			}
 		}
 	}
+	m.forget(r.Members, now)
+	if err := m.tidyRoster(ctx, r.Members, drop); err != nil {
+		return groupView{}, err
+	}
+	v.live = append(v.live, me)
+	sort.Strings(v.live)
+	return v, nil
+}
+
+// readOthers reads the records of the roster's members other than this
+// worker: found[i] says whether the record of keys[i] exists, recs[i] is it.
+func (m *member) readOthers(ctx context.Context, members []string) (keys, recs []workerRecord, found []bool, err error) {
+	g := m.g
+	for _, o := range members {
+		if o != g.c.o.owner {
+			keys = append(keys, workerRecord{Key: g.workerKey(o)})
+		}
+	}
+	if len(keys) > 0 {
+		// In requests of up to dynamo.MaxBatchGetKeys records.
+		if recs, found, err = g.workers.BatchLoadIndexed(ctx, keys, dynamo.ConsistentRead()); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return keys, recs, found, nil
+}
+
+// judge updates the watch of owner's worker from its record w (found says
+// whether there is one) and adds it to v: its record, and whether it is
+// live. It reports whether the worker is to be dropped from the roster:
+// ended, missing for long, or silent for its duration × skew rate (its
+// record is then marked ended).
+func (m *member) judge(ctx context.Context, v *groupView, owner string, w workerRecord, found bool, now time.Time) (drop bool) {
+	c := m.g.c
+	state, ms := "missing", int64(0)
+	if found {
+		v.workers[owner] = w
+		state, ms = w.Attempt+" v"+fmt.Sprint(w.Version), w.DurationMS
+		if w.Ended {
+			state = "ended"
+		}
+	}
+	if wa, ok := m.watches[owner]; !ok || wa.state != state {
+		m.watches[owner] = watch{state: state, since: now, ms: ms}
+	}
+	wa := m.watches[owner]
+	switch {
+	case state == "ended" || (state == "missing" && now.Sub(wa.since) >= c.patienceFor(0)):
+		return true
+	case state != "missing" && now.Sub(wa.since) >= c.patienceFor(wa.ms):
+		// Silent for its duration × skew rate: it has given up. Say so
+		// in its record, on condition that it is the version watched,
+		// so that a heartbeat it sends after all fails.
+		if !m.endSilent(ctx, w) {
+			v.alive(owner, w) // it wrote again: alive after all
+			return false
+		}
+		w.Ended = true
+		w.Version++
+		v.workers[owner] = w
+		m.watches[owner] = watch{state: "ended", since: now}
+		return true
+	case state != "missing":
+		v.alive(owner, w)
+	}
+	return false
+}
+
+// forget drops the watches of workers no longer in the roster (members),
+// and the silence watches unseen for long.
+func (m *member) forget(members []string, now time.Time) {
 	for o := range m.watches {
-		if !slices.Contains(r.Members, o) {
+		if !slices.Contains(members, o) {
 			delete(m.watches, o)
 		}
 	}
 	for id, wa := range m.silence {
-		if now.Sub(wa.seen) > 2*c.patienceFor(wa.ms) {
+		if now.Sub(wa.seen) > 2*m.g.c.patienceFor(wa.ms) {
 			delete(m.silence, id) // a wait that starts again is only longer
 		}
 	}
+}
+
+// tidyRoster removes the workers of drop from the roster (a failure is
+// logged: the next round tries again) and adds this worker if members
+// lacks it.
+func (m *member) tidyRoster(ctx context.Context, members, drop []string) error {
+	g, c := m.g, m.g.c
 	if len(drop) > 0 {
 		if err := g.roster(ctx, "", drop); err != nil {
 			c.log.Warn("removing ended workers from the roster failed", "group", g.name, "err", err)
 		}
 	}
-	if !slices.Contains(r.Members, me) {
-		if err := g.roster(ctx, me, nil); err != nil {
-			return groupView{}, err
-		}
+	if !slices.Contains(members, c.o.owner) {
+		return g.roster(ctx, c.o.owner, nil)
 	}
-	v.live = append(v.live, me)
-	sort.Strings(v.live)
-	return v, nil
+	return nil
 }
 
 // count returns how many keys owner holds per the view; for this worker,

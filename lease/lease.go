@@ -299,106 +299,158 @@ func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, er
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	clk := c.o.clock
-	var seen string      // the incarnation being waited on
-	var seenAt time.Time // when seen was first read, on clk
-	var pending *attempt // our last write, if its outcome is unknown
-	var mine string      // the attempt id of a write of ours that landed but never became a lease
-	var floor int64      // the least token to issue, after a token record was found ahead
-	takes := 0
+	a := &acquiring{key: key, wait: wait}
 	for {
 		if err := c.checkOpen(); err != nil {
-			return nil, c.unsettled(ctx, key, pending, err)
+			return nil, c.unsettled(ctx, key, a.pending, err)
 		}
 		v, err := c.read(ctx, key)
-		readAt := clk.Now()
+		readAt := c.o.clock.Now()
 		if err != nil {
 			if !wait || !transient(err) {
-				return nil, c.unsettled(ctx, key, pending, fmt.Errorf("lease: acquire %q: %w", key, err))
+				return nil, c.unsettled(ctx, key, a.pending, fmt.Errorf("lease: acquire %q: %w", key, err))
 			}
 			// Acquire waits through failures that may pass (throttling,
 			// 5xx, no answer): the SDK has already retried them.
 			c.log.Warn("reading the lease record failed; reading it again", "key", key, "err", err)
 			if err := c.pause(ctx, key, c.o.poll); err != nil {
-				return nil, c.unsettled(ctx, key, pending, err)
+				return nil, c.unsettled(ctx, key, a.pending, err)
 			}
 			continue
 		}
-		if p := pending; p != nil {
-			pending = nil
-			if r := v.rec; r != nil && r.Attempt == p.id && r.Owner == c.o.owner && !r.Released {
-				// Our write landed although we could not tell: the record is
-				// ours, young enough that its deadline, counted from before
-				// the write, is ahead — else nobody holds it (we never ran
-				// it), and it is taken over at once below.
-				if clk.Now().Sub(p.sentAt) < c.o.duration/2 {
-					c.log.Info("our write of the record landed although its answer was lost", "key", key, "token", r.Token)
-					return c.start(ctx, *r, p.sentAt)
-				}
-			}
-			mine = p.id
+		if l, err := c.landed(ctx, a, v); l != nil || err != nil {
+			return l, err
 		}
-		take := false
-		switch {
-		case v.rec == nil && (v.tok == nil || v.tok.Released || v.tok.Attempt == mine):
-			// Never used, released before its record was deleted, or last
-			// taken by a write of ours that never became a lease.
-			take = true
-		case v.rec != nil && (v.rec.Released || v.rec.Attempt == mine):
-			take = true
-		case v.rec != nil && v.rec.Group != "":
-			// Its liveness is in the worker's record, which Acquire does not
-			// watch: waiting on the key record would take a live worker's
-			// key over.
-			return nil, fmt.Errorf("%w: %q by %s, a worker of group %q (token %d): a group's keys are taken through Client.Group, not Acquire",
-				ErrHeld, key, v.rec.Owner, v.rec.Group, v.rec.Token)
-		case !wait:
-			return nil, v.heldError(key)
-		case v.incarnation() != seen:
-			seen, seenAt = v.incarnation(), readAt
-		case clk.Now().Sub(seenAt) >= c.patience(v):
-			owner, token, _ := v.holder()
-			c.log.Info("taking over a silent lease", "key", key, "holder", owner, "token", token, "silent_for", clk.Now().Sub(seenAt), "record_deleted", v.rec == nil)
-			take = true
+		take, err := c.shouldTake(a, v, readAt)
+		if err != nil {
+			return nil, err
 		}
 		if take {
-			takes++
-			l, p, least, err := c.take(ctx, key, v, floor)
-			floor = max(floor, least)
-			seen = ""
-			switch {
-			case l != nil:
-				return l, nil
-			case p != nil:
-				// No clear answer: the record tells, once it can be read.
-				pending = p
-				if !wait {
-					if takes >= 3 {
-						return nil, c.unsettled(ctx, key, pending, err)
-					}
-					continue // read it again at once
-				}
-				c.log.Warn("writing the lease record failed; reading it again", "key", key, "err", err)
-				if err := c.pause(ctx, key, c.o.poll); err != nil {
-					return nil, c.unsettled(ctx, key, pending, err)
-				}
-			case errors.Is(err, errRace):
-				// Someone else wrote it first: read it again.
-			default:
-				return nil, err
+			if l, done, err := c.takeOver(ctx, a, v); done {
+				return l, err
 			}
 			continue
 		}
-		wait := min(c.o.poll, max(c.patience(v)-clk.Now().Sub(seenAt), 0)) // wake up at the takeover moment if it comes first
-		t := clk.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			owner, token, _ := v.holder()
-			return nil, fmt.Errorf("lease: acquire %q (held by %s, token %d): %w", key, owner, token, context.Cause(ctx))
-		case <-t.C():
+		if err := c.awaitTakeover(ctx, a, v); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// acquiring is the state one acquire call keeps between its reads of the
+// record.
+type acquiring struct {
+	key     string
+	wait    bool      // Acquire (wait for the lease), not TryAcquire
+	seen    string    // the incarnation being waited on
+	seenAt  time.Time // when seen was first read, on the clock
+	pending *attempt  // our last write, if its outcome is unknown
+	mine    string    // the attempt id of a write of ours that landed but never became a lease
+	floor   int64     // the least token to issue, after a token record was found ahead
+	takes   int       // writes sent to take the lease
+}
+
+// landed settles a's pending write, whose outcome was unknown, against v,
+// the record read since: the lease, when the write landed and its
+// deadline is still ahead; else (nil, nil), with the write remembered as
+// ours (a.mine) so that a record it left is taken over at once.
+func (c *Client) landed(ctx context.Context, a *acquiring, v view) (*Lease, error) {
+	p := a.pending
+	if p == nil {
+		return nil, nil
+	}
+	a.pending = nil
+	if r := v.rec; r != nil && r.Attempt == p.id && r.Owner == c.o.owner && !r.Released {
+		// Our write landed although we could not tell: the record is
+		// ours, young enough that its deadline, counted from before
+		// the write, is ahead — else nobody holds it (we never ran
+		// it), and it is taken over at once below.
+		if c.o.clock.Now().Sub(p.sentAt) < c.o.duration/2 {
+			c.log.Info("our write of the record landed although its answer was lost", "key", a.key, "token", r.Token)
+			return c.start(ctx, *r, p.sentAt)
+		}
+	}
+	a.mine = p.id
+	return nil, nil
+}
+
+// shouldTake says whether the record v, read at readAt, is to be taken
+// over now: it is free, or its holder has been silent long enough. The
+// error ends acquire: the key is a group's, or it is held and a does not
+// wait.
+func (c *Client) shouldTake(a *acquiring, v view, readAt time.Time) (bool, error) {
+	clk := c.o.clock
+	switch {
+	case v.rec == nil && (v.tok == nil || v.tok.Released || v.tok.Attempt == a.mine):
+		// Never used, released before its record was deleted, or last
+		// taken by a write of ours that never became a lease.
+		return true, nil
+	case v.rec != nil && (v.rec.Released || v.rec.Attempt == a.mine):
+		return true, nil
+	case v.rec != nil && v.rec.Group != "":
+		// Its liveness is in the worker's record, which Acquire does not
+		// watch: waiting on the key record would take a live worker's
+		// key over.
+		return false, fmt.Errorf("%w: %q by %s, a worker of group %q (token %d): a group's keys are taken through Client.Group, not Acquire",
+			ErrHeld, a.key, v.rec.Owner, v.rec.Group, v.rec.Token)
+	case !a.wait:
+		return false, v.heldError(a.key)
+	case v.incarnation() != a.seen:
+		a.seen, a.seenAt = v.incarnation(), readAt
+	case clk.Now().Sub(a.seenAt) >= c.patience(v):
+		owner, token, _ := v.holder()
+		c.log.Info("taking over a silent lease", "key", a.key, "holder", owner, "token", token, "silent_for", clk.Now().Sub(a.seenAt), "record_deleted", v.rec == nil)
+		return true, nil
+	}
+	return false, nil
+}
+
+// takeOver writes the record to take the lease from v. When done, acquire
+// returns (l, err); otherwise it reads the record again.
+func (c *Client) takeOver(ctx context.Context, a *acquiring, v view) (l *Lease, done bool, err error) {
+	a.takes++
+	l, p, least, err := c.take(ctx, a.key, v, a.floor)
+	a.floor = max(a.floor, least)
+	a.seen = ""
+	switch {
+	case l != nil:
+		return l, true, nil
+	case p != nil:
+		// No clear answer: the record tells, once it can be read.
+		a.pending = p
+		if !a.wait {
+			if a.takes >= 3 {
+				return nil, true, c.unsettled(ctx, a.key, a.pending, err)
+			}
+			return nil, false, nil // read it again at once
+		}
+		c.log.Warn("writing the lease record failed; reading it again", "key", a.key, "err", err)
+		if err := c.pause(ctx, a.key, c.o.poll); err != nil {
+			return nil, true, c.unsettled(ctx, a.key, a.pending, err)
+		}
+	case errors.Is(err, errRace):
+		// Someone else wrote it first: read it again.
+	default:
+		return nil, true, err
+	}
+	return nil, false, nil
+}
+
+// awaitTakeover waits for the next read of the record held as v: a poll
+// interval, or less if the holder's silence allows a takeover sooner. The
+// error is ctx's, naming the holder.
+func (c *Client) awaitTakeover(ctx context.Context, a *acquiring, v view) error {
+	clk := c.o.clock
+	wait := min(c.o.poll, max(c.patience(v)-clk.Now().Sub(a.seenAt), 0)) // wake up at the takeover moment if it comes first
+	t := clk.NewTimer(wait)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		owner, token, _ := v.holder()
+		return fmt.Errorf("lease: acquire %q (held by %s, token %d): %w", a.key, owner, token, context.Cause(ctx))
+	case <-t.C():
+	}
+	return nil
 }
 
 // settleTimeout bounds the read (and release) by which acquire settles a

@@ -360,15 +360,7 @@ func (b *builder) compile(t reflect.Type, tg tag, addressable bool) *node {
 	}
 	n := &node{typ: t, size: t.Size(), tag: tg}
 	if t != b.rawText && IsText(t) {
-		n.kind = kText
-		saved := b.rawText
-		b.rawText = t
-		n.raw = b.compile(t, tg, addressable)
-		b.rawText = saved
-		if n.raw == nil {
-			n.raw = fallbackNode(t, tg)
-		}
-		return n
+		return b.compileText(n, addressable)
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -416,31 +408,56 @@ func (b *builder) compile(t reflect.Type, tg tag, addressable bool) *node {
 		n.kind, n.elem = kMap, e
 		n.keyPlain = kt == reflect.TypeFor[string]()
 	case reflect.Struct:
-		if t == timeType {
-			n.kind = kTime
-			break
-		}
-		if t.ConvertibleTo(timeType) {
-			return nil
-		}
-		key := openKey{t, addressable}
-		if o := b.open[key]; o != nil {
-			return o // a recursive type: the node being built, completed below
-		}
-		if b.onPath[t] {
-			return nil // open in the other position kind: attributevalue's
-		}
-		b.onPath[t] = true
-		b.open[key] = n
-		defer delete(b.onPath, t)
-		defer delete(b.open, key)
-		if !b.structFields(n, t, addressable) {
-			return nil
-		}
-		n.kind = kStruct
+		return b.compileStruct(n, addressable)
 	default:
 		return nil
 	}
+	return n
+}
+
+// compileText completes n, of a type with text methods, as a kText node:
+// its raw node is how the type's kind alone would encode it, used where
+// the text methods do not apply.
+func (b *builder) compileText(n *node, addressable bool) *node {
+	t := n.typ
+	n.kind = kText
+	saved := b.rawText
+	b.rawText = t
+	n.raw = b.compile(t, n.tag, addressable)
+	b.rawText = saved
+	if n.raw == nil {
+		n.raw = fallbackNode(t, n.tag)
+	}
+	return n
+}
+
+// compileStruct completes n, of a struct type, as a kTime or kStruct node;
+// for a recursive type, it returns the node already open for it. nil: the
+// type is left to attributevalue.
+func (b *builder) compileStruct(n *node, addressable bool) *node {
+	t := n.typ
+	if t == timeType {
+		n.kind = kTime
+		return n
+	}
+	if t.ConvertibleTo(timeType) {
+		return nil
+	}
+	key := openKey{t, addressable}
+	if o := b.open[key]; o != nil {
+		return o // a recursive type: the node being built, completed below
+	}
+	if b.onPath[t] {
+		return nil // open in the other position kind: attributevalue's
+	}
+	b.onPath[t] = true
+	b.open[key] = n
+	defer delete(b.onPath, t)
+	defer delete(b.open, key)
+	if !b.structFields(n, t, addressable) {
+		return nil
+	}
+	n.kind = kStruct
 	return n
 }
 
@@ -1097,82 +1114,21 @@ func (e *encState) sliceBody(n *node, p unsafe.Pointer, level int) (types.Attrib
 		return &types.AttributeValueMemberB{Value: b}, nil
 	}
 	tg := &n.tag
-	el := n.elem
-	esz := el.size
-	isBB := n.typ == reflect.TypeFor[[][]byte]()
 	switch {
-	case tg.binSet || isBB:
-		if h.len == 0 {
-			return nullAV(), nil
-		}
-		bs := make([][]byte, 0, h.len)
-		for i := 0; i < h.len; i++ {
-			av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*esz), level+1)
-			if err != nil {
-				return nil, err
-			}
-			if av == nil {
-				continue
-			}
-			b, ok := av.(*types.AttributeValueMemberB)
-			if !ok || b.Value == nil {
-				return nil, errEncode
-			}
-			bs = append(bs, b.Value)
-		}
-		return e.checked(&types.AttributeValueMemberBS{Value: bs}, level), nil
+	case tg.binSet || n.typ == reflect.TypeFor[[][]byte]():
+		return e.binSet(n, h, level)
 	case tg.numSet:
-		if h.len == 0 {
-			return nullAV(), nil
-		}
-		ns := make([]string, 0, h.len)
-		for i := 0; i < h.len; i++ {
-			av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*esz), level+1)
-			if err != nil {
-				return nil, err
-			}
-			if av == nil {
-				continue
-			}
-			nv, ok := av.(*types.AttributeValueMemberN)
-			if !ok {
-				return nil, errEncode
-			}
-			ns = append(ns, nv.Value)
-		}
-		return e.checked(&types.AttributeValueMemberNS{Value: ns}, level), nil
+		return e.numSet(n, h, level)
 	case tg.strSet:
-		if h.len == 0 {
-			return nullAV(), nil
-		}
-		ss := make([]string, 0, h.len)
-		if el.kind == kString && !el.tag.omitEmpty && !el.tag.nullEmpty {
-			src := unsafe.Slice((*string)(h.data), h.len)
-			ss = append(ss, src...)
-		} else {
-			for i := 0; i < h.len; i++ {
-				av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*esz), level+1)
-				if err != nil {
-					return nil, err
-				}
-				if av == nil {
-					continue
-				}
-				sv, ok := av.(*types.AttributeValueMemberS)
-				if !ok {
-					return nil, errEncode
-				}
-				ss = append(ss, sv.Value)
-			}
-		}
-		return e.checked(&types.AttributeValueMemberSS{Value: ss}, level), nil
+		return e.strSet(n, h, level)
 	}
 	if level+1 > MaxNesting {
 		e.clean = false
 	}
+	el := n.elem
 	l := make([]types.AttributeValue, 0, h.len)
 	for i := 0; i < h.len; i++ {
-		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*esz), level+1)
+		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*el.size), level+1)
 		if err != nil {
 			return nil, err
 		}
@@ -1181,6 +1137,86 @@ func (e *encState) sliceBody(n *node, p unsafe.Pointer, level int) (types.Attrib
 		}
 	}
 	return &types.AttributeValueMemberL{Value: l}, nil
+}
+
+// binSet encodes the slice h of n as a BS (NULL when empty): each element
+// must encode to a B or be left out.
+func (e *encState) binSet(n *node, h *sliceHeader, level int) (types.AttributeValue, error) {
+	if h.len == 0 {
+		return nullAV(), nil
+	}
+	el := n.elem
+	bs := make([][]byte, 0, h.len)
+	for i := 0; i < h.len; i++ {
+		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*el.size), level+1)
+		if err != nil {
+			return nil, err
+		}
+		if av == nil {
+			continue
+		}
+		b, ok := av.(*types.AttributeValueMemberB)
+		if !ok || b.Value == nil {
+			return nil, errEncode
+		}
+		bs = append(bs, b.Value)
+	}
+	return e.checked(&types.AttributeValueMemberBS{Value: bs}, level), nil
+}
+
+// numSet encodes the slice h of n as an NS (NULL when empty): each element
+// must encode to an N or be left out.
+func (e *encState) numSet(n *node, h *sliceHeader, level int) (types.AttributeValue, error) {
+	if h.len == 0 {
+		return nullAV(), nil
+	}
+	el := n.elem
+	ns := make([]string, 0, h.len)
+	for i := 0; i < h.len; i++ {
+		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*el.size), level+1)
+		if err != nil {
+			return nil, err
+		}
+		if av == nil {
+			continue
+		}
+		nv, ok := av.(*types.AttributeValueMemberN)
+		if !ok {
+			return nil, errEncode
+		}
+		ns = append(ns, nv.Value)
+	}
+	return e.checked(&types.AttributeValueMemberNS{Value: ns}, level), nil
+}
+
+// strSet encodes the slice h of n as an SS (NULL when empty): each element
+// must encode to an S or be left out; plain strings are copied as they are.
+func (e *encState) strSet(n *node, h *sliceHeader, level int) (types.AttributeValue, error) {
+	if h.len == 0 {
+		return nullAV(), nil
+	}
+	el := n.elem
+	ss := make([]string, 0, h.len)
+	if el.kind == kString && !el.tag.omitEmpty && !el.tag.nullEmpty {
+		src := unsafe.Slice((*string)(h.data), h.len)
+		ss = append(ss, src...)
+		return e.checked(&types.AttributeValueMemberSS{Value: ss}, level), nil
+	}
+	for i := 0; i < h.len; i++ {
+		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*el.size), level+1)
+		if err != nil {
+			return nil, err
+		}
+		if av == nil {
+			continue
+		}
+		sv, ok := av.(*types.AttributeValueMemberS)
+		if !ok {
+			return nil, errEncode
+		}
+		ss = append(ss, sv.Value)
+	}
+	return e.checked(&types.AttributeValueMemberSS{Value: ss}, level), nil
 }
 
 // checked hands a set to the caller's check.
@@ -1311,63 +1347,39 @@ func (d *decState) value(n *node, av types.AttributeValue, p unsafe.Pointer) err
 		}
 		return errDecode
 	case *types.AttributeValueMemberL:
-		if n.kind == kPtr {
-			return d.value(n.elem, av, deref(n, p))
-		}
-		if n.kind != kSlice {
-			return errDecode
-		}
-		data := d.makeSlice(n, len(v.Value), p)
-		for i, e := range v.Value {
-			if err := d.value(n.elem, e, unsafe.Add(data, uintptr(i)*n.elem.size)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return decodeElems(d, n, av, v.Value, p, d.value)
 	case *types.AttributeValueMemberSS:
-		if n.kind == kPtr {
-			return d.value(n.elem, av, deref(n, p))
-		}
-		if n.kind != kSlice {
-			return errDecode
-		}
-		data := d.makeSlice(n, len(v.Value), p)
-		for i, s := range v.Value {
-			if err := d.str(n.elem, s, unsafe.Add(data, uintptr(i)*n.elem.size), false); err != nil {
-				return err
-			}
-		}
-		return nil
+		return decodeElems(d, n, av, v.Value, p, d.setStr)
 	case *types.AttributeValueMemberNS:
-		if n.kind == kPtr {
-			return d.value(n.elem, av, deref(n, p))
-		}
-		if n.kind != kSlice {
-			return errDecode
-		}
-		data := d.makeSlice(n, len(v.Value), p)
-		for i, s := range v.Value {
-			if err := d.num(n.elem, s, unsafe.Add(data, uintptr(i)*n.elem.size)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return decodeElems(d, n, av, v.Value, p, d.num)
 	case *types.AttributeValueMemberBS:
-		if n.kind == kPtr {
-			return d.value(n.elem, av, deref(n, p))
-		}
-		if n.kind != kSlice {
-			return errDecode
-		}
-		data := d.makeSlice(n, len(v.Value), p)
-		for i, b := range v.Value {
-			if err := d.bin(n.elem, b, unsafe.Add(data, uintptr(i)*n.elem.size)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return decodeElems(d, n, av, v.Value, p, d.bin)
 	}
 	return errDecode
+}
+
+// decodeElems decodes a list or a set, av, whose elements are elems, into
+// the slice n at p (or into what the pointer n points to), each element
+// with dec.
+func decodeElems[E any](d *decState, n *node, av types.AttributeValue, elems []E, p unsafe.Pointer, dec func(*node, E, unsafe.Pointer) error) error {
+	if n.kind == kPtr {
+		return d.value(n.elem, av, deref(n, p))
+	}
+	if n.kind != kSlice {
+		return errDecode
+	}
+	data := d.makeSlice(n, len(elems), p)
+	for i, e := range elems {
+		if err := dec(n.elem, e, unsafe.Add(data, uintptr(i)*n.elem.size)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setStr decodes an SS element.
+func (d *decState) setStr(n *node, s string, p unsafe.Pointer) error {
+	return d.str(n, s, p, false)
 }
 
 // deref returns the target of the pointer at p, allocating it when nil.
@@ -1441,23 +1453,13 @@ func (d *decState) num(n *node, s string, p unsafe.Pointer) error {
 		}
 		switch n.bits {
 		case 8:
-			if int64(int8(i)) != i {
-				return errDecode
-			}
-			*(*int8)(p) = int8(i)
+			return store[int8](p, i)
 		case 16:
-			if int64(int16(i)) != i {
-				return errDecode
-			}
-			*(*int16)(p) = int16(i)
+			return store[int16](p, i)
 		case 32:
-			if int64(int32(i)) != i {
-				return errDecode
-			}
-			*(*int32)(p) = int32(i)
-		default:
-			*(*int64)(p) = i
+			return store[int32](p, i)
 		}
+		*(*int64)(p) = i
 		return nil
 	case kUint:
 		u, err := strconv.ParseUint(s, 10, 64)
@@ -1466,23 +1468,13 @@ func (d *decState) num(n *node, s string, p unsafe.Pointer) error {
 		}
 		switch n.bits {
 		case 8:
-			if uint64(uint8(u)) != u {
-				return errDecode
-			}
-			*(*uint8)(p) = uint8(u)
+			return store[uint8](p, u)
 		case 16:
-			if uint64(uint16(u)) != u {
-				return errDecode
-			}
-			*(*uint16)(p) = uint16(u)
+			return store[uint16](p, u)
 		case 32:
-			if uint64(uint32(u)) != u {
-				return errDecode
-			}
-			*(*uint32)(p) = uint32(u)
-		default:
-			*(*uint64)(p) = u
+			return store[uint32](p, u)
 		}
+		*(*uint64)(p) = u
 		return nil
 	case kFloat:
 		f, err := strconv.ParseFloat(s, 64)
@@ -1507,6 +1499,16 @@ func (d *decState) num(n *node, s string, p unsafe.Pointer) error {
 		return nil
 	}
 	return errDecode
+}
+
+// store stores x at p as an I, or fails with errDecode when it does not
+// fit.
+func store[I int8 | int16 | int32 | uint8 | uint16 | uint32, X int64 | uint64](p unsafe.Pointer, x X) error {
+	if X(I(x)) != x {
+		return errDecode
+	}
+	*(*I)(p) = I(x)
+	return nil
 }
 
 // bin decodes a binary value (a B, or a BS element) as decodeBinary does.

@@ -219,21 +219,7 @@ func launch(ctx context.Context, java, dir string, port int) (*Server, error) {
 		exited:   make(chan struct{}),
 	}
 
-	started := make(chan error, 1)
-	go func() {
-		// On Linux the parent-death signal is sent when the thread that started
-		// the child exits, not the process. Pin this goroutine to its thread for
-		// the child's whole life so the Go runtime never retires that thread early.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		s.waitErr = cmd.Wait()
-		close(s.exited)
-	}()
-	if err := <-started; err != nil {
+	if err := StartPinned(cmd, func(err error) { s.waitErr = err; close(s.exited) }); err != nil {
 		return nil, fmt.Errorf("dynamotest: starting DynamoDB Local %s (java in %s): %w; %s", s.Version, dir, err, FixHint())
 	}
 
@@ -564,4 +550,24 @@ func (b *outputBuffer) contains(s string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return bytes.Contains(b.buf.Bytes(), []byte(s))
+}
+
+// StartPinned starts cmd from a goroutine locked to its OS thread for the
+// child's whole life, and returns cmd.Start's error; once the child has
+// exited, that goroutine calls exited with cmd.Wait's error. On Linux the
+// parent-death signal (sysProcAttr) is sent when the thread that started
+// the child exits, not the process: pinning the goroutine keeps the Go
+// runtime from retiring that thread early.
+func StartPinned(cmd *exec.Cmd, exited func(error)) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		exited(cmd.Wait())
+	}()
+	return <-started
 }

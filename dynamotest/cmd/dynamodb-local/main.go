@@ -82,7 +82,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -333,20 +332,9 @@ func runCommand(command []string, srv *ddblocal.Server, sigs <-chan os.Signal, s
 	cmd.Env = commandEnv(os.Environ(), srv.Endpoint)
 	cmd.SysProcAttr = commandProcAttr()
 
-	started := make(chan error, 1)
 	exited := make(chan error, 1)
-	go func() {
-		// The parent-death signal goes with the thread that started the child:
-		// keep this goroutine on its thread for the child's life.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		exited <- cmd.Wait()
-	}()
-	if err := <-started; err != nil {
+	// The parent-death signal goes with the thread that started the child.
+	if err := ddblocal.StartPinned(cmd, func(err error) { exited <- err }); err != nil {
 		logf("cannot run %s: %v", command[0], err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return 127

@@ -129,6 +129,25 @@ func (g *Gen) fill(v reflect.Value) {
 		return
 	}
 	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		g.fillContainer(v)
+	case reflect.Interface:
+		g.fillInterface(v)
+	case reflect.Func:
+		if g.byte()%4 == 1 {
+			v.Set(reflect.ValueOf(func() {}))
+		}
+	case reflect.Struct:
+		g.fillStruct(v)
+	default:
+		g.fillScalar(v)
+	}
+}
+
+// fillScalar fills v, of a string, bool or number kind.
+func (g *Gen) fillScalar(v reflect.Value) {
+	t := v.Type()
+	switch t.Kind() {
 	case reflect.String:
 		switch {
 		case t == reflect.TypeFor[json.Number]() || t == reflect.TypeFor[attributevalue.Number]():
@@ -161,6 +180,13 @@ func (g *Gen) fill(v reflect.Value) {
 		v.SetFloat(f)
 	case reflect.Complex64, reflect.Complex128:
 		v.SetComplex(complex(float64(g.byte()), 0))
+	}
+}
+
+// fillContainer fills v, a pointer, slice, array or map, and what it holds.
+func (g *Gen) fillContainer(v reflect.Value) {
+	t := v.Type()
+	switch t.Kind() {
 	case reflect.Pointer:
 		if g.byte()%3 == 0 {
 			return
@@ -198,42 +224,48 @@ func (g *Gen) fill(v reflect.Value) {
 			m.SetMapIndex(k, e)
 		}
 		v.Set(m)
-	case reflect.Interface:
-		switch g.byte() % 7 {
-		case 1:
-			v.Set(reflect.ValueOf(g.str()))
-		case 2:
-			v.Set(reflect.ValueOf(floats[int(g.byte())%len(floats)]))
-		case 3:
-			v.Set(reflect.ValueOf(map[string]any{g.str(): g.str()}))
-		case 4:
-			v.Set(reflect.ValueOf([]any{g.str(), attributevalue.Number("12")}))
-		case 5:
-			v.Set(reflect.ValueOf(Inner{A: g.str()}))
-		case 6:
-			v.Set(reflect.ValueOf(&Marsh{V: g.str()}))
-		}
-	case reflect.Func:
-		if g.byte()%4 == 1 {
-			v.Set(reflect.ValueOf(func() {}))
-		}
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			sf := t.Field(i)
-			fv := v.Field(i)
-			if !sf.IsExported() {
-				if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
-					// unexported embedded struct: fill its exported fields
-					fv = reflect.NewAt(sf.Type, fv.Addr().UnsafePointer()).Elem()
-					g.fill(fv)
-				}
-				continue
+	}
+}
+
+// fillInterface sets v, an interface, to one of a few dynamic values (or
+// leaves it nil).
+func (g *Gen) fillInterface(v reflect.Value) {
+	switch g.byte() % 7 {
+	case 1:
+		v.Set(reflect.ValueOf(g.str()))
+	case 2:
+		v.Set(reflect.ValueOf(floats[int(g.byte())%len(floats)]))
+	case 3:
+		v.Set(reflect.ValueOf(map[string]any{g.str(): g.str()}))
+	case 4:
+		v.Set(reflect.ValueOf([]any{g.str(), attributevalue.Number("12")}))
+	case 5:
+		v.Set(reflect.ValueOf(Inner{A: g.str()}))
+	case 6:
+		v.Set(reflect.ValueOf(&Marsh{V: g.str()}))
+	}
+}
+
+// fillStruct fills v's exported fields (and those of unexported embedded
+// structs); a one-string-field struct sometimes gets the value its
+// marshaler fails on.
+func (g *Gen) fillStruct(v reflect.Value) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		fv := v.Field(i)
+		if !sf.IsExported() {
+			if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+				// unexported embedded struct: fill its exported fields
+				fv = reflect.NewAt(sf.Type, fv.Addr().UnsafePointer()).Elem()
+				g.fill(fv)
 			}
-			g.fill(fv)
+			continue
 		}
-		if t.NumField() == 1 && t.Field(0).Name == "V" && t.Field(0).Type.Kind() == reflect.String && g.byte()%9 == 1 {
-			v.Field(0).SetString("fail") // a marshaler that fails
-		}
+		g.fill(fv)
+	}
+	if t.NumField() == 1 && t.Field(0).Name == "V" && t.Field(0).Type.Kind() == reflect.String && g.byte()%9 == 1 {
+		v.Field(0).SetString("fail") // a marshaler that fails
 	}
 }
 
