@@ -342,52 +342,13 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			e.last, e.lastSize = bs.item, bsSize
 			return
 		}
-		who := make([]int, len(changes))
-		for j, c := range changes {
-			who[j] = c.who
-		}
-		for _, i := range live {
-			if res[i].rides {
-				who = append(who, i) // after the first change: who[0] stays first
-			}
-		}
-		last := changes[len(changes)-1]
-		boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
-		if s := t.p.s; s.version >= 0 && s.versionOf(v) != held {
-			// Several changes: the last was computed from a later version
-			// than the write's (held, advanced by one step per change).
-			boxed, v, _ = t.box(t.withVersion(last.v, held), "Update")
-		}
-		wo := ws[0].wo
-		wo.step, wo.now = int64(len(changes)), now
-		t.noteCombined(ctx, len(changes))
-		start := t.m.opts.clock.Now()
-		saved, stored, size, err := t.save(ctx, boxed, v, &wo, bs)
-		t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
+		who, err := t.writeBatch(ctx, e, ws, live, bs, held, changes, now, res)
 		if err == nil {
-			for j, c := range changes[:len(changes)-1] {
-				after, _ := t.p.advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
-				res[c.who] = outcome[T]{saved: t.withVersion(c.v, after)}
-			}
-			// The last change's copy is the write's own (as stamped, or as
-			// stored for the save behaviours that return it).
-			res[last.who] = outcome[T]{saved: saved}
-			e.last, e.lastSize = stored, size
 			return
 		}
-		ce, ok := asConditionError(err)
-		switch {
-		case !ok:
-			fail(who, err)
-			return
-		case ce.unknown:
-			fail(who, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err))
-			return
-		case ce.Err != ErrVersionConflict && t.p.sameState(bs.item, ce.Item):
-			fail(who, err) // an If condition failed on the item fn saw
-			return
-		case pol.exhausted(attempt):
-			fail(who, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err))
+		ce, final := t.batchFailure(err, attempt, bs, pol)
+		if final != nil {
+			fail(who, final)
 			return
 		}
 		// The item is not what the functions saw: another version, another
@@ -406,6 +367,68 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 	}
+}
+
+// writeBatch sends the write of a batch's changes, computed from bs at
+// version held, and returns who: the callers whose fate it decides (those
+// who changed the item, then those who ride on their changes; who[0] is the
+// first change). When it succeeds each gets its outcome and e remembers
+// the item as stored.
+func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T], live []int, bs *basis, held int64,
+	changes []change, now time.Time, res []outcome[T]) ([]int, error) {
+	who := make([]int, len(changes))
+	for j, c := range changes {
+		who[j] = c.who
+	}
+	for _, i := range live {
+		if res[i].rides {
+			who = append(who, i) // after the first change: who[0] stays first
+		}
+	}
+	last := changes[len(changes)-1]
+	boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
+	if s := t.p.s; s.version >= 0 && s.versionOf(v) != held {
+		// Several changes: the last was computed from a later version
+		// than the write's (held, advanced by one step per change).
+		boxed, v, _ = t.box(t.withVersion(last.v, held), "Update")
+	}
+	wo := ws[0].wo
+	wo.step, wo.now = int64(len(changes)), now
+	t.noteCombined(ctx, len(changes))
+	start := t.m.opts.clock.Now()
+	saved, stored, size, err := t.save(ctx, boxed, v, &wo, bs)
+	t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
+	if err == nil {
+		for j, c := range changes[:len(changes)-1] {
+			after, _ := t.p.advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
+			res[c.who] = outcome[T]{saved: t.withVersion(c.v, after)}
+		}
+		// The last change's copy is the write's own (as stamped, or as
+		// stored for the save behaviours that return it).
+		res[last.who] = outcome[T]{saved: saved}
+		e.last, e.lastSize = stored, size
+	}
+	return who, err
+}
+
+// batchFailure classifies the failed write (err, at attempt) of a batch
+// computed from bs: final is the error that ends the batch for its callers
+// (not a condition failure, an unknown outcome, an If condition failed on
+// the item the functions saw, attempts exhausted); nil when the changes are
+// to be computed again on ce.Item, the item the conflict found.
+func (t *Table[T]) batchFailure(err error, attempt int, bs *basis, pol RetryPolicy) (ce *ConditionError, final error) {
+	ce, ok := asConditionError(err)
+	switch {
+	case !ok:
+		return nil, err
+	case ce.unknown:
+		return nil, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err)
+	case ce.Err != ErrVersionConflict && t.p.sameState(bs.item, ce.Item):
+		return nil, err // an If condition failed on the item fn saw
+	case pol.exhausted(attempt):
+		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+	}
+	return ce, nil
 }
 
 // rerun returns the members of live from first on whose callers are still
@@ -485,89 +508,121 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
 			continue
 		case c.err != nil || c.panicked:
-			if !*verified {
-				fresh, err := t.readRaw(ctx, k)
-				if err != nil {
-					return 0, nil, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
-				}
-				*verified = true
-				if !t.p.sameState(bs.item, fresh) {
-					return 0, nil, &basis{item: fresh}, nil
-				}
+			if res[i], again, err = t.noChange(ctx, k, bs, verified, from, c, len(changes) > 0); again != nil || err != nil {
+				return 0, nil, again, err
 			}
-			if errors.Is(c.err, ErrNoChange) {
-				// The item as given (fn may have changed its copy): stored,
-				// or as the changes before it in this write leave it, with
-				// whom it then shares the write's fate (rides).
-				given, err := t.decode(from)
-				if err != nil {
-					return 0, nil, nil, err
-				}
-				res[i] = outcome[T]{saved: given, rides: len(changes) > 0}
-				continue
-			}
-			res[i] = outcome[T]{err: c.err, panicked: c.panicked, pv: c.pv}
 			continue
-		}
-		boxed, nv, err := t.box(c.next, "Update")
-		if err != nil {
-			res[i] = outcome[T]{err: fmt.Errorf("%w (returned by the Update function)", err)}
-			continue
-		}
-		if !t.sameKey(k, nv) {
-			nk, err := t.keyOf(nv)
-			if err != nil {
-				res[i] = outcome[T]{err: err}
-				continue
-			}
-			if !maps.EqualFunc(k, nk, av.Equal) { // numbers by value, as item identity (keyID)
-				res[i] = outcome[T]{err: fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
-					ErrInvalidInput, t.name, formatKey(k), formatKey(nk))}
-				continue
-			}
 		}
 		n := int64(len(changes))
 		fromVer := held // the version this change was computed from
 		if n > 0 {
 			fromVer, _ = t.p.advance(held, n, nowMs) // fits: checked for the previous change
 		}
-		if s.version >= 0 && s.versionOf(nv) != fromVer {
-			// The version this change was computed from; copy, never
-			// modify fn's value.
-			boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
+		boxed, nv, err := t.changeOf(k, c.next, fromVer)
+		if err != nil {
+			res[i] = outcome[T]{err: err}
+			continue
 		}
-		boxed, nv = t.withEntity(boxed, nv) // the copy as stored
 		if len(live) > 1 {
 			// Check the change on its own, as a write of it alone would,
 			// so that a bad one fails only its caller; and encode it for
 			// the next function.
-			item, err := t.encode(boxed)
+			item, err := t.checkAlone(k, boxed, fromVer, sizeToken, w.wo.behavior == SavePut, nowMs)
 			if err != nil {
-				res[i] = outcome[T]{err: fmt.Errorf("%w (returned by the Update function)", err)}
+				res[i] = outcome[T]{err: err}
 				continue
-			}
-			var next int64
-			if s.version >= 0 {
-				var ok bool
-				if next, ok = t.p.nextVersion(fromVer, nowMs); !ok {
-					res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: version %d leaves no room for this change (step %d) in field %s (%s): %s",
-						ErrInvalidInput, t.name, formatKey(k), fromVer, t.p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())}
-					continue
-				}
-			}
-			if size := t.writtenSize(item, next, sizeToken, w.wo.behavior == SavePut); size > maxItemSize {
-				res[i] = outcome[T]{err: fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
-					ErrInvalidInput, t.name, formatKey(k), size)}
-				continue
-			}
-			if s.version >= 0 {
-				item[s.fields[s.version].name] = numberAV(next)
 			}
 			from = item
 		}
 		changes = append(changes, change{who: i, boxed: boxed, v: nv})
 	}
 	return held, changes, nil, nil
+}
+
+// noChange returns the outcome of a caller whose function returned an
+// error (ErrNoChange among them) or panicked, computed from the item from
+// (bs as read, or as the changes before it leave it: rides). Such an answer
+// is final only for the item as stored: the first one of a batch has the
+// item read again (verified), and when it is no longer bs the batch is
+// computed again from it (again).
+func (t *Table[T]) noChange(ctx context.Context, k map[string]types.AttributeValue, bs *basis, verified *bool,
+	from map[string]types.AttributeValue, c computed[T], rides bool) (outcome[T], *basis, error) {
+	if !*verified {
+		fresh, err := t.readRaw(ctx, k)
+		if err != nil {
+			return outcome[T]{}, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+		}
+		*verified = true
+		if !t.p.sameState(bs.item, fresh) {
+			return outcome[T]{}, &basis{item: fresh}, nil
+		}
+	}
+	if errors.Is(c.err, ErrNoChange) {
+		// The item as given (fn may have changed its copy): stored, or as
+		// the changes before it in this write leave it, with whom it then
+		// shares the write's fate (rides).
+		given, err := t.decode(from)
+		if err != nil {
+			return outcome[T]{}, nil, err
+		}
+		return outcome[T]{saved: given, rides: rides}, nil, nil
+	}
+	return outcome[T]{err: c.err, panicked: c.panicked, pv: c.pv}, nil, nil
+}
+
+// changeOf returns next, a value the Update function returned for the item
+// with key k, as it is written: boxed, its key checked to be k, carrying the
+// version fromVer it was computed from (a copy: fn's value is never
+// modified) and the type's entity. An error fails only its caller.
+func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer int64) (any, reflect.Value, error) {
+	boxed, nv, err := t.box(next, "Update")
+	if err != nil {
+		return nil, nv, fmt.Errorf("%w (returned by the Update function)", err)
+	}
+	if !t.sameKey(k, nv) {
+		nk, err := t.keyOf(nv)
+		if err != nil {
+			return nil, nv, err
+		}
+		if !maps.EqualFunc(k, nk, av.Equal) { // numbers by value, as item identity (keyID)
+			return nil, nv, fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
+				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))
+		}
+	}
+	if s := t.p.s; s.version >= 0 && s.versionOf(nv) != fromVer {
+		boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
+	}
+	boxed, nv = t.withEntity(boxed, nv) // the copy as stored
+	return boxed, nv, nil
+}
+
+// checkAlone checks one change of a combined write (boxed, computed from
+// version fromVer) as a write of it alone would be checked — it encodes,
+// its version has room for a step, it fits in 400 KB with a write token of
+// sizeToken's size — and returns its item at its new version, which the
+// next function of the write is given.
+func (t *Table[T]) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer int64, sizeToken []byte, put bool, nowMs int64) (map[string]types.AttributeValue, error) {
+	s := t.p.s
+	item, err := t.encode(boxed)
+	if err != nil {
+		return nil, fmt.Errorf("%w (returned by the Update function)", err)
+	}
+	var next int64
+	if s.version >= 0 {
+		var ok bool
+		if next, ok = t.p.nextVersion(fromVer, nowMs); !ok {
+			return nil, fmt.Errorf("%w: table %q key %s: version %d leaves no room for this change (step %d) in field %s (%s): %s",
+				ErrInvalidInput, t.name, formatKey(k), fromVer, t.p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
+		}
+	}
+	if size := t.writtenSize(item, next, sizeToken, put); size > maxItemSize {
+		return nil, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+			ErrInvalidInput, t.name, formatKey(k), size)
+	}
+	if s.version >= 0 {
+		item[s.fields[s.version].name] = numberAV(next)
+	}
+	return item, nil
 }
 
 // batchContext returns the context of a batch's requests: done when the
