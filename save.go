@@ -238,9 +238,11 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 // step (zeroVersion, plan.zeroIsNoVersion; see advanceVersion).
 func storedNulls(err error, attrs []string, prev map[string]bool, zeroVersion string) map[string]bool {
 	var ce *ConditionError
-	if len(attrs) == 0 || !errors.As(err, &ce) || ce.Item == nil || errors.Is(err, ErrUnknownOutcome) || errors.Is(err, ErrVersionConflict) {
+	if len(attrs) == 0 || !errors.As(err, &ce) || errors.Is(err, ErrUnknownOutcome) || errors.Is(err, ErrVersionConflict) {
 		return nil
 	}
+	// An absent item (ce.Item nil: another writer deleted it since) holds
+	// no NULLs: a request that assumed some is sent again without them.
 	nulls := map[string]bool{}
 	for _, a := range attrs {
 		if isNull(ce.Item[a]) || a == zeroVersion && isZero(ce.Item[a]) {

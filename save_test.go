@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -433,5 +434,39 @@ func TestNullsKeptChangingIsNamed(t *testing.T) {
 		if !errors.Is(err, ErrConditionFailed) || !strings.Contains(err.Error(), "NULLs") || strings.Contains(err.Error(), "If condition") {
 			t.Errorf("%s = %v; want ErrConditionFailed saying another writer kept changing NULLs", call, err)
 		}
+	}
+}
+
+// storedNulls sends a write again for the item as its failure found it:
+// NULLs where it assumed none, none where it assumed some — including an
+// item another writer deleted meanwhile, which holds no NULLs (found by the
+// fault suite's foreign writer, seed 5: an Add that had found a NULL
+// version failed with "item does not exist" when the item was deleted
+// before its second request, instead of creating it).
+func TestStoredNullsFollowsTheStoredItem(t *testing.T) {
+	fail := func(item map[string]types.AttributeValue) error {
+		return &ConditionError{Err: ErrConditionFailed, Exists: item != nil, Item: item}
+	}
+	null := &types.AttributeValueMemberNULL{Value: true}
+	cases := []struct {
+		name string
+		item map[string]types.AttributeValue
+		prev map[string]bool
+		want map[string]bool
+	}{
+		{"a NULL found", map[string]types.AttributeValue{"v": null}, nil, map[string]bool{"v": true}},
+		{"the NULL assumed is there: the error stands", map[string]types.AttributeValue{"v": null}, map[string]bool{"v": true}, nil},
+		{"the NULL assumed is gone", map[string]types.AttributeValue{"v": numberAV(3)}, map[string]bool{"v": true}, map[string]bool{}},
+		{"the item assumed to hold a NULL is deleted", nil, map[string]bool{"v": true}, map[string]bool{}},
+		{"absent, as assumed: the error stands", nil, nil, nil},
+	}
+	for _, tc := range cases {
+		got := storedNulls(fail(tc.item), []string{"v"}, tc.prev, "")
+		if (got == nil) != (tc.want == nil) || !maps.Equal(got, tc.want) {
+			t.Errorf("%s: storedNulls = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := storedNulls(fail(map[string]types.AttributeValue{"v": numberAV(0)}), []string{"v"}, nil, "v"); !got["v"] {
+		t.Errorf("a stored 0 where it counts as no version: storedNulls = %v, want v", got)
 	}
 }
