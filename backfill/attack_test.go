@@ -35,3 +35,17 @@ func TestFunctionChangingTheKeyWritesNoOtherItem(t *testing.T) {
 		t.Errorf("item %s = %+v: written over by the function's copy of %s", key(1), got, key(0))
 	}
 }
+
+// TestMarkModeledByTheTypeRefused pins that New refuses a Mark attribute
+// that T models (the doc: "T must not model the attribute"), before any
+// request: the mark would be written over the field (or the key) in every
+// change, or every write would fail only once Run is under way.
+func TestMarkModeledByTheTypeRefused(t *testing.T) {
+	e := newEnv(t, 0)
+	for _, attr := range []string{"id", "version", "hits"} {
+		_, err := New(e.c, e.table, "mark-"+attr, addMigrated, Fleet(e.leaseClient("p"), e.leases), Mark(attr))
+		if err == nil {
+			t.Errorf("New with Mark(%q), an attribute of account: no error", attr)
+		}
+	}
+}
