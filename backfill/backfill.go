@@ -189,6 +189,9 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	case !o.dryRun && (o.leases == nil || o.checkpoints == ""):
 		return nil, fmt.Errorf("backfill: %s: no Fleet: pass Fleet(leaseClient, checkpointTable) so the migration can checkpoint and be shared (or DryRun)", op)
 	}
+	if modelsAttr(reflect.TypeFor[T](), o.mark) {
+		return nil, fmt.Errorf("backfill: %s: Mark attribute %q is a field of %v: T must not model the mark; give Mark another attribute name", op, o.mark, reflect.TypeFor[T]())
+	}
 	m := &Migration[T]{id: id, fn: fn, o: o, query: query, reread: o.index != "",
 		segs: make([]segState, o.segments), wake: make(chan struct{}, 1)}
 	m.meter = &meter{Client: c, markAttr: o.mark, id: id, clk: o.clock, maxBackoff: 5 * time.Second,
@@ -842,6 +845,18 @@ func versionField(t reflect.Type) []int {
 		}
 	}
 	return nil
+}
+
+// modelsAttr reports whether the struct type t (or *t) models the
+// attribute name, in the codec's one field list (codec.LayoutOf).
+func modelsAttr(t reflect.Type, name string) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	return slices.ContainsFunc(codec.LayoutOf(t).Fields, func(f codec.Field) bool { return f.Name == name })
 }
 
 // versionOf returns the version item holds in the field at path (zero for
