@@ -39,6 +39,9 @@ type Migration[T any] struct {
 	// reading it again.
 	version   []int
 	versioned bool
+	// keys are the index paths of T's key fields (hash and range): the
+	// fast path writes a function's result only under the key scanned.
+	keys [][]int
 	// query is the key condition of a query migration (nil: a scan).
 	query *expression.KeyConditionBuilder
 	// reread makes every item go through Table.Update, which reads it
@@ -202,6 +205,7 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	}
 	m.version = versionField(reflect.TypeFor[T]())
 	m.versioned = m.version != nil
+	m.keys = keyFields(reflect.TypeFor[T]())
 	name := expression.Name(o.mark)
 	m.notYet = expression.Or(expression.AttributeNotExists(name), name.NotEqual(expression.Value(id)))
 	if o.clean != "" {
@@ -694,8 +698,14 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 			return nil
 		case err != nil:
 			return m.fail(it, err)
+		case !sameKey(it, out, m.keys):
+			// The function moved the item: a Save would write over the
+			// item of the other key. Update refuses it with its error.
+			calls = 0
+			err = dynamo.ErrVersionConflict
+		default:
+			_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
 		}
-		_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
 		switch {
 		case err == nil:
 			m.changed.Add(1)
@@ -845,6 +855,63 @@ func versionField(t reflect.Type) []int {
 		}
 	}
 	return nil
+}
+
+// keyFields returns the index paths of the fields of the struct type t (or
+// *t) tagged as its hash or range key, read as versionField reads the
+// version.
+func keyFields(t reflect.Type) [][]int {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys [][]int
+	for _, f := range codec.LayoutOf(t).Fields {
+		key := false
+		codec.ReadTags(f.Tag, func(_, tag string) {
+			opts := strings.Split(tag, ",")[1:]
+			key = key || slices.Contains(opts, "hash") || slices.Contains(opts, "range")
+		})
+		if key {
+			keys = append(keys, f.Index)
+		}
+	}
+	return keys
+}
+
+// sameKey reports whether a and b hold equal values in the key fields at
+// paths (false when it cannot tell: the caller then goes through Update,
+// which compares the encoded keys).
+func sameKey(a, b any, paths [][]int) bool {
+	for _, path := range paths {
+		va, vb := fieldAt(a, path), fieldAt(b, path)
+		switch {
+		case !va.IsValid() && !vb.IsValid():
+		case !va.IsValid() || !vb.IsValid() || !va.CanInterface() || !vb.CanInterface():
+			return false // not comparable here: Update decides
+		case !reflect.DeepEqual(va.Interface(), vb.Interface()):
+			return false
+		}
+	}
+	return true
+}
+
+// fieldAt returns the field of item at path, or the zero Value when a nil
+// pointer is on the way.
+func fieldAt(item any, path []int) reflect.Value {
+	v := reflect.ValueOf(item)
+	for _, i := range path {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	return v
 }
 
 // modelsAttr reports whether the struct type t (or *t) models the
