@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -46,6 +47,52 @@ func TestMarkModeledByTheTypeRefused(t *testing.T) {
 		_, err := New(e.c, e.table, "mark-"+attr, addMigrated, Fleet(e.leaseClient("p"), e.leases), Mark(attr))
 		if err == nil {
 			t.Errorf("New with Mark(%q), an attribute of account: no error", attr)
+		}
+	}
+}
+
+// TestVersionTheFunctionReturnsIgnored pins that the version a function
+// returns is ignored, as Table.Update ignores it (New: "fn is called as
+// Table.Update calls its function"): a function that builds a fresh item
+// (version zero), moves the version, or sets it negative changes every
+// item once, with no rerun (no live write ran) and no failure.
+func TestVersionTheFunctionReturnsIgnored(t *testing.T) {
+	for name, set := range map[string]func(*account){
+		"zero":     func(a *account) { a.Version = 0 },
+		"moved":    func(a *account) { a.Version += 5 },
+		"negative": func(a *account) { a.Version = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, 3)
+			m := e.migration("version-"+name, "p", func(a account) (account, error) {
+				set(&a)
+				a.Migrated++
+				return a, nil
+			}, Segments(1))
+			if err := m.Run(context.Background()); err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if p := m.Progress(); p.Changed != 3 || p.Reruns != 0 {
+				t.Errorf("Progress: %d changed, %d reruns; want 3 changed, 0 reruns", p.Changed, p.Reruns)
+			}
+			for i := range 3 {
+				a, err := e.items.Load(context.Background(), account{ID: key(i)})
+				if err != nil || a.Migrated != 1 || a.Version != 2 {
+					t.Errorf("item %s = %+v, %v; want migrated once, at version 2", key(i), a, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCapacityNaNRefused pins that New refuses a capacity that is not a
+// number, before any request: with it the budget never lets a request
+// through and Run makes no progress at all until its ctx ends.
+func TestCapacityNaNRefused(t *testing.T) {
+	e := newEnv(t, 0)
+	for _, c := range [][2]float64{{math.NaN(), 0}, {0, math.NaN()}} {
+		if _, err := New(e.c, e.table, "nan", addMigrated, Fleet(e.leaseClient("p"), e.leases), Capacity(c[0], c[1])); err == nil {
+			t.Errorf("New with Capacity(%g, %g): no error", c[0], c[1])
 		}
 	}
 }
