@@ -179,8 +179,8 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 		return nil, fmt.Errorf("backfill: %s: %d segments: give 1 to 1000000", op, o.segments)
 	case o.pageSize < 1:
 		return nil, fmt.Errorf("backfill: %s: page size %d: give at least 1", op, o.pageSize)
-	case o.readRate < 0 || o.writeRate < 0:
-		return nil, fmt.Errorf("backfill: %s: negative capacity (%g read, %g write): give units per second, 0 for no limit", op, o.readRate, o.writeRate)
+	case !(o.readRate >= 0) || !(o.writeRate >= 0): // NaN too
+		return nil, fmt.Errorf("backfill: %s: capacity %g read, %g write: give units per second, 0 for no limit", op, o.readRate, o.writeRate)
 	case o.mark == "":
 		return nil, fmt.Errorf("backfill: %s: empty Mark attribute: name the attribute that records the migration", op)
 	case o.poll <= 0:
@@ -704,6 +704,10 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 			calls = 0
 			err = dynamo.ErrVersionConflict
 		default:
+			// The version fn returns is ignored, as Update ignores it.
+			if dst, src := fieldAt(&out, m.version), fieldAt(it, m.version); dst.CanSet() && src.IsValid() {
+				dst.Set(src)
+			}
 			_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
 		}
 		switch {
