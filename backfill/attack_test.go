@@ -4,9 +4,12 @@ import (
 	"context"
 	"math"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
 )
 
 // TestFunctionChangingTheKeyWritesNoOtherItem pins that a function which
@@ -94,5 +97,36 @@ func TestCapacityNaNRefused(t *testing.T) {
 		if _, err := New(e.c, e.table, "nan", addMigrated, Fleet(e.leaseClient("p"), e.leases), Capacity(c[0], c[1])); err == nil {
 			t.Errorf("New with Capacity(%g, %g): no error", c[0], c[1])
 		}
+	}
+}
+
+// TestSecondConcurrentRunRefusedLeavingTheFirstAlone pins that Run called
+// while another Run of the same Migration is under way fails at once with
+// an error saying so, without touching the first run's state: its start
+// (Progress.Elapsed) and its stop signal, which its segments wait on to
+// write their checkpoint when its ctx ends. The first run then finishes.
+func TestSecondConcurrentRunRefusedLeavingTheFirstAlone(t *testing.T) {
+	e := newEnv(t, 3)
+	clk := clock.NewFake(time.Unix(1e9, 0))
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	m := e.migration("twice", "p", func(a account) (account, error) {
+		once.Do(func() { close(entered); <-release })
+		return addMigrated(a)
+	}, Segments(1), WithClock(clk))
+	first := make(chan error, 1)
+	go func() { first <- m.Run(context.Background()) }()
+	<-entered
+	clk.Advance(time.Hour)
+	err := m.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "running") {
+		t.Errorf("second Run = %v, want it refused as running already", err)
+	}
+	if p := m.Progress(); p.Elapsed != time.Hour {
+		t.Errorf("Progress.Elapsed = %v after the refused Run, want the first run's hour", p.Elapsed)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("first Run = %v", err)
 	}
 }
