@@ -48,6 +48,7 @@ type Migration[T any] struct {
 	// again from the table: items of an index may lack attributes.
 	reread bool
 
+	running                                     atomic.Bool // a Run is under way
 	changed, unchanged, skipped, reruns, failed atomic.Int64
 	segsDone                                    atomic.Int64
 
@@ -259,6 +260,9 @@ func (m *Migration[T]) checkpointKey(i int) string {
 // by the segment's lease. A segment lost to another process (a crash, a
 // handover) is continued there from its last checkpoint.
 //
+// One Run at a time: a Run called while another of the same Migration is
+// under way fails at once.
+//
 // ctx bounds the whole run: when it is done first, each segment of this
 // process finishes the item it is writing and writes its checkpoint (for
 // at most stopTimeout, 10 s, on the clock), then Run leaves the group and
@@ -273,6 +277,10 @@ func (m *Migration[T]) checkpointKey(i int) string {
 // needs; on the checkpoint table BatchGetItem, GetItem, UpdateItem and
 // ConditionCheckItem (through lease.Save's transaction).
 func (m *Migration[T]) Run(ctx context.Context) error {
+	if !m.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("backfill: migration %q: Run is running already on this Migration: call Run once at a time (each process of the fleet runs its own)", m.id)
+	}
+	defer m.running.Store(false)
 	stopping := make(chan struct{})
 	m.mu.Lock()
 	m.started = m.o.clock.Now()
