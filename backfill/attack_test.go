@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
 )
@@ -128,5 +132,28 @@ func TestSecondConcurrentRunRefusedLeavingTheFirstAlone(t *testing.T) {
 	close(release)
 	if err := <-first; err != nil {
 		t.Errorf("first Run = %v", err)
+	}
+}
+
+// TestUndecodableItemSkippedWithSkipFailures pins that, with SkipFailures,
+// an item that does not decode into T (another writer's "hits" stored as a
+// string) is recorded as failed and the others are changed: today the
+// decode error fails the whole page's read, so no item of the page
+// changes, and every Run stops at the same place — the migration can never
+// end while the item stays.
+func TestUndecodableItemSkippedWithSkipFailures(t *testing.T) {
+	e := newEnv(t, 10)
+	if _, err := e.c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
+		"id": &types.AttributeValueMemberS{Value: "bad"}, "hits": &types.AttributeValueMemberS{Value: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	m := e.migration("undecodable", "p", addMigrated, Segments(1), SkipFailures())
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := m.Run(ctx); err != nil {
+		t.Errorf("Run = %v, want nil (the item recorded as failed)", err)
+	}
+	if p := m.Progress(); p.Changed != 10 || p.Failed != 1 {
+		t.Errorf("Progress: %d changed, %d failed; want 10 changed, 1 failed", p.Changed, p.Failed)
 	}
 }
