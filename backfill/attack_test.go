@@ -157,3 +157,26 @@ func TestUndecodableItemSkippedWithSkipFailures(t *testing.T) {
 		t.Errorf("Progress: %d changed, %d failed; want 10 changed, 1 failed", p.Changed, p.Failed)
 	}
 }
+
+// TestFunctionChangingTheKeyInPlaceWritesNoOtherItem pins the same for a
+// pointer type whose function changes the key of the item it was given in
+// place: the key scanned is compared, not the (shared) item's.
+func TestFunctionChangingTheKeyInPlaceWritesNoOtherItem(t *testing.T) {
+	e := newEnv(t, 2)
+	m, err := New(e.c, e.table, "move-key-ptr", func(a *account) (*account, error) {
+		if a.ID != key(0) {
+			return a, dynamo.ErrNoChange
+		}
+		a.ID, a.Migrated = key(1), 100
+		return a, nil
+	}, Fleet(e.leaseClient("p"), e.leases), Segments(1), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "key") {
+		t.Errorf("Run = %v, want the item's failure for a changed key", err)
+	}
+	if got, err := e.items.Load(context.Background(), account{ID: key(1)}); err != nil || got.Migrated != 0 {
+		t.Errorf("item %s = %+v, %v: written over by the function's copy of %s", key(1), got, err, key(0))
+	}
+}
