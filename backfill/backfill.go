@@ -691,7 +691,7 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 	}
 	maybe := false // an earlier attempt may have written the change
 	calls := 0     // of the function for this item
-	if m.versioned && !m.reread && versionOf(it, m.version) != 0 {
+	if ver := versionOf(it, m.version); m.versioned && !m.reread && ver != 0 {
 		// Write the change under the version scanned, and read again
 		// (Update) only after a conflict: an item read stale (the scan is
 		// eventually consistent by default) conflicts too.
@@ -699,23 +699,24 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 		// keeps it deleted if it was deleted since: a Save of version zero
 		// would create it again.)
 		calls++
-		out, err := m.fn(it)
+		// The key scanned, taken before fn: with a pointer T, fn may
+		// change the item it was given in place.
+		scannedKey, known := keyValues(it, m.keys)
+		out, err := m.fn(shallowCopy(it))
 		switch {
 		case errors.Is(err, dynamo.ErrNoChange):
 			m.unchanged.Add(1)
 			return nil
 		case err != nil:
 			return m.fail(it, err)
-		case !sameKey(it, out, m.keys):
+		case !known || !sameKey(scannedKey, out, m.keys):
 			// The function moved the item: a Save would write over the
 			// item of the other key. Update refuses it with its error.
 			calls = 0
 			err = dynamo.ErrVersionConflict
 		default:
 			// The version fn returns is ignored, as Update ignores it.
-			if dst, src := fieldAt(&out, m.version), fieldAt(it, m.version); dst.CanSet() && src.IsValid() {
-				dst.Set(src)
-			}
+			setVersion(&out, m.version, ver)
 			_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
 		}
 		switch {
@@ -893,21 +894,55 @@ func keyFields(t reflect.Type) [][]int {
 	return keys
 }
 
-// sameKey reports whether a and b hold equal values in the key fields at
-// paths (false when it cannot tell: the caller then goes through Update,
-// which compares the encoded keys).
-func sameKey(a, b any, paths [][]int) bool {
-	for _, path := range paths {
-		va, vb := fieldAt(a, path), fieldAt(b, path)
-		switch {
-		case !va.IsValid() && !vb.IsValid():
-		case !va.IsValid() || !vb.IsValid() || !va.CanInterface() || !vb.CanInterface():
-			return false // not comparable here: Update decides
-		case !reflect.DeepEqual(va.Interface(), vb.Interface()):
-			return false
-		}
+// shallowCopy returns it, or for a pointer a pointer to a copy of what it
+// points to, so that a function changing its item in place leaves the
+// scanned one (its key) as it was.
+func shallowCopy[T any](it T) T {
+	v := reflect.ValueOf(it)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return it
 	}
-	return true
+	c := reflect.New(v.Type().Elem())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(T)
+}
+
+// keyValues returns the values of item's key fields at paths, and false
+// when it cannot tell them (a nil pointer on the way, an unexported field):
+// the caller then goes through Update, which compares the encoded keys.
+func keyValues(item any, paths [][]int) ([]any, bool) {
+	vals := make([]any, len(paths))
+	for i, path := range paths {
+		v := fieldAt(item, path)
+		if !v.IsValid() || !v.CanInterface() {
+			return nil, false
+		}
+		vals[i] = v.Interface()
+	}
+	return vals, true
+}
+
+// sameKey reports whether item holds the key values key (of keyValues).
+func sameKey(key []any, item any, paths [][]int) bool {
+	vals, ok := keyValues(item, paths)
+	return ok && reflect.DeepEqual(key, vals)
+}
+
+// setVersion sets the version field at path of *item to v, when it can
+// (a nil pointer on the way leaves it: the write then conflicts and goes
+// through Update).
+func setVersion(item any, path []int, v int64) {
+	f := fieldAt(item, path)
+	for f.IsValid() && f.Kind() == reflect.Pointer && !f.IsNil() {
+		f = f.Elem()
+	}
+	switch {
+	case !f.IsValid() || !f.CanSet():
+	case f.CanInt():
+		f.SetInt(v)
+	case f.CanUint():
+		f.SetUint(uint64(v))
+	}
 }
 
 // fieldAt returns the field of item at path, or the zero Value when a nil
