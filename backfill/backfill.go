@@ -39,12 +39,16 @@ type Migration[T any] struct {
 	// reading it again.
 	version   []int
 	versioned bool
+	// keys are the index paths of T's key fields (hash and range): the
+	// fast path writes a function's result only under the key scanned.
+	keys [][]int
 	// query is the key condition of a query migration (nil: a scan).
 	query *expression.KeyConditionBuilder
 	// reread makes every item go through Table.Update, which reads it
 	// again from the table: items of an index may lack attributes.
 	reread bool
 
+	running                                     atomic.Bool // a Run is under way
 	changed, unchanged, skipped, reruns, failed atomic.Int64
 	segsDone                                    atomic.Int64
 
@@ -176,8 +180,8 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 		return nil, fmt.Errorf("backfill: %s: %d segments: give 1 to 1000000", op, o.segments)
 	case o.pageSize < 1:
 		return nil, fmt.Errorf("backfill: %s: page size %d: give at least 1", op, o.pageSize)
-	case o.readRate < 0 || o.writeRate < 0:
-		return nil, fmt.Errorf("backfill: %s: negative capacity (%g read, %g write): give units per second, 0 for no limit", op, o.readRate, o.writeRate)
+	case !(o.readRate >= 0) || !(o.writeRate >= 0): // NaN too
+		return nil, fmt.Errorf("backfill: %s: capacity %g read, %g write: give units per second, 0 for no limit", op, o.readRate, o.writeRate)
 	case o.mark == "":
 		return nil, fmt.Errorf("backfill: %s: empty Mark attribute: name the attribute that records the migration", op)
 	case o.poll <= 0:
@@ -189,6 +193,9 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	case !o.dryRun && (o.leases == nil || o.checkpoints == ""):
 		return nil, fmt.Errorf("backfill: %s: no Fleet: pass Fleet(leaseClient, checkpointTable) so the migration can checkpoint and be shared (or DryRun)", op)
 	}
+	if modelsAttr(reflect.TypeFor[T](), o.mark) {
+		return nil, fmt.Errorf("backfill: %s: Mark attribute %q is a field of %v: T must not model the mark; give Mark another attribute name", op, o.mark, reflect.TypeFor[T]())
+	}
 	m := &Migration[T]{id: id, fn: fn, o: o, query: query, reread: o.index != "",
 		segs: make([]segState, o.segments), wake: make(chan struct{}, 1)}
 	m.meter = &meter{Client: c, markAttr: o.mark, id: id, clk: o.clock, maxBackoff: 5 * time.Second,
@@ -199,6 +206,7 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	}
 	m.version = versionField(reflect.TypeFor[T]())
 	m.versioned = m.version != nil
+	m.keys = keyFields(reflect.TypeFor[T]())
 	name := expression.Name(o.mark)
 	m.notYet = expression.Or(expression.AttributeNotExists(name), name.NotEqual(expression.Value(id)))
 	if o.clean != "" {
@@ -252,6 +260,9 @@ func (m *Migration[T]) checkpointKey(i int) string {
 // by the segment's lease. A segment lost to another process (a crash, a
 // handover) is continued there from its last checkpoint.
 //
+// One Run at a time: a Run called while another of the same Migration is
+// under way fails at once.
+//
 // ctx bounds the whole run: when it is done first, each segment of this
 // process finishes the item it is writing and writes its checkpoint (for
 // at most stopTimeout, 10 s, on the clock), then Run leaves the group and
@@ -266,6 +277,10 @@ func (m *Migration[T]) checkpointKey(i int) string {
 // needs; on the checkpoint table BatchGetItem, GetItem, UpdateItem and
 // ConditionCheckItem (through lease.Save's transaction).
 func (m *Migration[T]) Run(ctx context.Context) error {
+	if !m.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("backfill: migration %q: Run is running already on this Migration: call Run once at a time (each process of the fleet runs its own)", m.id)
+	}
+	defer m.running.Store(false)
 	stopping := make(chan struct{})
 	m.mu.Lock()
 	m.started = m.o.clock.Now()
@@ -676,7 +691,7 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 	}
 	maybe := false // an earlier attempt may have written the change
 	calls := 0     // of the function for this item
-	if m.versioned && !m.reread && versionOf(it, m.version) != 0 {
+	if ver := versionOf(it, m.version); m.versioned && !m.reread && ver != 0 {
 		// Write the change under the version scanned, and read again
 		// (Update) only after a conflict: an item read stale (the scan is
 		// eventually consistent by default) conflicts too.
@@ -684,15 +699,26 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 		// keeps it deleted if it was deleted since: a Save of version zero
 		// would create it again.)
 		calls++
-		out, err := m.fn(it)
+		// The key scanned, taken before fn: with a pointer T, fn may
+		// change the item it was given in place.
+		scannedKey, known := keyValues(it, m.keys)
+		out, err := m.fn(shallowCopy(it))
 		switch {
 		case errors.Is(err, dynamo.ErrNoChange):
 			m.unchanged.Add(1)
 			return nil
 		case err != nil:
 			return m.fail(it, err)
+		case !known || !sameKey(scannedKey, out, m.keys):
+			// The function moved the item: a Save would write over the
+			// item of the other key. Update refuses it with its error.
+			calls = 0
+			err = dynamo.ErrVersionConflict
+		default:
+			// The version fn returns is ignored, as Update ignores it.
+			setVersion(&out, m.version, ver)
+			_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
 		}
-		_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
 		switch {
 		case err == nil:
 			m.changed.Add(1)
@@ -842,6 +868,109 @@ func versionField(t reflect.Type) []int {
 		}
 	}
 	return nil
+}
+
+// keyFields returns the index paths of the fields of the struct type t (or
+// *t) tagged as its hash or range key, read as versionField reads the
+// version.
+func keyFields(t reflect.Type) [][]int {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys [][]int
+	for _, f := range codec.LayoutOf(t).Fields {
+		key := false
+		codec.ReadTags(f.Tag, func(_, tag string) {
+			opts := strings.Split(tag, ",")[1:]
+			key = key || slices.Contains(opts, "hash") || slices.Contains(opts, "range")
+		})
+		if key {
+			keys = append(keys, f.Index)
+		}
+	}
+	return keys
+}
+
+// shallowCopy returns it, or for a pointer a pointer to a copy of what it
+// points to, so that a function changing its item in place leaves the
+// scanned one (its key) as it was.
+func shallowCopy[T any](it T) T {
+	v := reflect.ValueOf(it)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return it
+	}
+	c := reflect.New(v.Type().Elem())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(T)
+}
+
+// keyValues returns the values of item's key fields at paths, and false
+// when it cannot tell them (a nil pointer on the way, an unexported field):
+// the caller then goes through Update, which compares the encoded keys.
+func keyValues(item any, paths [][]int) ([]any, bool) {
+	vals := make([]any, len(paths))
+	for i, path := range paths {
+		v := fieldAt(item, path)
+		if !v.IsValid() || !v.CanInterface() {
+			return nil, false
+		}
+		vals[i] = v.Interface()
+	}
+	return vals, true
+}
+
+// sameKey reports whether item holds the key values key (of keyValues).
+func sameKey(key []any, item any, paths [][]int) bool {
+	vals, ok := keyValues(item, paths)
+	return ok && reflect.DeepEqual(key, vals)
+}
+
+// setVersion sets the version field at path of *item to v, when it can
+// (a nil pointer on the way leaves it: the write then conflicts and goes
+// through Update).
+func setVersion(item any, path []int, v int64) {
+	f := fieldAt(item, path)
+	for f.IsValid() && f.Kind() == reflect.Pointer && !f.IsNil() {
+		f = f.Elem()
+	}
+	switch {
+	case !f.IsValid() || !f.CanSet():
+	case f.CanInt():
+		f.SetInt(v)
+	case f.CanUint():
+		f.SetUint(uint64(v))
+	}
+}
+
+// fieldAt returns the field of item at path, or the zero Value when a nil
+// pointer is on the way.
+func fieldAt(item any, path []int) reflect.Value {
+	v := reflect.ValueOf(item)
+	for _, i := range path {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}
+			}
+			v = v.Elem()
+		}
+		v = v.Field(i)
+	}
+	return v
+}
+
+// modelsAttr reports whether the struct type t (or *t) models the
+// attribute name, in the codec's one field list (codec.LayoutOf).
+func modelsAttr(t reflect.Type, name string) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	return slices.ContainsFunc(codec.LayoutOf(t).Fields, func(f codec.Field) bool { return f.Name == name })
 }
 
 // versionOf returns the version item holds in the field at path (zero for
