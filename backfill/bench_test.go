@@ -68,11 +68,11 @@ func benchMigration(b *testing.B, n int) {
 					b.Fatal(err)
 				}
 			case "conditional":
-				handLoop(b, env, putConditional)
+				handLoop(b, env.c, env.table, putConditional)
 			case "blind":
-				handLoop(b, env, putBlind)
+				handLoop(b, env.c, env.table, putBlind)
 			case "update":
-				handLoop(b, env, updateConditional)
+				handLoop(b, env.c, env.table, updateConditional)
 			}
 			spent[way] += time.Since(start)
 		}
@@ -95,9 +95,9 @@ const (
 )
 
 // handLoop is what a script does: a parallel scan of benchSegments
-// segments, each item written back with migrated+1 and its version+1, the
-// way write says.
-func handLoop(b *testing.B, e *env, write int) {
+// segments of the table through c, each item written back with migrated+1
+// and its version+1, the way write says.
+func handLoop(b *testing.B, c *dynamodb.Client, table string, write int) {
 	var wg sync.WaitGroup
 	for seg := range benchSegments {
 		wg.Add(1)
@@ -105,7 +105,7 @@ func handLoop(b *testing.B, e *env, write int) {
 			defer wg.Done()
 			var start map[string]types.AttributeValue
 			for {
-				out, err := e.c.Scan(context.Background(), &dynamodb.ScanInput{TableName: &e.table,
+				out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: &table,
 					Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(benchSegments), Limit: aws.Int32(100), ExclusiveStartKey: start})
 				if err != nil {
 					b.Error(err)
@@ -119,19 +119,19 @@ func handLoop(b *testing.B, e *env, write int) {
 					var err error
 					switch write {
 					case updateConditional:
-						_, err = e.c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &e.table,
+						_, err = c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &table,
 							Key:                 map[string]types.AttributeValue{"id": it["id"]},
 							UpdateExpression:    aws.String("SET migrated = :m, version = :v1"),
 							ConditionExpression: aws.String("version = :v"),
 							ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)},
 								":v1": it["version"], ":m": it["migrated"]}})
 					default:
-						in := &dynamodb.PutItemInput{TableName: &e.table, Item: it}
+						in := &dynamodb.PutItemInput{TableName: &table, Item: it}
 						if write == putConditional {
 							in.ConditionExpression = aws.String("version = :v")
 							in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)}}
 						}
-						_, err = e.c.PutItem(context.Background(), in)
+						_, err = c.PutItem(context.Background(), in)
 					}
 					if err != nil {
 						b.Error(err)
