@@ -44,6 +44,9 @@ type Migration[T any] struct {
 	// reread makes every item go through Table.Update, which reads it
 	// again from the table: items of an index may lack attributes.
 	reread bool
+	// saveOpts and updateOpts are the options of the writes of item, made
+	// once: the mapper compiles an If option's condition once.
+	saveOpts, updateOpts []dynamo.WriteOption
 
 	changed, unchanged, skipped, reruns, failed atomic.Int64
 	segsDone                                    atomic.Int64
@@ -205,6 +208,9 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 		m.meter.id, m.meter.unmark = o.clean, true
 		m.notYet = name.Equal(expression.Value(o.clean))
 	}
+	ifNotYet := dynamo.If(m.notYet)
+	m.saveOpts = []dynamo.WriteOption{ifNotYet}
+	m.updateOpts = []dynamo.WriteOption{dynamo.MustExist(), ifNotYet}
 	if o.dryRun {
 		return m, nil
 	}
@@ -692,7 +698,7 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 		case err != nil:
 			return m.fail(it, err)
 		}
-		_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
+		_, err = m.table.Save(ctx, out, m.saveOpts...)
 		switch {
 		case err == nil:
 			m.changed.Add(1)
@@ -719,7 +725,7 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 			out, err := m.fn(cur)
 			last = err
 			return out, err
-		}, dynamo.MustExist(), dynamo.If(m.notYet))
+		}, m.updateOpts...)
 		switch {
 		case err == nil && errors.Is(last, dynamo.ErrNoChange):
 			m.unchanged.Add(1)
