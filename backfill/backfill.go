@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
@@ -194,7 +195,7 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	}
 	m := &Migration[T]{id: id, fn: fn, o: o, query: query, reread: o.index != "",
 		segs: make([]segState, o.segments), wake: make(chan struct{}, 1)}
-	m.meter = &meter{Client: c, markAttr: o.mark, id: id, clk: o.clock, maxBackoff: 5 * time.Second,
+	m.meter = &meter{Client: c, markAttr: o.mark, id: id, markAV: &types.AttributeValueMemberS{Value: id}, clk: o.clock, maxBackoff: 5 * time.Second,
 		reads: newBudget(o.clock, o.readRate), writes: newBudget(o.clock, o.writeRate)}
 	var err error
 	if m.table, err = dynamo.NewTable[T](dynamo.NewMapper(m.meter, o.mapperOpts...), table); err != nil {
@@ -206,6 +207,7 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	m.notYet = expression.Or(expression.AttributeNotExists(name), name.NotEqual(expression.Value(id)))
 	if o.clean != "" {
 		m.meter.id, m.meter.unmark = o.clean, true
+		m.meter.markAV = &types.AttributeValueMemberS{Value: o.clean}
 		m.notYet = name.Equal(expression.Value(o.clean))
 	}
 	ifNotYet := dynamo.If(m.notYet)
