@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	crand "crypto/rand"
 	"flag"
 	"fmt"
 	"strconv"
@@ -92,6 +93,10 @@ const (
 	putConditional    = iota // PutItem of the item, under its version
 	putBlind                 // PutItem of the item
 	updateConditional        // UpdateItem of migrated and the version, under the version
+	// updateLikeMigration is an UpdateItem with what the migration's carries
+	// besides: every attribute, a write token, the mark and its condition,
+	// ALL_OLD on a failed condition, the capacity consumed.
+	updateLikeMigration
 )
 
 // handLoop is what a script does: a parallel scan of benchSegments
@@ -118,6 +123,19 @@ func handLoop(b *testing.B, c *dynamodb.Client, table string, write int) {
 					it["version"] = &types.AttributeValueMemberN{Value: strconv.Itoa(v + 1)}
 					var err error
 					switch write {
+					case updateLikeMigration:
+						token := make([]byte, 16)
+						crand.Read(token)
+						_, err = c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &table,
+							Key:                      map[string]types.AttributeValue{"id": it["id"]},
+							UpdateExpression:         aws.String("SET #m = :m, #0 = :0, #1 = :1, #2 = :2, #3 = :3"),
+							ConditionExpression:      aws.String("#2 = :4 AND (attribute_not_exists(#4) OR #4 <> :5)"),
+							ExpressionAttributeNames: map[string]string{"#0": "hits", "#1": "migrated", "#2": "version", "#3": "tok", "#4": "migration", "#m": "migration"},
+							ExpressionAttributeValues: map[string]types.AttributeValue{":0": it["hits"], ":1": it["migrated"], ":2": it["version"],
+								":3": &types.AttributeValueMemberB{Value: token}, ":4": &types.AttributeValueMemberN{Value: strconv.Itoa(v)},
+								":5": &types.AttributeValueMemberS{Value: "bench"}, ":m": &types.AttributeValueMemberS{Value: "bench"}},
+							ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+							ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal})
 					case updateConditional:
 						_, err = c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &table,
 							Key:                 map[string]types.AttributeValue{"id": it["id"]},

@@ -102,13 +102,16 @@ func (h *memTable) Do(r *http.Request) (*http.Response, error) {
 // op is one pass over memItems items, benchSegments segments at a time
 // (the migration: its segments' scans and writes, as Run does them, without
 // the lease group and the checkpoints, which cost per run, not per item).
+// The way update-like-migration is the UpdateItem loop sending what the
+// migration's UpdateItem carries besides (handLoop's updateLikeMigration):
+// the cost of the request itself, whoever builds it.
 // The metrics are per item: CPU (user + system, of the whole process, the
 // garbage collector's included), allocations and bytes.
 func BenchmarkItemCPU(b *testing.B) {
 	h := newMemTable()
 	c := dynamotest.NewClient("http://dynamodb.invalid", func(o *dynamodb.Options) { o.HTTPClient = h })
 	const table = "mem"
-	for _, way := range []string{"backfill", "update", "conditional"} {
+	for _, way := range []string{"backfill", "update", "conditional", "update-like-migration"} {
 		b.Run("way="+way, func(b *testing.B) {
 			var pass func()
 			switch way {
@@ -141,6 +144,8 @@ func BenchmarkItemCPU(b *testing.B) {
 				pass = func() { handLoop(b, c, table, updateConditional) }
 			case "conditional":
 				pass = func() { handLoop(b, c, table, putConditional) }
+			case "update-like-migration":
+				pass = func() { handLoop(b, c, table, updateLikeMigration) }
 			}
 			pass() // warm up
 			var before, after runtime.MemStats
