@@ -364,3 +364,40 @@ func TestTxConditionErrorNamesCondition(t *testing.T) {
 		t.Errorf("TxCheck sent %s for false, want N 0", avString(got))
 	}
 }
+
+// plainB is javaItem's "b" stored as a plain BOOL.
+type plainB struct {
+	ID string `dynamo:"id,hash"`
+	B  bool   `dynamo:"b"`
+}
+
+// TestIfCompiledPerSchema: an If option kept and passed to many writes is
+// compiled once per table schema, and a table of another schema gets its
+// own compilation (a javabool "b" compared as N 1, a plain one as BOOL),
+// whichever wrote with the option last.
+func TestIfCompiledPerSchema(t *testing.T) {
+	opt := If(cName("b").Equal(cValue(true)))
+	java, plain := javaTestTable[javaItem](t).p.s, javaTestTable[plainB](t).p.s
+	compile := func(s *schema) *userCond {
+		t.Helper()
+		var wo writeOptions
+		opt.applyWrite(&wo)
+		uc, err := wo.compileIfs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return uc
+	}
+	first := compile(java)
+	if again := compile(java); again != first {
+		t.Error("the same option compiled again for the same schema")
+	}
+	for _, c := range []struct {
+		s    *schema
+		want types.AttributeValue
+	}{{plain, &types.AttributeValueMemberBOOL{Value: true}}, {java, n("1")}, {plain, &types.AttributeValueMemberBOOL{Value: true}}} {
+		if got := compile(c.s).values[":0"]; !reflect.DeepEqual(got, c.want) {
+			t.Errorf("sent %s, want %s", avString(got), avString(c.want))
+		}
+	}
+}

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -108,6 +109,7 @@ type WriteOption interface {
 type writeOptions struct {
 	behavior SaveBehavior
 	conds    []expression.ConditionBuilder
+	ifs      []*ifOption // the If options that gave conds (Add adds its own to conds)
 	// step is how many saves' worth a save advances the version, 0 meaning
 	// 1: Update's combined write of n changes advances it by n (one step
 	// per change). now, when not zero, is the time the save is made at
@@ -167,13 +169,47 @@ func (b saveBehaviorOption) applyBatchWrite(o *batchWriteOptions) {
 // and text-typed attributes, say) and how a dotted name is read: see the
 // package documentation, section "Conditions".
 func If(cond expression.ConditionBuilder) WriteOption {
-	return ifOption{cond}
+	return &ifOption{cond: cond}
 }
 
-type ifOption struct{ cond expression.ConditionBuilder }
+type ifOption struct {
+	cond expression.ConditionBuilder
+	// compiled is cond compiled alone for the schema of the last table
+	// that wrote with this option (compileIfs): an option kept and passed
+	// to many writes is compiled once.
+	compiled atomic.Pointer[compiledIf]
+}
 
-func (c ifOption) applyWrite(o *writeOptions)         { o.conds = append(o.conds, c.cond) }
-func (ifOption) applyBatchWrite(o *batchWriteOptions) { o.refuse("If") }
+// compiledIf is an If condition compiled for schema s.
+type compiledIf struct {
+	s  *schema
+	uc *userCond
+}
+
+func (c *ifOption) applyWrite(o *writeOptions) {
+	o.conds = append(o.conds, c.cond)
+	o.ifs = append(o.ifs, c)
+}
+
+func (*ifOption) applyBatchWrite(o *batchWriteOptions) { o.refuse("If") }
+
+// compileIfs is compileConds(s, wo.conds), taken from the If option's
+// cache when its condition is the only one. The userCond is shared by the
+// writes: it is only read (mergeNames and addValues copy its maps).
+func (wo *writeOptions) compileIfs(s *schema) (*userCond, error) {
+	if len(wo.conds) != 1 || len(wo.ifs) != 1 {
+		return compileConds(s, wo.conds)
+	}
+	c := wo.ifs[0]
+	if ci := c.compiled.Load(); ci != nil && ci.s == s {
+		return ci.uc, nil
+	}
+	uc, err := compileConds(s, wo.conds)
+	if err == nil {
+		c.compiled.Store(&compiledIf{s: s, uc: uc})
+	}
+	return uc, err
+}
 
 // deleteClobbers says whether b, the behaviour given to call (Delete,
 // TxDelete or TxCheck), drops the version check. Only SaveClobber (drop it)

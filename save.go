@@ -355,7 +355,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if err := t.checkKey(item); err != nil {
 		return saveRequest{}, err
 	}
-	uc, err := compileConds(t.p.s, wo.conds)
+	uc, err := wo.compileIfs(t.p.s)
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}

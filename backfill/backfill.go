@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
@@ -47,6 +48,9 @@ type Migration[T any] struct {
 	// reread makes every item go through Table.Update, which reads it
 	// again from the table: items of an index may lack attributes.
 	reread bool
+	// saveOpts and updateOpts are the options of the writes of item, made
+	// once: the mapper compiles an If option's condition once.
+	saveOpts, updateOpts []dynamo.WriteOption
 
 	running                                     atomic.Bool // a Run is under way
 	changed, unchanged, skipped, reruns, failed atomic.Int64
@@ -198,7 +202,7 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	}
 	m := &Migration[T]{id: id, fn: fn, o: o, query: query, reread: o.index != "",
 		segs: make([]segState, o.segments), wake: make(chan struct{}, 1)}
-	m.meter = &meter{Client: c, markAttr: o.mark, id: id, clk: o.clock, maxBackoff: 5 * time.Second,
+	m.meter = &meter{Client: c, markAttr: o.mark, id: id, markAV: &types.AttributeValueMemberS{Value: id}, clk: o.clock, maxBackoff: 5 * time.Second,
 		reads: newBudget(o.clock, o.readRate), writes: newBudget(o.clock, o.writeRate)}
 	var err error
 	if m.table, err = dynamo.NewTable[T](dynamo.NewMapper(m.meter, o.mapperOpts...), table); err != nil {
@@ -211,8 +215,12 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	m.notYet = expression.Or(expression.AttributeNotExists(name), name.NotEqual(expression.Value(id)))
 	if o.clean != "" {
 		m.meter.id, m.meter.unmark = o.clean, true
+		m.meter.markAV = &types.AttributeValueMemberS{Value: o.clean}
 		m.notYet = name.Equal(expression.Value(o.clean))
 	}
+	ifNotYet := dynamo.If(m.notYet)
+	m.saveOpts = []dynamo.WriteOption{ifNotYet}
+	m.updateOpts = []dynamo.WriteOption{dynamo.MustExist(), ifNotYet}
 	if o.dryRun {
 		return m, nil
 	}
@@ -717,7 +725,7 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 		default:
 			// The version fn returns is ignored, as Update ignores it.
 			setVersion(&out, m.version, ver)
-			_, err = m.table.Save(ctx, out, dynamo.If(m.notYet))
+			_, err = m.table.Save(ctx, out, m.saveOpts...)
 		}
 		switch {
 		case err == nil:
@@ -745,7 +753,7 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 			out, err := m.fn(cur)
 			last = err
 			return out, err
-		}, dynamo.MustExist(), dynamo.If(m.notYet))
+		}, m.updateOpts...)
 		switch {
 		case err == nil && errors.Is(last, dynamo.ErrNoChange):
 			m.unchanged.Add(1)

@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	crand "crypto/rand"
 	"flag"
 	"fmt"
 	"strconv"
@@ -68,11 +69,11 @@ func benchMigration(b *testing.B, n int) {
 					b.Fatal(err)
 				}
 			case "conditional":
-				handLoop(b, env, putConditional)
+				handLoop(b, env.c, env.table, putConditional)
 			case "blind":
-				handLoop(b, env, putBlind)
+				handLoop(b, env.c, env.table, putBlind)
 			case "update":
-				handLoop(b, env, updateConditional)
+				handLoop(b, env.c, env.table, updateConditional)
 			}
 			spent[way] += time.Since(start)
 		}
@@ -92,12 +93,16 @@ const (
 	putConditional    = iota // PutItem of the item, under its version
 	putBlind                 // PutItem of the item
 	updateConditional        // UpdateItem of migrated and the version, under the version
+	// updateLikeMigration is an UpdateItem with what the migration's carries
+	// besides: every attribute, a write token, the mark and its condition,
+	// ALL_OLD on a failed condition, the capacity consumed.
+	updateLikeMigration
 )
 
 // handLoop is what a script does: a parallel scan of benchSegments
-// segments, each item written back with migrated+1 and its version+1, the
-// way write says.
-func handLoop(b *testing.B, e *env, write int) {
+// segments of the table through c, each item written back with migrated+1
+// and its version+1, the way write says.
+func handLoop(b *testing.B, c *dynamodb.Client, table string, write int) {
 	var wg sync.WaitGroup
 	for seg := range benchSegments {
 		wg.Add(1)
@@ -105,7 +110,7 @@ func handLoop(b *testing.B, e *env, write int) {
 			defer wg.Done()
 			var start map[string]types.AttributeValue
 			for {
-				out, err := e.c.Scan(context.Background(), &dynamodb.ScanInput{TableName: &e.table,
+				out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: &table,
 					Segment: aws.Int32(int32(seg)), TotalSegments: aws.Int32(benchSegments), Limit: aws.Int32(100), ExclusiveStartKey: start})
 				if err != nil {
 					b.Error(err)
@@ -118,20 +123,33 @@ func handLoop(b *testing.B, e *env, write int) {
 					it["version"] = &types.AttributeValueMemberN{Value: strconv.Itoa(v + 1)}
 					var err error
 					switch write {
+					case updateLikeMigration:
+						token := make([]byte, 16)
+						crand.Read(token)
+						_, err = c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &table,
+							Key:                      map[string]types.AttributeValue{"id": it["id"]},
+							UpdateExpression:         aws.String("SET #m = :m, #0 = :0, #1 = :1, #2 = :2, #3 = :3"),
+							ConditionExpression:      aws.String("#2 = :4 AND (attribute_not_exists(#4) OR #4 <> :5)"),
+							ExpressionAttributeNames: map[string]string{"#0": "hits", "#1": "migrated", "#2": "version", "#3": "tok", "#4": "migration", "#m": "migration"},
+							ExpressionAttributeValues: map[string]types.AttributeValue{":0": it["hits"], ":1": it["migrated"], ":2": it["version"],
+								":3": &types.AttributeValueMemberB{Value: token}, ":4": &types.AttributeValueMemberN{Value: strconv.Itoa(v)},
+								":5": &types.AttributeValueMemberS{Value: "bench"}, ":m": &types.AttributeValueMemberS{Value: "bench"}},
+							ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+							ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal})
 					case updateConditional:
-						_, err = e.c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &e.table,
+						_, err = c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: &table,
 							Key:                 map[string]types.AttributeValue{"id": it["id"]},
 							UpdateExpression:    aws.String("SET migrated = :m, version = :v1"),
 							ConditionExpression: aws.String("version = :v"),
 							ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)},
 								":v1": it["version"], ":m": it["migrated"]}})
 					default:
-						in := &dynamodb.PutItemInput{TableName: &e.table, Item: it}
+						in := &dynamodb.PutItemInput{TableName: &table, Item: it}
 						if write == putConditional {
 							in.ConditionExpression = aws.String("version = :v")
 							in.ExpressionAttributeValues = map[string]types.AttributeValue{":v": &types.AttributeValueMemberN{Value: strconv.Itoa(v)}}
 						}
-						_, err = e.c.PutItem(context.Background(), in)
+						_, err = c.PutItem(context.Background(), in)
 					}
 					if err != nil {
 						b.Error(err)

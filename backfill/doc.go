@@ -128,6 +128,13 @@
 // anything. A failing function (or write) stops Run with the item's error,
 // or, with SkipFailures, is recorded and skipped.
 //
+// Items that do not decode into T (another writer stored a field with
+// another type) fail the read of their page, even with SkipFailures: Run
+// stops with an error that names the item's key, and stops there again
+// until the item is fixed or removed. A function that panics brings the
+// process down (it runs on a segment's goroutine): recover in fn and return
+// an error to have it recorded.
+//
 // # Costs
 //
 // Per item changed: its share of an eventually consistent scan (or query)
@@ -144,8 +151,8 @@
 // All processes of a migration must pass the same Segments (or query),
 // Mark and function. Writers that replace whole items (SavePut, PutItem
 // from elsewhere) drop the mark (see above). A DryRun runs in one process,
-// without leases. Capacity is a per-process budget. Progress counts are this process's
-// (SegmentsDone and the estimate are the fleet's); a write cut short by
+// without leases. Capacity is a per-process budget. Progress counts are
+// this process's (SegmentsDone and the estimate are the fleet's); a write cut short by
 // ctx may land uncounted. Failure errors print the item with %+v: keep
 // secrets out of them with a String method, or use SkipFailures and
 // report Failure.Item's key yourself.

@@ -111,6 +111,32 @@ type meter struct {
 	readMilli     atomic.Int64 // read units × 1000
 	writeMilli    atomic.Int64 // write units × 1000
 	throttled     atomic.Int64
+	// markAV is the mark's value (id), shared by every write: nobody
+	// modifies an attribute value sent.
+	markAV types.AttributeValue
+	// marked is the last UpdateExpression rewritten and its rewrite: the
+	// mapper sends the same expression for most writes of a type.
+	marked atomic.Pointer[rewrite]
+}
+
+// rewrite is an UpdateExpression and the one the meter sends instead.
+type rewrite struct {
+	in  string
+	out *string
+}
+
+// withMarkOf returns the UpdateExpression e with the mark written (or
+// removed, unmark), from the cache when e is the last one rewritten.
+func (m *meter) withMarkOf(e string) *string {
+	if r := m.marked.Load(); r != nil && r.in == e {
+		return r.out
+	}
+	out := withMark(e)
+	if m.unmark {
+		out = withoutMark(e)
+	}
+	m.marked.Store(&rewrite{in: e, out: &out})
+	return &out
 }
 
 // throttleRetries bounds the meter's own retries of a throttled request.
@@ -202,16 +228,14 @@ func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, op
 		r.ExpressionAttributeNames = map[string]string{}
 	}
 	r.ExpressionAttributeNames[markName] = m.markAttr
-	if m.unmark {
-		r.UpdateExpression = aws.String(withoutMark(aws.ToString(in.UpdateExpression)))
-	} else {
+	if !m.unmark {
 		r.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
 		if r.ExpressionAttributeValues == nil {
 			r.ExpressionAttributeValues = map[string]types.AttributeValue{}
 		}
-		r.ExpressionAttributeValues[markValue] = &types.AttributeValueMemberS{Value: m.id}
-		r.UpdateExpression = aws.String(withMark(aws.ToString(in.UpdateExpression)))
+		r.ExpressionAttributeValues[markValue] = m.markAV
 	}
+	r.UpdateExpression = m.withMarkOf(aws.ToString(in.UpdateExpression))
 	return send(ctx, m, m.writes, func() (*dynamodb.UpdateItemOutput, error) { return m.Client.UpdateItem(ctx, &r, optFns...) },
 		func(o *dynamodb.UpdateItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.writeMilli)
 }
@@ -223,7 +247,7 @@ func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns .
 	if m.unmark {
 		delete(r.Item, m.markAttr)
 	} else {
-		r.Item[m.markAttr] = &types.AttributeValueMemberS{Value: m.id}
+		r.Item[m.markAttr] = m.markAV
 	}
 	return send(ctx, m, m.writes, func() (*dynamodb.PutItemOutput, error) { return m.Client.PutItem(ctx, &r, optFns...) },
 		func(o *dynamodb.PutItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.writeMilli)

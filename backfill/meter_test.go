@@ -211,3 +211,21 @@ func TestVersionField(t *testing.T) {
 		t.Errorf("versionOf nil embedded: %d, want 0", v)
 	}
 }
+
+// TestMarkRewriteFollowsTheExpression: the meter keeps the last rewrite of
+// an UpdateExpression, and a different expression is rewritten anew, the
+// mark written (or, for Clean, removed) in each.
+func TestMarkRewriteFollowsTheExpression(t *testing.T) {
+	for _, unmark := range []bool{false, true} {
+		m := &meter{unmark: unmark}
+		rewrite := withMark
+		if unmark {
+			rewrite = withoutMark
+		}
+		for _, in := range []string{"SET #0 = :0", "SET #0 = :0", "SET #0 = :0 REMOVE #2", "SET #0 = :0", ""} {
+			if got := *m.withMarkOf(in); got != rewrite(in) {
+				t.Errorf("unmark %v: withMarkOf(%q) = %q, want %q", unmark, in, got, rewrite(in))
+			}
+		}
+	}
+}
