@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -24,8 +23,6 @@ type stubClient struct {
 	onDel func(*dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error)
 	onGet func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error)
 }
-
-var errUnexpected = errors.New("stub: unexpected call")
 
 func (c *stubClient) PutItem(_ context.Context, in *dynamodb.PutItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	c.mu.Lock()
