@@ -241,7 +241,7 @@ func FuzzEncode(f *testing.F) {
 			checkSent(t, in.ExpressionAttributeValues)
 		}
 
-		sc := &silentClient{}
+		sc := silentDB()
 		ts, _ := NewTable[fzItem](NewMapper(sc), "F")
 		refusedOrSent := func(op string, err error) {
 			if err != nil && !errors.Is(err, ErrInvalidInput) && !errors.Is(err, errSent) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -16,46 +15,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// silentClient counts every request and answers each with an error: a
-// test of bad input expects no request at all.
-type silentClient struct {
-	Client
-	sent atomic.Int64
-}
+var errSent = errors.New("fakedb: a request was sent")
 
-var errSent = errors.New("silentClient: a request was sent")
-
-func (c *silentClient) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) TransactGetItems(context.Context, *dynamodb.TransactGetItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
+// silentDB is the fake DynamoDB that answers every request with errSent
+// and counts them (count("")): a test of bad input expects no request.
+func silentDB() *fakeDB {
+	db := &fakeDB{}
+	db.fail("", 0, errSent)
+	return db
 }
 
 type utf8Item struct {
@@ -92,7 +59,7 @@ func wantInvalid(t *testing.T, what string, err error, want ...string) {
 // in every call, before anything is sent.
 func TestInvalidUTF8Refused(t *testing.T) {
 	ctx := context.Background()
-	c := &silentClient{}
+	c := silentDB()
 	m := NewMapper(c)
 	tb, err := NewTable[utf8Item](m, "T")
 	if err != nil {
@@ -149,7 +116,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	err = tb.Delete(ctx, okKey, If(expression.Name("n\xffame").AttributeExists()))
 	wantInvalid(t, "Delete with If name", err, "UTF-8")
 
-	if n := c.sent.Load(); n != 0 {
+	if n := c.count(""); n != 0 {
 		t.Errorf("%d requests sent, want none", n)
 	}
 
@@ -289,14 +256,14 @@ func TestIfBadNumberRefused(t *testing.T) {
 		"1e200":       N("body").LessThan(V(1e200)),
 		"NaN in list": N("body").Equal(V([]any{math.NaN()})),
 	} {
-		c := &silentClient{}
+		c := silentDB()
 		tb, err := NewTable[qsItem](NewMapper(c), "T")
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = tb.Save(context.Background(), qsItem{P: "a", N: 1}, If(f))
-		if !errors.Is(err, ErrInvalidInput) || c.sent.Load() != 0 {
-			t.Errorf("Save with If %s: sent %d requests, err = %v; want ErrInvalidInput before sending", name, c.sent.Load(), err)
+		if !errors.Is(err, ErrInvalidInput) || c.count("") != 0 {
+			t.Errorf("Save with If %s: sent %d requests, err = %v; want ErrInvalidInput before sending", name, c.count(""), err)
 		}
 		err = tb.Delete(context.Background(), qsItem{P: "a", N: 1, Version: 1}, If(f))
 		if !errors.Is(err, ErrInvalidInput) {
