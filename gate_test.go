@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -662,22 +661,6 @@ func TestCoalescedLeaderGoexitReachesOnlyItsCaller(t *testing.T) {
 	}
 }
 
-// holdClient holds UpdateItem number n (1-based) until release is closed.
-type holdClient struct {
-	Client
-	n                int32
-	count            atomic.Int32
-	holding, release chan struct{}
-}
-
-func (c *holdClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	if c.count.Add(1) == c.n {
-		close(c.holding)
-		<-c.release
-	}
-	return c.Client.UpdateItem(ctx, in, optFns...)
-}
-
 type narrowOrder struct {
 	PK    string `dynamo:"pk,hash"`
 	SK    string `dynamo:"sk,range"`
@@ -693,7 +676,8 @@ type narrowOrder struct {
 func TestCoalescedEntityNarrowVersion(t *testing.T) {
 	c := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, c, "shop", "pk", types.ScalarAttributeTypeS, "sk", types.ScalarAttributeTypeS)
-	hc := &holdClient{Client: c, n: 2, holding: make(chan struct{}), release: make(chan struct{})}
+	hc := &fakeDB{backend: c}
+	holding, release := hc.hold("UpdateItem", 2)
 	orders, err := NewTable[narrowOrder](NewMapper(hc), name)
 	if err != nil {
 		t.Fatal(err)
@@ -714,14 +698,14 @@ func TestCoalescedEntityNarrowVersion(t *testing.T) {
 		return ch
 	}
 	lead := start()
-	<-hc.holding
+	<-holding
 	f1 := start()
 	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 2)
 	f2 := start()
 	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 3)
 	f3 := start()
 	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 4)
-	close(hc.release)
+	close(release)
 	r0, r1, r2, r3 := <-lead, <-f1, <-f2, <-f3
 	if r0.err != nil || r0.o.V != 47 || r0.o.Total != 2 || r0.o.Kind != "order" {
 		t.Errorf("lead = %+v, %v; want total 2 version 80 kind order", r0.o, r0.err)
