@@ -288,7 +288,7 @@ func TestUpdateCombinedNoChangeTakesNoVersionStep(t *testing.T) {
 func TestUpdateTokenlessIncarnations(t *testing.T) {
 	c := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, c, "tokless", "id", types.ScalarAttributeTypeS, "", "")
-	hc := &hookClient{Client: c, onGet: true}
+	hc := &fakeDB{backend: c}
 	tb, err := NewTable[queuedJob](NewMapper(hc), name)
 	if err != nil {
 		t.Fatal(err)
@@ -298,14 +298,14 @@ func TestUpdateTokenlessIncarnations(t *testing.T) {
 	if _, err := java.Save(ctx, queuedJob{ID: "k", Owner: "java"}); err != nil {
 		t.Fatal(err)
 	}
-	hc.after = func() {
+	hc.afterOnce("GetItem", func() {
 		if err := java.Delete(ctx, queuedJob{ID: "k"}, WithSaveBehavior(SaveClobber)); err != nil {
 			t.Error(err)
 		}
 		if _, err := java.Save(ctx, queuedJob{ID: "k", Owner: "other", Jobs: []string{"O"}}); err != nil {
 			t.Error(err)
 		}
-	}
+	})
 	_, err = tb.Update(ctx, queuedJob{ID: "k"}, func(j queuedJob) (queuedJob, error) {
 		j.Jobs = append(j.Jobs, "B")
 		return j, nil
