@@ -49,7 +49,7 @@ func TestRetryPolicyRefused(t *testing.T) {
 	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "NewMapper option WithRetry") {
 		t.Errorf("NewTable with a negative backoff: %v", err)
 	}
-	c := &txStub{}
+	c := &fakeDB{noStore: true}
 	books, _ := txTables(t, c)
 	bad := WithRetry(RetryPolicy{BackoffBase: time.Second, BackoffMax: time.Millisecond})
 	if err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})}, bad); !errors.Is(err, ErrInvalidInput) ||
@@ -64,25 +64,25 @@ func TestRetryPolicyRefused(t *testing.T) {
 		!strings.Contains(err.Error(), "BatchLoad option WithRetry") {
 		t.Errorf("BatchLoad: %v", err)
 	}
-	if len(c.writes) != 0 {
-		t.Errorf("%d transactions sent", len(c.writes))
+	if len(c.txWrites()) != 0 {
+		t.Errorf("%d transactions sent", len(c.txWrites()))
 	}
-	stub := &tableStub{}
-	if err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(context.Background(), bad); !errors.Is(err, ErrInvalidInput) || len(stub.calls) != 0 {
-		t.Errorf("CreateTable: %v after %v", err, stub.calls)
+	stub := &fakeDB{noStore: true}
+	if err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(context.Background(), bad); !errors.Is(err, ErrInvalidInput) || len(stub.ops()) != 0 {
+		t.Errorf("CreateTable: %v after %v", err, stub.ops())
 	}
 }
 
 // WithRetry bounds CreateTable's polling: a table that never becomes ACTIVE
 // is an error after MaxAttempts polls, not a wait until ctx ends.
 func TestCreateTablePollBound(t *testing.T) {
-	stub := &tableStub{onDescribe: func(int) (*types.TableDescription, error) {
+	stub := &fakeDB{noStore: true, onDescribe: describing(func(int) (*types.TableDescription, error) {
 		return &types.TableDescription{TableStatus: types.TableStatusCreating}, nil
-	}}
+	})}
 	err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(context.Background(),
 		WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond}))
-	if err == nil || !strings.Contains(err.Error(), "after 3 polls") || stub.describes != 3 {
-		t.Errorf("err = %v after %d polls; want an error after 3", err, stub.describes)
+	if err == nil || !strings.Contains(err.Error(), "after 3 polls") || stub.count("DescribeTable") != 3 {
+		t.Errorf("err = %v after %d polls; want an error after 3", err, stub.count("DescribeTable"))
 	}
 }
 
