@@ -335,10 +335,10 @@ func javaTestTableF[T any](f *testing.F) *schema {
 func TestTxConditionErrorNamesCondition(t *testing.T) {
 	stored := javaStoredItem()
 	var sent *dynamodb.TransactWriteItemsInput
-	c := &txStub{onTx: func(_ int, in *dynamodb.TransactWriteItemsInput) error {
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(_ int, in *dynamodb.TransactWriteItemsInput) error {
 		sent = in
 		return txCanceled(txReason("None", nil), txReason("ConditionalCheckFailed", stored))
-	}}
+	})}
 	tb, err := NewTable[javaItem](NewMapper(c), "java")
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func TestDeleteNilOptionIsNoOption(t *testing.T) {
 func TestDeleteRefusesWriteBehaviours(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range []SaveBehavior{SavePut, SaveUpdateSkipNulls, SaveAppendSet, SaveBehavior(42)} {
-		c := &txStub{}
+		c := &fakeDB{noStore: true}
 		books := newBooks(t, c)
 		item := Book{ISBN: "1", Version: 2}
 		if err := books.Delete(ctx, item, WithSaveBehavior(b)); !errors.Is(err, ErrInvalidInput) {
@@ -47,8 +47,8 @@ func TestDeleteRefusesWriteBehaviours(t *testing.T) {
 		if err := books.m.WriteTx(ctx, []TxOp{books.TxCheck(item, WithSaveBehavior(b))}); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("TxCheck with %v: got %v, want ErrInvalidInput", b, err)
 		}
-		if len(c.dels) != 0 || len(c.writes) != 0 {
-			t.Errorf("%v: %d deletes and %d transactions sent, want none", b, len(c.dels), len(c.writes))
+		if len(c.dels()) != 0 || len(c.txWrites()) != 0 {
+			t.Errorf("%v: %d deletes and %d transactions sent, want none", b, len(c.dels()), len(c.txWrites()))
 		}
 	}
 	// SaveClobber still deletes without a condition.

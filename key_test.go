@@ -23,7 +23,7 @@ type numKeyed struct {
 // One item, whatever the spelling of its number key: a transaction with
 // members on 1 and 1.0 is refused as DynamoDB would (and as batches do).
 func TestItemIdentityCanonical(t *testing.T) {
-	tb := NewTableMust[numKeyed](t, NewMapper(&txStub{}))
+	tb := NewTableMust[numKeyed](t, NewMapper(&fakeDB{noStore: true}))
 	a := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "1"}, "part": &types.AttributeValueMemberS{Value: "x"}})
 	b := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "1.0"}, "part": &types.AttributeValueMemberS{Value: "x"}})
 	c := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "10e-1"}, "part": &types.AttributeValueMemberS{Value: "x"}})
