@@ -382,13 +382,13 @@ func TestTelemetryCombinedWrite(t *testing.T) {
 // item_changed) and ddbkit.dynamo.tx.reruns{reason=item_changed} counts 1.
 func TestTelemetryTransactRerun(t *testing.T) {
 	r := newTelemetryRig(t)
-	c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
-	c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+	c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 		if n == 1 {
 			return txCanceled(txReason(TxCodeConditionFailed, acctRaw("a", 50, 2, 9)), txReason("None", nil))
 		}
 		return nil
-	}
+	})
 	tb, err := NewTable[acct](NewMapper(c, r.opts...), "Acct")
 	if err != nil {
 		t.Fatal(err)
