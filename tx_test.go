@@ -194,43 +194,6 @@ func TestWriteTxStaleThirdMember(t *testing.T) {
 	}
 }
 
-func TestWriteTxConditionFailedAndOtherReasons(t *testing.T) {
-	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
-		return txCanceled(
-			txReason("ConditionalCheckFailed", map[string]types.AttributeValue{"ISBN": str("1"), "version": n("1")}),
-			types.CancellationReason{Code: aws.String("ValidationError"), Message: aws.String("Item size has exceeded the maximum allowed size")},
-			txReason("ConditionalCheckFailed", nil), // a delete of an item that is gone
-		)
-	})}
-	books, _ := txTables(t, c)
-	ops := []TxOp{
-		books.TxSave(Book{ISBN: "1", Version: 1}, If(expression.Name("title").AttributeExists())),
-		books.TxSave(Book{ISBN: "2", Version: 1}),
-		books.TxDelete(Book{ISBN: "3", Version: 2}),
-	}
-	err := books.Mapper().WriteTx(context.Background(), ops)
-	if !errors.Is(err, ErrConditionFailed) || !errors.Is(err, ErrVersionConflict) {
-		t.Fatalf("err = %v, want both sentinels", err)
-	}
-	for _, s := range []string{"member 0 (TxSave): dynamo: condition failed", "member 1 (TxSave): ValidationError on table \"Books\" key {ISBN: \"2\"}: Item size",
-		"member 2 (TxDelete): dynamo: version conflict", "held version 2, item does not exist"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("message %q lacks %q", err, s)
-		}
-	}
-	if len(c.txWrites()) != 1 {
-		t.Errorf("%d attempts: failed conditions must not be retried", len(c.txWrites()))
-	}
-	var te *TxError
-	errors.As(err, &te)
-	if f := te.Failure(1); f == nil || f.Code != "ValidationError" || f.Err == nil {
-		t.Errorf("Failure(1) = %+v", f)
-	}
-	if _, err := books.Current(te.Failure(2).Err); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Current of a gone item: %v", err)
-	}
-}
-
 // A transaction cancelled by a conflicting transaction is sent again — the
 // very same request, token included — and succeeds.
 func TestWriteTxRetriesTransactionConflict(t *testing.T) {
@@ -313,70 +276,6 @@ func TestWriteTxBackoffHonoursContext(t *testing.T) {
 	}
 }
 
-// With a request token, members built again from the same values make the
-// identical request (write tokens derived from the request token), so
-// DynamoDB recognises a resent transaction. Without one, every call is new.
-func TestWriteTxRequestTokenMakesIdenticalRequests(t *testing.T) {
-	c := &fakeDB{noStore: true}
-	books, shelves := txTables(t, c)
-	build := func() []TxOp {
-		return []TxOp{books.TxSave(Book{ISBN: "1", Title: "T", Version: 1}),
-			books.TxSave(Book{ISBN: "2"}, WithSaveBehavior(SavePut)),
-			shelves.TxSave(&Shelf{Room: "r", Number: 1})}
-	}
-	ctx := context.Background()
-	m := books.Mapper()
-	for range 2 {
-		if err := m.WriteTx(ctx, build(), WithRequestToken("order-42")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := m.WriteTx(ctx, build(), WithRequestToken("order-43")); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.WriteTx(ctx, build()); err != nil {
-		t.Fatal(err)
-	}
-	if aws.ToString(c.txWrites()[0].ClientRequestToken) != "order-42" {
-		t.Errorf("token = %q", aws.ToString(c.txWrites()[0].ClientRequestToken))
-	}
-	if !reflect.DeepEqual(c.txWrites()[0], c.txWrites()[1]) {
-		t.Error("the same token and values made different requests")
-	}
-	tok := func(i int) []byte {
-		return c.txWrites()[i].TransactItems[0].Update.ExpressionAttributeValues[":wt"].(*types.AttributeValueMemberB).Value
-	}
-	putTok := func(i int) []byte {
-		return c.txWrites()[i].TransactItems[1].Put.Item["ddbkit_wt"].(*types.AttributeValueMemberB).Value
-	}
-	if reflect.DeepEqual(tok(0), tok(2)) || reflect.DeepEqual(tok(0), tok(3)) || reflect.DeepEqual(tok(0), putTok(0)) {
-		t.Error("write tokens repeat across request tokens or items")
-	}
-	// The same ops sent again make the same request too.
-	ops := build()
-	c.forget()
-	for range 2 {
-		if err := m.WriteTx(ctx, ops, WithRequestToken("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !reflect.DeepEqual(c.txWrites()[0], c.txWrites()[1]) {
-		t.Error("the same ops and token made different requests")
-	}
-}
-
-func TestWriteTxIdempotentMismatchExplained(t *testing.T) {
-	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
-		return &types.IdempotentParameterMismatchException{Message: aws.String("mismatch")}
-	})}
-	books, _ := txTables(t, c)
-	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})}, WithRequestToken("t"))
-	var ipm *types.IdempotentParameterMismatchException
-	if !errors.As(err, &ipm) || !strings.Contains(err.Error(), "use a new token for each transaction") {
-		t.Fatalf("err = %v", err)
-	}
-}
-
 func TestWriteTxRefusedBeforeSending(t *testing.T) {
 	c := &fakeDB{noStore: true}
 	books, shelves := txTables(t, c)
@@ -435,77 +334,6 @@ func TestWriteTxRefusedBeforeSending(t *testing.T) {
 	}
 	if err := m.WriteTx(ctx, many[:MaxTxItems]); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestReadTx(t *testing.T) {
-	c := &fakeDB{noStore: true, onTxGet: func(_ int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error) {
-		return &dynamodb.TransactGetItemsOutput{Responses: []types.ItemResponse{
-			{Item: map[string]types.AttributeValue{"ISBN": str("1"), "title": str("T"), "version": n("3")}},
-			{},
-			{Item: map[string]types.AttributeValue{"room": str("r"), "n": n("2"), "label": str("L"), "v": n("1")}},
-		}}, nil
-	}}
-	books, shelves := txTables(t, c)
-	key := Book{ISBN: "1", Title: "ignored"}
-	g1, g2, g3 := books.TxGet(key), books.TxGet(Book{ISBN: "2"}), shelves.TxGet(&Shelf{Room: "r", Number: 2})
-	if err := books.Mapper().ReadTx(context.Background(), []TxGetOp{g1, g2, g3}); err != nil {
-		t.Fatal(err)
-	}
-	in := c.txGets()[0]
-	if len(in.TransactItems) != 3 || aws.ToString(in.TransactItems[2].Get.TableName) != "Shelves" ||
-		!reflect.DeepEqual(in.TransactItems[0].Get.Key, map[string]types.AttributeValue{"ISBN": str("1")}) {
-		t.Fatalf("request = %+v", in.TransactItems)
-	}
-	if b, ok := g1.Item(); !ok || b.Title != "T" || b.Version != 3 || key.Title != "ignored" {
-		t.Errorf("g1 = %+v %v", b, ok)
-	}
-	if b, ok := g2.Item(); ok || !reflect.DeepEqual(b, Book{}) {
-		t.Errorf("missing item = %+v %v", b, ok)
-	}
-	if s, ok := g3.Item(); !ok || s.Label != "L" || *s.Version != 1 {
-		t.Errorf("g3 = %+v %v", s, ok)
-	}
-}
-
-func TestReadTxRetriesAndRefusals(t *testing.T) {
-	c := &fakeDB{noStore: true, onTxGet: func(n int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error) {
-		if n == 1 {
-			return nil, txCanceled(txReason("TransactionConflict", nil))
-		}
-		return &dynamodb.TransactGetItemsOutput{Responses: []types.ItemResponse{{Item: map[string]types.AttributeValue{"ISBN": str("1")}}}}, nil
-	}}
-	books, _ := txTables(t, c)
-	m := books.Mapper()
-	ctx := context.Background()
-	g := books.TxGet(Book{ISBN: "1"})
-	if err := m.ReadTx(ctx, []TxGetOp{g}, WithRetry(RetryPolicy{BackoffBase: time.Microsecond, BackoffMax: time.Microsecond})); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := g.Item(); !ok || len(c.txGets()) != 2 {
-		t.Errorf("found %v after %d reads", ok, len(c.txGets()))
-	}
-	c.forget()
-	many := make([]TxGetOp, MaxTxItems+1)
-	for i := range many {
-		many[i] = books.TxGet(Book{ISBN: strings.Repeat("x", i+1)})
-	}
-	for _, tc := range []struct {
-		gets []TxGetOp
-		msg  string
-	}{
-		{nil, "ReadTx with no members"},
-		{many, "ReadTx with 101 members"},
-		{[]TxGetOp{books.TxGet(Book{ISBN: "1"}), books.TxGet(Book{ISBN: "1"})}, `members 0 and 1 both read table "Books" key {ISBN: "1"}`},
-		{[]TxGetOp{books.TxGet(Book{})}, "member 0: dynamo: invalid input: table \"Books\": hash key ISBN"},
-		{[]TxGetOp{nil}, "member 0 is nil"},
-	} {
-		if err := m.ReadTx(ctx, tc.gets); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.msg) {
-			t.Errorf("err = %v, want ErrInvalidInput mentioning %q", err, tc.msg)
-		}
-	}
-	if len(c.txGets()) != 0 {
-		t.Errorf("%d requests sent for bad input", len(c.txGets()))
 	}
 }
 
