@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -199,10 +200,10 @@ func (db *fakeDB) hold(op string, n int) (holding, release chan struct{}) {
 // afterOnce runs fn once, after the first call of op that succeeds and
 // before its caller hears of it.
 func (db *fakeDB) afterOnce(op string, fn func()) {
-	var once sync.Once
+	var fired atomic.Bool // not a sync.Once: fn may call db itself
 	db.hook(&fakeHook{op: op, after: func(_ int, _, _ any, err error) {
-		if err == nil {
-			once.Do(fn)
+		if err == nil && fired.CompareAndSwap(false, true) {
+			fn()
 		}
 	}})
 }
