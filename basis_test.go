@@ -45,9 +45,11 @@ func requiresAbsence(cond *string) bool {
 func TestUpdateFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 	for kind, foreign := range foreignBooks() {
 		t.Run(string(kind), func(t *testing.T) {
-			c := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil }}
-			c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-				if len(c.upds) == 1 && requiresAbsence(in.ConditionExpression) {
+			c := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+				return &dynamodb.GetItemOutput{}, nil
+			}}
+			c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+				if len(c.upds()) == 1 && requiresAbsence(in.ConditionExpression) {
 					return nil, ccf(foreign)
 				}
 				return &dynamodb.UpdateItemOutput{}, nil
@@ -65,8 +67,8 @@ func TestUpdateFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 			if strings.Join(seen, ",") != ",theirs" || saved.Title != "theirs+mine" {
 				t.Fatalf("fn saw %q, saved %q: want the function run again on the foreign item (its title kept)", seen, saved.Title)
 			}
-			if !requiresAbsence(c.upds[0].ConditionExpression) {
-				t.Errorf("the write computed from absence has condition %q: it must require the key's absence", aws.ToString(c.upds[0].ConditionExpression))
+			if !requiresAbsence(c.upds()[0].ConditionExpression) {
+				t.Errorf("the write computed from absence has condition %q: it must require the key's absence", aws.ToString(c.upds()[0].ConditionExpression))
 			}
 		})
 	}

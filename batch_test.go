@@ -481,7 +481,7 @@ func TestBatchWriteStops(t *testing.T) {
 }
 
 func TestKeyID(t *testing.T) {
-	p := NewTableMust[batchEvent](t, NewMapper(&stubClient{})).p
+	p := NewTableMust[batchEvent](t, NewMapper(&fakeDB{noStore: true})).p
 	id := func(hash types.AttributeValue, rng types.AttributeValue) keyID {
 		return p.keyID(map[string]types.AttributeValue{"stream": hash, "seq": rng})
 	}

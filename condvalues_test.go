@@ -223,9 +223,9 @@ func TestCondFilterRequest(t *testing.T) {
 // condition, with names and values written in.
 func TestConditionErrorNamesCondition(t *testing.T) {
 	stored := javaStoredItem()
-	c := &stubClient{onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c := &fakeDB{noStore: true, onUpd: func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		return nil, &types.ConditionalCheckFailedException{Item: stored}
-	}, onDel: func(*dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
+	}, onDel: func(int, *dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
 		return nil, &types.ConditionalCheckFailedException{Item: stored}
 	}}
 	tb, err := NewTable[javaItem](NewMapper(c), "java")
@@ -323,7 +323,7 @@ func maps2[K comparable, V any](m map[K]V) map[K]V {
 }
 
 func javaTestTableF[T any](f *testing.F) *schema {
-	tb, err := NewTable[T](NewMapper(&stubClient{}), "f")
+	tb, err := NewTable[T](NewMapper(&fakeDB{noStore: true}), "f")
 	if err != nil {
 		f.Fatal(err)
 	}

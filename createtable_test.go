@@ -116,7 +116,7 @@ func newTestTable[T any](t *testing.T, c Client, name string) *Table[T] {
 
 func mustInput[T any](t *testing.T, opts ...TableSpecOption) *dynamodb.CreateTableInput {
 	t.Helper()
-	in, err := newTestTable[T](t, &stubClient{}, "T").CreateTableInput(opts...)
+	in, err := newTestTable[T](t, &fakeDB{noStore: true}, "T").CreateTableInput(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestCreateTableInputTimeFollowsEncoder(t *testing.T) {
 	type event struct {
 		At time.Time `dynamo:"at,hash"`
 	}
-	m := NewMapper(&stubClient{}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) {
+	m := NewMapper(&fakeDB{noStore: true}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) {
 		o.EncodeTime = func(tm time.Time) (types.AttributeValue, error) {
 			return &types.AttributeValueMemberN{Value: strconv.FormatInt(tm.UnixMilli(), 10)}, nil
 		}
@@ -341,7 +341,7 @@ func TestCreateTableInputTimeFollowsEncoder(t *testing.T) {
 }
 
 func TestCreateTableInputOpaqueKey(t *testing.T) {
-	tb := newTestTable[ctOpaque](t, &stubClient{}, "T")
+	tb := newTestTable[ctOpaque](t, &fakeDB{noStore: true}, "T")
 	_, err := tb.CreateTableInput()
 	if !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("err = %v, want ErrInvalidInput", err)
@@ -391,7 +391,7 @@ func TestCreateTableInputBadOptions(t *testing.T) {
 			t.Errorf("requests sent for a bad option: %v", stub.ops())
 		}
 	}
-	_, err := newTestTable[ctHashOnly](t, &stubClient{}, "T").CreateTableInput(WithProjection("X", types.Projection{}))
+	_, err := newTestTable[ctHashOnly](t, &fakeDB{noStore: true}, "T").CreateTableInput(WithProjection("X", types.Projection{}))
 	if err == nil || !strings.Contains(err.Error(), "no `index` or `localIndex` tags") {
 		t.Errorf("projection on a type without indexes: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 // A nil option given to Delete is no option, as for every other call that
 // takes options: the delete is sent with its version condition, no panic.
 func TestDeleteNilOptionIsNoOption(t *testing.T) {
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	books := newBooks(t, c)
 	var err error
 	func() {
@@ -23,8 +23,8 @@ func TestDeleteNilOptionIsNoOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.dels) != 1 || c.dels[0].ConditionExpression == nil {
-		t.Fatalf("want one version-checked DeleteItem, got %d requests", len(c.dels))
+	if len(c.dels()) != 1 || c.dels()[0].ConditionExpression == nil {
+		t.Fatalf("want one version-checked DeleteItem, got %d requests", len(c.dels()))
 	}
 }
 
@@ -52,11 +52,11 @@ func TestDeleteRefusesWriteBehaviours(t *testing.T) {
 		}
 	}
 	// SaveClobber still deletes without a condition.
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	if err := newBooks(t, c).Delete(ctx, Book{ISBN: "1", Version: 2}, WithSaveBehavior(SaveClobber)); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.dels) != 1 || c.dels[0].ConditionExpression != nil {
-		t.Fatalf("SaveClobber: want one unconditional DeleteItem, got %+v", c.dels)
+	if len(c.dels()) != 1 || c.dels()[0].ConditionExpression != nil {
+		t.Fatalf("SaveClobber: want one unconditional DeleteItem, got %+v", c.dels())
 	}
 }

@@ -16,8 +16,8 @@ import (
 // field by field (except for polling), and a per-call policy overrides the
 // mapper's.
 func TestRetryPolicyLayers(t *testing.T) {
-	plain := NewMapper(&stubClient{})
-	tuned := NewMapper(&stubClient{}, WithRetry(RetryPolicy{MaxAttempts: 7}))
+	plain := NewMapper(&fakeDB{noStore: true})
+	tuned := NewMapper(&fakeDB{noStore: true}, WithRetry(RetryPolicy{MaxAttempts: 7}))
 	for _, tc := range []struct {
 		name string
 		m    *Mapper
@@ -45,7 +45,7 @@ func TestRetryPolicyLayers(t *testing.T) {
 // A policy no call can follow is refused before anything is sent, naming
 // where it was given: by NewTable for the mapper's, by the call for its own.
 func TestRetryPolicyRefused(t *testing.T) {
-	_, err := NewTable[Book](NewMapper(&stubClient{}, WithRetry(RetryPolicy{BackoffBase: -1})), "Books")
+	_, err := NewTable[Book](NewMapper(&fakeDB{noStore: true}, WithRetry(RetryPolicy{BackoffBase: -1})), "Books")
 	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "NewMapper option WithRetry") {
 		t.Errorf("NewTable with a negative backoff: %v", err)
 	}
@@ -89,11 +89,13 @@ func TestCreateTablePollBound(t *testing.T) {
 // The mapper's policy governs Update: MaxAttempts 2 gives up after two
 // conflicting writes.
 func TestUpdateTakesMapperPolicy(t *testing.T) {
-	c := &stubClient{
-		onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil },
+	c := &fakeDB{noStore: true,
+		onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+			return &dynamodb.GetItemOutput{}, nil
+		},
 	}
 	writes := 0
-	c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		writes++
 		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n(itoa(int64(writes) + 10))})
 	}
@@ -150,7 +152,7 @@ func max0(a, b time.Duration) time.Duration {
 // without overflow.
 func TestRetryBaseAboveDefaultMax(t *testing.T) {
 	for _, base := range []time.Duration{time.Second, time.Duration(math.MaxInt64)} {
-		m := NewMapper(&stubClient{})
+		m := NewMapper(&fakeDB{noStore: true})
 		p, err := m.retryPolicy(policyBatch, RetryPolicy{BackoffBase: base, MaxAttempts: math.MaxInt}, true, "WithRetry")
 		if err != nil {
 			t.Fatal(err)
@@ -163,7 +165,7 @@ func TestRetryBaseAboveDefaultMax(t *testing.T) {
 				t.Errorf("backoff(%d) = %v", n, d)
 			}
 		}
-		mm := NewMapper(&stubClient{}, WithRetry(RetryPolicy{BackoffBase: base}))
+		mm := NewMapper(&fakeDB{noStore: true}, WithRetry(RetryPolicy{BackoffBase: base}))
 		if p, _ := mm.retryPolicy(policyTx, RetryPolicy{}, false, ""); p.BackoffMax < p.BackoffBase {
 			t.Errorf("mapper policy base %v: resolved %+v", base, p)
 		}

@@ -121,7 +121,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	}
 
 	// Update: the item fn returns is checked like Save's.
-	st := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	st := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{
 			"id": &types.AttributeValueMemberS{Value: "k"}, "v": &types.AttributeValueMemberN{Value: "1"}}}, nil
 	}}
@@ -130,8 +130,8 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		_, err := ut.Update(ctx, okKey, func(cur utf8Item) (utf8Item, error) { it.V = cur.V; return it, nil })
 		wantInvalid(t, "Update to "+name, err, "UTF-8", fields[name])
 	}
-	if len(st.puts)+len(st.upds) != 0 {
-		t.Errorf("Update sent %d writes", len(st.puts)+len(st.upds))
+	if len(st.puts())+len(st.upds()) != 0 {
+		t.Errorf("Update sent %d writes", len(st.puts())+len(st.upds()))
 	}
 }
 
@@ -152,7 +152,7 @@ type setItem struct {
 // func or chan values are errors naming the field.
 func TestSetsAndOddValues(t *testing.T) {
 	ctx := context.Background()
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, _ := NewTable[setItem](NewMapper(st), "S")
 
 	negZero := math.Copysign(0, -1)
@@ -160,7 +160,7 @@ func TestSetsAndOddValues(t *testing.T) {
 		WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	item := st.puts[len(st.puts)-1].Item
+	item := st.puts()[len(st.puts())-1].Item
 	if got := item["f"].(*types.AttributeValueMemberNS).Value; len(got) != 2 {
 		t.Errorf("f = %q, want 0 (or -0) and 1.5 once each", got)
 	}
