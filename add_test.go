@@ -34,7 +34,7 @@ type counterItem struct {
 }
 
 func TestAddRefused(t *testing.T) {
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[counterItem](NewMapper(st), "c")
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestAddRefused(t *testing.T) {
 	if _, err := tb.Add(t.Context(), counterItem{}, Increment("views", 1)); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("Add without a key = %v", err)
 	}
-	if n := len(st.upds) + len(st.gets); n != 0 {
+	if n := len(st.upds()) + len(st.gets()); n != 0 {
 		t.Fatalf("%d requests sent", n)
 	}
 	// Reuse: a Delta's methods never change it.
@@ -356,9 +356,9 @@ func TestAddToStoredNull(t *testing.T) {
 // still hold NULL.
 func TestAddToStoredNullRequests(t *testing.T) {
 	null := &types.AttributeValueMemberNULL{Value: true}
-	st := &stubClient{}
-	st.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		if len(st.upds) == 1 {
+	st := &fakeDB{noStore: true}
+	st.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		if len(st.upds()) == 1 {
 			return nil, &types.ConditionalCheckFailedException{Item: map[string]types.AttributeValue{"id": str("k"), "views": null, "tags": null, "score": n("1"), "v": n("1")}}
 		}
 		return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{"id": str("k"), "views": n("1"), "v": n("2")}}, nil
@@ -371,8 +371,8 @@ func TestAddToStoredNullRequests(t *testing.T) {
 	if err != nil || got.Views != 1 {
 		t.Fatalf("Add = %+v, %v", got, err)
 	}
-	if len(st.upds) != 2 {
-		t.Fatalf("%d UpdateItem requests, want 2", len(st.upds))
+	if len(st.upds()) != 2 {
+		t.Fatalf("%d UpdateItem requests, want 2", len(st.upds()))
 	}
 	for i, want := range []struct{ update, cond string }{
 		{
@@ -384,7 +384,7 @@ func TestAddToStoredNullRequests(t *testing.T) {
 			"((((attribute_type(#a1, :onull)) AND (attribute_type(#a4, :onull))) AND (NOT attribute_type(#a3, :onull))) AND (NOT attribute_type(#a5, :onull))) AND (attribute_not_exists(#a10) OR #a10 < :vm)",
 		},
 	} {
-		in := st.upds[i]
+		in := st.upds()[i]
 		if u, c := aws.ToString(in.UpdateExpression), aws.ToString(in.ConditionExpression); u != want.update || c != want.cond {
 			t.Errorf("request %d:\n update %q\n cond   %q\nwant\n update %q\n cond   %q", i+1, u, c, want.update, want.cond)
 		}
@@ -398,9 +398,9 @@ func TestAddToStoredNullRequests(t *testing.T) {
 // that the hash key exists, in the same request) with an error satisfying
 // errors.Is(err, ErrNotFound); nothing is created.
 func TestAddMustExistRefusesMissingItem(t *testing.T) {
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	var cond string
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		cond = aws.ToString(in.ConditionExpression)
 		for k, v := range in.ExpressionAttributeNames {
 			cond = strings.ReplaceAll(cond, k, v)

@@ -45,9 +45,11 @@ func requiresAbsence(cond *string) bool {
 func TestUpdateFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 	for kind, foreign := range foreignBooks() {
 		t.Run(string(kind), func(t *testing.T) {
-			c := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil }}
-			c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-				if len(c.upds) == 1 && requiresAbsence(in.ConditionExpression) {
+			c := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+				return &dynamodb.GetItemOutput{}, nil
+			}}
+			c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+				if len(c.upds()) == 1 && requiresAbsence(in.ConditionExpression) {
 					return nil, ccf(foreign)
 				}
 				return &dynamodb.UpdateItemOutput{}, nil
@@ -65,8 +67,8 @@ func TestUpdateFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 			if strings.Join(seen, ",") != ",theirs" || saved.Title != "theirs+mine" {
 				t.Fatalf("fn saw %q, saved %q: want the function run again on the foreign item (its title kept)", seen, saved.Title)
 			}
-			if !requiresAbsence(c.upds[0].ConditionExpression) {
-				t.Errorf("the write computed from absence has condition %q: it must require the key's absence", aws.ToString(c.upds[0].ConditionExpression))
+			if !requiresAbsence(c.upds()[0].ConditionExpression) {
+				t.Errorf("the write computed from absence has condition %q: it must require the key's absence", aws.ToString(c.upds()[0].ConditionExpression))
 			}
 		})
 	}
@@ -85,16 +87,16 @@ func TestTransactFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 		}
 		t.Run(st.String(), func(t *testing.T) {
 			foreign := st.Item(map[string]types.AttributeValue{"id": str("x")})
-			c := newStoreStub()
-			c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+			c := storeDB()
+			c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 				if n == 1 {
-					c.set(foreign) // between the function's read and the commit
+					storeSet(c, foreign) // between the function's read and the commit
 					if requiresAbsence(in.TransactItems[0].Update.ConditionExpression) {
 						return txCanceled(txReason(TxCodeConditionFailed, foreign))
 					}
 				}
 				return nil
-			}
+			})
 			tb := acctTable(t, c)
 			var seen []int64
 			err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
@@ -118,8 +120,8 @@ func TestTransactFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 			if len(seen) != 2 || seen[1] != 100 {
 				t.Fatalf("the runs saw balances %v (-1: absent): want the function run again on the foreign item's 100", seen)
 			}
-			if !requiresAbsence(c.writes[0].TransactItems[0].Update.ConditionExpression) {
-				t.Errorf("the commit computed from absence has condition %q: it must require the key's absence", aws.ToString(c.writes[0].TransactItems[0].Update.ConditionExpression))
+			if !requiresAbsence(c.txWrites()[0].TransactItems[0].Update.ConditionExpression) {
+				t.Errorf("the commit computed from absence has condition %q: it must require the key's absence", aws.ToString(c.txWrites()[0].TransactItems[0].Update.ConditionExpression))
 			}
 		})
 	}

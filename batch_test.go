@@ -8,138 +8,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// batchStub is an in-memory table for BatchGetItem and BatchWriteItem. It
-// refuses what DynamoDB refuses (too many keys or writes in a request, a key
-// twice in one request) so that tests see the requests the mapper sends are
-// valid. Hooks may leave keys or items unprocessed or fail a call.
-type batchStub struct {
-	Client // nil: other methods panic
-
-	keyAttrs []string
-
-	mu     sync.Mutex
-	store  map[string]map[string]types.AttributeValue // by stubID
-	gets   []*dynamodb.BatchGetItemInput
-	writes []*dynamodb.BatchWriteItemInput
-
-	// unprocessedGet, when set, picks the keys of call n (1-based) that are
-	// left unprocessed; they are not answered.
-	unprocessedGet func(n int, keys []map[string]types.AttributeValue) []map[string]types.AttributeValue
-	// unprocessedWrite is the same for writes; they are not applied.
-	unprocessedWrite func(n int, reqs []types.WriteRequest) []types.WriteRequest
-	// failWrite, when set, makes call n fail with the error it returns.
-	failWrite func(n int) error
-}
-
-func newBatchStub(keyAttrs ...string) *batchStub {
-	return &batchStub{keyAttrs: keyAttrs, store: map[string]map[string]types.AttributeValue{}}
-}
-
-func (c *batchStub) stubID(item map[string]types.AttributeValue) string {
-	k := map[string]types.AttributeValue{}
-	for _, a := range c.keyAttrs {
-		k[a] = item[a]
-	}
-	return formatKey(k)
-}
-
-func (c *batchStub) put(item map[string]types.AttributeValue) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.store[c.stubID(item)] = item
-}
-
-func (c *batchStub) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gets = append(c.gets, in)
-	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}}
-	for table, ka := range in.RequestItems {
-		if len(ka.Keys) > MaxBatchGetKeys || len(ka.Keys) == 0 {
-			return nil, fmt.Errorf("stub: ValidationException: %d keys", len(ka.Keys))
-		}
-		seen := map[string]bool{}
-		for _, k := range ka.Keys {
-			if seen[c.stubID(k)] {
-				return nil, errors.New("stub: ValidationException: Provided list of item keys contains duplicates")
-			}
-			seen[c.stubID(k)] = true
-		}
-		keys := ka.Keys
-		if c.unprocessedGet != nil {
-			if un := c.unprocessedGet(len(c.gets), keys); len(un) > 0 {
-				out.UnprocessedKeys = map[string]types.KeysAndAttributes{table: {Keys: un}}
-				keys = slices.DeleteFunc(slices.Clone(keys), func(k map[string]types.AttributeValue) bool {
-					return slices.ContainsFunc(un, func(u map[string]types.AttributeValue) bool { return c.stubID(u) == c.stubID(k) })
-				})
-			}
-		}
-		for _, k := range keys {
-			if it, ok := c.store[c.stubID(k)]; ok {
-				out.Responses[table] = append(out.Responses[table], it)
-			}
-		}
-	}
-	return out, nil
-}
-
-func (c *batchStub) BatchWriteItem(_ context.Context, in *dynamodb.BatchWriteItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.writes = append(c.writes, in)
-	n := len(c.writes)
-	if c.failWrite != nil {
-		if err := c.failWrite(n); err != nil {
-			return nil, err
-		}
-	}
-	out := &dynamodb.BatchWriteItemOutput{}
-	for table, reqs := range in.RequestItems {
-		if len(reqs) > MaxBatchWriteItems || len(reqs) == 0 {
-			return nil, fmt.Errorf("stub: ValidationException: %d writes", len(reqs))
-		}
-		seen := map[string]bool{}
-		for _, r := range reqs {
-			id := c.stubID(batchReqKey(r))
-			if seen[id] {
-				return nil, errors.New("stub: ValidationException: Provided list of item keys contains duplicates")
-			}
-			seen[id] = true
-		}
-		apply := reqs
-		if c.unprocessedWrite != nil {
-			if un := c.unprocessedWrite(n, reqs); len(un) > 0 {
-				out.UnprocessedItems = map[string][]types.WriteRequest{table: un}
-				apply = slices.DeleteFunc(slices.Clone(reqs), func(r types.WriteRequest) bool {
-					return slices.ContainsFunc(un, func(u types.WriteRequest) bool { return c.stubID(batchReqKey(u)) == c.stubID(batchReqKey(r)) })
-				})
-			}
-		}
-		for _, r := range apply {
-			if r.PutRequest != nil {
-				c.store[c.stubID(r.PutRequest.Item)] = r.PutRequest.Item
-			} else {
-				delete(c.store, c.stubID(r.DeleteRequest.Key))
-			}
-		}
-	}
-	return out, nil
-}
-
-func batchReqKey(r types.WriteRequest) map[string]types.AttributeValue {
-	if r.PutRequest != nil {
-		return r.PutRequest.Item
-	}
-	return r.DeleteRequest.Key
+// batchDB is the fake DynamoDB of the batch tests: table Books with key
+// attributes keys (hash, then range), which refuses what DynamoDB refuses
+// (too many keys or writes in a request, a key twice in one request) so
+// that the tests see the requests the mapper sends are valid.
+func batchDB(keys ...string) *fakeDB {
+	keys = append(keys, "")
+	return (&fakeDB{}).table("Books", keys[0], keys[1])
 }
 
 // batchEvent is an unversioned type with a range key.
@@ -155,11 +37,11 @@ func batchISBN(i int) string { return fmt.Sprintf("isbn-%03d", i) }
 // distinct keys, results typed and in the order of the keys, missing keys
 // absent (BatchLoad) or flagged (BatchLoadIndexed).
 func TestBatchLoad250KeysSomeMissing(t *testing.T) {
-	c := newBatchStub("ISBN")
+	c := batchDB("ISBN")
 	missing := map[int]bool{3: true, 99: true, 100: true, 171: true, 249: true}
 	for i := range 250 {
 		if !missing[i] {
-			c.put(map[string]types.AttributeValue{"ISBN": str(batchISBN(i)), "title": str("T" + strconv.Itoa(i)), "version": n("7")})
+			c.put("Books", map[string]types.AttributeValue{"ISBN": str(batchISBN(i)), "title": str("T" + strconv.Itoa(i)), "version": n("7")})
 		}
 	}
 	books := newBooks(t, c)
@@ -185,7 +67,7 @@ func TestBatchLoad250KeysSomeMissing(t *testing.T) {
 		t.Error("keys modified")
 	}
 	var sizes []int
-	for _, in := range c.gets {
+	for _, in := range c.batchGets() {
 		ka := in.RequestItems["Books"]
 		sizes = append(sizes, len(ka.Keys))
 		if ka.ConsistentRead != nil || len(ka.Keys[0]) != 1 {
@@ -212,7 +94,7 @@ func TestBatchLoad250KeysSomeMissing(t *testing.T) {
 			t.Errorf("keys[%d] %s: found=%v %+v", i, k.ISBN, found[i], items[i])
 		}
 	}
-	if ka := c.gets[len(c.gets)-1].RequestItems["Books"]; !aws.ToBool(ka.ConsistentRead) {
+	if ka := c.batchGets()[len(c.batchGets())-1].RequestItems["Books"]; !aws.ToBool(ka.ConsistentRead) {
 		t.Error("ConsistentRead not sent")
 	}
 }
@@ -220,9 +102,9 @@ func TestBatchLoad250KeysSomeMissing(t *testing.T) {
 // A key given twice is sent once (DynamoDB refuses duplicates in a request)
 // and its item returned at each position, as separate values.
 func TestBatchLoadDuplicateKeys(t *testing.T) {
-	c := newBatchStub("stream", "seq")
-	c.put(map[string]types.AttributeValue{"stream": str("s"), "seq": n("1"), "body": str("one")})
-	c.put(map[string]types.AttributeValue{"stream": str("s"), "seq": n("2"), "body": str("two")})
+	c := batchDB("stream", "seq")
+	c.put("Books", map[string]types.AttributeValue{"stream": str("s"), "seq": n("1"), "body": str("one")})
+	c.put("Books", map[string]types.AttributeValue{"stream": str("s"), "seq": n("2"), "body": str("two")})
 	events := NewTableMust[*batchEvent](t, NewMapper(c))
 	keys := []*batchEvent{{Stream: "s", Seq: 2}, {Stream: "s", Seq: 1}, {Stream: "s", Seq: 2}, {Stream: "s", Seq: 3}}
 	got, err := events.BatchLoad(context.Background(), keys)
@@ -239,8 +121,8 @@ func TestBatchLoadDuplicateKeys(t *testing.T) {
 	if got[0] == got[2] {
 		t.Error("the item of a repeated key is shared between positions")
 	}
-	if len(c.gets) != 1 || len(c.gets[0].RequestItems[events.Name()].Keys) != 3 {
-		t.Errorf("sent %d requests; first with %d keys, want 1 with 3", len(c.gets), len(c.gets[0].RequestItems[events.Name()].Keys))
+	if len(c.batchGets()) != 1 || len(c.batchGets()[0].RequestItems[events.Name()].Keys) != 3 {
+		t.Errorf("sent %d requests; first with %d keys, want 1 with 3", len(c.batchGets()), len(c.batchGets()[0].RequestItems[events.Name()].Keys))
 	}
 	items, found, err := events.BatchLoadIndexed(context.Background(), keys)
 	if err != nil || !slices.Equal(found, []bool{true, true, true, false}) || items[3] != nil || items[0] == items[2] {
@@ -250,9 +132,9 @@ func TestBatchLoadDuplicateKeys(t *testing.T) {
 
 // Unprocessed keys are sent again, only they, until none are left.
 func TestBatchLoadRetriesUnprocessedKeys(t *testing.T) {
-	c := newBatchStub("ISBN")
+	c := batchDB("ISBN")
 	for i := range 10 {
-		c.put(map[string]types.AttributeValue{"ISBN": str(batchISBN(i)), "version": n("1")})
+		c.put("Books", map[string]types.AttributeValue{"ISBN": str(batchISBN(i)), "version": n("1")})
 	}
 	c.unprocessedGet = func(call int, keys []map[string]types.AttributeValue) []map[string]types.AttributeValue {
 		if call <= 2 {
@@ -278,7 +160,7 @@ func TestBatchLoadRetriesUnprocessedKeys(t *testing.T) {
 		}
 	}
 	var sizes []int
-	for _, in := range c.gets {
+	for _, in := range c.batchGets() {
 		sizes = append(sizes, len(in.RequestItems["Books"].Keys))
 		if !aws.ToBool(in.RequestItems["Books"].ConsistentRead) {
 			t.Error("a retry dropped ConsistentRead")
@@ -291,8 +173,8 @@ func TestBatchLoadRetriesUnprocessedKeys(t *testing.T) {
 
 // Retries stop when ctx is done, and after the policy's attempts.
 func TestBatchLoadRetriesStop(t *testing.T) {
-	c := newBatchStub("ISBN")
-	c.put(map[string]types.AttributeValue{"ISBN": str("a"), "version": n("1")})
+	c := batchDB("ISBN")
+	c.put("Books", map[string]types.AttributeValue{"ISBN": str("a"), "version": n("1")})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c.unprocessedGet = func(call int, keys []map[string]types.AttributeValue) []map[string]types.AttributeValue {
@@ -303,22 +185,22 @@ func TestBatchLoadRetriesStop(t *testing.T) {
 	}
 	books := newBooks(t, c)
 	_, err := books.BatchLoad(ctx, []Book{{ISBN: "a"}, {ISBN: "b"}})
-	if !errors.Is(err, context.Canceled) || len(c.gets) != 2 {
-		t.Fatalf("err = %v after %d requests; want context.Canceled after 2", err, len(c.gets))
+	if !errors.Is(err, context.Canceled) || len(c.batchGets()) != 2 {
+		t.Fatalf("err = %v after %d requests; want context.Canceled after 2", err, len(c.batchGets()))
 	}
 	if !strings.Contains(err.Error(), `BatchLoad from table "Books"`) {
 		t.Errorf("error %q does not name the call and table", err)
 	}
 
-	c.gets = nil
+	c.forget()
 	_, err = books.batchGet(context.Background(), "BatchLoad", []Book{{ISBN: "a"}}, readOptions{}, RetryPolicy{MaxAttempts: 3})
-	if !errors.Is(err, errUnprocessed) || len(c.gets) != 3 || !strings.Contains(err.Error(), "1 keys still unprocessed after 3 BatchGetItem requests") {
-		t.Errorf("err = %v after %d requests; want unprocessed after 3", err, len(c.gets))
+	if !errors.Is(err, errUnprocessed) || len(c.batchGets()) != 3 || !strings.Contains(err.Error(), "1 keys still unprocessed after 3 BatchGetItem requests") {
+		t.Errorf("err = %v after %d requests; want unprocessed after 3", err, len(c.batchGets()))
 	}
 }
 
 func TestBatchLoadRefusesBadKeys(t *testing.T) {
-	c := newBatchStub("ISBN")
+	c := batchDB("ISBN")
 	books := newBooks(t, c)
 	ptrs := NewTableMust[*Book](t, NewMapper(c))
 	ctx := context.Background()
@@ -336,12 +218,12 @@ func TestBatchLoadRefusesBadKeys(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrInvalidInput mentioning %q", tc.name, err, tc.want)
 		}
 	}
-	if len(c.gets) != 0 {
-		t.Errorf("%d requests sent for bad input", len(c.gets))
+	if len(c.batchGets()) != 0 {
+		t.Errorf("%d requests sent for bad input", len(c.batchGets()))
 	}
 	got, err := books.BatchLoad(ctx, nil)
-	if err != nil || len(got) != 0 || len(c.gets) != 0 {
-		t.Errorf("BatchLoad of no keys: %v %v, %d requests", got, err, len(c.gets))
+	if err != nil || len(got) != 0 || len(c.batchGets()) != 0 {
+		t.Errorf("BatchLoad of no keys: %v %v, %d requests", got, err, len(c.batchGets()))
 	}
 }
 
@@ -349,7 +231,7 @@ func TestBatchLoadRefusesBadKeys(t *testing.T) {
 // message that says why and what to use instead — unless the caller asks
 // for SaveClobber.
 func TestBatchWriteRefusesVersioned(t *testing.T) {
-	c := newBatchStub("ISBN")
+	c := batchDB("ISBN")
 	books := newBooks(t, c)
 	ctx := context.Background()
 	items := []Book{{ISBN: "a", Version: 1}, {ISBN: "b"}}
@@ -373,15 +255,15 @@ func TestBatchWriteRefusesVersioned(t *testing.T) {
 			}
 		}
 	}
-	if len(c.writes) != 0 {
-		t.Fatalf("%d requests sent", len(c.writes))
+	if len(c.batchWrites()) != 0 {
+		t.Fatalf("%d requests sent", len(c.batchWrites()))
 	}
 }
 
 // BatchSave with SaveClobber writes each item whole with version held+1, in
 // requests of 25, without modifying the caller's items.
 func TestBatchSaveClobber(t *testing.T) {
-	c := newBatchStub("ISBN")
+	c := batchDB("ISBN")
 	books := NewTableMust[*Book](t, NewMapper(c))
 	var items []*Book
 	for i := range 60 {
@@ -400,17 +282,17 @@ func TestBatchSaveClobber(t *testing.T) {
 		}
 	}
 	var sizes []int
-	for _, in := range c.writes {
+	for _, in := range c.batchWrites() {
 		sizes = append(sizes, len(in.RequestItems["Books"]))
 	}
 	if !slices.Equal(sizes, []int{25, 25, 10}) {
 		t.Errorf("request sizes %v, want [25 25 10]", sizes)
 	}
-	if len(c.store) != 60 {
-		t.Fatalf("%d items stored, want 60", len(c.store))
+	if len(c.items("Books")) != 60 {
+		t.Fatalf("%d items stored, want 60", len(c.items("Books")))
 	}
 	for i := range 60 {
-		it := c.store[formatKey(map[string]types.AttributeValue{"ISBN": str(batchISBN(i))})]
+		it := c.item("Books", map[string]types.AttributeValue{"ISBN": str(batchISBN(i))})
 		if got, want := it["version"].(*types.AttributeValueMemberN).Value, strconv.Itoa(i%3+1); got != want {
 			t.Errorf("%s stored with version %s, want %s", batchISBN(i), got, want)
 		}
@@ -422,10 +304,10 @@ func TestBatchSaveClobber(t *testing.T) {
 	if err := books.BatchDelete(context.Background(), items[:30], Clobber()); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.store) != 30 {
-		t.Errorf("%d items left after deleting 30 of 60", len(c.store))
+	if len(c.items("Books")) != 30 {
+		t.Errorf("%d items left after deleting 30 of 60", len(c.items("Books")))
 	}
-	last := c.writes[len(c.writes)-1].RequestItems["Books"][0]
+	last := c.batchWrites()[len(c.batchWrites())-1].RequestItems["Books"][0]
 	if last.DeleteRequest == nil || len(last.DeleteRequest.Key) != 1 {
 		t.Errorf("delete request %+v, want a key alone", last)
 	}
@@ -434,7 +316,7 @@ func TestBatchSaveClobber(t *testing.T) {
 // Unversioned types need no option; SaveUpdate, SavePut and SaveClobber all
 // put whole items.
 func TestBatchSaveUnversioned(t *testing.T) {
-	c := newBatchStub("stream", "seq")
+	c := batchDB("stream", "seq")
 	events := NewTableMust[batchEvent](t, NewMapper(c))
 	var items []batchEvent
 	for i := range 30 {
@@ -446,19 +328,19 @@ func TestBatchSaveUnversioned(t *testing.T) {
 			t.Fatalf("%v: %v", opts, err)
 		}
 	}
-	if len(c.store) != 30 || len(c.writes) != 4 {
-		t.Fatalf("%d items stored in %d requests", len(c.store), len(c.writes))
+	if len(c.items("Books")) != 30 || len(c.batchWrites()) != 4 {
+		t.Fatalf("%d items stored in %d requests", len(c.items("Books")), len(c.batchWrites()))
 	}
 	if err := events.BatchDelete(ctx, items); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.store) != 0 {
-		t.Errorf("%d items left after BatchDelete", len(c.store))
+	if len(c.items("Books")) != 0 {
+		t.Errorf("%d items left after BatchDelete", len(c.items("Books")))
 	}
 }
 
 func TestBatchWriteRefusesBadInput(t *testing.T) {
-	c := newBatchStub("stream", "seq")
+	c := batchDB("stream", "seq")
 	events := NewTableMust[batchEvent](t, NewMapper(c))
 	ptrs := NewTableMust[*batchEvent](t, NewMapper(c))
 	ctx := context.Background()
@@ -489,15 +371,15 @@ func TestBatchWriteRefusesBadInput(t *testing.T) {
 			}
 		}
 	}
-	if len(c.writes) != 0 {
-		t.Errorf("%d requests sent for bad input", len(c.writes))
+	if len(c.batchWrites()) != 0 {
+		t.Errorf("%d requests sent for bad input", len(c.batchWrites()))
 	}
 }
 
 // Unprocessed items are sent again, only they, with the requests the mapper
 // built; the error after giving up says which items were written.
 func TestBatchWriteRetriesUnprocessedItems(t *testing.T) {
-	c := newBatchStub("stream", "seq")
+	c := batchDB("stream", "seq")
 	events := NewTableMust[batchEvent](t, NewMapper(c))
 	var items []batchEvent
 	for i := range 30 {
@@ -513,15 +395,15 @@ func TestBatchWriteRetriesUnprocessedItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sizes []int
-	for _, in := range c.writes {
+	for _, in := range c.batchWrites() {
 		sizes = append(sizes, len(in.RequestItems[events.Name()]))
 	}
-	if !slices.Equal(sizes, []int{25, 13, 7, 5}) || len(c.store) != 30 {
-		t.Errorf("request sizes %v, %d stored; want [25 13 7 5], 30", sizes, len(c.store))
+	if !slices.Equal(sizes, []int{25, 13, 7, 5}) || len(c.items("Books")) != 30 {
+		t.Errorf("request sizes %v, %d stored; want [25 13 7 5], 30", sizes, len(c.items("Books")))
 	}
 
 	// Never any progress on the second chunk: give up after 3 attempts.
-	c = newBatchStub("stream", "seq")
+	c = batchDB("stream", "seq")
 	events = NewTableMust[batchEvent](t, NewMapper(c))
 	c.unprocessedWrite = func(call int, reqs []types.WriteRequest) []types.WriteRequest {
 		if call == 1 {
@@ -535,8 +417,8 @@ func TestBatchWriteRetriesUnprocessedItems(t *testing.T) {
 		t.Fatalf("err = %v, want a *BatchWriteError for unprocessed items", err)
 	}
 	wantUnwritten := []int{20, 21, 22, 23, 24, 25, 26, 27, 28, 29}
-	if be.Written != 20 || !slices.Equal(be.Unwritten, wantUnwritten) || len(c.writes) != 3 || len(c.store) != 20 {
-		t.Errorf("Written %d, Unwritten %v after %d requests, %d stored; want 20, %v, 3, 20", be.Written, be.Unwritten, len(c.writes), len(c.store), wantUnwritten)
+	if be.Written != 20 || !slices.Equal(be.Unwritten, wantUnwritten) || len(c.batchWrites()) != 3 || len(c.items("Books")) != 20 {
+		t.Errorf("Written %d, Unwritten %v after %d requests, %d stored; want 20, %v, 3, 20", be.Written, be.Unwritten, len(c.batchWrites()), len(c.items("Books")), wantUnwritten)
 	}
 	if len(be.UnwrittenKeys) != 10 || formatKey(be.UnwrittenKeys[0]) != `{seq: 20, stream: "s"}` {
 		t.Errorf("UnwrittenKeys %v", be.UnwrittenKeys)
@@ -557,7 +439,7 @@ func TestBatchWriteStops(t *testing.T) {
 		items = append(items, batchEvent{Stream: "s", Seq: int64(i)})
 	}
 
-	c := newBatchStub("stream", "seq")
+	c := batchDB("stream", "seq")
 	events := NewTableMust[batchEvent](t, NewMapper(c))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -570,28 +452,28 @@ func TestBatchWriteStops(t *testing.T) {
 	}
 	err := events.BatchDelete(ctx, items)
 	var be *BatchWriteError
-	if !errors.As(err, &be) || !errors.Is(err, context.Canceled) || len(c.writes) != 2 {
-		t.Fatalf("err = %v after %d requests; want a *BatchWriteError wrapping context.Canceled after 2", err, len(c.writes))
+	if !errors.As(err, &be) || !errors.Is(err, context.Canceled) || len(c.batchWrites()) != 2 {
+		t.Fatalf("err = %v after %d requests; want a *BatchWriteError wrapping context.Canceled after 2", err, len(c.batchWrites()))
 	}
 	if be.Op != "BatchDelete" || be.Written != 25 || len(be.Unwritten) != 35 || be.Unwritten[0] != 25 || be.Unwritten[34] != 59 {
 		t.Errorf("Op %s, Written %d, Unwritten %v", be.Op, be.Written, be.Unwritten)
 	}
 
-	c = newBatchStub("stream", "seq")
+	c = batchDB("stream", "seq")
 	events = NewTableMust[batchEvent](t, NewMapper(c))
 	boom := errors.New("boom")
-	c.failWrite = func(call int) error {
+	c.hook(&fakeHook{op: "BatchWriteItem", fail: func(call int) error {
 		if call == 2 {
 			return boom
 		}
 		return nil
-	}
+	}})
 	err = events.BatchSave(context.Background(), items)
-	if !errors.As(err, &be) || !errors.Is(err, boom) || len(c.writes) != 2 {
-		t.Fatalf("err = %v after %d requests; want a *BatchWriteError wrapping boom after 2", err, len(c.writes))
+	if !errors.As(err, &be) || !errors.Is(err, boom) || len(c.batchWrites()) != 2 {
+		t.Fatalf("err = %v after %d requests; want a *BatchWriteError wrapping boom after 2", err, len(c.batchWrites()))
 	}
-	if be.Written != 25 || be.Written+len(be.Unwritten) != 60 || be.Unwritten[0] != 25 || len(c.store) != 25 {
-		t.Errorf("Written %d, Unwritten %v, %d stored", be.Written, be.Unwritten, len(c.store))
+	if be.Written != 25 || be.Written+len(be.Unwritten) != 60 || be.Unwritten[0] != 25 || len(c.items("Books")) != 25 {
+		t.Errorf("Written %d, Unwritten %v, %d stored", be.Written, be.Unwritten, len(c.items("Books")))
 	}
 	if !strings.Contains(err.Error(), "25 of 60 items written") || !strings.HasSuffix(err.Error(), ": boom") {
 		t.Errorf("error %q", err)
@@ -599,7 +481,7 @@ func TestBatchWriteStops(t *testing.T) {
 }
 
 func TestKeyID(t *testing.T) {
-	p := NewTableMust[batchEvent](t, NewMapper(&stubClient{})).p
+	p := NewTableMust[batchEvent](t, NewMapper(&fakeDB{noStore: true})).p
 	id := func(hash types.AttributeValue, rng types.AttributeValue) keyID {
 		return p.keyID(map[string]types.AttributeValue{"stream": hash, "seq": rng})
 	}

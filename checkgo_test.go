@@ -30,7 +30,7 @@ type loopy struct {
 // DynamoDB's 32 levels, are an error, never a crash.
 func TestCyclesAndDepthRefused(t *testing.T) {
 	ctx := context.Background()
-	c := &silentClient{}
+	c := silentDB()
 	nodes, _ := NewTable[node](NewMapper(c), "N")
 	loops, _ := NewTable[*loopy](NewMapper(c), "L")
 
@@ -136,7 +136,7 @@ type walkItem struct {
 // field of an embedded struct is checked.
 func TestGoValueChecksSeeEncodedFields(t *testing.T) {
 	ctx := context.Background()
-	tb, err := NewTable[walkItem](NewMapper(&silentClient{}), "W")
+	tb, err := NewTable[walkItem](NewMapper(silentDB()), "W")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -263,21 +263,6 @@ func TestCodecUsedForBench(t *testing.T) {
 	}
 }
 
-// statelessClient answers PutItem and GetItem without recording anything,
-// so that goroutines may share it.
-type statelessClient struct {
-	Client
-	get *dynamodb.GetItemOutput
-}
-
-func (c statelessClient) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return &dynamodb.PutItemOutput{}, nil
-}
-
-func (c statelessClient) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	return c.get, nil
-}
-
 // TestCodecConcurrent encodes and decodes through one table from several
 // goroutines (run with -race): the compiled codec shares only immutable
 // state.
@@ -287,7 +272,9 @@ func TestCodecConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl := newBenchTable(t, statelessClient{get: &dynamodb.GetItemOutput{Item: item}})
+	tbl := newBenchTable(t, &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{Item: item}, nil
+	}})
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)

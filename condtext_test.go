@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -203,37 +202,6 @@ func TestCondTextValues(t *testing.T) {
 	}
 }
 
-// textStub answers Query, Scan and TransactWriteItems with nothing and
-// records the requests.
-type textStub struct {
-	stubClient
-	mu      sync.Mutex
-	queries []*dynamodb.QueryInput
-	scans   []*dynamodb.ScanInput
-	txs     []*dynamodb.TransactWriteItemsInput
-}
-
-func (c *textStub) Query(_ context.Context, in *dynamodb.QueryInput, _ ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.queries = append(c.queries, in)
-	return &dynamodb.QueryOutput{}, nil
-}
-
-func (c *textStub) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.scans = append(c.scans, in)
-	return &dynamodb.ScanOutput{}, nil
-}
-
-func (c *textStub) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.txs = append(c.txs, in)
-	return &dynamodb.TransactWriteItemsOutput{}, nil
-}
-
 // sentValue returns the one value of vals whose placeholder the expression
 // compares attribute attr with ("#x = :y"), nil when none.
 func sentValue(expr string, names map[string]string, vals map[string]types.AttributeValue, attr string) types.AttributeValue {
@@ -261,7 +229,7 @@ func sentValue(expr string, names map[string]string, vals map[string]types.Attri
 // uuid as its text.
 func TestCondTextEveryPath(t *testing.T) {
 	ctx := context.Background()
-	c := &textStub{}
+	c := &fakeDB{noStore: true}
 	tb, err := NewTable[condItem](NewMapper(c), "text")
 	if err != nil {
 		t.Fatal(err)
@@ -277,36 +245,36 @@ func TestCondTextEveryPath(t *testing.T) {
 	if _, err := tb.Save(ctx, item, If(cond)); err != nil {
 		t.Fatalf("Save: %v", err)
 	}
-	u := c.upds[len(c.upds)-1]
+	u := c.upds()[len(c.upds())-1]
 	check("Save", *u.ConditionExpression, u.ExpressionAttributeNames, u.ExpressionAttributeValues)
 	if err := tb.Delete(ctx, item, If(cond)); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
-	d := c.dels[len(c.dels)-1]
+	d := c.dels()[len(c.dels())-1]
 	check("Delete", *d.ConditionExpression, d.ExpressionAttributeNames, d.ExpressionAttributeValues)
-	c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{"id": str("a"), "v": n("4")}}, nil
 	}
 	if _, err := tb.Add(ctx, item, AddToSet("codes", []string{"X"}), If(cond)); err != nil {
 		t.Fatalf("Add: %v", err)
 	}
-	u = c.upds[len(c.upds)-1]
+	u = c.upds()[len(c.upds())-1]
 	check("Add", *u.ConditionExpression, u.ExpressionAttributeNames, u.ExpressionAttributeValues)
 	for _, err := range tb.Scan(ctx, Filter(cond)) {
 		t.Fatalf("Scan: %v", err)
 	}
-	s := c.scans[0]
+	s := c.scans()[0]
 	check("Scan", *s.FilterExpression, s.ExpressionAttributeNames, s.ExpressionAttributeValues)
 	for _, err := range tb.Query(ctx, expression.Key("id").Equal(cValue("a")), Filter(cond)) {
 		t.Fatalf("Query: %v", err)
 	}
-	q := c.queries[0]
+	q := c.queries()[0]
 	check("Query filter", *q.FilterExpression, q.ExpressionAttributeNames, q.ExpressionAttributeValues)
 	err = tb.m.WriteTx(ctx, []TxOp{tb.TxSave(item, If(cond)), tb.TxDelete(condItem{ID: "b", V: 1}, If(cond)), tb.TxCheck(condItem{ID: "c", V: 1}, If(cond))})
 	if err != nil {
 		t.Fatalf("WriteTx: %v", err)
 	}
-	for i, m := range c.txs[0].TransactItems {
+	for i, m := range c.txWrites()[0].TransactItems {
 		switch {
 		case m.Update != nil:
 			check("TxSave", *m.Update.ConditionExpression, m.Update.ExpressionAttributeNames, m.Update.ExpressionAttributeValues)
@@ -337,7 +305,7 @@ func TestCondTextValueErrors(t *testing.T) {
 		{"doc member", cName("doc").Equal(cValue(map[string]any{"who": 1})), ".who"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &textStub{}
+			c := &fakeDB{noStore: true}
 			tb, err := NewTable[condItem](NewMapper(c), "text")
 			if err != nil {
 				t.Fatal(err)
@@ -359,7 +327,7 @@ func TestCondTextValueErrors(t *testing.T) {
 			if err := tb.m.WriteTx(ctx, []TxOp{tb.TxCheck(item, If(tc.cond))}); !errors.Is(err, ErrInvalidInput) {
 				t.Errorf("WriteTx = %v, want ErrInvalidInput", err)
 			}
-			if len(c.upds)+len(c.puts)+len(c.dels)+len(c.scans)+len(c.txs) > 0 {
+			if len(c.upds())+len(c.puts())+len(c.dels())+len(c.scans())+len(c.txWrites()) > 0 {
 				t.Error("a request was sent")
 			}
 		})
@@ -411,7 +379,7 @@ func TestCondTextUnencodable(t *testing.T) {
 		t.Errorf("compileConds = %v, %v", uc, err)
 	}
 	// Through a call: ErrInvalidInput, nothing sent.
-	c := &textStub{}
+	c := &fakeDB{noStore: true}
 	tb, err := NewTable[textAddrItem](NewMapper(c), "text")
 	if err != nil {
 		t.Fatal(err)
@@ -421,7 +389,7 @@ func TestCondTextUnencodable(t *testing.T) {
 			t.Errorf("Scan = %v", err)
 		}
 	}
-	if len(c.scans) > 0 {
+	if len(c.scans()) > 0 {
 		t.Error("a request was sent")
 	}
 }
@@ -463,7 +431,7 @@ type textKeyLvl struct {
 // on an index.
 func TestQueryTextKey(t *testing.T) {
 	ctx := context.Background()
-	c := &textStub{}
+	c := &fakeDB{noStore: true}
 	tb, err := NewTable[textKeyLvl](NewMapper(c), "lvl")
 	if err != nil {
 		t.Fatal(err)
@@ -490,14 +458,14 @@ func TestQueryTextKey(t *testing.T) {
 			if tc.index != "" {
 				opts = append(opts, Index(tc.index))
 			}
-			c.queries = nil
+			c.forget()
 			for _, err := range tb.Query(ctx, tc.key, opts...) {
 				t.Fatalf("Query: %v", err)
 			}
-			if len(c.queries) != 1 {
-				t.Fatalf("%d queries sent", len(c.queries))
+			if len(c.queries()) != 1 {
+				t.Fatalf("%d queries sent", len(c.queries()))
 			}
-			q := c.queries[0]
+			q := c.queries()[0]
 			for i, want := range tc.want {
 				ph := ":" + itoa(int64(i))
 				if got := q.ExpressionAttributeValues[ph]; !reflect.DeepEqual(got, want) {
@@ -514,7 +482,7 @@ func TestQueryTextKey(t *testing.T) {
 		// Ordered by text ("info" < "warn"), not by level: refused.
 		expression.Key("lvl").Equal(cValue(tLevel(2))).And(expression.Key("at").Between(cValue(tLevel(1)), cValue(tLevel(2)))),
 	} {
-		c.queries = nil
+		c.forget()
 		n := 0
 		for _, err := range tb.Query(ctx, key) {
 			n++
@@ -522,8 +490,8 @@ func TestQueryTextKey(t *testing.T) {
 				t.Errorf("Query = %v, want ErrInvalidInput naming MarshalText", err)
 			}
 		}
-		if n != 1 || len(c.queries) > 0 {
-			t.Errorf("%d errors, %d queries sent", n, len(c.queries))
+		if n != 1 || len(c.queries()) > 0 {
+			t.Errorf("%d errors, %d queries sent", n, len(c.queries()))
 		}
 	}
 }
@@ -554,7 +522,7 @@ func newTextKeyUUIDTable(t *testing.T, c Client) *Table[textKeyUUID] {
 // B) is sent as the uuid's text, on the table and on an index keyed by a
 // uuid, not refused as a binary value for a string key.
 func TestQueryUUIDKey(t *testing.T) {
-	c := &textStub{}
+	c := &fakeDB{noStore: true}
 	tb := newTextKeyUUIDTable(t, c)
 	for _, tc := range []struct {
 		key   expression.KeyConditionBuilder
@@ -564,7 +532,7 @@ func TestQueryUUIDKey(t *testing.T) {
 		{expression.Key("id").Equal(cValue(uuid1Text)), ""},
 		{expression.Key("owner").Equal(cValue(uuid1)), "byOwner"},
 	} {
-		c.queries = nil
+		c.forget()
 		var opts []QueryOption
 		if tc.index != "" {
 			opts = append(opts, Index(tc.index))
@@ -572,7 +540,7 @@ func TestQueryUUIDKey(t *testing.T) {
 		for _, err := range tb.Query(context.Background(), tc.key, opts...) {
 			t.Fatalf("Query: %v", err)
 		}
-		if got := c.queries[0].ExpressionAttributeValues[":0"]; !reflect.DeepEqual(got, str(uuid1Text)) {
+		if got := c.queries()[0].ExpressionAttributeValues[":0"]; !reflect.DeepEqual(got, str(uuid1Text)) {
 			t.Errorf("sent %s, want S %s", avString(got), uuid1Text)
 		}
 	}
@@ -602,12 +570,12 @@ type bigBalance struct {
 // compared as the caller's own text comparison.
 func TestCondTextOrderingRefused(t *testing.T) {
 	ctx := context.Background()
-	c := &textStub{}
-	c.onPut = func(*dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error) {
+	c := &fakeDB{noStore: true}
+	c.onPut = func(int, *dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error) {
 		t.Error("PutItem sent")
 		return &dynamodb.PutItemOutput{}, nil
 	}
-	c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		t.Error("UpdateItem sent")
 		return &dynamodb.UpdateItemOutput{}, nil
 	}
@@ -650,8 +618,8 @@ func TestCondTextOrderingRefused(t *testing.T) {
 	refused("Query Filter", err, `"bal"`)
 	err = tb.Mapper().WriteTx(ctx, []TxOp{tb.TxCheck(item, If(N("bal").GreaterThanEqual(V(100))))})
 	refused("WriteTx TxCheck", err, `"bal"`)
-	if len(c.queries)+len(c.scans)+len(c.txs) > 0 {
-		t.Errorf("sent %d queries, %d scans, %d transactions", len(c.queries), len(c.scans), len(c.txs))
+	if len(c.queries())+len(c.scans())+len(c.txWrites()) > 0 {
+		t.Errorf("sent %d queries, %d scans, %d transactions", len(c.queries()), len(c.scans()), len(c.txWrites()))
 	}
 	// Equality compares texts correctly; a string is the caller's text.
 	for _, cond := range []expression.ConditionBuilder{

@@ -101,7 +101,7 @@ func TestCondJavaValueErrors(t *testing.T) {
 		{"bad list element", cName("dates").Equal(cValue([]string{"x"})), "[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &scanStub{}
+			c := &fakeDB{noStore: true}
 			tb, err := NewTable[javaItem](NewMapper(c), "java")
 			if err != nil {
 				t.Fatal(err)
@@ -119,7 +119,7 @@ func TestCondJavaValueErrors(t *testing.T) {
 					t.Errorf("Scan = %v, want ErrInvalidInput saying %q", err, tc.want)
 				}
 			}
-			if len(c.upds)+len(c.puts)+len(c.dels)+len(c.scans) > 0 {
+			if len(c.upds())+len(c.puts())+len(c.dels())+len(c.scans()) > 0 {
 				t.Error("a request was sent")
 			}
 		})
@@ -202,7 +202,7 @@ func TestCondDottedName(t *testing.T) {
 // TestCondFilterRequest: Query and Scan send the converted filter, with the
 // key condition's names kept.
 func TestCondFilterRequest(t *testing.T) {
-	c := &scanStub{}
+	c := &fakeDB{noStore: true}
 	tb, err := NewTable[dotted](NewMapper(c), "t")
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestCondFilterRequest(t *testing.T) {
 	for _, err := range tb.Scan(context.Background(), Filter(cName("x.y").Equal(cValue(true)))) {
 		t.Fatal(err)
 	}
-	in := c.scans[0]
+	in := c.scans()[0]
 	filterNames := maps.Clone(in.ExpressionAttributeNames)
 	maps.DeleteFunc(filterNames, func(ph, _ string) bool { return strings.HasPrefix(ph, "#p") }) // the projection's
 	if aws := *in.FilterExpression; aws != "#dot0 = :0" || !reflect.DeepEqual(filterNames, map[string]string{"#dot0": "x.y"}) ||
@@ -219,23 +219,13 @@ func TestCondFilterRequest(t *testing.T) {
 	}
 }
 
-type scanStub struct {
-	stubClient
-	scans []*dynamodb.ScanInput
-}
-
-func (c *scanStub) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	c.scans = append(c.scans, in)
-	return &dynamodb.ScanOutput{}, nil
-}
-
 // TestConditionErrorNamesCondition: a failed If (version matched) names the
 // condition, with names and values written in.
 func TestConditionErrorNamesCondition(t *testing.T) {
 	stored := javaStoredItem()
-	c := &stubClient{onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c := &fakeDB{noStore: true, onUpd: func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		return nil, &types.ConditionalCheckFailedException{Item: stored}
-	}, onDel: func(*dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
+	}, onDel: func(int, *dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
 		return nil, &types.ConditionalCheckFailedException{Item: stored}
 	}}
 	tb, err := NewTable[javaItem](NewMapper(c), "java")
@@ -333,7 +323,7 @@ func maps2[K comparable, V any](m map[K]V) map[K]V {
 }
 
 func javaTestTableF[T any](f *testing.F) *schema {
-	tb, err := NewTable[T](NewMapper(&stubClient{}), "f")
+	tb, err := NewTable[T](NewMapper(&fakeDB{noStore: true}), "f")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -345,10 +335,10 @@ func javaTestTableF[T any](f *testing.F) *schema {
 func TestTxConditionErrorNamesCondition(t *testing.T) {
 	stored := javaStoredItem()
 	var sent *dynamodb.TransactWriteItemsInput
-	c := &txStub{onTx: func(_ int, in *dynamodb.TransactWriteItemsInput) error {
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(_ int, in *dynamodb.TransactWriteItemsInput) error {
 		sent = in
 		return txCanceled(txReason("None", nil), txReason("ConditionalCheckFailed", stored))
-	}}
+	})}
 	tb, err := NewTable[javaItem](NewMapper(c), "java")
 	if err != nil {
 		t.Fatal(err)

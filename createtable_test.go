@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +116,7 @@ func newTestTable[T any](t *testing.T, c Client, name string) *Table[T] {
 
 func mustInput[T any](t *testing.T, opts ...TableSpecOption) *dynamodb.CreateTableInput {
 	t.Helper()
-	in, err := newTestTable[T](t, &stubClient{}, "T").CreateTableInput(opts...)
+	in, err := newTestTable[T](t, &fakeDB{noStore: true}, "T").CreateTableInput(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +322,7 @@ func TestCreateTableInputTimeFollowsEncoder(t *testing.T) {
 	type event struct {
 		At time.Time `dynamo:"at,hash"`
 	}
-	m := NewMapper(&stubClient{}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) {
+	m := NewMapper(&fakeDB{noStore: true}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) {
 		o.EncodeTime = func(tm time.Time) (types.AttributeValue, error) {
 			return &types.AttributeValueMemberN{Value: strconv.FormatInt(tm.UnixMilli(), 10)}, nil
 		}
@@ -342,7 +341,7 @@ func TestCreateTableInputTimeFollowsEncoder(t *testing.T) {
 }
 
 func TestCreateTableInputOpaqueKey(t *testing.T) {
-	tb := newTestTable[ctOpaque](t, &stubClient{}, "T")
+	tb := newTestTable[ctOpaque](t, &fakeDB{noStore: true}, "T")
 	_, err := tb.CreateTableInput()
 	if !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("err = %v, want ErrInvalidInput", err)
@@ -379,7 +378,7 @@ func TestCreateTableInputBadOptions(t *testing.T) {
 		{WithKeyType("year", "SS"), "key types are S, N or B"},
 	}
 	for _, tc := range tests {
-		stub := &tableStub{}
+		stub := &fakeDB{noStore: true}
 		tb := newTestTable[ctMovie](t, stub, "Movies")
 		_, err := tb.CreateTableInput(tc.opt)
 		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"Movies"`) {
@@ -388,11 +387,11 @@ func TestCreateTableInputBadOptions(t *testing.T) {
 		if err := tb.CreateTable(t.Context(), tc.opt); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("CreateTable err = %v, want ErrInvalidInput", err)
 		}
-		if len(stub.calls) != 0 {
-			t.Errorf("requests sent for a bad option: %v", stub.calls)
+		if len(stub.ops()) != 0 {
+			t.Errorf("requests sent for a bad option: %v", stub.ops())
 		}
 	}
-	_, err := newTestTable[ctHashOnly](t, &stubClient{}, "T").CreateTableInput(WithProjection("X", types.Projection{}))
+	_, err := newTestTable[ctHashOnly](t, &fakeDB{noStore: true}, "T").CreateTableInput(WithProjection("X", types.Projection{}))
 	if err == nil || !strings.Contains(err.Error(), "no `index` or `localIndex` tags") {
 		t.Errorf("projection on a type without indexes: %v", err)
 	}
@@ -600,83 +599,16 @@ func FuzzParseIndexTag(f *testing.F) {
 	})
 }
 
-// tableStub answers the table-management calls from hooks and records the
-// order of calls. Unset hooks: CreateTable, DeleteTable and UpdateTimeToLive
-// succeed; DescribeTable says ACTIVE.
-type tableStub struct {
-	Client
-
-	mu    sync.Mutex
-	calls []string
-	in    []any // the request of each call
-
-	onCreate   func(*dynamodb.CreateTableInput) error
-	onDescribe func(n int) (*types.TableDescription, error) // n counts DescribeTable calls from 1
-	onDelete   func() error
-	onTTL      func(*dynamodb.UpdateTimeToLiveInput) error
-	describes  int
-}
-
-func (c *tableStub) record(call string, in any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls = append(c.calls, call)
-	c.in = append(c.in, in)
-}
-
-func (c *tableStub) CreateTable(_ context.Context, in *dynamodb.CreateTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
-	c.record("CreateTable", in)
-	if c.onCreate != nil {
-		if err := c.onCreate(in); err != nil {
+// describing answers DescribeTable call n with the description fn
+// returns for n.
+func describing(fn func(n int) (*types.TableDescription, error)) func(int, *dynamodb.DescribeTableInput) (*dynamodb.DescribeTableOutput, error) {
+	return func(n int, _ *dynamodb.DescribeTableInput) (*dynamodb.DescribeTableOutput, error) {
+		d, err := fn(n)
+		if err != nil {
 			return nil, err
 		}
+		return &dynamodb.DescribeTableOutput{Table: d}, nil
 	}
-	return &dynamodb.CreateTableOutput{}, nil
-}
-
-func (c *tableStub) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
-	c.record("DescribeTable", in)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.describes++
-	n := c.describes
-	c.mu.Unlock()
-	if c.onDescribe == nil {
-		return &dynamodb.DescribeTableOutput{Table: &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive}}, nil
-	}
-	d, err := c.onDescribe(n)
-	if err != nil {
-		return nil, err
-	}
-	return &dynamodb.DescribeTableOutput{Table: d}, nil
-}
-
-func (c *tableStub) DeleteTable(_ context.Context, in *dynamodb.DeleteTableInput, _ ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error) {
-	c.record("DeleteTable", in)
-	if c.onDelete != nil {
-		if err := c.onDelete(); err != nil {
-			return nil, err
-		}
-	}
-	return &dynamodb.DeleteTableOutput{}, nil
-}
-
-func (c *tableStub) UpdateTimeToLive(_ context.Context, in *dynamodb.UpdateTimeToLiveInput, _ ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error) {
-	c.record("UpdateTimeToLive", in)
-	if c.onTTL != nil {
-		if err := c.onTTL(in); err != nil {
-			return nil, err
-		}
-	}
-	return &dynamodb.UpdateTimeToLiveOutput{}, nil
-}
-
-func (c *tableStub) callList() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strings.Join(c.calls, " ")
 }
 
 var (
@@ -700,10 +632,10 @@ func describeAs(in *dynamodb.CreateTableInput, status types.TableStatus, gsiStat
 // its indexes are ACTIVE (not found yet, CREATING, index CREATING), then
 // enables TTL on the ttl attribute.
 func TestCreateTableWaitsThenEnablesTTL(t *testing.T) {
-	stub := &tableStub{}
+	stub := &fakeDB{noStore: true}
 	tb := newTestTable[ctMovie](t, stub, "Movies")
 	want, _ := tb.CreateTableInput()
-	stub.onDescribe = func(n int) (*types.TableDescription, error) {
+	stub.onDescribe = describing(func(n int) (*types.TableDescription, error) {
 		switch n {
 		case 1:
 			return nil, errNotFound // DescribeTable is eventually consistent
@@ -713,32 +645,32 @@ func TestCreateTableWaitsThenEnablesTTL(t *testing.T) {
 			return describeAs(want, types.TableStatusActive, types.IndexStatusCreating), nil
 		}
 		return describeAs(want, types.TableStatusActive, types.IndexStatusActive), nil
-	}
+	})
 	if err := tb.CreateTable(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := stub.callList(); got != "CreateTable DescribeTable DescribeTable DescribeTable DescribeTable UpdateTimeToLive" {
+	if got := strings.Join(stub.ops(), " "); got != "CreateTable DescribeTable DescribeTable DescribeTable DescribeTable UpdateTimeToLive" {
 		t.Errorf("calls = %s", got)
 	}
-	checkInput(t, stub.in[0].(*dynamodb.CreateTableInput), want)
-	ttl := stub.in[len(stub.in)-1].(*dynamodb.UpdateTimeToLiveInput)
+	checkInput(t, stub.sent("")[0].(*dynamodb.CreateTableInput), want)
+	ttl := stub.sent("")[len(stub.sent(""))-1].(*dynamodb.UpdateTimeToLiveInput)
 	if aws.ToString(ttl.TableName) != "Movies" || aws.ToString(ttl.TimeToLiveSpecification.AttributeName) != "expires" || !aws.ToBool(ttl.TimeToLiveSpecification.Enabled) {
 		t.Errorf("UpdateTimeToLive = %+v %+v", ttl, ttl.TimeToLiveSpecification)
 	}
 }
 
 func TestCreateTableWithoutTTL(t *testing.T) {
-	stub := &tableStub{}
+	stub := &fakeDB{noStore: true}
 	if err := newTestTable[ctHashOnly](t, stub, "T").CreateTable(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := stub.callList(); got != "CreateTable DescribeTable" {
+	if got := strings.Join(stub.ops(), " "); got != "CreateTable DescribeTable" {
 		t.Errorf("calls = %s", got)
 	}
 }
 
 func TestCreateTableExists(t *testing.T) {
-	stub := &tableStub{onCreate: func(*dynamodb.CreateTableInput) error { return errInUse }}
+	stub := &fakeDB{noStore: true, onCreate: func(int, *dynamodb.CreateTableInput) (*dynamodb.CreateTableOutput, error) { return nil, errInUse }}
 	tb := newTestTable[ctMovie](t, stub, "Movies")
 	err := tb.CreateTable(t.Context())
 	var inUse *types.ResourceInUseException
@@ -748,7 +680,7 @@ func TestCreateTableExists(t *testing.T) {
 	if !strings.Contains(err.Error(), `"Movies"`) || !strings.Contains(err.Error(), "IfNotExists") {
 		t.Errorf("error %q does not name the table and the fix", err)
 	}
-	if got := stub.callList(); got != "CreateTable" {
+	if got := strings.Join(stub.ops(), " "); got != "CreateTable" {
 		t.Errorf("calls = %s", got)
 	}
 }
@@ -756,10 +688,10 @@ func TestCreateTableExists(t *testing.T) {
 // IfNotExists accepts an existing table whose keys and indexes match, once
 // it is ACTIVE, and leaves its TTL alone.
 func TestCreateTableIfNotExists(t *testing.T) {
-	stub := &tableStub{onCreate: func(*dynamodb.CreateTableInput) error { return errInUse }}
+	stub := &fakeDB{noStore: true, onCreate: func(int, *dynamodb.CreateTableInput) (*dynamodb.CreateTableOutput, error) { return nil, errInUse }}
 	tb := newTestTable[ctMovie](t, stub, "Movies")
 	want, _ := tb.CreateTableInput()
-	stub.onDescribe = func(n int) (*types.TableDescription, error) {
+	stub.onDescribe = describing(func(n int) (*types.TableDescription, error) {
 		if n == 1 {
 			return describeAs(want, types.TableStatusCreating, types.IndexStatusCreating), nil
 		}
@@ -767,11 +699,11 @@ func TestCreateTableIfNotExists(t *testing.T) {
 		// An index the tags do not declare is fine.
 		d.GlobalSecondaryIndexes = append(d.GlobalSecondaryIndexes, types.GlobalSecondaryIndexDescription{IndexName: aws.String("Other"), IndexStatus: types.IndexStatusActive})
 		return d, nil
-	}
+	})
 	if err := tb.CreateTable(t.Context(), IfNotExists()); err != nil {
 		t.Fatal(err)
 	}
-	if got := stub.callList(); got != "CreateTable DescribeTable DescribeTable" {
+	if got := strings.Join(stub.ops(), " "); got != "CreateTable DescribeTable DescribeTable" {
 		t.Errorf("calls = %s", got)
 	}
 }
@@ -795,12 +727,12 @@ func TestCreateTableIfNotExistsMismatch(t *testing.T) {
 			`local index StudioYear is HASH studio (S), RANGE rating (N)`},
 	}
 	for _, tc := range tests {
-		stub := &tableStub{onCreate: func(*dynamodb.CreateTableInput) error { return errInUse }}
-		stub.onDescribe = func(int) (*types.TableDescription, error) {
+		stub := &fakeDB{noStore: true, onCreate: func(int, *dynamodb.CreateTableInput) (*dynamodb.CreateTableOutput, error) { return nil, errInUse }}
+		stub.onDescribe = describing(func(int) (*types.TableDescription, error) {
 			d := describeAs(want, types.TableStatusActive, types.IndexStatusActive)
 			tc.change(d)
 			return d, nil
-		}
+		})
 		err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(t.Context(), IfNotExists())
 		if !errors.Is(err, ErrTableExists) || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), `"Movies"`) {
 			t.Errorf("%s: err = %v, want ErrTableExists mentioning %q", tc.name, err, tc.msg)
@@ -809,10 +741,10 @@ func TestCreateTableIfNotExistsMismatch(t *testing.T) {
 }
 
 func TestCreateTableIfNotExistsBeingDeleted(t *testing.T) {
-	stub := &tableStub{onCreate: func(*dynamodb.CreateTableInput) error { return errInUse }}
-	stub.onDescribe = func(int) (*types.TableDescription, error) {
+	stub := &fakeDB{noStore: true, onCreate: func(int, *dynamodb.CreateTableInput) (*dynamodb.CreateTableOutput, error) { return nil, errInUse }}
+	stub.onDescribe = describing(func(int) (*types.TableDescription, error) {
 		return &types.TableDescription{TableStatus: types.TableStatusDeleting}, nil
-	}
+	})
 	err := newTestTable[ctHashOnly](t, stub, "T").CreateTable(t.Context(), IfNotExists())
 	if err == nil || !strings.Contains(err.Error(), `table "T" has status DELETING`) {
 		t.Errorf("err = %v", err)
@@ -824,37 +756,37 @@ func TestCreateTableIfNotExistsBeingDeleted(t *testing.T) {
 func TestCreateTableContextEndsWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	stub := &tableStub{}
-	stub.onDescribe = func(n int) (*types.TableDescription, error) {
+	stub := &fakeDB{noStore: true}
+	stub.onDescribe = describing(func(n int) (*types.TableDescription, error) {
 		if n == 2 {
 			cancel()
 		}
 		return &types.TableDescription{TableStatus: types.TableStatusCreating}, nil
-	}
+	})
 	err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(ctx)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `table "Movies" is not ACTIVE (status CREATING)`) {
 		t.Errorf("err = %v", err)
 	}
-	if strings.Contains(stub.callList(), "UpdateTimeToLive") {
+	if strings.Contains(strings.Join(stub.ops(), " "), "UpdateTimeToLive") {
 		t.Error("TTL enabled on a table that is not ACTIVE")
 	}
 }
 
 func TestCreateTableErrors(t *testing.T) {
 	boom := errors.New("boom")
-	stub := &tableStub{onCreate: func(*dynamodb.CreateTableInput) error { return boom }}
+	stub := &fakeDB{noStore: true, onCreate: func(int, *dynamodb.CreateTableInput) (*dynamodb.CreateTableOutput, error) { return nil, boom }}
 	err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(t.Context())
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), `CreateTable "Movies"`) {
 		t.Errorf("create: %v", err)
 	}
 
-	stub = &tableStub{onDescribe: func(int) (*types.TableDescription, error) { return nil, boom }}
+	stub = &fakeDB{noStore: true, onDescribe: describing(func(int) (*types.TableDescription, error) { return nil, boom })}
 	err = newTestTable[ctMovie](t, stub, "Movies").CreateTable(t.Context())
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), `waiting for table "Movies"`) {
 		t.Errorf("describe: %v", err)
 	}
 
-	stub = &tableStub{onTTL: func(*dynamodb.UpdateTimeToLiveInput) error { return boom }}
+	stub = &fakeDB{noStore: true, onTTL: func(int, *dynamodb.UpdateTimeToLiveInput) (*dynamodb.UpdateTimeToLiveOutput, error) { return nil, boom }}
 	err = newTestTable[ctMovie](t, stub, "Movies").CreateTable(t.Context())
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), `table "Movies" was created, but enabling TTL on attribute "expires" failed`) {
 		t.Errorf("ttl: %v", err)
@@ -862,25 +794,25 @@ func TestCreateTableErrors(t *testing.T) {
 }
 
 func TestDeleteTable(t *testing.T) {
-	stub := &tableStub{onDescribe: func(n int) (*types.TableDescription, error) {
+	stub := &fakeDB{noStore: true, onDescribe: describing(func(n int) (*types.TableDescription, error) {
 		if n < 3 {
 			return &types.TableDescription{TableStatus: types.TableStatusDeleting}, nil
 		}
 		return nil, errNotFound
-	}}
+	})}
 	if err := newTestTable[ctMovie](t, stub, "Movies").DeleteTable(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := stub.callList(); got != "DeleteTable DescribeTable DescribeTable DescribeTable" {
+	if got := strings.Join(stub.ops(), " "); got != "DeleteTable DescribeTable DescribeTable DescribeTable" {
 		t.Errorf("calls = %s", got)
 	}
-	if in := stub.in[0].(*dynamodb.DeleteTableInput); aws.ToString(in.TableName) != "Movies" {
+	if in := stub.sent("")[0].(*dynamodb.DeleteTableInput); aws.ToString(in.TableName) != "Movies" {
 		t.Errorf("DeleteTable(%s)", aws.ToString(in.TableName))
 	}
 }
 
 func TestDeleteTableMissing(t *testing.T) {
-	stub := &tableStub{onDelete: func() error { return errNotFound }}
+	stub := &fakeDB{noStore: true, onDropTable: func(int, *dynamodb.DeleteTableInput) (*dynamodb.DeleteTableOutput, error) { return nil, errNotFound }}
 	err := newTestTable[ctMovie](t, stub, "Movies").DeleteTable(t.Context())
 	var nf *types.ResourceNotFoundException
 	if !errors.Is(err, ErrTableNotFound) || !errors.As(err, &nf) || !strings.Contains(err.Error(), `"Movies"`) {
@@ -891,10 +823,10 @@ func TestDeleteTableMissing(t *testing.T) {
 func TestDeleteTableContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	stub := &tableStub{onDescribe: func(int) (*types.TableDescription, error) {
+	stub := &fakeDB{noStore: true, onDescribe: describing(func(int) (*types.TableDescription, error) {
 		cancel()
 		return &types.TableDescription{TableStatus: types.TableStatusDeleting}, nil
-	}}
+	})}
 	err := newTestTable[ctMovie](t, stub, "Movies").DeleteTable(ctx)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), `table "Movies" is being deleted but still exists`) {
 		t.Errorf("err = %v", err)

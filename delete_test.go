@@ -9,7 +9,7 @@ import (
 // A nil option given to Delete is no option, as for every other call that
 // takes options: the delete is sent with its version condition, no panic.
 func TestDeleteNilOptionIsNoOption(t *testing.T) {
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	books := newBooks(t, c)
 	var err error
 	func() {
@@ -23,8 +23,8 @@ func TestDeleteNilOptionIsNoOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.dels) != 1 || c.dels[0].ConditionExpression == nil {
-		t.Fatalf("want one version-checked DeleteItem, got %d requests", len(c.dels))
+	if len(c.dels()) != 1 || c.dels()[0].ConditionExpression == nil {
+		t.Fatalf("want one version-checked DeleteItem, got %d requests", len(c.dels()))
 	}
 }
 
@@ -35,7 +35,7 @@ func TestDeleteNilOptionIsNoOption(t *testing.T) {
 func TestDeleteRefusesWriteBehaviours(t *testing.T) {
 	ctx := context.Background()
 	for _, b := range []SaveBehavior{SavePut, SaveUpdateSkipNulls, SaveAppendSet, SaveBehavior(42)} {
-		c := &txStub{}
+		c := &fakeDB{noStore: true}
 		books := newBooks(t, c)
 		item := Book{ISBN: "1", Version: 2}
 		if err := books.Delete(ctx, item, WithSaveBehavior(b)); !errors.Is(err, ErrInvalidInput) {
@@ -47,16 +47,16 @@ func TestDeleteRefusesWriteBehaviours(t *testing.T) {
 		if err := books.m.WriteTx(ctx, []TxOp{books.TxCheck(item, WithSaveBehavior(b))}); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("TxCheck with %v: got %v, want ErrInvalidInput", b, err)
 		}
-		if len(c.dels) != 0 || len(c.writes) != 0 {
-			t.Errorf("%v: %d deletes and %d transactions sent, want none", b, len(c.dels), len(c.writes))
+		if len(c.dels()) != 0 || len(c.txWrites()) != 0 {
+			t.Errorf("%v: %d deletes and %d transactions sent, want none", b, len(c.dels()), len(c.txWrites()))
 		}
 	}
 	// SaveClobber still deletes without a condition.
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	if err := newBooks(t, c).Delete(ctx, Book{ISBN: "1", Version: 2}, WithSaveBehavior(SaveClobber)); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.dels) != 1 || c.dels[0].ConditionExpression != nil {
-		t.Fatalf("SaveClobber: want one unconditional DeleteItem, got %+v", c.dels)
+	if len(c.dels()) != 1 || c.dels()[0].ConditionExpression != nil {
+		t.Fatalf("SaveClobber: want one unconditional DeleteItem, got %+v", c.dels())
 	}
 }

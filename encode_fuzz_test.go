@@ -220,7 +220,7 @@ func FuzzEncode(f *testing.F) {
 	f.Add([]byte("\x01k\x01r\x00\x01\x02\x08"))                                      // NaN
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctx := context.Background()
-		st := &stubClient{}
+		st := &fakeDB{noStore: true}
 		tb, err := NewTable[fzItem](NewMapper(st), "F")
 		if err != nil {
 			t.Fatal(err)
@@ -232,18 +232,18 @@ func FuzzEncode(f *testing.F) {
 				t.Fatalf("Save (%v): %v does not wrap ErrInvalidInput", beh, err)
 			}
 		}
-		for _, in := range st.puts {
+		for _, in := range st.puts() {
 			checkSent(t, in.Item)
 			if size := avs.ItemSize(in.Item); size > maxItemSize {
 				t.Fatalf("sent an item of %d bytes", size)
 			}
 		}
-		for _, in := range st.upds {
+		for _, in := range st.upds() {
 			checkSent(t, in.Key)
 			checkSent(t, in.ExpressionAttributeValues)
 		}
 
-		sc := &silentClient{}
+		sc := silentDB()
 		ts, _ := NewTable[fzItem](NewMapper(sc), "F")
 		refusedOrSent := func(op string, err error) {
 			if err != nil && !errors.Is(err, ErrInvalidInput) && !errors.Is(err, errSent) {

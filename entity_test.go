@@ -174,7 +174,7 @@ func TestEntityWritesNeverCross(t *testing.T) {
 }
 
 func TestNewEntitiesRefuses(t *testing.T) {
-	m := NewMapper(&stubClient{})
+	m := NewMapper(&fakeDB{noStore: true})
 	customers := NewTableMust[shopCustomer](t, m)
 	notes := NewTableMust[legacyNote](t, m)
 	other, _ := NewTable[shopOrder](m, "Other")
@@ -249,7 +249,7 @@ func TestWriteOverOtherEntityNamesIt(t *testing.T) {
 			theirs = st.Item(map[string]types.AttributeValue{"pk": str("p"), "sk": str("s")})
 		}
 	}
-	c := &stubClient{onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, ccf(theirs) }}
+	c := &fakeDB{noStore: true, onUpd: func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, ccf(theirs) }}
 	orders, err := NewTable[shopOrder](NewMapper(c), "shop")
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +446,7 @@ func TestAddEntityLostAnswerSettled(t *testing.T) {
 // match (invalid UTF-8) and a nil Table are refused by NewEntities, before
 // anything is sent, instead of panicking in the middle of a Query.
 func TestNewEntitiesRefusesBadMatches(t *testing.T) {
-	m := NewMapper(&stubClient{})
+	m := NewMapper(&fakeDB{noStore: true})
 	customers := NewTableMust[shopCustomer](t, m)
 	notes := NewTableMust[legacyNote](t, m)
 	for name, mem := range map[string]func() EntityMember{

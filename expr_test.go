@@ -74,7 +74,7 @@ func TestExprBuilderCondAndNames(t *testing.T) {
 // The expressions of a save, for each SaveBehavior: what every request of
 // that behaviour sends (save_test.go checks the requests as sent).
 func TestSaveExpressions(t *testing.T) {
-	tb, err := NewTable[Book](NewMapper(&stubClient{}), "Books")
+	tb, err := NewTable[Book](NewMapper(&fakeDB{noStore: true}), "Books")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestAdvanceVersion(t *testing.T) {
 		ID string `dynamo:"id,hash"`
 		V  int32  `dynamo:"v,version,versionstart=100,versionstep=10"`
 	}
-	tb, err := NewTable[started](NewMapper(&stubClient{}), "t")
+	tb, err := NewTable[started](NewMapper(&fakeDB{noStore: true}), "t")
 	if err != nil {
 		t.Fatal(err)
 	}

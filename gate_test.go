@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,13 +51,13 @@ func TestItemCacheBounds(t *testing.T) {
 func TestUpdatesOfOneKeyTakeTurns(t *testing.T) {
 	var mu sync.Mutex
 	stored := map[string]types.AttributeValue{"ISBN": str("1"), "title": str(""), "version": n("1")}
-	c := &stubClient{}
-	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	c := &fakeDB{noStore: true}
+	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		return &dynamodb.GetItemOutput{Item: stored}, nil
 	}
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if held := in.ExpressionAttributeValues[":v0"]; held.(*types.AttributeValueMemberN).Value != stored["version"].(*types.AttributeValueMemberN).Value {
@@ -92,13 +91,13 @@ func TestUpdatesOfOneKeyTakeTurns(t *testing.T) {
 	if v := stored["version"].(*types.AttributeValueMemberN).Value; v != itoa(1+workers*each) {
 		t.Errorf("version %s, want %d: one per change", v, 1+workers*each)
 	}
-	if len(c.upds) > workers*each {
-		t.Errorf("%d writes for %d updates: some conflicted", len(c.upds), workers*each)
+	if len(c.upds()) > workers*each {
+		t.Errorf("%d writes for %d updates: some conflicted", len(c.upds()), workers*each)
 	}
-	if len(c.gets) != 1 {
-		t.Errorf("%d reads, want 1: every later Update starts from the item stored last", len(c.gets))
+	if len(c.gets()) != 1 {
+		t.Errorf("%d reads, want 1: every later Update starts from the item stored last", len(c.gets()))
 	}
-	t.Logf("%d updates in %d writes", workers*each, len(c.upds))
+	t.Logf("%d updates in %d writes", workers*each, len(c.upds()))
 }
 
 // kid is the keyID of a string hash key.
@@ -119,14 +118,14 @@ func newBookStore() *bookStore {
 	return &bookStore{holding: make(chan struct{}), release: make(chan struct{})}
 }
 
-func (s *bookStore) client() *stubClient {
-	c := &stubClient{}
-	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+func (s *bookStore) client() *fakeDB {
+	c := &fakeDB{noStore: true}
+	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return &dynamodb.GetItemOutput{Item: s.stored}, nil
 	}
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		s.mu.Lock()
 		first := len(s.writes) == 0
 		s.writes = append(s.writes, "")
@@ -301,15 +300,15 @@ func TestUpdateRemembersStoredItem(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(c.gets) != 1 {
-		t.Fatalf("%d reads for 3 Updates, want 1", len(c.gets))
+	if len(c.gets()) != 1 {
+		t.Fatalf("%d reads for 3 Updates, want 1", len(c.gets()))
 	}
 	s.mu.Lock()
 	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("ext"), "version": n("9")}
 	s.mu.Unlock()
 	got, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("d"))
-	if err != nil || got.Title != "extd" || got.Version != 10 || len(c.gets) != 1 {
-		t.Fatalf("after another writer: %+v, %v with %d reads; want extd v10 from the conflict's item", got, err, len(c.gets))
+	if err != nil || got.Title != "extd" || got.Version != 10 || len(c.gets()) != 1 {
+		t.Fatalf("after another writer: %+v, %v with %d reads; want extd v10 from the conflict's item", got, err, len(c.gets()))
 	}
 	s.mu.Lock()
 	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("ok"), "version": n("20")}
@@ -323,13 +322,13 @@ func TestUpdateRemembersStoredItem(t *testing.T) {
 		b.Title += "!"
 		return b, nil
 	})
-	if err != nil || got.Title != "ok!" || got.Version != 21 || calls != 2 || len(c.gets) != 2 {
-		t.Fatalf("fn failing on a stale item: %+v, %v after %d calls, %d reads; want ok! v21 after 2 calls and one more read", got, err, calls, len(c.gets))
+	if err != nil || got.Title != "ok!" || got.Version != 21 || calls != 2 || len(c.gets()) != 2 {
+		t.Fatalf("fn failing on a stale item: %+v, %v after %d calls, %d reads; want ok! v21 after 2 calls and one more read", got, err, calls, len(c.gets()))
 	}
 	boom := errors.New("boom")
 	_, err = books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) { return b, boom })
-	if !errors.Is(err, boom) || len(c.gets) != 3 {
-		t.Fatalf("fn failing on the current item: %v with %d reads; want boom after one check read", err, len(c.gets))
+	if !errors.Is(err, boom) || len(c.gets()) != 3 {
+		t.Fatalf("fn failing on the current item: %v with %d reads; want boom after one check read", err, len(c.gets()))
 	}
 }
 
@@ -441,14 +440,14 @@ func (s *hookStore) title() string {
 	return s.stored["title"].(*types.AttributeValueMemberS).Value
 }
 
-func (s *hookStore) client() *stubClient {
-	c := &stubClient{}
-	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+func (s *hookStore) client() *fakeDB {
+	c := &fakeDB{noStore: true}
+	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return &dynamodb.GetItemOutput{Item: s.stored}, nil
 	}
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		s.mu.Lock()
 		s.writes++
 		w := s.writes
@@ -662,22 +661,6 @@ func TestCoalescedLeaderGoexitReachesOnlyItsCaller(t *testing.T) {
 	}
 }
 
-// holdClient holds UpdateItem number n (1-based) until release is closed.
-type holdClient struct {
-	Client
-	n                int32
-	count            atomic.Int32
-	holding, release chan struct{}
-}
-
-func (c *holdClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	if c.count.Add(1) == c.n {
-		close(c.holding)
-		<-c.release
-	}
-	return c.Client.UpdateItem(ctx, in, optFns...)
-}
-
 type narrowOrder struct {
 	PK    string `dynamo:"pk,hash"`
 	SK    string `dynamo:"sk,range"`
@@ -693,7 +676,8 @@ type narrowOrder struct {
 func TestCoalescedEntityNarrowVersion(t *testing.T) {
 	c := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, c, "shop", "pk", types.ScalarAttributeTypeS, "sk", types.ScalarAttributeTypeS)
-	hc := &holdClient{Client: c, n: 2, holding: make(chan struct{}), release: make(chan struct{})}
+	hc := &fakeDB{backend: c}
+	holding, release := hc.hold("UpdateItem", 2)
 	orders, err := NewTable[narrowOrder](NewMapper(hc), name)
 	if err != nil {
 		t.Fatal(err)
@@ -714,14 +698,14 @@ func TestCoalescedEntityNarrowVersion(t *testing.T) {
 		return ch
 	}
 	lead := start()
-	<-hc.holding
+	<-holding
 	f1 := start()
 	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 2)
 	f2 := start()
 	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 3)
 	f3 := start()
 	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 4)
-	close(hc.release)
+	close(release)
 	r0, r1, r2, r3 := <-lead, <-f1, <-f2, <-f3
 	if r0.err != nil || r0.o.V != 47 || r0.o.Total != 2 || r0.o.Kind != "order" {
 		t.Errorf("lead = %+v, %v; want total 2 version 80 kind order", r0.o, r0.err)
@@ -755,11 +739,11 @@ func gatherFixture(t *testing.T) (s *bookStore, books *Table[Book], clk *clock.F
 	c := s.client()
 	write, writes := c.onUpd, 0
 	second = make(chan struct{})
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(n int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		if writes++; writes == 2 { // writes are one at a time
 			close(second)
 		}
-		return write(in)
+		return write(n, in)
 	}
 	books = newBooks(t, c, WithClock(clk))
 	ctx := context.Background()
@@ -869,9 +853,9 @@ func TestUpdateLoneCallerNeverWaits(t *testing.T) {
 	close(s.release)
 	c := s.client()
 	write := c.onUpd
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(n int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		clk.Advance(5 * time.Millisecond)
-		return write(in)
+		return write(n, in)
 	}
 	books := newBooks(t, c, WithClock(clk))
 	done := make(chan struct{})

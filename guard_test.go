@@ -184,7 +184,7 @@ func TestGuardedByInEveryCall(t *testing.T) {
 // Add, save behaviours whose copy is the stored item, an op that is not a
 // check, a check of the item written, a nil check.
 func TestGuardedByRefusals(t *testing.T) {
-	c := &txStub{}
+	c := &fakeDB{noStore: true}
 	m := NewMapper(c)
 	items, err := NewTable[guardedItem](m, "items")
 	if err != nil {
@@ -228,7 +228,7 @@ func TestGuardedByRefusals(t *testing.T) {
 			t.Errorf("%s: %v; want ErrInvalidInput", name, err)
 		}
 	}
-	if len(c.writes) != 0 {
-		t.Errorf("%d transactions sent, want none", len(c.writes))
+	if len(c.txWrites()) != 0 {
+		t.Errorf("%d transactions sent, want none", len(c.txWrites()))
 	}
 }

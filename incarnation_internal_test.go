@@ -6,48 +6,14 @@ package dynamo
 // between.
 
 import (
-	"context"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
 )
-
-// hookClient runs after, once, when an UpdateItem has succeeded (or, with
-// onGet, a GetItem has returned) and before its caller hears of it.
-type hookClient struct {
-	Client
-	onGet bool // hook GetItem instead of UpdateItem
-	fired atomic.Bool
-	after func()
-}
-
-func (c *hookClient) fire(err error) {
-	if err == nil && c.after != nil && c.fired.CompareAndSwap(false, true) {
-		c.after()
-	}
-}
-
-func (c *hookClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	out, err := c.Client.UpdateItem(ctx, in, opts...)
-	if !c.onGet {
-		c.fire(err)
-	}
-	return out, err
-}
-
-func (c *hookClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	out, err := c.Client.GetItem(ctx, in, opts...)
-	if c.onGet {
-		c.fire(err)
-	}
-	return out, err
-}
 
 // waitQueued returns once n calls hold or wait for the turn on key.
 func waitQueued[T any](tb *Table[T], key keyID, n int) {
@@ -87,7 +53,7 @@ type plainCounter struct {
 func TestUpdateQueueAcrossIncarnations(t *testing.T) {
 	c := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, c, "queue", "id", types.ScalarAttributeTypeS, "", "")
-	hc := &hookClient{Client: c}
+	hc := &fakeDB{backend: c}
 	tb, err := NewTable[queuedJob](NewMapper(hc), name)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +62,7 @@ func TestUpdateQueueAcrossIncarnations(t *testing.T) {
 	ctx := t.Context()
 	gk := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
 	bDone := make(chan error, 1)
-	hc.after = func() {
+	hc.afterOnce("UpdateItem", func() {
 		go func() {
 			_, err := tb.Update(ctx, queuedJob{ID: "k"}, func(j queuedJob) (queuedJob, error) {
 				j.Jobs = append(j.Jobs, "B")
@@ -111,7 +77,7 @@ func TestUpdateQueueAcrossIncarnations(t *testing.T) {
 		if _, err := other.Save(ctx, queuedJob{ID: "k", Owner: "other", Jobs: []string{"O"}}); err != nil {
 			t.Error(err)
 		}
-	}
+	})
 	if _, err := tb.Update(ctx, queuedJob{ID: "k"}, func(j queuedJob) (queuedJob, error) {
 		j.Owner, j.Jobs = "A", append(j.Jobs, "A")
 		return j, nil
@@ -133,7 +99,7 @@ func TestUpdateQueueAcrossIncarnations(t *testing.T) {
 func TestUpdateQueueUnversionedKeepsSave(t *testing.T) {
 	c := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, c, "queue", "id", types.ScalarAttributeTypeS, "", "")
-	hc := &hookClient{Client: c}
+	hc := &fakeDB{backend: c}
 	tb, err := NewTable[plainCounter](NewMapper(hc), name)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +107,7 @@ func TestUpdateQueueUnversionedKeepsSave(t *testing.T) {
 	ctx := t.Context()
 	gk := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
 	bDone := make(chan error, 1)
-	hc.after = func() {
+	hc.afterOnce("UpdateItem", func() {
 		go func() {
 			_, err := tb.Update(ctx, plainCounter{ID: "k"}, func(p plainCounter) (plainCounter, error) {
 				p.N++
@@ -153,7 +119,7 @@ func TestUpdateQueueUnversionedKeepsSave(t *testing.T) {
 		if _, err := tb.Save(ctx, plainCounter{ID: "k", N: 100, Tags: []string{"x", "y"}, Meta: map[string]string{"a": "b"}}); err != nil {
 			t.Error(err)
 		}
-	}
+	})
 	if _, err := tb.Update(ctx, plainCounter{ID: "k"}, func(p plainCounter) (plainCounter, error) {
 		p.N++
 		return p, nil

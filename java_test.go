@@ -62,7 +62,7 @@ type javaLoop struct {
 
 func javaTestTable[T any](t *testing.T) *Table[T] {
 	t.Helper()
-	tb, err := NewTable[T](NewMapper(&stubClient{}), "java")
+	tb, err := NewTable[T](NewMapper(&fakeDB{noStore: true}), "java")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestJavaSchemaErrors(t *testing.T) {
 		ID string      `dynamo:"id,hash"`
 		D  []time.Time `dynamo:"d,javadate,set"`
 	}
-	m := NewMapper(&stubClient{})
+	m := NewMapper(&fakeDB{noStore: true})
 	for _, tc := range []struct {
 		name  string
 		table func() error
@@ -364,7 +364,7 @@ func TestJavaSchemaErrors(t *testing.T) {
 }
 
 func TestJavaDateNeedsRFC3339Encoder(t *testing.T) {
-	mp := NewMapper(&stubClient{}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) {
+	mp := NewMapper(&fakeDB{noStore: true}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) {
 		o.EncodeTime = func(t time.Time) (types.AttributeValue, error) { return n("1"), nil }
 	}))
 	tb, err := NewTable[javaDoc2](mp, "t")
@@ -392,11 +392,11 @@ func TestJavaLoadSaveThroughClient(t *testing.T) {
 	stored["v"] = n("9007199254740993")
 	before := javaStoredItem()
 	before["javaOnly"], before["plaint"], before["v"] = str("kept"), avNull, n("9007199254740993")
-	c := &stubClient{
-		onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	c := &fakeDB{noStore: true,
+		onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 			return &dynamodb.GetItemOutput{Item: stored}, nil
 		},
-		onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		onUpd: func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 			return nil, &types.ConditionalCheckFailedException{Item: stored}
 		},
 	}
@@ -435,7 +435,7 @@ func TestJavaLoadSaveThroughClient(t *testing.T) {
 	if !reflect.DeepEqual(stored, before) {
 		t.Error("Current modified the SDK's item")
 	}
-	vals := c.upds[0].ExpressionAttributeValues
+	vals := c.upds()[0].ExpressionAttributeValues
 	sc := tb.p.s
 	for attr, want := range map[string]types.AttributeValue{
 		"b": n("1"), "pb": n("0"), "active": n("1"), "plain": &types.AttributeValueMemberBOOL{Value: true},
@@ -558,7 +558,7 @@ func TestAnyNumbersExact(t *testing.T) {
 		t.Errorf("round trip:\n got %v\nwant %v", back, stored)
 	}
 	// WithDecoderOptions can still ask for float64.
-	tf, err := NewTable[item](NewMapper(&stubClient{}, WithDecoderOptions(func(o *attributevalue.DecoderOptions) { o.UseNumber = false })), "java")
+	tf, err := NewTable[item](NewMapper(&fakeDB{noStore: true}, WithDecoderOptions(func(o *attributevalue.DecoderOptions) { o.UseNumber = false })), "java")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -700,7 +700,7 @@ func TestJavaNestedFieldsReadAsEncoded(t *testing.T) {
 		ID  string        `dynamo:"id,hash"`
 		Doc nestedRenamed `dynamo:"doc"`
 	}
-	m := NewMapper(&stubClient{})
+	m := NewMapper(&fakeDB{noStore: true})
 	_, topErr := NewTable[top](m, "t")
 	_, nestedErr := NewTable[nested](m, "t")
 	if topErr == nil || nestedErr == nil || !strings.Contains(nestedErr.Error(), "write the name in the `dynamo` tag") {

@@ -23,7 +23,7 @@ type numKeyed struct {
 // One item, whatever the spelling of its number key: a transaction with
 // members on 1 and 1.0 is refused as DynamoDB would (and as batches do).
 func TestItemIdentityCanonical(t *testing.T) {
-	tb := NewTableMust[numKeyed](t, NewMapper(&txStub{}))
+	tb := NewTableMust[numKeyed](t, NewMapper(&fakeDB{noStore: true}))
 	a := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "1"}, "part": &types.AttributeValueMemberS{Value: "x"}})
 	b := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "1.0"}, "part": &types.AttributeValueMemberS{Value: "x"}})
 	c := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "10e-1"}, "part": &types.AttributeValueMemberS{Value: "x"}})
@@ -60,7 +60,7 @@ func FuzzKeyPaths(f *testing.F) {
 	f.Add("", int64(-1), []byte{}, uint16(0))
 	f.Add("\xff", int64(1<<62), []byte(nil), uint16(65535))
 	t1 := func(tb testing.TB) *Table[fastKeyed] {
-		tbl, err := NewTable[fastKeyed](NewMapper(&stubClient{}), "T")
+		tbl, err := NewTable[fastKeyed](NewMapper(&fakeDB{noStore: true}), "T")
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func FuzzKeyPaths(f *testing.F) {
 		if ok && ((ferr == nil) != (serr == nil) || ferr == nil && !reflect.DeepEqual(fast, slow)) {
 			t.Fatalf("fast %v %v, general %v %v", fast, ferr, slow, serr)
 		}
-		tu, err := NewTable[fastKeyedU](NewMapper(&stubClient{}), "U")
+		tu, err := NewTable[fastKeyedU](NewMapper(&fakeDB{noStore: true}), "U")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,9 @@ type numberKeyed struct {
 // CreateTable declares it N, Save writes N, and Load, Delete and the Query
 // key check use N too.
 func TestNumberKeyIsN(t *testing.T) {
-	c := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil }}
+	c := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{}, nil
+	}}
 	tb, err := NewTable[numberKeyed](NewMapper(c), "t")
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +110,7 @@ func TestNumberKeyIsN(t *testing.T) {
 	if err := tb.Delete(t.Context(), numberKeyed{ID: "1.50", V: 1}); err != nil {
 		t.Fatalf("Delete = %v", err)
 	}
-	for _, k := range []map[string]types.AttributeValue{c.gets[0].Key, c.dels[0].Key} {
+	for _, k := range []map[string]types.AttributeValue{c.gets()[0].Key, c.dels()[0].Key} {
 		if got, ok := k["id"].(*types.AttributeValueMemberN); !ok || got.Value != "1.50" {
 			t.Errorf("key sent as %#v, want N 1.50", k["id"])
 		}

@@ -39,14 +39,16 @@ var (
 // A nil option in a variadic list is no option, for every call that takes
 // options: nothing panics.
 func TestNilOptionsAreNoOptions(t *testing.T) {
-	c := &stubClient{}
-	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil }
+	c := &fakeDB{noStore: true}
+	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{}, nil
+	}
 	for name, f := range map[string]func(){
 		"Load(nil)": func() {
 			_, _ = newBooks(t, c).Load(context.Background(), Book{ISBN: "1"}, nil)
 		},
 		"ScanPage(nil) refused before sending": func() {
-			_, _, _ = newBooks(t, &stubClient{}).ScanPage(context.Background(), nil, Limit(-1))
+			_, _, _ = newBooks(t, &fakeDB{noStore: true}).ScanPage(context.Background(), nil, Limit(-1))
 		},
 		"WithEncoderOptions(nil)": func() { newBooks(t, c, WithEncoderOptions(nil)) },
 		"WithDecoderOptions(nil)": func() { newBooks(t, c, WithDecoderOptions(nil)) },

@@ -1,7 +1,7 @@
 package dynamo
 
 import (
-	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -15,65 +15,46 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
-// seenClient records the attribute names of the items DynamoDB returns.
-type seenClient struct {
-	*dynamodb.Client
-	mu    sync.Mutex
-	names map[string]bool
-}
-
-func (c *seenClient) see(items ...map[string]types.AttributeValue) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, it := range items {
-		for k := range it {
-			c.names[k] = true
+// seenNames makes db record the attribute names of the items its reads
+// return; the function returned gives them.
+func seenNames(db *fakeDB) func() map[string]bool {
+	var mu sync.Mutex
+	names := map[string]bool{}
+	see := func(items ...map[string]types.AttributeValue) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, it := range items {
+			for k := range it {
+				names[k] = true
+			}
 		}
 	}
-}
-
-func (c *seenClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	out, err := c.Client.GetItem(ctx, in, opts...)
-	if err == nil {
-		c.see(out.Item)
-	}
-	return out, err
-}
-
-func (c *seenClient) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	out, err := c.Client.Query(ctx, in, opts...)
-	if err == nil {
-		c.see(out.Items...)
-	}
-	return out, err
-}
-
-func (c *seenClient) Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	out, err := c.Client.Scan(ctx, in, opts...)
-	if err == nil {
-		c.see(out.Items...)
-	}
-	return out, err
-}
-
-func (c *seenClient) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	out, err := c.Client.BatchGetItem(ctx, in, opts...)
-	if err == nil {
-		for _, items := range out.Responses {
-			c.see(items...)
+	db.hook(&fakeHook{after: func(_ int, _, out any, err error) {
+		if err != nil {
+			return
 		}
-	}
-	return out, err
-}
-
-func (c *seenClient) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	out, err := c.Client.TransactGetItems(ctx, in, opts...)
-	if err == nil {
-		for _, r := range out.Responses {
-			c.see(r.Item)
+		switch o := out.(type) {
+		case *dynamodb.GetItemOutput:
+			see(o.Item)
+		case *dynamodb.QueryOutput:
+			see(o.Items...)
+		case *dynamodb.ScanOutput:
+			see(o.Items...)
+		case *dynamodb.BatchGetItemOutput:
+			for _, items := range o.Responses {
+				see(items...)
+			}
+		case *dynamodb.TransactGetItemsOutput:
+			for _, r := range o.Responses {
+				see(r.Item)
+			}
 		}
+	}})
+	return func() map[string]bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(names)
 	}
-	return out, err
 }
 
 // profileSummary models two attributes of an item that has more (a big
@@ -98,7 +79,8 @@ func TestNarrowTypeIsAProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := &seenClient{Client: c, names: map[string]bool{}}
+	sc := &fakeDB{backend: c}
+	seen := seenNames(sc)
 	tb, err := NewTable[profileSummary](NewMapper(sc), name)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +107,7 @@ func TestNarrowTypeIsAProjection(t *testing.T) {
 	if err := tb.Mapper().ReadTx(ctx, []TxGetOp{g}); err != nil {
 		t.Fatal(err)
 	}
-	if names := slicesSorted(sc.names); !slices.Equal(names, []string{"id", "name", "v"}) {
+	if names := slicesSorted(seen()); !slices.Equal(names, []string{"id", "name", "v"}) {
 		t.Errorf("reads returned attributes %v, want only the modeled id, name, v", names)
 	}
 	got.Name = "Ada L."

@@ -16,8 +16,8 @@ import (
 // field by field (except for polling), and a per-call policy overrides the
 // mapper's.
 func TestRetryPolicyLayers(t *testing.T) {
-	plain := NewMapper(&stubClient{})
-	tuned := NewMapper(&stubClient{}, WithRetry(RetryPolicy{MaxAttempts: 7}))
+	plain := NewMapper(&fakeDB{noStore: true})
+	tuned := NewMapper(&fakeDB{noStore: true}, WithRetry(RetryPolicy{MaxAttempts: 7}))
 	for _, tc := range []struct {
 		name string
 		m    *Mapper
@@ -45,11 +45,11 @@ func TestRetryPolicyLayers(t *testing.T) {
 // A policy no call can follow is refused before anything is sent, naming
 // where it was given: by NewTable for the mapper's, by the call for its own.
 func TestRetryPolicyRefused(t *testing.T) {
-	_, err := NewTable[Book](NewMapper(&stubClient{}, WithRetry(RetryPolicy{BackoffBase: -1})), "Books")
+	_, err := NewTable[Book](NewMapper(&fakeDB{noStore: true}, WithRetry(RetryPolicy{BackoffBase: -1})), "Books")
 	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "NewMapper option WithRetry") {
 		t.Errorf("NewTable with a negative backoff: %v", err)
 	}
-	c := &txStub{}
+	c := &fakeDB{noStore: true}
 	books, _ := txTables(t, c)
 	bad := WithRetry(RetryPolicy{BackoffBase: time.Second, BackoffMax: time.Millisecond})
 	if err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})}, bad); !errors.Is(err, ErrInvalidInput) ||
@@ -64,36 +64,38 @@ func TestRetryPolicyRefused(t *testing.T) {
 		!strings.Contains(err.Error(), "BatchLoad option WithRetry") {
 		t.Errorf("BatchLoad: %v", err)
 	}
-	if len(c.writes) != 0 {
-		t.Errorf("%d transactions sent", len(c.writes))
+	if len(c.txWrites()) != 0 {
+		t.Errorf("%d transactions sent", len(c.txWrites()))
 	}
-	stub := &tableStub{}
-	if err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(context.Background(), bad); !errors.Is(err, ErrInvalidInput) || len(stub.calls) != 0 {
-		t.Errorf("CreateTable: %v after %v", err, stub.calls)
+	stub := &fakeDB{noStore: true}
+	if err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(context.Background(), bad); !errors.Is(err, ErrInvalidInput) || len(stub.ops()) != 0 {
+		t.Errorf("CreateTable: %v after %v", err, stub.ops())
 	}
 }
 
 // WithRetry bounds CreateTable's polling: a table that never becomes ACTIVE
 // is an error after MaxAttempts polls, not a wait until ctx ends.
 func TestCreateTablePollBound(t *testing.T) {
-	stub := &tableStub{onDescribe: func(int) (*types.TableDescription, error) {
+	stub := &fakeDB{noStore: true, onDescribe: describing(func(int) (*types.TableDescription, error) {
 		return &types.TableDescription{TableStatus: types.TableStatusCreating}, nil
-	}}
+	})}
 	err := newTestTable[ctMovie](t, stub, "Movies").CreateTable(context.Background(),
 		WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond}))
-	if err == nil || !strings.Contains(err.Error(), "after 3 polls") || stub.describes != 3 {
-		t.Errorf("err = %v after %d polls; want an error after 3", err, stub.describes)
+	if err == nil || !strings.Contains(err.Error(), "after 3 polls") || stub.count("DescribeTable") != 3 {
+		t.Errorf("err = %v after %d polls; want an error after 3", err, stub.count("DescribeTable"))
 	}
 }
 
 // The mapper's policy governs Update: MaxAttempts 2 gives up after two
 // conflicting writes.
 func TestUpdateTakesMapperPolicy(t *testing.T) {
-	c := &stubClient{
-		onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil },
+	c := &fakeDB{noStore: true,
+		onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+			return &dynamodb.GetItemOutput{}, nil
+		},
 	}
 	writes := 0
-	c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		writes++
 		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n(itoa(int64(writes) + 10))})
 	}
@@ -150,7 +152,7 @@ func max0(a, b time.Duration) time.Duration {
 // without overflow.
 func TestRetryBaseAboveDefaultMax(t *testing.T) {
 	for _, base := range []time.Duration{time.Second, time.Duration(math.MaxInt64)} {
-		m := NewMapper(&stubClient{})
+		m := NewMapper(&fakeDB{noStore: true})
 		p, err := m.retryPolicy(policyBatch, RetryPolicy{BackoffBase: base, MaxAttempts: math.MaxInt}, true, "WithRetry")
 		if err != nil {
 			t.Fatal(err)
@@ -163,7 +165,7 @@ func TestRetryBaseAboveDefaultMax(t *testing.T) {
 				t.Errorf("backoff(%d) = %v", n, d)
 			}
 		}
-		mm := NewMapper(&stubClient{}, WithRetry(RetryPolicy{BackoffBase: base}))
+		mm := NewMapper(&fakeDB{noStore: true}, WithRetry(RetryPolicy{BackoffBase: base}))
 		if p, _ := mm.retryPolicy(policyTx, RetryPolicy{}, false, ""); p.BackoffMax < p.BackoffBase {
 			t.Errorf("mapper policy base %v: resolved %+v", base, p)
 		}

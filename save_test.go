@@ -89,7 +89,7 @@ func TestSaveRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &stubClient{onUpd: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+			c := &fakeDB{noStore: true, onUpd: func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 				return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{"ISBN": str("1"), "version": n("9")}}, nil
 			}}
 			books := newBooks(t, c)
@@ -101,10 +101,10 @@ func TestSaveRequests(t *testing.T) {
 			if !reflect.DeepEqual(before, tc.item) {
 				t.Errorf("input modified: %+v", tc.item)
 			}
-			if len(c.upds) != 1 {
-				t.Fatalf("%d UpdateItem calls", len(c.upds))
+			if len(c.upds()) != 1 {
+				t.Fatalf("%d UpdateItem calls", len(c.upds()))
 			}
-			in := c.upds[0]
+			in := c.upds()[0]
 			if got := aws.ToString(in.UpdateExpression); got != tc.update {
 				t.Errorf("update = %q\n want %q", got, tc.update)
 			}
@@ -148,7 +148,7 @@ func TestSaveRequests(t *testing.T) {
 }
 
 func TestSavePutRequest(t *testing.T) {
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	books := newBooks(t, c)
 	in := &Book{ISBN: "1", Title: "T", Version: 4}
 	saved, err := NewTableMust[*Book](t, books.Mapper()).Save(context.Background(), in,
@@ -159,7 +159,7 @@ func TestSavePutRequest(t *testing.T) {
 	if in.Version != 4 || saved == in || saved.Version != 5 {
 		t.Errorf("input %+v, saved %+v: want input untouched and a new copy at 5", in, saved)
 	}
-	put := c.puts[0]
+	put := c.puts()[0]
 	if got := aws.ToString(put.ConditionExpression); got != "(#a4 = :v0) AND (attribute_exists (#0))" {
 		t.Errorf("cond = %q", got)
 	}
@@ -209,7 +209,7 @@ func TestSaveConflicts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &stubClient{onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, ccf(tc.old) }}
+			c := &fakeDB{noStore: true, onUpd: func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, ccf(tc.old) }}
 			books := newBooks(t, c)
 			_, err := books.Save(context.Background(), Book{ISBN: "1", Version: tc.held}, tc.conds...)
 			if !errors.Is(err, tc.want) {
@@ -245,8 +245,8 @@ func TestSaveConflicts(t *testing.T) {
 func TestSaveOwnWriteAfterLostResponse(t *testing.T) {
 	// The SDK's retry of an applied write fails its condition; the item it
 	// reports carries our token.
-	var c stubClient
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c := fakeDB{noStore: true}
+	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		return nil, ccf(map[string]types.AttributeValue{
 			"ISBN": str("1"), "version": n("3"), "ddbkit_wt": in.ExpressionAttributeValues[":wt"],
 		})
@@ -257,7 +257,7 @@ func TestSaveOwnWriteAfterLostResponse(t *testing.T) {
 		t.Fatalf("Save = %+v, %v; want success at version 3", saved, err)
 	}
 	// Someone else's token: a conflict.
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		return nil, ccf(map[string]types.AttributeValue{
 			"ISBN": str("1"), "version": n("3"), "ddbkit_wt": &types.AttributeValueMemberB{Value: make([]byte, 16)},
 		})
@@ -266,7 +266,7 @@ func TestSaveOwnWriteAfterLostResponse(t *testing.T) {
 		t.Fatalf("err = %v, want a conflict", err)
 	}
 	// Tokens off: the same situation is (as in Java) a conflict.
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		if _, ok := in.ExpressionAttributeNames["#wt"]; ok {
 			t.Error("token sent although turned off")
 		}
@@ -278,7 +278,7 @@ func TestSaveOwnWriteAfterLostResponse(t *testing.T) {
 }
 
 func TestBadInputRefusedBeforeSending(t *testing.T) {
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	books := newBooks(t, c)
 	ptrBooks := NewTableMust[*Book](t, books.Mapper())
 	ctx := context.Background()
@@ -311,13 +311,13 @@ func TestBadInputRefusedBeforeSending(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrInvalidInput mentioning %q", tc.name, err, tc.msg)
 		}
 	}
-	if n := len(c.puts) + len(c.upds) + len(c.dels) + len(c.gets); n != 0 {
+	if n := len(c.puts()) + len(c.upds()) + len(c.dels()) + len(c.gets()); n != 0 {
 		t.Errorf("%d requests sent for bad input", n)
 	}
 }
 
 func TestDeleteRequests(t *testing.T) {
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	books := newBooks(t, c)
 	ctx := context.Background()
 	if err := books.Delete(ctx, Book{ISBN: "1", Title: "ignored", Version: 3}); err != nil {
@@ -330,15 +330,15 @@ func TestDeleteRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"#a4 = :v0", "attribute_not_exists(#a4) OR attribute_type(#a4, :onull) OR #a4 = :v0", ""}
-	for i, d := range c.dels {
+	for i, d := range c.dels() {
 		if got := aws.ToString(d.ConditionExpression); got != want[i] {
 			t.Errorf("delete %d cond = %q, want %q", i, got, want[i])
 		}
 	}
-	if c.dels[2].ExpressionAttributeNames != nil || c.dels[2].ExpressionAttributeValues != nil {
-		t.Errorf("clobber delete sends names/values: %#v", c.dels[2])
+	if c.dels()[2].ExpressionAttributeNames != nil || c.dels()[2].ExpressionAttributeValues != nil {
+		t.Errorf("clobber delete sends names/values: %#v", c.dels()[2])
 	}
-	c.onDel = func(*dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
+	c.onDel = func(int, *dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
 		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n("4")})
 	}
 	err := books.Delete(ctx, Book{ISBN: "1", Version: 3})
@@ -352,12 +352,12 @@ func TestUnversionedSave(t *testing.T) {
 		ID   string `dynamo:"id,hash"`
 		Body string `dynamo:"body"`
 	}
-	c := &stubClient{}
+	c := &fakeDB{noStore: true}
 	tb := NewTableMust[Plain](t, NewMapper(c))
 	if _, err := tb.Save(context.Background(), Plain{ID: "x", Body: "b"}); err != nil {
 		t.Fatal(err)
 	}
-	u := c.upds[0]
+	u := c.upds()[0]
 	if aws.ToString(u.UpdateExpression) != "SET #a1 = :a1" || u.ConditionExpression != nil {
 		t.Errorf("update = %q cond = %v", aws.ToString(u.UpdateExpression), u.ConditionExpression)
 	}
@@ -413,8 +413,8 @@ func TestSaveAppendSetOnStoredNullSet(t *testing.T) {
 // "condition failed" naming no cause (found by the attack session).
 func TestNullsKeptChangingIsNamed(t *testing.T) {
 	var n atomic.Int32
-	st := &stubClient{}
-	st.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	st := &fakeDB{noStore: true}
+	st.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		item := map[string]types.AttributeValue{"id": str("k"), "n": numberAV(1), "v": numberAV(3)}
 		if n.Add(1)%2 == 1 {
 			item["v"] = &types.AttributeValueMemberNULL{Value: true}

@@ -112,7 +112,7 @@ func TestSchemaErrors(t *testing.T) {
 		V int    `dynamo:"v,version"`
 		W string `dynamo:"ddbkit_wt"`
 	}
-	m := NewMapper(&stubClient{})
+	m := NewMapper(&fakeDB{noStore: true})
 	tests := []struct {
 		name  string
 		table func() error
@@ -162,7 +162,7 @@ func TestUnexportedTaggedField(t *testing.T) {
 		skip string `dynamo:"-"`
 		free string
 	}
-	_, err := NewTable[hidden](NewMapper(&stubClient{}), "T")
+	_, err := NewTable[hidden](NewMapper(&fakeDB{noStore: true}), "T")
 	var se *SchemaError
 	if !errors.As(err, &se) || se.Field != "note" || !strings.Contains(err.Error(), "export it (Note)") {
 		t.Fatalf("NewTable = %v; want a SchemaError on field note saying to export it", err)
@@ -172,7 +172,7 @@ func TestUnexportedTaggedField(t *testing.T) {
 		skip string `dynamo:"-"`
 		free string
 	}
-	if _, err := NewTable[fine](NewMapper(&stubClient{}), "T"); err != nil {
+	if _, err := NewTable[fine](NewMapper(&fakeDB{noStore: true}), "T"); err != nil {
 		t.Fatalf("untagged or skipped unexported fields: %v", err)
 	}
 	_ = hidden{note: "", skip: "", free: ""}
@@ -190,11 +190,11 @@ func TestDynamodbavNameWithEmptyDynamoTagIsStored(t *testing.T) {
 		Title string `dynamodbav:"title" dynamo:""`
 		V     int64  `dynamo:"v,version"`
 	}
-	c := &stubClient{
-		onUpd: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c := &fakeDB{noStore: true,
+		onUpd: func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 			return &dynamodb.UpdateItemOutput{Attributes: map[string]types.AttributeValue{"id": str("a"), "v": n("1")}}, nil
 		},
-		onGet: func(in *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		onGet: func(_ int, in *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 			return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": str("a"), "title": str("Go"), "v": n("1")}}, nil
 		},
 	}
@@ -204,10 +204,10 @@ func TestDynamodbavNameWithEmptyDynamoTagIsStored(t *testing.T) {
 	}
 	written := map[string]types.AttributeValue{} // attribute name → value written
 	var removed []string
-	for _, in := range c.puts {
+	for _, in := range c.puts() {
 		maps.Copy(written, in.Item)
 	}
-	for _, in := range c.upds {
+	for _, in := range c.upds() {
 		expr := aws.ToString(in.UpdateExpression)
 		for ph, name := range in.ExpressionAttributeNames {
 			if v, ok := in.ExpressionAttributeValues[":"+ph[1:]]; ok && strings.Contains(expr, ph+" = :"+ph[1:]) {
@@ -240,7 +240,7 @@ func TestTagErrorQuotesTheTagRead(t *testing.T) {
 		ID string    `dynamo:"id,hash"`
 		B  time.Time `dynamodbav:"b,javabool,javadate"`
 	}
-	_, err := NewTable[both](NewMapper(&stubClient{}), "t")
+	_, err := NewTable[both](NewMapper(&fakeDB{noStore: true}), "t")
 	if err == nil || !strings.Contains(err.Error(), `tag "b,javabool,javadate" has both javabool and javadate`) {
 		t.Errorf("err = %v, want it to quote the dynamodbav tag", err)
 	}

@@ -382,13 +382,13 @@ func TestTelemetryCombinedWrite(t *testing.T) {
 // item_changed) and ddbkit.dynamo.tx.reruns{reason=item_changed} counts 1.
 func TestTelemetryTransactRerun(t *testing.T) {
 	r := newTelemetryRig(t)
-	c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
-	c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+	c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 		if n == 1 {
 			return txCanceled(txReason(TxCodeConditionFailed, acctRaw("a", 50, 2, 9)), txReason("None", nil))
 		}
 		return nil
-	}
+	})
 	tb, err := NewTable[acct](NewMapper(c, r.opts...), "Acct")
 	if err != nil {
 		t.Fatal(err)
@@ -425,8 +425,8 @@ func TestTelemetryRecordsNoItemValue(t *testing.T) {
 			opts = append(opts, WithTelemetryKeys())
 		}
 		stored := map[string]types.AttributeValue{"ISBN": str(key), "title": str(value), "version": n("3")}
-		c := &stubClient{}
-		c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		c := &fakeDB{noStore: true}
+		c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 			return &dynamodb.GetItemOutput{Item: stored}, nil
 		}
 		// Every write meets a newer version, written by someone else.
@@ -438,8 +438,8 @@ func TestTelemetryRecordsNoItemValue(t *testing.T) {
 			version++
 			return ccf(map[string]types.AttributeValue{"ISBN": str(key), "title": str(value), "version": n(itoa(int64(version)))})
 		}
-		c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, newer() }
-		c.onDel = func(*dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) { return nil, newer() }
+		c.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, newer() }
+		c.onDel = func(int, *dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) { return nil, newer() }
 		books := newBooks(t, c, append(opts, WithRetry(RetryPolicy{MaxAttempts: 2}))...)
 		ctx := context.Background()
 		b, err := books.Load(ctx, Book{ISBN: key})
@@ -473,8 +473,8 @@ func TestTelemetryRecordsNoItemValue(t *testing.T) {
 func TestTelemetryOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	for name, m := range map[string]*Mapper{
-		"default": NewMapper(&stubClient{}),
-		"no-op":   NewMapper(&stubClient{}, WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider())),
+		"default": NewMapper(&fakeDB{noStore: true}),
+		"no-op":   NewMapper(&fakeDB{noStore: true}, WithTracerProvider(tracenoop.NewTracerProvider()), WithMeterProvider(metricnoop.NewMeterProvider())),
 	} {
 		allocs := testing.AllocsPerRun(100, func() {
 			cctx, c := m.begin(ctx, "Load", "T")
@@ -492,7 +492,7 @@ func TestTelemetryOffAllocatesNothing(t *testing.T) {
 // start once a program sets a global tracer provider after NewMapper, and
 // stop when it is set back to the default.
 func TestTelemetryFollowsGlobalProvider(t *testing.T) {
-	m := NewMapper(&stubClient{})
+	m := NewMapper(&fakeDB{noStore: true})
 	if _, c := m.begin(context.Background(), "Load", "T"); c.recording() {
 		t.Fatal("a span records before any provider is set")
 	}

@@ -84,7 +84,7 @@ func sAV(t *testing.T, av types.AttributeValue) string {
 // written as S by MarshalText wherever the Go type says so — key, pointer,
 // set, map value, nested in a recursive type — and read back.
 func TestTextTypesStoredAsS(t *testing.T) {
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[textItem](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestTextTypesStoredAsS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	item := st.puts[0].Item
+	item := st.puts()[0].Item
 	for attr, want := range map[string]string{"id": tID1Text, "addr": "10.0.0.1", "paddr": "2001:db8::1", "ip": "192.0.2.7", "big": "1267650600228229401496703205376"} {
 		if got := sAV(t, item[attr]); got != want {
 			t.Errorf("%s = %q, want %q", attr, got, want)
@@ -114,19 +114,19 @@ func TestTextTypesStoredAsS(t *testing.T) {
 	if _, ok := item["at"].(*types.AttributeValueMemberN); !ok {
 		t.Errorf("at = %#v: time.Time with unixtime must stay a number", item["at"])
 	}
-	if cond := *st.puts[0].ConditionExpression; !strings.Contains(cond, "attribute_not_exists") {
+	if cond := *st.puts()[0].ConditionExpression; !strings.Contains(cond, "attribute_not_exists") {
 		t.Errorf("condition %q", cond)
 	}
 
-	st.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	st.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{Item: item}, nil
 	}
 	got, err := tb.Load(context.Background(), textItem{ID: tID1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sAV(t, st.gets[0].Key["id"]) != tID1Text {
-		t.Errorf("Load key %#v", st.gets[0].Key)
+	if sAV(t, st.gets()[0].Key["id"]) != tID1Text {
+		t.Errorf("Load key %#v", st.gets()[0].Key)
 	}
 	got.At, saved.At = got.At.UTC(), saved.At.UTC()
 	if !reflect.DeepEqual(got, saved) {
@@ -146,7 +146,7 @@ func TestTextReadsJavaAndOldItems(t *testing.T) {
 		"java S": &types.AttributeValueMemberS{Value: tID1Text},
 		"old B":  &types.AttributeValueMemberB{Value: tID1[:]},
 	} {
-		st := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		st := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 			return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}, "ref": av}}, nil
 		}}
 		tb, _ := NewTable[rec](NewMapper(st), "T")
@@ -161,7 +161,7 @@ func TestTextReadsJavaAndOldItems(t *testing.T) {
 		"short B":  &types.AttributeValueMemberB{Value: []byte{1, 2}},
 		"bad text": &types.AttributeValueMemberS{Value: "not-a-uuid"},
 	} {
-		st := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		st := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 			return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}, "ref": av}}, nil
 		}}
 		tb, _ := NewTable[rec](NewMapper(st), "T")
@@ -204,17 +204,17 @@ func TestTextMarshalerWinsAndErrors(t *testing.T) {
 		A  any       `dynamo:"a"`
 		PF *failText `dynamo:"pf"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, _ := NewTable[rec](NewMapper(st), "T")
 	if _, err := tb.Save(context.Background(), rec{ID: "k"}, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	if n, ok := st.puts[0].Item["b"].(*types.AttributeValueMemberN); !ok || n.Value != "7" {
-		t.Errorf("b = %#v, want the DynamoDB marshaler's N 7", st.puts[0].Item["b"])
+	if n, ok := st.puts()[0].Item["b"].(*types.AttributeValueMemberN); !ok || n.Value != "7" {
+		t.Errorf("b = %#v, want the DynamoDB marshaler's N 7", st.puts()[0].Item["b"])
 	}
 	_, err := tb.Save(context.Background(), rec{ID: "k", PF: &failText{bad: true}}, WithSaveBehavior(SavePut))
-	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "MarshalText") || len(st.puts) != 1 {
-		t.Errorf("failing MarshalText: %v (%d puts)", err, len(st.puts))
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "MarshalText") || len(st.puts()) != 1 {
+		t.Errorf("failing MarshalText: %v (%d puts)", err, len(st.puts()))
 	}
 	// What an interface holds goes to attributevalue: a netip.Addr there
 	// would be an empty map, so it is refused; a [16]byte stays binary.
@@ -242,7 +242,7 @@ func TestTextWithEncoderOptions(t *testing.T) {
 		ID tUUID     `dynamo:"id,hash"`
 		At time.Time `dynamo:"at,unixtime"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	m := NewMapper(st, WithEncoderOptions(func(o *attributevalue.EncoderOptions) { o.NullEmptySets = true }))
 	tb, err := NewTable[plain](m, "T")
 	if err != nil {
@@ -251,8 +251,8 @@ func TestTextWithEncoderOptions(t *testing.T) {
 	if _, err := tb.Save(context.Background(), plain{ID: tID1, Addr: netip.MustParseAddr("::1")}, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	if sAV(t, st.puts[0].Item["id"]) != tID1Text || sAV(t, st.puts[0].Item["addr"]) != "::1" {
-		t.Errorf("item %#v", st.puts[0].Item)
+	if sAV(t, st.puts()[0].Item["id"]) != tID1Text || sAV(t, st.puts()[0].Item["addr"]) != "::1" {
+		t.Errorf("item %#v", st.puts()[0].Item)
 	}
 	if _, err := NewTable[timed](m, "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "time.Time") {
 		t.Errorf("options + text + time: %v, want ErrInvalidSchema naming time.Time", err)
@@ -277,7 +277,7 @@ func TestTextKeyTypes(t *testing.T) {
 		Sub netip.Addr `dynamo:"sub,range"`
 		V   int        `dynamo:"v,version"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +292,7 @@ func TestTextKeyTypes(t *testing.T) {
 		}
 	}
 	cur := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: tID1Text}, "sub": &types.AttributeValueMemberS{Value: "::1"}, "v": &types.AttributeValueMemberN{Value: "3"}}
-	st.onPut = func(*dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error) {
+	st.onPut = func(int, *dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error) {
 		return nil, &types.ConditionalCheckFailedException{Item: cur}
 	}
 	_, err = tb.Save(context.Background(), rec{ID: tID1, Sub: netip.MustParseAddr("::1"), V: 1}, WithSaveBehavior(SavePut))
@@ -331,14 +331,14 @@ func TestTextEmbeddedIsNotText(t *testing.T) {
 		ID string `dynamo:"id,hash"`
 		N  named  `dynamo:"n"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, _ := NewTable[rec](NewMapper(st), "T")
 	if _, err := tb.Save(context.Background(), rec{ID: "k", N: named{TextUUID: tID1, Name: "ada"}}, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	m, ok := st.puts[0].Item["n"].(*types.AttributeValueMemberM)
+	m, ok := st.puts()[0].Item["n"].(*types.AttributeValueMemberM)
 	if !ok || sAV(t, m.Value["name"]) != "ada" {
-		t.Fatalf("n = %#v: the struct's fields must be kept", st.puts[0].Item["n"])
+		t.Fatalf("n = %#v: the struct's fields must be kept", st.puts()[0].Item["n"])
 	}
 }
 
@@ -368,7 +368,7 @@ func TestTextJavaTagsInside(t *testing.T) {
 		J  jText   `dynamo:"j"`
 		Js []jText `dynamo:"js"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
@@ -377,11 +377,11 @@ func TestTextJavaTagsInside(t *testing.T) {
 	if _, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	item := st.puts[0].Item
+	item := st.puts()[0].Item
 	if sAV(t, item["j"]) != "on" {
 		t.Errorf("j = %#v", item["j"])
 	}
-	st.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	st.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{Item: item}, nil
 	}
 	got, err := tb.Load(context.Background(), rec{ID: "k"})
@@ -406,7 +406,7 @@ func TestBigNumberNotLost(t *testing.T) {
 		"*big.Int in any":   {ID: "a", A: big.NewInt(12345)},
 		"*big.Float in any": {ID: "a", A: big.NewFloat(1.5)},
 	} {
-		st := &stubClient{}
+		st := &fakeDB{noStore: true}
 		tb, err := NewTable[b2Big](NewMapper(st), "T")
 		if err != nil {
 			t.Fatal(err)
@@ -418,7 +418,7 @@ func TestBigNumberNotLost(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		item := st.puts[0].Item
+		item := st.puts()[0].Item
 		for _, k := range []string{"a", "b"} {
 			if m, ok := item[k].(*types.AttributeValueMemberM); ok && len(m.Value) == 0 {
 				t.Errorf("%s: attribute %q stored as {}: the number is lost, no error", name, k)
@@ -457,7 +457,7 @@ func TestEmbeddedTextKeepsFields(t *testing.T) {
 		ID  string `dynamo:"id,hash"`
 		Ref b6Ref  `dynamo:"ref"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
@@ -466,7 +466,7 @@ func TestEmbeddedTextKeepsFields(t *testing.T) {
 	if _, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	item := st.puts[0].Item
+	item := st.puts()[0].Item
 	ref, ok := item["ref"].(*types.AttributeValueMemberM)
 	if !ok {
 		t.Fatalf("ref = %#v, want a map holding name", item["ref"])
@@ -474,7 +474,7 @@ func TestEmbeddedTextKeepsFields(t *testing.T) {
 	if sAV(t, ref.Value["name"]) != "bob" || sAV(t, ref.Value["B6UUID"]) != tID1Text {
 		t.Errorf("ref = %#v", ref.Value)
 	}
-	st.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	st.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{Item: item}, nil
 	}
 	got, err := tb.Load(context.Background(), rec{ID: "k"})
@@ -519,7 +519,7 @@ func TestTTLOfTextTypeRefused(t *testing.T) {
 		ID  string  `dynamo:"id,hash"`
 		Exp b6Epoch `dynamo:"exp,ttl"`
 	}
-	_, err := NewTable[rec](NewMapper(&stubClient{}), "T")
+	_, err := NewTable[rec](NewMapper(&fakeDB{noStore: true}), "T")
 	if !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "ttl") || !strings.Contains(err.Error(), "Exp") {
 		t.Errorf("NewTable: %v, want ErrInvalidSchema naming Exp and ttl", err)
 	}
@@ -558,18 +558,18 @@ func TestPointerTextInMapValue(t *testing.T) {
 		ID string                `dynamo:"id,hash"`
 		A  [1]map[string]big.Int `dynamo:"a"` // arrays go to attributevalue
 	}
-	opts := NewMapper(&stubClient{}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) { o.NullEmptySets = true }))
+	opts := NewMapper(&fakeDB{noStore: true}, WithEncoderOptions(func(o *attributevalue.EncoderOptions) { o.NullEmptySets = true }))
 	if _, err := NewTable[bigs](opts, "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "big.Int") {
 		t.Errorf("options, map of big.Int: %v, want ErrInvalidSchema naming big.Int", err)
 	}
 	if _, err := NewTable[codes](opts, "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "b6Code") {
 		t.Errorf("options, map of b6Code: %v, want ErrInvalidSchema naming b6Code", err)
 	}
-	if _, err := NewTable[handed](NewMapper(&stubClient{}), "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "big.Int") {
+	if _, err := NewTable[handed](NewMapper(&fakeDB{noStore: true}), "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "big.Int") {
 		t.Errorf("array of map of big.Int: %v, want ErrInvalidSchema naming big.Int", err)
 	}
 	// The compiled codec takes the address itself: stored as text, read back.
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[codes](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
@@ -577,7 +577,7 @@ func TestPointerTextInMapValue(t *testing.T) {
 	if _, err := tb.Save(context.Background(), codes{ID: "k", M: map[string]b6Code{"a": "x"}}, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	if got := sAV(t, st.puts[0].Item["m"].(*types.AttributeValueMemberM).Value["a"]); got != "c-x" {
+	if got := sAV(t, st.puts()[0].Item["m"].(*types.AttributeValueMemberM).Value["a"]); got != "c-x" {
 		t.Errorf("m.a = %q, want c-x", got)
 	}
 }
@@ -592,7 +592,7 @@ func TestTextSetThroughAttributevalue(t *testing.T) {
 		Tags []tUUID  `dynamo:"tags,set"`
 		P    []*tUUID `dynamo:"p,set"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	m := NewMapper(st, WithDecoderOptions(func(o *attributevalue.DecoderOptions) { o.UseNumber = true }))
 	tb, err := NewTable[rec](m, "T")
 	if err != nil {
@@ -603,11 +603,11 @@ func TestTextSetThroughAttributevalue(t *testing.T) {
 	if _, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	item := st.puts[0].Item
+	item := st.puts()[0].Item
 	if _, ok := item["tags"].(*types.AttributeValueMemberSS); !ok {
 		t.Fatalf("tags = %#v, want SS", item["tags"])
 	}
-	st.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	st.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{Item: item}, nil
 	}
 	got, err := tb.Load(context.Background(), rec{ID: "k"})
@@ -635,7 +635,7 @@ func TestEmptyTextIndexKeyLeftOut(t *testing.T) {
 		Addr netip.Addr `dynamo:"addr,omitempty" index:"ByAddr,hash"`
 		Note string     `dynamo:"note"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
@@ -643,19 +643,19 @@ func TestEmptyTextIndexKeyLeftOut(t *testing.T) {
 	if _, err := tb.Save(context.Background(), rec{ID: "k", Note: "n"}, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	if av, ok := st.puts[0].Item["addr"]; ok {
+	if av, ok := st.puts()[0].Item["addr"]; ok {
 		t.Errorf("Put item holds addr = %#v, want it left out", av)
 	}
 	if _, err := tb.Save(context.Background(), rec{ID: "k", Note: "n"}, WithSaveBehavior(SaveUpdate)); err != nil {
 		t.Fatal(err)
 	}
-	for ph, v := range st.upds[0].ExpressionAttributeValues {
+	for ph, v := range st.upds()[0].ExpressionAttributeValues {
 		if s, ok := v.(*types.AttributeValueMemberS); ok && s.Value == "" {
-			t.Errorf("update sends %s = \"\" (%s)", ph, *st.upds[0].UpdateExpression)
+			t.Errorf("update sends %s = \"\" (%s)", ph, *st.upds()[0].UpdateExpression)
 		}
 	}
-	if _, err := tb.Save(context.Background(), rec{ID: "k", Addr: netip.MustParseAddr("::1")}, WithSaveBehavior(SavePut)); err != nil || sAV(t, st.puts[1].Item["addr"]) != "::1" {
-		t.Errorf("a set address: %v, %#v", err, st.puts[1].Item["addr"])
+	if _, err := tb.Save(context.Background(), rec{ID: "k", Addr: netip.MustParseAddr("::1")}, WithSaveBehavior(SavePut)); err != nil || sAV(t, st.puts()[1].Item["addr"]) != "::1" {
+		t.Errorf("a set address: %v, %#v", err, st.puts()[1].Item["addr"])
 	}
 }
 
@@ -731,7 +731,7 @@ func TestWrapperStaysText(t *testing.T) {
 		ID string `dynamo:"id,hash"`
 		W  b6Wrap `dynamo:"w"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
@@ -739,7 +739,7 @@ func TestWrapperStaysText(t *testing.T) {
 	if _, err := tb.Save(context.Background(), rec{ID: "k", W: b6Wrap{netip.MustParseAddr("::1")}}, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	if got := sAV(t, st.puts[0].Item["w"]); got != "::1" {
+	if got := sAV(t, st.puts()[0].Item["w"]); got != "::1" {
 		t.Errorf("w = %q, want ::1", got)
 	}
 }
@@ -761,14 +761,14 @@ func TestUnnamedTextWrapperHandedToAttributevalueRefused(t *testing.T) {
 		ID string                  `dynamo:"id,hash"`
 		A  [1]struct{ netip.Addr } `dynamo:"a"`
 	}
-	if _, err := NewTable[arr](NewMapper(&stubClient{}), "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "struct { netip.Addr }") {
+	if _, err := NewTable[arr](NewMapper(&fakeDB{noStore: true}), "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "struct { netip.Addr }") {
 		t.Errorf("array of struct{ netip.Addr }: %v, want ErrInvalidSchema naming it", err)
 	}
 	type field struct {
 		ID string               `dynamo:"id,hash"`
 		W  struct{ netip.Addr } `dynamo:"w"`
 	}
-	if _, err := NewTable[field](NewMapper(&stubClient{}, decOpts), "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "struct { netip.Addr }") {
+	if _, err := NewTable[field](NewMapper(&fakeDB{noStore: true}, decOpts), "T"); !errors.Is(err, ErrInvalidSchema) || !strings.Contains(err.Error(), "struct { netip.Addr }") {
 		t.Errorf("struct{ netip.Addr } with decoder options: %v, want ErrInvalidSchema naming it", err)
 	}
 	type ok struct {
@@ -778,7 +778,7 @@ func TestUnnamedTextWrapperHandedToAttributevalueRefused(t *testing.T) {
 		A  [1]b7Addr             `dynamo:"a"`
 	}
 	for _, opts := range [][]Option{nil, {decOpts}} {
-		st := &stubClient{}
+		st := &fakeDB{noStore: true}
 		tb, err := NewTable[ok](NewMapper(st, opts...), "T")
 		if err != nil {
 			t.Fatalf("named or pointer wrapper (%d options): %v", len(opts), err)
@@ -788,11 +788,11 @@ func TestUnnamedTextWrapperHandedToAttributevalueRefused(t *testing.T) {
 		if _, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut)); err != nil {
 			t.Fatal(err)
 		}
-		item := st.puts[0].Item
+		item := st.puts()[0].Item
 		if sAV(t, item["n"]) != "192.0.2.1" || sAV(t, item["p"]) != "192.0.2.2" {
 			t.Errorf("stored %v", item)
 		}
-		st.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		st.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 			return &dynamodb.GetItemOutput{Item: item}, nil
 		}
 		got, err := tb.Load(context.Background(), ok{ID: "k"})
@@ -813,18 +813,18 @@ func TestConditionOnEntryOfMapWithTextKeys(t *testing.T) {
 		M  map[tUUID]tUUID `dynamo:"m"`
 		I  map[int]tUUID   `dynamo:"i"`
 	}
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"m." + tID1Text, "i.5"} {
-		st.puts = nil
+		st.forget()
 		c := expression.Name(path).Equal(expression.Value(tID2))
 		if _, err := tb.Save(context.Background(), rec{ID: tID1}, If(c), WithSaveBehavior(SavePut)); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		vals := st.puts[0].ExpressionAttributeValues
+		vals := st.puts()[0].ExpressionAttributeValues
 		want, _ := tID2.MarshalText()
 		if len(vals) != 1 || sAV(t, vals[":0"]) != string(want) {
 			t.Errorf("%s: values %v, want :0 = S %s", path, vals, want)

@@ -73,7 +73,7 @@ func TestTimestampTags(t *testing.T) {
 		ID string `dynamo:"id,hash"`
 		*Inner
 	}
-	m := NewMapper(&stubClient{})
+	m := NewMapper(&fakeDB{noStore: true})
 	for _, tc := range []struct {
 		err  error
 		want string

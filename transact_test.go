@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,54 +38,39 @@ func acctRaw(id string, bal, version int64, token byte) map[string]types.Attribu
 	}
 }
 
-// storeStub serves GetItem and TransactGetItems from a map of items by hash
-// key, counts the requests, and answers TransactWriteItems from a hook.
-type storeStub struct {
-	txStub
-	smu   sync.Mutex
-	items map[string]map[string]types.AttributeValue
-	ngets int
-}
-
-func newStoreStub(items ...map[string]types.AttributeValue) *storeStub {
-	c := &storeStub{items: map[string]map[string]types.AttributeValue{}}
+// storeDB is the fake DynamoDB of the Transact tests: items by hash key
+// "id", in tables Acct and Notes alike (the tests list accounts and notes
+// together), read strongly consistently only (anything else fails). Writes
+// are answered with success and not applied; a test sets onTxWrite to
+// answer the commit.
+func storeDB(items ...map[string]types.AttributeValue) *fakeDB {
+	db := (&fakeDB{strongReads: true}).table("Acct", "id", "").table("Notes", "id", "")
+	ok := func(int, *dynamodb.TransactWriteItemsInput) error { return nil }
+	db.onTxWrite = txErr(ok)
+	db.onPut = func(int, *dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error) {
+		return &dynamodb.PutItemOutput{}, nil
+	}
+	db.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		return &dynamodb.UpdateItemOutput{}, nil
+	}
+	db.onDel = func(int, *dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
+		return &dynamodb.DeleteItemOutput{}, nil
+	}
 	for _, it := range items {
-		c.items[it["id"].(*types.AttributeValueMemberS).Value] = it
+		storeSet(db, it)
 	}
-	c.stubClient.onGet = func(in *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
-		if !aws.ToBool(in.ConsistentRead) {
-			return nil, errors.New("stub: Transact must read strongly consistently")
-		}
-		c.smu.Lock()
-		defer c.smu.Unlock()
-		c.ngets++
-		return &dynamodb.GetItemOutput{Item: c.items[in.Key["id"].(*types.AttributeValueMemberS).Value]}, nil
-	}
-	c.txStub.onGet = func(_ int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error) {
-		c.smu.Lock()
-		defer c.smu.Unlock()
-		out := &dynamodb.TransactGetItemsOutput{Responses: make([]types.ItemResponse, len(in.TransactItems))}
-		for i, ti := range in.TransactItems {
-			out.Responses[i].Item = c.items[ti.Get.Key["id"].(*types.AttributeValueMemberS).Value]
-		}
-		return out, nil
-	}
-	return c
+	return db
 }
 
-func (c *storeStub) set(item map[string]types.AttributeValue) {
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	c.items[item["id"].(*types.AttributeValueMemberS).Value] = item
+// storeSet stores item in db (as storeDB does).
+func storeSet(db *fakeDB, item map[string]types.AttributeValue) {
+	db.put("Acct", item).put("Notes", item)
 }
 
-func (c *storeStub) counts() (gets, txGets, txWrites int) {
-	c.smu.Lock()
-	gets = c.ngets
-	c.smu.Unlock()
-	c.txStub.mu.Lock()
-	defer c.txStub.mu.Unlock()
-	return gets, len(c.reads), len(c.writes)
+// txCounts returns how many GetItem, TransactGetItems and
+// TransactWriteItems requests db received.
+func txCounts(db *fakeDB) (gets, txGets, txWrites int) {
+	return db.count("GetItem"), db.count("TransactGetItems"), db.count("TransactWriteItems")
 }
 
 func acctTable(t *testing.T, c Client) *Table[acct] {
@@ -124,7 +108,7 @@ func transferFn(tb *Table[acct], a, b string, amt int64) func(tx *Tx) error {
 }
 
 func TestTransactCommitsReadsAndWrites(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 100, 3, 1), acctRaw("b", 5, 7, 2), acctRaw("c", 1, 1, 3))
+	c := storeDB(acctRaw("a", 100, 3, 1), acctRaw("b", 5, 7, 2), acctRaw("c", 1, 1, 3))
 	tb := acctTable(t, c)
 	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
 		v := tb.In(tx)
@@ -139,11 +123,11 @@ func TestTransactCommitsReadsAndWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gets, txGets, txWrites := c.counts()
+	gets, txGets, txWrites := txCounts(c)
 	if gets != 4 || txGets != 0 || txWrites != 1 {
 		t.Fatalf("requests: %d GetItem, %d TransactGetItems, %d TransactWriteItems; want 4, 0, 1", gets, txGets, txWrites)
 	}
-	in := c.writes[0]
+	in := c.txWrites()[0]
 	if len(in.TransactItems) != 4 || aws.ToString(in.ClientRequestToken) == "" {
 		t.Fatalf("commit: %d members, token %q", len(in.TransactItems), aws.ToString(in.ClientRequestToken))
 	}
@@ -162,7 +146,7 @@ func TestTransactCommitsReadsAndWrites(t *testing.T) {
 }
 
 func TestTransactFunctionErrorCommitsNothing(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
 	tb := acctTable(t, c)
 	boom := errors.New("insufficient funds")
 	runs := 0
@@ -176,7 +160,7 @@ func TestTransactFunctionErrorCommitsNothing(t *testing.T) {
 	if err != boom {
 		t.Fatalf("err = %v, want the function's error as is", err)
 	}
-	if _, _, w := c.counts(); w != 0 || runs != 1 {
+	if _, _, w := txCounts(c); w != 0 || runs != 1 {
 		t.Fatalf("%d commits, %d runs; want 0, 1", w, runs)
 	}
 }
@@ -184,7 +168,7 @@ func TestTransactFunctionErrorCommitsNothing(t *testing.T) {
 func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 	ctx := context.Background()
 	t.Run("prefetched", func(t *testing.T) {
-		c := newStoreStub(acctRaw("a", 1, 1, 1), acctRaw("b", 2, 1, 2))
+		c := storeDB(acctRaw("a", 1, 1, 1), acctRaw("b", 2, 1, 2))
 		tb := acctTable(t, c)
 		var sum int64
 		err := tb.Mapper().Transact(ctx, func(tx *Tx) error {
@@ -200,22 +184,22 @@ func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 		if err != nil || sum != 3 {
 			t.Fatalf("err %v, sum %d", err, sum)
 		}
-		if g, tg, w := c.counts(); g != 0 || tg != 1 || w != 0 {
+		if g, tg, w := txCounts(c); g != 0 || tg != 1 || w != 0 {
 			t.Fatalf("requests: %d GetItem, %d TransactGetItems, %d TransactWriteItems; want 0, 1, 0", g, tg, w)
 		}
 	})
 	t.Run("one item", func(t *testing.T) {
-		c := newStoreStub(acctRaw("a", 1, 1, 1))
+		c := storeDB(acctRaw("a", 1, 1, 1))
 		tb := acctTable(t, c)
 		if err := tb.Mapper().Transact(ctx, func(tx *Tx) error { _, err := tb.In(tx).Load(acct{ID: "a"}); return err }); err != nil {
 			t.Fatal(err)
 		}
-		if g, tg, w := c.counts(); g != 1 || tg != 0 || w != 0 {
+		if g, tg, w := txCounts(c); g != 1 || tg != 0 || w != 0 {
 			t.Fatalf("requests: %d GetItem, %d TransactGetItems, %d TransactWriteItems; want 1, 0, 0", g, tg, w)
 		}
 	})
 	t.Run("two reads checked together", func(t *testing.T) {
-		c := newStoreStub(acctRaw("a", 1, 1, 1), acctRaw("b", 2, 1, 2))
+		c := storeDB(acctRaw("a", 1, 1, 1), acctRaw("b", 2, 1, 2))
 		tb := acctTable(t, c)
 		err := tb.Mapper().Transact(ctx, func(tx *Tx) error {
 			_, err := tb.In(tx).Load(acct{ID: "a"})
@@ -227,12 +211,12 @@ func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if g, tg, w := c.counts(); g != 2 || tg != 1 || w != 0 {
+		if g, tg, w := txCounts(c); g != 2 || tg != 1 || w != 0 {
 			t.Fatalf("requests: %d GetItem, %d TransactGetItems, %d TransactWriteItems; want 2, 1, 0", g, tg, w)
 		}
 	})
 	t.Run("inconsistent mix runs again", func(t *testing.T) {
-		c := newStoreStub(acctRaw("a", 10, 1, 1), acctRaw("b", 0, 1, 2))
+		c := storeDB(acctRaw("a", 10, 1, 1), acctRaw("b", 0, 1, 2))
 		tb := acctTable(t, c)
 		var sums []int64
 		err := tb.Mapper().Transact(ctx, func(tx *Tx) error {
@@ -241,8 +225,8 @@ func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 				return err
 			}
 			if tx.Run() == 1 { // a transfer of 10 from a to b commits between the reads
-				c.set(acctRaw("a", 0, 2, 3))
-				c.set(acctRaw("b", 10, 2, 4))
+				storeSet(c, acctRaw("a", 0, 2, 3))
+				storeSet(c, acctRaw("b", 10, 2, 4))
 			}
 			b, err := tb.In(tx).Load(acct{ID: "b"})
 			sums = append(sums, a.Bal+b.Bal)
@@ -254,20 +238,20 @@ func TestTransactReadOnlyCommitsNothing(t *testing.T) {
 		if len(sums) != 2 || sums[0] != 20 || sums[1] != 10 {
 			t.Fatalf("sums seen by the runs: %v; want [20 10]: the first (inconsistent) one is not returned as committed", sums)
 		}
-		if g, tg, w := c.counts(); g != 2 || tg != 1 || w != 0 {
+		if g, tg, w := txCounts(c); g != 2 || tg != 1 || w != 0 {
 			t.Fatalf("requests: %d GetItem, %d TransactGetItems, %d TransactWriteItems; want 2, 1, 0 (the second run reuses the check's snapshot)", g, tg, w)
 		}
 	})
 }
 
 func TestTransactConflictReusesCancellationItems(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
-	c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+	c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 		if n == 1 { // someone moved 50 out of a: its check fails, b's holds
 			return txCanceled(txReason(TxCodeConditionFailed, acctRaw("a", 50, 2, 9)), txReason("None", nil))
 		}
 		return nil
-	}
+	})
 	tb := acctTable(t, c)
 	var seen []int64
 	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
@@ -284,24 +268,24 @@ func TestTransactConflictReusesCancellationItems(t *testing.T) {
 	if len(seen) != 2 || seen[0] != 100 || seen[1] != 50 {
 		t.Fatalf("a's balance seen by the runs: %v; want [100 50]", seen)
 	}
-	if g, tg, w := c.counts(); g != 2 || tg != 0 || w != 2 {
+	if g, tg, w := txCounts(c); g != 2 || tg != 0 || w != 2 {
 		t.Fatalf("requests: %d GetItem, %d TransactGetItems, %d TransactWriteItems; want 2, 0, 2 (the second run reads nothing)", g, tg, w)
 	}
-	second := c.writes[1]
+	second := c.txWrites()[1]
 	if second.TransactItems[0].Update.ExpressionAttributeValues[":v0"].(*types.AttributeValueMemberN).Value != "2" ||
 		second.TransactItems[1].Update.ExpressionAttributeValues[":v0"].(*types.AttributeValueMemberN).Value != "1" {
 		t.Errorf("the second commit checks a at 2 and b at 1: %+v", second.TransactItems)
 	}
-	if aws.ToString(second.ClientRequestToken) == aws.ToString(c.writes[0].ClientRequestToken) {
+	if aws.ToString(second.ClientRequestToken) == aws.ToString(c.txWrites()[0].ClientRequestToken) {
 		t.Error("the second commit reuses the first one's request token")
 	}
 }
 
 func TestTransactConflictGivesUp(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
-	c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+	c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 		return txCanceled(txReason(TxCodeConditionFailed, acctRaw("a", 100, int64(n)+1, byte(n+10))), txReason("None", nil))
-	}
+	})
 	tb := acctTable(t, c)
 	runs := 0
 	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) },
@@ -312,29 +296,29 @@ func TestTransactConflictGivesUp(t *testing.T) {
 }
 
 func TestTransactTransactionConflictResendsSameRequest(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
-	c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+	c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 		if n == 1 {
 			return txCanceled(txReason("None", nil), txReason(TxCodeConflict, nil))
 		}
 		return nil
-	}
+	})
 	tb := acctTable(t, c)
 	runs := 0
 	if err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.writes) != 2 || c.writes[0] != c.writes[1] || runs != 1 {
-		t.Fatalf("%d sends, %d runs; want the same request sent twice by one run", len(c.writes), runs)
+	if len(c.txWrites()) != 2 || c.txWrites()[0] != c.txWrites()[1] || runs != 1 {
+		t.Fatalf("%d sends, %d runs; want the same request sent twice by one run", len(c.txWrites()), runs)
 	}
 }
 
 func TestTransactIfConditionAndStaleBlindWriteNotRerun(t *testing.T) {
 	t.Run("blind write", func(t *testing.T) {
-		c := newStoreStub()
-		c.onTx = func(int, *dynamodb.TransactWriteItemsInput) error {
+		c := storeDB()
+		c.onTxWrite = txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 			return txCanceled(txReason(TxCodeConditionFailed, acctRaw("a", 1, 5, 1)))
-		}
+		})
 		tb := acctTable(t, c)
 		runs := 0
 		err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
@@ -351,10 +335,10 @@ func TestTransactIfConditionAndStaleBlindWriteNotRerun(t *testing.T) {
 		}
 	})
 	t.Run("If condition", func(t *testing.T) {
-		c := newStoreStub(acctRaw("a", 1, 2, 1))
-		c.onTx = func(int, *dynamodb.TransactWriteItemsInput) error {
+		c := storeDB(acctRaw("a", 1, 2, 1))
+		c.onTxWrite = txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 			return txCanceled(txReason(TxCodeConditionFailed, acctRaw("a", 1, 2, 1))) // unchanged: the If failed
-		}
+		})
 		tb := acctTable(t, c)
 		runs := 0
 		err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
@@ -376,33 +360,33 @@ func TestTransactIfConditionAndStaleBlindWriteNotRerun(t *testing.T) {
 func TestTransactUnknownOutcomeNotRerun(t *testing.T) {
 	lost := &smithy.GenericAPIError{Code: "InternalServerError", Message: "500 after apply"}
 	t.Run("settled by a resend", func(t *testing.T) {
-		c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
-		c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+		c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+		c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 			if n == 1 {
 				return lost
 			}
 			return nil // the resend under the same token: DynamoDB answers success
-		}
+		})
 		tb := acctTable(t, c)
 		runs := 0
 		if err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick); err != nil {
 			t.Fatal(err)
 		}
-		if len(c.writes) != 2 || c.writes[0] != c.writes[1] || runs != 1 {
-			t.Fatalf("%d sends, %d runs; want the same request (and token) sent twice by one run", len(c.writes), runs)
+		if len(c.txWrites()) != 2 || c.txWrites()[0] != c.txWrites()[1] || runs != 1 {
+			t.Fatalf("%d sends, %d runs; want the same request (and token) sent twice by one run", len(c.txWrites()), runs)
 		}
 	})
 	t.Run("not settled", func(t *testing.T) {
-		c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
-		c.onTx = func(int, *dynamodb.TransactWriteItemsInput) error { return lost }
+		c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+		c.onTxWrite = txErr(func(int, *dynamodb.TransactWriteItemsInput) error { return lost })
 		tb := acctTable(t, c)
 		runs := 0
 		err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) }, quick)
-		if !errors.Is(err, ErrUnknownOutcome) || runs != 1 || len(c.writes) != 1+maxResends {
-			t.Fatalf("err %v, %d runs, %d sends; want ErrUnknownOutcome, 1 run, %d sends", err, runs, len(c.writes), 1+maxResends)
+		if !errors.Is(err, ErrUnknownOutcome) || runs != 1 || len(c.txWrites()) != 1+maxResends {
+			t.Fatalf("err %v, %d runs, %d sends; want ErrUnknownOutcome, 1 run, %d sends", err, runs, len(c.txWrites()), 1+maxResends)
 		}
-		for _, w := range c.writes {
-			if w != c.writes[0] {
+		for _, w := range c.txWrites() {
+			if w != c.txWrites()[0] {
 				t.Fatal("a resend is another request")
 			}
 		}
@@ -410,7 +394,7 @@ func TestTransactUnknownOutcomeNotRerun(t *testing.T) {
 }
 
 func TestTransactReadYourWrites(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 100, 4, 1), acctRaw("b", 0, 1, 2))
+	c := storeDB(acctRaw("a", 100, 4, 1), acctRaw("b", 0, 1, 2))
 	tb := acctTable(t, c)
 	var saved acct
 	err := tb.Mapper().Transact(context.Background(), func(tx *Tx) error {
@@ -445,10 +429,10 @@ func TestTransactReadYourWrites(t *testing.T) {
 	if saved.Version != 5 || saved.Bal != 2 {
 		t.Errorf("saved %+v", saved)
 	}
-	if g, _, _ := c.counts(); g != 0 && g != 1 {
+	if g, _, _ := txCounts(c); g != 0 && g != 1 {
 		t.Errorf("%d reads", g)
 	}
-	in := c.writes[0]
+	in := c.txWrites()[0]
 	if len(in.TransactItems) != 2 || in.TransactItems[0].Update == nil || in.TransactItems[1].Delete == nil ||
 		in.TransactItems[0].Update.ExpressionAttributeValues[":v0"].(*types.AttributeValueMemberN).Value != "4" ||
 		in.TransactItems[0].Update.ExpressionAttributeValues[":a1"].(*types.AttributeValueMemberN).Value != "2" {
@@ -460,7 +444,7 @@ func TestTransactReadYourWrites(t *testing.T) {
 }
 
 func TestTransactUnversionedChecksAttributes(t *testing.T) {
-	c := newStoreStub(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "hi"}, "n": numberAV(3)})
+	c := storeDB(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "hi"}, "n": numberAV(3)})
 	tb, err := NewTable[note](NewMapper(c), "Notes")
 	if err != nil {
 		t.Fatal(err)
@@ -476,7 +460,7 @@ func TestTransactUnversionedChecksAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chk := c.writes[0].TransactItems[0].ConditionCheck
+	chk := c.txWrites()[0].TransactItems[0].ConditionCheck
 	cond := aws.ToString(chk.ConditionExpression)
 	for _, want := range []string{"attribute_exists(#kh)", "#a1 = :o1", "#a2 = :o2"} {
 		if !strings.Contains(cond, want) {
@@ -487,7 +471,7 @@ func TestTransactUnversionedChecksAttributes(t *testing.T) {
 
 func TestTransactLimits(t *testing.T) {
 	ctx := context.Background()
-	c := newStoreStub()
+	c := storeDB()
 	tb := acctTable(t, c)
 	m := tb.Mapper()
 	t.Run("members", func(t *testing.T) {
@@ -551,13 +535,13 @@ func TestTransactLimits(t *testing.T) {
 			t.Errorf("SaveClobber: %v", err)
 		}
 	})
-	if _, _, w := c.counts(); w != 0 {
+	if _, _, w := txCounts(c); w != 0 {
 		t.Errorf("%d commits sent", w)
 	}
 }
 
 func TestTransactContext(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	c := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
 	tb := acctTable(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -569,10 +553,10 @@ func TestTransactContext(t *testing.T) {
 
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	c.onTx = func(int, *dynamodb.TransactWriteItemsInput) error {
+	c.onTxWrite = txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 		cancel() // ends during the backoff before the second run
 		return txCanceled(txReason(TxCodeConditionFailed, acctRaw("a", 100, 9, 9)), txReason("None", nil))
-	}
+	})
 	err = tb.Mapper().Transact(ctx, func(tx *Tx) error { runs++; return transferFn(tb, "a", "b", 1)(tx) },
 		WithRetry(RetryPolicy{BackoffBase: time.Hour, BackoffMax: time.Hour}))
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrVersionConflict) || runs != 1 {
@@ -581,7 +565,7 @@ func TestTransactContext(t *testing.T) {
 }
 
 func TestTransactPanicAndTxnAfterRun(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 100, 1, 1))
+	c := storeDB(acctRaw("a", 100, 1, 1))
 	tb := acctTable(t, c)
 	var kept *Tx
 	func() {
@@ -599,17 +583,17 @@ func TestTransactPanicAndTxnAfterRun(t *testing.T) {
 	if _, err := tb.In(kept).Load(acct{ID: "a"}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("Load through a finished Tx: %v", err)
 	}
-	if _, _, w := c.counts(); w != 0 {
+	if _, _, w := txCounts(c); w != 0 {
 		t.Errorf("%d commits", w)
 	}
 }
 
 func TestTransactGiveUpUnversionedIsVersionConflict(t *testing.T) {
-	c := newStoreStub(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(1)})
-	c.onTx = func(n int, in *dynamodb.TransactWriteItemsInput) error {
+	c := storeDB(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(1)})
+	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 		return txCanceled(txReason(TxCodeConditionFailed, map[string]types.AttributeValue{
 			"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(int64(n) + 1)}))
-	}
+	})
 	notes, err := NewTable[note](NewMapper(c), "Notes")
 	if err != nil {
 		t.Fatal(err)
@@ -631,13 +615,13 @@ func TestTransactGiveUpUnversionedIsVersionConflict(t *testing.T) {
 	if !errors.Is(err, ErrVersionConflict) || runs != 3 {
 		t.Fatalf("err %v after %d runs; want ErrVersionConflict after 3", err, runs)
 	}
-	if g, _, _ := c.counts(); g != 1 {
+	if g, _, _ := txCounts(c); g != 1 {
 		t.Errorf("%d reads; want 1", g)
 	}
 }
 
 func TestTransactPrefetch(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 1, 1, 1), map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "x"}, "n": numberAV(2)})
+	c := storeDB(acctRaw("a", 1, 1, 1), map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "x"}, "n": numberAV(2)})
 	accts := acctTable(t, c)
 	notes, _ := NewTable[note](accts.Mapper(), "Notes")
 	err := accts.Mapper().Transact(context.Background(), func(tx *Tx) error {
@@ -659,14 +643,14 @@ func TestTransactPrefetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g, tg, w := c.counts(); g != 0 || tg != 1 || w != 1 || len(c.reads[0].TransactItems) != 2 {
-		t.Fatalf("requests: %d GetItem, %d TransactGetItems (of %d), %d TransactWriteItems; want 0, 1 (of 2: a and n), 1", g, tg, len(c.reads[0].TransactItems), w)
+	if g, tg, w := txCounts(c); g != 0 || tg != 1 || w != 1 || len(c.txGets()[0].TransactItems) != 2 {
+		t.Fatalf("requests: %d GetItem, %d TransactGetItems (of %d), %d TransactWriteItems; want 0, 1 (of 2: a and n), 1", g, tg, len(c.txGets()[0].TransactItems), w)
 	}
 }
 
 func TestTransactFailedReadFailsRun(t *testing.T) {
-	c := newStoreStub(acctRaw("a", 1, 1, 1))
-	c.stubClient.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	c := storeDB(acctRaw("a", 1, 1, 1))
+	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return nil, errors.New("throttled for good")
 	}
 	tb := acctTable(t, c)
@@ -678,7 +662,7 @@ func TestTransactFailedReadFailsRun(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "throttled for good") {
 		t.Fatalf("err %v", err)
 	}
-	if _, _, w := c.counts(); w != 0 {
+	if _, _, w := txCounts(c); w != 0 {
 		t.Errorf("%d commits", w)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,40 +19,15 @@ import (
 	"github.com/ddbkit/dynamo/internal/ident"
 )
 
-// txStub answers TransactWriteItems and TransactGetItems from hooks and
-// records the requests; unset hooks return an empty success.
-type txStub struct {
-	stubClient
-
-	mu     sync.Mutex
-	writes []*dynamodb.TransactWriteItemsInput
-	reads  []*dynamodb.TransactGetItemsInput
-	onTx   func(n int, in *dynamodb.TransactWriteItemsInput) error // n counts calls from 1
-	onGet  func(n int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error)
-}
-
-func (c *txStub) TransactWriteItems(_ context.Context, in *dynamodb.TransactWriteItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	c.mu.Lock()
-	c.writes = append(c.writes, in)
-	n := len(c.writes)
-	c.mu.Unlock()
-	if c.onTx != nil {
-		if err := c.onTx(n, in); err != nil {
+// txErr answers TransactWriteItems call n with the error fn returns for it,
+// or an empty success.
+func txErr(fn func(n int, in *dynamodb.TransactWriteItemsInput) error) func(int, *dynamodb.TransactWriteItemsInput) (*dynamodb.TransactWriteItemsOutput, error) {
+	return func(n int, in *dynamodb.TransactWriteItemsInput) (*dynamodb.TransactWriteItemsOutput, error) {
+		if err := fn(n, in); err != nil {
 			return nil, err
 		}
+		return &dynamodb.TransactWriteItemsOutput{}, nil
 	}
-	return &dynamodb.TransactWriteItemsOutput{}, nil
-}
-
-func (c *txStub) TransactGetItems(_ context.Context, in *dynamodb.TransactGetItemsInput, _ ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	c.mu.Lock()
-	c.reads = append(c.reads, in)
-	n := len(c.reads)
-	c.mu.Unlock()
-	if c.onGet != nil {
-		return c.onGet(n, in)
-	}
-	return &dynamodb.TransactGetItemsOutput{Responses: make([]types.ItemResponse, len(in.TransactItems))}, nil
 }
 
 // Shelf is a second versioned type, with a composite key, for transactions
@@ -90,7 +64,7 @@ func txReason(code string, item map[string]types.AttributeValue) types.Cancellat
 }
 
 func TestWriteTxRequest(t *testing.T) {
-	c := &txStub{}
+	c := &fakeDB{noStore: true}
 	books, shelves := txTables(t, c)
 	m := books.Mapper()
 	b1 := Book{ISBN: "1", Title: "T", Version: 2}
@@ -103,10 +77,10 @@ func TestWriteTxRequest(t *testing.T) {
 	if err := m.WriteTx(context.Background(), ops); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.writes) != 1 {
-		t.Fatalf("%d requests", len(c.writes))
+	if len(c.txWrites()) != 1 {
+		t.Fatalf("%d requests", len(c.txWrites()))
 	}
-	in := c.writes[0]
+	in := c.txWrites()[0]
 	if tok := aws.ToString(in.ClientRequestToken); len(tok) != 32 {
 		t.Errorf("request token %q: want a random one of 32 hex digits", tok)
 	}
@@ -166,9 +140,9 @@ func TestWriteTxRequest(t *testing.T) {
 }
 
 func TestWriteTxSavedBeforeSuccessIsZero(t *testing.T) {
-	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 		return txCanceled(txReason("ConditionalCheckFailed", nil))
-	}}
+	})}
 	books, _ := txTables(t, c)
 	s := books.TxSave(Book{ISBN: "1", Version: 1})
 	if err := books.Mapper().WriteTx(context.Background(), []TxOp{s}); err == nil {
@@ -183,9 +157,9 @@ func TestWriteTxSavedBeforeSuccessIsZero(t *testing.T) {
 // it, carries its stored item, and satisfies ErrVersionConflict.
 func TestWriteTxStaleThirdMember(t *testing.T) {
 	stored := map[string]types.AttributeValue{"room": str("r"), "n": n("1"), "label": str("moved"), "v": n("4")}
-	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 		return txCanceled(txReason("None", nil), txReason("None", nil), txReason("ConditionalCheckFailed", stored))
-	}}
+	})}
 	books, shelves := txTables(t, c)
 	ops := []TxOp{books.TxSave(Book{ISBN: "1", Version: 1}), books.TxCheck(Book{ISBN: "2", Version: 1}),
 		shelves.TxSave(&Shelf{Room: "r", Number: 1, Version: i64(3)})}
@@ -220,47 +194,10 @@ func TestWriteTxStaleThirdMember(t *testing.T) {
 	}
 }
 
-func TestWriteTxConditionFailedAndOtherReasons(t *testing.T) {
-	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
-		return txCanceled(
-			txReason("ConditionalCheckFailed", map[string]types.AttributeValue{"ISBN": str("1"), "version": n("1")}),
-			types.CancellationReason{Code: aws.String("ValidationError"), Message: aws.String("Item size has exceeded the maximum allowed size")},
-			txReason("ConditionalCheckFailed", nil), // a delete of an item that is gone
-		)
-	}}
-	books, _ := txTables(t, c)
-	ops := []TxOp{
-		books.TxSave(Book{ISBN: "1", Version: 1}, If(expression.Name("title").AttributeExists())),
-		books.TxSave(Book{ISBN: "2", Version: 1}),
-		books.TxDelete(Book{ISBN: "3", Version: 2}),
-	}
-	err := books.Mapper().WriteTx(context.Background(), ops)
-	if !errors.Is(err, ErrConditionFailed) || !errors.Is(err, ErrVersionConflict) {
-		t.Fatalf("err = %v, want both sentinels", err)
-	}
-	for _, s := range []string{"member 0 (TxSave): dynamo: condition failed", "member 1 (TxSave): ValidationError on table \"Books\" key {ISBN: \"2\"}: Item size",
-		"member 2 (TxDelete): dynamo: version conflict", "held version 2, item does not exist"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("message %q lacks %q", err, s)
-		}
-	}
-	if len(c.writes) != 1 {
-		t.Errorf("%d attempts: failed conditions must not be retried", len(c.writes))
-	}
-	var te *TxError
-	errors.As(err, &te)
-	if f := te.Failure(1); f == nil || f.Code != "ValidationError" || f.Err == nil {
-		t.Errorf("Failure(1) = %+v", f)
-	}
-	if _, err := books.Current(te.Failure(2).Err); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Current of a gone item: %v", err)
-	}
-}
-
 // A transaction cancelled by a conflicting transaction is sent again — the
 // very same request, token included — and succeeds.
 func TestWriteTxRetriesTransactionConflict(t *testing.T) {
-	c := &txStub{onTx: func(n int, in *dynamodb.TransactWriteItemsInput) error {
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 		switch n {
 		case 1:
 			return txCanceled(txReason("None", nil), txReason("TransactionConflict", nil))
@@ -268,7 +205,7 @@ func TestWriteTxRetriesTransactionConflict(t *testing.T) {
 			return &smithy.GenericAPIError{Code: "TransactionInProgressException", Message: "in progress"}
 		}
 		return nil
-	}}
+	})}
 	books, _ := txTables(t, c)
 	s := books.TxSave(Book{ISBN: "1", Version: 1})
 	err := books.Mapper().WriteTx(context.Background(), []TxOp{s, books.TxCheck(Book{ISBN: "2", Version: 1})},
@@ -276,8 +213,8 @@ func TestWriteTxRetriesTransactionConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.writes) != 3 || c.writes[0] != c.writes[1] || c.writes[1] != c.writes[2] {
-		t.Fatalf("%d attempts; want 3 sends of one request", len(c.writes))
+	if len(c.txWrites()) != 3 || c.txWrites()[0] != c.txWrites()[1] || c.txWrites()[1] != c.txWrites()[2] {
+		t.Fatalf("%d attempts; want 3 sends of one request", len(c.txWrites()))
 	}
 	if s.Saved().Version != 2 {
 		t.Errorf("Saved = %+v", s.Saved())
@@ -285,15 +222,15 @@ func TestWriteTxRetriesTransactionConflict(t *testing.T) {
 }
 
 func TestWriteTxConflictGivesUp(t *testing.T) {
-	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 		return txCanceled(txReason("TransactionConflict", nil))
-	}}
+	})}
 	books, _ := txTables(t, c)
 	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
 		WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
 	var te *TxError
-	if !errors.As(err, &te) || te.Attempts != 3 || len(c.writes) != 3 {
-		t.Fatalf("err = %v after %d sends", err, len(c.writes))
+	if !errors.As(err, &te) || te.Attempts != 3 || len(c.txWrites()) != 3 {
+		t.Fatalf("err = %v after %d sends", err, len(c.txWrites()))
 	}
 	if errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "after 3 attempts") || !strings.Contains(err.Error(), "TransactionConflict") {
 		t.Errorf("err = %v", err)
@@ -305,9 +242,9 @@ func TestWriteTxConflictGivesUp(t *testing.T) {
 // "cancelled, nothing written". A plain TransactionConflict to the end was
 // not applied.
 func TestWriteTxInProgressIsUnknown(t *testing.T) {
-	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 		return &smithy.GenericAPIError{Code: "TransactionInProgressException", Message: "in progress"}
-	}}
+	})}
 	books, _ := txTables(t, c)
 	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
 		WithRetry(RetryPolicy{MaxAttempts: 2, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
@@ -315,9 +252,9 @@ func TestWriteTxInProgressIsUnknown(t *testing.T) {
 	if !errors.As(err, &te) || !errors.Is(err, ErrUnknownOutcome) || strings.Contains(err.Error(), "nothing written") {
 		t.Fatalf("err = %v; want a *TxError with ErrUnknownOutcome that does not say nothing was written", err)
 	}
-	c = &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+	c = &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 		return txCanceled(txReason("TransactionConflict", nil))
-	}}
+	})}
 	books, _ = txTables(t, c)
 	err = books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})},
 		WithRetry(RetryPolicy{MaxAttempts: 2, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
@@ -328,83 +265,19 @@ func TestWriteTxInProgressIsUnknown(t *testing.T) {
 
 func TestWriteTxBackoffHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
 		cancel()
 		return txCanceled(txReason("TransactionConflict", nil))
-	}}
+	})}
 	books, _ := txTables(t, c)
 	err := books.Mapper().WriteTx(ctx, []TxOp{books.TxSave(Book{ISBN: "1"})}, WithRetry(RetryPolicy{BackoffBase: time.Hour, BackoffMax: time.Hour}))
-	if !errors.Is(err, context.Canceled) || len(c.writes) != 1 {
-		t.Fatalf("err = %v after %d sends", err, len(c.writes))
-	}
-}
-
-// With a request token, members built again from the same values make the
-// identical request (write tokens derived from the request token), so
-// DynamoDB recognises a resent transaction. Without one, every call is new.
-func TestWriteTxRequestTokenMakesIdenticalRequests(t *testing.T) {
-	c := &txStub{}
-	books, shelves := txTables(t, c)
-	build := func() []TxOp {
-		return []TxOp{books.TxSave(Book{ISBN: "1", Title: "T", Version: 1}),
-			books.TxSave(Book{ISBN: "2"}, WithSaveBehavior(SavePut)),
-			shelves.TxSave(&Shelf{Room: "r", Number: 1})}
-	}
-	ctx := context.Background()
-	m := books.Mapper()
-	for range 2 {
-		if err := m.WriteTx(ctx, build(), WithRequestToken("order-42")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := m.WriteTx(ctx, build(), WithRequestToken("order-43")); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.WriteTx(ctx, build()); err != nil {
-		t.Fatal(err)
-	}
-	if aws.ToString(c.writes[0].ClientRequestToken) != "order-42" {
-		t.Errorf("token = %q", aws.ToString(c.writes[0].ClientRequestToken))
-	}
-	if !reflect.DeepEqual(c.writes[0], c.writes[1]) {
-		t.Error("the same token and values made different requests")
-	}
-	tok := func(i int) []byte {
-		return c.writes[i].TransactItems[0].Update.ExpressionAttributeValues[":wt"].(*types.AttributeValueMemberB).Value
-	}
-	putTok := func(i int) []byte {
-		return c.writes[i].TransactItems[1].Put.Item["ddbkit_wt"].(*types.AttributeValueMemberB).Value
-	}
-	if reflect.DeepEqual(tok(0), tok(2)) || reflect.DeepEqual(tok(0), tok(3)) || reflect.DeepEqual(tok(0), putTok(0)) {
-		t.Error("write tokens repeat across request tokens or items")
-	}
-	// The same ops sent again make the same request too.
-	ops := build()
-	c.writes = nil
-	for range 2 {
-		if err := m.WriteTx(ctx, ops, WithRequestToken("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if !reflect.DeepEqual(c.writes[0], c.writes[1]) {
-		t.Error("the same ops and token made different requests")
-	}
-}
-
-func TestWriteTxIdempotentMismatchExplained(t *testing.T) {
-	c := &txStub{onTx: func(int, *dynamodb.TransactWriteItemsInput) error {
-		return &types.IdempotentParameterMismatchException{Message: aws.String("mismatch")}
-	}}
-	books, _ := txTables(t, c)
-	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})}, WithRequestToken("t"))
-	var ipm *types.IdempotentParameterMismatchException
-	if !errors.As(err, &ipm) || !strings.Contains(err.Error(), "use a new token for each transaction") {
-		t.Fatalf("err = %v", err)
+	if !errors.Is(err, context.Canceled) || len(c.txWrites()) != 1 {
+		t.Fatalf("err = %v after %d sends", err, len(c.txWrites()))
 	}
 }
 
 func TestWriteTxRefusedBeforeSending(t *testing.T) {
-	c := &txStub{}
+	c := &fakeDB{noStore: true}
 	books, shelves := txTables(t, c)
 	m := books.Mapper()
 	ctx := context.Background()
@@ -452,8 +325,8 @@ func TestWriteTxRefusedBeforeSending(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrInvalidInput mentioning %q", tc.name, err, tc.msg)
 		}
 	}
-	if len(c.writes) != 0 {
-		t.Errorf("%d requests sent for bad input", len(c.writes))
+	if len(c.txWrites()) != 0 {
+		t.Errorf("%d requests sent for bad input", len(c.txWrites()))
 	}
 	// An unversioned check with If, and 100 members, are fine.
 	if err := m.WriteTx(ctx, []TxOp{plains.TxCheck(plain{ID: "a"}, If(expression.Name("id").AttributeExists()))}); err != nil {
@@ -461,77 +334,6 @@ func TestWriteTxRefusedBeforeSending(t *testing.T) {
 	}
 	if err := m.WriteTx(ctx, many[:MaxTxItems]); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestReadTx(t *testing.T) {
-	c := &txStub{onGet: func(_ int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error) {
-		return &dynamodb.TransactGetItemsOutput{Responses: []types.ItemResponse{
-			{Item: map[string]types.AttributeValue{"ISBN": str("1"), "title": str("T"), "version": n("3")}},
-			{},
-			{Item: map[string]types.AttributeValue{"room": str("r"), "n": n("2"), "label": str("L"), "v": n("1")}},
-		}}, nil
-	}}
-	books, shelves := txTables(t, c)
-	key := Book{ISBN: "1", Title: "ignored"}
-	g1, g2, g3 := books.TxGet(key), books.TxGet(Book{ISBN: "2"}), shelves.TxGet(&Shelf{Room: "r", Number: 2})
-	if err := books.Mapper().ReadTx(context.Background(), []TxGetOp{g1, g2, g3}); err != nil {
-		t.Fatal(err)
-	}
-	in := c.reads[0]
-	if len(in.TransactItems) != 3 || aws.ToString(in.TransactItems[2].Get.TableName) != "Shelves" ||
-		!reflect.DeepEqual(in.TransactItems[0].Get.Key, map[string]types.AttributeValue{"ISBN": str("1")}) {
-		t.Fatalf("request = %+v", in.TransactItems)
-	}
-	if b, ok := g1.Item(); !ok || b.Title != "T" || b.Version != 3 || key.Title != "ignored" {
-		t.Errorf("g1 = %+v %v", b, ok)
-	}
-	if b, ok := g2.Item(); ok || !reflect.DeepEqual(b, Book{}) {
-		t.Errorf("missing item = %+v %v", b, ok)
-	}
-	if s, ok := g3.Item(); !ok || s.Label != "L" || *s.Version != 1 {
-		t.Errorf("g3 = %+v %v", s, ok)
-	}
-}
-
-func TestReadTxRetriesAndRefusals(t *testing.T) {
-	c := &txStub{onGet: func(n int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error) {
-		if n == 1 {
-			return nil, txCanceled(txReason("TransactionConflict", nil))
-		}
-		return &dynamodb.TransactGetItemsOutput{Responses: []types.ItemResponse{{Item: map[string]types.AttributeValue{"ISBN": str("1")}}}}, nil
-	}}
-	books, _ := txTables(t, c)
-	m := books.Mapper()
-	ctx := context.Background()
-	g := books.TxGet(Book{ISBN: "1"})
-	if err := m.ReadTx(ctx, []TxGetOp{g}, WithRetry(RetryPolicy{BackoffBase: time.Microsecond, BackoffMax: time.Microsecond})); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := g.Item(); !ok || len(c.reads) != 2 {
-		t.Errorf("found %v after %d reads", ok, len(c.reads))
-	}
-	c.reads = nil
-	many := make([]TxGetOp, MaxTxItems+1)
-	for i := range many {
-		many[i] = books.TxGet(Book{ISBN: strings.Repeat("x", i+1)})
-	}
-	for _, tc := range []struct {
-		gets []TxGetOp
-		msg  string
-	}{
-		{nil, "ReadTx with no members"},
-		{many, "ReadTx with 101 members"},
-		{[]TxGetOp{books.TxGet(Book{ISBN: "1"}), books.TxGet(Book{ISBN: "1"})}, `members 0 and 1 both read table "Books" key {ISBN: "1"}`},
-		{[]TxGetOp{books.TxGet(Book{})}, "member 0: dynamo: invalid input: table \"Books\": hash key ISBN"},
-		{[]TxGetOp{nil}, "member 0 is nil"},
-	} {
-		if err := m.ReadTx(ctx, tc.gets); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.msg) {
-			t.Errorf("err = %v, want ErrInvalidInput mentioning %q", err, tc.msg)
-		}
-	}
-	if len(c.reads) != 0 {
-		t.Errorf("%d requests sent for bad input", len(c.reads))
 	}
 }
 

@@ -17,12 +17,12 @@ import (
 func TestUpdateRetriesWithConflictItem(t *testing.T) {
 	// The first write conflicts; the conflict carries version 7 with title
 	// "X". Update must call fn with that item, without another read.
-	c := &stubClient{}
-	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	c := &fakeDB{noStore: true}
+	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"ISBN": str("1"), "title": str("A"), "version": n("6")}}, nil
 	}
-	c.onUpd = func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		if len(c.upds) == 1 {
+	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+		if len(c.upds()) == 1 {
 			return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "title": str("X"), "version": n("7")})
 		}
 		return &dynamodb.UpdateItemOutput{}, nil
@@ -41,19 +41,21 @@ func TestUpdateRetriesWithConflictItem(t *testing.T) {
 	if strings.Join(seen, ",") != "A,X" {
 		t.Errorf("fn saw %v, want A then X", seen)
 	}
-	if len(c.gets) != 1 {
-		t.Errorf("%d reads, want 1 (the conflict carries the item)", len(c.gets))
+	if len(c.gets()) != 1 {
+		t.Errorf("%d reads, want 1 (the conflict carries the item)", len(c.gets()))
 	}
 	if saved.Title != "X+" || saved.Version != 8 {
 		t.Errorf("saved = %+v, want X+ at version 8", saved)
 	}
-	if got := c.upds[1].ExpressionAttributeValues[":v0"].(*types.AttributeValueMemberN).Value; got != "7" {
+	if got := c.upds()[1].ExpressionAttributeValues[":v0"].(*types.AttributeValueMemberN).Value; got != "7" {
 		t.Errorf("second write held %s, want 7", got)
 	}
 }
 
 func TestUpdateCreatesMissingItem(t *testing.T) {
-	c := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil }}
+	c := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{}, nil
+	}}
 	books := newBooks(t, c)
 	saved, err := books.Update(context.Background(), Book{ISBN: "9", Title: "ignored"}, func(b Book) (Book, error) {
 		if b.ISBN != "9" || b.Title != "" || b.Version != 0 {
@@ -69,58 +71,60 @@ func TestUpdateCreatesMissingItem(t *testing.T) {
 
 func TestUpdateStops(t *testing.T) {
 	var writes int
-	conflict := func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	conflict := func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		writes++ // someone else always wrote once more
 		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n(itoa(int64(writes) + 10))})
 	}
-	missing := func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) { return &dynamodb.GetItemOutput{}, nil }
+	missing := func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+		return &dynamodb.GetItemOutput{}, nil
+	}
 	id := func(b Book) (Book, error) { return b, nil }
 	ctx := context.Background()
 
-	c := &stubClient{onGet: missing, onUpd: conflict}
+	c := &fakeDB{noStore: true, onGet: missing, onUpd: conflict}
 	_, err := newBooks(t, c, WithRetry(RetryPolicy{MaxAttempts: 3, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond})).Update(ctx, Book{ISBN: "1"}, id)
-	if !errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "after 3 attempts") || len(c.upds) != 3 {
-		t.Errorf("bounded attempts: %v after %d writes", err, len(c.upds))
+	if !errors.Is(err, ErrVersionConflict) || !strings.Contains(err.Error(), "after 3 attempts") || len(c.upds()) != 3 {
+		t.Errorf("bounded attempts: %v after %d writes", err, len(c.upds()))
 	}
 
 	boom := errors.New("boom")
-	c = &stubClient{onGet: missing}
+	c = &fakeDB{noStore: true, onGet: missing}
 	_, err = newBooks(t, c).Update(ctx, Book{ISBN: "1"}, func(Book) (Book, error) { return Book{}, boom })
-	if !errors.Is(err, boom) || len(c.upds) != 0 {
-		t.Errorf("fn error: %v after %d writes", err, len(c.upds))
+	if !errors.Is(err, boom) || len(c.upds()) != 0 {
+		t.Errorf("fn error: %v after %d writes", err, len(c.upds()))
 	}
 
-	c = &stubClient{onGet: missing}
+	c = &fakeDB{noStore: true, onGet: missing}
 	_, err = newBooks(t, c).Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) { b.ISBN = "2"; return b, nil })
 	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "changed the key") {
 		t.Errorf("key change: %v", err)
 	}
 
 	cctx, cancel := context.WithCancel(ctx)
-	c = &stubClient{onGet: missing, onUpd: func(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c = &fakeDB{noStore: true, onGet: missing, onUpd: func(n int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		cancel()
-		return conflict(in)
+		return conflict(n, in)
 	}}
 	_, err = newBooks(t, c, WithRetry(RetryPolicy{BackoffBase: time.Hour, BackoffMax: time.Hour})).Update(cctx, Book{ISBN: "1"}, id)
-	if !errors.Is(err, context.Canceled) || len(c.upds) != 1 {
-		t.Errorf("cancelled: %v after %d writes", err, len(c.upds))
+	if !errors.Is(err, context.Canceled) || len(c.upds()) != 1 {
+		t.Errorf("cancelled: %v after %d writes", err, len(c.upds()))
 	}
 
-	c = &stubClient{onGet: missing, onUpd: func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c = &fakeDB{noStore: true, onGet: missing, onUpd: func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n("0")})
 	}}
-	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		item, _ := attributevalue.MarshalMapWithOptions(Book{ISBN: "1", Version: 4}, func(o *attributevalue.EncoderOptions) { o.TagKey = "dynamo" })
 		return &dynamodb.GetItemOutput{Item: item}, nil
 	}
-	c.onUpd = func(*dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	c.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		// The item Update read, unchanged: the If condition failed on it.
 		item, _ := attributevalue.MarshalMapWithOptions(Book{ISBN: "1", Version: 4}, func(o *attributevalue.EncoderOptions) { o.TagKey = "dynamo" })
 		return nil, ccf(item)
 	}
 	_, err = newBooks(t, c).Update(ctx, Book{ISBN: "1"}, id)
-	if !errors.Is(err, ErrConditionFailed) || len(c.upds) != 1 {
-		t.Errorf("failed If is not retried: %v after %d writes", err, len(c.upds))
+	if !errors.Is(err, ErrConditionFailed) || len(c.upds()) != 1 {
+		t.Errorf("failed If is not retried: %v after %d writes", err, len(c.upds()))
 	}
 }
 
@@ -134,8 +138,8 @@ func TestUpdateKeyOtherSpellingSameItem(t *testing.T) {
 		V   int64                 `dynamo:"v,version"`
 		X   string                `dynamo:"x"`
 	}
-	c := &stubClient{}
-	c.onGet = func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	c := &fakeDB{noStore: true}
+	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": n("0"), "sub": n("1"), "v": n("3"), "x": str("a")}}, nil
 	}
 	tb, err := NewTable[numItem](NewMapper(c), "t")
@@ -146,8 +150,8 @@ func TestUpdateKeyOtherSpellingSameItem(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Update of key (-0, 1.00) stored at (0, 1) = %v, want the write", err)
 	}
-	if got.V != 4 || len(c.upds)+len(c.puts) != 1 {
-		t.Fatalf("Update = %+v after %d writes, want version 4 after one write", got, len(c.upds)+len(c.puts))
+	if got.V != 4 || len(c.upds())+len(c.puts()) != 1 {
+		t.Fatalf("Update = %+v after %d writes, want version 4 after one write", got, len(c.upds())+len(c.puts()))
 	}
 }
 
@@ -232,13 +236,13 @@ func TestUpdateNoChangeWritesNothing(t *testing.T) {
 	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("ext"), "version": n("9")}
 	s.mu.Unlock()
 	var seen []string
-	reads := len(c.gets)
+	reads := len(c.gets())
 	got, err = books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) {
 		seen = append(seen, b.Title)
 		return b, ErrNoChange
 	})
-	if err != nil || got.Title != "ext" || got.Version != 9 || len(c.gets) != reads+1 || !slices.Equal(seen, []string{"ab", "ext"}) {
-		t.Fatalf("no change on a remembered item: %+v, %v after %d reads, fn saw %q; want ext v9 from one read, fn called on ab then ext", got, err, len(c.gets)-reads, seen)
+	if err != nil || got.Title != "ext" || got.Version != 9 || len(c.gets()) != reads+1 || !slices.Equal(seen, []string{"ab", "ext"}) {
+		t.Fatalf("no change on a remembered item: %+v, %v after %d reads, fn saw %q; want ext v9 from one read, fn called on ab then ext", got, err, len(c.gets())-reads, seen)
 	}
 	if len(s.writes) != 1 {
 		t.Errorf("%d writes, want 1", len(s.writes))
@@ -288,7 +292,7 @@ func TestUpdateCombinedNoChangeTakesNoVersionStep(t *testing.T) {
 func TestUpdateTokenlessIncarnations(t *testing.T) {
 	c := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, c, "tokless", "id", types.ScalarAttributeTypeS, "", "")
-	hc := &hookClient{Client: c, onGet: true}
+	hc := &fakeDB{backend: c}
 	tb, err := NewTable[queuedJob](NewMapper(hc), name)
 	if err != nil {
 		t.Fatal(err)
@@ -298,14 +302,14 @@ func TestUpdateTokenlessIncarnations(t *testing.T) {
 	if _, err := java.Save(ctx, queuedJob{ID: "k", Owner: "java"}); err != nil {
 		t.Fatal(err)
 	}
-	hc.after = func() {
+	hc.afterOnce("GetItem", func() {
 		if err := java.Delete(ctx, queuedJob{ID: "k"}, WithSaveBehavior(SaveClobber)); err != nil {
 			t.Error(err)
 		}
 		if _, err := java.Save(ctx, queuedJob{ID: "k", Owner: "other", Jobs: []string{"O"}}); err != nil {
 			t.Error(err)
 		}
-	}
+	})
 	_, err = tb.Update(ctx, queuedJob{ID: "k"}, func(j queuedJob) (queuedJob, error) {
 		j.Jobs = append(j.Jobs, "B")
 		return j, nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -16,46 +15,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// silentClient counts every request and answers each with an error: a
-// test of bad input expects no request at all.
-type silentClient struct {
-	Client
-	sent atomic.Int64
-}
+var errSent = errors.New("fakedb: a request was sent")
 
-var errSent = errors.New("silentClient: a request was sent")
-
-func (c *silentClient) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) UpdateItem(context.Context, *dynamodb.UpdateItemInput, ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) DeleteItem(context.Context, *dynamodb.DeleteItemInput, ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) BatchWriteItem(context.Context, *dynamodb.BatchWriteItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) TransactGetItems(context.Context, *dynamodb.TransactGetItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
-}
-func (c *silentClient) TransactWriteItems(context.Context, *dynamodb.TransactWriteItemsInput, ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	c.sent.Add(1)
-	return nil, errSent
+// silentDB is the fake DynamoDB that answers every request with errSent
+// and counts them (count("")): a test of bad input expects no request.
+func silentDB() *fakeDB {
+	db := &fakeDB{}
+	db.fail("", 0, errSent)
+	return db
 }
 
 type utf8Item struct {
@@ -92,7 +59,7 @@ func wantInvalid(t *testing.T, what string, err error, want ...string) {
 // in every call, before anything is sent.
 func TestInvalidUTF8Refused(t *testing.T) {
 	ctx := context.Background()
-	c := &silentClient{}
+	c := silentDB()
 	m := NewMapper(c)
 	tb, err := NewTable[utf8Item](m, "T")
 	if err != nil {
@@ -149,12 +116,12 @@ func TestInvalidUTF8Refused(t *testing.T) {
 	err = tb.Delete(ctx, okKey, If(expression.Name("n\xffame").AttributeExists()))
 	wantInvalid(t, "Delete with If name", err, "UTF-8")
 
-	if n := c.sent.Load(); n != 0 {
+	if n := c.count(""); n != 0 {
 		t.Errorf("%d requests sent, want none", n)
 	}
 
 	// Update: the item fn returns is checked like Save's.
-	st := &stubClient{onGet: func(*dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	st := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{
 			"id": &types.AttributeValueMemberS{Value: "k"}, "v": &types.AttributeValueMemberN{Value: "1"}}}, nil
 	}}
@@ -163,8 +130,8 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		_, err := ut.Update(ctx, okKey, func(cur utf8Item) (utf8Item, error) { it.V = cur.V; return it, nil })
 		wantInvalid(t, "Update to "+name, err, "UTF-8", fields[name])
 	}
-	if len(st.puts)+len(st.upds) != 0 {
-		t.Errorf("Update sent %d writes", len(st.puts)+len(st.upds))
+	if len(st.puts())+len(st.upds()) != 0 {
+		t.Errorf("Update sent %d writes", len(st.puts())+len(st.upds()))
 	}
 }
 
@@ -185,7 +152,7 @@ type setItem struct {
 // func or chan values are errors naming the field.
 func TestSetsAndOddValues(t *testing.T) {
 	ctx := context.Background()
-	st := &stubClient{}
+	st := &fakeDB{noStore: true}
 	tb, _ := NewTable[setItem](NewMapper(st), "S")
 
 	negZero := math.Copysign(0, -1)
@@ -193,7 +160,7 @@ func TestSetsAndOddValues(t *testing.T) {
 		WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
-	item := st.puts[len(st.puts)-1].Item
+	item := st.puts()[len(st.puts())-1].Item
 	if got := item["f"].(*types.AttributeValueMemberNS).Value; len(got) != 2 {
 		t.Errorf("f = %q, want 0 (or -0) and 1.5 once each", got)
 	}
@@ -289,14 +256,14 @@ func TestIfBadNumberRefused(t *testing.T) {
 		"1e200":       N("body").LessThan(V(1e200)),
 		"NaN in list": N("body").Equal(V([]any{math.NaN()})),
 	} {
-		c := &silentClient{}
+		c := silentDB()
 		tb, err := NewTable[qsItem](NewMapper(c), "T")
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = tb.Save(context.Background(), qsItem{P: "a", N: 1}, If(f))
-		if !errors.Is(err, ErrInvalidInput) || c.sent.Load() != 0 {
-			t.Errorf("Save with If %s: sent %d requests, err = %v; want ErrInvalidInput before sending", name, c.sent.Load(), err)
+		if !errors.Is(err, ErrInvalidInput) || c.count("") != 0 {
+			t.Errorf("Save with If %s: sent %d requests, err = %v; want ErrInvalidInput before sending", name, c.count(""), err)
 		}
 		err = tb.Delete(context.Background(), qsItem{P: "a", N: 1, Version: 1}, If(f))
 		if !errors.Is(err, ErrInvalidInput) {

@@ -80,7 +80,7 @@ func TestVersionSettingsSchema(t *testing.T) {
 		ID string  `dynamo:"id,hash"`
 		V  *uint64 `dynamo:"v,version,versionstart=clock,versionstep=1000"`
 	}
-	m := NewMapper(&stubClient{})
+	m := NewMapper(&fakeDB{noStore: true})
 	for _, tc := range []struct {
 		err  error
 		want string

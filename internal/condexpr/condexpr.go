@@ -124,10 +124,11 @@ type Path struct {
 	Start, End int     // byte span in the expression
 }
 
-// Operand is a path, a value placeholder, or anything else (size(...)).
+// Operand is a path, a value placeholder, or size of a path.
 type Operand struct {
 	Path  *Path
 	Value string // ":x", or ""
+	Size  *Path  // the path of size(path); Path and Value are then empty
 }
 
 // Group is one comparison, BETWEEN, IN or function call: the paths and
@@ -155,6 +156,17 @@ type Expr struct {
 	// Conjunction is true when no OR or NOT appears: the expression holds
 	// exactly when every group does.
 	Conjunction bool
+	// Tree is the boolean structure of the groups, set by ParseTree only
+	// (Parse does not allocate it).
+	Tree *Node
+}
+
+// Node is one node of Expr.Tree: an AND or OR of its Kids, a NOT of its one
+// kid, or a leaf standing for Expr.Groups[Group].
+type Node struct {
+	Op    string // "AND", "OR", "NOT", or "" for a leaf
+	Kids  []*Node
+	Group int
 }
 
 // parser is a recursive-descent parser of the grammar above.
@@ -163,23 +175,52 @@ type parser struct {
 	pos   int
 	e     Expr
 	depth int
+	tree  bool // build Expr.Tree
 }
 
 // Parse reads expression s; ErrSyntax when it is not one of the grammar or
 // nests deeper than MaxDepth.
-func Parse(s string) (*Expr, error) {
+func Parse(s string) (*Expr, error) { return parse(s, false) }
+
+// ParseTree is Parse that also sets Expr.Tree, for a caller that evaluates
+// the expression.
+func ParseTree(s string) (*Expr, error) { return parse(s, true) }
+
+func parse(s string, tree bool) (*Expr, error) {
 	toks, err := Tokenize(s)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{toks: toks, e: Expr{Conjunction: true}}
-	if err := p.condition(); err != nil {
+	p := &parser{toks: toks, e: Expr{Conjunction: true}, tree: tree}
+	root, err := p.condition()
+	if err != nil {
 		return nil, err
 	}
 	if p.pos != len(p.toks) {
 		return nil, ErrSyntax
 	}
+	p.e.Tree = root
 	return &p.e, nil
+}
+
+// join returns the node of op over kids: the one kid alone, nil when no
+// tree is built.
+func (p *parser) join(op string, kids []*Node) *Node {
+	if !p.tree {
+		return nil
+	}
+	if len(kids) == 1 {
+		return kids[0]
+	}
+	return &Node{Op: op, Kids: kids}
+}
+
+// leaf returns the node of the group added last; nil when no tree is built.
+func (p *parser) leaf() *Node {
+	if !p.tree {
+		return nil
+	}
+	return &Node{Group: len(p.e.Groups) - 1}
 }
 
 func (p *parser) peek() (Token, bool) {
@@ -204,79 +245,102 @@ func (p *parser) expect(kind byte) error {
 }
 
 // condition := and (OR and)*
-func (p *parser) condition() error {
+func (p *parser) condition() (*Node, error) {
 	if p.depth++; p.depth > MaxDepth {
-		return ErrSyntax
+		return nil, ErrSyntax
 	}
 	defer func() { p.depth-- }()
-	if err := p.and(); err != nil {
-		return err
+	n, err := p.and()
+	if err != nil {
+		return nil, err
+	}
+	var kids []*Node
+	if p.tree {
+		kids = []*Node{n}
 	}
 	for p.isKeyword("OR") {
 		p.pos++
 		p.e.Conjunction = false
-		if err := p.and(); err != nil {
-			return err
+		n, err := p.and()
+		if err != nil {
+			return nil, err
+		}
+		if p.tree {
+			kids = append(kids, n)
 		}
 	}
-	return nil
+	return p.join("OR", kids), nil
 }
 
 // and := not (AND not)*
-func (p *parser) and() error {
-	if err := p.not(); err != nil {
-		return err
+func (p *parser) and() (*Node, error) {
+	n, err := p.not()
+	if err != nil {
+		return nil, err
+	}
+	var kids []*Node
+	if p.tree {
+		kids = []*Node{n}
 	}
 	for p.isKeyword("AND") {
 		p.pos++
-		if err := p.not(); err != nil {
-			return err
+		n, err := p.not()
+		if err != nil {
+			return nil, err
+		}
+		if p.tree {
+			kids = append(kids, n)
 		}
 	}
-	return nil
+	return p.join("AND", kids), nil
 }
 
 // not := NOT not | primary
-func (p *parser) not() error {
+func (p *parser) not() (*Node, error) {
 	if p.isKeyword("NOT") {
 		p.pos++
 		p.e.Conjunction = false
 		if p.depth++; p.depth > MaxDepth {
-			return ErrSyntax
+			return nil, ErrSyntax
 		}
 		defer func() { p.depth-- }()
-		return p.not()
+		n, err := p.not()
+		if err != nil || !p.tree {
+			return nil, err
+		}
+		return &Node{Op: "NOT", Kids: []*Node{n}}, nil
 	}
 	return p.primary()
 }
 
 // primary := ( condition ) | function ( operands ) | operand comparator operand
 // | operand BETWEEN operand AND operand | operand IN ( operand, ... )
-func (p *parser) primary() error {
+func (p *parser) primary() (*Node, error) {
 	t, ok := p.peek()
 	if !ok {
-		return ErrSyntax
+		return nil, ErrSyntax
 	}
 	if t.Kind == '(' {
 		p.pos++
-		if err := p.condition(); err != nil {
-			return err
+		n, err := p.condition()
+		if err != nil {
+			return nil, err
 		}
-		return p.expect(')')
+		return n, p.expect(')')
 	}
 	if t.Kind == Ident && !strings.EqualFold(t.Text, "size") {
 		// A function that is a condition by itself.
 		p.pos++
 		ops, err := p.args()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.e.Groups = append(p.e.Groups, Group{Fn: strings.ToLower(t.Text), Operands: ops})
-		return nil
+		return p.leaf(), nil
 	}
 	left, err := p.operand()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	g := Group{Operands: []Operand{left}}
 	switch {
@@ -284,37 +348,37 @@ func (p *parser) primary() error {
 		p.pos++
 		lo, err := p.operand()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !p.isKeyword("AND") {
-			return ErrSyntax
+			return nil, ErrSyntax
 		}
 		p.pos++
 		hi, err := p.operand()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		g.Op, g.Operands = "BETWEEN", append(g.Operands, lo, hi)
 	case p.isKeyword("IN"):
 		p.pos++
 		ops, err := p.args()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		g.Op, g.Operands = "IN", append(g.Operands, ops...)
 	default:
 		c, _ := p.peek()
 		if err := p.expect(Comparator); err != nil {
-			return err
+			return nil, err
 		}
 		right, err := p.operand()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		g.Op, g.Operands = c.Text, append(g.Operands, right)
 	}
 	p.e.Groups = append(p.e.Groups, g)
-	return nil
+	return p.leaf(), nil
 }
 
 // args := ( operand (, operand)* )
@@ -362,10 +426,11 @@ func (p *parser) operand() (Operand, error) {
 		if err := p.expect('('); err != nil {
 			return Operand{}, err
 		}
-		if _, err := p.path(); err != nil {
+		cp, err := p.path()
+		if err != nil {
 			return Operand{}, err
 		}
-		return Operand{}, p.expect(')')
+		return Operand{Size: cp}, p.expect(')')
 	case Name:
 		cp, err := p.path()
 		return Operand{Path: cp}, err

@@ -121,6 +121,50 @@ func TestParseGroups(t *testing.T) {
 	}
 }
 
+// TestParseTree: ParseTree gives the boolean structure DynamoDB evaluates —
+// NOT binds tighter than AND, AND tighter than OR, parentheses group — with
+// leaves numbered as Groups, and size(path) keeps its path; Parse builds no
+// tree.
+func TestParseTree(t *testing.T) {
+	for _, tc := range []struct{ expr, want string }{
+		{"#0 = :0", "g0"},
+		{"#0 = :0 OR #1 = :1 AND #2 = :2", "OR(g0 AND(g1 g2))"},
+		{"(#0 = :0 OR #1 = :1) AND NOT #2 = :2", "AND(OR(g0 g1) NOT(g2))"},
+		{"attribute_not_exists (#0) OR attribute_type (#0, :0) OR #0 = :1", "OR(g0 g1 g2)"},
+		{"NOT NOT (begins_with (#0, :0))", "NOT(NOT(g0))"},
+		{"size (#0.#1) >= :3", "g0"},
+	} {
+		p, err := ParseTree(tc.expr)
+		if err != nil {
+			t.Fatalf("ParseTree(%q): %v", tc.expr, err)
+		}
+		if got := treeString(p.Tree); got != tc.want {
+			t.Errorf("ParseTree(%q).Tree = %s, want %s", tc.expr, got, tc.want)
+		}
+		if q, _ := Parse(tc.expr); q.Tree != nil || render(q) != render(p) {
+			t.Errorf("Parse(%q) built a tree or other groups: %s", tc.expr, render(q))
+		}
+	}
+	p, _ := ParseTree("size (#0.#1) >= :3")
+	if sz := p.Groups[0].Operands[0].Size; sz == nil || pathString(sz) != "#0.#1" {
+		t.Errorf("size operand path = %v, want #0.#1", sz)
+	}
+}
+
+func treeString(n *Node) string {
+	if n == nil {
+		return "<nil>"
+	}
+	if n.Op == "" {
+		return "g" + string(rune('0'+n.Group))
+	}
+	var kids []string
+	for _, k := range n.Kids {
+		kids = append(kids, treeString(k))
+	}
+	return n.Op + "(" + strings.Join(kids, " ") + ")"
+}
+
 // render writes the groups of p: op(operand …) …; a path as its
 // placeholders, a size(...) operand as _.
 func render(p *Expr) string {

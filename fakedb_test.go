@@ -1,0 +1,1797 @@
+package dynamo
+
+// fakeDB is the one fake DynamoDB of the unit tests, as database/sql keeps
+// one fakedb_test.go. It is an in-memory store of tables that evaluates
+// condition, filter and key-condition expressions with the mapper's own
+// parser (internal/condexpr) and applies update expressions, plus the hooks
+// the tests need: it records every request, counts calls, can fail or lose
+// the answer of the Nth call of an operation, hold a call until released,
+// run code before or after a call, or answer an operation from a hook.
+//
+// Three configurations cover the tests:
+//   - the store (the default): tables are declared with table, seeded with
+//     put, and the calls are served as DynamoDB serves them, as far as the
+//     tests need (no indexes, no capacity, no size limits);
+//   - noStore: writes succeed and are not applied, GetItem fails
+//     (errUnexpected), the other reads find nothing: a test of the requests
+//     the mapper sends, with answers from hooks;
+//   - backend: the calls go to another Client (DynamoDB Local), and the
+//     hooks wrap it.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"math/big"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/condexpr"
+)
+
+var errUnexpected = errors.New("fakedb: unexpected call")
+
+// fakeDB implements Client; the zero value is an empty store.
+type fakeDB struct {
+	// backend, when set, serves the calls no answer hook takes (a wrapper of
+	// DynamoDB Local) instead of the store.
+	backend Client
+	// noStore: writes succeed without being applied, GetItem fails, other
+	// reads find nothing; see the type doc.
+	noStore bool
+
+	// Answer hooks: when set, they answer the call instead of the store
+	// (after it is recorded and the fakeHooks before it ran). n counts the
+	// calls of the operation from 1.
+	onGet        func(n int, in *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error)
+	onPut        func(n int, in *dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error)
+	onUpd        func(n int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error)
+	onDel        func(n int, in *dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error)
+	onQuery      func(n int, in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error)
+	onScan       func(n int, in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error)
+	onBatchGet   func(n int, in *dynamodb.BatchGetItemInput) (*dynamodb.BatchGetItemOutput, error)
+	onBatchWrite func(n int, in *dynamodb.BatchWriteItemInput) (*dynamodb.BatchWriteItemOutput, error)
+	onTxGet      func(n int, in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error)
+	onTxWrite    func(n int, in *dynamodb.TransactWriteItemsInput) (*dynamodb.TransactWriteItemsOutput, error)
+	onCreate     func(n int, in *dynamodb.CreateTableInput) (*dynamodb.CreateTableOutput, error)
+	onDescribe   func(n int, in *dynamodb.DescribeTableInput) (*dynamodb.DescribeTableOutput, error)
+	onDropTable  func(n int, in *dynamodb.DeleteTableInput) (*dynamodb.DeleteTableOutput, error)
+	onTTL        func(n int, in *dynamodb.UpdateTimeToLiveInput) (*dynamodb.UpdateTimeToLiveOutput, error)
+
+	// unprocessedGet, when set, picks the keys of BatchGetItem call n that
+	// the store leaves unprocessed (not answered); unprocessedWrite the
+	// writes of BatchWriteItem call n (not applied).
+	unprocessedGet   func(n int, keys []map[string]types.AttributeValue) []map[string]types.AttributeValue
+	unprocessedWrite func(n int, reqs []types.WriteRequest) []types.WriteRequest
+	// segment, when set, gives the scan segment of an item; by default the
+	// hash of its key modulo total.
+	segment func(item map[string]types.AttributeValue, total int) int
+	// strongReads makes GetItem refuse an eventually consistent read.
+	strongReads bool
+
+	mu     sync.Mutex
+	tables map[string]*fakeTable
+	calls  []fakeCall
+	counts map[string]int
+	hooks  []*fakeHook
+}
+
+// fakeCall is one request: the operation ("PutItem") and its input.
+type fakeCall struct {
+	op string
+	in any
+}
+
+// fakeHook acts on the calls of op ("" every operation) — the nth of them
+// (counting from 1) or, with n 0, every one. In order: before runs, then
+// the call waits for release (closing holding first) if set, then err (or
+// what fail returns) is returned instead of serving the call; once served, lost replaces a
+// success (the write applied, its answer lost), and after sees the answer.
+type fakeHook struct {
+	op               string
+	n                int
+	before           func(n int)
+	holding, release chan struct{}
+	err              error
+	fail             func(n int) error // err for call n, or nil
+	lost             error
+	after            func(n int, in, out any, err error)
+
+	held sync.Once
+}
+
+// fakeTable is a table of the store: its key attributes and items by key.
+type fakeTable struct {
+	hash, rng string // rng "" for a hash-only table
+	items     map[string]map[string]types.AttributeValue
+	desc      *types.TableDescription // from CreateTable, or nil
+}
+
+// table declares table name with its key attributes (rng "" for none) and
+// returns db.
+func (db *fakeDB) table(name, hash, rng string) *fakeDB {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.tableLocked(name, hash, rng)
+	return db
+}
+
+func (db *fakeDB) tableLocked(name, hash, rng string) *fakeTable {
+	if db.tables == nil {
+		db.tables = map[string]*fakeTable{}
+	}
+	t := &fakeTable{hash: hash, rng: rng, items: map[string]map[string]types.AttributeValue{}}
+	db.tables[name] = t
+	return t
+}
+
+// put stores item in table name (declared before) and returns db.
+func (db *fakeDB) put(name string, items ...map[string]types.AttributeValue) *fakeDB {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	t := db.tables[name]
+	if t == nil {
+		panic("fakedb: put in undeclared table " + name)
+	}
+	for _, it := range items {
+		t.items[t.id(it)] = it
+	}
+	return db
+}
+
+// item returns the stored item of table name with key (nil when absent).
+func (db *fakeDB) item(name string, key map[string]types.AttributeValue) map[string]types.AttributeValue {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if t := db.tables[name]; t != nil {
+		return t.items[t.id(key)]
+	}
+	return nil
+}
+
+// items returns the items of table name in key order.
+func (db *fakeDB) items(name string) []map[string]types.AttributeValue {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	t := db.tables[name]
+	if t == nil {
+		return nil
+	}
+	return t.sorted()
+}
+
+// hook adds h and returns it.
+func (db *fakeDB) hook(h *fakeHook) *fakeHook {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.hooks = append(db.hooks, h)
+	return h
+}
+
+// fail makes call n of op (0: every call) return err without being served.
+func (db *fakeDB) fail(op string, n int, err error) { db.hook(&fakeHook{op: op, n: n, err: err}) }
+
+// lose makes call n of op (0: every call) be served and, when it succeeds,
+// return err instead: a write applied whose answer was lost.
+func (db *fakeDB) lose(op string, n int, err error) { db.hook(&fakeHook{op: op, n: n, lost: err}) }
+
+// hold makes call n of op wait, once it has closed holding, until release
+// is closed (or its context ends).
+func (db *fakeDB) hold(op string, n int) (holding, release chan struct{}) {
+	h := db.hook(&fakeHook{op: op, n: n, holding: make(chan struct{}), release: make(chan struct{})})
+	return h.holding, h.release
+}
+
+// afterOnce runs fn once, after the first call of op that succeeds and
+// before its caller hears of it.
+func (db *fakeDB) afterOnce(op string, fn func()) {
+	var fired atomic.Bool // not a sync.Once: fn may call db itself
+	db.hook(&fakeHook{op: op, after: func(_ int, _, _ any, err error) {
+		if err == nil && fired.CompareAndSwap(false, true) {
+			fn()
+		}
+	}})
+}
+
+// forget drops the requests recorded so far and starts counting calls
+// from 1 again.
+func (db *fakeDB) forget() {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.calls, db.counts = nil, nil
+}
+
+// count returns how many calls of op (every call for "") were made.
+func (db *fakeDB) count(op string) int {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if op == "" {
+		return len(db.calls)
+	}
+	return db.counts[op]
+}
+
+// sent returns the inputs of the calls of op ("" every call), in order.
+func (db *fakeDB) sent(op string) []any {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	var out []any
+	for _, c := range db.calls {
+		if op == "" || c.op == op {
+			out = append(out, c.in)
+		}
+	}
+	return out
+}
+
+// ops returns the operations called, in order.
+func (db *fakeDB) ops() []string {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	out := make([]string, len(db.calls))
+	for i, c := range db.calls {
+		out[i] = c.op
+	}
+	return out
+}
+
+// sentOf returns the requests of the operation whose input is I.
+func sentOf[I any](db *fakeDB) []*I {
+	op := strings.TrimSuffix(reflect.TypeFor[I]().Name(), "Input")
+	var out []*I
+	for _, in := range db.sent(op) {
+		out = append(out, in.(*I))
+	}
+	return out
+}
+
+func (db *fakeDB) puts() []*dynamodb.PutItemInput    { return sentOf[dynamodb.PutItemInput](db) }
+func (db *fakeDB) upds() []*dynamodb.UpdateItemInput { return sentOf[dynamodb.UpdateItemInput](db) }
+func (db *fakeDB) dels() []*dynamodb.DeleteItemInput { return sentOf[dynamodb.DeleteItemInput](db) }
+func (db *fakeDB) gets() []*dynamodb.GetItemInput    { return sentOf[dynamodb.GetItemInput](db) }
+func (db *fakeDB) queries() []*dynamodb.QueryInput   { return sentOf[dynamodb.QueryInput](db) }
+func (db *fakeDB) scans() []*dynamodb.ScanInput      { return sentOf[dynamodb.ScanInput](db) }
+func (db *fakeDB) txWrites() []*dynamodb.TransactWriteItemsInput {
+	return sentOf[dynamodb.TransactWriteItemsInput](db)
+}
+func (db *fakeDB) txGets() []*dynamodb.TransactGetItemsInput {
+	return sentOf[dynamodb.TransactGetItemsInput](db)
+}
+func (db *fakeDB) batchGets() []*dynamodb.BatchGetItemInput {
+	return sentOf[dynamodb.BatchGetItemInput](db)
+}
+func (db *fakeDB) batchWrites() []*dynamodb.BatchWriteItemInput {
+	return sentOf[dynamodb.BatchWriteItemInput](db)
+}
+
+// serve runs one call of op: records it, runs the hooks, and answers from
+// answer (the operation's hook), the backend, or the store (store, or
+// blank under noStore).
+func serve[I, O any](ctx context.Context, db *fakeDB, op string, in *I,
+	answer func(int, *I) (*O, error), backend func() (*O, error), store func(*I) (*O, error), blank func() (*O, error)) (*O, error) {
+	db.mu.Lock()
+	db.calls = append(db.calls, fakeCall{op, in})
+	if db.counts == nil {
+		db.counts = map[string]int{}
+	}
+	db.counts[op]++
+	n := db.counts[op]
+	var hooks []*fakeHook
+	for _, h := range db.hooks {
+		if (h.op == "" || h.op == op) && (h.n == 0 || h.n == n) {
+			hooks = append(hooks, h)
+		}
+	}
+	db.mu.Unlock()
+	if err := ctx.Err(); err != nil { // as the SDK: a call on a done context is not sent
+		return nil, err
+	}
+	for _, h := range hooks {
+		if h.before != nil {
+			h.before(n)
+		}
+		if h.release != nil {
+			h.held.Do(func() { close(h.holding) })
+			select {
+			case <-h.release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if h.err != nil {
+			return nil, h.err
+		}
+		if h.fail != nil {
+			if err := h.fail(n); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out *O
+	var err error
+	switch {
+	case answer != nil:
+		out, err = answer(n, in)
+	case db.backend != nil:
+		out, err = backend()
+	case db.noStore:
+		out, err = blank()
+	default:
+		db.mu.Lock()
+		out, err = store(in)
+		db.mu.Unlock()
+	}
+	for _, h := range hooks {
+		if h.lost != nil && err == nil {
+			out, err = nil, h.lost
+		}
+		if h.after != nil {
+			h.after(n, in, out, err)
+		}
+	}
+	return out, err
+}
+
+func blankOK[O any]() (*O, error) { return new(O), nil }
+
+func (db *fakeDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return serve(ctx, db, "GetItem", in, db.onGet,
+		func() (*dynamodb.GetItemOutput, error) { return db.backend.GetItem(ctx, in, optFns...) },
+		db.getItem, func() (*dynamodb.GetItemOutput, error) { return nil, errUnexpected })
+}
+
+func (db *fakeDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return serve(ctx, db, "PutItem", in, db.onPut,
+		func() (*dynamodb.PutItemOutput, error) { return db.backend.PutItem(ctx, in, optFns...) },
+		db.putItem, blankOK[dynamodb.PutItemOutput])
+}
+
+func (db *fakeDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	return serve(ctx, db, "UpdateItem", in, db.onUpd,
+		func() (*dynamodb.UpdateItemOutput, error) { return db.backend.UpdateItem(ctx, in, optFns...) },
+		db.updateItem, blankOK[dynamodb.UpdateItemOutput])
+}
+
+func (db *fakeDB) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	return serve(ctx, db, "DeleteItem", in, db.onDel,
+		func() (*dynamodb.DeleteItemOutput, error) { return db.backend.DeleteItem(ctx, in, optFns...) },
+		db.deleteItem, blankOK[dynamodb.DeleteItemOutput])
+}
+
+func (db *fakeDB) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	return serve(ctx, db, "Query", in, db.onQuery,
+		func() (*dynamodb.QueryOutput, error) { return db.backend.Query(ctx, in, optFns...) },
+		db.query, blankOK[dynamodb.QueryOutput])
+}
+
+func (db *fakeDB) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	return serve(ctx, db, "Scan", in, db.onScan,
+		func() (*dynamodb.ScanOutput, error) { return db.backend.Scan(ctx, in, optFns...) },
+		db.scan, blankOK[dynamodb.ScanOutput])
+}
+
+func (db *fakeDB) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	return serve(ctx, db, "BatchGetItem", in, db.onBatchGet,
+		func() (*dynamodb.BatchGetItemOutput, error) { return db.backend.BatchGetItem(ctx, in, optFns...) },
+		db.batchGet, blankOK[dynamodb.BatchGetItemOutput])
+}
+
+func (db *fakeDB) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	return serve(ctx, db, "BatchWriteItem", in, db.onBatchWrite,
+		func() (*dynamodb.BatchWriteItemOutput, error) { return db.backend.BatchWriteItem(ctx, in, optFns...) },
+		db.batchWrite, blankOK[dynamodb.BatchWriteItemOutput])
+}
+
+func (db *fakeDB) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	return serve(ctx, db, "TransactGetItems", in, db.onTxGet,
+		func() (*dynamodb.TransactGetItemsOutput, error) {
+			return db.backend.TransactGetItems(ctx, in, optFns...)
+		},
+		db.txGet, func() (*dynamodb.TransactGetItemsOutput, error) {
+			return &dynamodb.TransactGetItemsOutput{Responses: make([]types.ItemResponse, len(in.TransactItems))}, nil
+		})
+}
+
+func (db *fakeDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	return serve(ctx, db, "TransactWriteItems", in, db.onTxWrite,
+		func() (*dynamodb.TransactWriteItemsOutput, error) {
+			return db.backend.TransactWriteItems(ctx, in, optFns...)
+		},
+		db.txWrite, blankOK[dynamodb.TransactWriteItemsOutput])
+}
+
+func (db *fakeDB) CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
+	return serve(ctx, db, "CreateTable", in, db.onCreate,
+		func() (*dynamodb.CreateTableOutput, error) { return db.backend.CreateTable(ctx, in, optFns...) },
+		db.createTable, blankOK[dynamodb.CreateTableOutput])
+}
+
+func (db *fakeDB) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	return serve(ctx, db, "DescribeTable", in, db.onDescribe,
+		func() (*dynamodb.DescribeTableOutput, error) { return db.backend.DescribeTable(ctx, in, optFns...) },
+		db.describeTable, func() (*dynamodb.DescribeTableOutput, error) {
+			return &dynamodb.DescribeTableOutput{Table: &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive}}, nil
+		})
+}
+
+func (db *fakeDB) DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error) {
+	return serve(ctx, db, "DeleteTable", in, db.onDropTable,
+		func() (*dynamodb.DeleteTableOutput, error) { return db.backend.DeleteTable(ctx, in, optFns...) },
+		db.deleteTable, blankOK[dynamodb.DeleteTableOutput])
+}
+
+func (db *fakeDB) UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error) {
+	return serve(ctx, db, "UpdateTimeToLive", in, db.onTTL,
+		func() (*dynamodb.UpdateTimeToLiveOutput, error) {
+			return db.backend.UpdateTimeToLive(ctx, in, optFns...)
+		},
+		func(*dynamodb.UpdateTimeToLiveInput) (*dynamodb.UpdateTimeToLiveOutput, error) {
+			return &dynamodb.UpdateTimeToLiveOutput{}, nil
+		}, blankOK[dynamodb.UpdateTimeToLiveOutput])
+}
+
+var _ Client = (*fakeDB)(nil)
+
+// ---- the store; every method below runs with db.mu held ----
+
+func fakeValidation(format string, args ...any) error {
+	return &smithy.GenericAPIError{Code: "ValidationException", Message: "fakedb: " + fmt.Sprintf(format, args...)}
+}
+
+func fakeNotFound(name string) error {
+	return &types.ResourceNotFoundException{Message: aws.String("fakedb: no table " + name)}
+}
+
+// id is the identity of item (or key) in t.
+func (t *fakeTable) id(item map[string]types.AttributeValue) string {
+	k := map[string]types.AttributeValue{t.hash: item[t.hash]}
+	if t.rng != "" {
+		k[t.rng] = item[t.rng]
+	}
+	return formatKey(k)
+}
+
+// key returns the key attributes of item.
+func (t *fakeTable) key(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	k := map[string]types.AttributeValue{t.hash: item[t.hash]}
+	if t.rng != "" {
+		k[t.rng] = item[t.rng]
+	}
+	return k
+}
+
+// checkKey refuses a key that is not exactly t's key attributes.
+func (t *fakeTable) checkKey(key map[string]types.AttributeValue) error {
+	want := 1
+	if t.rng != "" {
+		want = 2
+	}
+	if len(key) != want || key[t.hash] == nil || t.rng != "" && key[t.rng] == nil {
+		return fakeValidation("the provided key element does not match the schema: %s", formatKey(key))
+	}
+	return nil
+}
+
+// sorted returns the items of t by hash key, then range key.
+func (t *fakeTable) sorted() []map[string]types.AttributeValue {
+	out := slices.Collect(maps.Values(t.items))
+	slices.SortFunc(out, func(a, b map[string]types.AttributeValue) int {
+		if c := fakeCompare(a[t.hash], b[t.hash]); c != 0 {
+			return c
+		}
+		if t.rng == "" {
+			return 0
+		}
+		return fakeCompare(a[t.rng], b[t.rng])
+	})
+	return out
+}
+
+// tableFor returns table name; one never declared is created with the
+// key attributes of key when it has one or two (the names sorted: a test
+// of a composite key that queries should declare the table).
+func (db *fakeDB) tableFor(name *string, key map[string]types.AttributeValue) (*fakeTable, error) {
+	n := aws.ToString(name)
+	if t := db.tables[n]; t != nil {
+		return t, nil
+	}
+	names := slices.Sorted(maps.Keys(key))
+	switch len(names) {
+	case 1:
+		return db.tableLocked(n, names[0], ""), nil
+	case 2:
+		return db.tableLocked(n, names[0], names[1]), nil
+	}
+	return nil, fakeNotFound(n)
+}
+
+// putTable returns the table of a PutItem: its item names no key.
+func (db *fakeDB) putTable(name *string) (*fakeTable, error) {
+	if t := db.tables[aws.ToString(name)]; t != nil {
+		return t, nil
+	}
+	return nil, fakeNotFound(aws.ToString(name))
+}
+
+func (db *fakeDB) getItem(in *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
+	if db.strongReads && !aws.ToBool(in.ConsistentRead) {
+		return nil, errors.New("fakedb: the read must be strongly consistent")
+	}
+	t, err := db.tableFor(in.TableName, in.Key)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkKey(in.Key); err != nil {
+		return nil, err
+	}
+	item, err := fakeProject(t.items[t.id(in.Key)], in.ProjectionExpression, in.ExpressionAttributeNames)
+	return &dynamodb.GetItemOutput{Item: item}, err
+}
+
+// fakeFailed is the ConditionalCheckFailedException of a write on old.
+func fakeFailed(old map[string]types.AttributeValue, rv types.ReturnValuesOnConditionCheckFailure) error {
+	e := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
+	if rv == types.ReturnValuesOnConditionCheckFailureAllOld {
+		e.Item = old
+	}
+	return e
+}
+
+func (db *fakeDB) putItem(in *dynamodb.PutItemInput) (*dynamodb.PutItemOutput, error) {
+	t, err := db.putTable(in.TableName)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkKey(t.key(in.Item)); err != nil {
+		return nil, err
+	}
+	id := t.id(in.Item)
+	old := t.items[id]
+	ok, err := fakeCond(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fakeFailed(old, in.ReturnValuesOnConditionCheckFailure)
+	}
+	t.items[id] = in.Item
+	out := &dynamodb.PutItemOutput{}
+	if in.ReturnValues == types.ReturnValueAllOld {
+		out.Attributes = old
+	}
+	return out, nil
+}
+
+func (db *fakeDB) updateItem(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
+	t, err := db.tableFor(in.TableName, in.Key)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkKey(in.Key); err != nil {
+		return nil, err
+	}
+	id := t.id(in.Key)
+	old := t.items[id]
+	ok, err := fakeCond(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fakeFailed(old, in.ReturnValuesOnConditionCheckFailure)
+	}
+	item := fakeClone(old)
+	if item == nil {
+		item = maps.Clone(in.Key)
+	}
+	touched, err := fakeUpdate(aws.ToString(in.UpdateExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, item)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{t.hash, t.rng} {
+		if k != "" && touched[k] {
+			return nil, fakeValidation("cannot update attribute %s: it is part of the key", k)
+		}
+	}
+	t.items[id] = item
+	out := &dynamodb.UpdateItemOutput{}
+	switch in.ReturnValues {
+	case types.ReturnValueAllNew:
+		out.Attributes = item
+	case types.ReturnValueAllOld:
+		out.Attributes = old
+	case types.ReturnValueUpdatedNew, types.ReturnValueUpdatedOld:
+		from := item
+		if in.ReturnValues == types.ReturnValueUpdatedOld {
+			from = old
+		}
+		out.Attributes = map[string]types.AttributeValue{}
+		for k := range touched {
+			if v, ok := from[k]; ok {
+				out.Attributes[k] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+func (db *fakeDB) deleteItem(in *dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) {
+	t, err := db.tableFor(in.TableName, in.Key)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.checkKey(in.Key); err != nil {
+		return nil, err
+	}
+	id := t.id(in.Key)
+	old := t.items[id]
+	ok, err := fakeCond(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, old)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fakeFailed(old, in.ReturnValuesOnConditionCheckFailure)
+	}
+	delete(t.items, id)
+	out := &dynamodb.DeleteItemOutput{}
+	if in.ReturnValues == types.ReturnValueAllOld {
+		out.Attributes = old
+	}
+	return out, nil
+}
+
+// page serves a Query or Scan over items (in order): from after
+// ExclusiveStartKey, at most limit items read, the filter applied after the
+// limit, as DynamoDB does; a page that stops at the limit returns the key of
+// its last item read, even when no item follows.
+func (t *fakeTable) page(items []map[string]types.AttributeValue, start map[string]types.AttributeValue, limit *int32,
+	filter *string, names map[string]string, vals map[string]types.AttributeValue) (page []map[string]types.AttributeValue, scanned int, last map[string]types.AttributeValue, err error) {
+	i := 0
+	if start != nil {
+		if err := t.checkKey(start); err != nil {
+			return nil, 0, nil, fakeValidation("ExclusiveStartKey %s is not a key", formatKey(start))
+		}
+		id := t.id(start)
+		i = len(items)
+		for j, it := range items {
+			if t.id(it) == id {
+				i = j + 1
+				break
+			}
+		}
+		if i == len(items) && !slices.ContainsFunc(items, func(it map[string]types.AttributeValue) bool { return t.id(it) == id }) {
+			// DynamoDB resumes after a key that no longer exists; the
+			// items are in key order, so find the first one after it.
+			i = 0
+			for i < len(items) && t.before(items[i], start) {
+				i++
+			}
+		}
+	}
+	n := len(items) - i
+	if limit != nil && int(*limit) < n {
+		n = int(*limit)
+	}
+	for _, it := range items[i : i+n] {
+		ok, err := fakeCond(filter, names, vals, it)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		if ok {
+			page = append(page, it)
+		}
+	}
+	if limit != nil && n == int(*limit) && n > 0 {
+		last = t.key(items[i+n-1])
+	}
+	return page, n, last, nil
+}
+
+// before reports whether item comes at or before key in t's order.
+func (t *fakeTable) before(item, key map[string]types.AttributeValue) bool {
+	c := fakeCompare(item[t.hash], key[t.hash])
+	if c == 0 && t.rng != "" {
+		c = fakeCompare(item[t.rng], key[t.rng])
+	}
+	return c <= 0
+}
+
+func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+	if in.IndexName != nil {
+		return nil, fakeValidation("indexes are not modelled (%s)", *in.IndexName)
+	}
+	t := db.tables[aws.ToString(in.TableName)]
+	if t == nil {
+		return nil, fakeNotFound(aws.ToString(in.TableName))
+	}
+	var items []map[string]types.AttributeValue
+	for _, it := range t.sorted() {
+		ok, err := fakeCond(in.KeyConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			items = append(items, it)
+		}
+	}
+	if in.ScanIndexForward != nil && !*in.ScanIndexForward {
+		slices.Reverse(items)
+	}
+	page, scanned, last, err := t.page(items, in.ExclusiveStartKey, in.Limit, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	out := &dynamodb.QueryOutput{Count: int32(len(page)), ScannedCount: int32(scanned), LastEvaluatedKey: last}
+	if in.Select != types.SelectCount {
+		for _, it := range page {
+			p, err := fakeProject(it, in.ProjectionExpression, in.ExpressionAttributeNames)
+			if err != nil {
+				return nil, err
+			}
+			out.Items = append(out.Items, p)
+		}
+	}
+	return out, nil
+}
+
+func (db *fakeDB) scan(in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
+	if in.IndexName != nil {
+		return nil, fakeValidation("indexes are not modelled (%s)", *in.IndexName)
+	}
+	t := db.tables[aws.ToString(in.TableName)]
+	if t == nil {
+		return nil, fakeNotFound(aws.ToString(in.TableName))
+	}
+	items := t.sorted()
+	if in.TotalSegments != nil {
+		total, seg := int(*in.TotalSegments), int(aws.ToInt32(in.Segment))
+		items = slices.DeleteFunc(items, func(it map[string]types.AttributeValue) bool {
+			if db.segment != nil {
+				return db.segment(it, total) != seg
+			}
+			h := fnv.New32a()
+			h.Write([]byte(t.id(it)))
+			return int(h.Sum32()%uint32(total)) != seg
+		})
+	}
+	page, scanned, last, err := t.page(items, in.ExclusiveStartKey, in.Limit, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	if err != nil {
+		return nil, err
+	}
+	out := &dynamodb.ScanOutput{Count: int32(len(page)), ScannedCount: int32(scanned), LastEvaluatedKey: last}
+	if in.Select != types.SelectCount {
+		for _, it := range page {
+			p, err := fakeProject(it, in.ProjectionExpression, in.ExpressionAttributeNames)
+			if err != nil {
+				return nil, err
+			}
+			out.Items = append(out.Items, p)
+		}
+	}
+	return out, nil
+}
+
+func (db *fakeDB) batchGet(in *dynamodb.BatchGetItemInput) (*dynamodb.BatchGetItemOutput, error) {
+	n := db.counts["BatchGetItem"]
+	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}}
+	total := 0
+	for name, ka := range in.RequestItems {
+		total += len(ka.Keys)
+		if len(ka.Keys) == 0 {
+			return nil, fakeValidation("no keys for table %s", name)
+		}
+		var t *fakeTable
+		seen := map[string]bool{}
+		for _, k := range ka.Keys {
+			var err error
+			if t, err = db.tableFor(&name, k); err != nil {
+				return nil, err
+			}
+			if err := t.checkKey(k); err != nil {
+				return nil, err
+			}
+			if seen[t.id(k)] {
+				return nil, fakeValidation("Provided list of item keys contains duplicates")
+			}
+			seen[t.id(k)] = true
+		}
+		keys := ka.Keys
+		if db.unprocessedGet != nil {
+			if un := db.unprocessedGet(n, keys); len(un) > 0 {
+				if out.UnprocessedKeys == nil {
+					out.UnprocessedKeys = map[string]types.KeysAndAttributes{}
+				}
+				out.UnprocessedKeys[name] = types.KeysAndAttributes{Keys: un, ProjectionExpression: ka.ProjectionExpression, ExpressionAttributeNames: ka.ExpressionAttributeNames, ConsistentRead: ka.ConsistentRead}
+				keys = slices.DeleteFunc(slices.Clone(keys), func(k map[string]types.AttributeValue) bool {
+					return slices.ContainsFunc(un, func(u map[string]types.AttributeValue) bool { return t.id(u) == t.id(k) })
+				})
+			}
+		}
+		for _, k := range keys {
+			if it, ok := t.items[t.id(k)]; ok {
+				p, err := fakeProject(it, ka.ProjectionExpression, ka.ExpressionAttributeNames)
+				if err != nil {
+					return nil, err
+				}
+				out.Responses[name] = append(out.Responses[name], p)
+			}
+		}
+	}
+	if total > MaxBatchGetKeys {
+		return nil, fakeValidation("%d keys: at most %d", total, MaxBatchGetKeys)
+	}
+	return out, nil
+}
+
+func fakeWriteKey(r types.WriteRequest) map[string]types.AttributeValue {
+	if r.PutRequest != nil {
+		return r.PutRequest.Item
+	}
+	return r.DeleteRequest.Key
+}
+
+func (db *fakeDB) batchWrite(in *dynamodb.BatchWriteItemInput) (*dynamodb.BatchWriteItemOutput, error) {
+	n := db.counts["BatchWriteItem"]
+	out := &dynamodb.BatchWriteItemOutput{}
+	total := 0
+	type apply struct {
+		t    *fakeTable
+		reqs []types.WriteRequest
+	}
+	var todo []apply
+	for name, reqs := range in.RequestItems {
+		total += len(reqs)
+		if len(reqs) == 0 {
+			return nil, fakeValidation("no writes for table %s", name)
+		}
+		t := db.tables[name]
+		if t == nil {
+			var key map[string]types.AttributeValue // a put's item names no key
+			for _, r := range reqs {
+				if r.DeleteRequest != nil {
+					key = r.DeleteRequest.Key
+				}
+			}
+			var err error
+			if t, err = db.tableFor(&name, key); err != nil {
+				return nil, err
+			}
+		}
+		seen := map[string]bool{}
+		for _, r := range reqs {
+			if err := t.checkKey(t.key(fakeWriteKey(r))); err != nil {
+				return nil, err
+			}
+			id := t.id(fakeWriteKey(r))
+			if seen[id] {
+				return nil, fakeValidation("Provided list of item keys contains duplicates")
+			}
+			seen[id] = true
+		}
+		if db.unprocessedWrite != nil {
+			if un := db.unprocessedWrite(n, reqs); len(un) > 0 {
+				if out.UnprocessedItems == nil {
+					out.UnprocessedItems = map[string][]types.WriteRequest{}
+				}
+				out.UnprocessedItems[name] = un
+				reqs = slices.DeleteFunc(slices.Clone(reqs), func(r types.WriteRequest) bool {
+					return slices.ContainsFunc(un, func(u types.WriteRequest) bool { return t.id(fakeWriteKey(u)) == t.id(fakeWriteKey(r)) })
+				})
+			}
+		}
+		todo = append(todo, apply{t, reqs})
+	}
+	if total > MaxBatchWriteItems {
+		return nil, fakeValidation("%d writes: at most %d", total, MaxBatchWriteItems)
+	}
+	for _, a := range todo {
+		for _, r := range a.reqs {
+			if r.PutRequest != nil {
+				a.t.items[a.t.id(r.PutRequest.Item)] = r.PutRequest.Item
+			} else {
+				delete(a.t.items, a.t.id(r.DeleteRequest.Key))
+			}
+		}
+	}
+	return out, nil
+}
+
+func (db *fakeDB) txGet(in *dynamodb.TransactGetItemsInput) (*dynamodb.TransactGetItemsOutput, error) {
+	out := &dynamodb.TransactGetItemsOutput{Responses: make([]types.ItemResponse, len(in.TransactItems))}
+	for i, ti := range in.TransactItems {
+		g := ti.Get
+		t, err := db.tableFor(g.TableName, g.Key)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.checkKey(g.Key); err != nil {
+			return nil, err
+		}
+		if out.Responses[i].Item, err = fakeProject(t.items[t.id(g.Key)], g.ProjectionExpression, g.ExpressionAttributeNames); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// txWrite checks every member's condition, then applies all or none; a
+// failed condition cancels the transaction with one reason per member.
+func (db *fakeDB) txWrite(in *dynamodb.TransactWriteItemsInput) (*dynamodb.TransactWriteItemsOutput, error) {
+	type member struct {
+		t     *fakeTable
+		key   map[string]types.AttributeValue
+		cond  *string
+		names map[string]string
+		vals  map[string]types.AttributeValue
+		rv    types.ReturnValuesOnConditionCheckFailure
+		apply func(old map[string]types.AttributeValue) (map[string]types.AttributeValue, error) // nil: a check
+	}
+	var ms []member
+	seen := map[string]bool{}
+	for _, ti := range in.TransactItems {
+		var m member
+		var name *string
+		switch {
+		case ti.Put != nil:
+			p := ti.Put
+			t, err := db.putTable(p.TableName)
+			if err != nil {
+				return nil, err
+			}
+			name, m = p.TableName, member{t: t, key: t.key(p.Item), cond: p.ConditionExpression, names: p.ExpressionAttributeNames, vals: p.ExpressionAttributeValues, rv: p.ReturnValuesOnConditionCheckFailure,
+				apply: func(map[string]types.AttributeValue) (map[string]types.AttributeValue, error) { return p.Item, nil }}
+		case ti.Update != nil:
+			u := ti.Update
+			t, err := db.tableFor(u.TableName, u.Key)
+			if err != nil {
+				return nil, err
+			}
+			name, m = u.TableName, member{t: t, key: u.Key, cond: u.ConditionExpression, names: u.ExpressionAttributeNames, vals: u.ExpressionAttributeValues, rv: u.ReturnValuesOnConditionCheckFailure,
+				apply: func(old map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+					item := fakeClone(old)
+					if item == nil {
+						item = maps.Clone(u.Key)
+					}
+					_, err := fakeUpdate(aws.ToString(u.UpdateExpression), u.ExpressionAttributeNames, u.ExpressionAttributeValues, item)
+					return item, err
+				}}
+		case ti.Delete != nil:
+			d := ti.Delete
+			t, err := db.tableFor(d.TableName, d.Key)
+			if err != nil {
+				return nil, err
+			}
+			name, m = d.TableName, member{t: t, key: d.Key, cond: d.ConditionExpression, names: d.ExpressionAttributeNames, vals: d.ExpressionAttributeValues, rv: d.ReturnValuesOnConditionCheckFailure,
+				apply: func(map[string]types.AttributeValue) (map[string]types.AttributeValue, error) { return nil, nil }}
+		case ti.ConditionCheck != nil:
+			c := ti.ConditionCheck
+			t, err := db.tableFor(c.TableName, c.Key)
+			if err != nil {
+				return nil, err
+			}
+			name, m = c.TableName, member{t: t, key: c.Key, cond: c.ConditionExpression, names: c.ExpressionAttributeNames, vals: c.ExpressionAttributeValues, rv: c.ReturnValuesOnConditionCheckFailure}
+		default:
+			return nil, fakeValidation("a transaction member with no operation")
+		}
+		if err := m.t.checkKey(m.key); err != nil {
+			return nil, err
+		}
+		id := aws.ToString(name) + " " + m.t.id(m.key)
+		if seen[id] {
+			return nil, fakeValidation("Transaction request cannot include multiple operations on one item")
+		}
+		seen[id] = true
+		ms = append(ms, m)
+	}
+	reasons := make([]types.CancellationReason, len(ms))
+	failed := false
+	for i, m := range ms {
+		old := m.t.items[m.t.id(m.key)]
+		ok, err := fakeCond(m.cond, m.names, m.vals, old)
+		if err != nil {
+			return nil, err
+		}
+		reasons[i].Code = aws.String("None")
+		if !ok {
+			failed = true
+			reasons[i].Code = aws.String("ConditionalCheckFailed")
+			reasons[i].Message = aws.String("The conditional request failed")
+			if m.rv == types.ReturnValuesOnConditionCheckFailureAllOld {
+				reasons[i].Item = old
+			}
+		}
+	}
+	if failed {
+		return nil, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"), CancellationReasons: reasons}
+	}
+	news := make([]map[string]types.AttributeValue, len(ms))
+	for i, m := range ms {
+		if m.apply == nil {
+			continue
+		}
+		var err error
+		if news[i], err = m.apply(m.t.items[m.t.id(m.key)]); err != nil {
+			return nil, err
+		}
+	}
+	for i, m := range ms {
+		switch {
+		case m.apply == nil:
+		case news[i] == nil:
+			delete(m.t.items, m.t.id(m.key))
+		default:
+			m.t.items[m.t.id(m.key)] = news[i]
+		}
+	}
+	return &dynamodb.TransactWriteItemsOutput{}, nil
+}
+
+func (db *fakeDB) createTable(in *dynamodb.CreateTableInput) (*dynamodb.CreateTableOutput, error) {
+	name := aws.ToString(in.TableName)
+	if db.tables[name] != nil {
+		return nil, &types.ResourceInUseException{Message: aws.String("fakedb: table exists: " + name)}
+	}
+	var hash, rng string
+	for _, k := range in.KeySchema {
+		if k.KeyType == types.KeyTypeHash {
+			hash = aws.ToString(k.AttributeName)
+		} else {
+			rng = aws.ToString(k.AttributeName)
+		}
+	}
+	t := db.tableLocked(name, hash, rng)
+	t.desc = &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive, KeySchema: in.KeySchema,
+		AttributeDefinitions: in.AttributeDefinitions, BillingModeSummary: &types.BillingModeSummary{BillingMode: in.BillingMode}}
+	return &dynamodb.CreateTableOutput{TableDescription: t.desc}, nil
+}
+
+func (db *fakeDB) describeTable(in *dynamodb.DescribeTableInput) (*dynamodb.DescribeTableOutput, error) {
+	t := db.tables[aws.ToString(in.TableName)]
+	if t == nil {
+		return nil, fakeNotFound(aws.ToString(in.TableName))
+	}
+	d := t.desc
+	if d == nil {
+		d = &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive}
+	}
+	return &dynamodb.DescribeTableOutput{Table: d}, nil
+}
+
+func (db *fakeDB) deleteTable(in *dynamodb.DeleteTableInput) (*dynamodb.DeleteTableOutput, error) {
+	if db.tables[aws.ToString(in.TableName)] == nil {
+		return nil, fakeNotFound(aws.ToString(in.TableName))
+	}
+	delete(db.tables, aws.ToString(in.TableName))
+	return &dynamodb.DeleteTableOutput{}, nil
+}
+
+// ---- values, paths, conditions, projections, updates ----
+
+// fakeClone copies item deeply enough for an update to change it.
+func fakeClone(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if item == nil {
+		return nil
+	}
+	out := make(map[string]types.AttributeValue, len(item))
+	for k, v := range item {
+		out[k] = fakeCloneAV(v)
+	}
+	return out
+}
+
+func fakeCloneAV(v types.AttributeValue) types.AttributeValue {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberM:
+		return &types.AttributeValueMemberM{Value: fakeClone(x.Value)}
+	case *types.AttributeValueMemberL:
+		l := make([]types.AttributeValue, len(x.Value))
+		for i, e := range x.Value {
+			l[i] = fakeCloneAV(e)
+		}
+		return &types.AttributeValueMemberL{Value: l}
+	}
+	return v
+}
+
+// fakeCompare orders two scalars of one type (N, S or B); values of other
+// types compare by type name.
+func fakeCompare(a, b types.AttributeValue) int {
+	switch x := a.(type) {
+	case *types.AttributeValueMemberN:
+		if y, ok := b.(*types.AttributeValueMemberN); ok {
+			return av.NumberCompare(x.Value, y.Value)
+		}
+	case *types.AttributeValueMemberS:
+		if y, ok := b.(*types.AttributeValueMemberS); ok {
+			return strings.Compare(x.Value, y.Value)
+		}
+	case *types.AttributeValueMemberB:
+		if y, ok := b.(*types.AttributeValueMemberB); ok {
+			return bytes.Compare(x.Value, y.Value)
+		}
+	}
+	return cmp.Compare(fmt.Sprintf("%T", a), fmt.Sprintf("%T", b))
+}
+
+// fakeSegs turns a path of an expression into its steps: attribute names
+// (index false) and list indexes.
+type fakeStep struct {
+	name  string
+	index int
+	isIdx bool
+}
+
+func fakeSteps(p *condexpr.Path, names map[string]string) ([]fakeStep, error) {
+	steps := make([]fakeStep, len(p.Segs))
+	for i, s := range p.Segs {
+		if p.Index[i] {
+			var n big.Int
+			if _, ok := n.SetString(s.Text, 10); !ok {
+				return nil, fakeValidation("bad index %s", s.Text)
+			}
+			steps[i] = fakeStep{index: int(n.Int64()), isIdx: true}
+			continue
+		}
+		name, ok := names[s.Text]
+		if !ok {
+			return nil, fakeValidation("name placeholder %s is not defined", s.Text)
+		}
+		steps[i] = fakeStep{name: name}
+	}
+	return steps, nil
+}
+
+// fakeGet returns the value at steps in item, nil when absent.
+func fakeGet(item map[string]types.AttributeValue, steps []fakeStep) types.AttributeValue {
+	var cur types.AttributeValue = &types.AttributeValueMemberM{Value: item}
+	for _, s := range steps {
+		switch x := cur.(type) {
+		case *types.AttributeValueMemberM:
+			if s.isIdx {
+				return nil
+			}
+			cur = x.Value[s.name]
+		case *types.AttributeValueMemberL:
+			if !s.isIdx || s.index >= len(x.Value) {
+				return nil
+			}
+			cur = x.Value[s.index]
+		default:
+			return nil
+		}
+		if cur == nil {
+			return nil
+		}
+	}
+	return cur
+}
+
+// fakeSet sets (v non-nil) or removes the value at steps in item; the
+// parent must exist, as DynamoDB requires.
+func fakeSet(item map[string]types.AttributeValue, steps []fakeStep, v types.AttributeValue) error {
+	var parent types.AttributeValue = &types.AttributeValueMemberM{Value: item}
+	if len(steps) > 1 {
+		parent = fakeGet(item, steps[:len(steps)-1])
+	}
+	last := steps[len(steps)-1]
+	switch x := parent.(type) {
+	case *types.AttributeValueMemberM:
+		if last.isIdx {
+			break
+		}
+		if v == nil {
+			delete(x.Value, last.name)
+		} else {
+			x.Value[last.name] = v
+		}
+		return nil
+	case *types.AttributeValueMemberL:
+		if !last.isIdx {
+			break
+		}
+		switch {
+		case v == nil && last.index < len(x.Value):
+			x.Value = slices.Delete(x.Value, last.index, last.index+1)
+		case v == nil:
+		case last.index < len(x.Value):
+			x.Value[last.index] = v
+		default:
+			x.Value = append(x.Value, v)
+		}
+		return nil
+	}
+	return fakeValidation("the document path provided in the update expression is invalid for update")
+}
+
+// fakeCond evaluates condition expr (nil or empty: true) on item (nil:
+// absent).
+func fakeCond(expr *string, names map[string]string, vals map[string]types.AttributeValue, item map[string]types.AttributeValue) (bool, error) {
+	if aws.ToString(expr) == "" {
+		return true, nil
+	}
+	e, err := condexpr.ParseTree(*expr)
+	if err != nil {
+		return false, fakeValidation("invalid condition %q: %v", *expr, err)
+	}
+	var eval func(n *condexpr.Node) (bool, error)
+	eval = func(n *condexpr.Node) (bool, error) {
+		switch n.Op {
+		case "":
+			return fakeGroup(&e.Groups[n.Group], names, vals, item)
+		case "NOT":
+			ok, err := eval(n.Kids[0])
+			return !ok, err
+		}
+		for _, k := range n.Kids {
+			ok, err := eval(k)
+			if err != nil || ok == (n.Op == "OR") {
+				return ok, err
+			}
+		}
+		return n.Op == "AND", nil
+	}
+	return eval(e.Tree)
+}
+
+// fakeOperand returns the value of o on item: nil for an absent path.
+func fakeOperand(o condexpr.Operand, names map[string]string, vals map[string]types.AttributeValue, item map[string]types.AttributeValue) (types.AttributeValue, error) {
+	switch {
+	case o.Value != "":
+		v, ok := vals[o.Value]
+		if !ok {
+			return nil, fakeValidation("value placeholder %s is not defined", o.Value)
+		}
+		return v, nil
+	case o.Path != nil:
+		steps, err := fakeSteps(o.Path, names)
+		if err != nil {
+			return nil, err
+		}
+		return fakeGet(item, steps), nil
+	case o.Size != nil:
+		steps, err := fakeSteps(o.Size, names)
+		if err != nil {
+			return nil, err
+		}
+		var n int
+		switch x := fakeGet(item, steps).(type) {
+		case *types.AttributeValueMemberS:
+			n = utf8.RuneCountInString(x.Value)
+		case *types.AttributeValueMemberB:
+			n = len(x.Value)
+		case *types.AttributeValueMemberSS:
+			n = len(x.Value)
+		case *types.AttributeValueMemberNS:
+			n = len(x.Value)
+		case *types.AttributeValueMemberBS:
+			n = len(x.Value)
+		case *types.AttributeValueMemberL:
+			n = len(x.Value)
+		case *types.AttributeValueMemberM:
+			n = len(x.Value)
+		default:
+			return nil, nil
+		}
+		return numberAV(int64(n)), nil
+	}
+	return nil, fakeValidation("unreadable operand")
+}
+
+// fakeAVType is DynamoDB's name of v's type ("S", "NULL").
+func fakeAVType(v types.AttributeValue) string {
+	switch v.(type) {
+	case *types.AttributeValueMemberS:
+		return "S"
+	case *types.AttributeValueMemberN:
+		return "N"
+	case *types.AttributeValueMemberB:
+		return "B"
+	case *types.AttributeValueMemberSS:
+		return "SS"
+	case *types.AttributeValueMemberNS:
+		return "NS"
+	case *types.AttributeValueMemberBS:
+		return "BS"
+	case *types.AttributeValueMemberBOOL:
+		return "BOOL"
+	case *types.AttributeValueMemberNULL:
+		return "NULL"
+	case *types.AttributeValueMemberL:
+		return "L"
+	case *types.AttributeValueMemberM:
+		return "M"
+	}
+	return ""
+}
+
+// fakeOrdered reports whether a and b are scalars of one ordered type.
+func fakeOrdered(a, b types.AttributeValue) bool {
+	ta := fakeAVType(a)
+	return ta == fakeAVType(b) && (ta == "N" || ta == "S" || ta == "B")
+}
+
+// fakeGroup evaluates one comparison, BETWEEN, IN or function.
+func fakeGroup(g *condexpr.Group, names map[string]string, vals map[string]types.AttributeValue, item map[string]types.AttributeValue) (bool, error) {
+	ops := make([]types.AttributeValue, len(g.Operands))
+	for i, o := range g.Operands {
+		v, err := fakeOperand(o, names, vals, item)
+		if err != nil {
+			return false, err
+		}
+		ops[i] = v
+	}
+	switch g.Fn {
+	case "attribute_exists":
+		return ops[0] != nil, nil
+	case "attribute_not_exists":
+		return ops[0] == nil, nil
+	case "attribute_type":
+		t, ok := ops[1].(*types.AttributeValueMemberS)
+		if !ok {
+			return false, fakeValidation("attribute_type takes a string")
+		}
+		return ops[0] != nil && fakeAVType(ops[0]) == t.Value, nil
+	case "begins_with":
+		switch x := ops[0].(type) {
+		case *types.AttributeValueMemberS:
+			p, ok := ops[1].(*types.AttributeValueMemberS)
+			return ok && strings.HasPrefix(x.Value, p.Value), nil
+		case *types.AttributeValueMemberB:
+			p, ok := ops[1].(*types.AttributeValueMemberB)
+			return ok && bytes.HasPrefix(x.Value, p.Value), nil
+		}
+		return false, nil
+	case "contains":
+		switch x := ops[0].(type) {
+		case *types.AttributeValueMemberS:
+			p, ok := ops[1].(*types.AttributeValueMemberS)
+			return ok && strings.Contains(x.Value, p.Value), nil
+		case *types.AttributeValueMemberB:
+			p, ok := ops[1].(*types.AttributeValueMemberB)
+			return ok && bytes.Contains(x.Value, p.Value), nil
+		case *types.AttributeValueMemberSS:
+			p, ok := ops[1].(*types.AttributeValueMemberS)
+			return ok && slices.Contains(x.Value, p.Value), nil
+		case *types.AttributeValueMemberNS:
+			p, ok := ops[1].(*types.AttributeValueMemberN)
+			return ok && slices.ContainsFunc(x.Value, func(s string) bool { return av.NumberEqual(s, p.Value) }), nil
+		case *types.AttributeValueMemberBS:
+			p, ok := ops[1].(*types.AttributeValueMemberB)
+			return ok && slices.ContainsFunc(x.Value, func(b []byte) bool { return bytes.Equal(b, p.Value) }), nil
+		case *types.AttributeValueMemberL:
+			return slices.ContainsFunc(x.Value, func(e types.AttributeValue) bool { return av.Equal(e, ops[1]) }), nil
+		}
+		return false, nil
+	case "":
+	default:
+		return false, fakeValidation("function %s is not modelled", g.Fn)
+	}
+	a := ops[0]
+	switch g.Op {
+	case "=":
+		return a != nil && ops[1] != nil && av.Equal(a, ops[1]), nil
+	case "<>":
+		return a == nil || ops[1] == nil || !av.Equal(a, ops[1]), nil
+	case "IN":
+		return a != nil && slices.ContainsFunc(ops[1:], func(v types.AttributeValue) bool { return v != nil && av.Equal(a, v) }), nil
+	case "BETWEEN":
+		return a != nil && fakeOrdered(a, ops[1]) && fakeOrdered(a, ops[2]) &&
+			fakeCompare(ops[1], a) <= 0 && fakeCompare(a, ops[2]) <= 0, nil
+	}
+	if a == nil || ops[1] == nil || !fakeOrdered(a, ops[1]) {
+		return false, nil
+	}
+	c := fakeCompare(a, ops[1])
+	switch g.Op {
+	case "<":
+		return c < 0, nil
+	case "<=":
+		return c <= 0, nil
+	case ">":
+		return c > 0, nil
+	case ">=":
+		return c >= 0, nil
+	}
+	return false, fakeValidation("comparator %s", g.Op)
+}
+
+// fakeProject returns the attributes of item that the projection names (the
+// whole top-level attribute of a nested path); item itself without one.
+func fakeProject(item map[string]types.AttributeValue, proj *string, names map[string]string) (map[string]types.AttributeValue, error) {
+	if item == nil || aws.ToString(proj) == "" {
+		return item, nil
+	}
+	toks, err := condexpr.Tokenize(*proj)
+	if err != nil {
+		return nil, fakeValidation("invalid projection %q", *proj)
+	}
+	out := map[string]types.AttributeValue{}
+	first := true
+	for _, t := range toks {
+		switch {
+		case t.Kind == ',':
+			first = true
+		case t.Kind == condexpr.Name && first:
+			name, ok := names[t.Text]
+			if !ok {
+				return nil, fakeValidation("name placeholder %s is not defined", t.Text)
+			}
+			if v, ok := item[name]; ok {
+				out[name] = v
+			}
+			first = false
+		case t.Kind == condexpr.Ident && first:
+			if v, ok := item[t.Text]; ok {
+				out[t.Text] = v
+			}
+			first = false
+		}
+	}
+	return out, nil
+}
+
+// fakeUpdateTokens tokenizes an update expression: condexpr's tokens, and
+// "+" and "-" (which no placeholder contains) as tokens of kind '+', '-'.
+func fakeUpdateTokens(s string) ([]condexpr.Token, error) {
+	var out []condexpr.Token
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '+' && s[i] != '-' {
+			continue
+		}
+		toks, err := condexpr.Tokenize(s[start:i])
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range toks {
+			t.Start, t.End = t.Start+start, t.End+start
+			out = append(out, t)
+		}
+		if i < len(s) {
+			out = append(out, condexpr.Token{Kind: s[i], Text: s[i : i+1], Start: i, End: i + 1})
+		}
+		start = i + 1
+	}
+	return out, nil
+}
+
+// fakeUpdate applies update expression expr to item (changed in place) and
+// returns the top-level attributes it touched. It reads SET (with +, -,
+// if_not_exists and list_append), REMOVE, ADD and DELETE, as DynamoDB does:
+// every operand is read from the item as it was before the update.
+func fakeUpdate(expr string, names map[string]string, vals map[string]types.AttributeValue, item map[string]types.AttributeValue) (map[string]bool, error) {
+	touched := map[string]bool{}
+	if expr == "" {
+		return touched, nil
+	}
+	toks, err := fakeUpdateTokens(expr)
+	if err != nil {
+		return nil, fakeValidation("invalid update expression %q", expr)
+	}
+	before := fakeClone(item)
+	pos := 0
+	peek := func() condexpr.Token {
+		if pos < len(toks) {
+			return toks[pos]
+		}
+		return condexpr.Token{}
+	}
+	bad := func() error { return fakeValidation("invalid update expression %q at %d", expr, peek().Start) }
+	path := func() ([]fakeStep, error) {
+		t := peek()
+		if t.Kind != condexpr.Name {
+			return nil, bad()
+		}
+		p := &condexpr.Path{Segs: []condexpr.Token{t}, Index: []bool{false}}
+		pos++
+		for {
+			switch peek().Kind {
+			case '.':
+				pos++
+				if peek().Kind != condexpr.Name {
+					return nil, bad()
+				}
+				p.Segs, p.Index = append(p.Segs, peek()), append(p.Index, false)
+				pos++
+				continue
+			case '[':
+				pos++
+				d := peek()
+				if d.Kind != condexpr.Digits {
+					return nil, bad()
+				}
+				pos++
+				if peek().Kind != ']' {
+					return nil, bad()
+				}
+				pos++
+				p.Segs, p.Index = append(p.Segs, d), append(p.Index, true)
+				continue
+			}
+			break
+		}
+		return fakeSteps(p, names)
+	}
+	expect := func(kind byte) error {
+		if peek().Kind != kind {
+			return bad()
+		}
+		pos++
+		return nil
+	}
+	var operand func() (types.AttributeValue, error)
+	operand = func() (types.AttributeValue, error) {
+		t := peek()
+		switch t.Kind {
+		case condexpr.Value:
+			pos++
+			v, ok := vals[t.Text]
+			if !ok {
+				return nil, fakeValidation("value placeholder %s is not defined", t.Text)
+			}
+			return v, nil
+		case condexpr.Name:
+			steps, err := path()
+			if err != nil {
+				return nil, err
+			}
+			v := fakeGet(before, steps)
+			if v == nil {
+				return nil, fakeValidation("the provided expression refers to an attribute that does not exist in the item")
+			}
+			return v, nil
+		case condexpr.Ident:
+			pos++
+			if err := expect('('); err != nil {
+				return nil, err
+			}
+			var out types.AttributeValue
+			switch strings.ToLower(t.Text) {
+			case "if_not_exists":
+				steps, err := path()
+				if err != nil {
+					return nil, err
+				}
+				if err := expect(','); err != nil {
+					return nil, err
+				}
+				dflt, err := operand()
+				if err != nil {
+					return nil, err
+				}
+				if out = fakeGet(before, steps); out == nil {
+					out = dflt
+				}
+			case "list_append":
+				a, err := operand()
+				if err != nil {
+					return nil, err
+				}
+				if err := expect(','); err != nil {
+					return nil, err
+				}
+				b, err := operand()
+				if err != nil {
+					return nil, err
+				}
+				la, ok1 := a.(*types.AttributeValueMemberL)
+				lb, ok2 := b.(*types.AttributeValueMemberL)
+				if !ok1 || !ok2 {
+					return nil, fakeValidation("list_append of a non-list")
+				}
+				out = &types.AttributeValueMemberL{Value: append(slices.Clone(la.Value), lb.Value...)}
+			default:
+				return nil, fakeValidation("function %s is not modelled", t.Text)
+			}
+			return out, expect(')')
+		}
+		return nil, bad()
+	}
+	arith := func(a, b types.AttributeValue, op byte) (types.AttributeValue, error) {
+		x, ok1 := a.(*types.AttributeValueMemberN)
+		y, ok2 := b.(*types.AttributeValueMemberN)
+		if !ok1 || !ok2 {
+			return nil, fakeValidation("an operand of %c is not a number", op)
+		}
+		ra, _ := av.Rat(x.Value)
+		rb, _ := av.Rat(y.Value)
+		if op == '+' {
+			ra = new(big.Rat).Add(ra, rb)
+		} else {
+			ra = new(big.Rat).Sub(ra, rb)
+		}
+		return &types.AttributeValueMemberN{Value: av.Canonical(ra.FloatString(40))}, nil
+	}
+	clause := ""
+	for pos < len(toks) {
+		t := peek()
+		if t.Kind == condexpr.Ident {
+			switch w := strings.ToUpper(t.Text); w {
+			case "SET", "REMOVE", "ADD", "DELETE":
+				clause = w
+				pos++
+				continue
+			}
+		}
+		if t.Kind == ',' && clause != "" {
+			pos++
+			continue
+		}
+		steps, err := path()
+		if err != nil {
+			return nil, err
+		}
+		touched[steps[0].name] = true
+		switch clause {
+		case "SET":
+			if peek().Kind != condexpr.Comparator || peek().Text != "=" {
+				return nil, bad()
+			}
+			pos++
+			v, err := operand()
+			if err != nil {
+				return nil, err
+			}
+			if k := peek().Kind; k == '+' || k == '-' {
+				pos++
+				w, err := operand()
+				if err != nil {
+					return nil, err
+				}
+				if v, err = arith(v, w, k); err != nil {
+					return nil, err
+				}
+			}
+			if err := fakeSet(item, steps, v); err != nil {
+				return nil, err
+			}
+		case "REMOVE":
+			if err := fakeSet(item, steps, nil); err != nil {
+				return nil, err
+			}
+		case "ADD", "DELETE":
+			v, err := operand()
+			if err != nil {
+				return nil, err
+			}
+			nv, err := fakeAddDelete(clause, fakeGet(before, steps), v)
+			if err != nil {
+				return nil, err
+			}
+			if err := fakeSet(item, steps, nv); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, bad()
+		}
+	}
+	return touched, nil
+}
+
+// fakeAddDelete is ADD (a number or a set) or DELETE (from a set) of v to
+// cur (nil: absent); nil when a DELETE leaves the set empty.
+func fakeAddDelete(clause string, cur, v types.AttributeValue) (types.AttributeValue, error) {
+	if _, ok := cur.(*types.AttributeValueMemberNULL); ok {
+		return nil, fakeValidation("an operand in the update expression has an incorrect data type")
+	}
+	if clause == "ADD" {
+		if n, ok := v.(*types.AttributeValueMemberN); ok {
+			if cur == nil {
+				return n, nil
+			}
+			c, ok := cur.(*types.AttributeValueMemberN)
+			if !ok {
+				return nil, fakeValidation("an operand in the update expression has an incorrect data type")
+			}
+			ra, _ := av.Rat(c.Value)
+			rb, _ := av.Rat(n.Value)
+			return &types.AttributeValueMemberN{Value: av.Canonical(new(big.Rat).Add(ra, rb).FloatString(40))}, nil
+		}
+	}
+	if cur != nil && fakeAVType(cur) != fakeAVType(v) {
+		return nil, fakeValidation("an operand in the update expression has an incorrect data type")
+	}
+	switch x := v.(type) {
+	case *types.AttributeValueMemberSS:
+		var have []string
+		if cur != nil {
+			have = cur.(*types.AttributeValueMemberSS).Value
+		}
+		out := fakeSetOp(clause, have, x.Value, func(a, b string) bool { return a == b })
+		if len(out) == 0 {
+			return nil, nil
+		}
+		return &types.AttributeValueMemberSS{Value: out}, nil
+	case *types.AttributeValueMemberNS:
+		var have []string
+		if cur != nil {
+			have = cur.(*types.AttributeValueMemberNS).Value
+		}
+		out := fakeSetOp(clause, have, x.Value, av.NumberEqual)
+		if len(out) == 0 {
+			return nil, nil
+		}
+		return &types.AttributeValueMemberNS{Value: out}, nil
+	case *types.AttributeValueMemberBS:
+		var have [][]byte
+		if cur != nil {
+			have = cur.(*types.AttributeValueMemberBS).Value
+		}
+		out := fakeSetOp(clause, have, x.Value, bytes.Equal)
+		if len(out) == 0 {
+			return nil, nil
+		}
+		return &types.AttributeValueMemberBS{Value: out}, nil
+	}
+	return nil, fakeValidation("%s takes a number or a set", clause)
+}
+
+func fakeSetOp[E any](clause string, have, v []E, eq func(E, E) bool) []E {
+	out := slices.Clone(have)
+	for _, e := range v {
+		i := slices.IndexFunc(out, func(x E) bool { return eq(x, e) })
+		switch {
+		case clause == "ADD" && i < 0:
+			out = append(out, e)
+		case clause == "DELETE" && i >= 0:
+			out = slices.Delete(out, i, i+1)
+		}
+	}
+	return out
+}
+
+// TestFakeDBServesLikeDynamoDB pins the fake's own semantics that the unit
+// tests lean on: conditions and updates are evaluated (a failed condition
+// returns the item as it was with ALL_OLD, and changes nothing), SET reads
+// every operand from the item as it was, ADD and DELETE work on numbers and
+// sets, and a transaction applies all of its members or none.
+func TestFakeDBServesLikeDynamoDB(t *testing.T) {
+	ctx := context.Background()
+	db := (&fakeDB{}).table("T", "id", "")
+	db.put("T", map[string]types.AttributeValue{"id": str("a"), "v": n("1"), "tags": &types.AttributeValueMemberSS{Value: []string{"x", "y"}}})
+	key := map[string]types.AttributeValue{"id": str("a")}
+	names := map[string]string{"#v": "v", "#t": "tags", "#c": "c"}
+	upd := func(cond, expr string, vals map[string]types.AttributeValue) error {
+		_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String("T"), Key: key, ConditionExpression: aws.String(cond),
+			UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+		return err
+	}
+	var ccf *types.ConditionalCheckFailedException
+	if err := upd("#v = :0 AND NOT attribute_exists(#c)", "SET #v = #v + :1", map[string]types.AttributeValue{":0": n("2"), ":1": n("1")}); !errors.As(err, &ccf) || !av.Equal(ccf.Item["v"], n("1")) {
+		t.Fatalf("a failed condition: %v, want ConditionalCheckFailed with the old item", err)
+	}
+	err := upd("#v = :0 OR attribute_exists(#c)", "SET #v = #v + :1, #c = if_not_exists(#c, :0) ADD #t :s",
+		map[string]types.AttributeValue{":0": n("1"), ":1": n("1.5"), ":s": &types.AttributeValueMemberSS{Value: []string{"z"}}})
+	if err == nil {
+		err = upd("#v = :0", "DELETE #t :d", map[string]types.AttributeValue{":0": n("2.5"), ":d": &types.AttributeValueMemberSS{Value: []string{"x"}}})
+	}
+	got := db.item("T", key)
+	if err != nil || !av.Equal(got["v"], n("2.5")) || !av.Equal(got["c"], n("1")) || !av.Equal(got["tags"], &types.AttributeValueMemberSS{Value: []string{"y", "z"}}) {
+		t.Fatalf("update: %v, item v %s c %s tags %s", err, avString(got["v"]), avString(got["c"]), avString(got["tags"]))
+	}
+	_, err = db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String("T"), Item: map[string]types.AttributeValue{"id": str("b")}}},
+		{ConditionCheck: &types.ConditionCheck{TableName: aws.String("T"), Key: key, ConditionExpression: aws.String("size(#t) > :0"),
+			ExpressionAttributeNames: map[string]string{"#t": "tags"}, ExpressionAttributeValues: map[string]types.AttributeValue{":0": n("2")}}},
+	}})
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || len(tce.CancellationReasons) != 2 || aws.ToString(tce.CancellationReasons[1].Code) != "ConditionalCheckFailed" ||
+		db.item("T", map[string]types.AttributeValue{"id": str("b")}) != nil {
+		t.Fatalf("a transaction with a failed check: %v, want it cancelled and nothing applied", err)
+	}
+}
