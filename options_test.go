@@ -70,7 +70,7 @@ func TestNilOptionsAreNoOptions(t *testing.T) {
 // and the write options a batch cannot honour are refused with
 // ErrInvalidInput naming the option, before anything is sent.
 func TestBatchWritesTakeSaveClobber(t *testing.T) {
-	books := newBooks(t, &stubClient{})
+	books := newBooks(t, &fakeDB{noStore: true})
 	for name, opts := range map[string][]BatchWriteOption{
 		"WithSaveBehavior(SaveClobber)":      {WithSaveBehavior(SaveClobber)},
 		"Clobber()":                          {Clobber()},
