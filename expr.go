@@ -640,22 +640,27 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	if fast {
 		eb.fixedUpdate = p.fullSet
 	}
-	// The names: the plan's when every attribute is named, else those of
-	// the values written and the version's.
-	if allUsed {
-		eb.names = p.allNames
-	} else {
-		eb.names = make(map[string]string, len(values)+2)
-		for ph := range values {
-			if len(ph) > 2 && ph[1] == 'a' {
-				eb.names["#"+ph[1:]] = p.allNamesLookup(ph)
-			}
-		}
-		maps.Copy(eb.names, p.versionNames)
-		eb.owned = true
-	}
+	p.updateNames(&eb, allUsed)
 	eb.and(p.basisCond(bs, values))
 	return eb.updateParts(uc)
+}
+
+// updateNames gives an update's builder its names: the plan's when every
+// attribute is named (allUsed), else those of the values written and the
+// version's.
+func (p *plan) updateNames(eb *exprBuilder, allUsed bool) {
+	if allUsed {
+		eb.names = p.allNames
+		return
+	}
+	eb.names = make(map[string]string, len(eb.values)+2)
+	for ph := range eb.values {
+		if len(ph) > 2 && ph[1] == 'a' {
+			eb.names["#"+ph[1:]] = p.allNamesLookup(ph)
+		}
+	}
+	maps.Copy(eb.names, p.versionNames)
+	eb.owned = true
 }
 
 // writeToken adds to a versioned write the SET of the write token (none

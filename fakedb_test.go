@@ -1795,3 +1795,18 @@ func TestFakeDBServesLikeDynamoDB(t *testing.T) {
 		t.Fatalf("a transaction with a failed check: %v, want it cancelled and nothing applied", err)
 	}
 }
+
+// The fake's lose hook serves the call and then answers with an error: the
+// write is applied, its answer lost — what the settling tests need.
+func TestFakeDBLoseAppliesTheWrite(t *testing.T) {
+	db := (&fakeDB{}).table("T", "id", "")
+	lost := errors.New("connection reset after the write")
+	db.lose("PutItem", 1, lost)
+	_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("T"), Item: map[string]types.AttributeValue{"id": str("a")}})
+	if !errors.Is(err, lost) {
+		t.Fatalf("PutItem = %v, want the lost answer", err)
+	}
+	if db.item("T", map[string]types.AttributeValue{"id": str("a")}) == nil {
+		t.Fatal("the write whose answer was lost was not applied")
+	}
+}

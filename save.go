@@ -359,31 +359,12 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	var held, next int64
-	if s.version >= 0 {
-		if held = s.versionOf(v); held < 0 {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
-		}
-		var ok bool
-		if next, ok = p.nextVersion(held, now.UnixMilli()); !ok {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d leaves no room for the next (step %d) in field %s (%s), which holds at most %d: %s",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, p.maxVersion, s.widen())
-		}
-		if wo.step > 1 {
-			// Update's combined write of several changes: one step each.
-			if next, ok = p.advance(held, wo.step, now.UnixMilli()); !ok {
-				return saveRequest{}, fmt.Errorf("%w: table %q key %s: version %d leaves no room for %d more steps (step %d) in field %s (%s): %s",
-					ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, wo.step, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
-			}
-		}
-		if wo.behavior == SaveClobber {
-			// DynamoDB advances the stored version; where there is none
-			// it stores the first version.
-			next = p.firstVersion(now.UnixMilli())
-		}
-		if p.tokenAttr != "" && token == nil {
-			token = newToken()
-		}
+	held, next, err := t.saveVersions(v, item, wo, now)
+	if err != nil {
+		return saveRequest{}, err
+	}
+	if s.version >= 0 && p.tokenAttr != "" && token == nil {
+		token = newToken()
 	}
 	if p.tokenAttr == "" {
 		token = nil
@@ -428,6 +409,40 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		}
 	}
 	return r, t.checkCondLen(r.up.cond, bs)
+}
+
+// saveVersions returns the version a save of v (encoded as item) holds and
+// the one it writes (0, 0 for a type without a version): the next by the
+// version settings, wo.step steps for Update's combined write of several
+// changes, the first for SaveClobber (DynamoDB advances the stored one, or
+// stores the first where there is none). A version that is negative or
+// leaves no room for the step is refused.
+func (t *Table[T]) saveVersions(v reflect.Value, item map[string]types.AttributeValue, wo *writeOptions, now time.Time) (held, next int64, err error) {
+	p, s := t.p, t.p.s
+	if s.version < 0 {
+		return 0, 0, nil
+	}
+	if held = s.versionOf(v); held < 0 {
+		return 0, 0, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
+	}
+	var ok bool
+	if next, ok = p.nextVersion(held, now.UnixMilli()); !ok {
+		return 0, 0, fmt.Errorf("%w: table %q key %s: version %d leaves no room for the next (step %d) in field %s (%s), which holds at most %d: %s",
+			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, p.maxVersion, s.widen())
+	}
+	if wo.step > 1 {
+		// Update's combined write of several changes: one step each.
+		if next, ok = p.advance(held, wo.step, now.UnixMilli()); !ok {
+			return 0, 0, fmt.Errorf("%w: table %q key %s: version %d leaves no room for %d more steps (step %d) in field %s (%s): %s",
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, wo.step, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
+		}
+	}
+	if wo.behavior == SaveClobber {
+		// DynamoDB advances the stored version; where there is none
+		// it stores the first version.
+		next = p.firstVersion(now.UnixMilli())
+	}
+	return held, next, nil
 }
 
 // maxExprLen is DynamoDB's limit on the length of an expression string.

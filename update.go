@@ -302,12 +302,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	// of the item, nor — for a type without a version — on attributes
 	// someone else changed. verified: it was read (or came with a
 	// conflict) during this batch, rather than remembered.
-	var bs *basis
-	bsSize := 0 // the size of bs.item when known (remembered), else 0
-	if e.last != nil {
-		bs, bsSize = &basis{item: e.last}, e.lastSize
-	}
-	e.last, e.lastSize = nil, 0 // until a write of this batch succeeds
+	bs, bsSize := e.takeLast()
 	verified := false
 	for attempt := 1; ; {
 		if bs == nil {
@@ -323,12 +318,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 				ErrConditionFailed, t.name, formatKey(k), other, t.p.s.entityName))
 			return
 		}
-		// now is the time of this attempt's write: its first version when
-		// the type's versions start from the clock.
-		var now time.Time
-		if t.p.verClock {
-			now = t.m.opts.clock.Now()
-		}
+		now := t.versionClock() // the time of this attempt's write
 		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &verified, res, now.UnixMilli())
 		if err != nil {
 			fail(live, err)
@@ -429,6 +419,29 @@ func (t *Table[T]) batchFailure(err error, attempt int, bs *basis, pol RetryPoli
 		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
 	}
 	return ce, nil
+}
+
+// versionClock returns the time a write takes its first version from when
+// the type's versions start from the clock (versionstart=clock), else the
+// zero time.
+func (t *Table[T]) versionClock() time.Time {
+	if t.p.verClock {
+		return t.m.opts.clock.Now()
+	}
+	return time.Time{}
+}
+
+// takeLast returns the item e remembers as stored after its last write
+// (nil when none) and its size when known (else 0), and forgets it until a
+// write of the batch that takes it succeeds.
+func (e *hotKey[T]) takeLast() (*basis, int) {
+	var bs *basis
+	size := 0
+	if e.last != nil {
+		bs, size = &basis{item: e.last}, e.lastSize
+	}
+	e.last, e.lastSize = nil, 0
+	return bs, size
 }
 
 // rerun returns the members of live from first on whose callers are still

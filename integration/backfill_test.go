@@ -141,7 +141,7 @@ func bfTables(t *testing.T, c dynamo.Client, n int) (table, leaseTable string) {
 				for i := lo; i < min(n, lo+chunk); i++ {
 					batch = append(batch, bfAccount{ID: bfKey(i)})
 				}
-				if err := items.BatchSave(t.Context(), batch, dynamo.Clobber()); err != nil {
+				if err := items.BatchSave(t.Context(), batch, dynamo.WithSaveBehavior(dynamo.SaveClobber)); err != nil {
 					errs[g] = err
 					return
 				}
