@@ -603,18 +603,7 @@ func (m *Migration[T]) scanSegment(ctx context.Context, seg int, cp checkpoint, 
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for cursor := cp.Cursor; ; {
-			p := m.read(pctx, seg, cursor)
-			select {
-			case pages <- p:
-			case <-pctx.Done():
-				return
-			}
-			if p.err != nil || p.next == "" {
-				return
-			}
-			cursor = string(p.next)
-		}
+		m.readAhead(pctx, seg, cp.Cursor, pages)
 	}()
 	defer func() {
 		cancel()
@@ -678,6 +667,24 @@ func (m *Migration[T]) scanSegment(ctx context.Context, seg int, cp checkpoint, 
 	return nil
 }
 
+// readAhead reads segment seg's pages from cursor on into pages, one
+// ahead of the page being written, until a page fails or is the last, or
+// ctx ends.
+func (m *Migration[T]) readAhead(ctx context.Context, seg int, cursor string, pages chan<- page[T]) {
+	for {
+		p := m.read(ctx, seg, cursor)
+		select {
+		case pages <- p:
+		case <-ctx.Done():
+			return
+		}
+		if p.err != nil || p.next == "" {
+			return
+		}
+		cursor = string(p.next)
+	}
+}
+
 // unknownRetries bounds how often an item's write whose outcome is unknown
 // is tried again (the mark makes that safe).
 const unknownRetries = 5
@@ -686,64 +693,85 @@ const unknownRetries = 5
 // a failure that stops the run, or ctx's error.
 func (m *Migration[T]) item(ctx context.Context, it T) error {
 	if m.o.dryRun {
-		_, err := m.fn(it)
-		switch {
-		case err == nil:
-			m.changed.Add(1)
-		case errors.Is(err, dynamo.ErrNoChange):
-			m.unchanged.Add(1)
-		default:
-			return m.fail(it, err)
-		}
-		return nil
+		return m.dryItem(it)
 	}
 	maybe := false // an earlier attempt may have written the change
 	calls := 0     // of the function for this item
 	if ver := versionOf(it, m.version); m.versioned && !m.reread && ver != 0 {
-		// Write the change under the version scanned, and read again
-		// (Update) only after a conflict: an item read stale (the scan is
-		// eventually consistent by default) conflicts too.
 		// (An item without a version goes through Update, whose MustExist
 		// keeps it deleted if it was deleted since: a Save of version zero
 		// would create it again.)
-		calls++
-		// The key scanned, taken before fn: with a pointer T, fn may
-		// change the item it was given in place.
-		scannedKey, known := keyValues(it, m.keys)
-		out, err := m.fn(shallowCopy(it))
-		switch {
-		case errors.Is(err, dynamo.ErrNoChange):
-			m.unchanged.Add(1)
-			return nil
-		case err != nil:
-			return m.fail(it, err)
-		case !known || !sameKey(scannedKey, out, m.keys):
-			// The function moved the item: a Save would write over the
-			// item of the other key. Update refuses it with its error.
-			calls = 0
-			err = dynamo.ErrVersionConflict
-		default:
-			// The version fn returns is ignored, as Update ignores it.
-			setVersion(&out, m.version, ver)
-			_, err = m.table.Save(ctx, out, m.saveOpts...)
-		}
-		switch {
-		case err == nil:
-			m.changed.Add(1)
-			return nil
-		case errors.Is(err, dynamo.ErrUnknownOutcome):
-			maybe = true
-		case errors.Is(err, dynamo.ErrConditionFailed):
-			m.skipped.Add(1) // marked since scanned
-			return nil
-		case errors.Is(err, dynamo.ErrVersionConflict):
-			// A live write since the scan (or a deletion): Update below.
-		case ctx.Err() != nil:
-			return ctx.Err()
-		default:
-			return m.fail(it, err)
+		if done, err := m.saveScanned(ctx, it, ver, &maybe, &calls); done {
+			return err
 		}
 	}
+	return m.updateItem(ctx, it, maybe, calls)
+}
+
+// dryItem calls the function on it and counts what it would change.
+func (m *Migration[T]) dryItem(it T) error {
+	_, err := m.fn(it)
+	switch {
+	case err == nil:
+		m.changed.Add(1)
+	case errors.Is(err, dynamo.ErrNoChange):
+		m.unchanged.Add(1)
+	default:
+		return m.fail(it, err)
+	}
+	return nil
+}
+
+// saveScanned writes the change of it under the version scanned (ver), and
+// reports done unless the item is to be read again (Update) — after a
+// conflict: an item read stale (the scan is eventually consistent by
+// default) conflicts too — or the write's outcome is unknown (*maybe).
+// *calls counts the calls of the function.
+func (m *Migration[T]) saveScanned(ctx context.Context, it T, ver int64, maybe *bool, calls *int) (done bool, err error) {
+	*calls++
+	// The key scanned, taken before fn: with a pointer T, fn may change
+	// the item it was given in place.
+	scannedKey, known := keyValues(it, m.keys)
+	out, err := m.fn(shallowCopy(it))
+	switch {
+	case errors.Is(err, dynamo.ErrNoChange):
+		m.unchanged.Add(1)
+		return true, nil
+	case err != nil:
+		return true, m.fail(it, err)
+	case !known || !sameKey(scannedKey, out, m.keys):
+		// The function moved the item: a Save would write over the item
+		// of the other key. Update refuses it with its error.
+		*calls = 0
+		err = dynamo.ErrVersionConflict
+	default:
+		// The version fn returns is ignored, as Update ignores it.
+		setVersion(&out, m.version, ver)
+		_, err = m.table.Save(ctx, out, m.saveOpts...)
+	}
+	switch {
+	case err == nil:
+		m.changed.Add(1)
+		return true, nil
+	case errors.Is(err, dynamo.ErrUnknownOutcome):
+		*maybe = true
+	case errors.Is(err, dynamo.ErrConditionFailed):
+		m.skipped.Add(1) // marked since scanned
+		return true, nil
+	case errors.Is(err, dynamo.ErrVersionConflict):
+		// A live write since the scan (or a deletion): Update.
+	case ctx.Err() != nil:
+		return true, ctx.Err()
+	default:
+		return true, m.fail(it, err)
+	}
+	return false, nil
+}
+
+// updateItem changes it through Table.Update, which reads it again; maybe:
+// an earlier write of the change may have landed; calls: the function was
+// called that many times already.
+func (m *Migration[T]) updateItem(ctx context.Context, it T, maybe bool, calls int) error {
 	for try := 0; ; try++ {
 		var last error
 		_, err := m.table.Update(ctx, it, func(cur T) (T, error) {
