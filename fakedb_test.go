@@ -1107,22 +1107,12 @@ func fakeCloneAV(v types.AttributeValue) types.AttributeValue {
 	return v
 }
 
-// fakeCompare orders two scalars of one type (N, S or B); values of other
-// types compare by type name.
+// fakeCompare orders two scalars of one type (N, S or B) as the library's
+// key order does (compareKeyValues); values of other types compare by type
+// name.
 func fakeCompare(a, b types.AttributeValue) int {
-	switch x := a.(type) {
-	case *types.AttributeValueMemberN:
-		if y, ok := b.(*types.AttributeValueMemberN); ok {
-			return av.NumberCompare(x.Value, y.Value)
-		}
-	case *types.AttributeValueMemberS:
-		if y, ok := b.(*types.AttributeValueMemberS); ok {
-			return strings.Compare(x.Value, y.Value)
-		}
-	case *types.AttributeValueMemberB:
-		if y, ok := b.(*types.AttributeValueMemberB); ok {
-			return bytes.Compare(x.Value, y.Value)
-		}
+	if c := compareKeyValues(a, b); c != 2 {
+		return c
 	}
 	return cmp.Compare(fmt.Sprintf("%T", a), fmt.Sprintf("%T", b))
 }

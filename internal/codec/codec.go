@@ -1145,21 +1145,14 @@ func (e *encState) binSet(n *node, h *sliceHeader, level int) (types.AttributeVa
 	if h.len == 0 {
 		return nullAV(), nil
 	}
-	el := n.elem
-	bs := make([][]byte, 0, h.len)
-	for i := 0; i < h.len; i++ {
-		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*el.size), level+1)
-		if err != nil {
-			return nil, err
+	bs, err := setElems(e, n, h, level, func(av types.AttributeValue) ([]byte, bool) {
+		if b, ok := av.(*types.AttributeValueMemberB); ok && b.Value != nil {
+			return b.Value, true
 		}
-		if av == nil {
-			continue
-		}
-		b, ok := av.(*types.AttributeValueMemberB)
-		if !ok || b.Value == nil {
-			return nil, errEncode
-		}
-		bs = append(bs, b.Value)
+		return nil, false
+	})
+	if err != nil {
+		return nil, err
 	}
 	return e.checked(&types.AttributeValueMemberBS{Value: bs}, level), nil
 }
@@ -1170,21 +1163,14 @@ func (e *encState) numSet(n *node, h *sliceHeader, level int) (types.AttributeVa
 	if h.len == 0 {
 		return nullAV(), nil
 	}
-	el := n.elem
-	ns := make([]string, 0, h.len)
-	for i := 0; i < h.len; i++ {
-		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*el.size), level+1)
-		if err != nil {
-			return nil, err
+	ns, err := setElems(e, n, h, level, func(av types.AttributeValue) (string, bool) {
+		if nv, ok := av.(*types.AttributeValueMemberN); ok {
+			return nv.Value, true
 		}
-		if av == nil {
-			continue
-		}
-		nv, ok := av.(*types.AttributeValueMemberN)
-		if !ok {
-			return nil, errEncode
-		}
-		ns = append(ns, nv.Value)
+		return "", false
+	})
+	if err != nil {
+		return nil, err
 	}
 	return e.checked(&types.AttributeValueMemberNS{Value: ns}, level), nil
 }
@@ -1195,13 +1181,28 @@ func (e *encState) strSet(n *node, h *sliceHeader, level int) (types.AttributeVa
 	if h.len == 0 {
 		return nullAV(), nil
 	}
-	el := n.elem
-	ss := make([]string, 0, h.len)
-	if el.kind == kString && !el.tag.omitEmpty && !el.tag.nullEmpty {
-		src := unsafe.Slice((*string)(h.data), h.len)
-		ss = append(ss, src...)
+	if el := n.elem; el.kind == kString && !el.tag.omitEmpty && !el.tag.nullEmpty {
+		ss := append(make([]string, 0, h.len), unsafe.Slice((*string)(h.data), h.len)...)
 		return e.checked(&types.AttributeValueMemberSS{Value: ss}, level), nil
 	}
+	ss, err := setElems(e, n, h, level, func(av types.AttributeValue) (string, bool) {
+		if sv, ok := av.(*types.AttributeValueMemberS); ok {
+			return sv.Value, true
+		}
+		return "", false
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.checked(&types.AttributeValueMemberSS{Value: ss}, level), nil
+}
+
+// setElems encodes the elements of the slice h of n for a set: elements
+// that encode to nothing are left out, the others must be the member pick
+// accepts (else errEncode), and pick's value of each is kept.
+func setElems[E any](e *encState, n *node, h *sliceHeader, level int, pick func(types.AttributeValue) (E, bool)) ([]E, error) {
+	el := n.elem
+	out := make([]E, 0, h.len)
 	for i := 0; i < h.len; i++ {
 		av, err := e.value(el, unsafe.Add(h.data, uintptr(i)*el.size), level+1)
 		if err != nil {
@@ -1210,13 +1211,13 @@ func (e *encState) strSet(n *node, h *sliceHeader, level int) (types.AttributeVa
 		if av == nil {
 			continue
 		}
-		sv, ok := av.(*types.AttributeValueMemberS)
+		v, ok := pick(av)
 		if !ok {
 			return nil, errEncode
 		}
-		ss = append(ss, sv.Value)
+		out = append(out, v)
 	}
-	return e.checked(&types.AttributeValueMemberSS{Value: ss}, level), nil
+	return out, nil
 }
 
 // checked hands a set to the caller's check.
