@@ -109,7 +109,10 @@ type Progress[T any] struct {
 	Failures  []Failure[T] // the first DefaultMaxFailures failures
 	Throttled int64        // requests DynamoDB throttled that Run sent again
 
-	ReadUnits, WriteUnits float64 // capacity consumed
+	// ReadUnits and WriteUnits are the capacity consumed, as DynamoDB
+	// reported it; without a write Capacity, WriteUnits is estimated from
+	// one write in 16 (see "Throttled" in the package doc).
+	ReadUnits, WriteUnits float64
 
 	Segments     int   // in the migration
 	SegmentsDone int64 // finished, by the whole fleet as of the last poll (this process's, with DryRun)
@@ -843,8 +846,8 @@ func (m *Migration[T]) Progress() Progress[T] {
 		Reruns:     m.reruns.Load(),
 		Failed:     m.failed.Load(),
 		Throttled:  m.meter.throttled.Load(),
-		ReadUnits:  float64(m.meter.readMilli.Load()) / 1000,
-		WriteUnits: float64(m.meter.writeMilli.Load()) / 1000,
+		ReadUnits:  m.meter.readUse.units(),
+		WriteUnits: m.meter.writeUse.units(),
 		Segments:   m.o.segments,
 		Remaining:  -1,
 	}

@@ -102,7 +102,9 @@ const (
 // handLoop is what a script does: a parallel scan of benchSegments
 // segments of the table through c, each item written back with migrated+1
 // and its version+1, the way write says.
-func handLoop(b *testing.B, c *dynamodb.Client, table string, write int) {
+func handLoop(b testing.TB, c *dynamodb.Client, table string, write int) {
+	// updateLikeMigration's mark: another migration's each pass.
+	mark := &types.AttributeValueMemberS{Value: "bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	var wg sync.WaitGroup
 	for seg := range benchSegments {
 		wg.Add(1)
@@ -133,7 +135,7 @@ func handLoop(b *testing.B, c *dynamodb.Client, table string, write int) {
 							ExpressionAttributeNames: map[string]string{"#0": "hits", "#1": "migrated", "#2": "version", "#3": "tok", "#4": "migration", "#m": "migration"},
 							ExpressionAttributeValues: map[string]types.AttributeValue{":0": it["hits"], ":1": it["migrated"], ":2": it["version"],
 								":3": &types.AttributeValueMemberB{Value: token}, ":4": &types.AttributeValueMemberN{Value: strconv.Itoa(v)},
-								":5": &types.AttributeValueMemberS{Value: "bench"}, ":m": &types.AttributeValueMemberS{Value: "bench"}},
+								":5": mark, ":m": mark},
 							ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 							ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal})
 					case updateConditional:

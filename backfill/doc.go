@@ -113,7 +113,9 @@
 // capacity each one consumed (ReturnConsumedCapacity TOTAL) and holds this
 // process to Capacity read and write units per second: a token bucket of
 // one second's worth, which a request waits for when the units consumed
-// before it are not yet paid for. A request DynamoDB refuses for throughput
+// before it are not yet paid for. Without a write budget, only one write
+// in 16 asks (DynamoDB Local spends noticeably more on a write that asks),
+// and Progress.WriteUnits counts every write at their mean. A request DynamoDB refuses for throughput
 // (after the SDK's own retries) is sent again after a backoff from 50 ms
 // doubling up to 5 s, at most 10 times. The budget is per process: give
 // each process its share.

@@ -90,7 +90,9 @@ func (b *budget) spend(units float64) {
 //   - waits for the read or write budget before each Scan, Query, GetItem,
 //     UpdateItem and PutItem, asks DynamoDB for the capacity consumed
 //     (ReturnConsumedCapacity TOTAL) and charges it to the budget (one unit
-//     when a response carries none, as a failed conditional write);
+//     when a response carries none, as a failed conditional write) — every
+//     read, every write under a write budget, and without one a sample of
+//     the writes (see usage);
 //   - backs off and sends again a request DynamoDB refused for throttling,
 //     after the SDK's own retries gave up (nothing was written then);
 //   - writes the migration's mark (markAttr = id) with every UpdateItem and
@@ -108,8 +110,8 @@ type meter struct {
 	maxBackoff    time.Duration
 	scanned       atomic.Int64
 	filtered      atomic.Int64
-	readMilli     atomic.Int64 // read units × 1000
-	writeMilli    atomic.Int64 // write units × 1000
+	readUse       usage // every read asks (readSample 1)
+	writeUse      usage // writeSample without a write budget
 	throttled     atomic.Int64
 	// markAV is the mark's value (id), shared by every write: nobody
 	// modifies an attribute value sent.
@@ -117,6 +119,44 @@ type meter struct {
 	// marked is the last UpdateExpression rewritten and its rewrite: the
 	// mapper sends the same expression for most writes of a type.
 	marked atomic.Pointer[rewrite]
+}
+
+// Sampling of the capacity consumed, when no budget of the kind needs
+// every request's: one request in that many asks (the first of each run).
+// DynamoDB Local spends about 0.1 ms of CPU more on a write that asks for
+// its capacity, under concurrent writes (BENCHMARKS.md, "Backfill"): a
+// quarter of a migration's rate on a small machine. Reads are a page's
+// Scan or Query (one per PageSize items) or a conflict's GetItem: all ask.
+const (
+	readSample  = 1
+	writeSample = 16
+)
+
+// usage counts the capacity one kind of request (reads or writes)
+// consumed: the units DynamoDB reported for the requests that asked, and
+// how many were sent and asked, so that units scales the ones asked to all.
+type usage struct {
+	milli atomic.Int64 // units × 1000 of the requests that asked
+	sent  atomic.Int64 // requests sent (each try of a throttled one)
+	asked atomic.Int64 // of which asked for their capacity
+	calls atomic.Int64 // calls of ask
+}
+
+// ask reports whether the next request of u's kind asks DynamoDB for its
+// capacity: every one under a limited budget b (it needs each charge),
+// else one in every.
+func (u *usage) ask(b *budget, every int64) bool {
+	return b.rate > 0 || every <= 1 || u.calls.Add(1)%every == 1
+}
+
+// units is the capacity consumed: exact when every request asked, else
+// the mean of those that asked times the requests sent.
+func (u *usage) units() float64 {
+	sent, asked, milli := u.sent.Load(), u.asked.Load(), u.milli.Load()
+	if asked == 0 {
+		return 0
+	}
+	return float64(milli) / 1000 * float64(max(sent, asked)) / float64(asked)
 }
 
 // rewrite is an UpdateExpression and the one the meter sends instead.
@@ -156,23 +196,28 @@ func isThrottle(err error) bool {
 	return false
 }
 
-// send runs call under the budget b, charging what it consumed, and sends it
-// again after a backoff while it is throttled.
-func send[O any](ctx context.Context, m *meter, b *budget, call func() (*O, error), used func(*O) *types.ConsumedCapacity, milli *atomic.Int64) (*O, error) {
+// send runs call under the budget b and sends it again after a backoff
+// while it is throttled; asked: the request asks for its capacity, which
+// is then charged to b and counted in u.
+func send[O any](ctx context.Context, m *meter, b *budget, u *usage, asked bool, call func() (*O, error), used func(*O) *types.ConsumedCapacity) (*O, error) {
 	backoff := 50 * time.Millisecond
 	for try := 0; ; try++ {
 		if err := b.wait(ctx); err != nil {
 			return nil, err
 		}
 		out, err := call()
-		units := 1.0
-		if err == nil {
-			if cc := used(out); cc != nil && cc.CapacityUnits != nil {
-				units = *cc.CapacityUnits
+		u.sent.Add(1)
+		if asked {
+			units := 1.0
+			if err == nil {
+				if cc := used(out); cc != nil && cc.CapacityUnits != nil {
+					units = *cc.CapacityUnits
+				}
 			}
+			b.spend(units)
+			u.asked.Add(1)
+			u.milli.Add(int64(units * 1000))
 		}
-		b.spend(units)
-		milli.Add(int64(units * 1000))
 		if err == nil || !isThrottle(err) || try >= throttleRetries {
 			return out, err
 		}
@@ -190,9 +235,12 @@ func send[O any](ctx context.Context, m *meter, b *budget, call func() (*O, erro
 
 func (m *meter) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
 	r := *in
-	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	out, err := send(ctx, m, m.reads, func() (*dynamodb.ScanOutput, error) { return m.Client.Scan(ctx, &r, optFns...) },
-		func(o *dynamodb.ScanOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.readMilli)
+	asked := m.readUse.ask(m.reads, readSample)
+	if asked {
+		r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	}
+	out, err := send(ctx, m, m.reads, &m.readUse, asked, func() (*dynamodb.ScanOutput, error) { return m.Client.Scan(ctx, &r, optFns...) },
+		func(o *dynamodb.ScanOutput) *types.ConsumedCapacity { return o.ConsumedCapacity })
 	if err == nil {
 		m.scanned.Add(int64(out.ScannedCount))
 		m.filtered.Add(int64(out.ScannedCount - out.Count))
@@ -202,9 +250,12 @@ func (m *meter) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func
 
 func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	r := *in
-	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	out, err := send(ctx, m, m.reads, func() (*dynamodb.QueryOutput, error) { return m.Client.Query(ctx, &r, optFns...) },
-		func(o *dynamodb.QueryOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.readMilli)
+	asked := m.readUse.ask(m.reads, readSample)
+	if asked {
+		r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	}
+	out, err := send(ctx, m, m.reads, &m.readUse, asked, func() (*dynamodb.QueryOutput, error) { return m.Client.Query(ctx, &r, optFns...) },
+		func(o *dynamodb.QueryOutput) *types.ConsumedCapacity { return o.ConsumedCapacity })
 	if err == nil {
 		m.scanned.Add(int64(out.ScannedCount))
 		m.filtered.Add(int64(out.ScannedCount - out.Count))
@@ -214,14 +265,20 @@ func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...fu
 
 func (m *meter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	r := *in
-	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	return send(ctx, m, m.reads, func() (*dynamodb.GetItemOutput, error) { return m.Client.GetItem(ctx, &r, optFns...) },
-		func(o *dynamodb.GetItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.readMilli)
+	asked := m.readUse.ask(m.reads, readSample)
+	if asked {
+		r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	}
+	return send(ctx, m, m.reads, &m.readUse, asked, func() (*dynamodb.GetItemOutput, error) { return m.Client.GetItem(ctx, &r, optFns...) },
+		func(o *dynamodb.GetItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity })
 }
 
 func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	r := *in
-	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	asked := m.writeUse.ask(m.writes, writeSample)
+	if asked {
+		r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	}
 	// The mapper's expressions may share their maps between calls: copy.
 	r.ExpressionAttributeNames = maps.Clone(in.ExpressionAttributeNames)
 	if r.ExpressionAttributeNames == nil {
@@ -236,21 +293,24 @@ func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, op
 		r.ExpressionAttributeValues[markValue] = m.markAV
 	}
 	r.UpdateExpression = m.withMarkOf(aws.ToString(in.UpdateExpression))
-	return send(ctx, m, m.writes, func() (*dynamodb.UpdateItemOutput, error) { return m.Client.UpdateItem(ctx, &r, optFns...) },
-		func(o *dynamodb.UpdateItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.writeMilli)
+	return send(ctx, m, m.writes, &m.writeUse, asked, func() (*dynamodb.UpdateItemOutput, error) { return m.Client.UpdateItem(ctx, &r, optFns...) },
+		func(o *dynamodb.UpdateItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity })
 }
 
 func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	r := *in
-	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	asked := m.writeUse.ask(m.writes, writeSample)
+	if asked {
+		r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	}
 	r.Item = maps.Clone(in.Item)
 	if m.unmark {
 		delete(r.Item, m.markAttr)
 	} else {
 		r.Item[m.markAttr] = m.markAV
 	}
-	return send(ctx, m, m.writes, func() (*dynamodb.PutItemOutput, error) { return m.Client.PutItem(ctx, &r, optFns...) },
-		func(o *dynamodb.PutItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity }, &m.writeMilli)
+	return send(ctx, m, m.writes, &m.writeUse, asked, func() (*dynamodb.PutItemOutput, error) { return m.Client.PutItem(ctx, &r, optFns...) },
+		func(o *dynamodb.PutItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity })
 }
 
 // withMark adds "#backfillMark = :backfillMark" to the SET clause of the

@@ -75,7 +75,7 @@ func TestBudgetHoldsReadsToTheRate(t *testing.T) {
 	if took != 3500*time.Millisecond {
 		t.Errorf("10 scans of 5 units at 10 units/s took %v, want 3.5s", took)
 	}
-	if got := m.readMilli.Load(); got != 50_000 {
+	if got := m.readUse.milli.Load(); got != 50_000 {
 		t.Errorf("counted %d milli-units, want 50000", got)
 	}
 }
@@ -113,6 +113,61 @@ func TestThrottledRequestSentAgainAfterBackoff(t *testing.T) {
 	}
 	if f.calls != 4 || took != 350*time.Millisecond || m.throttled.Load() != 3 {
 		t.Errorf("%d calls in %v, %d throttled; want 4 in 350ms, 3", f.calls, took, m.throttled.Load())
+	}
+}
+
+// fakeWrites answers UpdateItems with a consumed capacity of units when
+// asked for it, recording which asked.
+type fakeWrites struct {
+	dynamo.Client
+	units float64
+	mu    sync.Mutex
+	asked []bool
+}
+
+func (f *fakeWrites) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	asked := in.ReturnConsumedCapacity == types.ReturnConsumedCapacityTotal
+	f.asked = append(f.asked, asked)
+	if !asked {
+		return &dynamodb.UpdateItemOutput{}, nil
+	}
+	return &dynamodb.UpdateItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(f.units)}}, nil
+}
+
+// TestWritesSampledForCapacityWithoutABudget: without a write budget, one
+// write in writeSample asks DynamoDB for its capacity (the first of each
+// run: DynamoDB Local spends more on a write that asks), and the units
+// counted are those writes' mean times all writes; under a write budget
+// every write asks and is charged exactly.
+func TestWritesSampledForCapacityWithoutABudget(t *testing.T) {
+	for _, rate := range []float64{0, 1e6} {
+		clk := clock.NewFake(time.Unix(1e9, 0))
+		f := &fakeWrites{units: 2}
+		m := &meter{Client: f, clk: clk, maxBackoff: time.Second, reads: newBudget(clk, 0), writes: newBudget(clk, rate),
+			markAttr: "mark", markAV: &types.AttributeValueMemberS{Value: "id"}}
+		const n = 3*writeSample + 1
+		for range n {
+			if _, err := m.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{UpdateExpression: aws.String("SET #0 = :0")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		asked := 0
+		for i, a := range f.asked {
+			if want := rate > 0 || i%writeSample == 0; a != want {
+				t.Errorf("rate %g: write %d asked for its capacity: %v, want %v", rate, i, a, want)
+			}
+			if a {
+				asked++
+			}
+		}
+		if rate == 0 && asked != 4 || rate > 0 && asked != n {
+			t.Errorf("rate %g: %d of %d writes asked", rate, asked, n)
+		}
+		if got := m.writeUse.units(); got != 2*n {
+			t.Errorf("rate %g: %g write units counted, want %d (2 per write)", rate, got, 2*n)
+		}
 	}
 }
 
