@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"flag"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
 )
 
 // benchSizes are the table sizes of BenchmarkMigration, comma-separated:
@@ -38,7 +41,9 @@ const benchSegments = 8
 // model, without the rest. Every op runs all four on the same table, in an
 // order rotated from op to op, so that the machine's load falls on all of
 // them alike; the metrics are each way's items per second over all ops,
-// and the migration's rate over each loop's.
+// the mean number of its writes in flight (writesInFlight: below
+// benchSegments, writers waiting on something else than their write), and
+// the migration's rate over each loop's.
 func BenchmarkMigration(b *testing.B) {
 	for _, f := range strings.Split(*benchSizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -51,13 +56,16 @@ func BenchmarkMigration(b *testing.B) {
 
 func benchMigration(b *testing.B, n int) {
 	env := newEnv(b, n)
+	inFlight := newWritesInFlight()
+	env.c = dynamotest.ClientWith(b, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: inFlight} })
 	lc := env.leaseClient("bench")
 	ways := []string{"backfill", "conditional", "blind", "update"}
 	spent := map[string]time.Duration{}
+	busy := map[string]time.Duration{} // writes in flight
 	for i := 0; b.Loop(); i++ {
 		for k := range ways {
 			way := ways[(k+i)%len(ways)]
-			start := time.Now()
+			start, busyBefore := time.Now(), inFlight.nano.Load()
 			switch way {
 			case "backfill":
 				m, err := New(env.c, env.table, "bench-"+strconv.Itoa(i), addMigrated,
@@ -76,12 +84,14 @@ func benchMigration(b *testing.B, n int) {
 				handLoop(b, env.c, env.table, updateConditional)
 			}
 			spent[way] += time.Since(start)
+			busy[way] += time.Duration(inFlight.nano.Load() - busyBefore)
 		}
 	}
 	rate := func(way string) float64 { return float64(n*b.N) / spent[way].Seconds() }
 	b.ReportMetric(0, "ns/op")
 	for _, way := range ways {
 		b.ReportMetric(rate(way), way+"-items/s")
+		b.ReportMetric(busy[way].Seconds()/spent[way].Seconds(), way+"-writes-in-flight")
 	}
 	b.ReportMetric(rate("backfill")/rate("conditional"), "x-conditional")
 	b.ReportMetric(rate("backfill")/rate("blind"), "x-blind")
