@@ -28,10 +28,12 @@ var benchSizes = flag.String("backfill.items", "1000,5000", "table sizes of Benc
 // every way BenchmarkMigration runs.
 const benchSegments = 8
 
-// BenchmarkMigration migrates a table (add one to "migrated") four ways
+// BenchmarkMigration migrates a table (add one to "migrated") five ways
 // side by side, each with benchSegments segments and as many concurrent
 // writes (one goroutine per segment writing one item at a time): this
-// package (which also reads each segment's next page while it writes);
+// package (which also reads each segment's next page while it writes),
+// without and with a write budget (never reached, but then every write
+// asks DynamoDB for its consumed capacity);
 // a hand-written parallel scan writing each item back with a
 // version-conditioned PutItem (no mark, no checkpoints, no retry on
 // conflict, no capacity accounting); the same loop with blind PutItems,
@@ -59,7 +61,7 @@ func benchMigration(b *testing.B, n int) {
 	inFlight := newWritesInFlight()
 	env.c = dynamotest.ClientWith(b, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: inFlight} })
 	lc := env.leaseClient("bench")
-	ways := []string{"backfill", "conditional", "blind", "update"}
+	ways := []string{"backfill", "conditional", "blind", "update", "backfill-budget"}
 	spent := map[string]time.Duration{}
 	busy := map[string]time.Duration{} // writes in flight
 	for i := 0; b.Loop(); i++ {
@@ -67,9 +69,14 @@ func benchMigration(b *testing.B, n int) {
 			way := ways[(k+i)%len(ways)]
 			start, busyBefore := time.Now(), inFlight.nano.Load()
 			switch way {
-			case "backfill":
-				m, err := New(env.c, env.table, "bench-"+strconv.Itoa(i), addMigrated,
-					Fleet(lc, env.leases), Segments(benchSegments), PageSize(100), PollInterval(20*time.Millisecond))
+			case "backfill", "backfill-budget":
+				opts := []Option{Fleet(lc, env.leases), Segments(benchSegments), PageSize(100), PollInterval(20 * time.Millisecond)}
+				if way == "backfill-budget" {
+					// A write budget never reached: every write asks for
+					// its consumed capacity (without one, one in 16 does).
+					opts = append(opts, Capacity(0, 1e9))
+				}
+				m, err := New(env.c, env.table, way+"-"+strconv.Itoa(i), addMigrated, opts...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -96,6 +103,7 @@ func benchMigration(b *testing.B, n int) {
 	b.ReportMetric(rate("backfill")/rate("conditional"), "x-conditional")
 	b.ReportMetric(rate("backfill")/rate("blind"), "x-blind")
 	b.ReportMetric(rate("backfill")/rate("update"), "x-update")
+	b.ReportMetric(rate("backfill-budget")/rate("update"), "budget-x-update")
 }
 
 // How handLoop writes an item back.
