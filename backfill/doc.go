@@ -115,10 +115,10 @@
 // one second's worth, which a request waits for when the units consumed
 // before it are not yet paid for. Without a write budget, only one write
 // in 16 asks (DynamoDB Local spends noticeably more on a write that asks),
-// and Progress.WriteUnits counts every write at their mean. A request DynamoDB refuses for throughput
-// (after the SDK's own retries) is sent again after a backoff from 50 ms
-// doubling up to 5 s, at most 10 times. The budget is per process: give
-// each process its share.
+// and Progress.WriteUnits counts every write at their mean. A request
+// DynamoDB refuses for throughput (after the SDK's own retries) is sent
+// again after a backoff from 50 ms doubling up to 5 s, at most 10 times.
+// The budget is per process: give each process its share.
 //
 // # Observable
 //

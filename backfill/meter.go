@@ -122,7 +122,8 @@ type meter struct {
 }
 
 // Sampling of the capacity consumed, when no budget of the kind needs
-// every request's: one request in that many asks (the first of each run).
+// every request's: one request in that many asks (the first of each that
+// many).
 // DynamoDB Local spends about 0.1 ms of CPU more on a write that asks for
 // its capacity, under concurrent writes (BENCHMARKS.md, "Backfill"): a
 // quarter of a migration's rate on a small machine. Reads are a page's
