@@ -331,7 +331,7 @@ func (m *Migration[T]) Run(ctx context.Context) error {
 		}
 	}()
 	err := m.group.Run(gctx, func(ctx context.Context, l *lease.Lease) error {
-		return m.segment(ctx, l, cancel)
+		return m.segment(ctx, gctx, l, cancel)
 	})
 	cancel()
 	wg.Wait()
@@ -385,7 +385,7 @@ func (m *Migration[T]) runLocal(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			cp := checkpoint{Key: m.checkpointKey(seg)}
-			if err := m.scanSegment(ctx, seg, cp, nil); err != nil {
+			if err := m.scanSegment(ctx, ctx, seg, cp, nil); err != nil {
 				m.setFatal(err)
 				cancel()
 				return
@@ -471,9 +471,11 @@ func (m *Migration[T]) look(ctx context.Context) (bool, error) {
 	return v.done == int64(m.o.segments), nil
 }
 
-// segment works on the segment of lease l until it is done, ctx ends or
-// Run stops; stop ends the whole run (a failure that stops it).
-func (m *Migration[T]) segment(ctx context.Context, l *lease.Lease, stop context.CancelFunc) error {
+// segment works on the segment of lease l until it is done, ctx (the
+// lease's) ends or Run stops; stop ends the whole run (a failure that stops
+// it). The item in hand when the lease ends is finished under wctx (the
+// group's, which outlives every lease): see scanSegment.
+func (m *Migration[T]) segment(ctx, wctx context.Context, l *lease.Lease, stop context.CancelFunc) error {
 	seg, err := strconv.Atoi(l.Key()[strings.LastIndexByte(l.Key(), '/')+1:])
 	if err != nil || seg < 0 || seg >= m.o.segments {
 		return fmt.Errorf("backfill: lease key %q names no segment", l.Key())
@@ -505,7 +507,7 @@ func (m *Migration[T]) segment(ctx context.Context, l *lease.Lease, stop context
 		return m.segmentError(ctx, l, seg, err, stop)
 	}
 	if !cp.Done {
-		err = m.scanSegment(ctx, seg, cp, func(cp checkpoint) (checkpoint, error) {
+		err = m.scanSegment(ctx, wctx, seg, cp, func(cp checkpoint) (checkpoint, error) {
 			cp.Token = l.Token()
 			return lease.Save(ctx, l, m.cps, cp)
 		})
@@ -596,7 +598,15 @@ func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T]
 // checkpoint after the first page that ends CheckpointInterval or more
 // after the last save, at the segment's end, and, while ctx lasts, when it
 // stops early: an item failing, or Run stopping (errStopping).
-func (m *Migration[T]) scanSegment(ctx context.Context, seg int, cp checkpoint, save func(checkpoint) (checkpoint, error)) (err error) {
+//
+// Items are written under wctx, not ctx: when ctx ends (the segment's lease
+// lost or handed over) the item in hand is finished, so that its write is
+// counted once it lands — a write cut short would land uncounted, and the
+// segment's next holder, scanning past the mark, would not count it either
+// — and the segment stops before the next item. Finishing it after the
+// lease is safe: the write's own conditions (the mark, the version) keep
+// it from applying twice or over a live write.
+func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkpoint, save func(checkpoint) (checkpoint, error)) (err error) {
 	m.mu.Lock()
 	stopping := m.stopping
 	m.mu.Unlock()
@@ -649,9 +659,11 @@ func (m *Migration[T]) scanSegment(ctx context.Context, seg int, cp checkpoint, 
 			select {
 			case <-stopping:
 				return errStopping // the page is done again by the segment's next holder
+			case <-ctx.Done():
+				return ctx.Err()
 			default:
 			}
-			if err := m.item(ctx, it); err != nil {
+			if err := m.item(wctx, it); err != nil {
 				return err
 			}
 		}

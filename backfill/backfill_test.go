@@ -465,3 +465,65 @@ func TestUnversionedMigrationUnderLiveWrites(t *testing.T) {
 	e.check(hits)
 	t.Logf("progress: %+v", m.Progress())
 }
+
+// holdWrite is a client whose first UpdateItem or PutItem waits, once it
+// has reached DynamoDB's side of the call, until release is closed; held is
+// closed when it arrives.
+type holdWrite struct {
+	dynamo.Client
+	once          sync.Once
+	held, release chan struct{}
+}
+
+func (h *holdWrite) hold() {
+	h.once.Do(func() {
+		close(h.held)
+		<-h.release
+	})
+}
+
+func (h *holdWrite) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	h.hold()
+	return h.Client.UpdateItem(ctx, in, optFns...)
+}
+
+func (h *holdWrite) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	h.hold()
+	return h.Client.PutItem(ctx, in, optFns...)
+}
+
+// TestLostSegmentFinishesTheItemInHand: when a segment's lease ends (its ctx
+// here) while an item's write is in flight, the write still lands and is
+// counted as a change — its next holder scans past the mark and would not
+// count it — and the segment stops before the next item, returning ctx's
+// error.
+func TestLostSegmentFinishesTheItemInHand(t *testing.T) {
+	e := newEnv(t, 3)
+	h := &holdWrite{Client: e.c, held: make(chan struct{}), release: make(chan struct{})}
+	m, err := New(h, e.table, "inhand", addMigrated, Fleet(e.leaseClient("w"), e.leases), Segments(1), PageSize(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaseCtx, lose := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.scanSegment(leaseCtx, t.Context(), 0, checkpoint{Key: m.checkpointKey(0)}, nil) }()
+	<-h.held
+	lose() // the lease ends while the first item's write is in flight
+	close(h.release)
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("scanSegment after its lease ended: %v, want context.Canceled", err)
+	}
+	if p := m.Progress(); p.Changed != 1 {
+		t.Errorf("changed %d after the lease ended during the first write, want 1 (the write in hand, counted; no further item)", p.Changed)
+	}
+	migrated := 0
+	for a, err := range e.items.Scan(t.Context(), dynamo.ConsistentRead()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		migrated += int(a.Migrated)
+	}
+	if migrated != 1 {
+		t.Errorf("%d items migrated, want 1", migrated)
+	}
+}

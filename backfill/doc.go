@@ -154,8 +154,10 @@
 // Mark and function. Writers that replace whole items (SavePut, PutItem
 // from elsewhere) drop the mark (see above). A DryRun runs in one process,
 // without leases. Capacity is a per-process budget. Progress counts are
-// this process's (SegmentsDone and the estimate are the fleet's); a write cut short by
-// ctx may land uncounted. Failure errors print the item with %+v: keep
+// this process's (SegmentsDone and the estimate are the fleet's). A segment
+// whose lease ends finishes the item in hand, so its write is counted; a
+// write cut short by Run's end (its ctx done and the item still unfinished
+// 10 s later) may land uncounted. Failure errors print the item with %+v: keep
 // secrets out of them with a String method, or use SkipFailures and
 // report Failure.Item's key yourself.
 //
