@@ -1,11 +1,14 @@
 package dynamo
 
 import (
+	"encoding"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
@@ -167,17 +170,103 @@ func (b saveBehaviorOption) applyBatchWrite(o *batchWriteOptions) {
 // whose message (and ConditionError.Condition) shows the condition with its
 // names and values. How the values in cond are sent (to javabool, javadate
 // and text-typed attributes, say) and how a dotted name is read: see the
-// package documentation, section "Conditions".
+// package documentation, section "Conditions". An If kept and passed to many
+// writes sends at each write what a fresh If would: its values are read as
+// each write is built (a pointer's target as it is then).
 func If(cond expression.ConditionBuilder) WriteOption {
-	return &ifOption{cond: cond}
+	return &ifOption{cond: cond, fixed: fixedValues(reflect.ValueOf(cond), false)}
 }
 
 type ifOption struct {
 	cond expression.ConditionBuilder
+	// fixed: cond's values cannot change after If (fixedValues), so that a
+	// compilation of it holds for every later write.
+	fixed bool
 	// compiled is cond compiled alone for the schema of the last table
-	// that wrote with this option (compileIfs): an option kept and passed
-	// to many writes is compiled once.
+	// that wrote with this option (compileIfs), when fixed: an option kept
+	// and passed to many writes is compiled once.
 	compiled atomic.Pointer[compiledIf]
+}
+
+// exprPkg is the package of the SDK's expression builders, whose own
+// structure (slices of operands and conditions, unexported) nobody else
+// can change.
+var exprPkg = reflect.TypeFor[expression.ConditionBuilder]().PkgPath()
+
+// fixedValues reports whether v, a condition builder or a part of one
+// (inValue: a part of a value given to expression.Value), holds only
+// values nothing can change after If was called: booleans, numbers and
+// strings, and arrays and structs of them, without marshaling methods of
+// their own. A value holding a pointer, slice, map, func or channel (a
+// pointer whose target the caller changes between writes, a []byte it
+// reuses) or a type that marshals itself (which may read anything) is not
+// fixed: the condition is then compiled at each write, reading its values
+// as the write is sent, as a fresh If would. Anything unknown is not fixed.
+func fixedValues(v reflect.Value, inValue bool) bool {
+	switch v.Kind() {
+	case reflect.Invalid:
+		return true // a nil interface
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
+		return !inValue || !marshalsItself(v.Type())
+	case reflect.Interface:
+		return fixedValues(v.Elem(), inValue)
+	case reflect.Array:
+		if inValue && marshalsItself(v.Type()) {
+			return false
+		}
+		for i := range v.Len() {
+			if !fixedValues(v.Index(i), inValue) {
+				return false
+			}
+		}
+		return true
+	case reflect.Struct:
+		t := v.Type()
+		if inValue && marshalsItself(t) {
+			return false
+		}
+		own := !inValue && t.PkgPath() == exprPkg
+		if own && t == reflect.TypeFor[expression.ValueBuilder]() {
+			// value, and options of encoding (funcs, which may read anything).
+			val, enc := v.FieldByName("value"), v.FieldByName("options").FieldByName("EncoderOptions")
+			return val.IsValid() && enc.Kind() == reflect.Slice && enc.Len() == 0 && fixedValues(val, true)
+		}
+		if !inValue && !own {
+			return false // an operand of another package: unknown
+		}
+		for i := range v.NumField() {
+			if !fixedValues(v.Field(i), inValue) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if inValue {
+			return false
+		}
+		// The builder's own: its operands, conditions, a name's parts.
+		for i := range v.Len() {
+			if !fixedValues(v.Index(i), false) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// marshalsItself reports whether values of t (or *t) have a method that
+// marshals them: attributevalue's Marshaler, or the text marshaling the
+// mapper uses for values compared with text types.
+func marshalsItself(t reflect.Type) bool {
+	for _, t := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if t.Implements(reflect.TypeFor[attributevalue.Marshaler]()) || t.Implements(reflect.TypeFor[encoding.TextMarshaler]()) {
+			return true
+		}
+	}
+	return false
 }
 
 // compiledIf is an If condition compiled for schema s.
@@ -201,6 +290,9 @@ func (wo *writeOptions) compileIfs(s *schema) (*userCond, error) {
 		return compileConds(s, wo.conds)
 	}
 	c := wo.ifs[0]
+	if !c.fixed {
+		return compileConds(s, wo.conds)
+	}
 	if ci := c.compiled.Load(); ci != nil && ci.s == s {
 		return ci.uc, nil
 	}

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Every option keeps compiling where it compiled before options became
@@ -94,6 +96,86 @@ func TestBatchWritesTakeSaveClobber(t *testing.T) {
 		_, err := books.checkBatchWrite("BatchSave", opts)
 		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), name) {
 			t.Errorf("BatchSave with %s: err = %v, want ErrInvalidInput naming %s", name, err, name)
+		}
+	}
+}
+
+// TestKeptIfSendsWhatAFreshIfWould: an If option kept and passed to many
+// writes sends what a fresh If of the same condition would at each write —
+// compiling it once per schema is invisible — also when a value of the
+// condition is a pointer whose target changed since the last write.
+func TestKeptIfSendsWhatAFreshIfWould(t *testing.T) {
+	db := &fakeDB{noStore: true}
+	books := newBooks(t, db)
+	ctx := context.Background()
+	title := "A"
+	cond := expression.Name("title").Equal(expression.Value(&title))
+	kept := If(cond)
+	sentTitle := func() string {
+		t.Helper()
+		upds := db.upds()
+		for k, av := range upds[len(upds)-1].ExpressionAttributeValues {
+			if s, ok := av.(*types.AttributeValueMemberS); ok && k[1] != 'a' {
+				return s.Value
+			}
+		}
+		t.Fatal("no title value sent")
+		return ""
+	}
+	for _, want := range []string{"A", "B", "C"} {
+		title = want
+		if _, err := books.Save(ctx, Book{ISBN: "1", Title: "t", Version: 1}, If(cond)); err != nil {
+			t.Fatal(err)
+		}
+		fresh := sentTitle()
+		if _, err := books.Save(ctx, Book{ISBN: "1", Title: "t", Version: 1}, kept); err != nil {
+			t.Fatal(err)
+		}
+		if got := sentTitle(); got != fresh || fresh != want {
+			t.Errorf("title %q: the kept If sent %q, a fresh If %q", want, got, fresh)
+		}
+	}
+}
+
+// textEnum is a string type that marshals itself.
+type textEnum string
+
+func (e textEnum) MarshalText() ([]byte, error) { return []byte("e:" + e), nil }
+
+// TestIfCompiledOnceOnlyForFixedValues: an If is compiled once per schema
+// (fixedValues) only when no value of its condition can change after If
+// was called: strings, numbers, booleans and arrays and structs of them;
+// not pointers, slices ([]byte), maps, or types with marshaling methods.
+func TestIfCompiledOnceOnlyForFixedValues(t *testing.T) {
+	s, n := "x", 1
+	type plain struct {
+		A string
+		B [2]int
+	}
+	type withPtr struct{ P *int }
+	for _, c := range []struct {
+		name  string
+		cond  expression.ConditionBuilder
+		fixed bool
+	}{
+		{"string", expression.Name("a").Equal(expression.Value("x")), true},
+		{"number and bool", expression.And(expression.Name("a").Equal(expression.Value(1.5)), expression.Name("b").Equal(expression.Value(true))), true},
+		{"no values", expression.Or(expression.AttributeNotExists(expression.Name("a")), expression.Name("a").Size().GreaterThan(expression.Value(3))), true},
+		{"struct of plain values", expression.Name("a").Equal(expression.Value(plain{A: "x"})), true},
+		{"between and in", expression.Name("a").Between(expression.Value(1), expression.Value(2)).And(expression.Name("b").In(expression.Value("x"), expression.Value("y"))), true},
+		{"pointer", expression.Name("a").Equal(expression.Value(&s)), false},
+		{"pointer to a number", expression.Name("a").Equal(expression.Value(&n)), false},
+		{"bytes", expression.Name("a").Equal(expression.Value([]byte("x"))), false},
+		{"map", expression.Name("a").Equal(expression.Value(map[string]int{"x": 1})), false},
+		{"struct with a pointer", expression.Name("a").Equal(expression.Value(withPtr{P: &n})), false},
+		{"attribute value", expression.Name("a").Equal(expression.Value(&types.AttributeValueMemberS{Value: "x"})), false},
+		{"text marshaler", expression.Name("a").Equal(expression.Value(textEnum("x"))), false},
+		{"encoder options", expression.Name("a").Equal(expression.ValueWithOptions("x", func(o *expression.ValueBuilderOptions) {
+			o.EncoderOptions = append(o.EncoderOptions, func(*attributevalue.EncoderOptions) {})
+		})), false},
+	} {
+		if got := If(c.cond).(*ifOption).fixed; got != c.fixed {
+			t.Errorf("%s: fixed = %v, want %v", c.name, got, c.fixed)
 		}
 	}
 }
