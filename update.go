@@ -418,7 +418,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T]
 	if s := t.p.s; s.version >= 0 && s.versionOf(v) != held {
 		// Several changes: the last was computed from a later version
 		// than the write's (held, advanced by one step per change).
-		boxed, v, _ = t.box(t.withVersion(last.v, held), "Update")
+		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
 	}
 	wo := ws[0].wo
 	wo.step, wo.now = int64(len(changes)), now
