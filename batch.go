@@ -52,15 +52,15 @@ type batchWriteOptions struct {
 	clobber  bool
 	retry    RetryPolicy // when retrySet
 	retrySet bool
-	// refused names the first option given that a batch write cannot
-	// honour ("If", "MustExist", ...); "" when there is none.
-	refused string
+	// refused names the options given that a batch write cannot honour
+	// ("If", "MustExist", ...), each once, in the order given; none: nil.
+	refused []string
 }
 
 // refuse records that the option named what was given to a batch write.
 func (o *batchWriteOptions) refuse(what string) {
-	if o.refused == "" {
-		o.refused = what
+	if !slices.Contains(o.refused, what) {
+		o.refused = append(o.refused, what)
 	}
 }
 
@@ -376,10 +376,11 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 	if err != nil {
 		return pol, err
 	}
-	if bo.refused != "" {
+	if len(bo.refused) > 0 {
+		refused := strings.Join(bo.refused, ", ")
 		return pol, fmt.Errorf("%w: %s on table %q with %s: a batch write carries no condition and always replaces or deletes whole items, so only WithSaveBehavior(SaveClobber) and WithRetry apply to it; "+
 			"remove %s, or use %s in a loop or a transaction (Mapper.WriteTx) for conditional writes",
-			ErrInvalidInput, op, t.name, bo.refused, bo.refused, strings.TrimPrefix(op, "Batch"))
+			ErrInvalidInput, op, t.name, refused, refused, strings.TrimPrefix(op, "Batch"))
 	}
 	s := t.p.s
 	if s.entity >= 0 && !bo.clobber {

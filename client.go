@@ -17,6 +17,15 @@ import (
 // was lost — applying it twice, or over a write acknowledged to someone else
 // in between — and the mapper, which cannot see the attempts, reports every
 // error of a write other than a failed condition as ErrUnknownOutcome.
+//
+// A Client must treat the input it is given as read-only, as
+// *dynamodb.Client does: to add to a request, copy it (and the maps you
+// change) first. The mapper shares the parts of its requests that depend
+// only on the table and the type — the string TableName points to, the
+// expression strings and attribute-name maps, the attribute values of a
+// kept If condition — between requests, and keeps the item it wrote (the
+// attribute values sent) to start the next Update from; changing them in
+// place would change other requests, or what a later Update writes.
 type Client interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)

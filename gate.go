@@ -129,12 +129,17 @@ type waiterMsg[T any] struct {
 	kind msgKind
 	cur  T
 	seq  int // msgCompute: the request's number (waiter.asked)
+	// prep, for msgCompute, turns what fn returned into the change the
+	// batch writes; it runs in the caller's goroutine before the reply.
+	prep func(T) prepared
 	res  outcome[T]
 }
 
 // computed is what a caller's function made of the item it was given.
 type computed[T any] struct {
 	next      T
+	prep      prepared // what prep made of next, when it ran (prepped)
+	prepped   bool
 	err       error
 	panicked  bool
 	pv        any  // the panic value

@@ -101,7 +101,7 @@ func (t *Table[T]) await(e *hotKey[T], k map[string]types.AttributeValue, w *wai
 					w.reply(computed[T]{withdrawn: true, seq: m.seq})
 					continue // the batch sends the result
 				}
-				changed = w.computeAndReply(m.cur, m.seq) || changed
+				changed = w.computeAndReply(m.cur, m.seq, m.prep) || changed
 			}
 		case <-w.ctx.Done():
 			// Marked as left, w is asked for nothing more, and the batch
@@ -141,8 +141,11 @@ func (w *waiter[T]) reply(c computed[T]) {
 // stored item) or sends it back as the call's outcome, to be raised again
 // in the caller. runtime.Goexit (t.FailNow in a test) cannot be held back:
 // it is reported as the caller gone, never to be asked again. It reports
-// whether fn made a change.
-func (w *waiter[T]) computeAndReply(cur T, seq int) (changed bool) {
+// whether fn made a change. What fn returned is prepared (prep: checked and
+// encoded) here too, before the reply: once the batch has the reply, the
+// caller may leave Update and change the value its function returned,
+// which the batch therefore never reads again.
+func (w *waiter[T]) computeAndReply(cur T, seq int, prep func(T) prepared) (changed bool) {
 	normal := false
 	defer func() {
 		if normal {
@@ -157,8 +160,12 @@ func (w *waiter[T]) computeAndReply(cur T, seq int) (changed bool) {
 	}()
 	w.reply(computed[T]{started: true, seq: seq}) // the batch may start counting
 	next, err := w.fn(cur)
+	c := computed[T]{next: next, err: err, seq: seq}
+	if err == nil && prep != nil {
+		c.prep, c.prepped = prep(next), true
+	}
 	normal = true
-	w.reply(computed[T]{next: next, err: err, seq: seq})
+	w.reply(c)
 	return err == nil
 }
 
@@ -182,15 +189,23 @@ func callOwn[T any](fn func(T) (T, error), cur T) (c computed[T]) {
 // changes already: then it waits at most cutAfter, and a function still
 // running is cut (left to the next batch), so that it holds back nobody
 // whose change was taken.
-func (t *Table[T]) ask(w *waiter[T], in T, held bool) computed[T] {
+//
+// prep, run on what the function returned when it returned no error,
+// makes the change of it; in another goroutine than the batch's, it runs
+// there, before the caller can leave Update.
+func (t *Table[T]) ask(w *waiter[T], in T, held bool, prep func(T) prepared) computed[T] {
 	if w.ctx.Err() != nil {
 		return computed[T]{withdrawn: true}
 	}
 	if w.inline {
-		return callOwn(w.fn, in)
+		c := callOwn(w.fn, in)
+		if c.err == nil && !c.panicked {
+			c.prep, c.prepped = prep(c.next), true
+		}
+		return c
 	}
 	w.asked++
-	w.msgs <- waiterMsg[T]{kind: msgCompute, cur: in, seq: w.asked}
+	w.msgs <- waiterMsg[T]{kind: msgCompute, cur: in, seq: w.asked, prep: prep}
 	var cut <-chan time.Time
 	for {
 		select {
@@ -276,6 +291,20 @@ type change struct {
 	who   int // index in the batch
 	boxed any
 	v     reflect.Value
+	// item is the change encoded when its function returned (nil: the
+	// batch ran in the caller's goroutine): fn's value may be its caller's
+	// again by the time of the write.
+	item map[string]types.AttributeValue
+}
+
+// prepared is a function's result as a change of a batch (computeBatch):
+// boxed and v as changeOf returns them, and item, the change encoded
+// (checkAlone), nil when not needed; err fails only its caller.
+type prepared struct {
+	boxed any
+	v     reflect.Value
+	item  map[string]types.AttributeValue
+	err   error
 }
 
 // runBatch runs the functions of ws (ws[0] is the caller's own) and writes
@@ -377,10 +406,19 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T]
 	}
 	last := changes[len(changes)-1]
 	boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
+	if last.item != nil {
+		// Its caller may have left Update and be changing the value its
+		// function returned: write a copy of the change as encoded then.
+		cp, err := t.decode(last.item)
+		if err != nil {
+			return who, err
+		}
+		boxed, v, _ = t.box(cp, "Update")
+	}
 	if s := t.p.s; s.version >= 0 && s.versionOf(v) != held {
 		// Several changes: the last was computed from a later version
 		// than the write's (held, advanced by one step per change).
-		boxed, v, _ = t.box(t.withVersion(last.v, held), "Update")
+		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
 	}
 	wo := ws[0].wo
 	wo.step, wo.now = int64(len(changes)), now
@@ -505,7 +543,26 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			res[i] = outcome[T]{err: fmt.Errorf("%w: Update of table %q key %s with MustExist: the key holds no item", ErrNotFound, t.name, formatKey(k))}
 			continue
 		}
-		c := t.ask(w, cur, len(changes) > 0)
+		n := int64(len(changes))
+		fromVer := held // the version this change was computed from
+		if n > 0 {
+			fromVer, _ = t.p.advance(held, n, nowMs) // fits: checked for the previous change
+		}
+		// The change is checked on its own, as a write of it alone would
+		// be, so that a bad one fails only its caller, and encoded for the
+		// next function, when others share the batch; and whenever the
+		// batch runs outside the caller's goroutine, so that the write
+		// never reads the value fn returned after its caller may have
+		// left Update (writeBatch writes from item).
+		encode := len(live) > 1 || !w.inline
+		c := t.ask(w, cur, len(changes) > 0, func(next T) prepared {
+			boxed, nv, err := t.changeOf(k, next, fromVer)
+			if err != nil || !encode {
+				return prepared{boxed: boxed, v: nv, err: err}
+			}
+			item, err := t.checkAlone(k, boxed, fromVer, sizeToken, w.wo.behavior == SavePut, nowMs)
+			return prepared{boxed: boxed, v: nv, item: item, err: err}
+		})
 		switch {
 		case c.cut:
 			// Slow: the changes before it are written without it; it and
@@ -526,28 +583,15 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			}
 			continue
 		}
-		n := int64(len(changes))
-		fromVer := held // the version this change was computed from
-		if n > 0 {
-			fromVer, _ = t.p.advance(held, n, nowMs) // fits: checked for the previous change
-		}
-		boxed, nv, err := t.changeOf(k, c.next, fromVer)
-		if err != nil {
-			res[i] = outcome[T]{err: err}
+		pr := c.prep // c.prepped: fn returned no error
+		if pr.err != nil {
+			res[i] = outcome[T]{err: pr.err}
 			continue
 		}
-		if len(live) > 1 {
-			// Check the change on its own, as a write of it alone would,
-			// so that a bad one fails only its caller; and encode it for
-			// the next function.
-			item, err := t.checkAlone(k, boxed, fromVer, sizeToken, w.wo.behavior == SavePut, nowMs)
-			if err != nil {
-				res[i] = outcome[T]{err: err}
-				continue
-			}
-			from = item
+		if pr.item != nil {
+			from = pr.item
 		}
-		changes = append(changes, change{who: i, boxed: boxed, v: nv})
+		changes = append(changes, change{who: i, boxed: pr.boxed, v: pr.v, item: pr.item})
 	}
 	return held, changes, nil, nil
 }
