@@ -577,7 +577,7 @@ func (b *exprBuilder) updateParts(uc *userCond) updateParts {
 // write to the stored state it was computed from (basisCond).
 func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nulls map[string]bool, token []byte, uc *userCond, bs *basis) updateParts {
 	s := p.s
-	eb := exprBuilder{p: p, values: make(map[string]types.AttributeValue, len(item)+4)}
+	eb := exprBuilder{p: p, values: make(map[string]types.AttributeValue, p.updateValuesRoom(item, uc, bs))}
 	values := eb.values
 	// cached: the UpdateExpression of a SaveUpdate depends only on which
 	// attributes the item lacks or holds as NULL (missing, bit n for
@@ -645,6 +645,28 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	p.updateNames(&eb, allUsed)
 	eb.and(p.basisCond(bs, values))
 	return eb.updateParts(uc)
+}
+
+// updateValuesRoom is how many values an update of item names, as far as
+// known beforehand: its attributes but the key (the version's held and new
+// values for the version's), the write token's, the token of the basis, the
+// If conditions'. A map sized for more is twice as large, and swept by the
+// collector on every save.
+func (p *plan) updateValuesRoom(item map[string]types.AttributeValue, uc *userCond, bs *basis) int {
+	n := len(item) - 1
+	if p.hasRangeKey {
+		n--
+	}
+	if p.s.version >= 0 {
+		n += 2
+	}
+	if bs != nil {
+		n++
+	}
+	if uc != nil {
+		n += len(uc.values)
+	}
+	return max(n, 0)
 }
 
 // updateNames gives an update's builder its names: the plan's when every
@@ -843,6 +865,12 @@ func (pc putParts) deleteItem(table string, key map[string]types.AttributeValue)
 // with clobber meaning no version condition). bs, when not nil, pins the
 // write to the stored state it was computed from (basisCond).
 func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond, bs *basis) putParts {
+	if p.s.version >= 0 && !clobber && bs == nil && uc == nil {
+		// The version condition alone (a SavePut or Delete of an item
+		// held): what the builder below would return, without it.
+		values := make(map[string]types.AttributeValue, 2)
+		return putParts{cond: p.versionCond(held, values), names: p.putNames, values: values}
+	}
 	eb := exprBuilder{values: map[string]types.AttributeValue{}}
 	if p.s.version >= 0 && !clobber {
 		eb.and(p.versionCond(held, eb.values), nil)
