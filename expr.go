@@ -4,6 +4,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -77,7 +78,11 @@ type plan struct {
 	// version and the write token): what buildUpdate writes for such an
 	// item, computed once. "" when the type models no attribute beyond
 	// its key.
-	fullSet    string
+	fullSet string
+	// setExprs caches the UpdateExpressions of SaveUpdates of items
+	// lacking attributes (saveUpdateExpr); the one mutable part of a plan,
+	// safe for concurrent use.
+	setExprs   [1 << setExprBits]atomic.Pointer[setExpr]
 	maxVersion int64 // the largest version the field's type holds
 	// The version settings (tags.go): the first version written (verClock:
 	// the clock's Unix milliseconds instead) and the step of every later
@@ -146,7 +151,7 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.condMatchToken = joinConds(p.condMatch, tokenBasisCond)
 		p.condMatchTokenPtr = &p.condMatchToken
 	}
-	p.fullSet = p.fullSetExpr()
+	p.fullSet = p.setUpdateExpr(0)
 	p.hashNames = map[string]string{hashNamePH: p.keyNames[0]}
 	p.basisNames = make(map[string]string, len(p.allNames)+1)
 	maps.Copy(p.basisNames, p.allNames)
@@ -572,15 +577,17 @@ func (b *exprBuilder) updateParts(uc *userCond) updateParts {
 // write to the stored state it was computed from (basisCond).
 func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nulls map[string]bool, token []byte, uc *userCond, bs *basis) updateParts {
 	s := p.s
-	eb := exprBuilder{p: p, values: make(map[string]types.AttributeValue, len(item)+4)}
+	eb := exprBuilder{p: p, values: make(map[string]types.AttributeValue, p.updateValuesRoom(item, uc, bs))}
 	values := eb.values
-	// fast: a SaveUpdate of an item holding every attribute, none NULL,
-	// whose UpdateExpression is the plan's (fullSet); the actions are
-	// written only once an attribute turns out missing or NULL.
-	fast := b == SaveUpdate && p.fullSet != ""
-	if !fast {
+	// cached: the UpdateExpression of a SaveUpdate depends only on which
+	// attributes the item lacks or holds as NULL (missing, bit n for
+	// nonKeyNoVerFs[n]): it is the plan's (saveUpdateExpr), and no action
+	// is written here.
+	cached := b == SaveUpdate && len(p.nonKeyNoVerFs) <= maxCachedFields
+	if !cached {
 		eb.clauses[clauseSet].Grow(len(item) * 12)
 	}
+	var missing uint64
 	allUsed := true
 	for n, i := range p.nonKeyNoVerFs {
 		f := &s.fields[i]
@@ -590,16 +597,11 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 				ok = false
 			}
 		}
-		if fast && !ok {
-			fast = false
-			eb.clauses[clauseSet].Grow(len(item) * 12)
-			for _, j := range p.nonKeyNoVerFs[:n] {
-				p.setAction(&eb, j)
-			}
-		}
 		switch {
 		case !ok && (b == SaveUpdateSkipNulls || b == SaveAppendSet):
 			allUsed = false
+		case !ok && cached:
+			missing |= 1 << n
 		case !ok:
 			eb.remove(f.ph)
 		case b == SaveAppendSet && isSet(av):
@@ -615,7 +617,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 				eb.and("NOT attribute_type("+f.ph+", "+nullTypePH+")", nil)
 			}
 		default:
-			if !fast {
+			if !cached {
 				p.setAction(&eb, i)
 			}
 			values[f.vph] = av
@@ -625,24 +627,46 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		if b == SaveClobber {
 			eb.and(p.advanceVersion(&eb, newVersion, nulls[p.versionAttr[0]]), nil)
 		} else {
-			if !fast {
+			if !cached {
 				eb.set(p.versionPH, newVersionPH)
 			}
 			values[newVersionPH] = numberAV(newVersion)
 			eb.and(p.versionCond(held, values), nil)
 		}
-		if fast {
+		if cached {
 			p.tokenValue(&eb, token)
 		} else {
 			p.writeToken(&eb, token)
 		}
 	}
-	if fast {
-		eb.fixedUpdate = p.fullSet
+	if cached {
+		eb.fixedUpdate = p.saveUpdateExpr(missing)
 	}
 	p.updateNames(&eb, allUsed)
 	eb.and(p.basisCond(bs, values))
 	return eb.updateParts(uc)
+}
+
+// updateValuesRoom is how many values an update of item names, as far as
+// known beforehand: its attributes but the key (the version's held and new
+// values for the version's), the write token's, the token of the basis, the
+// If conditions'. A map sized for more is twice as large, and swept by the
+// collector on every save.
+func (p *plan) updateValuesRoom(item map[string]types.AttributeValue, uc *userCond, bs *basis) int {
+	n := len(item) - 1
+	if p.hasRangeKey {
+		n--
+	}
+	if p.s.version >= 0 {
+		n += 2
+	}
+	if bs != nil {
+		n++
+	}
+	if uc != nil {
+		n += len(uc.values)
+	}
+	return max(n, 0)
 }
 
 // updateNames gives an update's builder its names: the plan's when every
@@ -694,12 +718,54 @@ func (p *plan) setAction(eb *exprBuilder, i int) {
 	eb.set(f.ph, f.vph)
 }
 
-// fullSetExpr computes plan.fullSet: the actions buildUpdate writes for a
-// SaveUpdate of an item holding every attribute, none NULL.
-func (p *plan) fullSetExpr() string {
+// maxCachedFields is the most attributes (besides the key and the version)
+// a type may model for its SaveUpdate expressions to be cached
+// (saveUpdateExpr): one bit of a uint64 each.
+const maxCachedFields = 64
+
+// A plan caches the UpdateExpressions of 1<<setExprBits SaveUpdates with
+// missing attributes.
+const setExprBits = 3
+
+// setExpr is a cached UpdateExpression: the SaveUpdate of an item lacking
+// the attributes missing names (bit n: nonKeyNoVerFs[n]).
+type setExpr struct {
+	missing uint64
+	expr    string
+}
+
+// saveUpdateExpr returns the UpdateExpression of a SaveUpdate of an item
+// lacking (or holding as NULL) the attributes missing names (bit n:
+// nonKeyNoVerFs[n]): fullSet when none is missing, else the plan's cached
+// one, written (setUpdateExpr) and kept when not there. The cache is
+// direct-mapped: a few slots, each holding the last expression whose
+// missing set hashed to it, replaced whole (readers see the old or the new,
+// never a mix).
+func (p *plan) saveUpdateExpr(missing uint64) string {
+	if missing == 0 {
+		return p.fullSet
+	}
+	slot := &p.setExprs[(missing*0x9E3779B97F4A7C15)>>(64-setExprBits)]
+	if e := slot.Load(); e != nil && e.missing == missing {
+		return e.expr
+	}
+	e := &setExpr{missing: missing, expr: p.setUpdateExpr(missing)}
+	slot.Store(e)
+	return e.expr
+}
+
+// setUpdateExpr writes the actions of a SaveUpdate of an item lacking (or
+// holding as NULL) the attributes missing names (bit n: nonKeyNoVerFs[n]):
+// the SET of each attribute it holds, of the version and of the write
+// token, and the REMOVE of the others. fullSet is that of none missing.
+func (p *plan) setUpdateExpr(missing uint64) string {
 	var eb exprBuilder
-	for _, i := range p.nonKeyNoVerFs {
-		p.setAction(&eb, i)
+	for n, i := range p.nonKeyNoVerFs {
+		if missing&(1<<n) != 0 {
+			eb.remove(p.s.fields[i].ph)
+		} else {
+			p.setAction(&eb, i)
+		}
 	}
 	if p.s.version >= 0 {
 		eb.set(p.versionPH, newVersionPH)
@@ -799,6 +865,12 @@ func (pc putParts) deleteItem(table string, key map[string]types.AttributeValue)
 // with clobber meaning no version condition). bs, when not nil, pins the
 // write to the stored state it was computed from (basisCond).
 func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond, bs *basis) putParts {
+	if p.s.version >= 0 && !clobber && bs == nil && uc == nil {
+		// The version condition alone (a SavePut or Delete of an item
+		// held): what the builder below would return, without it.
+		values := make(map[string]types.AttributeValue, 2)
+		return putParts{cond: p.versionCond(held, values), names: p.putNames, values: values}
+	}
 	eb := exprBuilder{values: map[string]types.AttributeValue{}}
 	if p.s.version >= 0 && !clobber {
 		eb.and(p.versionCond(held, eb.values), nil)

@@ -4,7 +4,10 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -153,3 +156,84 @@ func TestAdvanceVersion(t *testing.T) {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// exprOptional models six attributes that may be missing (nil pointers,
+// NULL when saved) and a creation time, besides its key and version.
+type exprOptional struct {
+	ID      string    `dynamo:"id,hash"`
+	A       *string   `dynamo:"a"`
+	B       *string   `dynamo:"b"`
+	Made    time.Time `dynamo:"made,created"`
+	C       *string   `dynamo:"c"`
+	D       *string   `dynamo:"d"`
+	E       *string   `dynamo:"e"`
+	F       *string   `dynamo:"f"`
+	Version int64     `dynamo:"version,version"`
+}
+
+// A SaveUpdate's UpdateExpression, which the plan caches by the set of
+// attributes the item lacks (saveUpdateExpr), is for every such set what
+// the actions say: SET of each attribute held (the creation time only if
+// absent), of the version and the token, REMOVE of the others, in the
+// type's order — with more sets than the cache has slots, asked for by
+// several goroutines at once (run with -race).
+func TestSaveUpdateExpressionPerMissingSet(t *testing.T) {
+	tb, err := NewTable[exprOptional](NewMapper(&fakeDB{noStore: true}), "Optional")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tb.p
+	opt := []string{"a", "b", "made", "c", "d", "e", "f"}
+	ph := map[string]string{}
+	for _, f := range p.s.fields {
+		ph[f.name] = f.ph
+	}
+	want := func(mask int) (map[string]types.AttributeValue, string) {
+		item := map[string]types.AttributeValue{"id": str("k"), "version": n("3")}
+		var set, remove []string
+		for i, name := range opt {
+			if mask&(1<<i) != 0 {
+				if i%2 == 0 {
+					item[name] = &types.AttributeValueMemberNULL{Value: true} // NULL counts as missing
+				}
+				remove = append(remove, ph[name])
+				continue
+			}
+			item[name] = str("v")
+			if name == "made" {
+				set = append(set, ph[name]+" = if_not_exists("+ph[name]+", :"+ph[name][1:]+")")
+			} else {
+				set = append(set, ph[name]+" = :"+ph[name][1:])
+			}
+		}
+		set = append(set, ph["version"]+" = :v1", "#wt = :wt")
+		u := "SET " + strings.Join(set, ", ")
+		if len(remove) > 0 {
+			u += " REMOVE " + strings.Join(remove, ", ")
+		}
+		return item, u
+	}
+	tok := []byte("0123456789abcdef")
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 3 {
+				for m := range 1 << len(opt) {
+					mask := (m + g*17 + round*5) % (1 << len(opt))
+					item, u := want(mask)
+					up := p.buildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, nil)
+					if up.update != u {
+						t.Errorf("missing %07b: update %q\n want %q", mask, up.update, u)
+						return
+					}
+					if up.cond != ph["version"]+" = :v0" {
+						t.Errorf("missing %07b: cond %q", mask, up.cond)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -16,11 +16,11 @@ import (
 // IAM: dynamodb:GetItem.
 func (t *Table[T]) Load(ctx context.Context, key T, opts ...ReadOption) (T, error) {
 	ctx, c := t.m.begin(ctx, "Load", t.name)
-	item, err := t.load(ctx, &c, key, opts)
+	item, err := t.load(ctx, &c, &key, opts)
 	return item, c.end(err)
 }
 
-func (t *Table[T]) load(ctx context.Context, c *call, key T, opts []ReadOption) (T, error) {
+func (t *Table[T]) load(ctx context.Context, c *call, key *T, opts []ReadOption) (T, error) {
 	var zero T
 	var ro readOptions
 	if len(opts) > 0 {

@@ -58,7 +58,9 @@ func (b SaveBehavior) String() string {
 // unexported method per call it configures (applyRead, applyWrite,
 // applyQuery, ...): an option compiles only where the call takes it, and one
 // value may serve several calls (WithRetry, ConsistentRead). A nil option is
-// no option everywhere; applyOptions is the one loop that applies them.
+// no option everywhere; applyOptions is the one loop that applies them
+// (applyWriteOptions, the options of every write, spells out their types to
+// allocate nothing).
 
 // applyOptions applies the non-nil options of opts to o with apply.
 func applyOptions[O any, T any](o *T, opts []O, apply func(O, *T)) {
@@ -130,12 +132,32 @@ type writeOptions struct {
 	guards []TxOp
 }
 
-// applyWriteOptions returns the defaults with opts applied; see
-// applyReadOptions for why it is a separate function.
+// applyWriteOptions returns the defaults with opts applied. The package's
+// write options are applied by their concrete types, so that what they are
+// applied to stays on the stack (an interface method call moves it to the
+// heap: see applyReadOptions); an option of another type — none is
+// declared today — is applied to a copy on the heap.
 func applyWriteOptions(opts []WriteOption) writeOptions {
-	wo := new(writeOptions)
-	applyOptions(wo, opts, WriteOption.applyWrite)
-	return *wo
+	var wo writeOptions
+	for _, opt := range opts {
+		switch o := opt.(type) {
+		case nil:
+		case saveBehaviorOption:
+			o.applyWrite(&wo)
+		case *ifOption:
+			o.applyWrite(&wo)
+		case mustExistOption:
+			o.applyWrite(&wo)
+		case GuardOption:
+			o.applyWrite(&wo)
+		default:
+			h := new(writeOptions)
+			*h = wo
+			opt.applyWrite(h)
+			wo = *h
+		}
+	}
+	return wo
 }
 
 // WithSaveBehavior selects how the item is written (default SaveUpdate). On

@@ -445,16 +445,17 @@ func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
 	return nv.Elem().Interface().(T)
 }
 
-// keyOfItem returns the primary key of item, checked; op names the call in
-// the error of a nil item. A struct T is read in place: boxing it would copy
-// the whole struct to the heap.
-func (t *Table[T]) keyOfItem(item T, op string) (map[string]types.AttributeValue, error) {
+// keyOfItem returns the primary key of *item, checked; op names the call in
+// the error of a nil item. A struct T is read in place (item is a pointer
+// so that the caller's copy is the one read): boxing it would copy the
+// whole struct to the heap.
+func (t *Table[T]) keyOfItem(item *T, op string) (map[string]types.AttributeValue, error) {
 	if !t.ptr {
-		if key, ok, err := t.fastKeyOf(reflect.ValueOf(&item).Elem()); ok {
+		if key, ok, err := t.fastKeyOf(reflect.ValueOf(item).Elem()); ok {
 			return key, err
 		}
 	}
-	_, v, err := t.box(item, op)
+	_, v, err := t.box(*item, op)
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
 	}
-	k, err := t.keyOfItem(key, "Update")
+	k, err := t.keyOfItem(&key, "Update")
 	if err != nil {
 		return zero, err
 	}

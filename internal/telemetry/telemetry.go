@@ -52,6 +52,7 @@ type T struct {
 type State struct {
 	tp     trace.TracerProvider
 	mp     metric.MeterProvider
+	ptrs   bool         // tp and mp are pointers, or nil (holds)
 	Tracer trace.Tracer // nil when tracing is off
 	M      *Instruments // nil when metrics are off
 	Keys   bool
@@ -95,10 +96,21 @@ func (t *T) State() *State {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	if s := t.st.Load(); s != nil && same(s.tp, tp) && same(s.mp, mp) {
+	if s := t.st.Load(); s != nil && s.holds(tp, mp) {
 		return s
 	}
 	return t.resolve(tp, mp)
+}
+
+// holds reports whether s was resolved from tp and mp. == on two
+// interfaces panics only when both hold one type and its values cannot be
+// compared; a pointer's always can, so providers that are pointers (as
+// OpenTelemetry's are) are compared without same's deferred recover.
+func (s *State) holds(tp trace.TracerProvider, mp metric.MeterProvider) bool {
+	if s.ptrs {
+		return s.tp == tp && s.mp == mp
+	}
+	return same(s.tp, tp) && same(s.mp, mp)
 }
 
 // same compares two providers; providers of types that cannot be compared
@@ -113,13 +125,19 @@ func same(a, b any) (eq bool) {
 	return a == b
 }
 
+// isPointer reports whether p holds a pointer, or nothing.
+func isPointer(p any) bool {
+	typ := reflect.TypeOf(p)
+	return typ == nil || typ.Kind() == reflect.Pointer
+}
+
 func (t *T) resolve(tp trace.TracerProvider, mp metric.MeterProvider) *State {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.st.Load(); s != nil && same(s.tp, tp) && same(s.mp, mp) {
 		return s
 	}
-	s := &State{tp: tp, mp: mp, Keys: t.Keys, Log: t.Log}
+	s := &State{tp: tp, mp: mp, Keys: t.Keys, Log: t.Log, ptrs: isPointer(tp) && isPointer(mp)}
 	if tracingOn(tp) {
 		s.Tracer = tp.Tracer(ScopeName)
 	}
