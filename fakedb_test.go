@@ -30,6 +30,7 @@ import (
 	"math/big"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/condexpr"
 )
@@ -1940,5 +1942,124 @@ func TestFakeDBLoseAppliesTheWrite(t *testing.T) {
 	}
 	if db.item("T", map[string]types.AttributeValue{"id": str("a")}) == nil {
 		t.Fatal("the write whose answer was lost was not applied")
+	}
+}
+
+// The fake answers Queries as DynamoDB Local does — the same items, counts
+// and LastEvaluatedKey, or a ValidationException for both: Limit reached
+// at the last item still returns its key; a start key that is not stored
+// resumes after it in either order; the filter runs after Limit; Select
+// COUNT counts; a local and a global index are read in their own order,
+// their positions carrying the table's key and theirs; and what DynamoDB
+// refuses is refused (key condition off the key, filter on the key read,
+// start key outside the key condition or of the wrong size, ConsistentRead
+// on a global index, Limit 0).
+func TestFakeDBQueriesAsDynamoDBLocal(t *testing.T) {
+	local := dynamotest.Client(t)
+	def := func(name string, typ types.ScalarAttributeType) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: typ}
+	}
+	ks := func(hash, rng string) []types.KeySchemaElement {
+		return []types.KeySchemaElement{{AttributeName: aws.String(hash), KeyType: types.KeyTypeHash}, {AttributeName: aws.String(rng), KeyType: types.KeyTypeRange}}
+	}
+	all := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+	name := dynamotest.CreateTable(t, local, &dynamodb.CreateTableInput{
+		TableName:              aws.String("fakeq"),
+		AttributeDefinitions:   []types.AttributeDefinition{def("p", "S"), def("n", "N"), def("owner", "S"), def("at", "N")},
+		KeySchema:              ks("p", "n"),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: aws.String("byOwner"), KeySchema: ks("owner", "at"), Projection: all}},
+		LocalSecondaryIndexes:  []types.LocalSecondaryIndex{{IndexName: aws.String("byAt"), KeySchema: ks("p", "at"), Projection: all}},
+	})
+	fake := (&fakeDB{}).table(name, "p", "n").index(name, "byOwner", "owner", "at", true).index(name, "byAt", "p", "at", false)
+	ctx := t.Context()
+	for i, at := range []string{"9", "", "7", "6", "8"} { // item 2 is in no index
+		it := map[string]types.AttributeValue{"p": str("a"), "n": n(strconv.Itoa(i + 1)), "body": str("item " + strconv.Itoa(i+1))}
+		if at != "" {
+			it["owner"], it["at"] = str("ann"), n(at)
+		}
+		for _, c := range []Client{local, fake} {
+			if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: it}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	key := func(kv ...string) map[string]types.AttributeValue {
+		m := map[string]types.AttributeValue{}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i] == "p" || kv[i] == "owner" {
+				m[kv[i]] = str(kv[i+1])
+			} else {
+				m[kv[i]] = n(kv[i+1])
+			}
+		}
+		return m
+	}
+	names := map[string]string{"#p": "p", "#n": "n", "#o": "owner", "#at": "at", "#b": "body"}
+	vals := map[string]types.AttributeValue{":a": str("a"), ":ann": str("ann"), ":3": n("3"), ":8": n("8"), ":b": str("item 3")}
+	cases := []struct {
+		name string
+		in   dynamodb.QueryInput
+	}{
+		{"limit at the end", dynamodb.QueryInput{Limit: aws.Int32(5)}},
+		{"limit descending", dynamodb.QueryInput{Limit: aws.Int32(2), ScanIndexForward: aws.Bool(false)}},
+		{"start not stored", dynamodb.QueryInput{ExclusiveStartKey: key("p", "a", "n", "2.5")}},
+		{"start not stored descending", dynamodb.QueryInput{ExclusiveStartKey: key("p", "a", "n", "2.5"), ScanIndexForward: aws.Bool(false)}},
+		{"sort key range", dynamodb.QueryInput{KeyConditionExpression: aws.String("#p = :a AND #n > :3")}},
+		{"filter after limit", dynamodb.QueryInput{Limit: aws.Int32(2), FilterExpression: aws.String("#b = :b")}},
+		{"count", dynamodb.QueryInput{Select: types.SelectCount, FilterExpression: aws.String("#b = :b")}},
+		{"local index", dynamodb.QueryInput{IndexName: aws.String("byAt"), ConsistentRead: aws.Bool(true), Limit: aws.Int32(2)}},
+		{"local index from a start", dynamodb.QueryInput{IndexName: aws.String("byAt"), ExclusiveStartKey: key("p", "a", "n", "4", "at", "6")}},
+		{"local index filter on the table's sort key", dynamodb.QueryInput{IndexName: aws.String("byAt"), FilterExpression: aws.String("#n < :3")}},
+		{"global index", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann"), Limit: aws.Int32(3)}},
+		{"global index from a start", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann AND #at < :8"),
+			ExclusiveStartKey: key("p", "a", "n", "4", "owner", "ann", "at", "6"), ScanIndexForward: aws.Bool(false)}},
+		{"refused: global index consistent", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann"), ConsistentRead: aws.Bool(true)}},
+		{"refused: global index start of the table's key", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann"),
+			ExclusiveStartKey: key("p", "a", "n", "4")}},
+		{"refused: global index filter on its key", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann"), FilterExpression: aws.String("#at < :8")}},
+		{"refused: filter on the sort key", dynamodb.QueryInput{FilterExpression: aws.String("#n < :3")}},
+		{"refused: key condition off the key", dynamodb.QueryInput{KeyConditionExpression: aws.String("#p = :a AND #b = :b")}},
+		{"refused: start in another partition", dynamodb.QueryInput{ExclusiveStartKey: key("p", "b", "n", "1")}},
+		{"refused: start outside the range", dynamodb.QueryInput{KeyConditionExpression: aws.String("#p = :a AND #n > :3"), ExclusiveStartKey: key("p", "a", "n", "1")}},
+		{"refused: limit 0", dynamodb.QueryInput{Limit: aws.Int32(0)}},
+	}
+	answer := func(c Client, in dynamodb.QueryInput) string {
+		in.TableName = aws.String(name)
+		if in.KeyConditionExpression == nil {
+			in.KeyConditionExpression = aws.String("#p = :a")
+		}
+		used := condexpr.UsedNames(aws.ToString(in.KeyConditionExpression), aws.ToString(in.FilterExpression))
+		in.ExpressionAttributeNames = map[string]string{}
+		for ph := range used {
+			in.ExpressionAttributeNames[ph] = names[ph]
+		}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{}
+		for ph, v := range vals {
+			if strings.Contains(aws.ToString(in.KeyConditionExpression)+" "+aws.ToString(in.FilterExpression)+" ", ph+" ") {
+				in.ExpressionAttributeValues[ph] = v
+			}
+		}
+		out, err := c.Query(ctx, &in)
+		var api smithy.APIError
+		if errors.As(err, &api) {
+			return api.ErrorCode()
+		}
+		if err != nil {
+			return err.Error()
+		}
+		var ns []string
+		for _, it := range out.Items {
+			ns = append(ns, it["n"].(*types.AttributeValueMemberN).Value)
+		}
+		return fmt.Sprintf("items %v count %d scanned %d last %s", ns, out.Count, out.ScannedCount, formatKey(out.LastEvaluatedKey))
+	}
+	for _, tc := range cases {
+		want, got := answer(local, tc.in), answer(fake, tc.in)
+		if got != want {
+			t.Errorf("%s: the fake answers %s, DynamoDB Local %s", tc.name, got, want)
+		}
+		if refused := strings.HasPrefix(tc.name, "refused"); refused != (want == "ValidationException") {
+			t.Errorf("%s: DynamoDB Local answers %s", tc.name, want)
+		}
 	}
 }
