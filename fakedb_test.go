@@ -10,8 +10,9 @@ package dynamo
 //
 // Three configurations cover the tests:
 //   - the store (the default): tables are declared with table, seeded with
-//     put, and the calls are served as DynamoDB serves them, as far as the
-//     tests need (no indexes, no capacity, no size limits);
+//     put, indexes declared with index, and the calls are served as
+//     DynamoDB serves them, as far as the tests need (no capacity, no size
+//     limits);
 //   - noStore: writes succeed and are not applied, GetItem fails
 //     (errUnexpected), the other reads find nothing: a test of the requests
 //     the mapper sends, with answers from hooks;
@@ -29,6 +30,7 @@ import (
 	"math/big"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/condexpr"
 )
@@ -100,11 +103,15 @@ type fakeCall struct {
 // fakeHook acts on the calls of op ("" every operation) — the nth of them
 // (counting from 1) or, with n 0, every one. In order: before runs, then
 // the call waits for release (closing holding first) if set, then err (or
-// what fail returns) is returned instead of serving the call; once served, lost replaces a
-// success (the write applied, its answer lost), and after sees the answer.
+// what fail returns) is returned instead of serving the call; once served,
+// lost replaces a success (the write applied, its answer lost), and after
+// sees the answer (also an error of the hooks before, or of a held call's
+// ctx). match, when set, narrows the hook to the calls whose input it
+// accepts.
 type fakeHook struct {
 	op               string
 	n                int
+	match            func(in any) bool
 	before           func(n int)
 	holding, release chan struct{}
 	err              error
@@ -119,6 +126,7 @@ type fakeHook struct {
 type fakeTable struct {
 	hash, rng string // rng "" for a hash-only table
 	items     map[string]map[string]types.AttributeValue
+	indexes   map[string]*fakeIndex
 	desc      *types.TableDescription // from CreateTable, or nil
 }
 
@@ -293,7 +301,7 @@ func serve[I, O any](ctx context.Context, db *fakeDB, op string, in *I,
 	n := db.counts[op]
 	var hooks []*fakeHook
 	for _, h := range db.hooks {
-		if (h.op == "" || h.op == op) && (h.n == 0 || h.n == n) {
+		if (h.op == "" || h.op == op) && (h.n == 0 || h.n == n) && (h.match == nil || h.match(in)) {
 			hooks = append(hooks, h)
 		}
 	}
@@ -301,6 +309,36 @@ func serve[I, O any](ctx context.Context, db *fakeDB, op string, in *I,
 	if err := ctx.Err(); err != nil { // as the SDK: a call on a done context is not sent
 		return nil, err
 	}
+	out, err := hold[O](ctx, hooks, n)
+	served := err == nil
+	switch {
+	case !served:
+	case answer != nil:
+		out, err = answer(n, in)
+	case db.backend != nil:
+		out, err = backend()
+	case db.noStore:
+		out, err = blank()
+	default:
+		db.mu.Lock()
+		out, err = store(in)
+		db.mu.Unlock()
+	}
+	for _, h := range hooks {
+		if h.lost != nil && served && err == nil {
+			out, err = nil, h.lost
+		}
+		if h.after != nil {
+			h.after(n, in, out, err)
+		}
+	}
+	return out, err
+}
+
+// hold runs the hooks' before, waits where they hold, and returns the
+// error one of them answers with instead of serving the call (the call's
+// ctx error when it ends while held).
+func hold[O any](ctx context.Context, hooks []*fakeHook, n int) (*O, error) {
 	for _, h := range hooks {
 		if h.before != nil {
 			h.before(n)
@@ -322,29 +360,7 @@ func serve[I, O any](ctx context.Context, db *fakeDB, op string, in *I,
 			}
 		}
 	}
-	var out *O
-	var err error
-	switch {
-	case answer != nil:
-		out, err = answer(n, in)
-	case db.backend != nil:
-		out, err = backend()
-	case db.noStore:
-		out, err = blank()
-	default:
-		db.mu.Lock()
-		out, err = store(in)
-		db.mu.Unlock()
-	}
-	for _, h := range hooks {
-		if h.lost != nil && err == nil {
-			out, err = nil, h.lost
-		}
-		if h.after != nil {
-			h.after(n, in, out, err)
-		}
-	}
-	return out, err
+	return nil, nil
 }
 
 func blankOK[O any]() (*O, error) { return new(O), nil }
@@ -654,32 +670,144 @@ func (db *fakeDB) deleteItem(in *dynamodb.DeleteItemInput) (*dynamodb.DeleteItem
 	return out, nil
 }
 
-// page serves a Query or Scan over items (in order): from after
-// ExclusiveStartKey, at most limit items read, the filter applied after the
-// limit, as DynamoDB does; a page that stops at the limit returns the key of
-// its last item read, even when no item follows.
-func (t *fakeTable) page(items []map[string]types.AttributeValue, start map[string]types.AttributeValue, limit *int32,
+// fakeIndex is a secondary index of a fakeTable: its key attributes, and
+// whether it is global (a local index's hash is the table's).
+type fakeIndex struct {
+	hash, rng string
+	global    bool
+}
+
+// index declares index name of table (declared before) with its key
+// attributes (rng "" for none); a local index has the table's hash. It
+// returns db. Every index projects all attributes.
+func (db *fakeDB) index(table, name, hash, rng string, global bool) *fakeDB {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	t := db.tables[table]
+	if t == nil {
+		panic("fakedb: index of undeclared table " + table)
+	}
+	if !global && hash != t.hash {
+		panic("fakedb: local index " + name + " must have the table's hash " + t.hash)
+	}
+	if t.indexes == nil {
+		t.indexes = map[string]*fakeIndex{}
+	}
+	t.indexes[name] = &fakeIndex{hash: hash, rng: rng, global: global}
+	return db
+}
+
+// fakeView is what a Query or Scan reads: a table or one of its indexes.
+type fakeView struct {
+	t         *fakeTable
+	hash, rng string   // the view's key attributes
+	keys      []string // the attributes of a position in it: the view's key, then the table's
+	global    bool
+	what      string // "query" or "scan", for messages
+}
+
+// view returns the view of a Query or Scan of table, or of its index.
+func (db *fakeDB) view(table, index *string, consistent *bool, what string) (*fakeView, error) {
+	t := db.tables[aws.ToString(table)]
+	if t == nil {
+		return nil, fakeNotFound(aws.ToString(table))
+	}
+	v := &fakeView{t: t, hash: t.hash, rng: t.rng, what: what}
+	if index != nil {
+		ix := t.indexes[*index]
+		if ix == nil {
+			return nil, fakeValidation("the table does not have the specified index: %s", *index)
+		}
+		v.hash, v.rng, v.global = ix.hash, ix.rng, ix.global
+		if v.global && aws.ToBool(consistent) {
+			return nil, fakeValidation("Consistent read cannot be true when %sing a GSI", what)
+		}
+	}
+	for _, k := range []string{v.hash, v.rng, t.hash, t.rng} {
+		if k != "" && !slices.Contains(v.keys, k) {
+			v.keys = append(v.keys, k)
+		}
+	}
+	return v, nil
+}
+
+// compare orders a and b by the view's key, then the table's (DynamoDB
+// leaves the order of an index's ties unspecified; the fake's is this).
+func (v *fakeView) compare(a, b map[string]types.AttributeValue) int {
+	for _, k := range v.keys {
+		if c := fakeCompare(a[k], b[k]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// items returns the items in the view (an index holds those with its key
+// attributes), in its order.
+func (v *fakeView) items() []map[string]types.AttributeValue {
+	var out []map[string]types.AttributeValue
+	for _, it := range v.t.items {
+		if it[v.hash] != nil && (v.rng == "" || it[v.rng] != nil) {
+			out = append(out, it)
+		}
+	}
+	slices.SortFunc(out, v.compare)
+	return out
+}
+
+// position returns the attributes of item that name its place in the view.
+func (v *fakeView) position(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	k := make(map[string]types.AttributeValue, len(v.keys))
+	for _, a := range v.keys {
+		k[a] = item[a]
+	}
+	return k
+}
+
+// paths returns the top-level attribute names expr uses.
+func fakePaths(expr *string, names map[string]string) ([]string, error) {
+	if aws.ToString(expr) == "" {
+		return nil, nil
+	}
+	e, err := condexpr.Parse(*expr)
+	if err != nil {
+		return nil, fakeValidation("invalid expression %q: %v", *expr, err)
+	}
+	var out []string
+	for _, p := range e.Paths {
+		steps, err := fakeSteps(p, names)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, steps[0].name)
+	}
+	return out, nil
+}
+
+// page serves a Query or Scan over items (in the view's order, reversed
+// when desc): from after ExclusiveStartKey (which need not exist), at most
+// limit items read, the filter applied after the limit, as DynamoDB does; a
+// page that stops at the limit returns the position of its last item read,
+// even when no item follows.
+func (v *fakeView) page(items []map[string]types.AttributeValue, desc bool, start map[string]types.AttributeValue, limit *int32,
 	filter *string, names map[string]string, vals map[string]types.AttributeValue) (page []map[string]types.AttributeValue, scanned int, last map[string]types.AttributeValue, err error) {
+	if limit != nil && *limit < 1 {
+		return nil, 0, nil, fakeValidation("Limit must be greater than or equal to 1")
+	}
 	i := 0
 	if start != nil {
-		if err := t.checkKey(start); err != nil {
-			return nil, 0, nil, fakeValidation("ExclusiveStartKey %s is not a key", formatKey(start))
+		if len(start) != len(v.keys) || slices.ContainsFunc(v.keys, func(k string) bool { return start[k] == nil }) {
+			return nil, 0, nil, fakeValidation("Exclusive Start Key must have same size as table's key schema: %s", formatKey(start))
 		}
-		id := t.id(start)
-		i = len(items)
-		for j, it := range items {
-			if t.id(it) == id {
-				i = j + 1
+		for i < len(items) {
+			c := v.compare(items[i], start)
+			if desc {
+				c = -c
+			}
+			if c > 0 {
 				break
 			}
-		}
-		if i == len(items) && !slices.ContainsFunc(items, func(it map[string]types.AttributeValue) bool { return t.id(it) == id }) {
-			// DynamoDB resumes after a key that no longer exists; the
-			// items are in key order, so find the first one after it.
-			i = 0
-			for i < len(items) && t.before(items[i], start) {
-				i++
-			}
+			i++
 		}
 	}
 	n := len(items) - i
@@ -695,32 +823,63 @@ func (t *fakeTable) page(items []map[string]types.AttributeValue, start map[stri
 			page = append(page, it)
 		}
 	}
-	if limit != nil && n == int(*limit) && n > 0 {
-		last = t.key(items[i+n-1])
+	if limit != nil && n == int(*limit) {
+		last = v.position(items[i+n-1])
 	}
 	return page, n, last, nil
 }
 
-// before reports whether item comes at or before key in t's order.
-func (t *fakeTable) before(item, key map[string]types.AttributeValue) bool {
-	c := fakeCompare(item[t.hash], key[t.hash])
-	if c == 0 && t.rng != "" {
-		c = fakeCompare(item[t.rng], key[t.rng])
+// fakeProjectAll returns the items of page as the request projects them,
+// none for Select COUNT.
+func fakeProjectAll(page []map[string]types.AttributeValue, sel types.Select, proj *string, names map[string]string) ([]map[string]types.AttributeValue, error) {
+	if sel == types.SelectCount {
+		return nil, nil
 	}
-	return c <= 0
+	var out []map[string]types.AttributeValue
+	for _, it := range page {
+		p, err := fakeProject(it, proj, names)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
+// query serves a Query as DynamoDB does, refusing what it refuses: a key
+// condition on other attributes than the view's key or without its hash, a
+// filter on the view's key, a start key the key condition does not select,
+// a consistent read of a global index.
 func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
-	if in.IndexName != nil {
-		return nil, fakeValidation("indexes are not modelled (%s)", *in.IndexName)
+	v, err := db.view(in.TableName, in.IndexName, in.ConsistentRead, "query")
+	if err != nil {
+		return nil, err
 	}
-	t := db.tables[aws.ToString(in.TableName)]
-	if t == nil {
-		return nil, fakeNotFound(aws.ToString(in.TableName))
+	names, vals := in.ExpressionAttributeNames, in.ExpressionAttributeValues
+	kc, err := fakePaths(in.KeyConditionExpression, names)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(kc, v.hash) || slices.ContainsFunc(kc, func(a string) bool { return a != v.hash && a != v.rng }) {
+		return nil, fakeValidation("Query condition missed key schema element")
+	}
+	fp, err := fakePaths(in.FilterExpression, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range fp {
+		if a == v.hash || a == v.rng {
+			return nil, fakeValidation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", a)
+		}
+	}
+	if in.ExclusiveStartKey != nil {
+		if ok, err := fakeCond(in.KeyConditionExpression, names, vals, in.ExclusiveStartKey); err != nil || !ok {
+			return nil, cmp.Or(err, fakeValidation("The provided starting key does not match the range key predicate"))
+		}
 	}
 	var items []map[string]types.AttributeValue
-	for _, it := range t.sorted() {
-		ok, err := fakeCond(in.KeyConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues, it)
+	for _, it := range v.items() {
+		ok, err := fakeCond(in.KeyConditionExpression, names, vals, it)
 		if err != nil {
 			return nil, err
 		}
@@ -728,35 +887,28 @@ func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 			items = append(items, it)
 		}
 	}
-	if in.ScanIndexForward != nil && !*in.ScanIndexForward {
+	desc := in.ScanIndexForward != nil && !*in.ScanIndexForward
+	if desc {
 		slices.Reverse(items)
 	}
-	page, scanned, last, err := t.page(items, in.ExclusiveStartKey, in.Limit, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	page, scanned, last, err := v.page(items, desc, in.ExclusiveStartKey, in.Limit, in.FilterExpression, names, vals)
 	if err != nil {
 		return nil, err
 	}
 	out := &dynamodb.QueryOutput{Count: int32(len(page)), ScannedCount: int32(scanned), LastEvaluatedKey: last}
-	if in.Select != types.SelectCount {
-		for _, it := range page {
-			p, err := fakeProject(it, in.ProjectionExpression, in.ExpressionAttributeNames)
-			if err != nil {
-				return nil, err
-			}
-			out.Items = append(out.Items, p)
-		}
-	}
-	return out, nil
+	out.Items, err = fakeProjectAll(page, in.Select, in.ProjectionExpression, names)
+	return out, err
 }
 
+// scan serves a Scan: the view in key order (DynamoDB's order is its own;
+// the tests must not depend on it), or one segment of it: by default the
+// hash of an item's key modulo the total, or as db.segment says.
 func (db *fakeDB) scan(in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
-	if in.IndexName != nil {
-		return nil, fakeValidation("indexes are not modelled (%s)", *in.IndexName)
+	v, err := db.view(in.TableName, in.IndexName, in.ConsistentRead, "scan")
+	if err != nil {
+		return nil, err
 	}
-	t := db.tables[aws.ToString(in.TableName)]
-	if t == nil {
-		return nil, fakeNotFound(aws.ToString(in.TableName))
-	}
-	items := t.sorted()
+	items := v.items()
 	if in.TotalSegments != nil {
 		total, seg := int(*in.TotalSegments), int(aws.ToInt32(in.Segment))
 		items = slices.DeleteFunc(items, func(it map[string]types.AttributeValue) bool {
@@ -764,25 +916,17 @@ func (db *fakeDB) scan(in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
 				return db.segment(it, total) != seg
 			}
 			h := fnv.New32a()
-			h.Write([]byte(t.id(it)))
+			h.Write([]byte(v.t.id(it)))
 			return int(h.Sum32()%uint32(total)) != seg
 		})
 	}
-	page, scanned, last, err := t.page(items, in.ExclusiveStartKey, in.Limit, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
+	page, scanned, last, err := v.page(items, false, in.ExclusiveStartKey, in.Limit, in.FilterExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
 	if err != nil {
 		return nil, err
 	}
 	out := &dynamodb.ScanOutput{Count: int32(len(page)), ScannedCount: int32(scanned), LastEvaluatedKey: last}
-	if in.Select != types.SelectCount {
-		for _, it := range page {
-			p, err := fakeProject(it, in.ProjectionExpression, in.ExpressionAttributeNames)
-			if err != nil {
-				return nil, err
-			}
-			out.Items = append(out.Items, p)
-		}
-	}
-	return out, nil
+	out.Items, err = fakeProjectAll(page, in.Select, in.ProjectionExpression, in.ExpressionAttributeNames)
+	return out, err
 }
 
 func (db *fakeDB) batchGet(in *dynamodb.BatchGetItemInput) (*dynamodb.BatchGetItemOutput, error) {
@@ -1798,5 +1942,124 @@ func TestFakeDBLoseAppliesTheWrite(t *testing.T) {
 	}
 	if db.item("T", map[string]types.AttributeValue{"id": str("a")}) == nil {
 		t.Fatal("the write whose answer was lost was not applied")
+	}
+}
+
+// The fake answers Queries as DynamoDB Local does — the same items, counts
+// and LastEvaluatedKey, or a ValidationException for both: Limit reached
+// at the last item still returns its key; a start key that is not stored
+// resumes after it in either order; the filter runs after Limit; Select
+// COUNT counts; a local and a global index are read in their own order,
+// their positions carrying the table's key and theirs; and what DynamoDB
+// refuses is refused (key condition off the key, filter on the key read,
+// start key outside the key condition or of the wrong size, ConsistentRead
+// on a global index, Limit 0).
+func TestFakeDBQueriesAsDynamoDBLocal(t *testing.T) {
+	local := dynamotest.Client(t)
+	def := func(name string, typ types.ScalarAttributeType) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: typ}
+	}
+	ks := func(hash, rng string) []types.KeySchemaElement {
+		return []types.KeySchemaElement{{AttributeName: aws.String(hash), KeyType: types.KeyTypeHash}, {AttributeName: aws.String(rng), KeyType: types.KeyTypeRange}}
+	}
+	all := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+	name := dynamotest.CreateTable(t, local, &dynamodb.CreateTableInput{
+		TableName:              aws.String("fakeq"),
+		AttributeDefinitions:   []types.AttributeDefinition{def("p", "S"), def("n", "N"), def("owner", "S"), def("at", "N")},
+		KeySchema:              ks("p", "n"),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: aws.String("byOwner"), KeySchema: ks("owner", "at"), Projection: all}},
+		LocalSecondaryIndexes:  []types.LocalSecondaryIndex{{IndexName: aws.String("byAt"), KeySchema: ks("p", "at"), Projection: all}},
+	})
+	fake := (&fakeDB{}).table(name, "p", "n").index(name, "byOwner", "owner", "at", true).index(name, "byAt", "p", "at", false)
+	ctx := t.Context()
+	for i, at := range []string{"9", "", "7", "6", "8"} { // item 2 is in no index
+		it := map[string]types.AttributeValue{"p": str("a"), "n": n(strconv.Itoa(i + 1)), "body": str("item " + strconv.Itoa(i+1))}
+		if at != "" {
+			it["owner"], it["at"] = str("ann"), n(at)
+		}
+		for _, c := range []Client{local, fake} {
+			if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: it}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	key := func(kv ...string) map[string]types.AttributeValue {
+		m := map[string]types.AttributeValue{}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i] == "p" || kv[i] == "owner" {
+				m[kv[i]] = str(kv[i+1])
+			} else {
+				m[kv[i]] = n(kv[i+1])
+			}
+		}
+		return m
+	}
+	names := map[string]string{"#p": "p", "#n": "n", "#o": "owner", "#at": "at", "#b": "body"}
+	vals := map[string]types.AttributeValue{":a": str("a"), ":ann": str("ann"), ":3": n("3"), ":8": n("8"), ":b": str("item 3")}
+	cases := []struct {
+		name string
+		in   dynamodb.QueryInput
+	}{
+		{"limit at the end", dynamodb.QueryInput{Limit: aws.Int32(5)}},
+		{"limit descending", dynamodb.QueryInput{Limit: aws.Int32(2), ScanIndexForward: aws.Bool(false)}},
+		{"start not stored", dynamodb.QueryInput{ExclusiveStartKey: key("p", "a", "n", "2.5")}},
+		{"start not stored descending", dynamodb.QueryInput{ExclusiveStartKey: key("p", "a", "n", "2.5"), ScanIndexForward: aws.Bool(false)}},
+		{"sort key range", dynamodb.QueryInput{KeyConditionExpression: aws.String("#p = :a AND #n > :3")}},
+		{"filter after limit", dynamodb.QueryInput{Limit: aws.Int32(2), FilterExpression: aws.String("#b = :b")}},
+		{"count", dynamodb.QueryInput{Select: types.SelectCount, FilterExpression: aws.String("#b = :b")}},
+		{"local index", dynamodb.QueryInput{IndexName: aws.String("byAt"), ConsistentRead: aws.Bool(true), Limit: aws.Int32(2)}},
+		{"local index from a start", dynamodb.QueryInput{IndexName: aws.String("byAt"), ExclusiveStartKey: key("p", "a", "n", "4", "at", "6")}},
+		{"local index filter on the table's sort key", dynamodb.QueryInput{IndexName: aws.String("byAt"), FilterExpression: aws.String("#n < :3")}},
+		{"global index", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann"), Limit: aws.Int32(3)}},
+		{"global index from a start", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann AND #at < :8"),
+			ExclusiveStartKey: key("p", "a", "n", "4", "owner", "ann", "at", "6"), ScanIndexForward: aws.Bool(false)}},
+		{"refused: global index consistent", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann"), ConsistentRead: aws.Bool(true)}},
+		{"refused: global index start of the table's key", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann"),
+			ExclusiveStartKey: key("p", "a", "n", "4")}},
+		{"refused: global index filter on its key", dynamodb.QueryInput{IndexName: aws.String("byOwner"), KeyConditionExpression: aws.String("#o = :ann"), FilterExpression: aws.String("#at < :8")}},
+		{"refused: filter on the sort key", dynamodb.QueryInput{FilterExpression: aws.String("#n < :3")}},
+		{"refused: key condition off the key", dynamodb.QueryInput{KeyConditionExpression: aws.String("#p = :a AND #b = :b")}},
+		{"refused: start in another partition", dynamodb.QueryInput{ExclusiveStartKey: key("p", "b", "n", "1")}},
+		{"refused: start outside the range", dynamodb.QueryInput{KeyConditionExpression: aws.String("#p = :a AND #n > :3"), ExclusiveStartKey: key("p", "a", "n", "1")}},
+		{"refused: limit 0", dynamodb.QueryInput{Limit: aws.Int32(0)}},
+	}
+	answer := func(c Client, in dynamodb.QueryInput) string {
+		in.TableName = aws.String(name)
+		if in.KeyConditionExpression == nil {
+			in.KeyConditionExpression = aws.String("#p = :a")
+		}
+		used := condexpr.UsedNames(aws.ToString(in.KeyConditionExpression), aws.ToString(in.FilterExpression))
+		in.ExpressionAttributeNames = map[string]string{}
+		for ph := range used {
+			in.ExpressionAttributeNames[ph] = names[ph]
+		}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{}
+		for ph, v := range vals {
+			if strings.Contains(aws.ToString(in.KeyConditionExpression)+" "+aws.ToString(in.FilterExpression)+" ", ph+" ") {
+				in.ExpressionAttributeValues[ph] = v
+			}
+		}
+		out, err := c.Query(ctx, &in)
+		var api smithy.APIError
+		if errors.As(err, &api) {
+			return api.ErrorCode()
+		}
+		if err != nil {
+			return err.Error()
+		}
+		var ns []string
+		for _, it := range out.Items {
+			ns = append(ns, it["n"].(*types.AttributeValueMemberN).Value)
+		}
+		return fmt.Sprintf("items %v count %d scanned %d last %s", ns, out.Count, out.ScannedCount, formatKey(out.LastEvaluatedKey))
+	}
+	for _, tc := range cases {
+		want, got := answer(local, tc.in), answer(fake, tc.in)
+		if got != want {
+			t.Errorf("%s: the fake answers %s, DynamoDB Local %s", tc.name, got, want)
+		}
+		if refused := strings.HasPrefix(tc.name, "refused"); refused != (want == "ValidationException") {
+			t.Errorf("%s: DynamoDB Local answers %s", tc.name, want)
+		}
 	}
 }

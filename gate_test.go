@@ -49,23 +49,8 @@ func TestItemCacheBounds(t *testing.T) {
 // what the previous one left: one read in all, no conflict, every change
 // applied once, the version advanced once per change.
 func TestUpdatesOfOneKeyTakeTurns(t *testing.T) {
-	var mu sync.Mutex
-	stored := map[string]types.AttributeValue{"ISBN": str("1"), "title": str(""), "version": n("1")}
-	c := &fakeDB{noStore: true}
-	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return &dynamodb.GetItemOutput{Item: stored}, nil
-	}
-	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if held := in.ExpressionAttributeValues[":v0"]; held.(*types.AttributeValueMemberN).Value != stored["version"].(*types.AttributeValueMemberN).Value {
-			return nil, ccf(stored)
-		}
-		stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": in.ExpressionAttributeValues[":a1"], "version": in.ExpressionAttributeValues[":v1"]}
-		return &dynamodb.UpdateItemOutput{}, nil
-	}
+	c := (&fakeDB{}).table("Books", "ISBN", "")
+	putBook(c, "", "1")
 	books := newBooks(t, c, WithRetry(RetryPolicy{MaxAttempts: 1}))
 	const workers, each = 8, 25
 	var wg sync.WaitGroup
@@ -85,10 +70,10 @@ func TestUpdatesOfOneKeyTakeTurns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := len(stored["title"].(*types.AttributeValueMemberS).Value); got != workers*each {
+	if got := len(storedTitle(c)); got != workers*each {
 		t.Errorf("title has %d x, want %d", got, workers*each)
 	}
-	if v := stored["version"].(*types.AttributeValueMemberN).Value; v != itoa(1+workers*each) {
+	if v := c.item("Books", book1)["version"].(*types.AttributeValueMemberN).Value; v != itoa(1+workers*each) {
 		t.Errorf("version %s, want %d: one per change", v, 1+workers*each)
 	}
 	if len(c.upds()) > workers*each {
@@ -103,56 +88,50 @@ func TestUpdatesOfOneKeyTakeTurns(t *testing.T) {
 // kid is the keyID of a string hash key.
 func kid(s string) keyID { return keyID{hashType: 'S', hash: s} }
 
-// bookStore is a stub DynamoDB of one Book item that checks the version
-// (nothing else) like DynamoDB would, and can hold the first write until
-// released.
+// bookStore is the fake DynamoDB of Book items (table Books) whose first
+// write waits until released, and which records the version each write
+// moved its item from and to.
 type bookStore struct {
+	db      *fakeDB
 	mu      sync.Mutex
-	stored  map[string]types.AttributeValue // nil: absent
-	writes  []string                        // ":v0 -> :v1" of each write
-	holding chan struct{}                   // closed when the first write waits
-	release chan struct{}                   // closing it lets the first write go on
+	writes  []string      // "v0->v1" of each write, from its request ("" failed)
+	holding chan struct{} // closed when the first write waits
+	release chan struct{} // closing it lets the first write go on
 }
 
 func newBookStore() *bookStore {
-	return &bookStore{holding: make(chan struct{}), release: make(chan struct{})}
+	s := &bookStore{db: (&fakeDB{}).table("Books", "ISBN", "")}
+	s.holding, s.release = s.db.hold("UpdateItem", 1)
+	s.db.hook(&fakeHook{op: "UpdateItem", after: func(_ int, in, _ any, err error) {
+		w := "" // a write that failed
+		if err == nil {
+			vals := in.(*dynamodb.UpdateItemInput).ExpressionAttributeValues
+			held := "0"
+			if v, ok := vals[":v0"]; ok {
+				held = v.(*types.AttributeValueMemberN).Value
+			}
+			w = held + "->" + vals[":v1"].(*types.AttributeValueMemberN).Value
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.writes = append(s.writes, w)
+	}})
+	return s
 }
 
-func (s *bookStore) client() *fakeDB {
-	c := &fakeDB{noStore: true}
-	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return &dynamodb.GetItemOutput{Item: s.stored}, nil
-	}
-	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		s.mu.Lock()
-		first := len(s.writes) == 0
-		s.writes = append(s.writes, "")
-		s.mu.Unlock()
-		if first {
-			close(s.holding)
-			<-s.release
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		held := "0"
-		if v, ok := in.ExpressionAttributeValues[":v0"]; ok {
-			held = v.(*types.AttributeValueMemberN).Value
-		}
-		cur := "0"
-		if s.stored != nil {
-			cur = s.stored["version"].(*types.AttributeValueMemberN).Value
-		}
-		if held != cur {
-			return nil, ccf(s.stored)
-		}
-		next := in.ExpressionAttributeValues[":v1"].(*types.AttributeValueMemberN).Value
-		s.writes[len(s.writes)-1] = held + "->" + next
-		s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": in.ExpressionAttributeValues[":a1"], "version": n(next)}
-		return &dynamodb.UpdateItemOutput{}, nil
-	}
-	return c
+func (s *bookStore) client() *fakeDB { return s.db }
+
+// book1 is the key of the Book the gate tests update.
+var book1 = map[string]types.AttributeValue{"ISBN": str("1")}
+
+// storedTitle returns the title of book 1 in db.
+func storedTitle(db *fakeDB) string {
+	return db.item("Books", book1)["title"].(*types.AttributeValueMemberS).Value
+}
+
+// putBook stores book 1 in db with title and version, as another writer.
+func putBook(db *fakeDB, title, version string) {
+	db.put("Books", map[string]types.AttributeValue{"ISBN": str("1"), "title": str(title), "version": n(version)})
 }
 
 func appendTitle(s string) func(Book) (Book, error) {
@@ -200,7 +179,7 @@ func TestUpdateCoalesces(t *testing.T) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	final := s.stored["title"].(*types.AttributeValueMemberS).Value
+	final := storedTitle(s.db)
 	seen := map[int64]bool{}
 	for _, r := range all {
 		if r.err != nil {
@@ -277,9 +256,7 @@ func TestUpdateCoalescedFailuresStayWithTheirCaller(t *testing.T) {
 	if rpanic.panicked != "fn panicked" {
 		t.Errorf("the panicking function's caller got %v / %v, want its panic", rpanic.err, rpanic.panicked)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if title := s.stored["title"].(*types.AttributeValueMemberS).Value; title != "Abc" {
+	if title := storedTitle(s.db); title != "Abc" {
 		t.Errorf("stored title %q, want Abc", title)
 	}
 }
@@ -303,16 +280,12 @@ func TestUpdateRemembersStoredItem(t *testing.T) {
 	if len(c.gets()) != 1 {
 		t.Fatalf("%d reads for 3 Updates, want 1", len(c.gets()))
 	}
-	s.mu.Lock()
-	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("ext"), "version": n("9")}
-	s.mu.Unlock()
+	putBook(c, "ext", "9")
 	got, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("d"))
 	if err != nil || got.Title != "extd" || got.Version != 10 || len(c.gets()) != 1 {
 		t.Fatalf("after another writer: %+v, %v with %d reads; want extd v10 from the conflict's item", got, err, len(c.gets()))
 	}
-	s.mu.Lock()
-	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("ok"), "version": n("20")}
-	s.mu.Unlock()
+	putBook(c, "ok", "20")
 	calls := 0
 	got, err = books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) {
 		calls++
@@ -369,8 +342,8 @@ func TestUpdateLeaderNotHeldBySlowFollower(t *testing.T) {
 	if f := hangGuard(t, follower, "the follower"); f.err != nil || !strings.HasSuffix(f.b.Title, "F") {
 		t.Fatalf("follower: %+v, %v; want its change written", f.b, f.err)
 	}
-	if r.err == nil && s.title() != "ALF" {
-		t.Errorf("stored title %q, want ALF: each change once, in order", s.title())
+	if r.err == nil && storedTitle(s.db) != "ALF" {
+		t.Errorf("stored title %q, want ALF: each change once, in order", storedTitle(s.db))
 	}
 }
 
@@ -411,69 +384,27 @@ func TestUpdateLeaderHoldingLockNeededByFollower(t *testing.T) {
 	}
 }
 
-func (s *bookStore) title() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stored["title"].(*types.AttributeValueMemberS).Value
-}
-
-// hookStore is a stub of one Book item that checks the version like
-// DynamoDB (nothing else). Before applying write number n (1-based) it
-// calls before(n) without the lock held, which may block (to hold a write
-// in flight) or change the stored item (another writer).
+// hookStore is the fake DynamoDB of Book items (table Books) that calls
+// before(n) before write n (from 1), which may block (to hold a write in
+// flight) or change the stored item (another writer).
 type hookStore struct {
-	mu     sync.Mutex
-	stored map[string]types.AttributeValue
-	writes int
+	db     *fakeDB
 	before func(n int)
 }
 
-func (s *hookStore) set(title, version string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str(title), "version": n(version)}
-}
-
-func (s *hookStore) title() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stored["title"].(*types.AttributeValueMemberS).Value
-}
-
-func (s *hookStore) client() *fakeDB {
-	c := &fakeDB{noStore: true}
-	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return &dynamodb.GetItemOutput{Item: s.stored}, nil
-	}
-	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		s.mu.Lock()
-		s.writes++
-		w := s.writes
-		s.mu.Unlock()
+func newHookStore() *hookStore {
+	s := &hookStore{db: (&fakeDB{}).table("Books", "ISBN", "")}
+	s.db.hook(&fakeHook{op: "UpdateItem", before: func(n int) {
 		if s.before != nil {
-			s.before(w)
+			s.before(n)
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		held := "0"
-		if v, ok := in.ExpressionAttributeValues[":v0"]; ok {
-			held = v.(*types.AttributeValueMemberN).Value
-		}
-		cur := "0"
-		if s.stored != nil {
-			cur = s.stored["version"].(*types.AttributeValueMemberN).Value
-		}
-		if held != cur {
-			return nil, ccf(s.stored)
-		}
-		next := in.ExpressionAttributeValues[":v1"].(*types.AttributeValueMemberN).Value
-		s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": in.ExpressionAttributeValues[":a1"], "version": n(next)}
-		return &dynamodb.UpdateItemOutput{}, nil
-	}
-	return c
+	}})
+	return s
 }
+
+func (s *hookStore) set(title, version string) { putBook(s.db, title, version) }
+func (s *hookStore) title() string             { return storedTitle(s.db) }
+func (s *hookStore) client() *fakeDB           { return s.db }
 
 // hangGuard fails the test when ch does not deliver: a deadlock.
 func hangGuard[V any](t *testing.T, ch <-chan V, what string) V {
@@ -525,7 +456,7 @@ func startUpdate(books *Table[Book], fn func(Book) (Book, error)) <-chan upResul
 func TestCoalescedPanicOnStaleItemRerunsOnStored(t *testing.T) {
 	for _, mode := range []string{"panic", "goexit"} {
 		t.Run(mode, func(t *testing.T) {
-			s := &hookStore{}
+			s := newHookStore()
 			books := newBooks(t, s.client())
 			if _, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("a")); err != nil {
 				t.Fatal(err)
@@ -583,7 +514,7 @@ func TestCoalescedPanicOnStaleItemRerunsOnStored(t *testing.T) {
 // one after another, the function would have seen the stored item with the
 // earlier change applied on it. Its error does not stand: it runs again.
 func TestCoalescedErrorOnNeverStoredStateReruns(t *testing.T) {
-	s := &hookStore{}
+	s := newHookStore()
 	books := newBooks(t, s.client())
 	holding, release := make(chan struct{}), make(chan struct{})
 	s.before = func(n int) {
@@ -628,7 +559,7 @@ func TestCoalescedErrorOnNeverStoredStateReruns(t *testing.T) {
 // test): that reaches only its caller. The others in its batch are run as
 // if it had not been there, and the key stays usable.
 func TestCoalescedLeaderGoexitReachesOnlyItsCaller(t *testing.T) {
-	s := &hookStore{}
+	s := newHookStore()
 	books := newBooks(t, s.client())
 	holding, release := make(chan struct{}), make(chan struct{})
 	s.before = func(n int) {
@@ -737,14 +668,8 @@ func gatherFixture(t *testing.T) (s *bookStore, books *Table[Book], clk *clock.F
 	s = newBookStore()
 	clk = clock.NewFake(time.Unix(1_700_000_000, 0))
 	c := s.client()
-	write, writes := c.onUpd, 0
 	second = make(chan struct{})
-	c.onUpd = func(n int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		if writes++; writes == 2 { // writes are one at a time
-			close(second)
-		}
-		return write(n, in)
-	}
+	c.hook(&fakeHook{op: "UpdateItem", n: 2, before: func(int) { close(second) }})
 	books = newBooks(t, c, WithClock(clk))
 	ctx := context.Background()
 	first := make(chan error, 1)
@@ -798,7 +723,7 @@ func TestUpdateBatchGathersReleasedCallers(t *testing.T) {
 		t.Errorf("writes %v, want %v: A's next change in the write of B, C and D", s.writes, want)
 	}
 	// b, c and d queued in any order; A's second change came last.
-	if title := s.stored["title"].(*types.AttributeValueMemberS).Value; len(title) != 5 || title[0] != 'A' || title[4] != 'E' ||
+	if title := storedTitle(s.db); len(title) != 5 || title[0] != 'A' || title[4] != 'E' ||
 		!strings.Contains(title, "b") || !strings.Contains(title, "c") || !strings.Contains(title, "d") {
 		t.Errorf("title %q, want A, then b, c and d in any order, then E", title)
 	}
@@ -852,11 +777,7 @@ func TestUpdateLoneCallerNeverWaits(t *testing.T) {
 	s := newBookStore()
 	close(s.release)
 	c := s.client()
-	write := c.onUpd
-	c.onUpd = func(n int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		clk.Advance(5 * time.Millisecond)
-		return write(n, in)
-	}
+	c.hook(&fakeHook{op: "UpdateItem", before: func(int) { clk.Advance(5 * time.Millisecond) }})
 	books := newBooks(t, c, WithClock(clk))
 	done := make(chan struct{})
 	errs := make(chan error, 1)

@@ -578,10 +578,7 @@ type b2JDKey struct {
 // matches and `at > t` compares strings of one format.
 func TestJavaDateKeyConditionConverted(t *testing.T) {
 	K, V := expression.Key, expression.Value
-	cl := &qsClient{}
-	cl.onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
-		return &dynamodb.QueryOutput{}, nil
-	}
+	cl := (&fakeDB{}).table("T", "p", "at")
 	tb, err := NewTable[b2JDKey](NewMapper(cl), "T")
 	if err != nil {
 		t.Fatal(err)
@@ -597,7 +594,7 @@ func TestJavaDateKeyConditionConverted(t *testing.T) {
 			t.Logf("%s: refused: %v", name, err) // refusing with a hint would also do
 			continue
 		}
-		qs, _ := cl.requests()
+		qs := cl.queries()
 		q := qs[len(qs)-1]
 		for ph, v := range q.ExpressionAttributeValues {
 			if s, ok := v.(*types.AttributeValueMemberS); ok && s.Value != "a" && s.Value != want {
@@ -612,10 +609,7 @@ func TestJavaDateKeyConditionConverted(t *testing.T) {
 // stored) is after 03:04:05+01:00 (02:04:05Z), and is accepted.
 func TestJavaDateCursorAccepted(t *testing.T) {
 	K, V := expression.Key, expression.Value
-	cl := &qsClient{}
-	cl.onQuery = func(context.Context, *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
-		return &dynamodb.QueryOutput{}, nil
-	}
+	cl := (&fakeDB{}).table("T", "p", "at")
 	tb, err := NewTable[b2JDKey](NewMapper(cl), "T")
 	if err != nil {
 		t.Fatal(err)

@@ -31,9 +31,8 @@ func TestParallelScanEveryItemOnce(t *testing.T) {
 			t.Errorf("item %d yielded %d times", n, k)
 		}
 	}
-	_, ss := c.requests()
 	perSegment := map[int32]int{}
-	for _, in := range ss {
+	for _, in := range c.scans() {
 		if aws.ToInt32(in.TotalSegments) != 4 || aws.ToInt32(in.Limit) != 7 {
 			t.Errorf("request segment %d of %d limit %d", aws.ToInt32(in.Segment), aws.ToInt32(in.TotalSegments), aws.ToInt32(in.Limit))
 		}
@@ -49,25 +48,28 @@ func TestParallelScanEveryItemOnce(t *testing.T) {
 	}
 }
 
+// qsSegment matches the scans of segment seg.
+func qsSegment(seg int32) func(in any) bool {
+	return func(in any) bool {
+		s, ok := in.(*dynamodb.ScanInput)
+		return ok && s.Segment != nil && *s.Segment == seg
+	}
+}
+
 // Breaking out of a ParallelScan cancels the requests in flight and returns
 // only after every segment's goroutine is done.
 func TestParallelScanBreakLeaksNothing(t *testing.T) {
 	tb, c := newQSTable(t, 40)
-	blocked := make(chan struct{})
 	var cancelled sync.WaitGroup
 	cancelled.Add(1)
 	var sawCancel error
-	inner := &qsClient{items: c.items}
-	c.onScan = func(ctx context.Context, in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
-		if aws.ToInt32(in.Segment) == 3 { // hangs until cancelled
-			close(blocked)
-			<-ctx.Done()
-			sawCancel = ctx.Err()
+	// Segment 3's request hangs until its ctx ends (release stays open).
+	hang := c.hook(&fakeHook{op: "Scan", match: qsSegment(3), holding: make(chan struct{}), release: make(chan struct{}),
+		after: func(_ int, _, _ any, err error) {
+			sawCancel = err
 			cancelled.Done()
-			return nil, ctx.Err()
-		}
-		return inner.Scan(ctx, in)
-	}
+		}})
+	blocked := hang.holding
 	n := 0
 	for _, err := range tb.ParallelScan(t.Context(), 4, PageSize(2)) {
 		if err != nil {
@@ -105,13 +107,10 @@ func TestParallelScanLimit(t *testing.T) {
 // A failing segment stops the whole scan with its error.
 func TestParallelScanError(t *testing.T) {
 	tb, c := newQSTable(t, 100)
-	inner := &qsClient{items: c.items}
-	c.onScan = func(ctx context.Context, in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
-		if aws.ToInt32(in.Segment) == 2 && in.ExclusiveStartKey != nil {
-			return nil, errQSStub
-		}
-		return inner.Scan(ctx, in)
+	second := func(in any) bool { // segment 2's second page
+		return qsSegment(2)(in) && in.(*dynamodb.ScanInput).ExclusiveStartKey != nil
 	}
+	c.hook(&fakeHook{op: "Scan", match: second, err: errQSStub})
 	var errs []error
 	for _, err := range tb.ParallelScan(t.Context(), 4, PageSize(5)) {
 		if err != nil {
@@ -132,11 +131,8 @@ func TestParallelScanCallerContext(t *testing.T) {
 	tb, c := newQSTable(t, 10)
 	var started sync.WaitGroup
 	started.Add(2)
-	c.onScan = func(ctx context.Context, _ *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
-		started.Done()
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
+	// Every request hangs until its ctx ends (release stays open).
+	c.hook(&fakeHook{op: "Scan", before: func(int) { started.Done() }, holding: make(chan struct{}), release: make(chan struct{})})
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
 		started.Wait()
@@ -158,7 +154,7 @@ func TestScanPagesAndSegment(t *testing.T) {
 	if err != nil || !slices.Equal(got, seqInts(1, 10)) {
 		t.Fatalf("scan: %v, %v", got, err)
 	}
-	if _, ss := c.requests(); len(ss) != 4 {
+	if ss := c.scans(); len(ss) != 4 {
 		t.Errorf("%d requests for 10 items in pages of 3, want 4", len(ss))
 	}
 	got, err = collect(tb.Scan(t.Context(), Segment(0, 3)))

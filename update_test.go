@@ -12,21 +12,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 func TestUpdateRetriesWithConflictItem(t *testing.T) {
-	// The first write conflicts; the conflict carries version 7 with title
-	// "X". Update must call fn with that item, without another read.
-	c := &fakeDB{noStore: true}
-	c.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
-		return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"ISBN": str("1"), "title": str("A"), "version": n("6")}}, nil
-	}
-	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		if len(c.upds()) == 1 {
-			return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "title": str("X"), "version": n("7")})
-		}
-		return &dynamodb.UpdateItemOutput{}, nil
-	}
+	// Update reads version 6 with title "A"; another writer stores version
+	// 7 with title "X" just before the first write, which conflicts, and
+	// the conflict carries that item. Update must call fn with it, without
+	// another read.
+	c := (&fakeDB{}).table("Books", "ISBN", "")
+	putBook(c, "A", "6")
+	c.hook(&fakeHook{op: "UpdateItem", n: 1, before: func(int) { putBook(c, "X", "7") }})
 	books := newBooks(t, c, WithRetry(RetryPolicy{BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond}))
 	var seen []string
 	saved, err := books.Update(context.Background(), Book{ISBN: "1"}, func(b Book) (Book, error) {
@@ -50,12 +46,13 @@ func TestUpdateRetriesWithConflictItem(t *testing.T) {
 	if got := c.upds()[1].ExpressionAttributeValues[":v0"].(*types.AttributeValueMemberN).Value; got != "7" {
 		t.Errorf("second write held %s, want 7", got)
 	}
+	if got := storedTitle(c); got != "X+" {
+		t.Errorf("stored title %q, want X+", got)
+	}
 }
 
 func TestUpdateCreatesMissingItem(t *testing.T) {
-	c := &fakeDB{noStore: true, onGet: func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
-		return &dynamodb.GetItemOutput{}, nil
-	}}
+	c := (&fakeDB{}).table("Books", "ISBN", "")
 	books := newBooks(t, c)
 	saved, err := books.Update(context.Background(), Book{ISBN: "9", Title: "ignored"}, func(b Book) (Book, error) {
 		if b.ISBN != "9" || b.Title != "" || b.Version != 0 {
@@ -66,6 +63,9 @@ func TestUpdateCreatesMissingItem(t *testing.T) {
 	})
 	if err != nil || saved.Version != 1 || saved.Title != "new" {
 		t.Fatalf("Update = %+v, %v", saved, err)
+	}
+	if got := c.item("Books", map[string]types.AttributeValue{"ISBN": str("9")}); got == nil || !av.Equal(got["title"], str("new")) || !av.Equal(got["version"], n("1")) {
+		t.Errorf("stored %v, want title new at version 1", got)
 	}
 }
 
@@ -183,9 +183,7 @@ func TestUpdateCombinedOversizeChangeFailsAlone(t *testing.T) {
 	if r := hangGuard(t, big, "the big change's Update"); !errors.Is(r.err, ErrInvalidInput) {
 		t.Errorf("oversize change: %v; want ErrInvalidInput", r.err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if got := s.stored["title"].(*types.AttributeValueMemberS).Value; got != "Ax" {
+	if got := storedTitle(s.db); got != "Ax" {
 		t.Errorf("stored title %.10q, want Ax", got)
 	}
 }
@@ -205,7 +203,7 @@ func TestUpdateMustExistRefusesMissingItem(t *testing.T) {
 	if !errors.Is(err, ErrNotFound) || called || len(s.writes) != 0 {
 		t.Fatalf("missing item: %v, fn called %v, %d writes; want ErrNotFound, no call, no write", err, called, len(s.writes))
 	}
-	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("a"), "version": n("4")}
+	putBook(s.db, "a", "4")
 	if got, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("b"), MustExist()); err != nil || got.Title != "ab" || got.Version != 5 {
 		t.Fatalf("existing item: %+v, %v; want ab v5", got, err)
 	}
@@ -221,7 +219,7 @@ func TestUpdateNoChangeWritesNothing(t *testing.T) {
 	c := s.client()
 	books := newBooks(t, c)
 	ctx := context.Background()
-	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("a"), "version": n("4")}
+	putBook(s.db, "a", "4")
 	got, err := books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) {
 		b.Title = "scribbled on the copy"
 		return b, ErrNoChange
@@ -232,9 +230,7 @@ func TestUpdateNoChangeWritesNothing(t *testing.T) {
 	if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("b")); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	s.stored = map[string]types.AttributeValue{"ISBN": str("1"), "title": str("ext"), "version": n("9")}
-	s.mu.Unlock()
+	putBook(s.db, "ext", "9")
 	var seen []string
 	reads := len(c.gets())
 	got, err = books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) {
