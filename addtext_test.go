@@ -9,17 +9,18 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/codec/codectest"
 )
 
 // textSets has `set` fields of text types: a string kind, an integer kind.
 type textSets struct {
-	ID    string   `dynamo:"id,hash"`
-	Codes []tCode  `dynamo:"codes,set"`
-	Lvls  []tLevel `dynamo:"lvls,set"`
-	Lvl   tLevel   `dynamo:"lvl"`
-	Owner cUUID    `dynamo:"owner"`
-	Plain []string `dynamo:"plain,set"`
-	V     int64    `dynamo:"v,version"`
+	ID    string         `dynamo:"id,hash"`
+	Codes []tCode        `dynamo:"codes,set"`
+	Lvls  []tLevel       `dynamo:"lvls,set"`
+	Lvl   tLevel         `dynamo:"lvl"`
+	Owner codectest.UUID `dynamo:"owner"`
+	Plain []string       `dynamo:"plain,set"`
+	V     int64          `dynamo:"v,version"`
 }
 
 func addTextStub() *fakeDB {
@@ -118,8 +119,8 @@ func TestAddTextRefused(t *testing.T) {
 
 // textUUIDSet has a `set` of uuid-style [16]byte values.
 type textUUIDSet struct {
-	ID   string  `dynamo:"id,hash"`
-	Tags []cUUID `dynamo:"tags,set"`
+	ID   string           `dynamo:"id,hash"`
+	Tags []codectest.UUID `dynamo:"tags,set"`
 }
 
 // TestAddUUIDSet: AddToSet of uuids on a `set` field of uuids sends their
@@ -134,7 +135,7 @@ func TestAddUUIDSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := tb.Add(ctx, textUUIDSet{ID: "a"}, AddToSet("tags", []cUUID{uuid1})); err != nil {
+	if _, err := tb.Add(ctx, textUUIDSet{ID: "a"}, AddToSet("tags", []codectest.UUID{uuid1})); err != nil {
 		t.Fatalf("Add: %v", err)
 	}
 	if got, want := addedValue(t, c.upds()[0], "tags"), (&types.AttributeValueMemberSS{Value: []string{uuid1Text}}); !reflect.DeepEqual(got, want) {

@@ -103,7 +103,7 @@ func (t *Table[T]) batchWriteOpts(op string, opts []BatchWriteOption) (batchWrit
 // leaves unprocessed (throttling, or the 16 MB response limit) are sent again
 // after a jittered exponential backoff, at most MaxAttempts requests per
 // chunk, as the RetryPolicy says (WithRetry, given to this call or to
-// NewMapper; by default 100 requests, waits from 2 ms up to 100 ms).
+// NewMapper; RetryPolicy lists the defaults).
 // ConsistentRead reads with strong consistency. ctx bounds the whole call:
 // every request, the SDK's retries and the waits between them.
 //
@@ -264,20 +264,12 @@ var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 // requests of at most MaxBatchWriteItems, one request after another. Each
 // item replaces the whole stored item, as with SavePut; items is not
 // modified. A batch write cannot carry a condition, so for a versioned type
-// BatchSave refuses to write unless WithSaveBehavior(SaveClobber) is given;
-// for version-checked writes of several items use a transaction or Save in
-// a loop. With SaveClobber, BatchSave writes each item with the version
-// after the one it holds (held + the versionstep; for an unsaved item the
-// first version), with no check: this is Java DynamoDBMapper's CLOBBER, and
-// unlike Save with SaveClobber, which increments inside DynamoDB, it can
-// move a stored version backwards (an item stored at version 5 and saved
-// holding 2 is stored at 3), after which holders of the overwritten
-// versions may save over it without a conflict. Use it for loading data
-// nobody else writes concurrently. (Java's batchSave skips the version
-// check silently; this one does not.) Types without a version need no
-// option. Fields tagged modified are set to the
-// mapper's clock, and zero created ones too (a stored creation time is
-// overwritten unless the item holds it).
+// BatchSave refuses to write unless WithSaveBehavior(SaveClobber) is given
+// (SaveClobber says which version it writes, and why it is for data nobody
+// else writes); for version-checked writes of several items use a
+// transaction or Save in a loop. Types without a version need no option.
+// Fields tagged modified are set to the mapper's clock, and zero created
+// ones too (a stored creation time is overwritten unless the item holds it).
 //
 // Refused before anything is sent, with an error wrapping ErrInvalidInput
 // that names the index: a nil item, an unset or empty key, an item over 400
@@ -337,9 +329,9 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 // A batch write cannot carry a condition, so it cannot check a version. For a
 // versioned type BatchDelete therefore refuses (ErrInvalidInput, before
 // sending anything) unless WithSaveBehavior(SaveClobber) is given, which
-// deletes without a check
-// whatever version is stored; for version-checked deletes of several items
-// use a transaction (Mapper.WriteTx with Table.TxDelete) or Delete in a loop.
+// deletes without a check whatever version is stored; for version-checked
+// deletes of several items use a transaction (Mapper.WriteTx with
+// Table.TxDelete) or Delete in a loop.
 // Types without a version need no option.
 //
 // Also refused before anything is sent, with an error wrapping

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/codec/codectest"
 )
 
 // FuzzTextCondValue: converting a value compared with a text attribute
@@ -29,8 +30,8 @@ func FuzzTextCondValue(f *testing.F) {
 	f.Add(byte(46), []byte{0xff}, "\xff")
 	f.Add(byte(60), uuid1[:], "-1e400")
 	typs := []reflect.Type{
-		reflect.TypeFor[cUUID](), reflect.TypeFor[*cUUID](), reflect.TypeFor[net.IP](), reflect.TypeFor[tLevel](),
-		reflect.TypeFor[netip.Addr](), reflect.TypeFor[[]cUUID](), reflect.TypeFor[map[string]cUUID](),
+		reflect.TypeFor[codectest.UUID](), reflect.TypeFor[*codectest.UUID](), reflect.TypeFor[net.IP](), reflect.TypeFor[tLevel](),
+		reflect.TypeFor[netip.Addr](), reflect.TypeFor[[]codectest.UUID](), reflect.TypeFor[map[string]codectest.UUID](),
 		reflect.TypeFor[textDoc](), reflect.TypeFor[[]tCode](), reflect.TypeFor[*big.Int](), reflect.TypeFor[string](),
 		reflect.TypeFor[tShort](), reflect.TypeFor[tBlob](),
 	}
@@ -79,8 +80,8 @@ func FuzzTextCondValue(f *testing.F) {
 				if in, ok := av.(*types.AttributeValueMemberS); ok && got != av {
 					t.Fatalf("a string %q sent as %q", in.Value, g.Value)
 				}
-				if in, ok := av.(*types.AttributeValueMemberB); ok && derefType(typ) == reflect.TypeFor[cUUID]() {
-					var u cUUID
+				if in, ok := av.(*types.AttributeValueMemberB); ok && derefType(typ) == reflect.TypeFor[codectest.UUID]() {
+					var u codectest.UUID
 					if err := u.UnmarshalText([]byte(g.Value)); err != nil || !bytes.Equal(u[:], in.Value) {
 						t.Fatalf("%x sent as %q", in.Value, g.Value)
 					}

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/big"
@@ -15,38 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/codec/codectest"
 )
 
-// cUUID is a uuid.UUID-style text type: a [16]byte with MarshalText and a
-// pointer-receiver UnmarshalText.
-type cUUID [16]byte
-
-func (u cUUID) MarshalText() ([]byte, error) {
-	var b [36]byte
-	hex.Encode(b[0:8], u[0:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:], u[10:])
-	return b[:], nil
-}
-
-func (u *cUUID) UnmarshalText(b []byte) error {
-	s := strings.ReplaceAll(string(b), "-", "")
-	if len(s) != 32 {
-		return fmt.Errorf("bad uuid %q", b)
-	}
-	_, err := hex.Decode(u[:], []byte(s))
-	return err
-}
-
-func (u cUUID) String() string { b, _ := u.MarshalText(); return string(b) }
-
-var uuid1 = cUUID{0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
+var uuid1 = codectest.UUID{0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
 
 const uuid1Text = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
 
@@ -118,26 +89,26 @@ func (b *tBlob) UnmarshalText(t []byte) error {
 }
 
 type textDoc struct {
-	Who  cUUID  `dynamo:"who"`
-	Note string `dynamo:"note"`
+	Who  codectest.UUID `dynamo:"who"`
+	Note string         `dynamo:"note"`
 }
 
 // condItem has text-typed attributes of every shape the mapper converts
 // condition values for; its keys are plain so that today's schema takes it.
 type condItem struct {
-	ID     string            `dynamo:"id,hash"`
-	Owner  cUUID             `dynamo:"owner"`
-	POwner *cUUID            `dynamo:"powner"`
-	IP     net.IP            `dynamo:"ip"`
-	Lvl    tLevel            `dynamo:"lvl"`
-	Codes  []tCode           `dynamo:"codes,set"`
-	Peers  []cUUID           `dynamo:"peers"`
-	Doc    textDoc           `dynamo:"doc"`
-	ByName map[string]cUUID  `dynamo:"byname"`
-	Plain  string            `dynamo:"plain"`
-	Bin    []byte            `dynamo:"bin"`
-	Notes  map[string]string `dynamo:"notes"`
-	V      int64             `dynamo:"v,version"`
+	ID     string                    `dynamo:"id,hash"`
+	Owner  codectest.UUID            `dynamo:"owner"`
+	POwner *codectest.UUID           `dynamo:"powner"`
+	IP     net.IP                    `dynamo:"ip"`
+	Lvl    tLevel                    `dynamo:"lvl"`
+	Codes  []tCode                   `dynamo:"codes,set"`
+	Peers  []codectest.UUID          `dynamo:"peers"`
+	Doc    textDoc                   `dynamo:"doc"`
+	ByName map[string]codectest.UUID `dynamo:"byname"`
+	Plain  string                    `dynamo:"plain"`
+	Bin    []byte                    `dynamo:"bin"`
+	Notes  map[string]string         `dynamo:"notes"`
+	V      int64                     `dynamo:"v,version"`
 }
 
 // textAddrItem has attributes whose values expression.Value cannot encode
@@ -178,7 +149,7 @@ func TestCondTextValues(t *testing.T) {
 		{"begins_with untouched", cName("owner").BeginsWith("6ba7"), []types.AttributeValue{str("6ba7")}},
 		{"contains on set untouched", cName("codes").Contains("AB"), []types.AttributeValue{str("AB")}},
 		{"list element", cName("peers[1]").Equal(cValue(uuid1)), []types.AttributeValue{str(uuid1Text)}},
-		{"whole list", cName("peers").Equal(cValue([]cUUID{uuid1, u2})), []types.AttributeValue{avL(str(uuid1Text), str(u2Text))}},
+		{"whole list", cName("peers").Equal(cValue([]codectest.UUID{uuid1, u2})), []types.AttributeValue{avL(str(uuid1Text), str(u2Text))}},
 		{"document attribute", cName("doc.who").Equal(cValue(uuid1)), []types.AttributeValue{str(uuid1Text)}},
 		{"whole document", cName("doc").Equal(cValue(map[string]any{"who": uuid1, "Note": "n"})),
 			[]types.AttributeValue{&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"who": str(uuid1Text), "Note": str("n")}}}},
@@ -498,9 +469,9 @@ func TestQueryTextKey(t *testing.T) {
 
 // textKeyUUID has a uuid-style [16]byte hash key and index key.
 type textKeyUUID struct {
-	ID    cUUID `dynamo:"id,hash"`
-	Owner cUUID `dynamo:"owner" index:"byOwner,hash"`
-	N     int   `dynamo:"n"`
+	ID    codectest.UUID `dynamo:"id,hash"`
+	Owner codectest.UUID `dynamo:"owner" index:"byOwner,hash"`
+	N     int            `dynamo:"n"`
 }
 
 // newTextKeyUUIDTable skips until the schema takes a key of a text type

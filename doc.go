@@ -521,9 +521,9 @@
 // Retries: a commit DynamoDB cancels because another transaction was in
 // flight on its items (TransactionConflict) is sent again, and a run whose
 // reads went stale is run again, with jittered backoff, as often as the
-// RetryPolicy allows (WithRetry, given to Transact or to NewMapper; the
-// defaults are Update's: 100 attempts, waits from 2 ms up to 100 ms). The
-// error after the last attempt satisfies errors.Is(err, ErrVersionConflict).
+// RetryPolicy allows (WithRetry, given to Transact or to NewMapper;
+// RetryPolicy lists the defaults). The error after the last attempt
+// satisfies errors.Is(err, ErrVersionConflict).
 //
 // ctx bounds the whole call: reads, commits, backoff and further runs (fn
 // itself is not interrupted: use tx.Context()). A panic in fn propagates;
@@ -552,19 +552,32 @@
 // GuardedBy(checks...), condition checks made by Table.TxCheck (or a
 // lease's Guard). The write and the checks go in one TransactWriteItems,
 // all or nothing, so no other writer can slip between the check and the
-// write. GuardedBy works in every call that writes: Save, Delete and
-// Update send their write as that transaction, keeping their own version
-// checks, If conditions and errors (Update its retry loop: a conflict on
-// its item runs the function again on the item the conflict carried);
-// Transact adds the checks to every commit; WriteTx adds them after its
-// ops. A failed check is a *TxError naming it, satisfying
-// errors.Is(err, ErrConditionFailed): nothing is written and no function
-// runs again, since running it again would not change the check. A lost
-// answer is settled by resending the transaction under its request token,
-// as Transact does. The cost: a guarded write is a transaction (twice the
-// write units of its items, plus a read unit per check), and Save and
-// Update write with SaveUpdate or SavePut only, since a transaction returns
-// no stored item.
+// write.
+//
+//   - Save, Delete and Update send their write as that transaction, keeping
+//     their own version checks, If conditions, retries and errors (a failure
+//     of their own condition is the *ConditionError the unguarded call
+//     returns; Update's conflicts run its function again on the item the
+//     conflict carried). Save and Update write with SaveUpdate or SavePut
+//     only, since a transaction returns no stored item.
+//   - Transact adds the checks to the commit of every run that writes;
+//     Table.In(tx).Save and Delete put them on the run's commit.
+//   - WriteTx adds the checks after its ops, once each (TxError.Failure
+//     indexes them from len(ops) on); for the other calls member 0 is the
+//     write and the checks follow in order.
+//   - Checks go only with a write: an Update whose function returns
+//     ErrNoChange, and a Transact run that writes nothing, send none.
+//
+// A failed check is a *TxError naming it, satisfying
+// errors.Is(err, ErrConditionFailed) (or ErrVersionConflict, for a check of
+// a version): nothing is written, nothing is retried and no function runs
+// again, since running it again would not change the check. A lost answer is
+// settled by resending the transaction under its request token, as Transact
+// does. An op given several times is one member. Only ConditionChecks are
+// taken: any other op, and an op on an item the write itself touches, is
+// refused with ErrInvalidInput before anything is sent. The cost: a guarded
+// write is a transaction (twice the write units of its items, plus a read
+// unit per check).
 //
 // # Narrow types are projections
 //

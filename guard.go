@@ -24,31 +24,10 @@ type GuardOption struct{ checks []TxOp }
 // GuardedBy makes a write happen only if checks — condition checks on other
 // items, made by Table.TxCheck or a lease's Guard — hold when it is applied:
 // the write and the checks go in one TransactWriteItems, all or nothing.
-//
-//   - Save, Delete and Update send their write as such a transaction; their
-//     own version checks, If conditions, retries and errors are as without
-//     the option (a failure of their own condition is the *ConditionError
-//     the unguarded call returns; Update retries its conflicts as usual),
-//     except that Save and Update write with SaveUpdate or SavePut only: a
-//     transaction returns no stored item, which the copy the other
-//     behaviours return is. A failed check is a *TxError that names it
-//     (member 0 is the write, the checks follow in order), satisfies
-//     errors.Is(err, ErrConditionFailed) (or ErrVersionConflict, for a
-//     check of a version), and is never retried. A lost answer is settled
-//     by resending under the transaction's request token, as Transact does.
-//   - Transact adds the checks to the commit of every run that writes (a
-//     read-only run writes nothing and sends none); a failed check ends
-//     Transact with the *TxError, without running the function again.
-//   - WriteTx, TxSave, TxDelete and TxCheck: WriteTx adds the checks after
-//     its ops, once each (TxError.Failure indexes them from len(ops) on).
-//   - Table.In(tx).Save and Delete: the run's commit carries the checks.
-//
-// Checks go only with a write: an Update whose function returns
-// ErrNoChange, and a Transact run that writes nothing, send none.
-//
-// An op given several times (to several members, say) is one member. Only
-// ConditionChecks are taken: any other op, and an op on an item the write
-// itself touches, is refused with ErrInvalidInput before anything is sent.
+// Save, Delete, Update, Transact, WriteTx and transaction members take it. A
+// failed check is a *TxError naming it, never retried. What each call does
+// with the checks, their cost and what is refused are in the package
+// documentation, section "Guarded writes".
 //
 // IAM: dynamodb:ConditionCheckItem on the checked items' tables, besides
 // the write's own actions.

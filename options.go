@@ -30,8 +30,18 @@ const (
 	// SaveClobber writes like SaveUpdate without a version condition. The
 	// version is incremented by DynamoDB (ADD), so it never moves backwards:
 	// whoever holds an older version conflicts afterwards. The returned copy
-	// carries the version DynamoDB wrote. On Delete, SaveClobber deletes
-	// without a condition.
+	// carries the version DynamoDB wrote. On Delete and BatchDelete,
+	// SaveClobber deletes without a condition.
+	//
+	// BatchSave, which cannot increment inside DynamoDB, writes each item
+	// with the version after the one it holds (held + the versionstep; for
+	// an unsaved item the first version), with no check: Java
+	// DynamoDBMapper's CLOBBER. Unlike Save's, it can move a stored version
+	// backwards (an item stored at version 5 and saved holding 2 is stored
+	// at 3), after which holders of the overwritten versions may save over
+	// it without a conflict: use it for loading data nobody else writes
+	// concurrently. (Java's batchSave skips the version check silently;
+	// BatchSave asks for this option.)
 	SaveClobber
 	// SaveAppendSet is SaveUpdateSkipNulls, except that set attributes (SS,
 	// NS, BS) are added to the stored sets instead of replacing them.

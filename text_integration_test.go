@@ -2,10 +2,8 @@ package dynamo_test
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,29 +13,10 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/codec/codectest"
 )
 
-// textID is a uuid.UUID-style text type: stored as its text (S), the way
-// Java stores a UUID.
-type textID [16]byte
-
-func (u textID) MarshalText() ([]byte, error) {
-	s := hex.EncodeToString(u[:])
-	return []byte(s[:8] + "-" + s[8:12] + "-" + s[12:16] + "-" + s[16:20] + "-" + s[20:]), nil
-}
-
-func (u *textID) UnmarshalText(b []byte) error {
-	s := strings.ReplaceAll(string(b), "-", "")
-	if len(s) != 32 {
-		return fmt.Errorf("bad uuid %q", b)
-	}
-	_, err := hex.Decode(u[:], []byte(s))
-	return err
-}
-
-func (u textID) text() string { b, _ := u.MarshalText(); return string(b) }
-
-func textIDs() (a, b, c textID) {
+func textIDs() (a, b, c codectest.UUID) {
 	for i := range 16 {
 		a[i], b[i], c[i] = byte(i), byte(i+16), byte(i+32)
 	}
@@ -54,8 +33,8 @@ func putRaw(t *testing.T, c *dynamodb.Client, table string, item map[string]type
 }
 
 type textOwned struct {
-	ID    string `dynamo:"id,hash"`
-	Owner textID `dynamo:"owner"`
+	ID    string         `dynamo:"id,hash"`
+	Owner codectest.UUID `dynamo:"owner"`
 }
 
 // TestTextConditionIntegration: an If condition comparing a text-typed
@@ -66,12 +45,12 @@ func TestTextConditionIntegration(t *testing.T) {
 	ctx := context.Background()
 	name := dynamotest.KeyTable(t, c, "", "id", types.ScalarAttributeTypeS, "", "")
 	u1, u2, _ := textIDs()
-	putRaw(t, c, name, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a"}, "owner": &types.AttributeValueMemberS{Value: u1.text()}})
+	putRaw(t, c, name, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a"}, "owner": &types.AttributeValueMemberS{Value: u1.String()}})
 	tb, err := dynamo.NewTable[textOwned](dynamo.NewMapper(c), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner := func(u textID) dynamo.WriteOption {
+	owner := func(u codectest.UUID) dynamo.WriteOption {
 		return dynamo.If(expression.Name("owner").Equal(expression.Value(u)))
 	}
 	if err := tb.Delete(ctx, textOwned{ID: "a"}, owner(u2)); !errors.Is(err, dynamo.ErrConditionFailed) {
@@ -87,9 +66,9 @@ func TestTextConditionIntegration(t *testing.T) {
 }
 
 type textKeyed struct {
-	ID    textID `dynamo:"id,hash"`
-	Seq   int    `dynamo:"seq,range"`
-	Owner textID `dynamo:"owner" index:"byOwner,hash"`
+	ID    codectest.UUID `dynamo:"id,hash"`
+	Seq   int            `dynamo:"seq,range"`
+	Owner codectest.UUID `dynamo:"owner" index:"byOwner,hash"`
 }
 
 // TestTextKeyQueryIntegration: a Query with
@@ -124,7 +103,7 @@ func TestTextKeyQueryIntegration(t *testing.T) {
 		t.Fatal(err)
 	}
 	u1, u2, u3 := textIDs()
-	s := func(u textID) types.AttributeValue { return &types.AttributeValueMemberS{Value: u.text()} }
+	s := func(u codectest.UUID) types.AttributeValue { return &types.AttributeValueMemberS{Value: u.String()} }
 	n := func(i int) types.AttributeValue { return &types.AttributeValueMemberN{Value: fmt.Sprint(i)} }
 	putRaw(t, c, name, map[string]types.AttributeValue{"id": s(u1), "seq": n(1), "owner": s(u2)})
 	putRaw(t, c, name, map[string]types.AttributeValue{"id": s(u1), "seq": n(2), "owner": s(u3)})

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"math/big"
 	"net"
@@ -18,55 +17,30 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/codec/codectest"
 )
 
-// tUUID is a uuid.UUID-style text type: [16]byte, MarshalText on the value.
-type tUUID [16]byte
-
-func (u tUUID) MarshalText() ([]byte, error) {
-	b := make([]byte, 36)
-	hex.Encode(b, u[:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:], u[10:])
-	return b, nil
-}
-
-func (u *tUUID) UnmarshalText(b []byte) error {
-	s := strings.ReplaceAll(string(b), "-", "")
-	if len(s) != 32 {
-		return errors.New("uuid: want 32 hex digits")
-	}
-	_, err := hex.Decode(u[:], []byte(s))
-	return err
-}
-
 type textKid struct {
-	ID   tUUID     `dynamo:"id"`
-	Kids []textKid `dynamo:"kids"`
+	ID   codectest.UUID `dynamo:"id"`
+	Kids []textKid      `dynamo:"kids"`
 }
 
 type textItem struct {
-	ID     tUUID            `dynamo:"id,hash"`
-	V      int64            `dynamo:"v,version"`
-	Addr   netip.Addr       `dynamo:"addr"`
-	PAddr  *netip.Addr      `dynamo:"paddr,omitempty"`
-	IP     net.IP           `dynamo:"ip"`
-	Big    *big.Int         `dynamo:"big"`
-	Tags   []tUUID          `dynamo:"tags,set"`
-	ByName map[string]tUUID `dynamo:"byname"`
-	Kids   []textKid        `dynamo:"kids"`
-	At     time.Time        `dynamo:"at,unixtime"` // time.Time keeps its own encoding
+	ID     codectest.UUID            `dynamo:"id,hash"`
+	V      int64                     `dynamo:"v,version"`
+	Addr   netip.Addr                `dynamo:"addr"`
+	PAddr  *netip.Addr               `dynamo:"paddr,omitempty"`
+	IP     net.IP                    `dynamo:"ip"`
+	Big    *big.Int                  `dynamo:"big"`
+	Tags   []codectest.UUID          `dynamo:"tags,set"`
+	ByName map[string]codectest.UUID `dynamo:"byname"`
+	Kids   []textKid                 `dynamo:"kids"`
+	At     time.Time                 `dynamo:"at,unixtime"` // time.Time keeps its own encoding
 }
 
 var (
-	tID1 = tUUID{0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
-	tID2 = tUUID{1, 2, 3}
+	tID1 = codectest.UUID{0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
+	tID2 = codectest.UUID{1, 2, 3}
 )
 
 const tID1Text = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
@@ -91,7 +65,7 @@ func TestTextTypesStoredAsS(t *testing.T) {
 	}
 	addr := netip.MustParseAddr("2001:db8::1")
 	in := textItem{ID: tID1, Addr: netip.MustParseAddr("10.0.0.1"), PAddr: &addr, IP: net.ParseIP("192.0.2.7"),
-		Big: new(big.Int).Lsh(big.NewInt(1), 100), Tags: []tUUID{tID2}, ByName: map[string]tUUID{"a": tID2},
+		Big: new(big.Int).Lsh(big.NewInt(1), 100), Tags: []codectest.UUID{tID2}, ByName: map[string]codectest.UUID{"a": tID2},
 		Kids: []textKid{{ID: tID2, Kids: []textKid{{ID: tID1}}}}, At: time.Unix(1700000000, 0)}
 	saved, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut))
 	if err != nil {
@@ -139,8 +113,8 @@ func TestTextTypesStoredAsS(t *testing.T) {
 // [16]byte type before it was stored as text.
 func TestTextReadsJavaAndOldItems(t *testing.T) {
 	type rec struct {
-		ID  string `dynamo:"id,hash"`
-		Ref tUUID  `dynamo:"ref"`
+		ID  string         `dynamo:"id,hash"`
+		Ref codectest.UUID `dynamo:"ref"`
 	}
 	for name, av := range map[string]types.AttributeValue{
 		"java S": &types.AttributeValueMemberS{Value: tID1Text},
@@ -165,8 +139,8 @@ func TestTextReadsJavaAndOldItems(t *testing.T) {
 			return &dynamodb.GetItemOutput{Item: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}, "ref": av}}, nil
 		}}
 		tb, _ := NewTable[rec](NewMapper(st), "T")
-		if _, err := tb.Load(context.Background(), rec{ID: "k"}); err == nil || !strings.Contains(err.Error(), "tUUID") || !strings.Contains(err.Error(), `"ref"`) {
-			t.Errorf("%s: err %v, want one naming tUUID and the attribute", name, err)
+		if _, err := tb.Load(context.Background(), rec{ID: "k"}); err == nil || !strings.Contains(err.Error(), "codectest.UUID") || !strings.Contains(err.Error(), `"ref"`) {
+			t.Errorf("%s: err %v, want one naming codectest.UUID and the attribute", name, err)
 		}
 	}
 }
@@ -235,12 +209,12 @@ func TestTextMarshalerWinsAndErrors(t *testing.T) {
 // both.
 func TestTextWithEncoderOptions(t *testing.T) {
 	type plain struct {
-		ID   tUUID      `dynamo:"id,hash"`
-		Addr netip.Addr `dynamo:"addr"`
+		ID   codectest.UUID `dynamo:"id,hash"`
+		Addr netip.Addr     `dynamo:"addr"`
 	}
 	type timed struct {
-		ID tUUID     `dynamo:"id,hash"`
-		At time.Time `dynamo:"at,unixtime"`
+		ID codectest.UUID `dynamo:"id,hash"`
+		At time.Time      `dynamo:"at,unixtime"`
 	}
 	st := &fakeDB{noStore: true}
 	m := NewMapper(st, WithEncoderOptions(func(o *attributevalue.EncoderOptions) { o.NullEmptySets = true }))
@@ -273,9 +247,9 @@ func TestTextWithEncoderOptions(t *testing.T) {
 // Current decodes a ConditionError's item with text types.
 func TestTextKeyTypes(t *testing.T) {
 	type rec struct {
-		ID  tUUID      `dynamo:"id,hash"`
-		Sub netip.Addr `dynamo:"sub,range"`
-		V   int        `dynamo:"v,version"`
+		ID  codectest.UUID `dynamo:"id,hash"`
+		Sub netip.Addr     `dynamo:"sub,range"`
+		V   int            `dynamo:"v,version"`
 	}
 	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")
@@ -316,8 +290,8 @@ func TestTextKeyTypes(t *testing.T) {
 	}
 }
 
-// TextUUID is tUUID under an exported name, to embed.
-type TextUUID = tUUID
+// TextUUID is codectest.UUID under an exported name, to embed.
+type TextUUID = codectest.UUID
 
 // TestTextEmbeddedIsNotText: a struct embedding a text type has its text
 // methods by promotion only; it is stored as the struct it is, its other
@@ -427,16 +401,10 @@ func TestBigNumberNotLost(t *testing.T) {
 	}
 }
 
-// B6UUID is an exported uuid-style text type, embeddable under its name.
-type B6UUID [16]byte
-
-func (u B6UUID) MarshalText() ([]byte, error)  { return tUUID(u).MarshalText() }
-func (u *B6UUID) UnmarshalText(b []byte) error { return (*tUUID)(u).UnmarshalText(b) }
-
-// b6Ref embeds a text type: MarshalText and UnmarshalText are promoted to
-// it, but they see only the embedded UUID, not Name.
-type b6Ref struct {
-	B6UUID
+// embeddingRef embeds a text type: MarshalText and UnmarshalText are
+// promoted to it, but they see only the embedded UUID, not Name.
+type embeddingRef struct {
+	TextUUID
 	Name string `dynamo:"name"`
 }
 
@@ -454,15 +422,15 @@ type b6Stamp struct {
 // embedded value (all unexported fields) would be lost.
 func TestEmbeddedTextKeepsFields(t *testing.T) {
 	type rec struct {
-		ID  string `dynamo:"id,hash"`
-		Ref b6Ref  `dynamo:"ref"`
+		ID  string       `dynamo:"id,hash"`
+		Ref embeddingRef `dynamo:"ref"`
 	}
 	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := rec{ID: "k", Ref: b6Ref{B6UUID: B6UUID(tID1), Name: "bob"}}
+	in := rec{ID: "k", Ref: embeddingRef{TextUUID: tID1, Name: "bob"}}
 	if _, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +439,7 @@ func TestEmbeddedTextKeepsFields(t *testing.T) {
 	if !ok {
 		t.Fatalf("ref = %#v, want a map holding name", item["ref"])
 	}
-	if sAV(t, ref.Value["name"]) != "bob" || sAV(t, ref.Value["B6UUID"]) != tID1Text {
+	if sAV(t, ref.Value["name"]) != "bob" || sAV(t, ref.Value["TextUUID"]) != tID1Text {
 		t.Errorf("ref = %#v", ref.Value)
 	}
 	st.onGet = func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
@@ -588,9 +556,9 @@ func TestPointerTextInMapValue(t *testing.T) {
 // be read (by Load, nor by Query, which decodes item by item).
 func TestTextSetThroughAttributevalue(t *testing.T) {
 	type rec struct {
-		ID   string   `dynamo:"id,hash"`
-		Tags []tUUID  `dynamo:"tags,set"`
-		P    []*tUUID `dynamo:"p,set"`
+		ID   string            `dynamo:"id,hash"`
+		Tags []codectest.UUID  `dynamo:"tags,set"`
+		P    []*codectest.UUID `dynamo:"p,set"`
 	}
 	st := &fakeDB{noStore: true}
 	m := NewMapper(st, WithDecoderOptions(func(o *attributevalue.DecoderOptions) { o.UseNumber = true }))
@@ -599,7 +567,7 @@ func TestTextSetThroughAttributevalue(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := tID1
-	in := rec{ID: "k", Tags: []tUUID{tID1, tID2}, P: []*tUUID{&id}}
+	in := rec{ID: "k", Tags: []codectest.UUID{tID1, tID2}, P: []*codectest.UUID{&id}}
 	if _, err := tb.Save(context.Background(), in, WithSaveBehavior(SavePut)); err != nil {
 		t.Fatal(err)
 	}
@@ -665,9 +633,9 @@ func TestEmptyTextIndexKeyLeftOut(t *testing.T) {
 // of the index; one with an address is found through it, decoded.
 func TestTextIndexKeyLocal(t *testing.T) {
 	type rec struct {
-		ID   tUUID      `dynamo:"id,hash"`
-		V    int64      `dynamo:"v,version"`
-		Addr netip.Addr `dynamo:"addr,omitempty" index:"ByAddr,hash"`
+		ID   codectest.UUID `dynamo:"id,hash"`
+		V    int64          `dynamo:"v,version"`
+		Addr netip.Addr     `dynamo:"addr,omitempty" index:"ByAddr,hash"`
 	}
 	c := dynamotest.Client(t)
 	ctx := t.Context()
@@ -809,9 +777,9 @@ func TestUnnamedTextWrapperHandedToAttributevalueRefused(t *testing.T) {
 // S stored there; it is sent as its text, as for string-keyed maps.
 func TestConditionOnEntryOfMapWithTextKeys(t *testing.T) {
 	type rec struct {
-		ID tUUID           `dynamo:"id,hash"`
-		M  map[tUUID]tUUID `dynamo:"m"`
-		I  map[int]tUUID   `dynamo:"i"`
+		ID codectest.UUID                    `dynamo:"id,hash"`
+		M  map[codectest.UUID]codectest.UUID `dynamo:"m"`
+		I  map[int]codectest.UUID            `dynamo:"i"`
 	}
 	st := &fakeDB{noStore: true}
 	tb, err := NewTable[rec](NewMapper(st), "T")

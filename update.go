@@ -19,8 +19,8 @@ import (
 // the version it read. When the save is a version conflict it calls fn again
 // with the item the conflict carries — no extra read — after a jittered
 // exponential backoff, at most MaxAttempts times in all, as the mapper's
-// RetryPolicy says (WithRetry given to NewMapper; by default 100 attempts,
-// waits from 2 ms up to 100 ms). It returns the saved copy.
+// RetryPolicy says (WithRetry given to NewMapper; RetryPolicy lists the
+// defaults). It returns the saved copy.
 //
 // A missing item reaches fn as a T holding only key's key fields, with
 // version zero, so Update also creates; with MustExist, Update fails instead

@@ -244,30 +244,3 @@ func BenchmarkEncodeChecks(b *testing.B) {
 		}
 	})
 }
-
-// Numbers DynamoDB refuses (NaN, ±Inf, 1e200) in an If condition are
-// refused with ErrInvalidInput and nothing is sent, as they are in a Filter
-// or a key condition (checkCondValues checks numbers too).
-func TestIfBadNumberRefused(t *testing.T) {
-	N, V := expression.Name, expression.Value
-	for name, f := range map[string]expression.ConditionBuilder{
-		"NaN":         N("body").Equal(V(math.NaN())),
-		"+Inf":        N("body").LessThan(V(math.Inf(1))),
-		"1e200":       N("body").LessThan(V(1e200)),
-		"NaN in list": N("body").Equal(V([]any{math.NaN()})),
-	} {
-		c := silentDB()
-		tb, err := NewTable[qsItem](NewMapper(c), "T")
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = tb.Save(context.Background(), qsItem{P: "a", N: 1}, If(f))
-		if !errors.Is(err, ErrInvalidInput) || c.count("") != 0 {
-			t.Errorf("Save with If %s: sent %d requests, err = %v; want ErrInvalidInput before sending", name, c.count(""), err)
-		}
-		err = tb.Delete(context.Background(), qsItem{P: "a", N: 1, Version: 1}, If(f))
-		if !errors.Is(err, ErrInvalidInput) {
-			t.Errorf("Delete with If %s: err = %v; want ErrInvalidInput before sending", name, err)
-		}
-	}
-}

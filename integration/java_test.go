@@ -28,6 +28,7 @@ import (
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/codec/codectest"
 )
 
 // The Go side of the Java interop test. The types and fixtures here mirror
@@ -75,8 +76,8 @@ type javaV1Item struct {
 	Absent  *string               `dynamo:"absent"`
 	NoDate  time.Time             `dynamo:"nodate,javadate,omitempty"` // a null Date: left out while zero
 	Longs   map[string]any        `dynamo:"longs"`                     // Map<String, Long>: exact digits
-	UID     textUUID              `dynamo:"uid"`                       // java.util.UUID: S, UUID.toString()
-	UIDs    []textUUID            `dynamo:"uids,set"`                  // Set<UUID>: SS
+	UID     codectest.UUID        `dynamo:"uid"`                       // java.util.UUID: S, UUID.toString()
+	UIDs    []codectest.UUID      `dynamo:"uids,set"`                  // Set<UUID>: SS
 }
 
 // The UUIDs of the fixtures (UID and UIDS in java/Interop.java).
@@ -84,8 +85,8 @@ const javaUID = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
 
 var javaUIDs = [2]string{"00000000-0000-0000-0000-000000000000", "f81d4fae-7dec-11d0-a765-00a0c91e6bf6"}
 
-func javaUUIDs() (textUUID, []textUUID) {
-	return uuidOf(javaUID), []textUUID{uuidOf(javaUIDs[0]), uuidOf(javaUIDs[1])}
+func javaUUIDs() (codectest.UUID, []codectest.UUID) {
+	return codectest.MustUUID(javaUID), []codectest.UUID{codectest.MustUUID(javaUIDs[0]), codectest.MustUUID(javaUIDs[1])}
 }
 
 func javaV1Fixture(id string) javaV1Item {
@@ -145,8 +146,8 @@ type javaV2Item struct {
 	Docs     []javaV2Doc           `dynamo:"docs"`
 	Note     string                `dynamo:"note"`
 	Absent   *string               `dynamo:"absent"`
-	UID      textUUID              `dynamo:"uid"`
-	UIDs     []textUUID            `dynamo:"uids,set"`
+	UID      codectest.UUID        `dynamo:"uid"`
+	UIDs     []codectest.UUID      `dynamo:"uids,set"`
 }
 
 func javaV2Fixture(id string) javaV2Item {
@@ -392,10 +393,10 @@ func javaClockVersions(t *testing.T, java *javaProc, client *dynamodb.Client, v1
 
 // javaUUIDItem is U1Item/U2Item of java/Interop.java: a UUID hash key (S).
 type javaUUIDItem struct {
-	ID      textUUID `dynamo:"id,hash"`
-	Version int64    `dynamo:"version,version"`
-	Ref     textUUID `dynamo:"ref"`
-	Note    string   `dynamo:"note"`
+	ID      codectest.UUID `dynamo:"id,hash"`
+	Version int64          `dynamo:"version,version"`
+	Ref     codectest.UUID `dynamo:"ref"`
+	Note    string         `dynamo:"note"`
 }
 
 // javaUUIDKeys checks items keyed by a UUID between one Java client (cl is
@@ -406,9 +407,9 @@ type javaUUIDItem struct {
 // UUID.fromString takes it; both sides store the lower-case form.
 func javaUUIDKeys(t *testing.T, java *javaProc, client *dynamodb.Client, tb *dynamo.Table[javaUUIDItem], cl, idText string) {
 	c := ctx(t)
-	id := uuidOf(idText)
-	ref1, ref2, ref3 := uuidOf(javaUID), uuidOf(javaUIDs[0]), uuidOf(javaUIDs[1])
-	checkRaw := func(id textUUID, ref textUUID) {
+	id := codectest.MustUUID(idText)
+	ref1, ref2, ref3 := codectest.MustUUID(javaUID), codectest.MustUUID(javaUIDs[0]), codectest.MustUUID(javaUIDs[1])
+	checkRaw := func(id codectest.UUID, ref codectest.UUID) {
 		t.Helper()
 		raw := rawByID(t, client, tb.Name(), &types.AttributeValueMemberS{Value: id.String()})
 		if got := sValue(t, "id", raw["id"]); got != id.String() {
@@ -418,7 +419,7 @@ func javaUUIDKeys(t *testing.T, java *javaProc, client *dynamodb.Client, tb *dyn
 			t.Errorf("ref stored as %q, want %q", got, ref)
 		}
 	}
-	load := func(id textUUID) javaUUIDItem {
+	load := func(id codectest.UUID) javaUUIDItem {
 		t.Helper()
 		got, err := tb.Load(c, javaUUIDItem{ID: id}, dynamo.ConsistentRead())
 		if err != nil {

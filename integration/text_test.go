@@ -2,9 +2,7 @@ package integration
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -17,67 +15,23 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/codec/codectest"
 )
 
-// textUUID is a uuid.UUID-style text type (issue 15 item 6): 16 bytes,
-// MarshalText in the canonical 8-4-4-4-12 form Java's UUID.toString writes,
-// UnmarshalText of that form (either case, as UUID.fromString reads).
-type textUUID [16]byte
-
-func (u textUUID) MarshalText() ([]byte, error) {
-	b := make([]byte, 36)
-	hex.Encode(b, u[:4])
-	b[8] = '-'
-	hex.Encode(b[9:13], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:18], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:23], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:], u[10:])
-	return b, nil
-}
-
-func (u *textUUID) UnmarshalText(b []byte) error {
-	if len(b) != 36 || b[8] != '-' || b[13] != '-' || b[18] != '-' || b[23] != '-' {
-		return fmt.Errorf("uuid: %q is not in the 8-4-4-4-12 form", b)
-	}
-	var out textUUID
-	for i, part := range [][]byte{b[:8], b[9:13], b[14:18], b[19:23], b[24:]} {
-		at := [...]int{0, 4, 6, 8, 10}[i]
-		if _, err := hex.Decode(out[at:], part); err != nil {
-			return fmt.Errorf("uuid: %q: %w", b, err)
-		}
-	}
-	*u = out
-	return nil
-}
-
-func (u textUUID) String() string { b, _ := u.MarshalText(); return string(b) }
-
-// uuidOf parses a UUID constant of the tests.
-func uuidOf(s string) textUUID {
-	var u textUUID
-	if err := u.UnmarshalText([]byte(s)); err != nil {
-		panic(err)
-	}
-	return u
-}
-
-func sortUUIDs(us []textUUID) {
-	slices.SortFunc(us, func(a, b textUUID) int { return bytes.Compare(a[:], b[:]) })
+func sortUUIDs(us []codectest.UUID) {
+	slices.SortFunc(us, func(a, b codectest.UUID) int { return bytes.Compare(a[:], b[:]) })
 }
 
 // textDoc holds text types everywhere the mapper stores them: the hash key,
 // a netip.Addr, a pointer, a set and map values.
 type textDoc struct {
-	ID      textUUID            `dynamo:"id,hash"`
-	Version int64               `dynamo:"v,version"`
-	Addr    netip.Addr          `dynamo:"addr"`
-	Ref     *textUUID           `dynamo:"ref"`
-	Refs    []textUUID          `dynamo:"refs,set"`
-	ByName  map[string]textUUID `dynamo:"byname"`
-	Note    string              `dynamo:"note"`
+	ID      codectest.UUID            `dynamo:"id,hash"`
+	Version int64                     `dynamo:"v,version"`
+	Addr    netip.Addr                `dynamo:"addr"`
+	Ref     *codectest.UUID           `dynamo:"ref"`
+	Refs    []codectest.UUID          `dynamo:"refs,set"`
+	ByName  map[string]codectest.UUID `dynamo:"byname"`
+	Note    string                    `dynamo:"note"`
 }
 
 const (
@@ -87,10 +41,10 @@ const (
 )
 
 func textFixture(t *testing.T, id string) textDoc {
-	ref := uuidOf(textID2)
-	return textDoc{ID: uuidOf(id), Addr: netip.MustParseAddr("2001:db8::7"), Ref: &ref,
-		Refs:   []textUUID{uuidOf(textID2), uuidOf(textID3)},
-		ByName: map[string]textUUID{"a": uuidOf(textID3)}, Note: "n"}
+	ref := codectest.MustUUID(textID2)
+	return textDoc{ID: codectest.MustUUID(id), Addr: netip.MustParseAddr("2001:db8::7"), Ref: &ref,
+		Refs:   []codectest.UUID{codectest.MustUUID(textID2), codectest.MustUUID(textID3)},
+		ByName: map[string]codectest.UUID{"a": codectest.MustUUID(textID3)}, Note: "n"}
 }
 
 func sameTextDoc(t *testing.T, what string, got, want textDoc) {
@@ -198,7 +152,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 	if other, err = tb.Save(c, other); err != nil {
 		t.Fatal(err)
 	}
-	items, err := tb.BatchLoad(c, []textDoc{{ID: in.ID}, {ID: other.ID}, {ID: uuidOf(textID3)}}, dynamo.ConsistentRead())
+	items, err := tb.BatchLoad(c, []textDoc{{ID: in.ID}, {ID: other.ID}, {ID: codectest.MustUUID(textID3)}}, dynamo.ConsistentRead())
 	if err != nil || len(items) != 2 {
 		t.Fatalf("BatchLoad = %d items, %v; want 2", len(items), err)
 	}
@@ -273,9 +227,9 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 		"refs":   &types.AttributeValueMemberSS{Value: []string{textID2}},
 		"byname": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: textID3}}},
 	})
-	ref1 := uuidOf(textID1)
-	want := textDoc{ID: uuidOf(javaID), Version: 4, Addr: netip.MustParseAddr("192.0.2.1"), Ref: &ref1,
-		Refs: []textUUID{uuidOf(textID2)}, ByName: map[string]textUUID{"a": uuidOf(textID3)}}
+	ref1 := codectest.MustUUID(textID1)
+	want := textDoc{ID: codectest.MustUUID(javaID), Version: 4, Addr: netip.MustParseAddr("192.0.2.1"), Ref: &ref1,
+		Refs: []codectest.UUID{codectest.MustUUID(textID2)}, ByName: map[string]codectest.UUID{"a": codectest.MustUUID(textID3)}}
 	got, err = tb.Load(c, textDoc{ID: want.ID}, dynamo.ConsistentRead())
 	if err != nil {
 		t.Fatalf("Load of the item written as Java writes: %v", err)
@@ -290,7 +244,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 
 	// Written before this change: the UUIDs as B (the key aside: this table's key is S).
 	oldID := "a0a1a2a3-b0b1-c0c1-d0d1-e0e1e2e3e4e5"
-	id2, id3 := uuidOf(textID2), uuidOf(textID3)
+	id2, id3 := codectest.MustUUID(textID2), codectest.MustUUID(textID3)
 	put(map[string]types.AttributeValue{
 		"id":     &types.AttributeValueMemberS{Value: oldID},
 		"v":      &types.AttributeValueMemberN{Value: "9"},
@@ -298,7 +252,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 		"refs":   &types.AttributeValueMemberBS{Value: [][]byte{id2[:], id3[:]}},
 		"byname": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": &types.AttributeValueMemberB{Value: id3[:]}}},
 	})
-	want = textDoc{ID: uuidOf(oldID), Version: 9, Ref: &ref1, Refs: []textUUID{id2, id3}, ByName: map[string]textUUID{"a": id3}}
+	want = textDoc{ID: codectest.MustUUID(oldID), Version: 9, Ref: &ref1, Refs: []codectest.UUID{id2, id3}, ByName: map[string]codectest.UUID{"a": id3}}
 	got, err = tb.Load(c, textDoc{ID: want.ID}, dynamo.ConsistentRead())
 	if err != nil {
 		t.Fatalf("Load of an item holding the old B encoding: %v", err)
@@ -321,8 +275,8 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 		"id":  &types.AttributeValueMemberS{Value: textID3},
 		"ref": &types.AttributeValueMemberS{Value: "not-a-uuid"},
 	})
-	_, err = tb.Load(c, textDoc{ID: uuidOf(textID3)}, dynamo.ConsistentRead())
-	mustContain(t, err, "textUUID.UnmarshalText", "not-a-uuid")
+	_, err = tb.Load(c, textDoc{ID: codectest.MustUUID(textID3)}, dynamo.ConsistentRead())
+	mustContain(t, err, "codectest.UUID.UnmarshalText", "not-a-uuid")
 }
 
 // TestTextUUIDKeyOnOldBinaryTable: a table made for the old encoding (hash
@@ -333,7 +287,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 func TestTextUUIDKeyOnOldBinaryTable(t *testing.T) {
 	db := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, db, "oldb", "id", types.ScalarAttributeTypeB, "", "")
-	id := uuidOf(textID1)
+	id := codectest.MustUUID(textID1)
 	if _, err := db.PutItem(ctx(t), &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]types.AttributeValue{
 		"id": &types.AttributeValueMemberB{Value: id[:]}, "v": &types.AttributeValueMemberN{Value: "1"}}}); err != nil {
 		t.Fatal(err)

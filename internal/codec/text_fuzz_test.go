@@ -23,20 +23,6 @@ import (
 // time.Time (attributevalue would text-encode those too, ignoring
 // `unixtime`).
 
-// UUID is a uuid.UUID-style text type: a byte array, value-receiver
-// MarshalText.
-type UUID [16]byte
-
-func (u UUID) MarshalText() ([]byte, error) { return []byte(hex.EncodeToString(u[:])), nil }
-
-func (u *UUID) UnmarshalText(b []byte) error {
-	if len(b) != 32 {
-		return errors.New("uuid: want 32 hex digits")
-	}
-	_, err := hex.Decode(u[:], b)
-	return err
-}
-
 // Code is a string-kind text type with pointer-receiver methods, failing
 // on "fail" and on text without its prefix.
 type Code string
@@ -102,41 +88,41 @@ func (w *Wins) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 }
 
 type TextInner struct {
-	ID  UUID  `dynamo:"id"`
-	PID *UUID `dynamo:"pid,omitempty"`
+	ID  codectest.UUID  `dynamo:"id"`
+	PID *codectest.UUID `dynamo:"pid,omitempty"`
 }
 
 type Texts struct {
-	ID    UUID            `dynamo:"id"`
-	PID   *UUID           `dynamo:"pid"`
-	IDs   []UUID          `dynamo:"ids"`
-	PIDs  []*UUID         `dynamo:"pids,omitemptyelem"`
-	MIDs  map[string]UUID `dynamo:"mids"`
-	Addr  netip.Addr      `dynamo:"addr"`
-	PAddr *netip.Addr     `dynamo:"paddr,omitempty"`
-	C     Code            `dynamo:"c"`
-	CO    Code            `dynamo:"co,omitempty"`
-	CN    Code            `dynamo:"cn,nullempty"`
-	CS    Code            `dynamo:"cs,string"`
-	Cs    []Code          `dynamo:"cs2"`
-	B4    Bin4            `dynamo:"b4"`
-	In    TextInner       `dynamo:"in"`
-	PIn   *TextInner      `dynamo:"pin"`
-	Ins   []TextInner     `dynamo:"ins"`
-	Big   *big.Int        `dynamo:"big"`
-	W     Wins            `dynamo:"w"`
-	Plain string          `dynamo:"plain"`
-	Arr   [2]UUID         `dynamo:"arr"` // handed to attributevalue, with its text options
-	MK    map[int]Code    `dynamo:"mk"`
+	ID    codectest.UUID            `dynamo:"id"`
+	PID   *codectest.UUID           `dynamo:"pid"`
+	IDs   []codectest.UUID          `dynamo:"ids"`
+	PIDs  []*codectest.UUID         `dynamo:"pids,omitemptyelem"`
+	MIDs  map[string]codectest.UUID `dynamo:"mids"`
+	Addr  netip.Addr                `dynamo:"addr"`
+	PAddr *netip.Addr               `dynamo:"paddr,omitempty"`
+	C     Code                      `dynamo:"c"`
+	CO    Code                      `dynamo:"co,omitempty"`
+	CN    Code                      `dynamo:"cn,nullempty"`
+	CS    Code                      `dynamo:"cs,string"`
+	Cs    []Code                    `dynamo:"cs2"`
+	B4    Bin4                      `dynamo:"b4"`
+	In    TextInner                 `dynamo:"in"`
+	PIn   *TextInner                `dynamo:"pin"`
+	Ins   []TextInner               `dynamo:"ins"`
+	Big   *big.Int                  `dynamo:"big"`
+	W     Wins                      `dynamo:"w"`
+	Plain string                    `dynamo:"plain"`
+	Arr   [2]codectest.UUID         `dynamo:"arr"` // handed to attributevalue, with its text options
+	MK    map[int]Code              `dynamo:"mk"`
 }
 
 // Tree is a recursive type holding a text type: compiled, its own node
 // referring to itself.
 type Tree struct {
-	ID   UUID   `dynamo:"id"`
-	Name string `dynamo:"name"`
-	Kids []Tree `dynamo:"kids"`
-	Next *Tree  `dynamo:"next"`
+	ID   codectest.UUID `dynamo:"id"`
+	Name string         `dynamo:"name"`
+	Kids []Tree         `dynamo:"kids"`
+	Next *Tree          `dynamo:"next"`
 }
 
 // (A string set of a text type, []UUID `dynamo:",stringset"`, is left out:
@@ -266,12 +252,12 @@ func TestCodecTextRule(t *testing.T) {
 		typ  reflect.Type
 		want bool
 	}{
-		{reflect.TypeFor[UUID](), true},
+		{reflect.TypeFor[codectest.UUID](), true},
 		{reflect.TypeFor[Code](), true},
 		{reflect.TypeFor[netip.Addr](), true},
 		{reflect.TypeFor[net.IP](), true},
 		{reflect.TypeFor[big.Int](), true},
-		{reflect.TypeFor[*UUID](), false}, // the pointer is not, what it points to is
+		{reflect.TypeFor[*codectest.UUID](), false}, // the pointer is not, what it points to is
 		{reflect.TypeFor[OnlyOut](), false},
 		{reflect.TypeFor[Wins](), false},
 		{reflect.TypeFor[Marsh](), false},
@@ -279,7 +265,7 @@ func TestCodecTextRule(t *testing.T) {
 		{reflect.TypeFor[[16]byte](), false},
 		{timeType, false},
 		{reflect.TypeFor[struct {
-			UUID
+			codectest.UUID
 			Name string
 		}](), false}, // promoted methods: the struct is not a UUID
 		{reflect.TypeFor[struct{ time.Time }](), true}, // wraps it whole: nothing else to lose
@@ -289,23 +275,23 @@ func TestCodecTextRule(t *testing.T) {
 		}
 	}
 	type S struct {
-		ID  UUID    `dynamo:"id"`
-		O   OnlyOut `dynamo:"o"`
-		W   Wins    `dynamo:"w"`
-		Raw [2]byte `dynamo:"raw"`
-		Set []UUID  `dynamo:"set,stringset"`
+		ID  codectest.UUID   `dynamo:"id"`
+		O   OnlyOut          `dynamo:"o"`
+		W   Wins             `dynamo:"w"`
+		Raw [2]byte          `dynamo:"raw"`
+		Set []codectest.UUID `dynamo:"set,stringset"`
 	}
-	v := S{ID: UUID{1, 2}, O: OnlyOut{V: "x"}, W: Wins{V: "y"}, Raw: [2]byte{7, 8}, Set: []UUID{{3}}}
+	v := S{ID: codectest.UUID{1, 2}, O: OnlyOut{V: "x"}, W: Wins{V: "y"}, Raw: [2]byte{7, 8}, Set: []codectest.UUID{{3}}}
 	r, err := For(reflect.TypeFor[S]()).Encode(unsafe.Pointer(&v), avEnc, &Hooks{Check: acceptAll, Size: func(types.AttributeValue) int { return 0 }}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]types.AttributeValue{
-		"id":  &types.AttributeValueMemberS{Value: "01020000000000000000000000000000"},
+		"id":  &types.AttributeValueMemberS{Value: "01020000-0000-0000-0000-000000000000"},
 		"o":   &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"V": &types.AttributeValueMemberS{Value: "x"}}},
 		"w":   &types.AttributeValueMemberS{Value: "ddb:y"},
 		"raw": &types.AttributeValueMemberB{Value: []byte{7, 8}},
-		"set": &types.AttributeValueMemberSS{Value: []string{"03000000000000000000000000000000"}},
+		"set": &types.AttributeValueMemberSS{Value: []string{"03000000-0000-0000-0000-000000000000"}},
 	}
 	if !reflect.DeepEqual(r.Item, want) {
 		t.Fatalf("encoded %s, want %s", show(r.Item), show(want))
@@ -355,23 +341,23 @@ func hasSS(av types.AttributeValue) bool {
 // type and a time.Time cannot be stored as the mapper stores both.
 func TestCodecTextClash(t *testing.T) {
 	type WithTime struct {
-		ID UUID      `dynamo:"id"`
-		At time.Time `dynamo:"at,unixtime"`
+		ID codectest.UUID `dynamo:"id"`
+		At time.Time      `dynamo:"at,unixtime"`
 	}
 	type S struct {
-		ID   UUID        `dynamo:"id"`
-		At   time.Time   `dynamo:"at,unixtime"` // compiled: fine
-		Arr  [2]UUID     `dynamo:"arr"`         // fallback, text only: fine
-		Bad  [1]WithTime `dynamo:"bad"`         // fallback, text and time: clash
-		Fine []WithTime  `dynamo:"fine"`        // compiled: fine
+		ID   codectest.UUID    `dynamo:"id"`
+		At   time.Time         `dynamo:"at,unixtime"` // compiled: fine
+		Arr  [2]codectest.UUID `dynamo:"arr"`         // fallback, text only: fine
+		Bad  [1]WithTime       `dynamo:"bad"`         // fallback, text and time: clash
+		Fine []WithTime        `dynamo:"fine"`        // compiled: fine
 	}
 	c := For(reflect.TypeFor[S]())
 	if c == nil || !strings.Contains(c.Clash(), "bad") || !strings.Contains(c.Clash(), "time.Time") {
 		t.Fatalf("Clash() = %q, want it to name field bad and time.Time", c.Clash())
 	}
 	type OK struct {
-		Arr  [2]UUID    `dynamo:"arr"`
-		Fine []WithTime `dynamo:"fine"`
+		Arr  [2]codectest.UUID `dynamo:"arr"`
+		Fine []WithTime        `dynamo:"fine"`
 	}
 	if c := For(reflect.TypeFor[OK]()); c == nil || c.Clash() != "" {
 		t.Fatalf("OK: Clash() = %q", c.Clash())
@@ -385,13 +371,13 @@ func TestCodecRecursive(t *testing.T) {
 	if c == nil || !c.root.pure(map[*node]bool{}) {
 		t.Fatal("Tree not compiled whole")
 	}
-	v := Tree{ID: UUID{1}, Kids: []Tree{{ID: UUID{2}, Next: &Tree{ID: UUID{3}}}}}
+	v := Tree{ID: codectest.UUID{1}, Kids: []Tree{{ID: codectest.UUID{2}, Next: &Tree{ID: codectest.UUID{3}}}}}
 	r, err := c.Encode(unsafe.Pointer(&v), avEnc, &Hooks{Check: acceptAll, Size: func(types.AttributeValue) int { return 0 }}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	kid := r.Item["kids"].(*types.AttributeValueMemberL).Value[0].(*types.AttributeValueMemberM).Value
-	if s, ok := kid["next"].(*types.AttributeValueMemberM).Value["id"].(*types.AttributeValueMemberS); !ok || s.Value != "03000000000000000000000000000000" {
+	if s, ok := kid["next"].(*types.AttributeValueMemberM).Value["id"].(*types.AttributeValueMemberS); !ok || s.Value != "03000000-0000-0000-0000-000000000000" {
 		t.Fatalf("nested id: %s", show(r.Item))
 	}
 	var back Tree

@@ -1,6 +1,7 @@
 // Package codectest builds Go values and attribute values from fuzz input,
 // for the differential tests of the compiled codec (internal/codec) and of
-// the mapper's encoding.
+// the mapper's encoding, and holds UUID, the text type the tests of the
+// codec, the mapper and the integration suite share.
 package codectest
 
 import (

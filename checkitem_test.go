@@ -1,0 +1,170 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// TestEncodedSetsDropDuplicatesByValue: checkEncoded drops the later
+// duplicates of a string, number or binary set, at the top level and
+// inside maps and lists, keeping the first of each in order; numbers are
+// compared by value (1, 1.0 and 1E0 are one). Sets above the pairwise
+// comparison's size are deduplicated alike, and validAV, the compiled
+// encoder's check, refuses exactly the values checkEncoded would change.
+func TestEncodedSetsDropDuplicatesByValue(t *testing.T) {
+	tb, err := NewTable[Book](NewMapper(silentDB()), "Books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := func(v ...string) types.AttributeValue { return &types.AttributeValueMemberNS{Value: v} }
+	ss := func(v ...string) types.AttributeValue { return &types.AttributeValueMemberSS{Value: v} }
+	big := make([]string, 0, 41)
+	bigWant := make([]string, 0, 40)
+	for i := range 40 {
+		big = append(big, fmt.Sprint(i))
+		bigWant = append(bigWant, fmt.Sprint(i))
+	}
+	big = append(big[:20:20], append([]string{"7.0"}, big[20:]...)...)
+	item := map[string]types.AttributeValue{
+		"n":   ns("1", "2", "1.0", "1E0", "-0", "0"),
+		"s":   ss("b", "a", "b"),
+		"b":   &types.AttributeValueMemberBS{Value: [][]byte{{1}, {2}, {1}}},
+		"m":   &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"in": ss("x", "x")}},
+		"l":   &types.AttributeValueMemberL{Value: []types.AttributeValue{ns("5", "05")}},
+		"big": ns(big...),
+		"ok":  ss("a", "b"),
+	}
+	want := map[string]types.AttributeValue{
+		"n":   ns("1", "2", "-0"),
+		"s":   ss("b", "a"),
+		"b":   &types.AttributeValueMemberBS{Value: [][]byte{{1}, {2}}},
+		"m":   &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"in": ss("x")}},
+		"l":   &types.AttributeValueMemberL{Value: []types.AttributeValue{ns("5")}},
+		"big": ns(bigWant...),
+		"ok":  ss("a", "b"),
+	}
+	for k, v := range item {
+		if got := validAV(v, 1); got != (k == "ok") {
+			t.Errorf("validAV(%s) = %v, want %v", k, got, k == "ok")
+		}
+	}
+	if err := tb.p.s.checkEncoded("Books", item); err != nil {
+		t.Fatal(err)
+	}
+	for k := range want {
+		if !reflect.DeepEqual(item[k], want[k]) {
+			t.Errorf("%s = %v, want %v", k, item[k], want[k])
+		}
+		if !validAV(item[k], 1) {
+			t.Errorf("validAV(%s) false after checkEncoded", k)
+		}
+	}
+}
+
+// TestEncodedItemRefusals: checkEncoded refuses, with ErrInvalidInput
+// naming the field and the path inside it, what DynamoDB would refuse or
+// the SDK would change: empty or non-UTF-8 names and map keys, strings
+// that are not UTF-8, numbers DynamoDB cannot store, and more than 31 maps
+// or lists inside one another (the item is level 1; 31 pass).
+func TestEncodedItemRefusals(t *testing.T) {
+	tb, err := NewTable[Book](NewMapper(silentDB()), "Books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	m := func(k string, v types.AttributeValue) types.AttributeValue {
+		return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{k: v}}
+	}
+	l := func(v ...types.AttributeValue) types.AttributeValue { return &types.AttributeValueMemberL{Value: v} }
+	nested := func(n int) types.AttributeValue {
+		var v types.AttributeValue = s("x")
+		for range n {
+			v = l(v)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name string
+		item map[string]types.AttributeValue
+		want []string // "" : accepted
+	}{
+		{"empty name", map[string]types.AttributeValue{"": s("x")}, []string{"empty attribute name"}},
+		{"name not UTF-8", map[string]types.AttributeValue{"a\xff": s("x")}, []string{`"a\xff"`, "not valid UTF-8"}},
+		{"string not UTF-8", map[string]types.AttributeValue{"title": l(s("ok"), m("k", s("\xfe")))},
+			[]string{"Book.Title", `at [1]["k"]`, "not valid UTF-8"}},
+		{"empty map key", map[string]types.AttributeValue{"title": m("a", m("", s("x")))}, []string{`at ["a"]`, "empty map key"}},
+		{"map key not UTF-8", map[string]types.AttributeValue{"title": m("\xc3", s("x"))}, []string{"map key", "not valid UTF-8"}},
+		{"set element not UTF-8", map[string]types.AttributeValue{"x": &types.AttributeValueMemberSS{Value: []string{"a", "\xff"}}},
+			[]string{`attribute "x"`, "at [1]"}},
+		{"number in a set", map[string]types.AttributeValue{"x": &types.AttributeValueMemberNS{Value: []string{"1", "1e200"}}},
+			[]string{"at [1]", "38 significant digits"}},
+		{"number", map[string]types.AttributeValue{"x": &types.AttributeValueMemberN{Value: "NaN"}}, []string{"38 significant digits"}},
+		{"31 lists inside one another", map[string]types.AttributeValue{"x": nested(31)}, nil},
+		{"32 lists inside one another", map[string]types.AttributeValue{"x": nested(32)}, []string{"deeper than DynamoDB's 32 levels"}},
+	} {
+		err := tb.p.s.checkEncoded("Books", c.item)
+		if c.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want it accepted", c.name, err)
+			}
+			continue
+		}
+		wantInvalid(t, c.name, err, append(c.want, `table "Books"`)...)
+	}
+}
+
+// TestCondValuesCheckedAsItems: the names and values of an If condition
+// are checked as an item's are — names valid UTF-8, values' strings and
+// numbers, their depth, named by their path — and nothing in them is
+// changed (a set with duplicates is left as it is).
+func TestCondValuesCheckedAsItems(t *testing.T) {
+	dup := &types.AttributeValueMemberSS{Value: []string{"a", "a"}}
+	if err := checkCondValues(map[string]string{"#n": "name"}, map[string]types.AttributeValue{":v": dup}); err != nil || len(dup.Value) != 2 {
+		t.Errorf("a set with duplicates: %v, %v; want it accepted unchanged", err, dup.Value)
+	}
+	if err := checkCondValues(map[string]string{"#n": "n\xffame"}, nil); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Errorf("name not UTF-8: %v", err)
+	}
+	bad := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": &types.AttributeValueMemberL{
+		Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "ok"}, &types.AttributeValueMemberN{Value: "1e-131"}}}}}
+	err := checkCondValues(nil, map[string]types.AttributeValue{":v": bad})
+	if err == nil || !strings.HasPrefix(err.Error(), `a value at ["a"][1] `) {
+		t.Errorf("bad number deep in a value: %v, want it named by its path", err)
+	}
+}
+
+// TestIfBadNumberRefused: numbers DynamoDB refuses (NaN, ±Inf, 1e200) in
+// an If condition are refused with ErrInvalidInput and nothing is sent, as
+// they are in a Filter or a key condition (checkCondValues checks numbers
+// too).
+func TestIfBadNumberRefused(t *testing.T) {
+	N, V := expression.Name, expression.Value
+	for name, f := range map[string]expression.ConditionBuilder{
+		"NaN":         N("body").Equal(V(math.NaN())),
+		"+Inf":        N("body").LessThan(V(math.Inf(1))),
+		"1e200":       N("body").LessThan(V(1e200)),
+		"NaN in list": N("body").Equal(V([]any{math.NaN()})),
+	} {
+		c := silentDB()
+		tb, err := NewTable[qsItem](NewMapper(c), "T")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tb.Save(context.Background(), qsItem{P: "a", N: 1}, If(f))
+		if !errors.Is(err, ErrInvalidInput) || c.count("") != 0 {
+			t.Errorf("Save with If %s: sent %d requests, err = %v; want ErrInvalidInput before sending", name, c.count(""), err)
+		}
+		err = tb.Delete(context.Background(), qsItem{P: "a", N: 1, Version: 1}, If(f))
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("Delete with If %s: err = %v; want ErrInvalidInput before sending", name, err)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package dynamo
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/clock"
+)
+
+// TestNewMapperDefaults: a Mapper writes tokens under
+// DefaultWriteTokenAttribute unless told another name or "" (off), reads
+// the real clock unless given one (nil is the default), encodes through
+// the compiled codecs unless given encoder or decoder options, and hands
+// back the client it was given.
+func TestNewMapperDefaults(t *testing.T) {
+	db := silentDB()
+	m := NewMapper(db)
+	if m.opts.tokenAttr != DefaultWriteTokenAttribute || m.opts.clock != clock.Real() || !m.compiledEnc || !m.compiledDec {
+		t.Errorf("defaults: token %q, clock %T, compiled %v/%v; want %q, the real clock, compiled codecs",
+			m.opts.tokenAttr, m.opts.clock, m.compiledEnc, m.compiledDec, DefaultWriteTokenAttribute)
+	}
+	if m.Client() != Client(db) {
+		t.Errorf("Client() = %v, want the client given", m.Client())
+	}
+	if got := NewMapper(db, WithWriteTokenAttribute("")).opts.tokenAttr; got != "" {
+		t.Errorf("WithWriteTokenAttribute(\"\"): token attribute %q, want none", got)
+	}
+	if got := NewMapper(db, WithClock(nil)).opts.clock; got != clock.Real() {
+		t.Errorf("WithClock(nil): clock %T, want the real clock", got)
+	}
+	fake := clock.NewFake(time.Unix(1e9, 0))
+	if got := NewMapper(db, WithClock(fake)).opts.clock; got != clock.Clock(fake) {
+		t.Errorf("WithClock(fake): clock %T, want the fake", got)
+	}
+	withEnc := NewMapper(db, WithEncoderOptions(func(*attributevalue.EncoderOptions) {}))
+	withDec := NewMapper(db, WithDecoderOptions(func(*attributevalue.DecoderOptions) {}))
+	if withEnc.compiledEnc || !withEnc.compiledDec || !withDec.compiledEnc || withDec.compiledDec {
+		t.Errorf("compiled codecs with encoder options %v/%v, with decoder options %v/%v; want only the other side compiled",
+			withEnc.compiledEnc, withEnc.compiledDec, withDec.compiledEnc, withDec.compiledDec)
+	}
+	if _, err := NewTable[Book](NewMapper(nil), "Books"); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("NewTable over a Mapper without a client: %v, want ErrInvalidInput", err)
+	}
+}
+
+// TestMapperCodecOptions: the attributevalue encoder and decoder keep the
+// dynamo tag whatever the caller's options set, skip nil option functions,
+// and decode numbers into interface values as attributevalue.Number (its
+// exact digits) unless an option turns UseNumber off.
+func TestMapperCodecOptions(t *testing.T) {
+	type rec struct {
+		ID  string `dynamo:"id" json:"other"`
+		Any any    `dynamo:"any"`
+	}
+	db := silentDB()
+	m := NewMapper(db,
+		WithEncoderOptions(nil), WithEncoderOptions(func(o *attributevalue.EncoderOptions) { o.TagKey = "json" }),
+		WithDecoderOptions(nil), WithDecoderOptions(func(o *attributevalue.DecoderOptions) { o.TagKey = "json" }))
+	item, err := m.enc.Encode(rec{ID: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := item.(*types.AttributeValueMemberM).Value["id"]; !ok {
+		t.Errorf("encoded %v, want the dynamo tag's name id", item)
+	}
+	stored := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		"id": &types.AttributeValueMemberS{Value: "k"}, "any": &types.AttributeValueMemberN{Value: "9223372036854775807"}}}
+	var got rec
+	if err := m.dec.Decode(stored, &got); err != nil || got.ID != "k" || got.Any != attributevalue.Number("9223372036854775807") {
+		t.Errorf("decoded %#v, %v; want id k and the number's digits as attributevalue.Number", got, err)
+	}
+	off := NewMapper(db, WithDecoderOptions(func(o *attributevalue.DecoderOptions) { o.UseNumber = false }))
+	got = rec{}
+	if err := off.dec.Decode(stored, &got); err != nil || got.Any != float64(9223372036854775807) {
+		t.Errorf("UseNumber off: decoded %#v, %v; want a float64", got, err)
+	}
+}
