@@ -1050,7 +1050,12 @@ func (e *encState) checkFloat(n *node, p unsafe.Pointer, av types.AttributeValue
 // e as body would have (e.clean).
 func (e *encState) same(n *node, p unsafe.Pointer, old types.AttributeValue, level int) bool {
 	switch n.kind {
-	case kString, kBool, kInt, kUint, kFloat:
+	case kString, kBool, kInt, kUint, kFloat, kTime:
+	case kSlice, kMap:
+		if n.isZero(p) {
+			return false // value's rules, not body's
+		}
+		return e.sameContainer(n, p, old, level)
 	default:
 		return false
 	}
@@ -1058,6 +1063,15 @@ func (e *encState) same(n *node, p unsafe.Pointer, old types.AttributeValue, lev
 		return false // value's rules, not body's
 	}
 	switch n.kind {
+	case kTime:
+		var buf [64]byte
+		t := *(*time.Time)(p)
+		if n.tag.unixTime {
+			o, ok := old.(*types.AttributeValueMemberN)
+			return ok && string(strconv.AppendInt(buf[:0], t.Unix(), 10)) == o.Value
+		}
+		o, ok := old.(*types.AttributeValueMemberS)
+		return ok && string(t.AppendFormat(buf[:0], time.RFC3339Nano)) == o.Value
 	case kString:
 		o, ok := old.(*types.AttributeValueMemberS)
 		s := *(*string)(p)
@@ -1092,6 +1106,50 @@ func (e *encState) same(n *node, p unsafe.Pointer, old types.AttributeValue, lev
 	}
 	e.checkFloat(n, p, old, level)
 	return true
+}
+
+// sameContainer is same for the non-nil slice or map at p of two shapes
+// body makes without calling the caller's code: a string set of plain
+// strings (strSet) and a map[string]string without element tags (mapBody).
+func (e *encState) sameContainer(n *node, p unsafe.Pointer, old types.AttributeValue, level int) bool {
+	el := n.elem
+	if el.kind != kString || el.tag.omitEmpty || el.tag.nullEmpty {
+		return false
+	}
+	switch {
+	case n.kind == kSlice && n.tag.strSet && !n.bytes && !n.tag.binSet && !n.tag.numSet:
+		h := (*sliceHeader)(p)
+		o, ok := old.(*types.AttributeValueMemberSS)
+		if !ok || h.len == 0 || len(o.Value) != h.len {
+			return false
+		}
+		for i, s := range unsafe.Slice((*string)(h.data), h.len) {
+			if o.Value[i] != s {
+				return false
+			}
+		}
+		e.checked(old, level)
+		return true
+	case n.kind == kMap && n.keyPlain && el.typ == reflect.TypeFor[string]():
+		src := *(*map[string]string)(p)
+		o, ok := old.(*types.AttributeValueMemberM)
+		if !ok || len(o.Value) != len(src) {
+			return false
+		}
+		clean := e.clean && level+1 <= MaxNesting
+		for k, s := range src {
+			ov, ok := o.Value[k].(*types.AttributeValueMemberS)
+			if k == "" || !ok || ov.Value != s {
+				return false
+			}
+			if clean && (!utf8.ValidString(k) || !utf8.ValidString(s)) {
+				clean = false
+			}
+		}
+		e.clean = clean
+		return true
+	}
+	return false
 }
 
 // structBody encodes the fields of the struct at p; level is the level of

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -13,9 +14,19 @@ import (
 
 // overHooks check and size values deterministically, so that Clean and
 // the sizes of the two encodes can be compared: NaN and infinities are
-// refused, every other value passes; a value's size is its JSON length.
+// refused, and string sets with duplicates; every other value passes; a value's size is its JSON length.
 var overHooks = &Hooks{
 	Check: func(av types.AttributeValue, _ int) bool {
+		if ss, ok := av.(*types.AttributeValueMemberSS); ok {
+			seen := map[string]bool{}
+			for _, s := range ss.Value {
+				if seen[s] {
+					return false
+				}
+				seen[s] = true
+			}
+			return true
+		}
 		n, ok := av.(*types.AttributeValueMemberN)
 		return !ok || !strings.Contains(n.Value, "N") && !strings.Contains(n.Value, "Inf")
 	},
@@ -128,10 +139,12 @@ func TestEncodeOverEqualsEncode(t *testing.T) {
 
 // TestEncodeOverSharesOnlyWhatEncodeMakes checks the cases the random test
 // may miss: a number spelled otherwise, a string number, a NaN, a zero under
-// omitempty and nullempty, a bool stored as a number are made again; equal
-// strings, numbers and bools are shared.
+// omitempty and nullempty, a bool stored as a number, a list are made
+// again; equal strings, numbers, bools, times, string sets and string maps
+// are shared.
 func TestEncodeOverSharesOnlyWhatEncodeMakes(t *testing.T) {
-	k := Kitchen{S: "x", I: 100, I8: 5, F32: 1.5, FS: 2.5, B: true, SN: "", U: 7}
+	k := Kitchen{S: "x", I: 100, I8: 5, F32: 1.5, FS: 2.5, B: true, SN: "", U: 7,
+		SS: []string{"a", "b"}, M: map[string]string{"k": "v"}, T: time.Unix(1700000000, 5).UTC(), TU: time.Unix(1700000000, 0), Strs: []string{"l"}}
 	k.F64 = 0 // omitempty
 	c := For(reflect.TypeFor[Kitchen]())
 	r, err := c.Encode(unsafePtr(&k), avEnc, overHooks, 0)
@@ -153,15 +166,24 @@ func TestEncodeOverSharesOnlyWhatEncodeMakes(t *testing.T) {
 	if !reflect.DeepEqual(got.Item, want.Item) {
 		t.Fatalf("EncodeOver %s, Encode %s", show(got.Item), show(want.Item))
 	}
-	for _, name := range []string{"s", "i8", "f32", "fs"} {
+	for _, name := range []string{"s", "i8", "f32", "fs", "ss", "m", "t", "tu"} {
 		if got.Item[name] != prev[name] {
 			t.Errorf("attribute %q made again, not shared", name)
 		}
 	}
-	for _, name := range []string{"i", "u", "b", "sn"} {
+	for _, name := range []string{"i", "u", "b", "sn", "strs"} { // strs: a list, made again
 		if got.Item[name] == prev[name] {
 			t.Errorf("attribute %q shared: %s", name, show(map[string]types.AttributeValue{name: prev[name]}))
 		}
+	}
+	// a map of more entries, a set with a duplicate (Clean as Encode's)
+	prev["m"] = &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberS{Value: "v"}, "k2": &types.AttributeValueMemberS{Value: "v"}}}
+	k.SS = []string{"a", "a"}
+	prev["ss"] = &types.AttributeValueMemberSS{Value: []string{"a", "a"}}
+	got, _ = c.EncodeOver(unsafePtr(&k), prev, avEnc, overHooks, 0)
+	want, _ = c.Encode(unsafePtr(&k), avEnc, overHooks, 0)
+	if !reflect.DeepEqual(got.Item, want.Item) || got.Clean != want.Clean || want.Clean {
+		t.Fatalf("EncodeOver %s (clean %v), Encode %s (clean %v)", show(got.Item), got.Clean, show(want.Item), want.Clean)
 	}
 	if _, ok := got.Item["f64"]; ok {
 		t.Errorf("omitempty zero written")
