@@ -348,7 +348,11 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		now = t.m.opts.clock.Now()
 	}
 	boxed, v = t.stamp(boxed, v, now)
-	item, sz, err := t.encodeSized(boxed)
+	var prev map[string]types.AttributeValue // the basis's values, shared where equal: nobody changes one
+	if bs != nil {
+		prev = bs.item
+	}
+	item, sz, err := t.encodeSized(boxed, prev)
 	if err != nil {
 		return saveRequest{}, err
 	}

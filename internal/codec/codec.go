@@ -142,6 +142,20 @@ type Result struct {
 // caller will add to the item. An error means attributevalue would fail
 // too: the caller asks it for its error.
 func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
+	return s.encode(p, nil, enc, h, room)
+}
+
+// EncodeOver is Encode that takes, for a field of a string, bool or number
+// kind (not a text type, not a pointer), the attribute value prev holds
+// under the field's name when it is the value Encode would make of the
+// field (the same kind and text), instead of making it again. The item
+// returned then shares those values with prev: the caller must never
+// change one in place (replacing an item's value is fine).
+func (s *Struct) EncodeOver(p unsafe.Pointer, prev map[string]types.AttributeValue, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
+	return s.encode(p, prev, enc, h, room)
+}
+
+func (s *Struct) encode(p unsafe.Pointer, prev map[string]types.AttributeValue, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
 	e := encState{enc: enc, check: h.Check, clean: true}
 	n := s.root
 	if !n.namesOK {
@@ -154,9 +168,14 @@ func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks,
 		if !ok {
 			continue
 		}
-		av, err := e.value(f.n, fp, 1)
-		if err != nil {
-			return Result{}, atAttr(err, f.name)
+		var av types.AttributeValue
+		if old := prev[f.name]; old != nil && e.same(f.n, fp, old, 1) {
+			av = old
+		} else {
+			var err error
+			if av, err = e.value(f.n, fp, 1); err != nil {
+				return Result{}, atAttr(err, f.name)
+			}
 		}
 		if av == nil {
 			continue
@@ -957,23 +976,11 @@ func (e *encState) body(n *node, p unsafe.Pointer, level int) (types.AttributeVa
 		return e.newS(s), nil
 	case kBool:
 		return e.newBool(*(*bool)(p)), nil
-	case kInt:
-		start := e.room(20)
-		e.buf = strconv.AppendInt(e.buf, readInt(p, n.bits), 10)
-		return e.numAV(e.str(start), tg.asString), nil
-	case kUint:
-		start := e.room(20)
-		e.buf = strconv.AppendUint(e.buf, readUint(p, n.bits), 10)
-		return e.numAV(e.str(start), tg.asString), nil
-	case kFloat:
-		f := readFloat(p, n.bits)
+	case kInt, kUint, kFloat:
 		start := e.room(32)
-		e.buf = strconv.AppendFloat(e.buf, f, 'f', -1, n.bits)
+		e.buf = n.appendNum(e.buf, p)
 		av := e.numAV(e.str(start), tg.asString)
-		if !tg.asString && e.clean && (math.IsNaN(f) || math.IsInf(f, 0) || f != 0 && (math.Abs(f) >= 1e125 || math.Abs(f) < 1e-129)) {
-			// Let the caller's check decide (and word the error).
-			e.clean = e.check(av, level)
-		}
+		e.checkFloat(n, p, av, level)
 		return av, nil
 	case kTime:
 		t := *(*time.Time)(p)
@@ -1012,6 +1019,137 @@ func (e *encState) body(n *node, p unsafe.Pointer, level int) (types.AttributeVa
 		return e.newS(s), nil
 	}
 	return nil, errEncode
+}
+
+// appendNum appends the text of the number at p (n of kind kInt, kUint or
+// kFloat) to b.
+func (n *node) appendNum(b []byte, p unsafe.Pointer) []byte {
+	switch n.kind {
+	case kInt:
+		return strconv.AppendInt(b, readInt(p, n.bits), 10)
+	case kUint:
+		return strconv.AppendUint(b, readUint(p, n.bits), 10)
+	}
+	return strconv.AppendFloat(b, readFloat(p, n.bits), 'f', -1, n.bits)
+}
+
+// checkFloat lets the caller's check decide on av, the N made of a float at
+// p that DynamoDB may refuse (and word the error); nothing for other kinds.
+func (e *encState) checkFloat(n *node, p unsafe.Pointer, av types.AttributeValue, level int) {
+	if n.kind != kFloat || n.tag.asString || !e.clean {
+		return
+	}
+	if f := readFloat(p, n.bits); math.IsNaN(f) || math.IsInf(f, 0) || f != 0 && (math.Abs(f) >= 1e125 || math.Abs(f) < 1e-129) {
+		e.clean = e.check(av, level)
+	}
+}
+
+// same reports whether old is the value value(n, p, level) would make of
+// the field at p, for a field of a string, bool or number kind (false for
+// any other, and wherever value's zero rules apply), accounting for it in
+// e as body would have (e.clean).
+func (e *encState) same(n *node, p unsafe.Pointer, old types.AttributeValue, level int) bool {
+	switch n.kind {
+	case kString, kBool, kInt, kUint, kFloat, kTime:
+	case kSlice, kMap:
+		if n.isZero(p) {
+			return false // value's rules, not body's
+		}
+		return e.sameContainer(n, p, old, level)
+	default:
+		return false
+	}
+	if (n.tag.omitEmpty || n.tag.nullEmpty) && n.isZero(p) {
+		return false // value's rules, not body's
+	}
+	switch n.kind {
+	case kTime:
+		var buf [64]byte
+		t := *(*time.Time)(p)
+		if n.tag.unixTime {
+			o, ok := old.(*types.AttributeValueMemberN)
+			return ok && string(strconv.AppendInt(buf[:0], t.Unix(), 10)) == o.Value
+		}
+		o, ok := old.(*types.AttributeValueMemberS)
+		return ok && string(t.AppendFormat(buf[:0], time.RFC3339Nano)) == o.Value
+	case kString:
+		o, ok := old.(*types.AttributeValueMemberS)
+		s := *(*string)(p)
+		if !ok || o.Value != s {
+			return false
+		}
+		if e.clean && !utf8.ValidString(s) {
+			e.clean = false
+		}
+		return true
+	case kBool:
+		o, ok := old.(*types.AttributeValueMemberBOOL)
+		return ok && o.Value == *(*bool)(p)
+	}
+	var text string
+	if n.tag.asString {
+		o, ok := old.(*types.AttributeValueMemberS)
+		if !ok {
+			return false
+		}
+		text = o.Value
+	} else {
+		o, ok := old.(*types.AttributeValueMemberN)
+		if !ok {
+			return false
+		}
+		text = o.Value
+	}
+	var buf [32]byte
+	if string(n.appendNum(buf[:0], p)) != text {
+		return false
+	}
+	e.checkFloat(n, p, old, level)
+	return true
+}
+
+// sameContainer is same for the non-nil slice or map at p of two shapes
+// body makes without calling the caller's code: a string set of plain
+// strings (strSet) and a map[string]string without element tags (mapBody).
+func (e *encState) sameContainer(n *node, p unsafe.Pointer, old types.AttributeValue, level int) bool {
+	el := n.elem
+	if el.kind != kString || el.tag.omitEmpty || el.tag.nullEmpty {
+		return false
+	}
+	switch {
+	case n.kind == kSlice && n.tag.strSet && !n.bytes && !n.tag.binSet && !n.tag.numSet:
+		h := (*sliceHeader)(p)
+		o, ok := old.(*types.AttributeValueMemberSS)
+		if !ok || h.len == 0 || len(o.Value) != h.len {
+			return false
+		}
+		for i, s := range unsafe.Slice((*string)(h.data), h.len) {
+			if o.Value[i] != s {
+				return false
+			}
+		}
+		e.checked(old, level)
+		return true
+	case n.kind == kMap && n.keyPlain && el.typ == reflect.TypeFor[string]():
+		src := *(*map[string]string)(p)
+		o, ok := old.(*types.AttributeValueMemberM)
+		if !ok || len(o.Value) != len(src) {
+			return false
+		}
+		clean := e.clean && level+1 <= MaxNesting
+		for k, s := range src {
+			ov, ok := o.Value[k].(*types.AttributeValueMemberS)
+			if k == "" || !ok || ov.Value != s {
+				return false
+			}
+			if clean && (!utf8.ValidString(k) || !utf8.ValidString(s)) {
+				clean = false
+			}
+		}
+		e.clean = clean
+		return true
+	}
+	return false
 }
 
 // structBody encodes the fields of the struct at p; level is the level of
