@@ -233,7 +233,9 @@ var exprPkg = reflect.TypeFor[expression.ConditionBuilder]().PkgPath()
 // pointer whose target the caller changes between writes, a []byte it
 // reuses) or a type that marshals itself (which may read anything) is not
 // fixed: the condition is then compiled at each write, reading its values
-// as the write is sent, as a fresh If would. Anything unknown is not fixed.
+// as the write is sent, as a fresh If would. Anything unknown is not fixed,
+// as is an operand of another package's type (an expression.OperandBuilder
+// of the caller's own, of whatever kind, which may read anything).
 func fixedValues(v reflect.Value, inValue bool) bool {
 	switch v.Kind() {
 	case reflect.Invalid:
@@ -243,7 +245,11 @@ func fixedValues(v reflect.Value, inValue bool) bool {
 		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128, reflect.String:
 		return !inValue || !marshalsItself(v.Type())
 	case reflect.Interface:
-		return fixedValues(v.Elem(), inValue)
+		e := v.Elem()
+		if !inValue && e.IsValid() && e.Type().PkgPath() != exprPkg {
+			return false // an operand of the caller's own type, which builds itself
+		}
+		return fixedValues(e, inValue)
 	case reflect.Array:
 		if inValue && marshalsItself(v.Type()) {
 			return false

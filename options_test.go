@@ -179,3 +179,49 @@ func TestIfCompiledOnceOnlyForFixedValues(t *testing.T) {
 		}
 	}
 }
+
+// liveTitle is an operand of the caller's own (expression.OperandBuilder)
+// of a string kind: its value, read at each build, is currentTitle's.
+type liveTitle string
+
+var currentTitle string
+
+func (liveTitle) BuildOperand() (expression.Operand, error) {
+	return expression.Value(currentTitle).BuildOperand()
+}
+
+// A kept If whose condition holds an operand of the caller's own type
+// (expression.OperandBuilder, whatever its kind) sends at each write what a
+// fresh If would: the operand builds itself, reading anything, so it is not
+// a value that cannot change.
+func TestKeptIfWithOwnOperandSendsWhatAFreshIfWould(t *testing.T) {
+	db := &fakeDB{noStore: true}
+	books := newBooks(t, db)
+	ctx := context.Background()
+	cond := expression.Equal(expression.Name("title"), liveTitle(""))
+	kept := If(cond)
+	sentTitle := func() string {
+		t.Helper()
+		upds := db.upds()
+		for k, av := range upds[len(upds)-1].ExpressionAttributeValues {
+			if s, ok := av.(*types.AttributeValueMemberS); ok && k[1] != 'a' {
+				return s.Value
+			}
+		}
+		t.Fatal("no title value sent")
+		return ""
+	}
+	for _, want := range []string{"A", "B", "C"} {
+		currentTitle = want
+		if _, err := books.Save(ctx, Book{ISBN: "1", Title: "t", Version: 1}, If(cond)); err != nil {
+			t.Fatal(err)
+		}
+		fresh := sentTitle()
+		if _, err := books.Save(ctx, Book{ISBN: "1", Title: "t", Version: 1}, kept); err != nil {
+			t.Fatal(err)
+		}
+		if got := sentTitle(); got != fresh || fresh != want {
+			t.Errorf("title %q: the kept If sent %q, a fresh If %q", want, got, fresh)
+		}
+	}
+}

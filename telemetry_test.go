@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -509,5 +510,40 @@ func TestTelemetryFollowsGlobalProvider(t *testing.T) {
 	otel.SetTracerProvider(prev)
 	if _, c := m.begin(context.Background(), "Load", "T"); c.recording() {
 		t.Error("a span records after the default provider was set back")
+	}
+}
+
+// labelledTP is a tracer provider whose values cannot be compared with ==
+// (it holds a slice), passed by value.
+type labelledTP struct {
+	*sdktrace.TracerProvider
+	labels []string
+}
+
+// A mapper whose tracer provider is a value that cannot be compared with ==
+// (a struct holding a slice) traces its calls, beside a meter provider that
+// is a pointer or not, and calls after the first find their state again
+// without panicking.
+func TestTelemetryWithUncomparableProvider(t *testing.T) {
+	for _, mp := range []struct {
+		name string
+		mp   metric.MeterProvider
+	}{{"pointer meter", sdkmetric.NewMeterProvider()}, {"value meter", metricnoop.MeterProvider{}}} {
+		t.Run(mp.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tp := labelledTP{sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), []string{"a"}}
+			books := newBooks(t, (&fakeDB{}).table("Books", "ISBN", ""), WithTracerProvider(tp), WithMeterProvider(mp.mp))
+			ctx := context.Background()
+			b, err := books.Save(ctx, Book{ISBN: "1", Title: "a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := books.Save(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(rec.Ended()); got != 2 {
+				t.Errorf("%d spans ended, want 2 (one per Save)", got)
+			}
+		})
 	}
 }
