@@ -865,3 +865,45 @@ func TestCombinedUpdateWritesWhatTheFunctionReturned(t *testing.T) {
 		t.Errorf("stored authors %v, want [orig]: the write carried a change made after Update returned, which no function returned", ss.Value)
 	}
 }
+
+// TestCombinedUpdateReturnsTheFunctionsValue: every caller of a combined
+// Update gets back the value its function returned (with the version
+// written), as a lone caller does: fields the item does not store
+// (dynamo:"-", unexported) are the function's, not lost to the encoding the
+// batch writes from.
+func TestCombinedUpdateReturnsTheFunctionsValue(t *testing.T) {
+	s := newBookStore()
+	books := newBooks(t, s.client())
+	first := startUpdate(books, func(b Book) (Book, error) {
+		b.Title, b.Skip = "0", "lone"
+		return b, nil
+	})
+	<-s.holding // the first write is in flight: the others queue behind it
+	const queued = 3
+	results := make([]<-chan upResult, queued)
+	for i := range queued {
+		skip := string(rune('a' + i))
+		results[i] = startUpdate(books, func(b Book) (Book, error) {
+			b.Title += skip
+			b.Skip = skip
+			return b, nil
+		})
+		waitQueued(books, kid("1"), 2+i)
+	}
+	close(s.release)
+	if r := hangGuard(t, first, "the first Update"); r.err != nil || r.b.Skip != "lone" {
+		t.Fatalf("the lone Update: %+v, %v; want Skip %q, what its function returned", r.b, r.err, "lone")
+	}
+	for i, ch := range results {
+		r := hangGuard(t, ch, "a queued Update")
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if want := string(rune('a' + i)); r.b.Skip != want {
+			t.Errorf("caller %d got %+v: Skip %q, want %q, what its function returned", i, r.b, r.b.Skip, want)
+		}
+		if r.b.Version != int64(2+i) {
+			t.Errorf("caller %d got version %d, want %d", i, r.b.Version, 2+i)
+		}
+	}
+}

@@ -131,6 +131,12 @@ type writeOptions struct {
 	// (clock versions), so that Update's copies agree with its write.
 	step int64
 	now  time.Time
+	// own, when valid, is the value (own boxed as ownBoxed) whose copy a
+	// save returns as its written copy, in place of the value written:
+	// Update's combined write writes a decoding of the last change's
+	// encoding, and its caller gets its function's own value back.
+	own      reflect.Value
+	ownBoxed any
 	// mustExist: Update and Add fail with ErrNotFound on a missing item
 	// (MustExist).
 	mustExist bool

@@ -123,7 +123,11 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 				item[p.tokenAttr] = tok
 			}
 		}
-		return t.withVersion(r.v, r.next), item, r.size, nil
+		written := r.v
+		if wo.own.IsValid() {
+			_, written = t.stamp(wo.ownBoxed, wo.own, wo.now) // as buildSave stamped v
+		}
+		return t.withVersion(written, r.next), item, r.size, nil
 	}
 	saved, err := t.decode(allNew)
 	return saved, allNew, 0, err

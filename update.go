@@ -406,13 +406,17 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T]
 	}
 	last := changes[len(changes)-1]
 	boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
+	wo := ws[0].wo
 	if last.item != nil {
-		// Its caller may have left Update and be changing the value its
-		// function returned: write a copy of the change as encoded then.
+		// Its caller may have left Update and be changing the slices and
+		// maps of the value its function returned: write a copy of the
+		// change as encoded then. The caller gets its own value back (its
+		// fields the item does not store included), as a lone caller does.
 		cp, err := t.decode(last.item)
 		if err != nil {
 			return who, err
 		}
+		wo.own, wo.ownBoxed = v, boxed
 		boxed, v, _ = t.box(cp, "Update")
 	}
 	if s := t.p.s; s.version >= 0 && s.versionOf(v) != held {
@@ -420,7 +424,6 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T]
 		// than the write's (held, advanced by one step per change).
 		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
 	}
-	wo := ws[0].wo
 	wo.step, wo.now = int64(len(changes)), now
 	t.noteCombined(ctx, len(changes))
 	start := t.m.opts.clock.Now()
@@ -559,6 +562,11 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			boxed, nv, err := t.changeOf(k, next, fromVer)
 			if err != nil || !encode {
 				return prepared{boxed: boxed, v: nv, err: err}
+			}
+			if t.ptr && boxed == any(next) {
+				// fn's own pointer: the batch reads a copy of the struct,
+				// taken here, before its caller may leave Update.
+				boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
 			}
 			item, err := t.checkAlone(k, boxed, fromVer, sizeToken, w.wo.behavior == SavePut, nowMs)
 			return prepared{boxed: boxed, v: nv, item: item, err: err}
