@@ -212,18 +212,42 @@ func (b saveBehaviorOption) applyBatchWrite(o *batchWriteOptions) {
 // writes sends at each write what a fresh If would: its values are read as
 // each write is built (a pointer's target as it is then).
 func If(cond expression.ConditionBuilder) WriteOption {
-	return &ifOption{cond: cond, fixed: fixedValues(reflect.ValueOf(cond), false)}
+	return &ifOption{cond: cond}
 }
 
 type ifOption struct {
 	cond expression.ConditionBuilder
-	// fixed: cond's values cannot change after If (fixedValues), so that a
-	// compilation of it holds for every later write.
-	fixed bool
+	// fixed says whether cond's values cannot change after If
+	// (fixedValues), so that a compilation of it holds for every later
+	// write: 0 not yet known (worked out at the option's second write, so
+	// that an If made for one write walks nothing), fixedYes or fixedNo.
+	fixed atomic.Int32
 	// compiled is cond compiled alone for the schema of the last table
 	// that wrote with this option (compileIfs), when fixed: an option kept
 	// and passed to many writes is compiled once.
 	compiled atomic.Pointer[compiledIf]
+}
+
+const (
+	fixedYes = 1
+	fixedNo  = 2
+)
+
+// isFixed reports fixedValues of cond, worked out once.
+func (c *ifOption) isFixed() bool {
+	switch c.fixed.Load() {
+	case fixedYes:
+		return true
+	case fixedNo:
+		return false
+	}
+	f := fixedValues(reflect.ValueOf(c.cond), false)
+	if f {
+		c.fixed.Store(fixedYes)
+	} else {
+		c.fixed.Store(fixedNo)
+	}
+	return f
 }
 
 // exprPkg is the package of the SDK's expression builders, whose own
@@ -334,14 +358,11 @@ func (wo *writeOptions) compileIfs(s *schema) (*userCond, error) {
 		return compileConds(s, wo.conds)
 	}
 	c := wo.ifs[0]
-	if !c.fixed {
-		return compileConds(s, wo.conds)
-	}
-	if ci := c.compiled.Load(); ci != nil && ci.s == s {
+	if ci := c.compiled.Load(); ci != nil && ci.s == s && c.isFixed() {
 		return ci.uc, nil
 	}
 	uc, err := compileConds(s, wo.conds)
-	if err == nil {
+	if err == nil && c.fixed.Load() != fixedNo {
 		c.compiled.Store(&compiledIf{s: s, uc: uc})
 	}
 	return uc, err
