@@ -91,6 +91,9 @@ type ConditionError struct {
 	// reason says why a condition the mapper added failed (a creation
 	// time, an Add's bound); "" when none did.
 	reason string
+	// wrongVersion is the stored version when it is not a number (nor
+	// NULL): another writer's string, bool, ...
+	wrongVersion types.AttributeValue
 }
 
 func (e *ConditionError) Error() string {
@@ -124,6 +127,8 @@ func (e *ConditionError) describe() string {
 			if e.full != "" {
 				b.WriteString("; " + e.full)
 			}
+		case e.wrongVersion != nil:
+			b.WriteString(": stored " + e.versionAttr + " " + formatAV(e.wrongVersion, 40))
 		}
 	} else if e.versionAttr != "" {
 		b.WriteString(": held ")
@@ -138,6 +143,8 @@ func (e *ConditionError) describe() string {
 		switch {
 		case !e.Exists:
 			b.WriteString("item does not exist")
+		case e.wrongVersion != nil:
+			b.WriteString("found " + formatAV(e.wrongVersion, 40))
 		case !e.HasVersion:
 			b.WriteString("item exists without " + e.versionAttr)
 		default:
@@ -279,6 +286,15 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 	}
 	if checkedVersion && (big || !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion)) {
 		ce.Err = ErrVersionConflict
+	}
+	if stored, ok := old[ce.versionAttr]; ok && !ce.HasVersion && !isNull(stored) {
+		// Another writer stored the version as a string, a bool, ...:
+		// every write of this type compares or adds numbers there, so
+		// none lands, and reloading does not help (nor does the item
+		// load): not a conflict, and the error names the fix.
+		ce.Err, ce.wrongVersion = ErrConditionFailed, stored
+		ce.reason = fmt.Sprintf("the stored %s is a %s, not a number (N), and no write of a %s lands on it (each compares or adds numbers there), nor does the item load: store a number there (or remove the attribute, which makes the item unsaved) with a write of your own, such as an UpdateItem outside this type",
+			ce.versionAttr, avKind(stored), p.s.typ)
 	}
 	return ce
 }

@@ -2,6 +2,9 @@ package dynamo
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -154,5 +157,41 @@ func TestFormatKeySortedAndTyped(t *testing.T) {
 	}
 	if got, want := formatKey(key), `{a: -1.5, b: true, m: b64:/wA=, n: NULL, u: <unset>, z: "a\"b"}`; got != want {
 		t.Errorf("formatKey = %s, want %s", got, want)
+	}
+}
+
+// TestWronglyTypedStoredVersionIsNamed: over a version attribute another
+// writer stored as something other than a number (a string "3", a bool),
+// every write of a versioned type fails its version condition — SaveClobber
+// and Add, which check no version, as well as Save, Delete and a
+// transaction member. The error must say what is stored and how to fix it,
+// and must not call it a conflict that reloading resolves (the item does
+// not even load); nothing stored changes.
+func TestWronglyTypedStoredVersionIsNamed(t *testing.T) {
+	for _, stored := range []types.AttributeValue{str("3"), &types.AttributeValueMemberBOOL{Value: true}} {
+		db := (&fakeDB{}).table("t", "id", "")
+		item := map[string]types.AttributeValue{"id": str("k"), "n": n("5"), "v": stored}
+		db.put("t", maps.Clone(item))
+		tb, err := NewTable[counter](NewMapper(db), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		_, clobber := tb.Save(ctx, counter{ID: "k", N: 1}, WithSaveBehavior(SaveClobber))
+		_, add := tb.Add(ctx, counter{ID: "k"}, Increment("n", 1))
+		_, save0 := tb.Save(ctx, counter{ID: "k", N: 1})
+		_, save3 := tb.Save(ctx, counter{ID: "k", N: 1, Version: 3})
+		del := tb.Delete(ctx, counter{ID: "k", Version: 3})
+		tx := tb.Mapper().WriteTx(ctx, []TxOp{tb.TxSave(counter{ID: "k", N: 1, Version: 3})})
+		for call, err := range map[string]error{"SaveClobber": clobber, "Add": add, "Save unsaved": save0, "Save version 3": save3, "Delete": del, "TxSave": tx} {
+			msg := fmt.Sprint(err)
+			if !errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrVersionConflict) ||
+				!strings.Contains(msg, "not a number") || !strings.Contains(msg, avKind(stored)) || !strings.Contains(msg, "store a number") {
+				t.Errorf("%s over a version stored as a %s: %v; want ErrConditionFailed (not a conflict) naming the stored %s and the fix", call, avKind(stored), err, avKind(stored))
+			}
+		}
+		if got := db.item("t", map[string]types.AttributeValue{"id": str("k")}); !reflect.DeepEqual(got, item) {
+			t.Errorf("over a version stored as a %s: stored %v, want it unchanged %v", avKind(stored), got, item)
+		}
 	}
 }
