@@ -298,3 +298,73 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 	}
 	return ce
 }
+
+// PageDecodeError is the error of QueryPage and ScanPage when items of the
+// page read do not decode into T (another writer stored a field with
+// another type, say). The page's other items are returned with it, and the
+// cursor after the page, so that a caller can report the failed items by
+// their keys and read on; a caller that stops at any error loses nothing
+// either. It unwraps to each item's error.
+type PageDecodeError struct {
+	// Table is the table read.
+	Table string
+	// Failed are the items that did not decode, in the order read.
+	Failed []*ItemDecodeError
+}
+
+func (e *PageDecodeError) Error() string {
+	s := e.Failed[0].Error()
+	if n := len(e.Failed); n > 1 {
+		s += fmt.Sprintf(" (and %d more items of the page)", n-1)
+	}
+	return s + "; the page's other items were returned with this error, and the cursor after the page: fix or remove the item, or skip it and read on"
+}
+
+// count returns the number of items e reports (0 for nil).
+func (e *PageDecodeError) count() int {
+	if e == nil {
+		return 0
+	}
+	return len(e.Failed)
+}
+
+// orNil returns e as an error: nil when e is nil.
+func (e *PageDecodeError) orNil() error {
+	if e == nil {
+		return nil
+	}
+	return e
+}
+
+// Unwrap returns the error of each item.
+func (e *PageDecodeError) Unwrap() []error {
+	errs := make([]error, len(e.Failed))
+	for i, f := range e.Failed {
+		errs[i] = f
+	}
+	return errs
+}
+
+// ItemDecodeError is an item of a page that did not decode into T.
+type ItemDecodeError struct {
+	// Key is the item's primary key.
+	Key map[string]types.AttributeValue
+	// Item is the item as read.
+	Item map[string]types.AttributeValue
+	// Err is the decoding error; its message names the table and the key.
+	Err error
+
+	decode func(map[string]types.AttributeValue, any) error
+}
+
+func (e *ItemDecodeError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *ItemDecodeError) Unwrap() error { return e.Err }
+
+// DecodeKey decodes the item's primary key alone into out (a pointer to
+// the table's T, or to a struct with the same key fields): a T naming the
+// item, its other fields zero.
+func (e *ItemDecodeError) DecodeKey(out any) error {
+	return e.decode(e.Key, out)
+}

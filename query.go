@@ -206,6 +206,12 @@ func (t *Table[T]) Query(ctx context.Context, key expression.KeyConditionBuilder
 // On success the items are a new, non-nil slice (possibly empty). ctx bounds
 // the requests, including the SDK's retries.
 //
+// Items that do not decode into T (another writer stored a field with
+// another type) do not take the page with them: the error is then a
+// *PageDecodeError naming each by its key, returned with the page's other
+// items and the cursor after the page (Limit counts them as read), so
+// that a caller can report them and read on — or stop, as at any error.
+//
 // IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the
 // index (arn:…:table/T/index/N).
 func (t *Table[T]) QueryPage(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) ([]T, Cursor, error) {
@@ -225,8 +231,9 @@ func (t *Table[T]) Scan(ctx context.Context, opts ...QueryOption) iter.Seq2[T, e
 }
 
 // ScanPage reads one page of a scan and returns it with the Cursor after its
-// last item, like QueryPage. With Segment, the cursor belongs to that
-// segment and resumes only a scan of the same segment.
+// last item, like QueryPage (items that do not decode into T included:
+// a *PageDecodeError). With Segment, the cursor belongs to that segment and
+// resumes only a scan of the same segment.
 //
 // IAM: dynamodb:Scan on the table (arn:…:table/T), or with Index on the
 // index (arn:…:table/T/index/N).
@@ -645,13 +652,14 @@ func (t *Table[T]) page(ctx context.Context, l *listing) ([]T, Cursor, error) {
 		return nil, "", l.err
 	}
 	var out []T
+	var bad *PageDecodeError // the items that did not decode, read all the same
 	start := l.start
 	d := &itemDecoder[T]{t: t}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, "", l.requestError(err, l.segment)
 		}
-		items, last, err := l.fetch(ctx, t.m.client, start, l.requestLimit(len(out), true), l.segment)
+		items, last, err := l.fetch(ctx, t.m.client, start, l.requestLimit(len(out)+bad.count(), true), l.segment)
 		if err != nil {
 			return nil, "", err
 		}
@@ -662,18 +670,24 @@ func (t *Table[T]) page(ctx context.Context, l *listing) ([]T, Cursor, error) {
 			var zero T
 			out = append(out, zero)
 			if err := d.decodeInto(item, &out[len(out)-1]); err != nil {
-				return nil, "", err
+				// Reported with the page's other items, which are
+				// returned: one such item does not hide the rest.
+				out = out[:len(out)-1]
+				if bad == nil {
+					bad = &PageDecodeError{Table: t.name}
+				}
+				bad.Failed = append(bad.Failed, &ItemDecodeError{Key: t.pickKey(item), Item: item, Err: err, decode: t.decodeAny})
 			}
 		}
 		if len(last) == 0 {
-			return out, "", nil
+			return out, "", bad.orNil()
 		}
-		if l.limit == 0 || len(out) >= l.limit {
+		if l.limit == 0 || len(out)+bad.count() >= l.limit {
 			c, err := encodeCursor(position{index: l.index, segment: l.segment, total: l.total, key: last})
 			if err != nil {
 				return nil, "", err
 			}
-			return out, c, nil
+			return out, c, bad.orNil()
 		}
 		start = last
 	}

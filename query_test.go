@@ -1041,3 +1041,91 @@ func collect2[T any](seq func(func(T, error) bool)) (n int, err error) {
 	}
 	return n, nil
 }
+
+// TestPageReturnsTheItemsThatDecode: an item that does not decode into T
+// (another writer stored a field with another type) does not take its page
+// with it. QueryPage and ScanPage return the page's other items and the
+// cursor after the page, with a *PageDecodeError naming each failed item
+// by its key (DecodeKey gives its key fields as a T), so that paging goes on
+// and every item is seen once, decoded or reported. Limit counts the
+// failed items as read. The iterators still stop at the error.
+func TestPageReturnsTheItemsThatDecode(t *testing.T) {
+	db := (&fakeDB{}).table("q", "p", "n")
+	for i := 1; i <= 5; i++ {
+		var body types.AttributeValue = str(fmt.Sprint("b", i))
+		if i == 3 {
+			body = &types.AttributeValueMemberBOOL{Value: true}
+		}
+		db.put("q", map[string]types.AttributeValue{"p": str("a"), "n": n(fmt.Sprint(i)), "body": body, "v": n("1")})
+	}
+	tb, err := NewTable[qsItem](NewMapper(db), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, call := range []string{"ScanPage", "QueryPage"} {
+		for _, limit := range []int{0, 2} {
+			var seen []int
+			var failed []qsItem
+			var cur Cursor
+			for pages := 0; ; pages++ {
+				opts := []QueryOption{StartAfter(cur)}
+				if limit > 0 {
+					opts = append(opts, Limit(limit))
+				}
+				var items []qsItem
+				if call == "ScanPage" {
+					items, cur, err = tb.ScanPage(ctx, opts...)
+				} else {
+					items, cur, err = tb.QueryPage(ctx, expression.Key("p").Equal(expression.Value("a")), opts...)
+				}
+				var pe *PageDecodeError
+				if err != nil && !errors.As(err, &pe) {
+					t.Fatalf("%s limit %d: %v", call, limit, err)
+				}
+				for _, it := range items {
+					seen = append(seen, it.N)
+				}
+				if limit > 0 && len(items)+len(failedOf(pe)) > limit {
+					t.Errorf("%s limit %d: a page of %d items and %d failures", call, limit, len(items), len(failedOf(pe)))
+				}
+				for _, f := range failedOf(pe) {
+					var k qsItem
+					if err := f.DecodeKey(&k); err != nil {
+						t.Errorf("%s: DecodeKey: %v", call, err)
+					}
+					failed = append(failed, k)
+					if !strings.Contains(pe.Error(), `n: 3`) || !strings.Contains(f.Error(), `n: 3`) || !reflect.DeepEqual(f.Key, map[string]types.AttributeValue{"p": str("a"), "n": n("3")}) {
+						t.Errorf("%s: error %q, item error %q, key %v; want them to name the key {n: 3, p: \"a\"}", call, pe, f, f.Key)
+					}
+				}
+				if cur == "" || pages > 10 {
+					break
+				}
+			}
+			if !slices.Equal(seen, []int{1, 2, 4, 5}) || !reflect.DeepEqual(failed, []qsItem{{P: "a", N: 3}}) {
+				t.Errorf("%s limit %d: decoded %v, failed %+v; want 1 2 4 5 decoded and {a 3} reported", call, limit, seen, failed)
+			}
+		}
+	}
+	var errs int
+	for _, err := range tb.Scan(ctx) {
+		if err != nil {
+			errs++
+			if !strings.Contains(err.Error(), "n: 3") {
+				t.Errorf("Scan: %v; want the item's key named", err)
+			}
+		}
+	}
+	if errs != 1 {
+		t.Errorf("Scan yielded %d errors, want 1 (then stops)", errs)
+	}
+}
+
+// failedOf returns the items pe reports (none for nil).
+func failedOf(pe *PageDecodeError) []*ItemDecodeError {
+	if pe == nil {
+		return nil
+	}
+	return pe.Failed
+}
