@@ -564,8 +564,11 @@ func (f *failed) Error() string { return f.err.Error() }
 // reading it.
 type page[T any] struct {
 	items []T
-	next  dynamo.Cursor
-	err   error
+	// undecoded are the page's items that did not decode into T (the
+	// others are in items).
+	undecoded []*dynamo.ItemDecodeError
+	next      dynamo.Cursor
+	err       error
 }
 
 // read reads the page of segment seg after cursor.
@@ -589,6 +592,11 @@ func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T]
 	} else {
 		opts = append(opts, dynamo.Segment(seg, m.o.segments))
 		p.items, p.next, p.err = m.table.ScanPage(ctx, opts...)
+	}
+	if pe := (*dynamo.PageDecodeError)(nil); errors.As(p.err, &pe) {
+		// The page's other items are there: the failed ones are
+		// failures of their own (undecodable).
+		p.undecoded, p.err = pe.Failed, nil
 	}
 	return p
 }
@@ -655,6 +663,11 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 		if p.err != nil {
 			return p.err
 		}
+		for _, f := range p.undecoded {
+			if err := m.undecodable(f); err != nil {
+				return err
+			}
+		}
 		for _, it := range p.items {
 			select {
 			case <-stopping:
@@ -668,7 +681,7 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 			}
 		}
 		cp.Cursor, cp.Done = string(p.next), p.next == ""
-		cp.Scanned += int64(len(p.items))
+		cp.Scanned += int64(len(p.items) + len(p.undecoded))
 		unsaved = true
 		m.mu.Lock()
 		m.segs[seg].scanned = cp.Scanned
@@ -831,6 +844,15 @@ func (m *Migration[T]) fail(it T, err error) error {
 	}
 	m.mu.Unlock()
 	return nil
+}
+
+// undecodable records an item of a page that did not decode into T as a
+// failure, as fail does: its key fields in Failure.Item, its error (which
+// names the key) in Failure.Err.
+func (m *Migration[T]) undecodable(f *dynamo.ItemDecodeError) error {
+	var it T
+	_ = f.DecodeKey(&it) // a key that does not decode either leaves it zero; the error names it
+	return m.fail(it, f)
 }
 
 func (m *Migration[T]) setFatal(err error) {

@@ -130,10 +130,12 @@
 // anything. A failing function (or write) stops Run with the item's error,
 // or, with SkipFailures, is recorded and skipped.
 //
-// Items that do not decode into T (another writer stored a field with
-// another type) fail the read of their page, even with SkipFailures: Run
-// stops with an error that names the item's key, and stops there again
-// until the item is fixed or removed. A function that panics brings the
+// An item that does not decode into T (another writer stored a field with
+// another type) is a failed item too, and does not hold up the rest of its
+// page (dynamo.PageDecodeError): without SkipFailures Run stops with an
+// error that names the item's key, and stops there again until the item is
+// fixed or removed; with SkipFailures it is recorded (Failure.Item holds
+// its key fields only) and the run goes on. A function that panics brings the
 // process down (it runs on a segment's goroutine): recover in fn and return
 // an error to have it recorded.
 //
