@@ -23,6 +23,10 @@ import (
 	"github.com/ddbkit/dynamo/lease"
 )
 
+// ErrNotDone is the error of a Clean's Run while the migration it cleans is
+// not done: see Clean.
+var ErrNotDone = errors.New("backfill: the migration is not done")
+
 // Migration applies a function to every item of a table. Make one with
 // New and call Run in every process that shares it.
 type Migration[T any] struct {
@@ -90,6 +94,9 @@ type checkpoint struct {
 	Done    bool   `dynamo:"done"`
 	Scanned int64  `dynamo:"scanned"`
 	Token   int64  `dynamo:"token"` // fencing token of the lease that wrote it
+	// Segments is the migration's number of segments, for Clean to find
+	// them all (0 in checkpoints written before it was recorded).
+	Segments int `dynamo:"segments,omitempty"`
 }
 
 // Failure is an item whose change failed.
@@ -247,6 +254,12 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 // item back unchanged but for the mark, through Table.Update as New does
 // (the version moves on). Options are New's; Fleet is required unless
 // DryRun, and Mark must be the migration's.
+//
+// Its Run refuses to start, with an error wrapping ErrNotDone, unless the
+// checkpoint of every segment of the migration says done: a migration not
+// done (a Run of it live in some process, or stopped to be resumed) reads
+// again the items it changed since a segment's last checkpoint, and would
+// change again those whose marks Clean had removed.
 func Clean[T any](c dynamo.Client, table, id string, opts ...Option) (*Migration[T], error) {
 	opts = append(opts[:len(opts):len(opts)], func(o *options) { o.clean = id })
 	return New(c, table, "clean:"+id, func(item T) (T, error) { return item, nil }, opts...)
@@ -256,8 +269,63 @@ func Clean[T any](c dynamo.Client, table, id string, opts ...Option) (*Migration
 func (m *Migration[T]) segmentKey(i int) string { return "backfill:" + m.id + "/" + strconv.Itoa(i) }
 
 // checkpointKey is the checkpoint record's key of segment i.
-func (m *Migration[T]) checkpointKey(i int) string {
-	return "\x00backfill:" + m.id + "\x00" + strconv.Itoa(i)
+func (m *Migration[T]) checkpointKey(i int) string { return checkpointKey(m.id, i) }
+
+// checkpointKey is the checkpoint record's key of segment i of the
+// migration id.
+func checkpointKey(id string, i int) string {
+	return "\x00backfill:" + id + "\x00" + strconv.Itoa(i)
+}
+
+// cleanable refuses a Clean's Run (ErrNotDone) unless the migration it
+// cleans is done: the checkpoint of each of its segments says done. The
+// number of segments is the one its checkpoints record (segment 0's);
+// checkpoints written before they recorded it are taken to have Clean's
+// Segments, and a checkpoint beyond them refuses the Clean. A migration not
+// done — a Run under way, or stopped and to be resumed — reads again, after
+// a stop or a handover, the items it changed since a segment's last
+// checkpoint; were their marks removed meanwhile, it would change them
+// twice (and the marks it writes after Clean went by would stay).
+func (m *Migration[T]) cleanable(ctx context.Context) error {
+	id := m.o.clean
+	notDone := func(seg int, why string) error {
+		return fmt.Errorf("%w: Clean of migration %q: its segment %d %s; a Run of it may be under way or resume later, and would change again the items whose marks Clean removes: run the migration to its end (Run returns nil) first",
+			ErrNotDone, id, seg, why)
+	}
+	first, err := m.cps.Load(ctx, checkpoint{Key: checkpointKey(id, 0)}, dynamo.ConsistentRead())
+	switch {
+	case errors.Is(err, dynamo.ErrNotFound):
+		return notDone(0, "has no checkpoint (not started, or not a migration of this checkpoint table)")
+	case err != nil:
+		return fmt.Errorf("backfill: Clean of migration %q: reading its checkpoints: %w", id, err)
+	}
+	n, legacy := first.Segments, first.Segments == 0
+	if legacy {
+		n = m.o.segments
+	}
+	keys := make([]checkpoint, n, n+1)
+	for i := range keys {
+		keys[i] = checkpoint{Key: checkpointKey(id, i)}
+	}
+	if legacy {
+		keys = append(keys, checkpoint{Key: checkpointKey(id, n)})
+	}
+	cps, found, err := m.cps.BatchLoadIndexed(ctx, keys, dynamo.ConsistentRead())
+	if err != nil {
+		return fmt.Errorf("backfill: Clean of migration %q: reading its checkpoints: %w", id, err)
+	}
+	if legacy && found[n] {
+		return fmt.Errorf("%w: Clean of migration %q with %d segments: the migration has more (segment %d has a checkpoint), and its checkpoints do not say how many: give Clean the migration's Segments", ErrNotDone, id, n, n)
+	}
+	for i := range n {
+		switch {
+		case !found[i]:
+			return notDone(i, "has no checkpoint (not started)")
+		case !cps[i].Done:
+			return notDone(i, "is not finished")
+		}
+	}
+	return nil
 }
 
 // Run works on the migration until it is done, by this process and the
@@ -304,6 +372,11 @@ func (m *Migration[T]) Run(ctx context.Context) error {
 	}
 	if m.o.dryRun {
 		return m.runLocal(ctx)
+	}
+	if m.o.clean != "" {
+		if err := m.cleanable(ctx); err != nil {
+			return err
+		}
 	}
 	// The group runs under a ctx of its own, cancelled once the segments
 	// of this process have written their last checkpoint after ctx ended
@@ -508,7 +581,7 @@ func (m *Migration[T]) segment(ctx, wctx context.Context, l *lease.Lease, stop c
 	}
 	if !cp.Done {
 		err = m.scanSegment(ctx, wctx, seg, cp, func(cp checkpoint) (checkpoint, error) {
-			cp.Token = l.Token()
+			cp.Token, cp.Segments = l.Token(), m.o.segments
 			return lease.Save(ctx, l, m.cps, cp)
 		})
 		switch {

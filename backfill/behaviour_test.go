@@ -10,6 +10,7 @@ import (
 	"github.com/ddbkit/dynamo/internal/leaktest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,6 +256,60 @@ func TestCleanRemovesTheMark(t *testing.T) {
 		}
 		if m := it["migrated"].(*types.AttributeValueMemberN).Value; m != "1" && m != "2" {
 			t.Errorf("%v migrated %s", it["id"], m)
+		}
+	}
+}
+
+// TestCleanRefusedUntilTheMigrationIsDone: Clean removes the marks that
+// keep a migration from changing an item twice, so while the migration is
+// not done — a Run stopped by a failed item (or live in another process)
+// resumes from its last checkpoint and reads again the items it changed
+// since — Clean's Run is refused with ErrNotDone, changing nothing. Once
+// the migration is done, Clean runs (its Segments its own: the
+// migration's are read from its checkpoints) and every item was changed
+// once.
+func TestCleanRefusedUntilTheMigrationIsDone(t *testing.T) {
+	e := newEnv(t, 30)
+	var calls atomic.Int64
+	var failing atomic.Bool
+	failing.Store(true)
+	boom := errors.New("boom")
+	fn := func(a account) (account, error) {
+		if calls.Add(1) == 10 && failing.Load() {
+			return a, boom
+		}
+		return addMigrated(a)
+	}
+	if err := e.migration("mig", "w1", fn, Segments(1), PageSize(100)).Run(t.Context()); !errors.Is(err, boom) {
+		t.Fatalf("Run = %v, want boom (the case under test: stopped with items changed since its checkpoint)", err)
+	}
+	clean := func(owner string) error {
+		c, err := Clean[account](e.c, e.table, "mig", Fleet(e.leaseClient(owner), e.leases), Segments(3), PollInterval(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Run(t.Context())
+	}
+	if err := clean("c1"); !errors.Is(err, ErrNotDone) || !strings.Contains(err.Error(), "segment 0") {
+		t.Errorf("Clean while the migration is not done = %v, want ErrNotDone naming the segment", err)
+	}
+	failing.Store(false)
+	if err := e.migration("mig", "w2", fn, Segments(1), PageSize(100)).Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := clean("c2"); err != nil {
+		t.Fatalf("Clean once the migration is done = %v", err)
+	}
+	out, err := e.c.Scan(t.Context(), &dynamodb.ScanInput{TableName: &e.table, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		if m := it["migrated"].(*types.AttributeValueMemberN).Value; m != "1" {
+			t.Errorf("%s migrated %s times, want once", it["id"].(*types.AttributeValueMemberS).Value, m)
+		}
+		if _, ok := it[DefaultMark]; ok {
+			t.Errorf("mark left on %v", it["id"])
 		}
 	}
 }

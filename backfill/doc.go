@@ -48,7 +48,10 @@
 // (and to every PutItem's item); T must not model the attribute. A
 // function returning dynamo.ErrNoChange writes nothing, not even the mark.
 // Once a migration is done, Clean removes its mark from the items holding
-// it (a migration of its own), or leave it: a few bytes per item.
+// it (a migration of its own), or leave it: a few bytes per item. Clean
+// refuses to run before the migration is done (ErrNotDone): a migration
+// resumed reads again the items it changed since its last checkpoint, and
+// would change again those Clean had unmarked.
 //
 // One gap: a writer that replaces a whole item (SavePut, a PutItem from
 // elsewhere) after the migration changed it drops the mark with the rest
