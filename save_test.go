@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -468,5 +469,86 @@ func TestStoredNullsFollowsTheStoredItem(t *testing.T) {
 	}
 	if got := storedNulls(fail(map[string]types.AttributeValue{"v": numberAV(0)}), []string{"v"}, nil, "v"); !got["v"] {
 		t.Errorf("a stored 0 where it counts as no version: storedNulls = %v, want v", got)
+	}
+}
+
+// TestVersionFlippedBetweenZeroAndNullByAnotherWriter: on the fake store,
+// another writer replaces the stored version before every request of a
+// SaveClobber or an Add (which change the version without reading it).
+// Flipping it between 0 and NULL — both "no version" — costs at most one
+// more request: the second, conditioned on "NULL or 0", takes either, and
+// the first version is written (1, or versionstart=100), the item's other
+// attributes kept. Flipping it between NULL and a number makes every
+// request's assumption wrong: the write stops after maxNullAttempts
+// requests (4) with ErrConditionFailed saying so, having changed nothing —
+// the other writer's item is stored as it left it.
+func TestVersionFlippedBetweenZeroAndNullByAnotherWriter(t *testing.T) {
+	null := &types.AttributeValueMemberNULL{Value: true}
+	for _, flip := range []struct {
+		name   string
+		states []types.AttributeValue
+		fails  bool
+	}{
+		{"NULL and 0", []types.AttributeValue{null, n("0")}, false},
+		{"0 and NULL", []types.AttributeValue{n("0"), null}, false},
+		{"NULL and 3", []types.AttributeValue{null, n("3")}, true},
+	} {
+		for _, call := range []string{"SaveClobber", "Add", "stepped SaveClobber", "stepped Add"} {
+			name := call + " with " + flip.name
+			db := (&fakeDB{}).table("t", "id", "")
+			key := map[string]types.AttributeValue{"id": str("k")}
+			var last types.AttributeValue
+			db.hook(&fakeHook{op: "UpdateItem", before: func(i int) {
+				last = flip.states[(i-1)%len(flip.states)]
+				db.put("t", map[string]types.AttributeValue{"id": str("k"), "n": n("5"), "v": last, "other": str("kept")})
+			}})
+			m := NewMapper(db)
+			plain, err := NewTable[counter](m, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			stepped, err := NewTable[stepCounter](m, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			first, wantN := "1", "9"
+			switch call {
+			case "SaveClobber":
+				_, err = plain.Save(ctx, counter{ID: "k", N: 9}, WithSaveBehavior(SaveClobber))
+			case "Add":
+				_, err = plain.Add(ctx, counter{ID: "k"}, Increment("n", 1))
+				wantN = "6"
+			case "stepped SaveClobber":
+				_, err = stepped.Save(ctx, stepCounter{ID: "k", N: 9}, WithSaveBehavior(SaveClobber))
+				first = "100"
+			case "stepped Add":
+				_, err = stepped.Add(ctx, stepCounter{ID: "k"}, Increment("n", 1))
+				first, wantN = "100", "6"
+			}
+			sent := len(db.upds())
+			got := db.item("t", key)
+			if flip.fails {
+				const bound = 4 // the documented bound (maxNullAttempts)
+				if sent != bound || !errors.Is(err, ErrConditionFailed) ||
+					!strings.Contains(fmt.Sprint(err), fmt.Sprintf("NULLs in the attributes this write changes without reading them (%d attempts", bound)) {
+					t.Errorf("%s: %d requests, %v; want %d requests and ErrConditionFailed saying another writer kept changing NULLs", name, sent, err, bound)
+				}
+				want := map[string]types.AttributeValue{"id": str("k"), "n": n("5"), "v": last, "other": str("kept")}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: stored %v, want the other writer's item as it left it %v", name, got, want)
+				}
+				continue
+			}
+			if err != nil || sent > 2 {
+				t.Errorf("%s: %d requests, %v; want success in at most 2", name, sent, err)
+			}
+			if v, _ := got["v"].(*types.AttributeValueMemberN); v == nil || v.Value != first {
+				t.Errorf("%s: stored version %v, want the first version %s", name, got["v"], first)
+			}
+			if nv, _ := got["n"].(*types.AttributeValueMemberN); nv == nil || nv.Value != wantN || !reflect.DeepEqual(got["other"], str("kept")) {
+				t.Errorf("%s: stored %v, want n %s and the other attribute kept", name, got, wantN)
+			}
+		}
 	}
 }
