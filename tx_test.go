@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -395,5 +397,83 @@ func TestRepeatedTxTokenDoesNotFoolSettle(t *testing.T) {
 	got, _ := other.Load(ctx, queuedJob{ID: "k"}, ConsistentRead())
 	if slices.Contains(got.Jobs, "job") {
 		t.Fatalf("Update = %v after %d UpdateItems; the incarnation created after its applied write carries its job too (%+v): applied twice", err, d.Sent(), got)
+	}
+}
+
+// TestTxSaveAgreesWithSaveOverNullSet: over an item whose set attributes
+// are stored as NULL (SavePut of a nil set writes NULL; other writers may),
+// a transaction's save (WriteTx's TxSave, Transact's Save) and Table.Save
+// with the same behaviour agree: SaveUpdate and SavePut leave the same item
+// stored, whether the struct's sets hold elements or none; the behaviours
+// whose copy is the item as stored (SaveUpdateSkipNulls, SaveAppendSet,
+// SaveClobber), which Save sends again over a NULL, are refused by a
+// transaction before anything is sent, with ErrInvalidInput naming what to
+// use instead, and the stored item is left as it was.
+func TestTxSaveAgreesWithSaveOverNullSet(t *testing.T) {
+	type tagged struct {
+		ID   string   `dynamo:"id,hash"`
+		Tags []string `dynamo:"tags,set"`
+		Nums []int    `dynamo:"nums,set"`
+		V    int64    `dynamo:"v,version"`
+	}
+	null := &types.AttributeValueMemberNULL{Value: true}
+	seed := func(id string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"id": str(id), "tags": null, "nums": null, "v": n("1"), "other": str("kept?")}
+	}
+	db := (&fakeDB{}).table("t", "id", "")
+	tb, err := NewTable[tagged](NewMapper(db), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	stored := func(id string) map[string]types.AttributeValue {
+		it := maps.Clone(db.item("t", map[string]types.AttributeValue{"id": str(id)}))
+		delete(it, DefaultWriteTokenAttribute)
+		delete(it, "id")
+		return it
+	}
+	for _, b := range []SaveBehavior{SaveUpdate, SavePut, SaveUpdateSkipNulls, SaveAppendSet, SaveClobber} {
+		for _, tags := range [][]string{{"x"}, nil} {
+			name := fmt.Sprintf("%v with tags %v", b, tags)
+			save, wtx, trx := name+" Save", name+" WriteTx", name+" Transact"
+			for _, id := range []string{save, wtx, trx} {
+				db.put("t", seed(id))
+			}
+			opt := WithSaveBehavior(b)
+			_, serr := tb.Save(ctx, tagged{ID: save, Tags: tags, V: 1}, opt)
+			if serr != nil {
+				t.Errorf("%s: %v", save, serr)
+			}
+			sent := len(db.txWrites())
+			werr := tb.Mapper().WriteTx(ctx, []TxOp{tb.TxSave(tagged{ID: wtx, Tags: tags, V: 1}, opt)})
+			terr := tb.Mapper().Transact(ctx, func(tx *Tx) error {
+				_, err := tb.In(tx).Save(tagged{ID: trx, Tags: tags, V: 1}, opt)
+				return err
+			})
+			for _, c := range []struct {
+				id  string
+				err error
+			}{{wtx, werr}, {trx, terr}} {
+				if b == SaveUpdate || b == SavePut {
+					if c.err != nil {
+						t.Errorf("%s: %v", c.id, c.err)
+					} else if got, want := stored(c.id), stored(save); !reflect.DeepEqual(got, want) {
+						t.Errorf("%s stored %v; Save stored %v", c.id, got, want)
+					}
+					continue
+				}
+				if !errors.Is(c.err, ErrInvalidInput) || !strings.Contains(fmt.Sprint(c.err), "use SaveUpdate or SavePut") {
+					t.Errorf("%s: %v; want ErrInvalidInput naming SaveUpdate or SavePut", c.id, c.err)
+				}
+				want := seed(c.id)
+				delete(want, "id")
+				if got := stored(c.id); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: stored %v, want the seeded item unchanged %v", c.id, got, want)
+				}
+			}
+			if b != SaveUpdate && b != SavePut && len(db.txWrites()) != sent {
+				t.Errorf("%v: a refused transaction sent TransactWriteItems", b)
+			}
+		}
 	}
 }
