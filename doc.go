@@ -281,7 +281,15 @@
 // stored as NULL (by another writer) counts as none, and the first version
 // is written over it, as over a stored 0 (unsaved). SaveAppendSet adds to a
 // set stored as NULL as to a missing one. (Both take a second request when
-// the first finds the NULL, or a 0 with versionstart other than the step.)
+// the first finds the NULL, or a 0 with versionstart other than the step;
+// another writer that keeps storing and replacing the NULL under every
+// request stops the write after four with ErrConditionFailed saying so,
+// nothing written. One flipping a version between 0 and NULL costs one
+// request more: both are "no version".) A transaction member (TxSave,
+// Table.In(tx).Save) over a NULL set writes what Save does with the same
+// behaviour, SaveUpdate or SavePut; the three behaviours whose copy is the
+// item as stored are refused in a transaction (ErrInvalidInput, nothing
+// sent), NULL or not.
 //
 // # Lost responses and incarnations
 //
@@ -381,7 +389,8 @@
 // WithSaveBehavior(SaveClobber) is given. Table.Query, Scan and ParallelScan
 // are iter.Seq2 iterators over all pages; QueryPage and ScanPage return one
 // page and a Cursor to resume
-// from. Key conditions and cursors are checked against the key schema before
+// from (an item that does not decode into T is named in a PageDecodeError
+// returned with the page's other items). Key conditions and cursors are checked against the key schema before
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
 //

@@ -123,3 +123,33 @@ func ExampleSegment() {
 		fmt.Println(m.Room, m.Sent)
 	}
 }
+
+// A page that holds an item another writer stored with a field of another
+// type comes back without it: the error names it, the page's other items
+// and the cursor are there, and the scan reads on.
+func ExamplePageDecodeError() {
+	ctx := context.Background()
+	messages, _ := dynamo.NewTable[ChatMessage](dynamo.NewMapper(client), "Messages")
+	var cursor dynamo.Cursor
+	for {
+		page, next, err := messages.ScanPage(ctx, dynamo.StartAfter(cursor), dynamo.Limit(100))
+		var bad *dynamo.PageDecodeError
+		switch {
+		case errors.As(err, &bad):
+			for _, f := range bad.Failed {
+				var key ChatMessage
+				_ = f.DecodeKey(&key) // its key fields
+				log.Printf("skipped room %s sent %d: %v", key.Room, key.Sent, f.Err)
+			}
+		case err != nil:
+			log.Fatal(err)
+		}
+		for _, m := range page {
+			fmt.Println(m.Room, m.Text)
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+}
