@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // readBackItem is a type whose values an Update remembers as read back
@@ -108,5 +110,41 @@ func checkOwnCopy[T any](t *testing.T, get func(*T) *readBackItem, make func(*re
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An Update's request reuses the key map it computed for the item's key
+// only when the encoded item holds exactly those key attributes — the same
+// types and text, so the request is byte for byte the one with the key
+// picked from the item — never for numbers, whose spelling may differ.
+func TestUpdateReusesKeyOnlyWhenItemHoldsIt(t *testing.T) {
+	tb := newTestTable[readBackItem](t, &fakeDB{noStore: true}, "Items")
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	key := map[string]types.AttributeValue{"id": s("k")}
+	for _, c := range []struct {
+		key, item map[string]types.AttributeValue
+		want      bool
+	}{
+		{key, map[string]types.AttributeValue{"id": s("k"), "n": n("1")}, true},
+		{nil, map[string]types.AttributeValue{"id": s("k")}, false},
+		{key, map[string]types.AttributeValue{"id": s("K")}, false},
+		{key, map[string]types.AttributeValue{"id": &types.AttributeValueMemberB{Value: []byte("k")}}, false},
+		{key, map[string]types.AttributeValue{"n": n("1")}, false},
+		{map[string]types.AttributeValue{"id": n("1")}, map[string]types.AttributeValue{"id": n("1")}, false},
+		{map[string]types.AttributeValue{"id": s("k"), "x": s("k")}, map[string]types.AttributeValue{"id": s("k")}, false},
+	} {
+		if got := tb.reusesKey(c.key, c.item); got != c.want {
+			t.Errorf("reusesKey(%v, %v) = %v, want %v", c.key, c.item, got, c.want)
+		}
+	}
+	bin := newTestTable[struct {
+		ID []byte `dynamo:"id,hash"`
+		R  string `dynamo:"r,range"`
+	}](t, &fakeDB{noStore: true}, "Bin")
+	bk := map[string]types.AttributeValue{"id": &types.AttributeValueMemberB{Value: []byte{1}}, "r": s("a")}
+	if !bin.reusesKey(bk, map[string]types.AttributeValue{"id": &types.AttributeValueMemberB{Value: []byte{1}}, "r": s("a")}) ||
+		bin.reusesKey(bk, map[string]types.AttributeValue{"id": &types.AttributeValueMemberB{Value: []byte{2}}, "r": s("a")}) ||
+		bin.reusesKey(bk, map[string]types.AttributeValue{"id": &types.AttributeValueMemberB{Value: []byte{1}}, "r": s("b")}) {
+		t.Error("reusesKey of a binary hash key and a range key: want true only for the same bytes and text")
 	}
 }

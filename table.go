@@ -625,6 +625,37 @@ func (t *Table[T]) pickKey(item map[string]types.AttributeValue) map[string]type
 	return key
 }
 
+// reusesKey reports whether key (nil: none) holds exactly the key
+// attributes of the encoded item — the same types and text, so a request
+// sending key is byte for byte the one sending pickKey(item) — for key
+// attributes of S or B.
+func (t *Table[T]) reusesKey(key, item map[string]types.AttributeValue) bool {
+	n := 1
+	if t.p.hasRangeKey {
+		n = 2
+	}
+	if len(key) != n {
+		return false
+	}
+	for _, name := range t.p.keyNames[:n] {
+		switch a := key[name].(type) {
+		case *types.AttributeValueMemberS:
+			b, ok := item[name].(*types.AttributeValueMemberS)
+			if !ok || a.Value != b.Value {
+				return false
+			}
+		case *types.AttributeValueMemberB:
+			b, ok := item[name].(*types.AttributeValueMemberB)
+			if !ok || !bytes.Equal(a.Value, b.Value) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // checkKey refuses keys DynamoDB would refuse, before anything is sent. key
 // may also be a whole encoded item: only the key attributes are looked at.
 func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {

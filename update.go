@@ -364,7 +364,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			e.last, e.lastSize, e.lastVal = bs.item, bsSize, val // val: nil once handed to a function
 			return
 		}
-		who, err := t.writeBatch(ctx, e, ws, live, bs, held, changes, now, res)
+		who, err := t.writeBatch(ctx, e, k, ws, live, bs, held, changes, now, res)
 		if err == nil {
 			return
 		}
@@ -391,12 +391,12 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	}
 }
 
-// writeBatch sends the write of a batch's changes, computed from bs at
-// version held, and returns who: the callers whose fate it decides (those
+// writeBatch sends the write of a batch's changes to the item with key k,
+// computed from bs at version held, and returns who: the callers whose fate it decides (those
 // who changed the item, then those who ride on their changes; who[0] is the
 // first change). When it succeeds each gets its outcome and e remembers
 // the item as stored.
-func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T], live []int, bs *basis, held int64,
+func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, held int64,
 	changes []change, now time.Time, res []outcome[T]) ([]int, error) {
 	who := make([]int, len(changes))
 	for j, c := range changes {
@@ -427,7 +427,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T]
 		// than the write's (held, advanced by one step per change).
 		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
 	}
-	wo.step, wo.now = int64(len(changes)), now
+	wo.step, wo.now, wo.key = int64(len(changes)), now, k
 	t.noteCombined(ctx, len(changes))
 	start := t.m.opts.clock.Now()
 	saved, stored, size, err := t.save(ctx, boxed, v, &wo, bs)
