@@ -5,6 +5,7 @@ import (
 	"context"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -77,6 +78,12 @@ type hotKey[T any] struct {
 	// lastSize is the size of last when known (counted when it was
 	// written), 0 when not: the cache counts it then.
 	lastSize int
+	// lastVal, when not nil, points to a struct of T's struct type holding
+	// exactly what decoding last gives (Table.readBack): the next batch
+	// hands it to its first function instead of decoding last. Nothing
+	// else refers to it: it is handed out once, and forgotten whenever
+	// last changes.
+	lastVal unsafe.Pointer
 }
 
 // waiter is one Update call as the batch that runs it sees it.
@@ -197,7 +204,7 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 	e := g.keys[key]
 	if e == nil {
 		e = &hotKey[T]{key: key}
-		e.last, e.lastSize, e.expect = g.cache.takeSized(key)
+		e.last, e.lastSize, e.expect, e.lastVal = g.cache.takeSized(key)
 		g.keys[key] = e
 	}
 	e.refs++
@@ -369,7 +376,7 @@ func (g *gate[T]) leave(key keyID, e *hotKey[T]) {
 func (g *gate[T]) forget(key keyID, e *hotKey[T]) {
 	delete(g.keys, key)
 	if e.last != nil {
-		g.cache.putSized(key, e.last, e.lastSize, e.expect)
+		g.cache.putSized(key, e.last, e.lastSize, e.expect, e.lastVal)
 	}
 }
 
@@ -394,40 +401,42 @@ type cached struct {
 	key    keyID
 	item   map[string]types.AttributeValue
 	size   int
-	expect int // hotKey.expect when the key went quiet
+	expect int            // hotKey.expect when the key went quiet
+	val    unsafe.Pointer // hotKey.lastVal
 }
 
 // take removes and returns the item of key, nil when none is cached, and
 // the hotKey.expect the key had.
 func (c *itemCache) take(key keyID) (map[string]types.AttributeValue, int) {
-	item, _, expect := c.takeSized(key)
+	item, _, expect, _ := c.takeSized(key)
 	return item, expect
 }
 
 // takeSized is take that also returns the item's size as the cache counted
-// it.
-func (c *itemCache) takeSized(key keyID) (map[string]types.AttributeValue, int, int) {
+// it and the value kept with it (hotKey.lastVal).
+func (c *itemCache) takeSized(key keyID) (map[string]types.AttributeValue, int, int, unsafe.Pointer) {
 	el, ok := c.byKey[key]
 	if !ok {
-		return nil, 0, 0
+		return nil, 0, 0, nil
 	}
 	it := el.Value.(*cached)
 	c.order.Remove(el)
 	delete(c.byKey, key)
 	c.bytes -= it.size
-	return it.item, it.size, it.expect
+	return it.item, it.size, it.expect, it.val
 }
 
 // put caches item under key, with the key's hotKey.expect, evicting the
 // least recently stored items beyond the bounds. Items over cacheItemSize
 // are not kept.
 func (c *itemCache) put(key keyID, item map[string]types.AttributeValue, expect int) {
-	c.putSized(key, item, 0, expect)
+	c.putSized(key, item, 0, expect, nil)
 }
 
 // putSized is put of an item whose size is known (counted when it was
-// written), or 0: then it is counted here.
-func (c *itemCache) putSized(key keyID, item map[string]types.AttributeValue, size, expect int) {
+// written), or 0: then it is counted here, with the value to keep with it
+// (hotKey.lastVal, or nil).
+func (c *itemCache) putSized(key keyID, item map[string]types.AttributeValue, size, expect int, val unsafe.Pointer) {
 	c.take(key)
 	if size <= 0 {
 		size = av.ItemSize(item)
@@ -438,7 +447,7 @@ func (c *itemCache) putSized(key keyID, item map[string]types.AttributeValue, si
 	if c.order == nil {
 		c.order, c.byKey = list.New(), map[keyID]*list.Element{}
 	}
-	c.byKey[key] = c.order.PushFront(&cached{key: key, item: item, size: size, expect: expect})
+	c.byKey[key] = c.order.PushFront(&cached{key: key, item: item, size: size, expect: expect, val: val})
 	c.bytes += size
 	for c.order.Len() > cacheEntries || c.bytes > cacheBytes {
 		c.take(c.order.Back().Value.(*cached).key)

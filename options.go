@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // SaveBehavior selects how Save writes an item. The zero value is SaveUpdate.
@@ -146,6 +147,10 @@ type writeOptions struct {
 	nulls map[string]bool
 	// guards are the condition checks the write goes with (GuardedBy).
 	guards []TxOp
+	// key, when not nil, is the primary key of the item written as
+	// Update computed it (keyOfItem): the request's Key when the item
+	// encodes the same (reusesKey), instead of a map built again.
+	key map[string]types.AttributeValue
 }
 
 // applyWriteOptions returns the defaults with opts applied. The package's

@@ -406,7 +406,9 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
-	r.key = t.pickKey(item)
+	if r.key = wo.key; !t.reusesKey(r.key, item) {
+		r.key = t.pickKey(item)
+	}
 	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs)
 	if s.created >= 0 {
 		if tx {

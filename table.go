@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -47,6 +48,12 @@ type Table[T any] struct {
 	// which DynamoDB refuses as an index key (an empty string field
 	// tagged omitempty is left out too).
 	textIndexKeys []int
+	// readsBack: what the compiled codec decodes from an item this Table
+	// encoded from a value is known from the value alone (readBack), for
+	// values CopyDecoded copies: the codec encodes and decodes the type, and
+	// nothing else changes the item (no conversions, set translations,
+	// entity, timestamps, text types).
+	readsBack bool
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -99,7 +106,67 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 	if err := t.textCoders(c); err != nil {
 		return nil, err
 	}
+	t.readsBack = t.enc != nil && t.dec == t.enc && c.Copyable() && len(s.javaFields) == 0 && len(s.javaDecFields) == 0 &&
+		!s.convertsSets() && len(t.textSets) == 0 && len(t.textIndexKeys) == 0 && s.entity < 0 && !s.hasStamps() &&
+		!foldsAny(t.p.tokenAttr, s)
 	return t, nil
+}
+
+// convertsSets reports whether a field of s is a `set`, which encodeItem
+// turns from the list the codec makes into a set (listToSet).
+func (s *schema) convertsSets() bool {
+	for i := range s.fields {
+		if s.fields[i].setKind != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// foldsAny reports whether attr, an attribute the mapper adds to items,
+// matches an attribute of s by case only: decoding would read it into that
+// field (attributevalue matches names case-insensitively).
+func foldsAny(attr string, s *schema) bool {
+	for i := range s.fields {
+		if strings.EqualFold(s.fields[i].name, attr) {
+			return true
+		}
+	}
+	return false
+}
+
+// readBack returns a new struct of T's struct type holding what decoding
+// the item saved is written as gives (codec.Struct.CopyDecoded), sharing
+// no slice or map with saved; nil when that is not known (!readsBack, or a
+// value CopyDecoded does not copy). saved is the value a lone Update change
+// wrote: the stored item is its encoding, with the version it holds.
+func (t *Table[T]) readBack(saved *T) unsafe.Pointer {
+	if !t.readsBack {
+		return nil
+	}
+	src := unsafe.Pointer(saved)
+	var dst unsafe.Pointer
+	if t.ptr {
+		if src = *(*unsafe.Pointer)(src); src == nil {
+			return nil
+		}
+		dst = reflect.New(t.p.s.typ).UnsafePointer()
+	} else {
+		dst = unsafe.Pointer(new(T))
+	}
+	if !t.dec.CopyDecoded(dst, src) {
+		return nil
+	}
+	return dst
+}
+
+// structAsT returns p, a struct of T's struct type readBack made, as a T:
+// for a pointer T, p itself.
+func (t *Table[T]) structAsT(p unsafe.Pointer) T {
+	if t.ptr {
+		return *(*T)(unsafe.Pointer(&p))
+	}
+	return *(*T)(p)
 }
 
 // textCoders chooses the attributevalue encoder and decoder of a type that
@@ -556,6 +623,37 @@ func (t *Table[T]) pickKey(item map[string]types.AttributeValue) map[string]type
 		key[t.p.keyNames[1]] = item[t.p.keyNames[1]]
 	}
 	return key
+}
+
+// reusesKey reports whether key (nil: none) holds exactly the key
+// attributes of the encoded item — the same types and text, so a request
+// sending key is byte for byte the one sending pickKey(item) — for key
+// attributes of S or B.
+func (t *Table[T]) reusesKey(key, item map[string]types.AttributeValue) bool {
+	n := 1
+	if t.p.hasRangeKey {
+		n = 2
+	}
+	if len(key) != n {
+		return false
+	}
+	for _, name := range t.p.keyNames[:n] {
+		switch a := key[name].(type) {
+		case *types.AttributeValueMemberS:
+			b, ok := item[name].(*types.AttributeValueMemberS)
+			if !ok || a.Value != b.Value {
+				return false
+			}
+		case *types.AttributeValueMemberB:
+			b, ok := item[name].(*types.AttributeValueMemberB)
+			if !ok || !bytes.Equal(a.Value, b.Value) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // checkKey refuses keys DynamoDB would refuse, before anything is sent. key

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -255,7 +256,7 @@ func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *w
 		if !finished {
 			// self's function called runtime.Goexit, which reaches only
 			// self: nothing was written.
-			e.last, e.lastSize = nil, 0
+			e.last, e.lastSize, e.lastVal = nil, 0, nil
 		}
 		t.gate.handOff(e, 1)
 	}()
@@ -330,8 +331,10 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	// pinned to (basisCond), so that it cannot land on another incarnation
 	// of the item, nor — for a type without a version — on attributes
 	// someone else changed. verified: it was read (or came with a
-	// conflict) during this batch, rather than remembered.
-	bs, bsSize := e.takeLast()
+	// conflict) during this batch, rather than remembered. val, when not
+	// nil, is the struct decoding bs.item gives (hotKey.lastVal), for the
+	// first function.
+	bs, bsSize, val := e.takeLast()
 	verified := false
 	for attempt := 1; ; {
 		if bs == nil {
@@ -340,7 +343,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 				fail(live, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err))
 				return
 			}
-			bs, bsSize, verified = &basis{item: raw}, 0, true
+			bs, bsSize, verified, val = &basis{item: raw}, 0, true, nil
 		}
 		if other, ok := t.p.s.otherEntity(bs.item); ok {
 			fail(live, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
@@ -348,20 +351,20 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 		now := t.versionClock() // the time of this attempt's write
-		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &verified, res, now.UnixMilli())
+		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &val, &verified, res, now.UnixMilli())
 		if err != nil {
 			fail(live, err)
 			return
 		}
 		if again != nil {
-			bs, bsSize = again, 0 // the remembered item was stale: start over from the stored one
+			bs, bsSize, val = again, 0, nil // the remembered item was stale: start over from the stored one
 			continue
 		}
 		if len(changes) == 0 {
-			e.last, e.lastSize = bs.item, bsSize
+			e.last, e.lastSize, e.lastVal = bs.item, bsSize, val // val: nil once handed to a function
 			return
 		}
-		who, err := t.writeBatch(ctx, e, ws, live, bs, held, changes, now, res)
+		who, err := t.writeBatch(ctx, e, k, ws, live, bs, held, changes, now, res)
 		if err == nil {
 			return
 		}
@@ -377,7 +380,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		// write had left, which was never stored; those that failed before
 		// the first change saw the stored item and stand.
 		t.noteConflict(ctx, attempt, ce)
-		bs, bsSize, verified, live = &basis{item: ce.Item}, 0, true, rerun(live, who[0], res)
+		bs, bsSize, verified, live, val = &basis{item: ce.Item}, 0, true, rerun(live, who[0], res), nil
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
@@ -388,12 +391,12 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	}
 }
 
-// writeBatch sends the write of a batch's changes, computed from bs at
-// version held, and returns who: the callers whose fate it decides (those
+// writeBatch sends the write of a batch's changes to the item with key k,
+// computed from bs at version held, and returns who: the callers whose fate it decides (those
 // who changed the item, then those who ride on their changes; who[0] is the
 // first change). When it succeeds each gets its outcome and e remembers
 // the item as stored.
-func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T], live []int, bs *basis, held int64,
+func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, held int64,
 	changes []change, now time.Time, res []outcome[T]) ([]int, error) {
 	who := make([]int, len(changes))
 	for j, c := range changes {
@@ -424,7 +427,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T]
 		// than the write's (held, advanced by one step per change).
 		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
 	}
-	wo.step, wo.now = int64(len(changes)), now
+	wo.step, wo.now, wo.key = int64(len(changes)), now, k
 	t.noteCombined(ctx, len(changes))
 	start := t.m.opts.clock.Now()
 	saved, stored, size, err := t.save(ctx, boxed, v, &wo, bs)
@@ -437,7 +440,12 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], ws []*waiter[T]
 		// The last change's copy is the write's own (as stamped, or as
 		// stored for the save behaviours that return it).
 		res[last.who] = outcome[T]{saved: saved}
-		e.last, e.lastSize = stored, size
+		e.last, e.lastSize, e.lastVal = stored, size, nil
+		if len(changes) == 1 && last.item == nil && (wo.behavior == SaveUpdate || wo.behavior == SavePut) {
+			// A lone change, written from fn's value: stored is its
+			// encoding, with the version saved holds.
+			e.lastVal = t.readBack(&saved)
+		}
 	}
 	return who, err
 }
@@ -473,16 +481,21 @@ func (t *Table[T]) versionClock() time.Time {
 }
 
 // takeLast returns the item e remembers as stored after its last write
-// (nil when none) and its size when known (else 0), and forgets it until a
-// write of the batch that takes it succeeds.
-func (e *hotKey[T]) takeLast() (*basis, int) {
+// (nil when none), its size when known (else 0) and the struct decoding it
+// gives when known (else nil), and forgets them until a write of the batch
+// that takes them succeeds.
+func (e *hotKey[T]) takeLast() (*basis, int, unsafe.Pointer) {
 	var bs *basis
 	size := 0
 	if e.last != nil {
 		bs, size = &basis{item: e.last}, e.lastSize
 	}
-	e.last, e.lastSize = nil, 0
-	return bs, size
+	val := e.lastVal
+	if bs == nil {
+		val = nil
+	}
+	e.last, e.lastSize, e.lastVal = nil, 0, nil
+	return bs, size, val
 }
 
 // rerun returns the members of live from first on whose callers are still
@@ -514,9 +527,12 @@ func ctxErr(ctx context.Context, err error) error {
 // returns it (again) and the batch starts over from it. err is a failure of
 // that read or of decoding the stored item, for all.
 //
+// *val, when not nil, is the struct decoding bs.item gives (hotKey.lastVal):
+// the first function called is given it instead, and *val is set to nil.
+//
 // nowMs is the time of the write in Unix milliseconds: the first version of
 // a type whose versions start from the clock.
-func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, verified *bool,
+func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, val *unsafe.Pointer, verified *bool,
 	res []outcome[T], nowMs int64) (held int64, changes []change, again *basis, err error) {
 	from := bs.item
 	if from == nil {
@@ -534,8 +550,12 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		if res[i].gone {
 			continue
 		}
-		cur, err := t.decode(from)
-		if err != nil {
+		var cur T
+		if len(changes) == 0 && *val != nil {
+			// from is bs.item: its decoding, kept from the last write,
+			// handed over once (nothing else refers to it).
+			cur, *val = t.structAsT(*val), nil
+		} else if cur, err = t.decode(from); err != nil {
 			return 0, nil, nil, err
 		}
 		if len(changes) == 0 {

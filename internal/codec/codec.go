@@ -76,6 +76,8 @@ type Struct struct {
 	// text type and a type attributevalue's text options would change
 	// (Clash); "" when there is none.
 	clash string
+	// copy is how CopyDecoded copies values (nil: it does not).
+	copy copyPlan
 }
 
 var cache sync.Map // reflect.Type → *Struct (nil when not compiled)
@@ -90,7 +92,7 @@ func For(t reflect.Type) *Struct {
 	if t.Kind() == reflect.Struct {
 		b := &builder{onPath: map[reflect.Type]bool{}, open: map[openKey]*node{}}
 		if n := b.compile(t, tag{}, true); n != nil && n.kind == kStruct {
-			s = &Struct{typ: t, root: n, clash: b.clash}
+			s = &Struct{typ: t, root: n, clash: b.clash, copy: compileCopy(n)}
 		}
 	}
 	c, _ := cache.LoadOrStore(t, s)
