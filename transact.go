@@ -201,15 +201,22 @@ func (tx *Tx) call(fn func(*Tx) error) error {
 	return fn(tx)
 }
 
-// usable reports why tx may not be used, with mu held.
-func (tx *Tx) usable() error {
+// lock takes tx's lock for one call on the run, or returns why tx may not
+// be used (nil, used after its function returned, or its run failed) and
+// leaves it unlocked.
+func (tx *Tx) lock() error {
 	if tx == nil {
 		return fmt.Errorf("%w: a nil *Tx: use the one Transact passes to its function", ErrInvalidInput)
 	}
+	tx.mu.Lock()
+	err := tx.err
 	if tx.done {
-		return fmt.Errorf("%w: a *Tx used after its Transact function returned: use it only inside the function", ErrInvalidInput)
+		err = fmt.Errorf("%w: a *Tx used after its Transact function returned: use it only inside the function", ErrInvalidInput)
 	}
-	return tx.err
+	if err != nil {
+		tx.mu.Unlock()
+	}
+	return err
 }
 
 // fail records err as the run's error: the run commits nothing even if the
@@ -272,11 +279,10 @@ func (tx *Tx) read(e *txnEntry) error {
 // are not read again. Each TxGet's Item is set to the item as the run sees
 // it. A failed read is returned and fails the run.
 func (tx *Tx) Prefetch(gets ...TxGetOp) error {
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
+	if err := tx.lock(); err != nil {
 		return err
 	}
+	defer tx.mu.Unlock()
 	type pending struct {
 		e   *txnEntry
 		mem *txGetMember
@@ -380,11 +386,10 @@ func (tx *Tx) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember)
 func (v TxTable[T]) Load(key T) (T, error) {
 	var zero T
 	t, tx := v.t, v.tx
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
+	if err := tx.lock(); err != nil {
 		return zero, err
 	}
+	defer tx.mu.Unlock()
 	_, e, err := v.entry(key, "Load")
 	if err != nil {
 		return zero, err
@@ -455,11 +460,10 @@ func (e *txnEntry) readVersion() (int64, error) {
 func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	var zero T
 	t, tx := v.t, v.tx
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
+	if err := tx.lock(); err != nil {
 		return zero, err
 	}
+	defer tx.mu.Unlock()
 	wo := applyWriteOptions(opts)
 	switch wo.behavior {
 	case SaveUpdateSkipNulls, SaveAppendSet, SaveClobber:
@@ -495,11 +499,10 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 // read, or nothing). If conditions are ANDed; WithSaveBehavior is refused. Load returns ErrNotFound for it for the rest of the run.
 func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	t, tx := v.t, v.tx
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
+	if err := tx.lock(); err != nil {
 		return err
 	}
+	defer tx.mu.Unlock()
 	wo := applyWriteOptions(opts)
 	if wo.behavior != SaveUpdate {
 		return tx.fail(fmt.Errorf("%w: Delete with %v on table %q in a Transact function: a delete takes only If conditions", ErrInvalidInput, wo.behavior, t.name))
