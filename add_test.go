@@ -396,17 +396,18 @@ func TestAddToStoredNullRequests(t *testing.T) {
 
 // With MustExist, Add of a missing key is refused in DynamoDB (a condition
 // that the hash key exists, in the same request) with an error satisfying
-// errors.Is(err, ErrNotFound); nothing is created.
+// errors.Is(err, ErrNotFound); nothing is created. The fake store
+// evaluates the condition the request carries on the empty table.
 func TestAddMustExistRefusesMissingItem(t *testing.T) {
-	c := &fakeDB{noStore: true}
+	c := (&fakeDB{}).table("c", "id", "")
 	var cond string
-	c.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		cond = aws.ToString(in.ConditionExpression)
-		for k, v := range in.ExpressionAttributeNames {
+	c.hook(&fakeHook{op: "UpdateItem", after: func(_ int, in, _ any, _ error) {
+		up := in.(*dynamodb.UpdateItemInput)
+		cond = aws.ToString(up.ConditionExpression)
+		for k, v := range up.ExpressionAttributeNames {
 			cond = strings.ReplaceAll(cond, k, v)
 		}
-		return nil, ccf(nil)
-	}
+	}})
 	tb, err := NewTable[counterItem](NewMapper(c), "c")
 	if err != nil {
 		t.Fatal(err)
@@ -417,6 +418,9 @@ func TestAddMustExistRefusesMissingItem(t *testing.T) {
 	}
 	if !strings.Contains(cond, "attribute_exists (id)") && !strings.Contains(cond, "attribute_exists(id)") {
 		t.Errorf("condition %q does not require the hash key to exist", cond)
+	}
+	if items := c.items("c"); len(items) != 0 {
+		t.Errorf("stored %v: Add with MustExist created the item", items)
 	}
 }
 

@@ -7,9 +7,11 @@ import (
 )
 
 // A nil option given to Delete is no option, as for every other call that
-// takes options: the delete is sent with its version condition, no panic.
+// takes options: the delete is sent with its version condition, no panic,
+// and the fake store, evaluating that condition, deletes the item.
 func TestDeleteNilOptionIsNoOption(t *testing.T) {
-	c := &fakeDB{noStore: true}
+	c := (&fakeDB{}).table("Books", "ISBN", "")
+	putBook(c, "t", "2")
 	books := newBooks(t, c)
 	var err error
 	func() {
@@ -25,6 +27,9 @@ func TestDeleteNilOptionIsNoOption(t *testing.T) {
 	}
 	if len(c.dels()) != 1 || c.dels()[0].ConditionExpression == nil {
 		t.Fatalf("want one version-checked DeleteItem, got %d requests", len(c.dels()))
+	}
+	if item := c.item("Books", book1); item != nil {
+		t.Errorf("stored %v after the delete of version 2", item)
 	}
 }
 
@@ -51,12 +56,17 @@ func TestDeleteRefusesWriteBehaviours(t *testing.T) {
 			t.Errorf("%v: %d deletes and %d transactions sent, want none", b, len(c.dels()), len(c.txWrites()))
 		}
 	}
-	// SaveClobber still deletes without a condition.
-	c := &fakeDB{noStore: true}
+	// SaveClobber still deletes without a condition: an item stored at
+	// another version (5) is deleted all the same.
+	c := (&fakeDB{}).table("Books", "ISBN", "")
+	putBook(c, "t", "5")
 	if err := newBooks(t, c).Delete(ctx, Book{ISBN: "1", Version: 2}, WithSaveBehavior(SaveClobber)); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.dels()) != 1 || c.dels()[0].ConditionExpression != nil {
 		t.Fatalf("SaveClobber: want one unconditional DeleteItem, got %+v", c.dels())
+	}
+	if item := c.item("Books", book1); item != nil {
+		t.Errorf("SaveClobber: stored %v after the delete", item)
 	}
 }

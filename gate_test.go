@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,9 +46,11 @@ func TestItemCacheBounds(t *testing.T) {
 	}
 }
 
-// Updates of one key through one Table are combined, and each starts from
-// what the previous one left: one read in all, no conflict, every change
-// applied once, the version advanced once per change.
+// Concurrent Updates of one key through one Table take turns, each
+// starting from what the previous one left: one read in all, no conflict,
+// every change applied once, the version advanced once per change. This
+// holds whether or not calls share a write (how many do depends on the
+// scheduler here); TestUpdateCoalesces pins that queued calls share one.
 func TestUpdatesOfOneKeyTakeTurns(t *testing.T) {
 	c := (&fakeDB{}).table("Books", "ISBN", "")
 	putBook(c, "", "1")
@@ -259,6 +262,11 @@ func TestUpdateCoalescedFailuresStayWithTheirCaller(t *testing.T) {
 	if title := storedTitle(s.db); title != "Abc" {
 		t.Errorf("stored title %q, want Abc", title)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if want := []string{"0->1", "1->3"}; !slices.Equal(s.writes, want) {
+		t.Errorf("writes %v, want %v: b's and c's changes in one write, the failing calls in none", s.writes, want)
+	}
 }
 
 // An Update of a key this Table wrote last starts from the item it stored,
@@ -323,7 +331,13 @@ func TestUpdateLeaderNotHeldBySlowFollower(t *testing.T) {
 	}()
 	waitQueued(books, kid("1"), 2)
 	asked, unblock := make(chan struct{}, 8), make(chan struct{})
+	firstAsked := -1 // writes sent when the follower's function was first called
 	follower := startUpdate(books, func(b Book) (Book, error) {
+		s.mu.Lock()
+		if firstAsked < 0 {
+			firstAsked = len(s.writes)
+		}
+		s.mu.Unlock()
 		asked <- struct{}{}
 		<-unblock
 		b.Title += "F"
@@ -333,6 +347,11 @@ func TestUpdateLeaderNotHeldBySlowFollower(t *testing.T) {
 	close(s.release)
 	hangGuard(t, first, "the first Update")
 	<-asked // the follower's function runs (and blocks) after the leader's
+	s.mu.Lock()
+	if firstAsked != 1 {
+		t.Errorf("the follower's function was first called after %d writes, want 1 (A's): in the leader's batch, before the leader's change was written", firstAsked)
+	}
+	s.mu.Unlock()
 	cancel()
 	r := hangGuard(t, leader, "the leader, its ctx cancelled while a follower's function blocks")
 	if r.err != nil && !errors.Is(r.err, context.Canceled) {
@@ -367,7 +386,13 @@ func TestUpdateLeaderHoldingLockNeededByFollower(t *testing.T) {
 	}()
 	<-locked
 	waitQueued(books, kid("1"), 2)
+	firstAsked := -1 // writes sent when the follower's function was first called
 	follower := startUpdate(books, func(b Book) (Book, error) {
+		s.mu.Lock()
+		if firstAsked < 0 {
+			firstAsked = len(s.writes)
+		}
+		s.mu.Unlock()
 		mu.Lock()
 		defer mu.Unlock()
 		b.Title += "F"
@@ -381,6 +406,11 @@ func TestUpdateLeaderHoldingLockNeededByFollower(t *testing.T) {
 	}
 	if f := hangGuard(t, follower, "the follower needing the lock"); f.err != nil || f.b.Title != "ALF" {
 		t.Fatalf("follower: %+v, %v; want ALF", f.b, f.err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if firstAsked != 1 {
+		t.Errorf("the follower's function was first called after %d writes, want 1 (A's): in the leader's batch, before the leader's change was written", firstAsked)
 	}
 }
 
@@ -472,8 +502,10 @@ func TestCoalescedPanicOnStaleItemRerunsOnStored(t *testing.T) {
 			<-holding
 			f1 := startUpdate(books, appendTitle("1"))
 			waitQueued(books, kid("1"), 2)
+			var stale atomic.Bool
 			f2 := startUpdate(books, func(b Book) (Book, error) {
 				if !strings.HasPrefix(b.Title, "ext") {
+					stale.Store(true)
 					if mode == "panic" {
 						panic("stale")
 					}
@@ -504,6 +536,9 @@ func TestCoalescedPanicOnStaleItemRerunsOnStored(t *testing.T) {
 			if mode == "goexit" && !r2.exited {
 				t.Errorf("follower: %+v %v; want its goroutine ended by runtime.Goexit", r2.b, r2.err)
 			}
+			if !stale.Load() {
+				t.Error("the follower's function was never called on the stale item: it was not in the batch of the remembered item")
+			}
 		})
 	}
 }
@@ -528,8 +563,10 @@ func TestCoalescedErrorOnNeverStoredStateReruns(t *testing.T) {
 	lead := startUpdate(books, appendTitle("L"))
 	waitQueued(books, kid("1"), 2)
 	errSaw := errors.New("saw aL")
+	var sawAL atomic.Bool
 	f := startUpdate(books, func(b Book) (Book, error) {
 		if b.Title == "aL" {
+			sawAL.Store(true)
 			return b, errSaw
 		}
 		b.Title += "F"
@@ -552,6 +589,9 @@ func TestCoalescedErrorOnNeverStoredStateReruns(t *testing.T) {
 	}
 	if rf.err != nil || rf.b.Title != "extLF" || s.title() != "extLF" {
 		t.Errorf("follower: %+v %v, stored %q; want extLF: its function failed on %q, which was never stored", rf.b, rf.err, s.title(), "aL")
+	}
+	if !sawAL.Load() {
+		t.Errorf("the follower's function never saw %q: it was not in the leader's batch", "aL")
 	}
 }
 
@@ -586,6 +626,9 @@ func TestCoalescedLeaderGoexitReachesOnlyItsCaller(t *testing.T) {
 	r1, r2 := hangGuard(t, f1, "follower 1"), hangGuard(t, f2, "follower 2")
 	if r1.err != nil || r2.err != nil || r1.b.Title != "a1" || r2.b.Title != "a12" || s.title() != "a12" {
 		t.Errorf("followers: %+v %v, %+v %v, stored %q; want a1, a12: the leader's Goexit is its own", r1.b, r1.err, r2.b, r2.err, s.title())
+	}
+	if n := s.db.count("UpdateItem"); n != 2 {
+		t.Errorf("%d writes, want 2: the first, and one for both followers of the batch", n)
 	}
 	if r := hangGuard(t, startUpdate(books, appendTitle("3")), "a later Update"); r.err != nil || r.b.Title != "a123" {
 		t.Errorf("later: %+v %v", r.b, r.err)
@@ -653,6 +696,9 @@ func TestCoalescedEntityNarrowVersion(t *testing.T) {
 	got, err := orders.Load(ctx, key, ConsistentRead())
 	if err != nil || got.V != 127 || got.Total != 4 {
 		t.Errorf("stored %+v, %v; want total 4 version 127", got, err)
+	}
+	if n := hc.count("UpdateItem"); n != 3 {
+		t.Errorf("%d writes, want 3: the first, the lead's, and one for both followers that fit", n)
 	}
 }
 
@@ -905,5 +951,10 @@ func TestCombinedUpdateReturnsTheFunctionsValue(t *testing.T) {
 		if r.b.Version != int64(2+i) {
 			t.Errorf("caller %d got version %d, want %d", i, r.b.Version, 2+i)
 		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if want := []string{"0->1", "1->4"}; !slices.Equal(s.writes, want) {
+		t.Errorf("writes %v, want %v: the queued changes in one write", s.writes, want)
 	}
 }

@@ -681,28 +681,14 @@ var (
 // (math.MaxInt64 for the 64-bit kinds: versions are int64 in the mapper).
 func (s *schema) maxVersion() int64 {
 	t := derefType(s.fields[s.version].typ)
-	switch t.Kind() {
-	case reflect.Int, reflect.Uint:
-		if t.Size() == 4 { // 32-bit platforms
-			if t.Kind() == reflect.Int {
-				return math.MaxInt32
-			}
-			return math.MaxUint32
-		}
-	case reflect.Int8:
-		return math.MaxInt8
-	case reflect.Int16:
-		return math.MaxInt16
-	case reflect.Int32:
-		return math.MaxInt32
-	case reflect.Uint8:
-		return math.MaxUint8
-	case reflect.Uint16:
-		return math.MaxUint16
-	case reflect.Uint32:
-		return math.MaxUint32
+	bits := t.Bits() // an integer kind (checkVersionField); int and uint: the platform's
+	if k := t.Kind(); k >= reflect.Int && k <= reflect.Int64 {
+		bits-- // the sign
 	}
-	return math.MaxInt64
+	if bits >= 63 {
+		return math.MaxInt64
+	}
+	return 1<<bits - 1
 }
 
 // widen says how to make room for more versions in the version field.

@@ -96,9 +96,10 @@ type Txn = Tx
 // Deprecated: use TxTable.
 type TxnTable[T any] = TxTable[T]
 
-// keyed returns x's struct and primary key for the call op; an error fails
-// the run.
-func (v TxTable[T]) keyed(x T, op string) (reflect.Value, map[string]types.AttributeValue, error) {
+// entry returns x's struct and the run's entry for the item with x's
+// primary key (made on its first use in the run), for the call op; an error
+// fails the run.
+func (v TxTable[T]) entry(x T, op string) (reflect.Value, *txnEntry, error) {
 	_, xv, err := v.t.box(x, op)
 	if err != nil {
 		return xv, nil, v.tx.fail(err)
@@ -107,7 +108,8 @@ func (v TxTable[T]) keyed(x T, op string) (reflect.Value, map[string]types.Attri
 	if err != nil {
 		return xv, nil, v.tx.fail(err)
 	}
-	return xv, k, nil
+	e, err := v.tx.entry(v.t.name, k, v.t.p, v.t.decodeAny)
+	return xv, e, err
 }
 
 // In returns the table as seen through tx, the Tx of the Transact run the
@@ -199,15 +201,22 @@ func (tx *Tx) call(fn func(*Tx) error) error {
 	return fn(tx)
 }
 
-// usable reports why tx may not be used, with mu held.
-func (tx *Tx) usable() error {
+// lock takes tx's lock for one call on the run, or returns why tx may not
+// be used (nil, used after its function returned, or its run failed) and
+// leaves it unlocked.
+func (tx *Tx) lock() error {
 	if tx == nil {
 		return fmt.Errorf("%w: a nil *Tx: use the one Transact passes to its function", ErrInvalidInput)
 	}
+	tx.mu.Lock()
+	err := tx.err
 	if tx.done {
-		return fmt.Errorf("%w: a *Tx used after its Transact function returned: use it only inside the function", ErrInvalidInput)
+		err = fmt.Errorf("%w: a *Tx used after its Transact function returned: use it only inside the function", ErrInvalidInput)
 	}
-	return tx.err
+	if err != nil {
+		tx.mu.Unlock()
+	}
+	return err
 }
 
 // fail records err as the run's error: the run commits nothing even if the
@@ -270,11 +279,10 @@ func (tx *Tx) read(e *txnEntry) error {
 // are not read again. Each TxGet's Item is set to the item as the run sees
 // it. A failed read is returned and fails the run.
 func (tx *Tx) Prefetch(gets ...TxGetOp) error {
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
+	if err := tx.lock(); err != nil {
 		return err
 	}
+	defer tx.mu.Unlock()
 	type pending struct {
 		e   *txnEntry
 		mem *txGetMember
@@ -378,19 +386,15 @@ func (tx *Tx) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember)
 func (v TxTable[T]) Load(key T) (T, error) {
 	var zero T
 	t, tx := v.t, v.tx
-	tx.mu.Lock()
+	if err := tx.lock(); err != nil {
+		return zero, err
+	}
 	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
-		return zero, err
-	}
-	_, k, err := v.keyed(key, "Load")
+	_, e, err := v.entry(key, "Load")
 	if err != nil {
 		return zero, err
 	}
-	e, err := tx.entry(t.name, k, t.p, t.decodeAny)
-	if err != nil {
-		return zero, err
-	}
+	k := e.key
 	if e.written {
 		if e.deleted {
 			return zero, fmt.Errorf("%w: table %q key %s (deleted earlier in this run)", ErrNotFound, t.name, formatKey(k))
@@ -426,14 +430,23 @@ func (e *txnEntry) base(held func() int64) error {
 		return nil
 	}
 	e.bs = &basis{item: e.raw}
-	if e.plan.s.version >= 0 && e.raw != nil {
-		v, _, big := storedVersion(e.raw, e.plan.s.fields[e.plan.s.version].name)
-		if big || v < 0 {
-			return fmt.Errorf("%w: table %q key %s: the stored version does not fit an int64", ErrInvalidInput, e.table, formatKey(e.key))
-		}
-		e.held = v
+	var err error
+	e.held, err = e.readVersion()
+	return err
+}
+
+// readVersion returns the version of the item the run read for e: 0 for
+// an absent item or a type without a version, an error wrapping
+// ErrInvalidInput when it does not fit an int64.
+func (e *txnEntry) readVersion() (int64, error) {
+	if e.plan.s.version < 0 || e.raw == nil {
+		return 0, nil
 	}
-	return nil
+	v, _, big := storedVersion(e.raw, e.plan.s.fields[e.plan.s.version].name)
+	if big || v < 0 {
+		return 0, fmt.Errorf("%w: table %q key %s: the stored version does not fit an int64", ErrInvalidInput, e.table, formatKey(e.key))
+	}
+	return v, nil
 }
 
 // Save buffers a save of item, sent when the run commits: item as Save
@@ -447,22 +460,17 @@ func (e *txnEntry) base(held func() int64) error {
 func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	var zero T
 	t, tx := v.t, v.tx
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
+	if err := tx.lock(); err != nil {
 		return zero, err
 	}
+	defer tx.mu.Unlock()
 	wo := applyWriteOptions(opts)
 	switch wo.behavior {
 	case SaveUpdateSkipNulls, SaveAppendSet, SaveClobber:
 		return zero, tx.fail(fmt.Errorf("%w: Save with %v on table %q in a Transact function: the commit must write what the function computed from what it read; use SaveUpdate or SavePut",
 			ErrInvalidInput, wo.behavior, t.name))
 	}
-	iv, k, err := v.keyed(item, "Save")
-	if err != nil {
-		return zero, err
-	}
-	e, err := tx.entry(t.name, k, t.p, t.decodeAny)
+	iv, e, err := v.entry(item, "Save")
 	if err != nil {
 		return zero, err
 	}
@@ -491,27 +499,23 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 // read, or nothing). If conditions are ANDed; WithSaveBehavior is refused. Load returns ErrNotFound for it for the rest of the run.
 func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	t, tx := v.t, v.tx
-	tx.mu.Lock()
-	defer tx.mu.Unlock()
-	if err := tx.usable(); err != nil {
+	if err := tx.lock(); err != nil {
 		return err
 	}
+	defer tx.mu.Unlock()
 	wo := applyWriteOptions(opts)
 	if wo.behavior != SaveUpdate {
 		return tx.fail(fmt.Errorf("%w: Delete with %v on table %q in a Transact function: a delete takes only If conditions", ErrInvalidInput, wo.behavior, t.name))
-	}
-	kv, k, err := v.keyed(key, "Delete")
-	if err != nil {
-		return err
 	}
 	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return tx.fail(fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err))
 	}
-	e, err := tx.entry(t.name, k, t.p, t.decodeAny)
+	kv, e, err := v.entry(key, "Delete")
 	if err != nil {
 		return err
 	}
+	k := e.key
 	if err := e.base(func() int64 { return t.p.s.versionOf(kv) }); err != nil {
 		return tx.fail(err)
 	}
@@ -537,17 +541,13 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 func (e *txnEntry) checkMember() (*txMember, error) {
 	p := e.plan
 	var pc putParts
-	var held int64
+	held, err := e.readVersion()
+	if err != nil {
+		return nil, err
+	}
 	if e.raw == nil {
 		pc = putParts{cond: "attribute_not_exists(" + hashNamePH + ")", names: p.hashNames}
 	} else {
-		if p.s.version >= 0 {
-			v, _, big := storedVersion(e.raw, p.s.fields[p.s.version].name)
-			if big || v < 0 {
-				return nil, fmt.Errorf("%w: table %q key %s: the stored version does not fit an int64", ErrInvalidInput, e.table, formatKey(e.key))
-			}
-			held = v
-		}
 		pc = p.buildPutCond(held, false, nil, &basis{item: e.raw})
 		if len(pc.cond) > maxExprLen {
 			return nil, fmt.Errorf("%w: Transact: the check that table %q key %s is unchanged names every attribute %s models and is %d bytes, over DynamoDB's 4 KB limit for an expression: add a version attribute, whose write token pins the item instead",

@@ -588,6 +588,31 @@ func TestTransactPanicAndTxnAfterRun(t *testing.T) {
 	}
 }
 
+// A nil *Tx (Table.In(nil)) is refused with ErrInvalidInput by every call
+// on the run, and sends nothing: it used to panic taking the run's lock
+// before the nil check could speak.
+func TestTransactNilTxRefused(t *testing.T) {
+	c := storeDB(acctRaw("a", 100, 1, 1))
+	tb := acctTable(t, c)
+	v := tb.In(nil)
+	if _, err := v.Load(acct{ID: "a"}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("Load: %v", err)
+	}
+	if _, err := v.Save(acct{ID: "a"}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("Save: %v", err)
+	}
+	if err := v.Delete(acct{ID: "a"}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("Delete: %v", err)
+	}
+	var tx *Tx
+	if err := tx.Prefetch(tb.TxGet(acct{ID: "a"})); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("Prefetch: %v", err)
+	}
+	if g, tg, tw := txCounts(c); g+tg+tw != 0 {
+		t.Errorf("%d requests sent", g+tg+tw)
+	}
+}
+
 func TestTransactGiveUpUnversionedIsVersionConflict(t *testing.T) {
 	c := storeDB(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(1)})
 	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
