@@ -500,6 +500,9 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	if wo.behavior != SaveUpdate {
 		return tx.fail(fmt.Errorf("%w: Delete with %v on table %q in a Transact function: a delete takes only If conditions", ErrInvalidInput, wo.behavior, t.name))
 	}
+	if err := wo.refuseChangedFrom("Delete in a Transact function", t.name); err != nil {
+		return tx.fail(err)
+	}
 	kv, k, err := v.keyed(key, "Delete")
 	if err != nil {
 		return err
