@@ -43,6 +43,9 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	if err != nil {
 		return err
 	}
+	if err := wo.refuseChangedFrom("Delete", t.name); err != nil {
+		return err
+	}
 	_, v, err := t.box(item, "Delete")
 	if err != nil {
 		return err

@@ -291,6 +291,16 @@
 // item as stored are refused in a transaction (ErrInvalidInput, nothing
 // sent), NULL or not.
 //
+// A Save that knows the item as stored at the version it holds (a raw
+// Scan's, Query's or GetItem's, ConditionError.Item) can send only what it
+// changes from it with ChangedFrom: the attributes whose value differs are
+// SET, those it drops REMOVEd, the version and write token written as
+// always, under the same version condition. DynamoDB does less per write.
+// It is sound because a version names one state of the item when every
+// writer moves the version (as the mapper does); an attribute changed by a
+// writer that does not, and left as it was by the Save, stays as stored.
+// Only SaveUpdate of a saved item of a versioned type takes it.
+//
 // # Lost responses and incarnations
 //
 // When DynamoDB applies a write but its response is lost, the SDK would send
@@ -660,7 +670,7 @@
 // Each call takes an option type of its own, and an option type is an
 // interface that only the options working for that call satisfy, so most
 // misplaced options do not compile: WriteOption (If, WithSaveBehavior,
-// MustExist, GuardedBy) for Save, Delete, Update, Add and transaction
+// MustExist, GuardedBy, ChangedFrom) for Save, Delete, Update, Add and transaction
 // members; ReadOption
 // (ConsistentRead) for Load, which is also a QueryOption and a
 // BatchReadOption; QueryOption for queries and scans; BatchReadOption and
@@ -691,9 +701,16 @@
 //	StartAfter                                    ParallelScan                   refused: it has one position per segment
 //	ConsistentRead with Index(a global index      Query, Scan (and pages)        refused: DynamoDB reads a global index only
 //	  the tags declare)                                                            eventually consistently
-//	If, MustExist, GuardedBy,                     BatchSave, BatchDelete         refused: a batch write carries no condition
+//	If, MustExist, GuardedBy, ChangedFrom,        BatchSave, BatchDelete         refused: a batch write carries no condition
 //	  WithSaveBehavior(SavePut,
 //	  SaveUpdateSkipNulls, SaveAppendSet)
+//	ChangedFrom                                   Update, Delete, Add, TxSave,   refused: only a Save sends the changes from
+//	                                              TxDelete, TxCheck, Table.In(tx) an item read (Update knows the stored item
+//	                                              calls, Save with GuardedBy      itself; a transaction writes whole items)
+//	ChangedFrom with WithSaveBehavior(any but     Save                           refused: only SaveUpdate writes the changes alone;
+//	  SaveUpdate), on an unversioned type, an                                      only the version condition makes the stored
+//	  unsaved item, an item read of another                                        item the one read
+//	  key or version, or nil
 //	WithSaveBehavior(SaveClobber)                 BatchSave, BatchDelete of a    accepted, does nothing: there is no check
 //	                                              type with no version or entity to turn off
 //	MustExist                                     Save, Delete, TxSave, TxDelete, accepted, does nothing: it is a rule of Update

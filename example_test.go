@@ -103,6 +103,32 @@ func ExampleWithSaveBehavior() {
 	// Output: 1
 }
 
+// A Save that knows the item as stored at the version it holds — here the
+// one a conflict carries — sends only what it changes from it.
+func ExampleChangedFrom() {
+	ctx := context.Background()
+	books, _ := dynamo.NewTable[Book](dynamo.NewMapper(client), "Books")
+	if _, err := books.Save(ctx, Book{ISBN: "978-0135957059", Title: "The Pragmatic Programmer"}); err != nil {
+		log.Fatal(err)
+	}
+
+	_, err := books.Save(ctx, Book{ISBN: "978-0135957059", Title: "stale"}) // unsaved: conflicts
+	var ce *dynamo.ConditionError
+	if !errors.As(err, &ce) {
+		log.Fatal(err)
+	}
+	b, _ := books.Current(err) // ce.Item decoded
+	b.Tags = []string{"craft"}
+	// An UpdateItem of the tags, the version and the write token alone,
+	// still conditioned on version 1.
+	saved, err := books.Save(ctx, b, dynamo.ChangedFrom(ce.Item))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(saved.Version, saved.Title, saved.Tags)
+	// Output: 2 The Pragmatic Programmer [craft]
+}
+
 // A mapper whose Updates, batches and transactions retry at most 10 times,
 // waiting up to a second between attempts; one batch call allows more.
 func ExampleWithRetry() {

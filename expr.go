@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // This file builds request expressions. It is pure: no I/O, no reflection
@@ -574,8 +575,11 @@ func (b *exprBuilder) updateParts(uc *userCond) updateParts {
 // (newVersion is its first one). nulls names the attributes a SaveClobber
 // or SaveAppendSet assumes the stored item holds as NULL (storedNulls). bs,
 // when not nil, pins the
-// write to the stored state it was computed from (basisCond).
-func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nulls map[string]bool, token []byte, uc *userCond, bs *basis) updateParts {
+// write to the stored state it was computed from (basisCond). from, when
+// not nil, is the item as stored that a SaveUpdate writes the changes from
+// (ChangedFrom): only the attributes whose value differs from it are
+// written (unchanged reports which).
+func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nulls map[string]bool, token []byte, uc *userCond, bs *basis, from map[string]types.AttributeValue) updateParts {
 	s := p.s
 	eb := exprBuilder{p: p, values: make(map[string]types.AttributeValue, p.updateValuesRoom(item, uc, bs))}
 	values := eb.values
@@ -583,11 +587,12 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	// attributes the item lacks or holds as NULL (missing, bit n for
 	// nonKeyNoVerFs[n]): it is the plan's (saveUpdateExpr), and no action
 	// is written here.
-	cached := b == SaveUpdate && len(p.nonKeyNoVerFs) <= maxCachedFields
+	cached := b == SaveUpdate && len(p.nonKeyNoVerFs) <= maxCachedFields && from == nil
 	if !cached {
 		eb.clauses[clauseSet].Grow(len(item) * 12)
 	}
 	var missing uint64
+	var removed []int // with from: the attributes removed, named after updateNames
 	allUsed := true
 	for n, i := range p.nonKeyNoVerFs {
 		f := &s.fields[i]
@@ -598,12 +603,17 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 			}
 		}
 		switch {
+		case from != nil && unchanged(av, ok, from[f.name]):
+			allUsed = false
 		case !ok && (b == SaveUpdateSkipNulls || b == SaveAppendSet):
 			allUsed = false
 		case !ok && cached:
 			missing |= 1 << n
 		case !ok:
 			eb.remove(f.ph)
+			if from != nil {
+				removed = append(removed, i)
+			}
 		case b == SaveAppendSet && isSet(av):
 			// DynamoDB refuses ADD on NULL: a set stored as NULL is
 			// replaced, one that is not is added to (storedNulls).
@@ -643,8 +653,26 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		eb.fixedUpdate = p.saveUpdateExpr(missing)
 	}
 	p.updateNames(&eb, allUsed)
+	if !allUsed {
+		for _, i := range removed {
+			eb.names[s.fields[i].ph] = s.fields[i].name // updateNames named the values' only
+		}
+	}
 	eb.and(p.basisCond(bs, values))
 	return eb.updateParts(uc)
+}
+
+// unchanged reports whether an attribute a write would store as v (ok
+// false: remove it, as for a NULL) leaves the stored value old (nil:
+// absent) as it is, so that a write of the changes alone (ChangedFrom)
+// leaves it out: equal values (the encoder shares those of the item read,
+// so most compare as one pointer), or nothing written over nothing stored.
+// A stored NULL the write would remove is left: a NULL reads as absent.
+func unchanged(v types.AttributeValue, ok bool, old types.AttributeValue) bool {
+	if !ok {
+		return old == nil || isNull(old)
+	}
+	return old != nil && (v == old || av.Equal(v, old))
 }
 
 // updateValuesRoom is how many values an update of item names, as far as

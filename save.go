@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // Save writes item and returns the saved copy: item with its new version
@@ -356,6 +358,12 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if bs != nil {
 		prev = bs.item
 	}
+	if wo.fromSet {
+		if err := t.checkChangedFrom(wo, bs, tx); err != nil {
+			return saveRequest{}, err
+		}
+		prev = wo.from // equal values shared: changedFrom compares pointers first
+	}
 	item, sz, err := t.encodeSized(boxed, prev)
 	if err != nil {
 		return saveRequest{}, err
@@ -370,6 +378,11 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	held, next, err := t.saveVersions(v, item, wo, now)
 	if err != nil {
 		return saveRequest{}, err
+	}
+	if wo.fromSet {
+		if err := t.checkChangedFromItem(wo.from, item, held); err != nil {
+			return saveRequest{}, err
+		}
 	}
 	if s.version >= 0 && p.tokenAttr != "" && token == nil {
 		token = newToken()
@@ -409,7 +422,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if r.key = wo.key; !t.reusesKey(r.key, item) {
 		r.key = t.pickKey(item)
 	}
-	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs)
+	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs, wo.from)
 	if s.created >= 0 {
 		if tx {
 			r.createdCond = true
@@ -475,4 +488,56 @@ func (t *Table[T]) checkCondLen(cond string, bs *basis) error {
 			ErrInvalidInput, t.name, len(t.p.nonKeyFields), t.p.s.typ, len(cond), fix)
 	}
 	return fmt.Errorf("%w: table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(cond))
+}
+
+// checkChangedFrom refuses ChangedFrom where it cannot work: another save
+// behaviour than SaveUpdate, a type without a version, Update (bs: it
+// knows the stored item itself), a transaction member or GuardedBy (tx), a
+// nil item read.
+func (t *Table[T]) checkChangedFrom(wo *writeOptions, bs *basis, tx bool) error {
+	var why string
+	switch {
+	case bs != nil:
+		why = "Update writes what its function computed from the item it read itself; remove ChangedFrom"
+	case tx:
+		why = "a transaction member (or a write with GuardedBy) writes the whole item; remove ChangedFrom"
+	case wo.behavior != SaveUpdate:
+		why = fmt.Sprintf("only SaveUpdate (the default) writes the changes alone; remove WithSaveBehavior(%v) or ChangedFrom", wo.behavior)
+	case t.p.s.version < 0:
+		why = fmt.Sprintf("%s has no version attribute, and only the version condition makes the stored item the one read; add a `dynamo:\",version\"` field, or remove ChangedFrom", t.p.s.typ)
+	case wo.from == nil:
+		why = "the item read is nil; pass the item as read (a Scan's, Query's or GetItem's), or remove ChangedFrom"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: Save on table %q with ChangedFrom: %s", ErrInvalidInput, t.name, why)
+}
+
+// checkChangedFromItem refuses a ChangedFrom item read that is not the
+// stored state the save of item (encoded, holding version held) replaces:
+// another key, another version, or an unsaved item.
+func (t *Table[T]) checkChangedFromItem(read, item map[string]types.AttributeValue, held int64) error {
+	p := t.p
+	fail := func(why string) error {
+		return fmt.Errorf("%w: Save on table %q key %s with ChangedFrom: %s", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), why)
+	}
+	for i, name := range p.keyNames {
+		if i == 1 && !p.hasRangeKey {
+			break
+		}
+		if a, b := read[name], item[name]; a == nil || !av.Equal(a, b) {
+			return fail(fmt.Sprintf("the item read holds another key (%s): pass the item read of the key saved", formatKey(t.pickKey(read))))
+		}
+	}
+	if held == 0 {
+		return fail("the item saved is unsaved (version zero), so the stored item it replaces is not known; remove ChangedFrom")
+	}
+	found := "no version"
+	if got, ok := read[p.versionAttr[0]].(*types.AttributeValueMemberN); ok {
+		if n, err := strconv.ParseInt(got.Value, 10, 64); err == nil && n == held {
+			return nil
+		}
+		found = "version " + got.Value
+	}
+	return fail(fmt.Sprintf("the item read holds %s, the item saved version %d: pass the item read at the version saved", found, held))
 }

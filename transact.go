@@ -507,6 +507,9 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	if wo.behavior != SaveUpdate {
 		return tx.fail(fmt.Errorf("%w: Delete with %v on table %q in a Transact function: a delete takes only If conditions", ErrInvalidInput, wo.behavior, t.name))
 	}
+	if err := wo.refuseChangedFrom("Delete in a Transact function", t.name); err != nil {
+		return tx.fail(err)
+	}
 	uc, err := compileConds(t.p.s, wo.conds)
 	if err != nil {
 		return tx.fail(fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err))

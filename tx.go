@@ -275,6 +275,9 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := wo.refuseChangedFrom(c.kind(), t.name); err != nil {
+		return nil, err
+	}
 	_, v, err := t.box(c.item, c.kind())
 	if err != nil {
 		return nil, err

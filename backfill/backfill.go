@@ -640,8 +640,11 @@ type page[T any] struct {
 	// undecoded are the page's items that did not decode into T (the
 	// others are in items).
 	undecoded []*dynamo.ItemDecodeError
-	next      dynamo.Cursor
-	err       error
+	// read holds items as stored, read[i] that of items[i] (nil: not
+	// kept), for the writes of their changes alone (saveScanned).
+	read []map[string]types.AttributeValue
+	next dynamo.Cursor
+	err  error
 }
 
 // read reads the page of segment seg after cursor.
@@ -657,6 +660,14 @@ func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T]
 		opts = append(opts, dynamo.ConsistentRead())
 	}
 	var p page[T]
+	// The items as stored are kept for a versioned T written back under
+	// the version scanned (saveScanned); the mapper decodes the items of
+	// the page's requests in order, all of them.
+	var kept *readItems
+	if m.versioned && !m.reread && !m.o.dryRun {
+		kept = &readItems{}
+		ctx = withReadItems(ctx, kept)
+	}
 	if m.query != nil {
 		if m.o.index != "" {
 			opts = append(opts, dynamo.Index(m.o.index))
@@ -670,6 +681,11 @@ func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T]
 		// The page's other items are there: the failed ones are
 		// failures of their own (undecodable).
 		p.undecoded, p.err = pe.Failed, nil
+	}
+	// A page with undecodable items has fewer items than were read: its
+	// items are then written whole.
+	if kept != nil && p.err == nil && len(kept.items) == len(p.items) {
+		p.read = kept.items
 	}
 	return p
 }
@@ -741,7 +757,11 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 				return err
 			}
 		}
-		for _, it := range p.items {
+		for i, it := range p.items {
+			var read map[string]types.AttributeValue
+			if p.read != nil {
+				read = p.read[i]
+			}
 			select {
 			case <-stopping:
 				return errStopping // the page is done again by the segment's next holder
@@ -749,7 +769,7 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 				return ctx.Err()
 			default:
 			}
-			if err := m.item(wctx, it); err != nil {
+			if err := m.item(wctx, it, read); err != nil {
 				return err
 			}
 		}
@@ -790,9 +810,10 @@ func (m *Migration[T]) readAhead(ctx context.Context, seg int, cursor string, pa
 // is tried again (the mark makes that safe).
 const unknownRetries = 5
 
-// item applies the function to one scanned item. It returns a *failed for
-// a failure that stops the run, or ctx's error.
-func (m *Migration[T]) item(ctx context.Context, it T) error {
+// item applies the function to one scanned item, read as stored (nil: not
+// known). It returns a *failed for a failure that stops the run, or ctx's
+// error.
+func (m *Migration[T]) item(ctx context.Context, it T, read map[string]types.AttributeValue) error {
 	if m.o.dryRun {
 		return m.dryItem(it)
 	}
@@ -802,7 +823,7 @@ func (m *Migration[T]) item(ctx context.Context, it T) error {
 		// (An item without a version goes through Update, whose MustExist
 		// keeps it deleted if it was deleted since: a Save of version zero
 		// would create it again.)
-		if done, err := m.saveScanned(ctx, it, ver, &maybe, &calls); done {
+		if done, err := m.saveScanned(ctx, it, read, ver, &maybe, &calls); done {
 			return err
 		}
 	}
@@ -827,8 +848,11 @@ func (m *Migration[T]) dryItem(it T) error {
 // reports done unless the item is to be read again (Update) — after a
 // conflict: an item read stale (the scan is eventually consistent by
 // default) conflicts too — or the write's outcome is unknown (*maybe).
-// *calls counts the calls of the function.
-func (m *Migration[T]) saveScanned(ctx context.Context, it T, ver int64, maybe *bool, calls *int) (done bool, err error) {
+// *calls counts the calls of the function. read, when not nil, is it as
+// stored: the write then sends only what the function changed
+// (dynamo.ChangedFrom), sound under the version condition (a version names
+// one state of the item).
+func (m *Migration[T]) saveScanned(ctx context.Context, it T, read map[string]types.AttributeValue, ver int64, maybe *bool, calls *int) (done bool, err error) {
 	*calls++
 	// The key scanned, taken before fn: with a pointer T, fn may change
 	// the item it was given in place.
@@ -848,7 +872,11 @@ func (m *Migration[T]) saveScanned(ctx context.Context, it T, ver int64, maybe *
 	default:
 		// The version fn returns is ignored, as Update ignores it.
 		setVersion(&out, m.version, ver)
-		_, err = m.table.Save(ctx, out, m.saveOpts...)
+		opts := m.saveOpts
+		if read != nil {
+			opts = append(opts[:len(opts):len(opts)], dynamo.ChangedFrom(read))
+		}
+		_, err = m.table.Save(ctx, out, opts...)
 	}
 	switch {
 	case err == nil:

@@ -649,24 +649,37 @@ func TestSecondConcurrentRunRefusedLeavingTheFirstAlone(t *testing.T) {
 	}
 }
 
-// TestUndecodableItemStopsTheRunNamingIt pins what happens today when an
-// item does not decode into T (another writer's "hits" stored as a
-// string): the read of its page fails, even with SkipFailures, and Run
-// stops with an error that names the item's key, so that it can be fixed
-// or removed (the package doc, "Items that do not decode"). Skipping it
-// as a recorded failure needs pages that return the items that decode
-// (ScanPage refuses the page); left open on issue 26.
-func TestUndecodableItemStopsTheRunNamingIt(t *testing.T) {
+// TestUndecodableItemIsAFailureNamingIt: an item that does not decode into
+// T (another writer stored "hits" as a string) does not stop the other
+// items of its page. Without SkipFailures, Run stops with an error that
+// names the item's key (so that it can be fixed or removed); with
+// SkipFailures, the item is recorded as a failure — Failure.Item holds its
+// key, Failure.Err names it — and every other item is changed once.
+func TestUndecodableItemIsAFailureNamingIt(t *testing.T) {
 	e := newEnv(t, 10)
 	if _, err := e.c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
 		"id": &types.AttributeValueMemberS{Value: "bad"}, "hits": &types.AttributeValueMemberS{Value: "x"}}}); err != nil {
 		t.Fatal(err)
 	}
-	m := e.migration("undecodable", "p", addMigrated, Segments(1), SkipFailures())
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
+	m := e.migration("undecodable", "p", addMigrated, Segments(1))
 	if err := m.Run(ctx); err == nil || !strings.Contains(err.Error(), `"bad"`) || ctx.Err() != nil {
 		t.Errorf("Run = %v, want an error naming the key \"bad\" before the ctx ends", err)
+	}
+	m = e.migration("undecodable", "p", addMigrated, Segments(1), SkipFailures())
+	if err := m.Run(ctx); err != nil {
+		t.Fatalf("Run with SkipFailures = %v, want nil (the item recorded as failed)", err)
+	}
+	p := m.Progress()
+	if p.Failed != 1 || len(p.Failures) != 1 || p.Failures[0].Item.ID != "bad" || !strings.Contains(fmt.Sprint(p.Failures[0].Err), `"bad"`) {
+		t.Errorf("progress %+v, want one failure of item \"bad\" naming it", p)
+	}
+	for i := range e.n {
+		a, err := e.items.Load(t.Context(), account{ID: key(i)}, dynamo.ConsistentRead())
+		if err != nil || a.Migrated != 1 {
+			t.Errorf("item %s: %+v, %v; want migrated once", key(i), a, err)
+		}
 	}
 }
 

@@ -364,3 +364,51 @@ func TestDeletedSinceScanStaysDeleted(t *testing.T) {
 		t.Errorf("progress %+v, want 2 skipped", p)
 	}
 }
+
+// updateRecorder records the UpdateItems sent to one table.
+type updateRecorder struct {
+	dynamo.Client
+	table string
+	mu    sync.Mutex
+	ins   []*dynamodb.UpdateItemInput
+}
+
+func (r *updateRecorder) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if aws.ToString(in.TableName) == r.table {
+		r.mu.Lock()
+		r.ins = append(r.ins, in)
+		r.mu.Unlock()
+	}
+	return r.Client.UpdateItem(ctx, in, optFns...)
+}
+
+// TestMigrationWritesTheChangeAlone: an item written back under the version
+// scanned carries only what the function changed (with the version, the
+// write token and the mark), not the attributes it left as they were; every
+// item is still changed once.
+func TestMigrationWritesTheChangeAlone(t *testing.T) {
+	e := newEnv(t, 50)
+	rec := &updateRecorder{Client: e.c, table: e.table}
+	m, err := New(rec, e.table, "alone", addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.check(nil)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ins) != e.n {
+		t.Fatalf("%d UpdateItems, want one per item (%d)", len(rec.ins), e.n)
+	}
+	for _, in := range rec.ins {
+		attrs := map[string]bool{}
+		for _, a := range in.ExpressionAttributeNames {
+			attrs[a] = true
+		}
+		if !attrs["migrated"] || !attrs["version"] || !attrs[DefaultMark] || attrs["hits"] {
+			t.Fatalf("UpdateItem %q names %v: want migrated, version and the mark, not hits (unchanged)", aws.ToString(in.UpdateExpression), in.ExpressionAttributeNames)
+		}
+	}
+}

@@ -15,7 +15,11 @@
 // # Live writes win
 //
 // For a type with a version attribute, each item is written back changed
-// under the version the scan read (Table.Save). A live write landing in
+// under the version the scan read (Table.Save), sending only what the
+// function changed: dynamo.ChangedFrom of the item as the scan returned it
+// (the attributes the function left as they were are not sent, and stay as
+// stored — the version condition makes the stored item the one scanned, as
+// long as live writers move the version; see below). A live write landing in
 // between makes the write conflict; the item is then changed through
 // dynamo.Table.Update, which reads it again, strongly consistent, and runs
 // the function on the stored item (counted in Progress.Reruns), and again
@@ -27,9 +31,10 @@
 // (start the migration once no writer writes the old form: a strongly
 // consistent scan misses the items written behind it too). Live writers
 // must move the version when they write, as the mapper does: a write that
-// leaves it as it was (a raw UpdateItem) can be overwritten by the
-// migration, between the read and the write — a window the eventually
-// consistent read widens by its lag. Types without a version attribute
+// leaves it as it was (a raw UpdateItem) of an attribute the function
+// changes can be overwritten by the migration, between the read and the
+// write — a window the eventually consistent read widens by its lag (one of
+// an attribute the function leaves as it was is kept: it is not sent). Types without a version attribute
 // always go through Update, which guards them as it does (a condition on
 // every attribute they model). Update's MustExist keeps an item deleted
 // since the scan deleted. The function must have no side effects: it may
@@ -145,7 +150,7 @@
 // # Costs
 //
 // Per item changed: its share of an eventually consistent scan (or query)
-// and an UpdateItem (plus a GetItem and another UpdateItem per conflict;
+// and an UpdateItem of what the function changed (plus a GetItem and another UpdateItem per conflict;
 // types without a version, and items of an index: a GetItem always); per
 // segment and CheckpointInterval a TransactWriteItems of the checkpoint and
 // the lease's guard; per PollInterval a BatchGetItem of the checkpoints of

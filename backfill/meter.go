@@ -245,6 +245,7 @@ func (m *meter) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func
 	if err == nil {
 		m.scanned.Add(int64(out.ScannedCount))
 		m.filtered.Add(int64(out.ScannedCount - out.Count))
+		keepRead(ctx, out.Items)
 	}
 	return out, err
 }
@@ -260,8 +261,32 @@ func (m *meter) Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...fu
 	if err == nil {
 		m.scanned.Add(int64(out.ScannedCount))
 		m.filtered.Add(int64(out.ScannedCount - out.Count))
+		keepRead(ctx, out.Items)
 	}
 	return out, err
+}
+
+// readKey is the context key of the items a page's Scans or Queries
+// return (readItems), kept for the writes of their changes alone
+// (dynamo.ChangedFrom).
+type readKey struct{}
+
+// readItems are the items, as stored, of the requests of one page read.
+type readItems struct {
+	items []map[string]types.AttributeValue
+}
+
+// withReadItems returns ctx carrying r: the Scans and Queries sent under
+// it append the items they return to r.items.
+func withReadItems(ctx context.Context, r *readItems) context.Context {
+	return context.WithValue(ctx, readKey{}, r)
+}
+
+// keepRead appends items to the readItems ctx carries, if any.
+func keepRead(ctx context.Context, items []map[string]types.AttributeValue) {
+	if r, ok := ctx.Value(readKey{}).(*readItems); ok {
+		r.items = append(r.items, items...)
+	}
 }
 
 func (m *meter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {

@@ -75,6 +75,9 @@ func BenchmarkWriteParts(b *testing.B) {
 	}{
 		{"plain", 0}, {"capacity", partCapacity}, {"allold", partAllOld}, {"allattrs", partAllAttrs},
 		{"token", partToken}, {"mark", partMark}, {"all-but-capacity", all &^ partCapacity}, {"all", all},
+		// What a write of only the changed attributes leaves (no other
+		// attribute in the SET clause), with and without the write token.
+		{"diff", all &^ (partCapacity | partAllAttrs)}, {"diff-no-token", all &^ (partCapacity | partAllAttrs | partToken)},
 	}
 	spent := make([]time.Duration, len(ways))
 	for i := 0; b.Loop(); i++ {

@@ -166,7 +166,9 @@
 //     an ended incarnation; conditioned on that record's incarnation, the
 //     token record's token, and the taker's own record being live.
 //   - Balance: a worker takes free keys up to ⌈M/N⌉ (from its second
-//     round on, so that workers starting together see each other); one
+//     round on, so that workers starting together see each other; at its
+//     first round when the roster, read after its join, shows no other
+//     live worker: a worker alone starts at once); one
 //     with at least two keys fewer than another asks it for keys (in its
 //     record); the holder hands a key over while it keeps at least one key
 //     more than the asker: it cancels the key's Context, waits for the

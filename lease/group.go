@@ -602,10 +602,12 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	m.grant(v)
 	n, total := len(v.live), len(g.keys)
 	upper := (total + n - 1) / n
-	if m.rounds > 0 {
-		// Not at the first round: workers starting together see each
-		// other before taking free keys, rather than one taking them all
-		// and handing most of them over.
+	if m.rounds > 0 || n == 1 {
+		// Not at the first round, unless alone: workers starting
+		// together see each other before taking free keys, rather than
+		// one taking them all and handing most of them over. A worker
+		// that finds no other on the roster after its own join takes
+		// them at once: one joining after this read sees it, and asks.
 		more = m.takeFree(rctx, v, upper, fn)
 	}
 	m.rounds++

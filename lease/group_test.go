@@ -353,6 +353,27 @@ func TestGroupJoinGetsShare(t *testing.T) {
 	t.Logf("joiner's share after %v: %s", took, f.describe())
 }
 
+// A worker alone in its group (no other on the roster it reads after its
+// join) takes the free keys at its first round, without waiting a poll
+// interval: its clock does not move, and it holds every key.
+func TestGroupLoneWorkerTakesKeysAtFirstRound(t *testing.T) {
+	f := newFleet(t, 6)
+	now := time.Now()
+	w := f.start("w1", now)
+	// The worker's clock is never advanced: only its first round can
+	// take the keys. Real time bounds the wait for its requests.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(w.g.Keys()) < len(f.keys) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a lone worker holds %v at its first round, want all %d keys", w.g.Keys(), len(f.keys))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := w.clk.Now(); !got.Equal(now) {
+		t.Fatalf("the clock moved to %v", got)
+	}
+}
+
 // tokens returns the tokens of the keys held now, by key.
 func (f *fleet) tokens() map[string]int64 {
 	out := map[string]int64{}
