@@ -634,20 +634,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		}
 	}
 	if s.version >= 0 {
-		if b == SaveClobber {
-			eb.and(p.advanceVersion(&eb, newVersion, nulls[p.versionAttr[0]]), nil)
-		} else {
-			if !cached {
-				eb.set(p.versionPH, newVersionPH)
-			}
-			values[newVersionPH] = numberAV(newVersion)
-			eb.and(p.versionCond(held, values), nil)
-		}
-		if cached {
-			p.tokenValue(&eb, token)
-		} else {
-			p.writeToken(&eb, token)
-		}
+		p.versionActions(&eb, b, held, newVersion, nulls, token, cached)
 	}
 	if cached {
 		eb.fixedUpdate = p.saveUpdateExpr(missing)
@@ -660,6 +647,28 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	}
 	eb.and(p.basisCond(bs, values))
 	return eb.updateParts(uc)
+}
+
+// versionActions adds to eb what an update of behaviour b does to the
+// version and the write token: SaveClobber advances the stored version
+// (advanceVersion); the others set newVersion under the condition that the
+// stored one is held. cached: the UpdateExpression is the plan's, only the
+// values are added.
+func (p *plan) versionActions(eb *exprBuilder, b SaveBehavior, held, newVersion int64, nulls map[string]bool, token []byte, cached bool) {
+	if b == SaveClobber {
+		eb.and(p.advanceVersion(eb, newVersion, nulls[p.versionAttr[0]]), nil)
+	} else {
+		if !cached {
+			eb.set(p.versionPH, newVersionPH)
+		}
+		eb.values[newVersionPH] = numberAV(newVersion)
+		eb.and(p.versionCond(held, eb.values), nil)
+	}
+	if cached {
+		p.tokenValue(eb, token)
+	} else {
+		p.writeToken(eb, token)
+	}
 }
 
 // unchanged reports whether an attribute a write would store as v (ok

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
@@ -390,32 +389,13 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if p.tokenAttr == "" {
 		token = nil
 	}
-	sizedAs := next
-	if wo.behavior == SaveClobber && s.version >= 0 {
-		// DynamoDB ADDs 1 to the stored version, which may have more
-		// digits than the one held: count the widest the field holds.
-		sizedAs = t.p.maxVersion
-	}
-	size := t.sizeOf(item, sz, sizedAs, token, wo.behavior == SavePut)
-	if size > maxItemSize {
-		return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
-			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
+	size, err := t.checkSaveSize(item, sz, next, token, wo.behavior)
+	if err != nil {
+		return saveRequest{}, err
 	}
 	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v, size: size}
 	if wo.behavior == SavePut {
-		if s.version >= 0 {
-			item[s.fields[s.version].name] = numberAV(next)
-			if token != nil {
-				item[p.tokenAttr] = &types.AttributeValueMemberB{Value: token}
-			}
-		}
-		r.put = true
-		r.pc = p.buildPutCond(held, false, uc, bs)
-		if s.created >= 0 {
-			r.createdCond = true
-			r.pc.cond, r.pc.names, r.pc.values = p.withCreatedCond(r.pc.cond, r.pc.names, r.pc.values, item)
-		}
-		return r, t.checkCondLen(r.pc.cond, bs)
+		return t.putRequest(r, bs)
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
@@ -432,6 +412,44 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		}
 	}
 	return r, t.checkCondLen(r.up.cond, bs)
+}
+
+// putRequest completes r as a SavePut's PutItem: the item holds the new
+// version and the write token, under the version condition (and bs's
+// basis condition, when not nil).
+func (t *Table[T]) putRequest(r saveRequest, bs *basis) (saveRequest, error) {
+	p, s := t.p, t.p.s
+	if s.version >= 0 {
+		r.item[s.fields[s.version].name] = numberAV(r.next)
+		if r.token != nil {
+			r.item[p.tokenAttr] = &types.AttributeValueMemberB{Value: r.token}
+		}
+	}
+	r.put = true
+	r.pc = p.buildPutCond(r.held, false, r.uc, bs)
+	if s.created >= 0 {
+		r.createdCond = true
+		r.pc.cond, r.pc.names, r.pc.values = p.withCreatedCond(r.pc.cond, r.pc.names, r.pc.values, r.item)
+	}
+	return r, t.checkCondLen(r.pc.cond, bs)
+}
+
+// checkSaveSize returns the size of the item a save with behaviour b
+// stores (item encoded, sz its size as encoded, writing version next and
+// token), refusing one over DynamoDB's 400 KB limit.
+func (t *Table[T]) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, b SaveBehavior) (int, error) {
+	sizedAs := next
+	if b == SaveClobber && t.p.s.version >= 0 {
+		// DynamoDB ADDs 1 to the stored version, which may have more
+		// digits than the one held: count the widest the field holds.
+		sizedAs = t.p.maxVersion
+	}
+	size := t.sizeOf(item, sz, sizedAs, token, b == SavePut)
+	if size > maxItemSize {
+		return 0, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), size)
+	}
+	return size, nil
 }
 
 // saveVersions returns the version a save of v (encoded as item) holds and
@@ -533,10 +551,9 @@ func (t *Table[T]) checkChangedFromItem(read, item map[string]types.AttributeVal
 		return fail("the item saved is unsaved (version zero), so the stored item it replaces is not known; remove ChangedFrom")
 	}
 	found := "no version"
-	if got, ok := read[p.versionAttr[0]].(*types.AttributeValueMemberN); ok {
-		if n, err := strconv.ParseInt(got.Value, 10, 64); err == nil && n == held {
-			return nil
-		}
+	if v, ok, big := storedVersion(read, p.versionAttr[0]); ok && !big && v == held {
+		return nil
+	} else if got, isN := read[p.versionAttr[0]].(*types.AttributeValueMemberN); isN {
 		found = "version " + got.Value
 	}
 	return fail(fmt.Sprintf("the item read holds %s, the item saved version %d: pass the item read at the version saved", found, held))

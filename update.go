@@ -550,12 +550,8 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		if res[i].gone {
 			continue
 		}
-		var cur T
-		if len(changes) == 0 && *val != nil {
-			// from is bs.item: its decoding, kept from the last write,
-			// handed over once (nothing else refers to it).
-			cur, *val = t.structAsT(*val), nil
-		} else if cur, err = t.decode(from); err != nil {
+		cur, err := t.inputOf(from, val, len(changes) == 0)
+		if err != nil {
 			return 0, nil, nil, err
 		}
 		if len(changes) == 0 {
@@ -578,19 +574,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		// never reads the value fn returned after its caller may have
 		// left Update (writeBatch writes from item).
 		encode := len(live) > 1 || !w.inline
-		c := t.ask(w, cur, len(changes) > 0, func(next T) prepared {
-			boxed, nv, err := t.changeOf(k, next, fromVer)
-			if err != nil || !encode {
-				return prepared{boxed: boxed, v: nv, err: err}
-			}
-			if t.ptr && boxed == any(next) {
-				// fn's own pointer: the batch reads a copy of the struct,
-				// taken here, before its caller may leave Update.
-				boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
-			}
-			item, err := t.checkAlone(k, boxed, fromVer, sizeToken, w.wo.behavior == SavePut, nowMs)
-			return prepared{boxed: boxed, v: nv, item: item, err: err}
-		})
+		c := t.ask(w, cur, len(changes) > 0, t.preparer(k, w, fromVer, sizeToken, encode, nowMs))
 		switch {
 		case c.cut:
 			// Slow: the changes before it are written without it; it and
@@ -622,6 +606,39 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		changes = append(changes, change{who: i, boxed: pr.boxed, v: pr.v, item: pr.item})
 	}
 	return held, changes, nil, nil
+}
+
+// inputOf returns the value a function of a batch is given: the item from
+// decoded, or, for the batch's first function (first: from is bs.item),
+// the decoding kept from the last write in *val, handed over once
+// (nothing else refers to it) and cleared.
+func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val *unsafe.Pointer, first bool) (T, error) {
+	if first && *val != nil {
+		cur := t.structAsT(*val)
+		*val = nil
+		return cur, nil
+	}
+	return t.decode(from)
+}
+
+// preparer returns what ask runs on the value fn returns, computed from
+// version fromVer: the change checked, and, with encode, checked on its own
+// and encoded (checkAlone) as a write of it alone would be, so that a bad
+// one fails only its caller and the next function reads it.
+func (t *Table[T]) preparer(k map[string]types.AttributeValue, w *waiter[T], fromVer int64, sizeToken []byte, encode bool, nowMs int64) func(T) prepared {
+	return func(next T) prepared {
+		boxed, nv, err := t.changeOf(k, next, fromVer)
+		if err != nil || !encode {
+			return prepared{boxed: boxed, v: nv, err: err}
+		}
+		if t.ptr && boxed == any(next) {
+			// fn's own pointer: the batch reads a copy of the struct,
+			// taken here, before its caller may leave Update.
+			boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
+		}
+		item, err := t.checkAlone(k, boxed, fromVer, sizeToken, w.wo.behavior == SavePut, nowMs)
+		return prepared{boxed: boxed, v: nv, item: item, err: err}
+	}
 }
 
 // noChange returns the outcome of a caller whose function returned an

@@ -752,26 +752,8 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 		if p.err != nil {
 			return p.err
 		}
-		for _, f := range p.undecoded {
-			if err := m.undecodable(f); err != nil {
-				return err
-			}
-		}
-		for i, it := range p.items {
-			var read map[string]types.AttributeValue
-			if p.read != nil {
-				read = p.read[i]
-			}
-			select {
-			case <-stopping:
-				return errStopping // the page is done again by the segment's next holder
-			case <-ctx.Done():
-				return ctx.Err()
-			default:
-			}
-			if err := m.item(wctx, it, read); err != nil {
-				return err
-			}
+		if err := m.writePage(ctx, wctx, p, stopping); err != nil {
+			return err
 		}
 		cp.Cursor, cp.Done = string(p.next), p.next == ""
 		cp.Scanned += int64(len(p.items) + len(p.undecoded))
@@ -783,6 +765,35 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 			if err := flush(); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// writePage records p's undecodable items and writes the changes of its
+// items under wctx, stopping before the next item when the migration is
+// stopping (errStopping: the page is done again by the segment's next
+// holder) or ctx ends.
+func (m *Migration[T]) writePage(ctx, wctx context.Context, p page[T], stopping <-chan struct{}) error {
+	for _, f := range p.undecoded {
+		if err := m.undecodable(f); err != nil {
+			return err
+		}
+	}
+	for i, it := range p.items {
+		var read map[string]types.AttributeValue
+		if p.read != nil {
+			read = p.read[i]
+		}
+		select {
+		case <-stopping:
+			return errStopping
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if err := m.item(wctx, it, read); err != nil {
+			return err
 		}
 	}
 	return nil
