@@ -150,7 +150,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 			}
 			return zero, err
 		}
-		return t.decode(allNew)
+		return t.decodeWritten("add to", allNew)
 	}
 }
 

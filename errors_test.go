@@ -195,3 +195,34 @@ func TestWronglyTypedStoredVersionIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestFractionalStoredVersionIsNamed: over a version attribute another
+// writer stored as a number that is not a whole one (1.5), a write whose
+// version condition fails (Save, Delete, a transaction member) fails with
+// ErrConditionFailed, not a conflict (the item does not load), and the
+// error names the stored number as not a whole number with the fix —
+// rather than calling a number (N) "not a number (N)".
+func TestFractionalStoredVersionIsNamed(t *testing.T) {
+	db := (&fakeDB{}).table("t", "id", "")
+	item := map[string]types.AttributeValue{"id": str("k"), "n": n("5"), "v": n("1.5")}
+	db.put("t", maps.Clone(item))
+	tb, err := NewTable[counter](NewMapper(db), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	_, save0 := tb.Save(ctx, counter{ID: "k", N: 1})
+	_, save1 := tb.Save(ctx, counter{ID: "k", N: 1, Version: 1})
+	del := tb.Delete(ctx, counter{ID: "k", Version: 1})
+	tx := tb.Mapper().WriteTx(ctx, []TxOp{tb.TxSave(counter{ID: "k", N: 1, Version: 1})})
+	for call, err := range map[string]error{"Save unsaved": save0, "Save version 1": save1, "Delete": del, "TxSave": tx} {
+		msg := fmt.Sprint(err)
+		if !errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrVersionConflict) ||
+			strings.Contains(msg, "not a number") || !strings.Contains(msg, "1.5") || !strings.Contains(msg, "not a whole number") || !strings.Contains(msg, "store a whole number") {
+			t.Errorf("%s over a version stored as 1.5: %v; want ErrConditionFailed (not a conflict) naming 1.5 as not a whole number, and the fix", call, err)
+		}
+	}
+	if got := db.item("t", map[string]types.AttributeValue{"id": str("k")}); !reflect.DeepEqual(got, item) {
+		t.Errorf("stored %v, want it unchanged %v", got, item)
+	}
+}

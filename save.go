@@ -130,7 +130,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		}
 		return t.withVersion(written, r.next), item, r.size, nil
 	}
-	saved, err := t.decode(allNew)
+	saved, err := t.decodeWritten("save to", allNew)
 	return saved, allNew, 0, err
 }
 

@@ -552,3 +552,39 @@ func TestVersionFlippedBetweenZeroAndNullByAnotherWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteLandedOverFractionalVersionSaysSo: DynamoDB's conditions cannot
+// tell a whole number from another, so a SaveClobber or an Add — which
+// check only that the stored version is below the largest — land over a
+// version another writer stored as 1.5 (it becomes 2.5), and only the item
+// they return fails to decode. The error must say the write was applied
+// (a caller that takes it for a refusal and sends it again applies it
+// twice: an Add counts twice), name the stored version that is not a whole
+// number, and be neither a refusal nor an unknown outcome.
+func TestWriteLandedOverFractionalVersionSaysSo(t *testing.T) {
+	key := map[string]types.AttributeValue{"id": str("k")}
+	for _, call := range []string{"SaveClobber", "Add"} {
+		db := (&fakeDB{}).table("t", "id", "")
+		db.put("t", map[string]types.AttributeValue{"id": str("k"), "n": n("5"), "v": n("1.5")})
+		tb, err := NewTable[counter](NewMapper(db), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantN := "1"
+		if call == "SaveClobber" {
+			_, err = tb.Save(t.Context(), counter{ID: "k", N: 1}, WithSaveBehavior(SaveClobber))
+		} else {
+			_, err = tb.Add(t.Context(), counter{ID: "k"}, Increment("n", 1))
+			wantN = "6"
+		}
+		got := db.item("t", key)
+		if !reflect.DeepEqual(got["n"], n(wantN)) || !reflect.DeepEqual(got["v"], n("2.5")) {
+			t.Fatalf("%s: stored %v; want it applied (n %s, v 2.5): the test's premise", call, got, wantN)
+		}
+		msg := fmt.Sprint(err)
+		if err == nil || !strings.Contains(msg, "was applied") || !strings.Contains(msg, "2.5") ||
+			errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrVersionConflict) || errors.Is(err, ErrUnknownOutcome) {
+			t.Errorf("%s over a version stored as 1.5: %v; want an error saying the write was applied, naming the version 2.5", call, err)
+		}
+	}
+}

@@ -391,6 +391,30 @@ func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue) (
 	return item, clean, sz, nil
 }
 
+// decodeWritten decodes allNew, the item as stored after a write of op
+// ("save to", "add to") that was applied (DynamoDB's ALL_NEW, or the item
+// settling read). Its error says the write was applied, so that no caller
+// takes it for a refusal and sends the write again (an Add would count
+// twice), and names a version that is not a whole number (DynamoDB's
+// conditions cannot tell one, so SaveClobber and Add land over it).
+func (t *Table[T]) decodeWritten(op string, allNew map[string]types.AttributeValue) (T, error) {
+	out, err := t.decode(allNew)
+	if err == nil {
+		return out, nil
+	}
+	why := ""
+	if s := t.p.s; s.version >= 0 {
+		name := s.fields[s.version].name
+		if v, ok := allNew[name].(*types.AttributeValueMemberN); ok {
+			if _, has, _ := storedVersion(allNew, name); !has {
+				why = fmt.Sprintf(" (its %s is %s, not a whole number: another writer stored a version %s cannot hold)", name, v.Value, s.typ)
+			}
+		}
+	}
+	return out, fmt.Errorf("dynamo: %s table %q key %s: the write was applied, but the item as stored after it does not decode%s; do not send the write again: repair the item with a write of your own: %w",
+		op, t.name, formatKey(t.pickKey(allNew)), why, err)
+}
+
 // decode decodes a stored item into a new T.
 func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 	var out T
