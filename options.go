@@ -408,8 +408,10 @@ func MustExist() WriteOption { return mustExistOption{} }
 type mustExistOption struct{}
 
 // ChangedFrom makes Save send only what the item changes from read, the
-// item as stored at the version the saved item holds (as a Scan, Query or
-// GetItem of the SDK returned it, or ConditionError.Item): the attributes
+// whole item as stored at the version the saved item holds (as a Scan,
+// Query or GetItem of the SDK returned it without a projection, or
+// ConditionError.Item; an attribute a projection left out and the item
+// lacks is left as stored, not removed): the attributes
 // whose encoding differs from read's are SET, those read holds and the
 // item does not are REMOVEd, and the version and the write token are
 // written as always. The write is still conditioned on the version (and on
