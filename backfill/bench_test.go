@@ -24,6 +24,27 @@ import (
 // learning the end), a bigger one the rate per item.
 var benchSizes = flag.String("backfill.items", "1000,5000", "table sizes of BenchmarkMigration, comma-separated")
 
+// benchLatency is added to every request of BenchmarkMigration, of every
+// way alike, as a network to an AWS region would (about 5 ms a request
+// there; DynamoDB Local answers in well under a millisecond, so at 0 the
+// figures measure the client and the server sharing the machine's CPUs).
+var benchLatency = flag.Duration("backfill.latency", 0, "latency added to every request of BenchmarkMigration, e.g. 5ms (AWS-like); 0 adds none")
+
+// delayingTransport sleeps delay before sending each request: a
+// benchmark's model of a network's latency (integration's BenchmarkHotKey
+// adds its lat=5ms the same way, to the client's HTTPClient).
+type delayingTransport struct {
+	next  http.RoundTripper
+	delay time.Duration
+}
+
+func (d delayingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if d.delay > 0 {
+		time.Sleep(d.delay) // a benchmark's model of latency, not synchronisation
+	}
+	return d.next.RoundTrip(req)
+}
+
 // benchSegments is the number of segments, and of concurrent writers, of
 // every way BenchmarkMigration runs.
 const benchSegments = 8
@@ -45,7 +66,9 @@ const benchSegments = 8
 // them alike; the metrics are each way's items per second over all ops,
 // the mean number of its writes in flight (writesInFlight: below
 // benchSegments, writers waiting on something else than their write), and
-// the migration's rate over each loop's.
+// the migration's rate over each loop's. -backfill.latency adds a latency
+// to every request of every way (inside writesInFlight, which counts it as
+// in flight, as a write waiting on the network is).
 func BenchmarkMigration(b *testing.B) {
 	for _, f := range strings.Split(*benchSizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -59,6 +82,7 @@ func BenchmarkMigration(b *testing.B) {
 func benchMigration(b *testing.B, n int) {
 	env := newEnv(b, n)
 	inFlight := newWritesInFlight()
+	inFlight.base = delayingTransport{next: inFlight.base, delay: *benchLatency}
 	env.c = dynamotest.ClientWith(b, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: inFlight} })
 	lc := env.leaseClient("bench")
 	ways := []string{"backfill", "conditional", "blind", "update", "backfill-budget"}
