@@ -395,7 +395,8 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	}
 	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v, size: size}
 	if wo.behavior == SavePut {
-		return t.putRequest(r, bs)
+		err := t.putRequest(&r, bs)
+		return r, err
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
@@ -417,7 +418,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 // putRequest completes r as a SavePut's PutItem: the item holds the new
 // version and the write token, under the version condition (and bs's
 // basis condition, when not nil).
-func (t *Table[T]) putRequest(r saveRequest, bs *basis) (saveRequest, error) {
+func (t *Table[T]) putRequest(r *saveRequest, bs *basis) error {
 	p, s := t.p, t.p.s
 	if s.version >= 0 {
 		r.item[s.fields[s.version].name] = numberAV(r.next)
@@ -431,7 +432,7 @@ func (t *Table[T]) putRequest(r saveRequest, bs *basis) (saveRequest, error) {
 		r.createdCond = true
 		r.pc.cond, r.pc.names, r.pc.values = p.withCreatedCond(r.pc.cond, r.pc.names, r.pc.values, r.item)
 	}
-	return r, t.checkCondLen(r.pc.cond, bs)
+	return t.checkCondLen(r.pc.cond, bs)
 }
 
 // checkSaveSize returns the size of the item a save with behaviour b
