@@ -22,8 +22,9 @@ type Lease struct {
 	attempt  string    // the record's attempt id: this acquisition's incarnation
 	acquired time.Time // on c.o.clock, before the acquiring write was sent
 
-	ctx    context.Context // cancelled with the reason when the lease ends
-	cancel context.CancelCauseFunc
+	ctx     context.Context // cancelled with the reason when the lease ends
+	cancel  context.CancelCauseFunc
+	endOnce sync.Once // the lease ends once (end), whichever goroutine ends it
 
 	beatCtx  context.Context // the heartbeat's requests; cancelled by Release or the lease's end
 	stopBeat context.CancelFunc
@@ -79,17 +80,22 @@ func (l *Lease) arm() {
 	})
 }
 
-// end ends the lease for reason (the first reason wins).
+// end ends the lease for reason (the first reason wins). The end is
+// counted, and a loss recorded (span, metric, log), before Done is closed:
+// whoever watches Done finds them there. Called from the watchdog, the
+// heartbeat, Release and guarded writes at once, it ends the lease once.
 func (l *Lease) end(reason error) {
-	if l.ctx.Err() != nil {
-		return
-	}
-	l.cancel(reason)
-	l.c.noteHeld(-1)
-	if !errors.Is(reason, ErrReleased) {
-		l.noteLost(reason)
-		l.c.log.Warn("lease lost", "key", l.key, "token", l.token, "reason", reason)
-	}
+	l.endOnce.Do(func() {
+		if l.ctx.Err() != nil {
+			return // ended with its parent context
+		}
+		l.c.noteHeld(-1)
+		if !errors.Is(reason, ErrReleased) {
+			l.noteLost(reason)
+			l.c.log.Warn("lease lost", "key", l.key, "token", l.token, "reason", reason)
+		}
+		l.cancel(reason)
+	})
 }
 
 // Key returns the key the lease is on.
