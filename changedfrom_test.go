@@ -132,8 +132,11 @@ func TestChangedFromLeavesTheRestAsStored(t *testing.T) {
 
 // ChangedFrom is refused, before anything is sent, wherever it cannot
 // work: save behaviours other than SaveUpdate, a type without a version,
-// an unsaved item, an item read of another key or version or none, and
-// every call other than Save (Update, Delete, Add, transactions, GuardedBy,
+// an unsaved item, an item read of another key or version or none (a NULL
+// version, one beyond int64), an item holding invalid UTF-8 even where the
+// read holds the same bytes (the value shared with the read is still
+// checked), and every call other than Save (Update, whether it changes
+// nothing or creates the item, Delete, Add, transactions, GuardedBy,
 // batches).
 func TestChangedFromRefused(t *testing.T) {
 	ctx := context.Background()
@@ -183,6 +186,32 @@ func TestChangedFromRefused(t *testing.T) {
 		}},
 		{"Update", "Update", func(b *Table[Book], _ *Table[unversionedItem]) error {
 			_, err := b.Update(ctx, item, func(c Book) (Book, error) { c.Title = "U"; return c, nil }, ChangedFrom(storedBook()))
+			return err
+		}},
+		{"an overflowing version read", "holds version 99999999999999999999", func(b *Table[Book], _ *Table[unversionedItem]) error {
+			r := storedBook()
+			r["version"] = n("99999999999999999999")
+			_, err := b.Save(ctx, item, ChangedFrom(r))
+			return err
+		}},
+		{"a NULL version read", "holds no version", func(b *Table[Book], _ *Table[unversionedItem]) error {
+			r := storedBook()
+			r["version"] = &types.AttributeValueMemberNULL{Value: true}
+			_, err := b.Save(ctx, item, ChangedFrom(r))
+			return err
+		}},
+		{"invalid UTF-8 shared with the read", "not valid UTF-8", func(b *Table[Book], _ *Table[unversionedItem]) error {
+			r := storedBook()
+			r["title"] = str("\xff")
+			_, err := b.Save(ctx, Book{ISBN: "1", Title: "\xff", Authors: []string{"a"}, Version: 2}, ChangedFrom(r))
+			return err
+		}},
+		{"Update changing nothing", "Update", func(b *Table[Book], _ *Table[unversionedItem]) error {
+			_, err := b.Update(ctx, item, func(c Book) (Book, error) { return c, nil }, ChangedFrom(storedBook()))
+			return err
+		}},
+		{"Update over an absent item", "Update", func(b *Table[Book], _ *Table[unversionedItem]) error {
+			_, err := b.Update(ctx, Book{ISBN: "9"}, func(c Book) (Book, error) { c.Title = "U"; return c, nil }, ChangedFrom(storedBook()))
 			return err
 		}},
 		{"Delete", "only Save", func(b *Table[Book], _ *Table[unversionedItem]) error {
