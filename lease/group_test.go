@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
@@ -86,6 +87,9 @@ type worker struct {
 	cancel context.CancelFunc
 	done   chan error // Run's result
 	frozen bool       // the clock is not advanced: crashed or paused
+	// metrics reads the worker's own metrics (its mapper's meter
+	// provider): ddbkit.lease.held counts its keys.
+	metrics *sdkmetric.ManualReader
 }
 
 func newFleet(t *testing.T, nkeys int) *fleet {
@@ -113,20 +117,31 @@ func (f *fleet) start(name string, start time.Time) *worker {
 // one).
 func (f *fleet) startWith(name string, start time.Time, client *dynamodb.Client) *worker {
 	f.t.Helper()
-	w := &worker{name: name, clk: clock.NewFake(start), done: make(chan error, 1)}
+	return f.startRun(name, start, client, f.work(name))
+}
+
+// startRun starts a worker called name running fn on its keys; its
+// requests go through client (nil: a plain one).
+func (f *fleet) startRun(name string, start time.Time, client *dynamodb.Client, fn func(context.Context, *Lease) error) *worker {
+	f.t.Helper()
+	w := &worker{name: name, clk: clock.NewFake(start), done: make(chan error, 1), metrics: sdkmetric.NewManualReader()}
 	opts := []Option{WithOwner(name), WithClock(w.clk), WithLeaseDuration(gDur),
 		WithHeartbeatInterval(gBeat), WithPollInterval(gPoll), WithClockSkewRate(gSkew)}
 	if os.Getenv("LEASE_TEST_LOG") != "" {
 		opts = append(opts, WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("worker", name)))
 	}
-	w.c = newClient(f.t, f.table, client, opts...)
+	if client == nil {
+		client = dynamotest.Client(f.t)
+	}
+	m := dynamo.NewMapper(client, dynamo.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(w.metrics))))
+	w.c = newClientOn(f.t, m, f.table, opts...)
 	var err error
 	if w.g, err = w.c.Group("job", f.keys); err != nil {
 		f.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	go func() { w.done <- w.g.Run(ctx, f.work(name)) }()
+	go func() { w.done <- w.g.Run(ctx, fn) }()
 	f.t.Cleanup(func() {
 		cancel()
 		if w.frozen {

@@ -3,18 +3,22 @@ package lease
 import (
 	"context"
 	"errors"
+	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/leaktest"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -42,7 +46,14 @@ func newClient(t testing.TB, table string, c *dynamodb.Client, opts ...Option) *
 	if c == nil {
 		c = dynamotest.Client(t)
 	}
-	lc, err := New(dynamo.NewMapper(c), table, opts...)
+	return newClientOn(t, dynamo.NewMapper(c), table, opts...)
+}
+
+// newClientOn returns a lease client of table on m, closed when the test
+// ends.
+func newClientOn(t testing.TB, m *dynamo.Mapper, table string, opts ...Option) *Client {
+	t.Helper()
+	lc, err := New(m, table, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,5 +388,59 @@ func TestOwnEarlierWriteIsAdopted(t *testing.T) {
 	}
 	if info, _ := c.Holder(ctx, "k"); !info.Released {
 		t.Errorf("not released after our own newer write: %+v", info)
+	}
+}
+
+// afterAnswer is an http.RoundTripper that calls hook once, when the answer
+// to the first request of a DynamoDB operation has arrived and before the
+// client reads it.
+type afterAnswer struct {
+	next   *http.Transport
+	target string // the X-Amz-Target watched
+	once   sync.Once
+	hook   func()
+}
+
+func (a *afterAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := a.next.RoundTrip(r)
+	if err == nil && r.Header.Get("X-Amz-Target") == a.target {
+		a.once.Do(a.hook)
+	}
+	return resp, err
+}
+
+// An Acquire whose write landed while Client.Close ran returns ErrClosed,
+// at once, with the record it wrote marked released, and the lease counted
+// neither in nor out of ddbkit.lease.held: a Close racing an Acquire
+// neither leaves a record naming the client nor hangs the Acquire.
+func TestAcquireRacingCloseReleases(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	var c *Client
+	tr := &afterAnswer{next: http.DefaultTransport.(*http.Transport).Clone(), target: "DynamoDB_20120810.TransactWriteItems",
+		hook: func() { _ = c.Close(context.Background()) }}
+	t.Cleanup(tr.next.CloseIdleConnections)
+	reader := sdkmetric.NewManualReader()
+	m := dynamo.NewMapper(dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: tr} }),
+		dynamo.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	c = newClientOn(t, m, table, WithOwner("h"), WithClock(clock.NewFake(time.Now())))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Acquire(t.Context(), "k")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Acquire racing Close: %v, want ErrClosed", err)
+		}
+	case <-time.After(30 * time.Second): // a failure bound, not a wait: the answer is at hand
+		t.Fatal("Acquire racing Close still has not returned after 30 s: it hangs")
+	}
+	if n := sum(t, reader, telemetry.MetricLeasesHeld); n != 0 {
+		t.Errorf("%s = %d after an Acquire that lost the race with Close; want 0", telemetry.MetricLeasesHeld, n)
+	}
+	if info, err := c.Holder(t.Context(), "k"); err != nil || !info.Released {
+		t.Errorf("record after the Acquire racing Close: %+v, %v; want released", info, err)
 	}
 }

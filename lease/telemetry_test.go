@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -159,4 +160,207 @@ func sum(t *testing.T, r *sdkmetric.ManualReader, name string) int64 {
 		}
 	}
 	return n
+}
+
+// held returns what ddbkit.lease.held reads in r.
+func held(t *testing.T, r *sdkmetric.ManualReader) int64 {
+	t.Helper()
+	return sum(t, r, telemetry.MetricLeasesHeld)
+}
+
+// checkHeld checks that each running worker's ddbkit.lease.held equals the
+// keys it holds, and that of each stopped worker (Run returned) reads 0.
+func (f *fleet) checkHeld(when string) {
+	f.t.Helper()
+	f.mu.Lock()
+	ws := slices.Clone(f.workers)
+	f.mu.Unlock()
+	for _, w := range ws {
+		want := int64(len(w.g.Keys())) // empty when Run is not running
+		if got := held(f.t, w.metrics); got != want || got < 0 {
+			f.t.Errorf("%s: %s's %s = %d; want %d, the keys it holds", when, w.name, telemetry.MetricLeasesHeld, got, want)
+		}
+	}
+}
+
+// stop ends w's Run with stop (cancelling its ctx, or closing its client)
+// and returns what Run returned.
+func (w *worker) stop(stop func()) error {
+	stop()
+	w.clk.Advance(gPoll) // a closed client's worker leaves at its next round
+	err := <-w.done
+	w.done <- err // for the cleanup
+	return err
+}
+
+// ddbkit.lease.held counts the keys a group worker holds, once each: each
+// worker's gauge equals the number of keys it holds — after taking them,
+// after handing some over to a joiner, after a paused worker lost its keys
+// (one of them by a refused guarded write, the others with its membership)
+// and joined again — and reads exactly 0 once its Run has returned, whether
+// it left (ctx cancelled) or its client was closed. It never reads below 0.
+func TestTelemetryHeldCountsGroupKeys(t *testing.T) {
+	f := newFleet(t, 6)
+	now := time.Now()
+	f.start("w1", now)
+	w2 := f.start("w2", now)
+	f.settle(time.Minute, f.balanced)
+	f.checkHeld("keys taken")
+
+	w3 := f.start("w3", f.live()[0].clk.Now())
+	f.settle(time.Minute, f.balanced)
+	f.checkHeld("keys handed over to a joiner")
+
+	// w3 pauses: the others take its keys; its guarded write with an old
+	// lease is refused (ErrLost); resumed, it loses its membership and
+	// joins again.
+	w3.g.mu.Lock()
+	m3 := w3.g.cur
+	w3.g.mu.Unlock()
+	m3.mu.Lock()
+	var old *Lease
+	for _, l := range m3.held {
+		old = l
+		break
+	}
+	m3.mu.Unlock()
+	f.mu.Lock()
+	w3.frozen, f.stale["w3"] = true, true
+	f.mu.Unlock()
+	f.settle(time.Minute, f.balanced)
+	if _, err := Save(t.Context(), old, f.jobs, job{Key: old.Key(), Token: old.Token(), Holder: "w3-stale"}, dynamo.WithSaveBehavior(dynamo.SavePut)); !errors.Is(err, ErrLost) {
+		t.Fatalf("the paused worker's guarded write: %v, want ErrLost", err)
+	}
+	if got := held(t, w3.metrics); got != 1 {
+		t.Errorf("paused worker, one of its two keys lost by a refused write: %s = %d; want 1", telemetry.MetricLeasesHeld, got)
+	}
+	w3.clk.Advance(f.live()[0].clk.Now().Sub(w3.clk.Now()))
+	for {
+		w3.g.mu.Lock()
+		cur := w3.g.cur
+		w3.g.mu.Unlock()
+		if cur != nil && cur != m3 {
+			break
+		}
+		w3.clk.BlockUntil(t.Context().Done(), 1)
+		w3.clk.Advance(gPoll)
+	}
+	f.mu.Lock()
+	w3.frozen, f.stale["w3"] = false, false
+	f.mu.Unlock()
+	f.settle(time.Minute, f.balanced)
+	f.checkHeld("the paused worker joined again")
+
+	if err := w3.stop(w3.cancel); err != nil {
+		t.Fatalf("Run after leaving: %v", err)
+	}
+	f.settle(time.Minute, f.balanced)
+	f.checkHeld("a worker left")
+
+	if err := w2.stop(func() { _ = w2.c.Close(t.Context()) }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run after Close: %v, want ErrClosed", err)
+	}
+	f.settle(time.Minute, f.balanced)
+	f.checkHeld("a worker's client closed")
+}
+
+// A key whose work returned an error is released and taken again at a
+// later round: ddbkit.lease.held counts it out when its lease ends and in
+// again when it is taken, so that it equals the keys held.
+func TestTelemetryHeldCountsKeysWhoseWorkFailed(t *testing.T) {
+	f := newFleet(t, 2)
+	failed := make(chan string, len(f.keys))
+	var mu sync.Mutex
+	tries := map[string]int{}
+	w := f.startRun("w1", time.Now(), nil, func(ctx context.Context, l *Lease) error {
+		mu.Lock()
+		tries[l.Key()]++
+		first := tries[l.Key()] == 1
+		mu.Unlock()
+		if first {
+			failed <- l.Key()
+			return errors.New("the work failed")
+		}
+		<-ctx.Done()
+		return nil
+	})
+	for range f.keys {
+		select {
+		case <-failed:
+		case <-t.Context().Done():
+			t.Fatal("the work did not start")
+		}
+	}
+	f.settle(time.Minute, f.balanced)
+	f.checkHeld("keys taken again after their work failed")
+	if got := held(t, w.metrics); got != 2 {
+		t.Errorf("%s = %d; want 2", telemetry.MetricLeasesHeld, got)
+	}
+	if err := w.stop(w.cancel); err != nil {
+		t.Fatalf("Run after leaving: %v", err)
+	}
+	f.checkHeld("the worker left")
+}
+
+// ddbkit.lease.held counts a single lease in when it is taken and out once
+// when it ends, however it ends: released (and released again), lost to a
+// guarded write refused after another marked the record released, or
+// released by Client.Close.
+func TestTelemetryHeldCountsSingleLeases(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	reader := sdkmetric.NewManualReader()
+	m := dynamo.NewMapper(dynamotest.Client(t), dynamo.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	c := newClientOn(t, m, table, WithOwner("h"), WithClock(clock.NewFake(time.Now())))
+	ctx := t.Context()
+	want := func(when string, n int64) {
+		t.Helper()
+		if got := held(t, reader); got != n {
+			t.Errorf("%s: %s = %d; want %d", when, telemetry.MetricLeasesHeld, got, n)
+		}
+	}
+
+	l, err := c.TryAcquire(ctx, "released")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want("acquired", 1)
+	for range 2 {
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want("released", 0)
+	}
+
+	l, err = c.Acquire(ctx, "lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := c.table.Load(ctx, record{Key: "lost"}, dynamo.ConsistentRead())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Owner, rec.Released = "other", true
+	if _, err := c.table.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SaveClobber)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.WriteTx(ctx, nil); !errors.Is(err, ErrLost) {
+		t.Fatalf("guarded write after another released the record: %v, want ErrLost", err)
+	}
+	want("lost", 0)
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want("lost, then released", 0)
+
+	for _, k := range []string{"closed-1", "closed-2"} {
+		if _, err := c.TryAcquire(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want("two acquired", 2)
+	if err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want("client closed", 0)
 }
