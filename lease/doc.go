@@ -201,10 +201,14 @@
 // (dynamo.WithTracerProvider, WithMeterProvider, WithLogger): spans
 // lease.Acquire, lease.TryAcquire and lease.Release, under which the
 // mapper's spans nest, and lease.Lost with the event ddbkit.lease.lost when
-// a held lease is lost; the metrics ddbkit.lease.held (up-down) and
-// ddbkit.lease.lost. The mapper's logger is used unless WithLogger is given
-// here. The lease key is recorded on spans only with
-// dynamo.WithTelemetryKeys; the token always. See docs/telemetry.md.
+// a held lease is lost; the metrics ddbkit.lease.held (up-down: the
+// leases the client holds now, those of Acquire and TryAcquire and the keys
+// its group workers hold, each counted in when taken and out once when it
+// ends) and ddbkit.lease.lost (a group key lost with its worker's
+// membership is not counted there: the membership's loss is logged once).
+// The mapper's logger is used unless WithLogger is given here. The lease
+// key is recorded on spans only with dynamo.WithTelemetryKeys; the token
+// always. See docs/telemetry.md.
 //
 // # Table
 //

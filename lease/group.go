@@ -315,6 +315,9 @@ func (m *member) end(reason error) {
 	if m.watchdog != nil {
 		m.watchdog.Stop()
 	}
+	for _, l := range m.held {
+		l.end(reason) // ended with m.ctx: counts it out of ddbkit.lease.held now, not once fn returns
+	}
 	m.mu.Unlock()
 	if !errors.Is(reason, ErrReleased) {
 		m.g.c.log.Warn("group membership lost", "group", m.g.name, "reason", reason)

@@ -39,15 +39,12 @@ type Lease struct {
 	watchdog clock.Timer // fires at deadline; guarded by mu
 }
 
+// newLease makes a Lease of the record rec this client wrote (sent at
+// sentAt) and arms its watchdog; start starts its heartbeat.
 func newLease(c *Client, rec record, sentAt time.Time) *Lease {
-	deadline := sentAt.Add(c.o.duration)
-	ctx, cancel := context.WithCancelCause(context.Background())
-	l := &Lease{
-		c: c, key: rec.Key, token: rec.Token, attempt: rec.Attempt, acquired: sentAt, ctx: ctx, cancel: cancel,
-		beatDone: make(chan struct{}), rec: rec, deadline: deadline,
-	}
-	l.beatCtx, l.stopBeat = context.WithCancel(ctx)
+	l := newHeld(c, rec, sentAt, context.Background())
 	l.mu.Lock()
+	l.deadline = sentAt.Add(c.o.duration)
 	l.arm()
 	l.mu.Unlock()
 	return l
@@ -58,13 +55,22 @@ func newLease(c *Client, rec record, sentAt time.Time) *Lease {
 // record keeps it, and it ends when parent — the worker's membership —
 // ends, with parent's cause, if not before.
 func newGroupLease(c *Client, rec record, sentAt time.Time, parent context.Context) *Lease {
+	l := newHeld(c, rec, sentAt, parent)
+	close(l.beatDone)
+	return l
+}
+
+// newHeld makes a held Lease of rec, ending with parent, and counts it in
+// ddbkit.lease.held: every Lease, a single one or a group's key, is counted
+// in here, when it is made, and out by end, once.
+func newHeld(c *Client, rec record, sentAt time.Time, parent context.Context) *Lease {
 	ctx, cancel := context.WithCancelCause(parent)
 	l := &Lease{
 		c: c, key: rec.Key, token: rec.Token, attempt: rec.Attempt, acquired: sentAt, ctx: ctx, cancel: cancel,
 		beatDone: make(chan struct{}), rec: rec,
 	}
 	l.beatCtx, l.stopBeat = context.WithCancel(ctx)
-	close(l.beatDone)
+	c.noteHeld(1)
 	return l
 }
 
@@ -84,12 +90,14 @@ func (l *Lease) arm() {
 // counted, and a loss recorded (span, metric, log), before Done is closed:
 // whoever watches Done finds them there. Called from the watchdog, the
 // heartbeat, Release and guarded writes at once, it ends the lease once.
+// A group's key that ended with its worker's membership (its parent
+// context) is only counted out, by the first end called after.
 func (l *Lease) end(reason error) {
 	l.endOnce.Do(func() {
+		l.c.noteHeld(-1) // counted in by newHeld
 		if l.ctx.Err() != nil {
 			return // ended with its parent context
 		}
-		l.c.noteHeld(-1)
 		if !errors.Is(reason, ErrReleased) {
 			l.noteLost(reason)
 			l.c.log.Warn("lease lost", "key", l.key, "token", l.token, "reason", reason)

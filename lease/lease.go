@@ -689,18 +689,23 @@ func (c *Client) write(ctx context.Context, key string, v view, floor int64, cl 
 }
 
 // start makes a Lease of the record rec this client wrote, sent at sentAt,
-// and starts its heartbeat.
+// and starts its heartbeat. When Close ran meanwhile, it releases the
+// record instead (within settleTimeout, beyond ctx) and returns ErrClosed.
 func (c *Client) start(ctx context.Context, rec record, sentAt time.Time) (*Lease, error) {
 	l := newLease(c, rec, sentAt)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		_ = l.Release(context.WithoutCancel(ctx))
+		close(l.beatDone) // no heartbeat: Release need not wait for one
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+		defer cancel()
+		if err := l.Release(rctx); err != nil {
+			return nil, fmt.Errorf("%w (releasing the lease on %q taken meanwhile failed: %w; others take it over after its duration × skew rate)", ErrClosed, rec.Key, err)
+		}
 		return nil, ErrClosed
 	}
 	c.leases[l] = struct{}{}
 	c.mu.Unlock()
-	c.noteHeld(1)
 	c.log.Info("acquired", "key", rec.Key, "token", rec.Token)
 	go l.heartbeat()
 	return l, nil

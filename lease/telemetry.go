@@ -90,7 +90,8 @@ func (c *Client) metricAttrs() metric.MeasurementOption {
 	return metric.WithAttributes(telemetry.DBTableNames.StringSlice([]string{c.table.Name()}))
 }
 
-// noteHeld counts a lease taken (+1) or ended (-1) in ddbkit.lease.held.
+// noteHeld counts a lease taken (+1, by newHeld) or ended (-1, by
+// Lease.end) in ddbkit.lease.held.
 func (c *Client) noteHeld(n int64) {
 	if im := c.tel.State().M; im != nil {
 		im.LeasesHeld.Add(context.Background(), n, c.metricAttrs())
