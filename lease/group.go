@@ -244,18 +244,28 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	c := g.c
 	clk := c.o.clock
 	key := g.workerKey(c.o.owner)
-	old, err := g.workers.Load(ctx, workerRecord{Key: key}, dynamo.ConsistentRead())
-	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
-	}
 	m := &member{g: g, attempt: ident.RandomHex(8), held: map[string]*Lease{}, leaving: map[string]bool{}, unreleased: map[string]*Lease{},
 		watches: map[string]watch{}, silence: map[string]watch{}, pending: map[string]bool{}, floors: map[string]int64{}, beatDone: make(chan struct{})}
-	rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration),
-		Expires: clk.Now().Add(c.o.ttl).Unix(), Version: old.Version}
-	sentAt := clk.Now()
-	saved, err := g.workers.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut))
-	if err != nil {
-		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
+	var saved workerRecord
+	var sentAt time.Time
+	for try := 0; ; try++ {
+		old, err := g.workers.Load(ctx, workerRecord{Key: key}, dynamo.ConsistentRead())
+		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+			return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
+		}
+		rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration),
+			Expires: clk.Now().Add(c.o.ttl).Unix(), Version: old.Version}
+		sentAt = clk.Now()
+		saved, err = g.workers.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut))
+		if err == nil {
+			break
+		}
+		// The earlier incarnation's record changed since it was read (others
+		// marked it ended, or its last heartbeat landed late): read it again
+		// and write over that version.
+		if !errors.Is(err, dynamo.ErrVersionConflict) || try == 2 {
+			return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
+		}
 	}
 	if err := g.roster(ctx, c.o.owner, nil); err != nil {
 		return nil, err
