@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +66,58 @@ func TestGroupJoinOverRecordEndedMeanwhile(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run after leaving: %v", err)
+	}
+}
+
+// Two Groups of one name on one client would be two workers of one owner,
+// writing over each other's worker record: the second Run is refused at
+// once, saying why, and the first keeps its membership and its keys.
+func TestGroupSecondOfOneNameOnOneClientRefused(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	clk := clock.NewFake(time.Now())
+	c := newClient(t, table, nil, WithOwner("w1"), WithClock(clk))
+	g1, err := c.Group("g", []string{"k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2, err := c.Group("g", []string{"k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	took := make(chan *Lease, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- g1.Run(ctx, func(ctx context.Context, l *Lease) error {
+			took <- l
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	l := <-took
+	second := make(chan error, 1)
+	go func() {
+		second <- g2.Run(ctx, func(ctx context.Context, l *Lease) error { <-ctx.Done(); return nil })
+	}()
+	select {
+	case err := <-second:
+		if err == nil || !strings.Contains(err.Error(), "runs on this client") {
+			t.Errorf("second Run of group g on one client: %v; want it refused, saying another runs on this client", err)
+		}
+	case <-time.After(10 * time.Second): // a failure bound: the refusal is at once
+		cancel()
+		<-second
+		t.Error("the second Run of group g on one client was not refused")
+	}
+	clk.Advance(gBeat) // a heartbeat of the first: its record is still its own
+	clk.Advance(gBeat)
+	if l.Err() != nil {
+		t.Errorf("the first worker's key after the second Run: %v; want it held", l.Err())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("first Run after leaving: %v", err)
 	}
 }
