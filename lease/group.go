@@ -152,7 +152,8 @@ func (g *Group) Keys() []string {
 // denied) at once; after Client.Close it leaves at its next round and
 // returns ErrClosed. fn must return soon after its ctx is cancelled; no
 // goroutine of Run outlives it. Run may not be called again before it
-// returns.
+// returns, nor while a Run of another Group of the same name runs on the
+// same client (both would be the same worker): it is refused at once.
 //
 // IAM: dynamodb:GetItem, BatchGetItem, PutItem, UpdateItem and
 // ConditionCheckItem on the lease table.
@@ -162,6 +163,10 @@ func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) 
 	}
 	defer g.running.Store(false)
 	c := g.c
+	if err := c.enter(g.name); err != nil {
+		return err
+	}
+	defer c.exit(g.name)
 	for {
 		if err := c.checkOpen(); err != nil {
 			return err
@@ -195,6 +200,29 @@ func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) 
 		}
 		c.log.Warn("lost the membership of the group; joining again", "group", g.name, "reason", err)
 	}
+}
+
+// enter records that a Run of the group name runs on c, refusing a second:
+// two would be two workers of one owner, each writing over the other's
+// worker record.
+func (c *Client) enter(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.groups[name] {
+		return fmt.Errorf("lease: Group %q: a Run of another Group of this name runs on this client already (owner %s): run one per group and client, or give the other its own client with another WithOwner", name, c.o.owner)
+	}
+	if c.groups == nil {
+		c.groups = map[string]bool{}
+	}
+	c.groups[name] = true
+	return nil
+}
+
+// exit records that a Run of the group name entered on c has returned.
+func (c *Client) exit(name string) {
+	c.mu.Lock()
+	delete(c.groups, name)
+	c.mu.Unlock()
 }
 
 // member is one incarnation of this worker in the group, from join to

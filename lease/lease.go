@@ -96,6 +96,7 @@ type Client struct {
 	mu     sync.Mutex
 	leases map[*Lease]struct{} // held leases; guarded by mu
 	closed bool                // guarded by mu
+	groups map[string]bool     // names of the groups a Run of which runs; guarded by mu
 }
 
 // New returns a client for the lease table called table. It sends no
