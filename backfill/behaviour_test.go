@@ -412,3 +412,63 @@ func TestMigrationWritesTheChangeAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestUnchangedResultIsMarkedAndCounted: a function that returns its item
+// as it was (not dynamo.ErrNoChange) still has its write applied: the item
+// gets the migration's mark, so that a later scan skips it, and counts as
+// changed.
+func TestUnchangedResultIsMarkedAndCounted(t *testing.T) {
+	e := newEnv(t, 20)
+	m := e.migration("same", "w1", func(a account) (account, error) { return a, nil })
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if p := m.Progress(); p.Changed != 20 {
+		t.Errorf("progress %+v; want 20 changed", p)
+	}
+	out, err := e.c.Scan(t.Context(), &dynamodb.ScanInput{TableName: &e.table, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		if mk, ok := it[DefaultMark].(*types.AttributeValueMemberS); !ok || mk.Value != "same" {
+			t.Errorf("item %v has no mark of the migration", it["id"])
+		}
+	}
+}
+
+// TestTwoMigrationsOfOneIDOnOneLeaseClient: two Migrations of the same id
+// in one process, built on the same lease client (one owner: one worker of
+// the migration's group), run at once: one Run is refused at once, saying
+// why, the other finishes, and every item is changed exactly once.
+func TestTwoMigrationsOfOneIDOnOneLeaseClient(t *testing.T) {
+	e := newEnv(t, 400)
+	lc := e.leaseClient("shared")
+	mk := func() *Migration[account] {
+		m, err := New(e.c, e.table, "twin", addMigrated, Fleet(lc, e.leases), Segments(4), PageSize(20), PollInterval(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a, b := mk(), mk()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- a.Run(ctx) }()
+	go func() { errs <- b.Run(ctx) }()
+	refused := 0
+	for range 2 {
+		switch err := <-errs; {
+		case err == nil:
+		case strings.Contains(err.Error(), "runs on this client"):
+			refused++
+		default:
+			t.Errorf("Run: %v", err)
+		}
+	}
+	if refused > 1 {
+		t.Errorf("both Runs refused")
+	}
+	e.check(nil)
+}
