@@ -2,16 +2,24 @@ package lease
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // A worker restarted under its old name joins even when another worker
@@ -120,4 +128,157 @@ func TestGroupSecondOfOneNameOnOneClientRefused(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("first Run after leaving: %v", err)
 	}
+}
+
+// Many goroutines of one client take, release (twice at once, once with a
+// cancelled ctx), write guarded and give up on three keys at once, with
+// cancelled and expiring contexts, while Close comes in the middle:
+// ddbkit.lease.held never reads below 0 and reads 0 once all is done;
+// every lease handed out has ended once Close returned; the tokens of each
+// key strictly increase in the order the leases were taken; no goroutine
+// of the package is left.
+func TestLeaseChaosKeepsGaugeAndTokens(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	reader := sdkmetric.NewManualReader()
+	m := dynamo.NewMapper(dynamotest.Client(t), dynamo.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	c := newClientOn(t, m, table, WithOwner("h"), WithClock(clock.NewFake(time.Now())))
+	jobs, err := dynamo.NewTable[job](dynamo.NewMapper(dynamotest.Client(t)), dynamotest.KeyTable(t, dynamotest.Client(t), "jobs", "key", types.ScalarAttributeTypeS, "", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"a", "b", "c"}
+	var mu sync.Mutex
+	tokens := map[string][]int64{}
+	var got []*Lease
+	took := func(l *Lease) {
+		mu.Lock()
+		tokens[l.Key()] = append(tokens[l.Key()], l.Token())
+		got = append(got, l)
+		mu.Unlock()
+	}
+	ok := func(err error) bool {
+		return err == nil || errors.Is(err, ErrHeld) || errors.Is(err, ErrClosed) || errors.Is(err, ErrLost) || errors.Is(err, ErrReleased) ||
+			errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	}
+	stopWatch := make(chan struct{})
+	watched := make(chan struct{})
+	go func() { // the gauge, read while all runs
+		defer close(watched)
+		for {
+			if n := held(t, reader); n < 0 {
+				t.Errorf("%s = %d while leases are taken and given up", telemetry.MetricLeasesHeld, n)
+				return
+			}
+			select {
+			case <-stopWatch:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	var ops sync.WaitGroup
+	var steps atomic.Int64
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		for steps.Load() < 360 {
+			runtime.Gosched()
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	for g := range 8 {
+		ops.Add(1)
+		go func() {
+			defer ops.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 3))
+			for range 60 {
+				steps.Add(1)
+				key := keys[r.IntN(len(keys))]
+				switch r.IntN(3) {
+				case 0: // take, then a guarded write and two Releases at once
+					l, err := c.TryAcquire(t.Context(), key)
+					if !ok(err) {
+						t.Errorf("TryAcquire: %v", err)
+					}
+					if l == nil {
+						continue
+					}
+					took(l)
+					var wg sync.WaitGroup
+					for i := range 3 {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							var err error
+							if i == 0 {
+								_, err = Save(t.Context(), l, jobs, job{Key: key, Token: l.Token(), Holder: "h"}, dynamo.WithSaveBehavior(dynamo.SavePut))
+							} else {
+								err = l.Release(t.Context())
+							}
+							if !ok(err) {
+								t.Errorf("guarded write or Release racing: %v", err)
+							}
+						}()
+					}
+					wg.Wait()
+				case 1: // wait with a ctx cancelled soon (or already)
+					ctx, cancel := context.WithTimeout(t.Context(), time.Duration(r.IntN(20))*time.Millisecond)
+					l, err := c.Acquire(ctx, key)
+					cancel()
+					if !ok(err) {
+						t.Errorf("Acquire: %v", err)
+					}
+					if l == nil {
+						continue
+					}
+					took(l)
+					dead, stop := context.WithCancel(t.Context())
+					stop()
+					if err := l.Release(dead); !ok(err) && !errors.Is(err, dynamo.ErrUnknownOutcome) {
+						t.Errorf("Release with a cancelled ctx: %v", err)
+					}
+					if err := l.Release(t.Context()); err != nil && !errors.Is(err, ErrClosed) {
+						t.Errorf("Release after a cancelled one: %v", err)
+					}
+				case 2: // a Release after the lease ended (released by another goroutine, or Close)
+					mu.Lock()
+					var l *Lease
+					if len(got) > 0 {
+						l = got[r.IntN(len(got))]
+					}
+					mu.Unlock()
+					if l != nil && l.Err() != nil {
+						if err := l.Release(t.Context()); err != nil {
+							t.Errorf("Release of an ended lease: %v", err)
+						}
+					}
+				}
+			}
+		}()
+	}
+	ops.Wait()
+	<-closed
+	close(stopWatch)
+	<-watched
+	if n := held(t, reader); n != 0 {
+		t.Errorf("%s = %d once all leases were released and the client closed; want 0", telemetry.MetricLeasesHeld, n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range got {
+		if l.Err() == nil {
+			t.Errorf("lease on %q (token %d) still held after Close", l.Key(), l.Token())
+		}
+	}
+	for k, ts := range tokens {
+		for i := 1; i < len(ts); i++ {
+			if ts[i] <= ts[i-1] {
+				t.Errorf("key %q: token %d taken after %d", k, ts[i], ts[i-1])
+			}
+		}
+	}
+	t.Logf("leases taken: %d", len(got))
 }
