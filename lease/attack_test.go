@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
@@ -281,4 +282,91 @@ func TestLeaseChaosKeepsGaugeAndTokens(t *testing.T) {
 		}
 	}
 	t.Logf("leases taken: %d", len(got))
+}
+
+// Group workers join and leave at random moments — their Run's ctx
+// cancelled or their client closed, at once or while they take, hand over
+// and release keys — three at a time on six keys: every worker's
+// ddbkit.lease.held never reads below 0 and reads 0 once its Run returned
+// (nil, or ErrClosed after Close); no two workers' functions run on one
+// key at once; no goroutine of the package is left.
+func TestGroupChurnKeepsGauge(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	keys := []string{"k0", "k1", "k2", "k3", "k4", "k5"}
+	var mu sync.Mutex
+	active := map[string]string{} // key → the worker whose function runs on it
+	works := 0
+	var slots sync.WaitGroup
+	for s := range 3 {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			r := rand.New(rand.NewPCG(uint64(s), 5))
+			for i := range 6 {
+				name := fmt.Sprintf("w%d-%d", s, i)
+				reader := sdkmetric.NewManualReader()
+				m := dynamo.NewMapper(dynamotest.Client(t), dynamo.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+				c, err := New(m, table, WithOwner(name), WithLeaseDuration(4*time.Second), WithHeartbeatInterval(500*time.Millisecond), WithPollInterval(20*time.Millisecond))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				g, err := c.Group("churn", keys)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() {
+					done <- g.Run(ctx, func(ctx context.Context, l *Lease) error {
+						mu.Lock()
+						if o, ok := active[l.Key()]; ok {
+							t.Errorf("key %q: %s's work starts while %s's runs", l.Key(), name, o)
+						}
+						active[l.Key()] = name
+						works++
+						mu.Unlock()
+						<-ctx.Done()
+						mu.Lock()
+						delete(active, l.Key())
+						mu.Unlock()
+						return nil
+					})
+				}()
+				for end := time.Now().Add(time.Duration(r.IntN(400)) * time.Millisecond); time.Now().Before(end); {
+					if n := held(t, reader); n < 0 {
+						t.Errorf("%s: %s = %d while running", name, telemetry.MetricLeasesHeld, n)
+					}
+					time.Sleep(5 * time.Millisecond) // a random moment to stop at, not a synchronisation
+				}
+				closing := r.IntN(2) == 0
+				if closing {
+					if err := c.Close(context.Background()); err != nil {
+						t.Errorf("%s: Close: %v", name, err)
+					}
+				} else {
+					cancel()
+				}
+				err = <-done
+				cancel()
+				switch {
+				case closing && err != nil && !errors.Is(err, ErrClosed):
+					t.Errorf("%s: Run after Close: %v", name, err)
+				case !closing && err != nil:
+					t.Errorf("%s: Run after its ctx was cancelled: %v", name, err)
+				}
+				if n := held(t, reader); n != 0 {
+					t.Errorf("%s: %s = %d once Run returned; want 0", name, telemetry.MetricLeasesHeld, n)
+				}
+				_ = c.Close(context.Background())
+			}
+		}()
+	}
+	slots.Wait()
+	if works < len(keys) {
+		t.Errorf("%d works started; want every key taken at least once", works)
+	}
+	t.Logf("%d works started", works)
 }
