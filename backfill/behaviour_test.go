@@ -472,3 +472,53 @@ func TestTwoMigrationsOfOneIDOnOneLeaseClient(t *testing.T) {
 	}
 	e.check(nil)
 }
+
+// TestCleanRacingTheMigrationsRun: a Clean started while a Run of its
+// migration is under way (in another process) is refused with ErrNotDone
+// and writes nothing; run again once the migration is done, it removes
+// every mark, and every item was changed exactly once.
+func TestCleanRacingTheMigrationsRun(t *testing.T) {
+	e := newEnv(t, 200)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	m := e.migration("raced", "w1", func(a account) (account, error) {
+		once.Do(func() { close(entered); <-release })
+		return addMigrated(a)
+	}, Segments(2), PageSize(20))
+	ran := make(chan error, 1)
+	go func() { ran <- m.Run(t.Context()) }()
+	<-entered
+	clean := func(owner string) *Migration[account] {
+		c, err := Clean[account](e.c, e.table, "raced", Fleet(e.leaseClient(owner), e.leases), Segments(2), PollInterval(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c1 := clean("c1")
+	if err := c1.Run(t.Context()); !errors.Is(err, ErrNotDone) {
+		t.Errorf("Clean while the migration's Run is under way = %v, want ErrNotDone", err)
+	}
+	if p := c1.Progress(); p.Changed != 0 || p.Scanned != 0 {
+		t.Errorf("refused Clean: %+v; want nothing scanned or written", p)
+	}
+	close(release)
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if err := clean("c2").Run(t.Context()); err != nil {
+		t.Fatalf("Clean once the migration is done = %v", err)
+	}
+	out, err := e.c.Scan(t.Context(), &dynamodb.ScanInput{TableName: &e.table, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		if n := it["migrated"].(*types.AttributeValueMemberN).Value; n != "1" {
+			t.Errorf("%v migrated %s times, want once", it["id"], n)
+		}
+		if _, ok := it[DefaultMark]; ok {
+			t.Errorf("mark left on %v", it["id"])
+		}
+	}
+}
