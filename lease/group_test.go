@@ -724,3 +724,47 @@ func TestGroupSecondOfOneNameOnOneClientRefused(t *testing.T) {
 		t.Errorf("first Run after leaving: %v", err)
 	}
 }
+
+// A key a group worker holds longer than the TTL (WithTTL) keeps a record
+// that TTL may not remove: its expiry stays ahead of the clock while the
+// worker's heartbeats go on. (Were it removed, the key's guarded writes
+// would fail with ErrLost, its record deleted: TTL must only clean up.)
+func TestGroupKeyHeldPastTheTTLKeepsItsRecord(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	clk := clock.NewFake(time.Now())
+	const d, beat, ttl = 4 * time.Minute, time.Minute, time.Hour
+	c := newClient(t, table, nil, WithOwner("w1"), WithClock(clk), WithLeaseDuration(d), WithHeartbeatInterval(beat), WithTTL(ttl))
+	g, err := c.Group("g", []string{"k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	took := make(chan *Lease, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- g.Run(ctx, func(ctx context.Context, l *Lease) error {
+			took <- l
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	l := <-took
+	for end := clk.Now().Add(2 * ttl); clk.Now().Before(end); {
+		clk.BlockUntil(t.Context().Done(), 3) // heartbeat, poll and watchdog: the worker waits
+		clk.Advance(beat)
+	}
+	clk.BlockUntil(t.Context().Done(), 3)
+	rec, err := c.table.Load(t.Context(), record{Key: "k"}, dynamo.ConsistentRead())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Err() != nil || rec.Expires <= clk.Now().Unix() {
+		t.Errorf("key held for %v with a TTL of %v: lease err %v, record expires %v, now %v; want held, its record's expiry ahead",
+			2*ttl, ttl, l.Err(), time.Unix(rec.Expires, 0), clk.Now())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after leaving: %v", err)
+	}
+}
