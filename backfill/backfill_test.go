@@ -705,3 +705,55 @@ func TestFunctionChangingTheKeyInPlaceWritesNoOtherItem(t *testing.T) {
 		t.Errorf("item %s = %+v, %v: written over by the function's copy of %s", key(1), got, err, key(0))
 	}
 }
+
+// TestMigrationCancelledAtRandomAndResumed: a migration run by two
+// processes at once, both stopped (their ctx cancelled) after a random
+// number of items, again and again, then run to its end, changes every
+// item exactly once, and the processes' Changed counts add up to the items.
+func TestMigrationCancelledAtRandomAndResumed(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
+	e := newEnv(t, 600)
+	r := rand.New(rand.NewPCG(1, 2))
+	var changed int64
+	for round := 0; ; round++ {
+		last := round >= 6
+		var ms []*Migration[account]
+		errs := make(chan error, 2)
+		for p := range 2 {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			stopAt := int64(1 + r.IntN(150))
+			var calls atomic.Int64
+			m := e.migration("stop-go", fmt.Sprintf("p%d-%d", round, p), func(a account) (account, error) {
+				if calls.Add(1) == stopAt && !last {
+					cancel()
+				}
+				return addMigrated(a)
+			}, Segments(4), PageSize(20))
+			ms = append(ms, m)
+			go func() { errs <- m.Run(ctx) }()
+		}
+		finished := 0
+		for range 2 {
+			switch err := <-errs; {
+			case err == nil:
+				finished++
+			case !errors.Is(err, context.Canceled):
+				t.Fatalf("round %d: Run = %v, want nil or context.Canceled", round, err)
+			}
+		}
+		for _, m := range ms {
+			changed += m.Progress().Changed
+		}
+		if finished > 0 {
+			break
+		}
+		if last {
+			t.Fatal("the last round, not cancelled, did not finish")
+		}
+	}
+	e.check(nil)
+	if changed != int64(e.n) {
+		t.Errorf("the runs counted %d items changed, want %d", changed, e.n)
+	}
+}
