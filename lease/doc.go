@@ -141,9 +141,11 @@
 // and those it asks for; its heartbeat rewrites it, one PutItem per
 // heartbeat interval whatever the number of keys (its write units grow
 // with the list: about 1 per KB). Key records are written only when a key
-// changes hands, and carry the group's name and the worker's incarnation
-// (a random id per Run's join) instead of a heartbeat. A roster record
-// (NUL "group:" name) lists the workers. Every poll interval each worker
+// changes hands (and, for a key held longer than half the TTL, once per
+// half TTL, so that TTL never removes a held key's record), and carry the
+// group's name and the worker's incarnation (a random id per Run's join)
+// instead of a heartbeat. A roster record (NUL "group:" name) lists the
+// workers. Every poll interval each worker
 // reads the roster and the workers' records (a GetItem and a BatchGetItem
 // per 100 workers) and, only when something changed, writes its own record
 // at once.

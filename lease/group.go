@@ -654,7 +654,50 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	m.rounds++
 	m.plan(v, upper)
 	m.publish()
+	m.refreshKeys(rctx)
 	return more
+}
+
+// refreshKeys moves on the expiry (WithTTL) of the records of the keys
+// held whose expiry is less than half the TTL away: a key record has no
+// heartbeat of its own, and TTL must not remove the record of a key held
+// for long (its guarded writes would then fail). One conditional write per
+// key and half TTL; it stops after a poll interval, leaving the rest to
+// the next rounds, and a failed write is tried again at the next round.
+func (m *member) refreshKeys(ctx context.Context) {
+	c := m.g.c
+	clk := c.o.clock
+	start := clk.Now()
+	m.mu.Lock()
+	ls := slices.Collect(maps.Values(m.held))
+	m.mu.Unlock()
+	for _, l := range ls {
+		if ctx.Err() != nil || clk.Now().Sub(start) >= c.o.poll {
+			return
+		}
+		l.mu.Lock()
+		next := l.rec
+		l.mu.Unlock()
+		now := clk.Now()
+		if l.Err() != nil || time.Unix(next.Expires, 0).Sub(now) > c.o.ttl/2 {
+			continue
+		}
+		next.Expires = now.Add(c.o.ttl).Unix()
+		saved, err := c.table.Save(ctx, next, dynamo.If(ownedBy(c.o.owner, l.token, l.attempt)))
+		if err != nil {
+			if cur, ok := l.ownRecord(err); ok {
+				saved = cur // a write of ours landed unanswered: the next round goes on from it
+			} else {
+				c.log.Warn("moving a held key's record expiry on failed; trying again at the next round", "group", m.g.name, "key", l.key, "err", err)
+				continue
+			}
+		}
+		l.mu.Lock()
+		if l.ctx.Err() == nil {
+			l.rec = saved
+		}
+		l.mu.Unlock()
+	}
 }
 
 // publish writes the worker record at once when the keys held or asked

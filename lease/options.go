@@ -84,7 +84,9 @@ func WithData(data []byte) Option {
 
 // WithTTL sets how long after its last write a record may be removed by
 // DynamoDB's TTL (default DefaultTTL, 7 days). It must exceed the lease
-// duration × skew rate by far; TTL only cleans up.
+// duration × skew rate by far; TTL only cleans up: a holder moves its
+// record's expiry on at every heartbeat (a group worker, that of a key it
+// holds once per half TTL).
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
 func buildOptions(opts []Option) (options, error) {
