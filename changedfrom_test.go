@@ -261,3 +261,62 @@ type unversionedItem struct {
 	ID   string `dynamo:"id,hash"`
 	Name string `dynamo:"name"`
 }
+
+// A write of the changes is pinned to the incarnation read, not only to its
+// version: version numbers start again at 1 when an item is deleted and
+// created again, so over an item created again since it was read — whose
+// write token differs from the one read, or is there where the read had
+// none, or is gone where the read had one — the write is a version conflict
+// carrying the stored item, and nothing is written (the old item's changes
+// never land on the new one). An item read without a token is written
+// while the stored one has none either.
+func TestChangedFromRefusesAnotherIncarnation(t *testing.T) {
+	noToken := func(m map[string]types.AttributeValue) { delete(m, "ddbkit_wt") }
+	for _, tc := range []struct {
+		name         string
+		read, stored func(map[string]types.AttributeValue)
+		conflict     bool
+	}{
+		{"another write token stored", nil, func(m map[string]types.AttributeValue) {
+			m["ddbkit_wt"] = &types.AttributeValueMemberB{Value: []byte("fedcba9876543210")}
+		}, true},
+		{"a token stored, none read", noToken, nil, true},
+		{"none stored, a token read", nil, noToken, true},
+		{"none stored, none read", noToken, noToken, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := (&fakeDB{}).table("Books", "ISBN", "")
+			key := map[string]types.AttributeValue{"ISBN": str("1")}
+			read, stored := storedBook(), storedBook()
+			stored["title"] = str("the new item's")
+			for f, m := range map[*func(map[string]types.AttributeValue)]map[string]types.AttributeValue{&tc.read: read, &tc.stored: stored} {
+				if *f != nil {
+					(*f)(m)
+				}
+			}
+			if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("Books"), Item: maps.Clone(stored)}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := newBooks(t, db).Save(context.Background(), Book{ISBN: "1", Title: "T", Authors: []string{"a", "b"}, Note: aws.String("n"), Version: 2}, ChangedFrom(read))
+			if !tc.conflict {
+				if err != nil {
+					t.Fatalf("Save = %v, want it written", err)
+				}
+				return
+			}
+			var ce *ConditionError
+			if !errors.Is(err, ErrVersionConflict) || !errors.As(err, &ce) {
+				t.Fatalf("Save = %v, want a version conflict", err)
+			}
+			if !reflect.DeepEqual(ce.Item, stored) {
+				t.Errorf("the conflict carries %v, want the stored item %v", ce.Item, stored)
+			}
+			if !strings.Contains(err.Error(), "created again") {
+				t.Errorf("error %q does not say the item was created again", err)
+			}
+			if got := db.item("Books", key); !reflect.DeepEqual(got, stored) {
+				t.Errorf("stored %v, want it untouched: %v", got, stored)
+			}
+		})
+	}
+}
