@@ -3,6 +3,9 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,59 +18,59 @@ import (
 // storedBook (Book "1" at version 2) with the options given (and, for
 // the guarded variants, a GuardedBy check of Book "2" that holds).
 type refusalCall struct {
-	name string
+	c    writeCall
 	call func(ctx context.Context, b *Table[Book], opts []WriteOption) error
 }
 
 // refusalCalls are every call that takes WriteOptions.
 var refusalCalls = []refusalCall{
-	{"Save", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Save(ctx, refusalItem, opts...)
 		return err
 	}},
-	{"Save with GuardedBy", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callSaveGuarded, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Save(ctx, refusalItem, append(opts, refusalGuard(b))...)
 		return err
 	}},
-	{"Update", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callUpdate, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Update(ctx, Book{ISBN: "1"}, appendTitle("x"), opts...)
 		return err
 	}},
-	{"Update with GuardedBy", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callUpdateGuarded, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Update(ctx, Book{ISBN: "1"}, appendTitle("x"), append(opts, refusalGuard(b))...)
 		return err
 	}},
-	{"Add", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callAdd, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Add(ctx, Book{ISBN: "1"}, AddToSet("authors", []string{"x"}), opts...)
 		return err
 	}},
-	{"Delete", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.Delete(ctx, refusalItem, opts...)
 	}},
-	{"TxSave", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callTxSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.m.WriteTx(ctx, []TxOp{b.TxSave(refusalItem, opts...)})
 	}},
-	{"TxDelete", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callTxDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.m.WriteTx(ctx, []TxOp{b.TxDelete(refusalItem, opts...)})
 	}},
-	{"TxCheck", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callTxCheck, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		// With an If of its own, so that SaveClobber leaves something to check.
 		opts = append([]WriteOption{If(expression.Name("title").AttributeExists())}, opts...)
 		return b.m.WriteTx(ctx, []TxOp{b.TxCheck(refusalItem, opts...), b.TxSave(Book{ISBN: "3"})})
 	}},
-	{"Table.In(tx).Save", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callTxnSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.m.Transact(ctx, func(tx *Tx) error {
 			_, err := b.In(tx).Save(refusalItem, opts...)
 			return err
 		})
 	}},
-	{"Table.In(tx).Delete", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callTxnDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.m.Transact(ctx, func(tx *Tx) error { return b.In(tx).Delete(refusalItem, opts...) })
 	}},
-	{"BatchSave", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callBatchSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.BatchSave(ctx, []Book{refusalItem}, batchOpts(opts)...)
 	}},
-	{"BatchDelete", func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{callBatchDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.BatchDelete(ctx, []Book{refusalItem}, batchOpts(opts)...)
 	}},
 }
@@ -87,93 +90,140 @@ func batchOpts(opts []WriteOption) []BatchWriteOption {
 	return out
 }
 
-// refusalOption is one WriteOption, by the name the refusal table gives
-// its kind.
+// refusalOption is one WriteOption of a kind, and its name as an error
+// names it.
 type refusalOption struct {
+	kind optKind
 	name string
 	opt  func(b *Table[Book]) WriteOption
 }
 
 var refusalOptions = []refusalOption{
-	{"WithSaveBehavior(SaveUpdateSkipNulls)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveUpdateSkipNulls) }},
-	{"WithSaveBehavior(SavePut)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SavePut) }},
-	{"WithSaveBehavior(SaveClobber)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveClobber) }},
-	{"WithSaveBehavior(SaveAppendSet)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveAppendSet) }},
-	{"WithSaveBehavior(SaveBehavior(42))", func(*Table[Book]) WriteOption { return WithSaveBehavior(42) }},
-	{"If", func(*Table[Book]) WriteOption { return If(expression.Name("title").AttributeExists()) }},
-	{"MustExist", func(*Table[Book]) WriteOption { return MustExist() }},
-	{"GuardedBy", func(b *Table[Book]) WriteOption { return GuardedBy(b.TxCheck(Book{ISBN: "4"})) }},
-	{"ChangedFrom", func(*Table[Book]) WriteOption { return ChangedFrom(storedBook()) }},
+	{kindSkipNulls, "WithSaveBehavior(SaveUpdateSkipNulls)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveUpdateSkipNulls) }},
+	{kindPut, "WithSaveBehavior(SavePut)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SavePut) }},
+	{kindClobber, "WithSaveBehavior(SaveClobber)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveClobber) }},
+	{kindAppendSet, "WithSaveBehavior(SaveAppendSet)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveAppendSet) }},
+	{kindBadBehavior, "WithSaveBehavior(SaveBehavior(42))", func(*Table[Book]) WriteOption { return WithSaveBehavior(42) }},
+	{kindIf, "If", func(*Table[Book]) WriteOption { return If(expression.Name("title").AttributeExists()) }},
+	{kindMustExist, "MustExist", func(*Table[Book]) WriteOption { return MustExist() }},
+	{kindGuardedBy, "GuardedBy", func(b *Table[Book]) WriteOption { return GuardedBy(b.TxCheck(Book{ISBN: "4"})) }},
+	{kindChangedFrom, "ChangedFrom", func(*Table[Book]) WriteOption { return ChangedFrom(storedBook()) }},
 }
 
-// pinnedRefusals are the options each call refused before the refusal
-// table: short names, "skip put clobber append bad if must guard from".
-var pinnedRefusals = map[string]string{
-	"Save":                  "bad",
-	"Save with GuardedBy":   "skip clobber append bad from",
-	"Update":                "bad from",
-	"Update with GuardedBy": "skip clobber append bad from",
-	"Add":                   "skip put clobber append bad guard from",
-	"Delete":                "skip put append bad from",
-	"TxSave":                "skip clobber append bad from",
-	"TxDelete":              "skip put append bad from",
-	"TxCheck":               "skip put append bad from",
-	"Table.In(tx).Save":     "skip clobber append bad from",
-	"Table.In(tx).Delete":   "skip put clobber append bad from",
-	"BatchSave":             "skip put append bad if must guard from",
-	"BatchDelete":           "skip put append bad if must guard from",
-}
-
-var pinnedShort = map[string]string{
-	"WithSaveBehavior(SaveUpdateSkipNulls)": "skip", "WithSaveBehavior(SavePut)": "put",
-	"WithSaveBehavior(SaveClobber)": "clobber", "WithSaveBehavior(SaveAppendSet)": "append",
-	"WithSaveBehavior(SaveBehavior(42))": "bad", "If": "if", "MustExist": "must", "GuardedBy": "guard", "ChangedFrom": "from",
-}
-
-// sendsBeforeRefusing are the pairs refused only after a request was
-// sent (a bug: the rule is "before anything is sent").
-var sendsBeforeRefusing = map[string]bool{
-	"Update/bad": true, "Update/from": true,
-	"Update with GuardedBy/skip": true, "Update with GuardedBy/clobber": true, "Update with GuardedBy/append": true,
-	"Update with GuardedBy/bad": true, "Update with GuardedBy/from": true,
-}
-
-func wantRefused(call, opt string) bool {
-	return strings.Contains(" "+pinnedRefusals[call]+" ", " "+pinnedShort[opt]+" ")
-}
-
-// Every call taking WriteOptions, given each kind of option alone, either
-// refuses it with ErrInvalidInput naming the option, before any request is
-// sent, or takes it and succeeds, as the refusal table says.
+// Every call taking WriteOptions, given each kind of option alone, does
+// what writeRules says: refuses it with ErrInvalidInput naming the option,
+// before any request is sent; or takes it and succeeds — sending, when it
+// does nothing with the option, the requests it sends without it.
 func TestWriteOptionsRefusedOrTaken(t *testing.T) {
 	ctx := context.Background()
+	run := func(c refusalCall, opt func(*Table[Book]) WriteOption) (*fakeDB, error) {
+		db := (&fakeDB{}).table("Books", "ISBN", "")
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("Books"), Item: storedBook()}); err != nil {
+			t.Fatal(err)
+		}
+		db.forget()
+		b := newBooks(t, db)
+		var opts []WriteOption
+		if opt != nil {
+			opts = append(opts, opt(b))
+		}
+		return db, c.call(ctx, b, opts)
+	}
 	for _, c := range refusalCalls {
+		plain, plainErr := run(c, nil) // for the options it does nothing with
 		for _, o := range refusalOptions {
-			t.Run(c.name+"/"+o.name, func(t *testing.T) {
-				db := (&fakeDB{}).table("Books", "ISBN", "")
-				if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("Books"), Item: storedBook()}); err != nil {
-					t.Fatal(err)
-				}
-				db.forget()
-				b := newBooks(t, db)
-				err := c.call(ctx, b, []WriteOption{o.opt(b)})
-				if !wantRefused(c.name, o.name) {
-					if err != nil {
-						t.Errorf("err = %v; want the option taken", err)
+			t.Run(writeCallNames[c.c].doc+"/"+o.name, func(t *testing.T) {
+				db, err := run(c, o.opt)
+				rule := writeRules[c.c][o.kind]
+				switch {
+				case rule.refused != nil:
+					if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), " with "+o.name) || !strings.Contains(err.Error(), rule.refused.why) {
+						t.Errorf("err = %v; want ErrInvalidInput naming %s and saying %q", err, o.name, rule.refused.why)
 					}
-					return
-				}
-				if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), strings.TrimSuffix(strings.TrimPrefix(o.name, "WithSaveBehavior("), ")")) {
-					t.Errorf("err = %v; want ErrInvalidInput naming %s", err, o.name)
-				}
-				if n := db.count(""); n != 0 {
-					if sendsBeforeRefusing[c.name+"/"+pinnedShort[o.name]] {
-						t.Logf("known bug: refused after %d requests (%v)", n, db.ops())
-						return
+					if n := db.count(""); n != 0 {
+						t.Errorf("refused after %d requests (%v); want none sent", n, db.ops())
 					}
-					t.Errorf("refused after %d requests (%v); want none sent", n, db.ops())
+				case err != nil:
+					t.Errorf("err = %v; want the option taken", err)
+				case rule.inert && (plainErr != nil || !slices.Equal(db.ops(), plain.ops())):
+					t.Errorf("sent %v; without the option %v (%v)", db.ops(), plain.ops(), plainErr)
 				}
 			})
 		}
 	}
+}
+
+// The test above covers every call and every kind of option the table
+// rules.
+func TestWriteOptionsRefusedOrTakenCoversTheTable(t *testing.T) {
+	calls := map[writeCall]bool{}
+	for _, c := range refusalCalls {
+		calls[c.c] = true
+	}
+	kinds := map[optKind]bool{}
+	for _, o := range refusalOptions {
+		kinds[o.kind] = true
+	}
+	if len(calls) != int(numWriteCalls) || len(kinds) != int(numOptKinds) {
+		t.Errorf("%d calls and %d kinds tested; the table has %d and %d", len(calls), len(kinds), numWriteCalls, numOptKinds)
+	}
+}
+
+// The package doc's table of what each call does with each kind of
+// WriteOption is writeRules, cell by cell, with every reason's letter
+// explained once.
+func TestRefusalTableInDoc(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := refusalDocTable()
+	if !strings.Contains(string(doc), want) {
+		t.Errorf("doc.go does not hold the table writeRules makes; put this in its place:\n%s", want)
+	}
+	marks := map[byte]bool{}
+	for _, r := range refusals {
+		if marks[r.mark] || r.mark == '.' || r.mark == '-' {
+			t.Errorf("mark %c of %q is taken", r.mark, r.doc)
+		}
+		marks[r.mark] = true
+	}
+	for c := range numWriteCalls {
+		for k := range numOptKinds {
+			if r := writeRules[c][k].refused; r != nil && !slices.Contains(refusals, r) {
+				t.Errorf("%s/%s: reason %q is not in the legend", writeCallNames[c].doc, optKindNames[k], r.doc)
+			}
+		}
+	}
+}
+
+// refusalDocTable renders writeRules as the package doc shows it: a row
+// per call, a column per kind, and the legend of the reasons.
+func refusalDocTable() string {
+	w := 0
+	for _, n := range writeCallNames {
+		w = max(w, len(n.doc)+2)
+	}
+	var b strings.Builder
+	line := func(s string) { b.WriteString(strings.TrimRight("//\t"+s, " ") + "\n") }
+	line(strings.Repeat(" ", w) + strings.Join(optKindNames[:], " "))
+	for c := range numWriteCalls {
+		row := fmt.Sprintf("%-*s", w, writeCallNames[c].doc)
+		for k := range numOptKinds {
+			mark := "."
+			switch r := writeRules[c][k]; {
+			case r.refused != nil:
+				mark = string(r.refused.mark)
+			case r.inert:
+				mark = "-"
+			}
+			row += fmt.Sprintf("%-*s", len(optKindNames[k])+1, mark)
+		}
+		line(row)
+	}
+	b.WriteString("//\n")
+	for _, r := range refusals {
+		line(string(r.mark) + "  " + r.doc)
+	}
+	return b.String()
 }
