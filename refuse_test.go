@@ -227,3 +227,32 @@ func refusalDocTable() string {
 	}
 	return b.String()
 }
+
+// Options given together are each ruled as alone: of behaviours given
+// twice the last counts, for a batch as for a single write (a batch given
+// SavePut and then SaveClobber clobbers; given SaveClobber and then
+// SavePut it is refused), and GuardedBy with no checks guards nothing, so
+// that a batch and Add take it.
+func TestWriteOptionsTogether(t *testing.T) {
+	ctx := context.Background()
+	db := (&fakeDB{}).table("Books", "ISBN", "")
+	b := newBooks(t, db)
+	if err := b.BatchSave(ctx, []Book{refusalItem}, WithSaveBehavior(SavePut), WithSaveBehavior(SaveClobber), GuardedBy()); err != nil {
+		t.Errorf("BatchSave with SavePut, SaveClobber and GuardedBy(): %v", err)
+	}
+	if _, err := b.Add(ctx, Book{ISBN: "1"}, AddToSet("authors", []string{"x"}), GuardedBy()); err != nil {
+		t.Errorf("Add with GuardedBy(): %v", err)
+	}
+	db.forget()
+	err := b.BatchDelete(ctx, []Book{refusalItem}, WithSaveBehavior(SaveClobber), WithSaveBehavior(SavePut))
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "with WithSaveBehavior(SavePut):") {
+		t.Errorf("BatchDelete with SaveClobber, SavePut: %v; want ErrInvalidInput naming SavePut", err)
+	}
+	if _, err := b.Save(ctx, refusalItem, WithSaveBehavior(SaveClobber), ChangedFrom(storedBook()), GuardedBy(b.TxCheck(Book{ISBN: "2"}))); !errors.Is(err, ErrInvalidInput) ||
+		!strings.Contains(err.Error(), "Save with GuardedBy on table \"Books\" with WithSaveBehavior(SaveClobber):") {
+		t.Errorf("Save with SaveClobber, ChangedFrom and GuardedBy: %v; want the first refusal, of SaveClobber", err)
+	}
+	if n := db.count(""); n != 0 {
+		t.Errorf("%d requests sent by refused calls", n)
+	}
+}
