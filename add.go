@@ -98,14 +98,8 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 	if len(opts) > 0 {
 		wo = applyWriteOptions(opts)
 	}
-	if wo.behavior != SaveUpdate {
-		return zero, fmt.Errorf("%w: Add on table %q with %v: Add always adds in DynamoDB without a version condition; remove WithSaveBehavior", ErrInvalidInput, t.name, wo.behavior)
-	}
-	if err := wo.refuseChangedFrom("Add", t.name); err != nil {
+	if err := wo.refuse(callAdd, t.name); err != nil {
 		return zero, err
-	}
-	if len(wo.guards) > 0 {
-		return zero, fmt.Errorf("%w: Add on table %q with GuardedBy: Add returns the item as DynamoDB stored it, and a guarded write is a transaction, which returns no item; use Update with GuardedBy", ErrInvalidInput, t.name)
 	}
 	_, v, err := t.box(key, "Add")
 	if err != nil {

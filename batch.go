@@ -42,31 +42,24 @@ type batchReadOptions struct {
 // WithSaveBehavior(SaveClobber) and WithRetry. Every WriteOption is a
 // BatchWriteOption, so that clobbering has one name for single and batch
 // writes; but a batch write carries no condition and always replaces or
-// deletes whole items, so the others (If, MustExist, GuardedBy, the other
-// save behaviours) are refused with ErrInvalidInput before anything is sent.
+// deletes whole items, so the others (If, MustExist, GuardedBy, ChangedFrom,
+// the other save behaviours) are refused with ErrInvalidInput before
+// anything is sent (see the package doc's table).
 type BatchWriteOption interface {
 	applyBatchWrite(*batchWriteOptions)
 }
 
 type batchWriteOptions struct {
-	clobber  bool
+	// write holds the WriteOptions given, as a single write would: the
+	// batch takes SaveClobber and refuses the others (writeRules).
+	write    writeOptions
 	retry    RetryPolicy // when retrySet
 	retrySet bool
-	// refused names the options given that a batch write cannot honour
-	// ("If", "MustExist", ...), each once, in the order given; none: nil.
-	refused []string
-}
-
-// refuse records that the option named what was given to a batch write.
-func (o *batchWriteOptions) refuse(what string) {
-	if !slices.Contains(o.refused, what) {
-		o.refused = append(o.refused, what)
-	}
 }
 
 type clobberOption struct{}
 
-func (clobberOption) applyBatchWrite(o *batchWriteOptions) { o.clobber = true }
+func (clobberOption) applyBatchWrite(o *batchWriteOptions) { o.write.behavior = SaveClobber }
 
 // Clobber is the old name of WithSaveBehavior(SaveClobber) for BatchSave
 // and BatchDelete; it does the same.
@@ -368,19 +361,21 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 	if err != nil {
 		return pol, err
 	}
-	if len(bo.refused) > 0 {
-		refused := strings.Join(bo.refused, ", ")
-		return pol, fmt.Errorf("%w: %s on table %q with %s: a batch write carries no condition and always replaces or deletes whole items, so only WithSaveBehavior(SaveClobber) and WithRetry apply to it; "+
-			"remove %s, or use %s in a loop or a transaction (Mapper.WriteTx) for conditional writes",
-			ErrInvalidInput, op, t.name, refused, refused, strings.TrimPrefix(op, "Batch"))
+	call := callBatchSave
+	if op == "BatchDelete" {
+		call = callBatchDelete
+	}
+	if err := bo.write.refuse(call, t.name); err != nil {
+		return pol, err
 	}
 	s := t.p.s
-	if s.entity >= 0 && !bo.clobber {
+	clobber := bo.write.behavior == SaveClobber
+	if s.entity >= 0 && !clobber {
 		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), and BatchWriteItem cannot carry conditions, so it could write over (or delete) an item of another entity at the same key unnoticed; "+
 			"use %s in a loop or a transaction, or pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber()) if no other entity can be at these keys",
 			ErrInvalidInput, op, t.name, s.typ, s.entityName, s.fields[s.entity].goName, strings.TrimPrefix(op, "Batch"))
 	}
-	if s.version >= 0 && !bo.clobber {
+	if s.version >= 0 && !clobber {
 		single, verb, note := "Save", "overwrite", " (each item is then written with its held version + 1, which can move a stored version backwards)"
 		if op == "BatchDelete" {
 			single, verb, note = "Delete", "delete", ""

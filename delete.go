@@ -39,13 +39,10 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 
 func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error {
 	wo := applyWriteOptions(opts)
-	clobber, err := deleteClobbers("Delete", t.name, wo.behavior)
-	if err != nil {
+	if err := wo.refuse(callDelete, t.name); err != nil {
 		return err
 	}
-	if err := wo.refuseChangedFrom("Delete", t.name); err != nil {
-		return err
-	}
+	clobber := wo.behavior == SaveClobber
 	_, v, err := t.box(item, "Delete")
 	if err != nil {
 		return err

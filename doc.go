@@ -682,40 +682,62 @@
 //
 // Where one type serves calls that take different values, the values a call
 // cannot use compile but are refused before anything is sent, with an error
-// wrapping ErrInvalidInput that names the fix. These are all of them:
+// wrapping ErrInvalidInput that names the option and the fix. What each call
+// taking WriteOptions does with each kind of them — one rule, which every
+// such call follows and a test checks this table against — is: "." takes
+// it; "-" takes it and does nothing; a letter refuses it, for the reason
+// the letter stands for below. The first five columns are the values of
+// WithSaveBehavior (SaveUpdate, the default, is taken everywhere; "other"
+// is a value that is no Save* constant). The rows "with GuardedBy" are Save
+// and Update given GuardedBy checks (GuardedBy() with none guards nothing
+// and is taken everywhere). Options given together are each ruled so; of
+// a behaviour given twice the last counts, as it does when it is taken.
+//
+//	                       SkipNulls Put Clobber AppendSet other If MustExist GuardedBy ChangedFrom
+//	Save                   .         .   .       .         u     .  -         .         .
+//	Save with GuardedBy    t         .   t       t         u     .  -         .         w
+//	Update                 .         .   .       .         u     .  .         .         r
+//	Update with GuardedBy  t         .   t       t         u     .  .         .         r
+//	Add                    a         a   a       a         u     .  .         g         f
+//	Delete                 d         d   .       d         u     .  -         .         f
+//	TxSave                 t         .   t       t         u     .  -         .         w
+//	TxDelete               d         d   .       d         u     .  -         .         f
+//	TxCheck                d         d   .       d         u     .  -         .         f
+//	Table.In(tx).Save      c         .   c       c         u     .  -         .         w
+//	Table.In(tx).Delete    x         x   x       x         u     .  -         .         f
+//	BatchSave              b         b   .       b         u     b  b         b         b
+//	BatchDelete            b         b   .       b         u     b  b         b         b
+//
+//	u  not a save behaviour
+//	a  Add adds without a version check
+//	g  Add returns the item as stored, a transaction none; use Update
+//	d  only SaveClobber means anything to a delete or a check
+//	t  a transaction returns no stored item
+//	c  the commit writes what the function computed
+//	x  a delete in Transact takes only If
+//	b  a batch write carries no condition
+//	f  only Save sends the changes from an item read
+//	r  Update knows the stored item itself
+//	w  a transaction writes whole items
+//
+// MustExist is a rule of Update and Add: a Save of an unsaved item creates
+// it (require an existing item there with If). The other refusals depend on
+// the values given, or are of other option types:
 //
 //	option                                        call                           what happens
-//	WithSaveBehavior(any but SaveUpdate)          Add                            refused: Add adds without a version check
-//	WithSaveBehavior(SavePut, SaveUpdateSkipNulls,
-//	  SaveAppendSet)                              Delete, TxDelete, TxCheck      refused: only SaveClobber means anything to a delete
-//	WithSaveBehavior(SaveUpdateSkipNulls,
-//	  SaveAppendSet, SaveClobber)                 TxSave, Table.In(tx).Save;     refused: a transaction returns no stored item
-//	                                              Save, Update with GuardedBy
-//	GuardedBy                                     Add                            refused: the same; use Update
-//	WithSaveBehavior(any but SaveUpdate)          Table.In(tx).Delete            refused: a delete in Transact takes only If
 //	WithSaveBehavior(SaveClobber) without If      TxCheck                        refused: the check would check nothing
-//	WithSaveBehavior(a value not a Save* const)   every call                     refused
 //	WithRequestToken                              Transact                       refused: each commit needs its own token; use WriteTx
 //	Descending                                    Scan, ScanPage, ParallelScan   refused: a scan has no order
 //	Segment                                       Query, QueryPage, ParallelScan refused: only Scan and ScanPage take a segment
 //	StartAfter                                    ParallelScan                   refused: it has one position per segment
 //	ConsistentRead with Index(a global index      Query, Scan (and pages)        refused: DynamoDB reads a global index only
 //	  the tags declare)                                                            eventually consistently
-//	If, MustExist, GuardedBy, ChangedFrom,        BatchSave, BatchDelete         refused: a batch write carries no condition
-//	  WithSaveBehavior(SavePut,
-//	  SaveUpdateSkipNulls, SaveAppendSet)
-//	ChangedFrom                                   Update, Delete, Add, TxSave,   refused: only a Save sends the changes from
-//	                                              TxDelete, TxCheck, Table.In(tx) an item read (Update knows the stored item
-//	                                              calls, Save with GuardedBy      itself; a transaction writes whole items)
 //	ChangedFrom with WithSaveBehavior(any but     Save                           refused: only SaveUpdate writes the changes alone;
 //	  SaveUpdate), on an unversioned type, an                                      only the version condition makes the stored
 //	  unsaved item, an item read of another                                        item the one read
 //	  key or version, or nil
 //	WithSaveBehavior(SaveClobber)                 BatchSave, BatchDelete of a    accepted, does nothing: there is no check
 //	                                              type with no version or entity to turn off
-//	MustExist                                     Save, Delete, TxSave, TxDelete, accepted, does nothing: it is a rule of Update
-//	                                              TxCheck, Table.In(tx) calls     and Add (a Save of an unsaved item creates it;
-//	                                                                             require an existing item there with If)
 //
 // The calls that repeat requests — Update after a conflict, batches after
 // unprocessed items, transactions after TransactionConflict, CreateTable

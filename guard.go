@@ -35,9 +35,9 @@ func GuardedBy(checks ...TxOp) GuardOption {
 	return GuardOption{checks: slices.Clone(checks)}
 }
 
-func (g GuardOption) applyWrite(o *writeOptions)         { o.guards = append(o.guards, g.checks...) }
-func (g GuardOption) applyTx(o *txOptions)               { o.guards = append(o.guards, g.checks...) }
-func (GuardOption) applyBatchWrite(o *batchWriteOptions) { o.refuse("GuardedBy") }
+func (g GuardOption) applyWrite(o *writeOptions)           { o.guards = append(o.guards, g.checks...) }
+func (g GuardOption) applyTx(o *txOptions)                 { o.guards = append(o.guards, g.checks...) }
+func (g GuardOption) applyBatchWrite(o *batchWriteOptions) { g.applyWrite(&o.write) }
 
 // buildGuards builds the condition checks of guards as transaction members,
 // once per op; the guards of a check (GuardedBy given to TxCheck) count as
@@ -112,13 +112,4 @@ func (m *Mapper) writeGuarded(ctx context.Context, call string, mem *txMember, g
 		}
 	}
 	return err
-}
-
-// guardedBehavior refuses a save behaviour a guarded write cannot report.
-func guardedBehavior(table string, b SaveBehavior) error {
-	if b == SaveUpdate || b == SavePut {
-		return nil
-	}
-	return fmt.Errorf("%w: a write to table %q with %v and GuardedBy: a guarded write is a transaction, which returns no stored item, and the copy a %v returns is the item as stored; use SaveUpdate or SavePut",
-		ErrInvalidInput, table, b, b)
 }

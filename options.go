@@ -2,9 +2,7 @@ package dynamo
 
 import (
 	"encoding"
-	"fmt"
 	"reflect"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -200,19 +198,11 @@ type saveBehaviorOption SaveBehavior
 
 func (b saveBehaviorOption) applyWrite(o *writeOptions) { o.behavior = SaveBehavior(b) }
 
-// applyBatchWrite: SaveClobber lets a batch write versioned items; SaveUpdate
-// (the default) asks for nothing; the other behaviours describe a checked
-// or partial write, which a batch cannot make.
-func (b saveBehaviorOption) applyBatchWrite(o *batchWriteOptions) {
-	switch SaveBehavior(b) {
-	case SaveClobber:
-		o.clobber = true
-	case SaveUpdate:
-		o.clobber = false
-	default:
-		o.refuse("WithSaveBehavior(" + SaveBehavior(b).String() + ")")
-	}
-}
+// applyBatchWrite, as of every WriteOption, applies it to the batch's write
+// options, which writeRules checks: SaveClobber lets a batch write
+// versioned items, SaveUpdate (the default) asks for nothing, the others
+// are refused.
+func (b saveBehaviorOption) applyBatchWrite(o *batchWriteOptions) { b.applyWrite(&o.write) }
 
 // If adds a condition that must hold for the write to happen. It is ANDed
 // with the version condition; several If options are ANDed together. A write
@@ -360,7 +350,7 @@ func (c *ifOption) applyWrite(o *writeOptions) {
 	o.ifs = append(o.ifs, c)
 }
 
-func (*ifOption) applyBatchWrite(o *batchWriteOptions) { o.refuse("If") }
+func (c *ifOption) applyBatchWrite(o *batchWriteOptions) { c.applyWrite(&o.write) }
 
 // compileIfs is compileConds(s, wo.conds), taken from the If option's
 // cache when its condition is the only one. The userCond is shared by the
@@ -378,21 +368,6 @@ func (wo *writeOptions) compileIfs(s *schema) (*userCond, error) {
 		c.compiled.Store(&compiledIf{s: s, uc: uc})
 	}
 	return uc, err
-}
-
-// deleteClobbers says whether b, the behaviour given to call (Delete,
-// TxDelete or TxCheck), drops the version check. Only SaveClobber (drop it)
-// and the default mean anything for a call that writes no attributes; any
-// other behaviour is refused rather than ignored.
-func deleteClobbers(call, table string, b SaveBehavior) (bool, error) {
-	switch b {
-	case SaveUpdate:
-		return false, nil
-	case SaveClobber:
-		return true, nil
-	}
-	return false, fmt.Errorf("%w: %s on table %q with %v: a %s writes no attributes, so only WithSaveBehavior(SaveClobber) (no version check) means anything to it; remove WithSaveBehavior(%v)",
-		ErrInvalidInput, call, table, b, strings.ToLower(strings.TrimPrefix(call, "Tx")), b)
 }
 
 // MustExist makes Update and Add require that the item exists: when the key
@@ -443,19 +418,8 @@ type changedFromOption struct {
 	read map[string]types.AttributeValue
 }
 
-func (o changedFromOption) applyWrite(w *writeOptions) { w.from, w.fromSet = o.read, true }
-func (changedFromOption) applyBatchWrite(o *batchWriteOptions) {
-	o.refuse("ChangedFrom")
-}
+func (o changedFromOption) applyWrite(w *writeOptions)           { w.from, w.fromSet = o.read, true }
+func (o changedFromOption) applyBatchWrite(b *batchWriteOptions) { o.applyWrite(&b.write) }
 
-// refuseChangedFrom returns the error of a call (Delete, Add, TxDelete, ...)
-// given ChangedFrom, which only Save takes; nil when not given.
-func (wo *writeOptions) refuseChangedFrom(call, table string) error {
-	if !wo.fromSet {
-		return nil
-	}
-	return fmt.Errorf("%w: %s on table %q with ChangedFrom: only Save sends the changes from an item read; remove ChangedFrom", ErrInvalidInput, call, table)
-}
-
-func (mustExistOption) applyWrite(o *writeOptions)           { o.mustExist = true }
-func (mustExistOption) applyBatchWrite(o *batchWriteOptions) { o.refuse("MustExist") }
+func (o mustExistOption) applyWrite(w *writeOptions)           { w.mustExist = true }
+func (o mustExistOption) applyBatchWrite(b *batchWriteOptions) { o.applyWrite(&b.write) }

@@ -48,6 +48,10 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 	var wo writeOptions
 	if len(opts) > 0 {
 		wo = applyWriteOptions(opts)
+		if err := wo.refuse(callSave, t.name); err != nil {
+			var zero T
+			return zero, err
+		}
 	}
 	boxed, v, err := t.box(item, "Save")
 	if err != nil {
@@ -70,12 +74,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	p, s := t.p, t.p.s
 	var r saveRequest
 	var allNew map[string]types.AttributeValue
-	guarded := len(wo.guards) > 0
-	if guarded {
-		if err := guardedBehavior(t.name, wo.behavior); err != nil {
-			return zero, nil, 0, err
-		}
-	}
+	guarded := len(wo.guards) > 0 // the behaviour was checked by the caller (writeRules)
 	for attempt := 1; ; attempt++ {
 		var err error
 		if r, err = t.buildSave(boxed, v, wo, nil, bs, guarded, wo.now); err != nil {
@@ -346,9 +345,6 @@ func (r *saveRequest) cond() string {
 // ErrInvalidInput.
 func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool, now time.Time) (saveRequest, error) {
 	p, s := t.p, t.p.s
-	if wo.behavior < SaveUpdate || wo.behavior > SaveAppendSet {
-		return saveRequest{}, fmt.Errorf("%w: unknown %v: use one of the dynamo.Save* constants", ErrInvalidInput, wo.behavior)
-	}
 	if now.IsZero() && (s.hasStamps() || p.verClock) {
 		now = t.m.opts.clock.Now()
 	}
@@ -358,7 +354,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		prev = bs.item
 	}
 	if wo.fromSet {
-		if err := t.checkChangedFrom(wo, bs, tx); err != nil {
+		if err := t.checkChangedFrom(wo); err != nil {
 			return saveRequest{}, err
 		}
 		prev = wo.from // equal values shared: changedFrom compares pointers first
@@ -509,17 +505,12 @@ func (t *Table[T]) checkCondLen(cond string, bs *basis) error {
 	return fmt.Errorf("%w: table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(cond))
 }
 
-// checkChangedFrom refuses ChangedFrom where it cannot work: another save
-// behaviour than SaveUpdate, a type without a version, Update (bs: it
-// knows the stored item itself), a transaction member or GuardedBy (tx), a
-// nil item read.
-func (t *Table[T]) checkChangedFrom(wo *writeOptions, bs *basis, tx bool) error {
+// checkChangedFrom refuses ChangedFrom where the values given to a Save
+// (the only call that takes it: writeRules) cannot work: another save
+// behaviour than SaveUpdate, a type without a version, a nil item read.
+func (t *Table[T]) checkChangedFrom(wo *writeOptions) error {
 	var why string
 	switch {
-	case bs != nil:
-		why = "Update writes what its function computed from the item it read itself; remove ChangedFrom"
-	case tx:
-		why = "a transaction member (or a write with GuardedBy) writes the whole item; remove ChangedFrom"
 	case wo.behavior != SaveUpdate:
 		why = fmt.Sprintf("only SaveUpdate (the default) writes the changes alone; remove WithSaveBehavior(%v) or ChangedFrom", wo.behavior)
 	case t.p.s.version < 0:

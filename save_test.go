@@ -303,7 +303,7 @@ func TestBadInputRefusedBeforeSending(t *testing.T) {
 		{"too big", func() error { _, err := books.Save(ctx, Book{ISBN: "1", Title: big}); return err }, "over DynamoDB's 400 KB limit"},
 		{"unset pointer key", func() error { _, err := kt.Save(ctx, keyed{Bin: []byte{1}}); return err }, "hash key id (field dynamo.keyed.ID) is unset"},
 		{"empty binary key", func() error { _, err := kt.Load(ctx, keyed{ID: &id}); return err }, "range key bin"},
-		{"bad behavior", func() error { _, err := books.Save(ctx, Book{ISBN: "1"}, WithSaveBehavior(42)); return err }, "unknown SaveBehavior(42)"},
+		{"bad behavior", func() error { _, err := books.Save(ctx, Book{ISBN: "1"}, WithSaveBehavior(42)); return err }, "with WithSaveBehavior(SaveBehavior(42)): a value that is no save behaviour"},
 		{"nil update fn", func() error { _, err := books.Update(ctx, Book{ISBN: "1"}, nil); return err }, "nil function"},
 	}
 	for _, tc := range tests {

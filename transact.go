@@ -465,10 +465,8 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	}
 	defer tx.mu.Unlock()
 	wo := applyWriteOptions(opts)
-	switch wo.behavior {
-	case SaveUpdateSkipNulls, SaveAppendSet, SaveClobber:
-		return zero, tx.fail(fmt.Errorf("%w: Save with %v on table %q in a Transact function: the commit must write what the function computed from what it read; use SaveUpdate or SavePut",
-			ErrInvalidInput, wo.behavior, t.name))
+	if err := wo.refuse(callTxnSave, t.name); err != nil {
+		return zero, tx.fail(err)
 	}
 	iv, e, err := v.entry(item, "Save")
 	if err != nil {
@@ -504,10 +502,7 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	}
 	defer tx.mu.Unlock()
 	wo := applyWriteOptions(opts)
-	if wo.behavior != SaveUpdate {
-		return tx.fail(fmt.Errorf("%w: Delete with %v on table %q in a Transact function: a delete takes only If conditions", ErrInvalidInput, wo.behavior, t.name))
-	}
-	if err := wo.refuseChangedFrom("Delete in a Transact function", t.name); err != nil {
+	if err := wo.refuse(callTxnDelete, t.name); err != nil {
 		return tx.fail(err)
 	}
 	uc, err := compileConds(t.p.s, wo.conds)

@@ -156,10 +156,8 @@ func (s *TxSave[T]) txKey() (string, map[string]types.AttributeValue, error) {
 func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	t := s.t
 	wo := applyWriteOptions(s.opts)
-	switch wo.behavior {
-	case SaveUpdateSkipNulls, SaveAppendSet, SaveClobber:
-		return nil, fmt.Errorf("%w: TxSave with %v on table %q: the saved copy of a %v is the item as stored after the write, and a transaction returns no items; use SaveUpdate or SavePut in a transaction, or Table.Save outside one",
-			ErrInvalidInput, wo.behavior, t.name, wo.behavior)
+	if err := wo.refuse(callTxSave, t.name); err != nil {
+		return nil, err
 	}
 	boxed, v, err := t.box(s.item, "TxSave")
 	if err != nil {
@@ -271,13 +269,14 @@ func (c *txCond[T]) txKey() (string, map[string]types.AttributeValue, error) {
 func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	t := c.t
 	wo := applyWriteOptions(c.opts)
-	clobber, err := deleteClobbers(c.kind(), t.name, wo.behavior)
-	if err != nil {
+	call := callTxDelete
+	if c.check {
+		call = callTxCheck
+	}
+	if err := wo.refuse(call, t.name); err != nil {
 		return nil, err
 	}
-	if err := wo.refuseChangedFrom(c.kind(), t.name); err != nil {
-		return nil, err
-	}
+	clobber := wo.behavior == SaveClobber
 	_, v, err := t.box(c.item, c.kind())
 	if err != nil {
 		return nil, err

@@ -313,7 +313,7 @@ func TestWriteTxRefusedBeforeSending(t *testing.T) {
 		{"unset range key", []TxOp{shelves.TxCheck(&Shelf{Number: 1})}, nil, "hash key room"},
 		{"item too big", []TxOp{books.TxSave(Book{ISBN: "1", Title: big + big})}, nil, "over DynamoDB's 400 KB limit"},
 		{"tx too big", bigOps, nil, "over DynamoDB's 4 MB limit"},
-		{"clobber", []TxOp{books.TxSave(Book{ISBN: "1"}, WithSaveBehavior(SaveClobber))}, nil, "TxSave with SaveClobber on table \"Books\""},
+		{"clobber", []TxOp{books.TxSave(Book{ISBN: "1"}, WithSaveBehavior(SaveClobber))}, nil, "TxSave on table \"Books\" with WithSaveBehavior(SaveClobber)"},
 		{"skip nulls", []TxOp{books.TxSave(Book{ISBN: "1"}, WithSaveBehavior(SaveUpdateSkipNulls))}, nil, "a transaction returns no items"},
 		{"append set", []TxOp{books.TxSave(Book{ISBN: "1"}, WithSaveBehavior(SaveAppendSet))}, nil, "use SaveUpdate or SavePut"},
 		{"check nothing", []TxOp{plains.TxCheck(plain{ID: "a"})}, nil, "checks nothing (type dynamo.plain has no version attribute)"},

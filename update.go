@@ -55,6 +55,9 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 	var wo writeOptions
 	if len(opts) > 0 {
 		wo = applyWriteOptions(opts)
+		if err := wo.refuse(callUpdate, t.name); err != nil {
+			return zero, err
+		}
 	}
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)

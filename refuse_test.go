@@ -1,0 +1,258 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// refusalCall is a call taking WriteOptions, made on a store holding
+// storedBook (Book "1" at version 2) with the options given (and, for
+// the guarded variants, a GuardedBy check of Book "2" that holds).
+type refusalCall struct {
+	c    writeCall
+	call func(ctx context.Context, b *Table[Book], opts []WriteOption) error
+}
+
+// refusalCalls are every call that takes WriteOptions.
+var refusalCalls = []refusalCall{
+	{callSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		_, err := b.Save(ctx, refusalItem, opts...)
+		return err
+	}},
+	{callSaveGuarded, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		_, err := b.Save(ctx, refusalItem, append(opts, refusalGuard(b))...)
+		return err
+	}},
+	{callUpdate, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		_, err := b.Update(ctx, Book{ISBN: "1"}, appendTitle("x"), opts...)
+		return err
+	}},
+	{callUpdateGuarded, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		_, err := b.Update(ctx, Book{ISBN: "1"}, appendTitle("x"), append(opts, refusalGuard(b))...)
+		return err
+	}},
+	{callAdd, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		_, err := b.Add(ctx, Book{ISBN: "1"}, AddToSet("authors", []string{"x"}), opts...)
+		return err
+	}},
+	{callDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		return b.Delete(ctx, refusalItem, opts...)
+	}},
+	{callTxSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		return b.m.WriteTx(ctx, []TxOp{b.TxSave(refusalItem, opts...)})
+	}},
+	{callTxDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		return b.m.WriteTx(ctx, []TxOp{b.TxDelete(refusalItem, opts...)})
+	}},
+	{callTxCheck, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		// With an If of its own, so that SaveClobber leaves something to check.
+		opts = append([]WriteOption{If(expression.Name("title").AttributeExists())}, opts...)
+		return b.m.WriteTx(ctx, []TxOp{b.TxCheck(refusalItem, opts...), b.TxSave(Book{ISBN: "3"})})
+	}},
+	{callTxnSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		return b.m.Transact(ctx, func(tx *Tx) error {
+			_, err := b.In(tx).Save(refusalItem, opts...)
+			return err
+		})
+	}},
+	{callTxnDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		return b.m.Transact(ctx, func(tx *Tx) error { return b.In(tx).Delete(refusalItem, opts...) })
+	}},
+	{callBatchSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		return b.BatchSave(ctx, []Book{refusalItem}, batchOpts(opts)...)
+	}},
+	{callBatchDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+		return b.BatchDelete(ctx, []Book{refusalItem}, batchOpts(opts)...)
+	}},
+}
+
+// refusalItem is Book "1" as stored by storedBook, at version 2.
+var refusalItem = Book{ISBN: "1", Title: "U", Authors: []string{"a"}, Version: 2}
+
+// refusalGuard is a check that holds on the store of the test: Book "2"
+// is not stored.
+func refusalGuard(b *Table[Book]) WriteOption { return GuardedBy(b.TxCheck(Book{ISBN: "2"})) }
+
+func batchOpts(opts []WriteOption) []BatchWriteOption {
+	out := make([]BatchWriteOption, len(opts))
+	for i, o := range opts {
+		out[i] = o
+	}
+	return out
+}
+
+// refusalOption is one WriteOption of a kind, and its name as an error
+// names it.
+type refusalOption struct {
+	kind optKind
+	name string
+	opt  func(b *Table[Book]) WriteOption
+}
+
+var refusalOptions = []refusalOption{
+	{kindSkipNulls, "WithSaveBehavior(SaveUpdateSkipNulls)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveUpdateSkipNulls) }},
+	{kindPut, "WithSaveBehavior(SavePut)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SavePut) }},
+	{kindClobber, "WithSaveBehavior(SaveClobber)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveClobber) }},
+	{kindAppendSet, "WithSaveBehavior(SaveAppendSet)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveAppendSet) }},
+	{kindBadBehavior, "WithSaveBehavior(SaveBehavior(42))", func(*Table[Book]) WriteOption { return WithSaveBehavior(42) }},
+	{kindIf, "If", func(*Table[Book]) WriteOption { return If(expression.Name("title").AttributeExists()) }},
+	{kindMustExist, "MustExist", func(*Table[Book]) WriteOption { return MustExist() }},
+	{kindGuardedBy, "GuardedBy", func(b *Table[Book]) WriteOption { return GuardedBy(b.TxCheck(Book{ISBN: "4"})) }},
+	{kindChangedFrom, "ChangedFrom", func(*Table[Book]) WriteOption { return ChangedFrom(storedBook()) }},
+}
+
+// Every call taking WriteOptions, given each kind of option alone, does
+// what writeRules says: refuses it with ErrInvalidInput naming the option,
+// before any request is sent; or takes it and succeeds — sending, when it
+// does nothing with the option, the requests it sends without it.
+func TestWriteOptionsRefusedOrTaken(t *testing.T) {
+	ctx := context.Background()
+	run := func(c refusalCall, opt func(*Table[Book]) WriteOption) (*fakeDB, error) {
+		db := (&fakeDB{}).table("Books", "ISBN", "")
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("Books"), Item: storedBook()}); err != nil {
+			t.Fatal(err)
+		}
+		db.forget()
+		b := newBooks(t, db)
+		var opts []WriteOption
+		if opt != nil {
+			opts = append(opts, opt(b))
+		}
+		return db, c.call(ctx, b, opts)
+	}
+	for _, c := range refusalCalls {
+		plain, plainErr := run(c, nil) // for the options it does nothing with
+		for _, o := range refusalOptions {
+			t.Run(writeCallNames[c.c].doc+"/"+o.name, func(t *testing.T) {
+				db, err := run(c, o.opt)
+				rule := writeRules[c.c][o.kind]
+				switch {
+				case rule.refused != nil:
+					if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), " with "+o.name) || !strings.Contains(err.Error(), rule.refused.why) {
+						t.Errorf("err = %v; want ErrInvalidInput naming %s and saying %q", err, o.name, rule.refused.why)
+					}
+					if n := db.count(""); n != 0 {
+						t.Errorf("refused after %d requests (%v); want none sent", n, db.ops())
+					}
+				case err != nil:
+					t.Errorf("err = %v; want the option taken", err)
+				case rule.inert && (plainErr != nil || !slices.Equal(db.ops(), plain.ops())):
+					t.Errorf("sent %v; without the option %v (%v)", db.ops(), plain.ops(), plainErr)
+				}
+			})
+		}
+	}
+}
+
+// The test above covers every call and every kind of option the table
+// rules.
+func TestWriteOptionsRefusedOrTakenCoversTheTable(t *testing.T) {
+	calls := map[writeCall]bool{}
+	for _, c := range refusalCalls {
+		calls[c.c] = true
+	}
+	kinds := map[optKind]bool{}
+	for _, o := range refusalOptions {
+		kinds[o.kind] = true
+	}
+	if len(calls) != int(numWriteCalls) || len(kinds) != int(numOptKinds) {
+		t.Errorf("%d calls and %d kinds tested; the table has %d and %d", len(calls), len(kinds), numWriteCalls, numOptKinds)
+	}
+}
+
+// The package doc's table of what each call does with each kind of
+// WriteOption is writeRules, cell by cell, with every reason's letter
+// explained once.
+func TestRefusalTableInDoc(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := refusalDocTable()
+	if !strings.Contains(string(doc), want) {
+		t.Errorf("doc.go does not hold the table writeRules makes; put this in its place:\n%s", want)
+	}
+	marks := map[byte]bool{}
+	for _, r := range refusals {
+		if marks[r.mark] || r.mark == '.' || r.mark == '-' {
+			t.Errorf("mark %c of %q is taken", r.mark, r.doc)
+		}
+		marks[r.mark] = true
+	}
+	for c := range numWriteCalls {
+		for k := range numOptKinds {
+			if r := writeRules[c][k].refused; r != nil && !slices.Contains(refusals, r) {
+				t.Errorf("%s/%s: reason %q is not in the legend", writeCallNames[c].doc, optKindNames[k], r.doc)
+			}
+		}
+	}
+}
+
+// refusalDocTable renders writeRules as the package doc shows it: a row
+// per call, a column per kind, and the legend of the reasons.
+func refusalDocTable() string {
+	w := 0
+	for _, n := range writeCallNames {
+		w = max(w, len(n.doc)+2)
+	}
+	var b strings.Builder
+	line := func(s string) { b.WriteString(strings.TrimRight("//\t"+s, " ") + "\n") }
+	line(strings.Repeat(" ", w) + strings.Join(optKindNames[:], " "))
+	for c := range numWriteCalls {
+		row := fmt.Sprintf("%-*s", w, writeCallNames[c].doc)
+		for k := range numOptKinds {
+			mark := "."
+			switch r := writeRules[c][k]; {
+			case r.refused != nil:
+				mark = string(r.refused.mark)
+			case r.inert:
+				mark = "-"
+			}
+			row += fmt.Sprintf("%-*s", len(optKindNames[k])+1, mark)
+		}
+		line(row)
+	}
+	b.WriteString("//\n")
+	for _, r := range refusals {
+		line(string(r.mark) + "  " + r.doc)
+	}
+	return b.String()
+}
+
+// Options given together are each ruled as alone: of behaviours given
+// twice the last counts, for a batch as for a single write (a batch given
+// SavePut and then SaveClobber clobbers; given SaveClobber and then
+// SavePut it is refused), and GuardedBy with no checks guards nothing, so
+// that a batch and Add take it.
+func TestWriteOptionsTogether(t *testing.T) {
+	ctx := context.Background()
+	db := (&fakeDB{}).table("Books", "ISBN", "")
+	b := newBooks(t, db)
+	if err := b.BatchSave(ctx, []Book{refusalItem}, WithSaveBehavior(SavePut), WithSaveBehavior(SaveClobber), GuardedBy()); err != nil {
+		t.Errorf("BatchSave with SavePut, SaveClobber and GuardedBy(): %v", err)
+	}
+	if _, err := b.Add(ctx, Book{ISBN: "1"}, AddToSet("authors", []string{"x"}), GuardedBy()); err != nil {
+		t.Errorf("Add with GuardedBy(): %v", err)
+	}
+	db.forget()
+	err := b.BatchDelete(ctx, []Book{refusalItem}, WithSaveBehavior(SaveClobber), WithSaveBehavior(SavePut))
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "with WithSaveBehavior(SavePut):") {
+		t.Errorf("BatchDelete with SaveClobber, SavePut: %v; want ErrInvalidInput naming SavePut", err)
+	}
+	if _, err := b.Save(ctx, refusalItem, WithSaveBehavior(SaveClobber), ChangedFrom(storedBook()), GuardedBy(b.TxCheck(Book{ISBN: "2"}))); !errors.Is(err, ErrInvalidInput) ||
+		!strings.Contains(err.Error(), "Save with GuardedBy on table \"Books\" with WithSaveBehavior(SaveClobber):") {
+		t.Errorf("Save with SaveClobber, ChangedFrom and GuardedBy: %v; want the first refusal, of SaveClobber", err)
+	}
+	if n := db.count(""); n != 0 {
+		t.Errorf("%d requests sent by refused calls", n)
+	}
+}
