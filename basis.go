@@ -38,17 +38,11 @@ func (p *plan) sameState(read, cur map[string]types.AttributeValue) bool {
 		if (va == nil) != (vb == nil) || va != nil && !av.Equal(va, vb) {
 			return false
 		}
-		if p.tokenAttr != "" {
-			if wt, ok := read[p.tokenAttr]; ok {
-				got, ok := cur[p.tokenAttr]
-				if !ok || !av.Equal(wt, got) {
-					return false
-				}
-				return true
-			}
-			if _, has := cur[p.tokenAttr]; has {
-				return false
-			}
+		if !p.sameIncarnation(read, cur) {
+			return false
+		}
+		if _, ok := read[p.tokenAttr]; ok && p.tokenAttr != "" {
+			return true // the token names the state
 		}
 	}
 	for _, i := range p.nonKeyNoVerFs {
@@ -82,4 +76,19 @@ func (p *plan) proves(read map[string]types.AttributeValue) bool {
 	}
 	b, ok := read[p.tokenAttr].(*types.AttributeValueMemberB)
 	return ok && uniqueToken(b.Value)
+}
+
+// sameIncarnation reports whether the stored item cur is the incarnation of
+// the item read as incarnationCond sees it: the same write token, or none
+// in either. True when the plan writes no tokens.
+func (p *plan) sameIncarnation(read, cur map[string]types.AttributeValue) bool {
+	if p.tokenAttr == "" {
+		return true
+	}
+	wt, ok := read[p.tokenAttr]
+	got, has := cur[p.tokenAttr]
+	if !ok {
+		return !has
+	}
+	return has && av.Equal(wt, got)
 }

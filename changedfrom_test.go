@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,8 +27,9 @@ func storedBook() map[string]types.AttributeValue {
 // A Save with ChangedFrom sends only what the item changes from the item
 // read — the SET of the attributes whose value differs, the REMOVE of those
 // read holds and the item does not — with the version and the write token,
-// under the version condition; nothing else of the item read is named, and
-// the item read is left as it was.
+// under the version condition and the write token read (the incarnation);
+// nothing else of the item read is named, and the item read is left as it
+// was.
 func TestChangedFromSendsOnlyTheChanges(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -76,14 +78,16 @@ func TestChangedFromSendsOnlyTheChanges(t *testing.T) {
 			if got := aws.ToString(in.UpdateExpression); got != tc.update {
 				t.Errorf("update %q, want %q", got, tc.update)
 			}
-			if got := aws.ToString(in.ConditionExpression); got != "#a4 = :v0" {
-				t.Errorf("condition %q, want the version's", got)
+			if got := aws.ToString(in.ConditionExpression); got != "(#a4 = :v0) AND (#wt = :wh)" {
+				t.Errorf("condition %q, want the version's and the token read's", got)
 			}
 			if got := sortedKeys(in.ExpressionAttributeNames); !reflect.DeepEqual(got, tc.names) {
 				t.Errorf("names %v, want %v", got, tc.names)
 			}
-			if got := sortedKeys(in.ExpressionAttributeValues); !reflect.DeepEqual(got, tc.values) {
-				t.Errorf("values %v, want %v", got, tc.values)
+			want := append(slices.Clone(tc.values), ":wh")
+			slices.Sort(want)
+			if got := sortedKeys(in.ExpressionAttributeValues); !reflect.DeepEqual(got, want) {
+				t.Errorf("values %v, want %v", got, want)
 			}
 		})
 	}

@@ -151,7 +151,7 @@ func (e *ConditionError) describe() string {
 			b.WriteString("found " + e.found())
 		}
 	}
-	if e.Err == ErrConditionFailed && e.reason != "" {
+	if e.reason != "" {
 		b.WriteString("; ")
 		b.WriteString(e.reason)
 	} else if e.Err == ErrConditionFailed && e.Condition != "" {

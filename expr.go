@@ -201,6 +201,26 @@ func (p *plan) advance(held, n, nowMs int64) (int64, bool) {
 // token (basisCond).
 const tokenBasisCond = tokenNamePH + " = " + heldTokenPH
 
+// incarnationCond returns the condition that pins a write of a versioned
+// type, under the version condition, to the incarnation of the item read:
+// the write token read is still stored, or, when read holds none, none is
+// stored — every write of the mapper stores a new token, so an item
+// deleted and created again since (its version starting again at 1) is
+// told apart. It adds its values to values and returns the names it uses;
+// "" when the type has no version or the plan writes no tokens.
+// sameIncarnation is its counterpart. An item created again by a writer
+// that stores no token, over a read without one, is not told apart.
+func (p *plan) incarnationCond(read, values map[string]types.AttributeValue) (string, map[string]string) {
+	if p.s.version < 0 || p.tokenAttr == "" {
+		return "", nil
+	}
+	if wt, ok := read[p.tokenAttr]; ok {
+		values[heldTokenPH] = wt
+		return tokenBasisCond, p.tokenNames
+	}
+	return "attribute_not_exists(" + tokenNamePH + ")", p.tokenNames
+}
+
 // basis is the stored item a write was computed from, when the caller knows
 // it (Table.Update read it, or was handed it): Item nil means absent.
 type basis struct {
@@ -233,11 +253,8 @@ func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) (stri
 		return "attribute_not_exists(" + hashNamePH + ")", p.hashNames
 	}
 	s := p.s
-	if s.version >= 0 && p.tokenAttr != "" {
-		if wt, ok := b.item[p.tokenAttr]; ok {
-			values[heldTokenPH] = wt
-			return tokenBasisCond, p.tokenNames
-		}
+	if _, ok := b.item[p.tokenAttr]; ok && s.version >= 0 && p.tokenAttr != "" {
+		return p.incarnationCond(b.item, values)
 	}
 	var c strings.Builder
 	c.WriteString("attribute_exists(" + hashNamePH + ")")
@@ -646,6 +663,9 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		}
 	}
 	eb.and(p.basisCond(bs, values))
+	if from != nil && bs == nil {
+		eb.and(p.incarnationCond(from, values))
+	}
 	return eb.updateParts(uc)
 }
 

@@ -390,8 +390,13 @@ type mustExistOption struct{}
 // whose encoding differs from read's are SET, those read holds and the
 // item does not are REMOVEd, and the version and the write token are
 // written as always. The write is still conditioned on the version (and on
-// the If conditions), and a lost answer is settled by the write token as
-// any Save's. A smaller request: DynamoDB does less per write.
+// the If conditions), and on the incarnation read: the write token read is
+// still stored (none, when read holds none), so that over an item deleted
+// and created again since it was read — its version starting again at 1 —
+// it is a version conflict (ErrVersionConflict, the stored item riding
+// along), not the old item's changes written onto the new one. A lost
+// answer is settled by the write token as any Save's. A smaller request:
+// DynamoDB does less per write.
 //
 // It is sound when the stored item at that version holds what read holds,
 // in the attributes the type models: true when every writer moves the
@@ -399,9 +404,9 @@ type mustExistOption struct{}
 // version (an eventually consistent read too: a version names one state).
 // An attribute another writer changed without moving the version, and that
 // the item does not change, is left as stored, where a plain Save would
-// write it over; as for any Save, a version does not tell an item deleted
-// and created again up to the same version (see "Lost responses and
-// incarnations" in the package doc).
+// write it over; an item created again by a writer that stores no write
+// token, over a read without one, is not told apart (see "Lost responses
+// and incarnations" in the package doc).
 //
 // Only a Save with SaveUpdate (the default) of a type with a version
 // attribute, of an item holding a version (saved), takes it; read must hold

@@ -210,6 +210,12 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *saveRequest, wo *writeOptions, old map[string]types.AttributeValue, cause error) *ConditionError {
 	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
 	ce.Condition = r.uc.String()
+	if wo.fromSet && ce.Err == ErrConditionFailed && ce.Exists && ce.wrongVersion == nil && !t.p.sameIncarnation(wo.from, old) {
+		// The version read, but another incarnation (incarnationCond):
+		// the item read is gone, as after a conflict.
+		ce.Err = ErrVersionConflict
+		ce.reason = "the item was deleted and created again since it was read (its write token is not the one read): the changes from the item read do not apply to it"
+	}
 	if r.createdCond && ce.Err == ErrConditionFailed && ce.reason == "" {
 		ce.reason = t.p.createdMismatch(old, r.item[t.p.s.fields[t.p.s.created].name])
 	}

@@ -20,7 +20,9 @@
 // (the attributes the function left as they were are not sent, and stay as
 // stored — the version condition makes the stored item the one scanned, as
 // long as live writers move the version; see below). A live write landing in
-// between makes the write conflict; the item is then changed through
+// between makes the write conflict, and so does an item deleted and created
+// again since the scan at the version scanned (the write is pinned to the
+// write token scanned too: a mapper's write stores a new one); the item is then changed through
 // dynamo.Table.Update, which reads it again, strongly consistent, and runs
 // the function on the stored item (counted in Progress.Reruns), and again
 // after each further conflict. Scans are eventually consistent (half the
@@ -34,7 +36,10 @@
 // leaves it as it was (a raw UpdateItem) of an attribute the function
 // changes can be overwritten by the migration, between the read and the
 // write — a window the eventually consistent read widens by its lag (one of
-// an attribute the function leaves as it was is kept: it is not sent). Types without a version attribute
+// an attribute the function leaves as it was is kept: it is not sent), and
+// an item created again without a write token by such a writer, over an
+// item scanned without one, is not told from the one scanned. Types
+// without a version attribute
 // always go through Update, which guards them as it does (a condition on
 // every attribute they model). Update's MustExist keeps an item deleted
 // since the scan deleted. The function must have no side effects: it may
