@@ -205,6 +205,15 @@
 // Table.Current decodes without another read. Table.Update runs the whole
 // read-modify-write loop for you.
 //
+// A stored version is read as DynamoDB compares it, numerically: 2.0 and
+// 20e-1 are version 2 (DynamoDB stores them as 2), for ChangedFrom as for
+// the version conditions. A version another writer stored as something
+// else — a string "3", a bool, a number that is not whole, a number the
+// field cannot hold — is named with the fix by every call over the item:
+// writes fail with ErrConditionFailed (not a conflict: reloading does not
+// help), and reads (Load, Update, transactions, batches, queries and
+// scans) with the decoding error.
+//
 // # Timestamps
 //
 // A field tagged modified is set to the mapper's clock (WithClock) on every

@@ -543,7 +543,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	var err error
 	if len(t.p.s.javaDecFields) > 0 {
 		if d.m.Value, err = t.p.s.javaDecode(item); err != nil {
-			return fmt.Errorf("dynamo: decode item of table %q into %s: %w (item key %s)", t.name, t.p.s.typ, err, formatKey(t.pickKey(item)))
+			return t.decodeError(item, err, true)
 		}
 	}
 	if t.dec != nil {
@@ -573,7 +573,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	if err != nil {
 		var zero T
 		*out = zero
-		return fmt.Errorf("dynamo: decode item of table %q into %s: %w (item key %s)", t.name, t.p.s.typ, err, formatKey(t.pickKey(item)))
+		return t.decodeError(item, err, true)
 	}
 	return nil
 }
