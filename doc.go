@@ -407,9 +407,10 @@
 // cannot carry conditions, so they refuse versioned items unless
 // WithSaveBehavior(SaveClobber) is given. Table.Query, Scan and ParallelScan
 // are iter.Seq2 iterators over all pages; QueryPage and ScanPage return one
-// page and a Cursor to resume
-// from (an item that does not decode into T is named in a PageDecodeError
-// returned with the page's other items). Key conditions and cursors are checked against the key schema before
+// page and a Cursor to resume from. An item that does not decode into T
+// does not hide the others: the iterators yield an ItemDecodeError naming
+// it by its key in its place and go on, the pages return the other items
+// with a PageDecodeError naming it. Key conditions and cursors are checked against the key schema before
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
 //

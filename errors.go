@@ -352,7 +352,9 @@ func (e *PageDecodeError) Unwrap() []error {
 	return errs
 }
 
-// ItemDecodeError is an item of a page that did not decode into T.
+// ItemDecodeError is an item read that did not decode into T: in a
+// PageDecodeError, or yielded in the item's place by Query, Scan and
+// ParallelScan, which go on with the other items.
 type ItemDecodeError struct {
 	// Key is the item's primary key.
 	Key map[string]types.AttributeValue
