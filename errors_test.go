@@ -359,4 +359,15 @@ func TestStoredVersionAttacksOnReads(t *testing.T) {
 			t.Errorf("%s: %v; want it named (%q)", tc.name, err, tc.says)
 		}
 	}
+	// Spellings the decoder reads (+2, 002) are never blamed, whatever
+	// else of the item fails to decode.
+	tb, err := NewTable[int8Version](NewMapper(&fakeDB{}), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"+2", "002", "-0", "2"} {
+		if what, _, wrong := tb.p.s.wrongVersion(map[string]types.AttributeValue{"v": n(v)}); wrong {
+			t.Errorf("version stored as %s: named as %q, want it not blamed", v, what)
+		}
+	}
 }

@@ -189,7 +189,7 @@ func (s *schema) wrongVersion(item map[string]types.AttributeValue) (what, fix s
 	if !fits {
 		return fmt.Sprintf("the stored %s is %s, beyond what %s's version (%s) holds", f.name, num.Value, s.typ, t), "store a number the version holds" + remedy, true
 	}
-	if strconv.FormatInt(v, 10) != num.Value && !big {
+	if _, err := strconv.ParseInt(num.Value, 10, 64); err != nil && !big {
 		// DynamoDB itself stores 2.0 as 2: the item came another way.
 		return fmt.Sprintf("the stored %s is %s, version %d spelled in a way the decoder does not read (DynamoDB stores it as %d)", f.name, num.Value, v, v), "store it as " + strconv.FormatInt(v, 10) + remedy, true
 	}
