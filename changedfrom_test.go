@@ -324,3 +324,35 @@ func TestChangedFromRefusesAnotherIncarnation(t *testing.T) {
 		})
 	}
 }
+
+// TestChangedFromReadsAnySpellingOfTheVersion: a version read spelled as
+// any number equal to the one held ("2.0", "2e0", "20e-1", "0.2e1") is
+// that version — DynamoDB stores such a number as 2, and the version
+// condition `version = 2` holds on it (checked on DynamoDB Local) — so
+// ChangedFrom takes the read and the write is sent under the version
+// condition. A spelling of another number (2.5, 3.0, 0.2e2) is refused as
+// another version, naming it as read.
+func TestChangedFromReadsAnySpellingOfTheVersion(t *testing.T) {
+	for _, v := range []string{"2.0", "2.000", "2e0", "20e-1", "0.2e1", "+2", "002"} {
+		c := &fakeDB{noStore: true}
+		read := storedBook()
+		read["version"] = n(v)
+		saved, err := newBooks(t, c).Save(t.Context(), Book{ISBN: "1", Title: "U", Authors: []string{"a"}, Note: aws.String("n"), Version: 2}, ChangedFrom(read))
+		if err != nil || saved.Version != 3 {
+			t.Errorf("version read as %s: Save = version %d, %v; want version 3 (the read is version 2)", v, saved.Version, err)
+			continue
+		}
+		if in := c.upds()[0]; aws.ToString(in.ConditionExpression) != "#a4 = :v0" {
+			t.Errorf("version read as %s: condition %q, want the version's", v, aws.ToString(in.ConditionExpression))
+		}
+	}
+	for _, v := range []string{"2.5", "3.0", "0.2e2", "2e-1"} {
+		c := &fakeDB{noStore: true}
+		read := storedBook()
+		read["version"] = n(v)
+		_, err := newBooks(t, c).Save(t.Context(), Book{ISBN: "1", Title: "U", Authors: []string{"a"}, Version: 2}, ChangedFrom(read))
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "version "+v) || len(c.upds()) != 0 {
+			t.Errorf("version read as %s: %v, %d requests; want ErrInvalidInput naming version %s, nothing sent", v, err, len(c.upds()), v)
+		}
+	}
+}

@@ -205,6 +205,15 @@
 // Table.Current decodes without another read. Table.Update runs the whole
 // read-modify-write loop for you.
 //
+// A stored version is read as DynamoDB compares it, numerically: 2.0 and
+// 20e-1 are version 2 (DynamoDB stores them as 2), for ChangedFrom as for
+// the version conditions. A version another writer stored as something
+// else — a string "3", a bool, a number that is not whole, a number the
+// field cannot hold — is named with the fix by every call over the item:
+// writes fail with ErrConditionFailed (not a conflict: reloading does not
+// help), and reads (Load, Update, transactions, batches, queries and
+// scans) with the decoding error.
+//
 // # Timestamps
 //
 // A field tagged modified is set to the mapper's clock (WithClock) on every
@@ -398,9 +407,10 @@
 // cannot carry conditions, so they refuse versioned items unless
 // WithSaveBehavior(SaveClobber) is given. Table.Query, Scan and ParallelScan
 // are iter.Seq2 iterators over all pages; QueryPage and ScanPage return one
-// page and a Cursor to resume
-// from (an item that does not decode into T is named in a PageDecodeError
-// returned with the page's other items). Key conditions and cursors are checked against the key schema before
+// page and a Cursor to resume from. An item that does not decode into T
+// does not hide the others: the iterators yield an ItemDecodeError naming
+// it by its key in its place and go on, the pages return the other items
+// with a PageDecodeError naming it. Key conditions and cursors are checked against the key schema before
 // anything is sent. Table.CreateTable creates the table the tags describe (keys, indexes
 // from `index`/`localIndex` tags, TTL from `ttl`, on-demand billing).
 //

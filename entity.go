@@ -124,7 +124,14 @@ func Member[T any](t *Table[T], match ...EntityMatch) EntityMember {
 	if s.rng >= 0 {
 		m.keys[1] = s.fields[s.rng].name
 	}
-	m.decode = func(item map[string]types.AttributeValue) (any, error) { return t.decode(item) }
+	m.decode = func(item map[string]types.AttributeValue) (any, error) {
+		// As Table.Query decodes: an *ItemDecodeError naming the item.
+		var v T
+		if err := (&itemDecoder[T]{t: t}).decodeItem(item, &v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
 	switch {
 	case len(match) > 0 && match[0] != nil:
 		m.match = match[0].match

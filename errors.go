@@ -287,22 +287,20 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 	if checkedVersion && (big || !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion)) {
 		ce.Err = ErrVersionConflict
 	}
-	if stored, ok := old[ce.versionAttr]; ok && !ce.HasVersion && !isNull(stored) {
+	if what, fix, wrong := p.s.wrongVersion(old); wrong && !ce.HasVersion {
 		// Another writer stored the version as a string, a bool, ...:
 		// every write of this type compares or adds numbers there, so
 		// none lands, and reloading does not help (nor does the item
 		// load): not a conflict, and the error names the fix.
-		ce.Err, ce.wrongVersion = ErrConditionFailed, stored
-		if num, isN := stored.(*types.AttributeValueMemberN); isN {
+		ce.Err, ce.wrongVersion = ErrConditionFailed, old[ce.versionAttr]
+		if _, isN := ce.wrongVersion.(*types.AttributeValueMemberN); isN {
 			// A number that is not a whole one (1.5): no version
 			// condition holds on it, yet SaveClobber and Add land (no
 			// condition tells a whole number), and their result does
 			// not load either.
-			ce.reason = fmt.Sprintf("the stored %s is %s, not a whole number: no version condition of a %s holds on it, nor does the item load (and a SaveClobber or Add lands on it, keeping it so): store a whole number there (or remove the attribute, which makes the item unsaved) with a write of your own, such as an UpdateItem outside this type",
-				ce.versionAttr, num.Value, p.s.typ)
+			ce.reason = fmt.Sprintf("%s: no version condition of a %s holds on it, nor does the item load (and a SaveClobber or Add lands on it, keeping it so): %s", what, p.s.typ, fix)
 		} else {
-			ce.reason = fmt.Sprintf("the stored %s is a %s, not a number (N), and no write of a %s lands on it (each compares or adds numbers there), nor does the item load: store a number there (or remove the attribute, which makes the item unsaved) with a write of your own, such as an UpdateItem outside this type",
-				ce.versionAttr, avKind(stored), p.s.typ)
+			ce.reason = fmt.Sprintf("%s, and no write of a %s lands on it (each compares or adds numbers there), nor does the item load: %s", what, p.s.typ, fix)
 		}
 	}
 	return ce
@@ -354,7 +352,9 @@ func (e *PageDecodeError) Unwrap() []error {
 	return errs
 }
 
-// ItemDecodeError is an item of a page that did not decode into T.
+// ItemDecodeError is an item read that did not decode into T: in a
+// PageDecodeError, or yielded in the item's place by Query, Scan and
+// ParallelScan, which go on with the other items.
 type ItemDecodeError struct {
 	// Key is the item's primary key.
 	Key map[string]types.AttributeValue

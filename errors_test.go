@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -196,6 +197,68 @@ func TestWronglyTypedStoredVersionIsNamed(t *testing.T) {
 	}
 }
 
+// TestWronglyStoredVersionIsNamedByReads: over a version attribute another
+// writer stored as something the type's version cannot hold — a string
+// "3", a bool, a number that is not whole (1.5), a whole number beyond
+// int64 — every read that decodes the item fails as the writes do (see
+// TestWronglyTypedStoredVersionIsNamed): naming the attribute, what is
+// stored and the fix, wrapping the decoder's error. Load, Update (its
+// function never called), a Transact read, ReadTx, BatchLoad, and the
+// Query, Scan and ParallelScan iterators and pages (there as the item's
+// *ItemDecodeError) share the one rule.
+func TestWronglyStoredVersionIsNamedByReads(t *testing.T) {
+	for _, tc := range []struct {
+		stored types.AttributeValue
+		says   []string
+	}{
+		{str("3"), []string{"stored v is a string (S), not a number (N)", "store a number there"}},
+		{&types.AttributeValueMemberBOOL{Value: true}, []string{"stored v is a bool (BOOL), not a number (N)", "store a number there"}},
+		{n("1.5"), []string{"stored v is 1.5, not a whole number", "store a whole number there"}},
+		{n("99999999999999999999"), []string{"stored v is 99999999999999999999", "(int64) holds", "store a number the version holds there"}},
+	} {
+		db := (&fakeDB{}).table("t", "id", "")
+		db.put("t", map[string]types.AttributeValue{"id": str("k"), "n": n("5"), "v": tc.stored})
+		tb, err := NewTable[counter](NewMapper(db), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		errs := map[string]error{}
+		_, errs["Load"] = tb.Load(ctx, counter{ID: "k"})
+		called := false
+		_, errs["Update"] = tb.Update(ctx, counter{ID: "k"}, func(c counter) (counter, error) { called = true; return c, nil })
+		if called {
+			t.Errorf("over a version stored as %s: Update called its function", formatScalar(tc.stored))
+		}
+		errs["Transact"] = tb.Mapper().Transact(ctx, func(tx *Tx) error { _, err := tb.In(tx).Load(counter{ID: "k"}); return err })
+		errs["ReadTx"] = tb.Mapper().ReadTx(ctx, []TxGetOp{tb.TxGet(counter{ID: "k"})})
+		_, errs["BatchLoad"] = tb.BatchLoad(ctx, []counter{{ID: "k"}})
+		_, _, errs["ScanPage"] = tb.ScanPage(ctx)
+		_, _, errs["QueryPage"] = tb.QueryPage(ctx, expression.Key("id").Equal(expression.Value("k")))
+		for name, seq := range map[string]func(func(counter, error) bool){
+			"Scan":         tb.Scan(ctx),
+			"Query":        tb.Query(ctx, expression.Key("id").Equal(expression.Value("k"))),
+			"ParallelScan": tb.ParallelScan(ctx, 2),
+		} {
+			for _, err := range seq {
+				if err != nil {
+					errs[name] = err
+				}
+			}
+		}
+		for call, err := range errs {
+			msg := fmt.Sprint(err)
+			ok := err != nil && !errors.Is(err, ErrNotFound) && strings.Contains(msg, "decode item of table")
+			for _, s := range tc.says {
+				ok = ok && strings.Contains(msg, s)
+			}
+			if !ok {
+				t.Errorf("%s over a version stored as %s: %v; want the decoder's error naming the stored v and the fix (%q)", call, formatScalar(tc.stored), err, tc.says)
+			}
+		}
+	}
+}
+
 // TestFractionalStoredVersionIsNamed: over a version attribute another
 // writer stored as a number that is not a whole one (1.5), a write whose
 // version condition fails (Save, Delete, a transaction member) fails with
@@ -224,5 +287,87 @@ func TestFractionalStoredVersionIsNamed(t *testing.T) {
 	}
 	if got := db.item("t", map[string]types.AttributeValue{"id": str("k")}); !reflect.DeepEqual(got, item) {
 		t.Errorf("stored %v, want it unchanged %v", got, item)
+	}
+}
+
+// TestStoredVersionAttacksOnReads pins what reads do over odd stored
+// versions: NULL is version zero (the item loads, no hint); a version a
+// narrow field cannot hold (300 in an int8, -1 or 2^64 in a uint64) is
+// named with the field's type and the fix, while 2^64-1 in a uint64 loads;
+// 2.0, which DynamoDB would have stored as 2, is named as a spelling the
+// decoder does not read, with the spelling to store.
+func TestStoredVersionAttacksOnReads(t *testing.T) {
+	type int8Version struct {
+		ID string `dynamo:"id,hash"`
+		V  int8   `dynamo:"v,version"`
+	}
+	type uintVersion struct {
+		ID string  `dynamo:"id,hash"`
+		V  *uint64 `dynamo:"v,version"`
+	}
+	ctx := t.Context()
+	load := func(tc string, stored types.AttributeValue, u bool) error {
+		db := (&fakeDB{}).table("t", "id", "")
+		db.put("t", map[string]types.AttributeValue{"id": str("k"), "v": stored})
+		if u {
+			tb, err := NewTable[uintVersion](NewMapper(db), "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tb.Load(ctx, uintVersion{ID: "k"})
+			return err
+		}
+		tb, err := NewTable[int8Version](NewMapper(db), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := tb.Load(ctx, int8Version{ID: "k"})
+		if err == nil && tc == "NULL" && got.V != 0 {
+			t.Errorf("NULL: version %d, want 0", got.V)
+		}
+		return err
+	}
+	for _, tc := range []struct {
+		name   string
+		stored types.AttributeValue
+		uint   bool
+		says   []string // nil: loads
+	}{
+		{"NULL", &types.AttributeValueMemberNULL{Value: true}, false, nil},
+		{"127 in int8", n("127"), false, nil},
+		{"-128 in int8", n("-128"), false, nil},
+		{"300 in int8", n("300"), false, []string{"stored v is 300, beyond what", "(int8) holds", "store a number the version holds"}},
+		{"-129 in int8", n("-129"), false, []string{"stored v is -129, beyond what", "(int8) holds"}},
+		{"2^64-1 in uint64", n("18446744073709551615"), true, nil},
+		{"2^64 in uint64", n("18446744073709551616"), true, []string{"stored v is 18446744073709551616, beyond what", "(uint64) holds"}},
+		{"-1 in uint64", n("-1"), true, []string{"stored v is -1, beyond what", "(uint64) holds"}},
+		{"2.0 in int8", n("2.0"), false, []string{"stored v is 2.0, version 2 spelled", "store it as 2"}},
+		{"a list in uint64", &types.AttributeValueMemberL{}, true, []string{"stored v is a list (L), not a number (N)", "store a number there"}},
+	} {
+		err := load(tc.name, tc.stored, tc.uint)
+		if tc.says == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want it to load", tc.name, err)
+			}
+			continue
+		}
+		ok := err != nil
+		for _, s := range tc.says {
+			ok = ok && strings.Contains(err.Error(), s)
+		}
+		if !ok {
+			t.Errorf("%s: %v; want it named (%q)", tc.name, err, tc.says)
+		}
+	}
+	// Spellings the decoder reads (+2, 002) are never blamed, whatever
+	// else of the item fails to decode.
+	tb, err := NewTable[int8Version](NewMapper(&fakeDB{}), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"+2", "002", "-0", "2"} {
+		if what, _, wrong := tb.p.s.wrongVersion(map[string]types.AttributeValue{"v": n(v)}); wrong {
+			t.Errorf("version stored as %s: named as %q, want it not blamed", v, what)
+		}
 	}
 }

@@ -153,3 +153,24 @@ func ExamplePageDecodeError() {
 		cursor = next
 	}
 }
+
+// An iterator yields an item another writer stored with a field of another
+// type as an *ItemDecodeError naming it, in its place, and goes on with the
+// others: skip it, or stop as at any error.
+func ExampleItemDecodeError() {
+	ctx := context.Background()
+	messages, _ := dynamo.NewTable[ChatMessage](dynamo.NewMapper(client), "Messages")
+	for m, err := range messages.Scan(ctx) {
+		var bad *dynamo.ItemDecodeError
+		switch {
+		case errors.As(err, &bad):
+			var key ChatMessage
+			_ = bad.DecodeKey(&key) // its key fields
+			log.Printf("skipped room %s sent %d: %v", key.Room, key.Sent, bad.Err)
+			continue
+		case err != nil:
+			log.Fatal(err)
+		}
+		fmt.Println(m.Room, m.Text)
+	}
+}

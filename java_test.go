@@ -457,8 +457,8 @@ func TestJavaQueryDecoder(t *testing.T) {
 	}
 	bad := javaStoredItem()
 	bad["b"] = n("7")
-	if _, err := d.decodePage([]map[string]types.AttributeValue{stored, bad}); err == nil || !strings.Contains(err.Error(), "item key {id: \"x\"}") {
-		t.Errorf("decodePage of a bad item: %v", err)
+	if page, errs := d.decodePage([]map[string]types.AttributeValue{stored, bad}); len(page) != 1 || len(errs) != 1 || errs[0].before != 1 || !strings.Contains(errs[0].err.Error(), "item key {id: \"x\"}") {
+		t.Errorf("decodePage of a bad item: %+v, %v", page, errs)
 	}
 }
 

@@ -177,8 +177,13 @@ type listing struct {
 // Nothing is sent until the iterator is used; each use runs the query again
 // from the start (or from StartAfter), and pages are fetched as the loop
 // needs them. An error — a refused option or key condition, a failed
-// request, an item that does not decode into T — is yielded once as (zero,
-// err), after which the iterator stops. ctx bounds the whole iteration,
+// request — is yielded once as (zero, err), after which the iterator
+// stops. An item that does not decode into T (another writer stored a
+// field with another type) is yielded as (zero, err), err an
+// *ItemDecodeError naming it by its key, and the iteration goes on, as
+// QueryPage returns a page's other items: a loop that stops at any error
+// stops there, one that skips errors loses no item unseen (Limit counts the
+// item as read). ctx bounds the whole iteration,
 // including the SDK's retries. The key condition is checked against the
 // key schema before anything is sent; see the package doc, "Queries", for
 // what is refused and how values (text types among them) are encoded.
@@ -220,8 +225,10 @@ func (t *Table[T]) QueryPage(ctx context.Context, key expression.KeyConditionBui
 
 // Scan reads every item of the table (or of the Index, or of one Segment)
 // across as many pages as it takes, in no particular order. It behaves like
-// Query in every other way: lazy, a break stops paging, errors are yielded
-// once as (zero, err), ctx bounds the whole iteration. A scan reads (and
+// Query in every other way: lazy, a break stops paging, an error is
+// yielded once as (zero, err) and stops it, an item that does not decode
+// into T is yielded as an *ItemDecodeError and the scan goes on, ctx
+// bounds the whole iteration. A scan reads (and
 // pays for) the whole table; see ParallelScan to spread it over goroutines.
 //
 // IAM: dynamodb:Scan on the table (arn:…:table/T), or with Index on the
@@ -543,7 +550,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	var err error
 	if len(t.p.s.javaDecFields) > 0 {
 		if d.m.Value, err = t.p.s.javaDecode(item); err != nil {
-			return fmt.Errorf("dynamo: decode item of table %q into %s: %w (item key %s)", t.name, t.p.s.typ, err, formatKey(t.pickKey(item)))
+			return t.decodeError(item, err, true)
 		}
 	}
 	if t.dec != nil {
@@ -573,33 +580,62 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	if err != nil {
 		var zero T
 		*out = zero
-		return fmt.Errorf("dynamo: decode item of table %q into %s: %w (item key %s)", t.name, t.p.s.typ, err, formatKey(t.pickKey(item)))
+		return t.decodeError(item, err, true)
 	}
 	return nil
 }
 
-// decodePage decodes a page of items into a new slice. On an error it
-// returns the items before the failing one.
-func (d *itemDecoder[T]) decodePage(items []map[string]types.AttributeValue) ([]T, error) {
+// decodePage decodes a page of items into a new slice, with the errors
+// of the items that did not decode (nil when all did), each placed before
+// the item of out it came before in the page.
+func (d *itemDecoder[T]) decodePage(items []map[string]types.AttributeValue) ([]T, []placedError) {
 	out := make([]T, len(items))
-	for i, item := range items {
-		if err := d.decodeInto(item, &out[i]); err != nil {
-			return out[:i], err
+	var bad []placedError
+	n := 0
+	for _, item := range items {
+		if err := d.decodeItem(item, &out[n]); err != nil {
+			bad = append(bad, placedError{before: n, err: err})
+			continue
 		}
+		n++
 	}
-	return out, nil
+	return out[:n], bad
+}
+
+// placedError is the error of an item of a page that did not decode, and
+// where it was: before the decoded item at index before.
+type placedError struct {
+	before int
+	err    error
 }
 
 // iterate runs l page by page, yielding its items.
 func (t *Table[T]) iterate(ctx context.Context, l *listing) iter.Seq2[T, error] {
 	return iterateListing(ctx, l, t.m.client, func() func(map[string]types.AttributeValue, *T) error {
-		return (&itemDecoder[T]{t: t}).decodeInto
+		return (&itemDecoder[T]{t: t}).decodeItem
 	})
+}
+
+// decodeItem decodes item into *out, which must be the zero T, as
+// decodeInto does; its error is an *ItemDecodeError.
+func (d *itemDecoder[T]) decodeItem(item map[string]types.AttributeValue, out *T) error {
+	if err := d.decodeInto(item, out); err != nil {
+		return d.t.itemError(item, err)
+	}
+	return nil
+}
+
+// itemError is the error of item, an item of a result that did not decode
+// into T with err: an *ItemDecodeError naming it by its key.
+func (t *Table[T]) itemError(item map[string]types.AttributeValue, err error) *ItemDecodeError {
+	return &ItemDecodeError{Key: t.pickKey(item), Item: item, Err: err, decode: t.decodeAny}
 }
 
 // iterateListing runs l through c page by page, yielding its items decoded
 // by a decoder newDecoder makes for each iteration (decoders reuse state)
-// into a reused value, which yield receives a copy of.
+// into a reused value, which yield receives a copy of. An item that does
+// not decode is yielded as the decoder's error (an *ItemDecodeError), and
+// the iteration goes on; any other error ends it.
 func iterateListing[V any](ctx context.Context, l *listing, c Client,
 	newDecoder func() func(item map[string]types.AttributeValue, out *V) error) iter.Seq2[V, error] {
 	return func(yield func(V, error) bool) {
@@ -627,11 +663,11 @@ func iterateListing[V any](ctx context.Context, l *listing, c Client,
 					return
 				}
 				*v = zero
-				if err := decode(item, v); err != nil {
-					yield(zero, err)
-					return
+				err := decode(item, v)
+				if err != nil {
+					*v = zero
 				}
-				if !yield(*v, nil) {
+				if !yield(*v, err) {
 					return
 				}
 				if got++; l.limit > 0 && got >= l.limit {
@@ -676,7 +712,7 @@ func (t *Table[T]) page(ctx context.Context, l *listing) ([]T, Cursor, error) {
 				if bad == nil {
 					bad = &PageDecodeError{Table: t.name}
 				}
-				bad.Failed = append(bad.Failed, &ItemDecodeError{Key: t.pickKey(item), Item: item, Err: err, decode: t.decodeAny})
+				bad.Failed = append(bad.Failed, t.itemError(item, err))
 			}
 		}
 		if len(last) == 0 {

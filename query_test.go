@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"net/url"
 	"reflect"
@@ -1048,7 +1049,7 @@ func collect2[T any](seq func(func(T, error) bool)) (n int, err error) {
 // cursor after the page, with a *PageDecodeError naming each failed item
 // by its key (DecodeKey gives its key fields as a T), so that paging goes on
 // and every item is seen once, decoded or reported. Limit counts the
-// failed items as read. The iterators still stop at the error.
+// failed items as read.
 func TestPageReturnsTheItemsThatDecode(t *testing.T) {
 	db := (&fakeDB{}).table("q", "p", "n")
 	for i := 1; i <= 5; i++ {
@@ -1108,17 +1109,74 @@ func TestPageReturnsTheItemsThatDecode(t *testing.T) {
 			}
 		}
 	}
-	var errs int
-	for _, err := range tb.Scan(ctx) {
-		if err != nil {
-			errs++
-			if !strings.Contains(err.Error(), "n: 3") {
-				t.Errorf("Scan: %v; want the item's key named", err)
+}
+
+// TestIteratorsReportUndecodableItemsAndGoOn: the iterators treat an item
+// that does not decode into T as the pages do: Query, Scan and
+// ParallelScan yield (zero, *ItemDecodeError) for it, naming its key
+// (DecodeKey gives it as a T), and go on with the other items, so that a
+// loop that skips errors loses no item silently and a loop that stops at
+// any error stops there. Limit counts the failed item as read.
+func TestIteratorsReportUndecodableItemsAndGoOn(t *testing.T) {
+	db := (&fakeDB{}).table("q", "p", "n")
+	for i := 1; i <= 5; i++ {
+		var body types.AttributeValue = str(fmt.Sprint("b", i))
+		if i == 3 {
+			body = &types.AttributeValueMemberBOOL{Value: true}
+		}
+		db.put("q", map[string]types.AttributeValue{"p": str("a"), "n": n(fmt.Sprint(i)), "body": body, "v": n("1")})
+	}
+	tb, err := NewTable[qsItem](NewMapper(db), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	key := expression.Key("p").Equal(expression.Value("a"))
+	for _, limit := range []int{0, 3} {
+		opts := []QueryOption{PageSize(2)}
+		if limit > 0 {
+			opts = append(opts, Limit(limit))
+		}
+		for call, seq := range map[string]iter.Seq2[qsItem, error]{
+			"Query":           tb.Query(ctx, key, opts...),
+			"Scan":            tb.Scan(ctx, opts...),
+			"ParallelScan(1)": tb.ParallelScan(ctx, 1, opts...),
+			"ParallelScan(3)": tb.ParallelScan(ctx, 3, opts...),
+		} {
+			var seen []int
+			var failed []qsItem
+			for it, err := range seq {
+				if err == nil {
+					seen = append(seen, it.N)
+					continue
+				}
+				var ie *ItemDecodeError
+				if !errors.As(err, &ie) || !strings.Contains(err.Error(), "n: 3") {
+					t.Errorf("%s limit %d: %v; want an *ItemDecodeError naming the key {n: 3, p: \"a\"}", call, limit, err)
+					continue
+				}
+				var k qsItem
+				if err := ie.DecodeKey(&k); err != nil {
+					t.Errorf("%s: DecodeKey: %v", call, err)
+				}
+				failed = append(failed, k)
+			}
+			slices.Sort(seen)
+			want := []int{1, 2, 4, 5}
+			if limit > 0 && !strings.HasPrefix(call, "ParallelScan") {
+				want = []int{1, 2} // then 3 fails: the third item read
+			}
+			if strings.HasPrefix(call, "ParallelScan") && limit > 0 {
+				// In no particular order: limit items read, 3 among them or not.
+				if len(seen)+len(failed) != limit {
+					t.Errorf("%s limit %d: decoded %v, failed %+v; want %d in all", call, limit, seen, failed, limit)
+				}
+				continue
+			}
+			if !slices.Equal(seen, want) || !reflect.DeepEqual(failed, []qsItem{{P: "a", N: 3}}) {
+				t.Errorf("%s limit %d: decoded %v, failed %+v; want %v decoded and {a 3} reported", call, limit, seen, failed, want)
 			}
 		}
-	}
-	if errs != 1 {
-		t.Errorf("Scan yielded %d errors, want 1 (then stops)", errs)
 	}
 }
 
@@ -1128,4 +1186,36 @@ func failedOf(pe *PageDecodeError) []*ItemDecodeError {
 		return nil
 	}
 	return pe.Failed
+}
+
+// TestIteratorStopsWhereTheCallerStops: a loop that breaks at an item's
+// *ItemDecodeError ends the iteration there — no further page is read — and
+// the error names a key that is not valid UTF-8 quoted, as read.
+func TestIteratorStopsWhereTheCallerStops(t *testing.T) {
+	db := (&fakeDB{}).table("q", "p", "n")
+	for i := 1; i <= 5; i++ {
+		var body types.AttributeValue = str(fmt.Sprint("b", i))
+		if i == 3 {
+			body = &types.AttributeValueMemberBOOL{Value: true}
+		}
+		db.put("q", map[string]types.AttributeValue{"p": str("\xff"), "n": n(fmt.Sprint(i)), "body": body, "v": n("1")})
+	}
+	tb, err := NewTable[qsItem](NewMapper(db), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	for it, err := range tb.Scan(t.Context(), PageSize(2)) {
+		if err != nil {
+			var ie *ItemDecodeError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), `{n: 3, p: "\xff"}`) || !reflect.DeepEqual(ie.Key["p"], str("\xff")) {
+				t.Errorf("error %v; want an *ItemDecodeError naming the key {n: 3, p: \"\\xff\"}", err)
+			}
+			break
+		}
+		seen = append(seen, it.N)
+	}
+	if !slices.Equal(seen, []int{1, 2}) || db.count("Scan") != 2 {
+		t.Errorf("decoded %v with %d requests; want 1 2, then the break at 3 in the second page (2 requests)", seen, db.count("Scan"))
+	}
 }

@@ -21,8 +21,10 @@ import (
 // to every segment; Segment and StartAfter are refused (use Scan or ScanPage
 // with Segment to run or page through one segment yourself).
 //
-// Like Scan, nothing is sent until the iterator is used, and an error is
-// yielded once as (zero, err), after which the iterator stops. When the loop
+// Like Scan, nothing is sent until the iterator is used, an error is
+// yielded once as (zero, err), after which the iterator stops, and an item
+// that does not decode into T is yielded as (zero, *ItemDecodeError) and
+// the scan goes on (Limit counts it as read). When the loop
 // ends — all segments done, a break, Limit reached, an error, or ctx done —
 // the iterator cancels the requests still in flight and returns only after
 // every goroutine it started has exited. ctx bounds the whole scan.
@@ -62,6 +64,19 @@ func (t *Table[T]) ParallelScan(ctx context.Context, segments int, opts ...Query
 			}()
 		}
 		running, got := segments, 0
+		// emit yields (v, err) unless ctx is done, and reports whether to
+		// go on (the loop goes on, Limit is not reached).
+		emit := func(v T, err error) bool {
+			if cerr := ctx.Err(); cerr != nil {
+				yield(zero, l.requestError(cerr, -1))
+				return false
+			}
+			if !yield(v, err) {
+				return false
+			}
+			got++
+			return l.limit == 0 || got < l.limit
+		}
 		for running > 0 {
 			var p segmentPage[T]
 			select {
@@ -74,15 +89,21 @@ func (t *Table[T]) ParallelScan(ctx context.Context, segments int, opts ...Query
 				yield(zero, p.err)
 				return
 			}
-			for _, v := range p.items {
-				if err := ctx.Err(); err != nil {
-					yield(zero, l.requestError(err, -1))
+			// The items that did not decode, each where it was in the page.
+			bad := p.bad
+			for i, v := range p.items {
+				for len(bad) > 0 && bad[0].before == i {
+					if !emit(zero, bad[0].err) {
+						return
+					}
+					bad = bad[1:]
+				}
+				if !emit(v, nil) {
 					return
 				}
-				if !yield(v, nil) {
-					return
-				}
-				if got++; l.limit > 0 && got >= l.limit {
+			}
+			for _, b := range bad {
+				if !emit(zero, b.err) {
 					return
 				}
 			}
@@ -96,8 +117,9 @@ func (t *Table[T]) ParallelScan(ctx context.Context, segments int, opts ...Query
 // segmentPage is one decoded page of a parallel scan's segment.
 type segmentPage[T any] struct {
 	items []T
-	err   error
-	last  bool // the segment has no more pages (or failed)
+	bad   []placedError // the items that did not decode
+	err   error         // the request failed
+	last  bool          // the segment has no more pages (or failed)
 }
 
 // scanSegment scans one segment of l, sending its decoded pages to out until
@@ -109,9 +131,7 @@ func (t *Table[T]) scanSegment(ctx context.Context, l *listing, segment int, out
 		items, last, err := l.fetch(ctx, t.m.client, start, l.requestLimit(0, false), segment)
 		p := segmentPage[T]{err: err, last: err != nil || len(last) == 0}
 		if err == nil {
-			if p.items, err = d.decodePage(items); err != nil {
-				p.err, p.last = err, true
-			}
+			p.items, p.bad = d.decodePage(items)
 		}
 		select {
 		case out <- p:

@@ -402,17 +402,9 @@ func (t *Table[T]) decodeWritten(op string, allNew map[string]types.AttributeVal
 	if err == nil {
 		return out, nil
 	}
-	why := ""
-	if s := t.p.s; s.version >= 0 {
-		name := s.fields[s.version].name
-		if v, ok := allNew[name].(*types.AttributeValueMemberN); ok {
-			if _, has, _ := storedVersion(allNew, name); !has {
-				why = fmt.Sprintf(" (its %s is %s, not a whole number: another writer stored a version %s cannot hold)", name, v.Value, s.typ)
-			}
-		}
-	}
-	return out, fmt.Errorf("dynamo: %s table %q key %s: the write was applied, but the item as stored after it does not decode%s; do not send the write again: repair the item with a write of your own: %w",
-		op, t.name, formatKey(t.pickKey(allNew)), why, err)
+	// err names a version that is not a whole number (decodeError).
+	return out, fmt.Errorf("dynamo: %s table %q key %s: the write was applied, but the item as stored after it does not decode; do not send the write again: repair the item with a write of your own: %w",
+		op, t.name, formatKey(t.pickKey(allNew)), err)
 }
 
 // decode decodes a stored item into a new T.
@@ -420,9 +412,11 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 	var out T
 	var err error
 	if len(t.p.s.javaDecFields) > 0 {
-		if item, err = t.p.s.javaDecode(item); err != nil {
-			return out, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
+		var jitem map[string]types.AttributeValue
+		if jitem, err = t.p.s.javaDecode(item); err != nil {
+			return out, t.decodeError(item, err, false)
 		}
+		item = jitem
 	}
 	if t.dec != nil {
 		if t.ptr {
@@ -435,24 +429,42 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		}
 		var zero T
 		if te := (*codec.TextError)(nil); errors.As(err, &te) {
-			return zero, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
+			return zero, t.decodeError(item, err, false)
 		}
 		// attributevalue words the error, on a fresh value.
 		out = zero
 	}
-	item = t.avItem(item)
+	avItem := t.avItem(item)
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)
-		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: item}, pv.Interface())
+		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: avItem}, pv.Interface())
 		out = pv.Interface().(T)
 	} else {
-		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: item}, &out)
+		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: avItem}, &out)
 	}
 	if err != nil {
 		var zero T
-		return zero, fmt.Errorf("dynamo: decode item of table %q into %s: %w", t.name, t.p.s.typ, err)
+		return zero, t.decodeError(item, err, false)
 	}
 	return out, nil
+}
+
+// decodeError is the error of decoding item, a stored item, into T: the
+// decoder's err, wrapped, with the table and (withKey) the item's key.
+// When no version of T can be read from the item's version attribute
+// (another writer stored a string there, say), it names what is stored
+// and the fix, as a write's ConditionError over the item does: one rule
+// (schema.wrongVersion) for every call that reads items.
+func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error, withKey bool) error {
+	key := ""
+	if withKey {
+		key = " (item key " + formatKey(t.pickKey(item)) + ")"
+	}
+	if what, fix, wrong := t.p.s.wrongVersion(item); wrong {
+		return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s; %s, and no %s loads from it: %s",
+			t.name, t.p.s.typ, err, key, what, t.p.s.typ, fix)
+	}
+	return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s", t.name, t.p.s.typ, err, key)
 }
 
 // avItem returns item as avDec can read it: the string sets of textSets as

@@ -118,12 +118,36 @@ func (v TxTable[T]) entry(x T, op string) (reflect.Value, *txnEntry, error) {
 func (t *Table[T]) In(tx *Tx) TxTable[T] { return TxTable[T]{t: t, tx: tx} }
 
 // Context returns the ctx Transact was called with: pass it to anything
-// else the function calls (which should not have side effects).
-func (tx *Tx) Context() context.Context { return tx.ctx }
+// else the function calls (which should not have side effects). Of a nil
+// *Tx, which every other call refuses with ErrInvalidInput, it returns a
+// context already done whose context.Cause is that refusal, so that work
+// given it stops at once, saying why.
+func (tx *Tx) Context() context.Context {
+	if tx == nil {
+		return nilTxContext
+	}
+	return tx.ctx
+}
+
+// nilTxContext is the Context of a nil *Tx: done, its cause errNilTx.
+var nilTxContext = func() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errNilTx)
+	return ctx
+}()
+
+// errNilTx is the refusal of every call on a nil *Tx.
+var errNilTx = fmt.Errorf("%w: a nil *Tx: use the one Transact passes to its function", ErrInvalidInput)
 
 // Run returns which run of the function this is: 1 for the first, 2 after
-// the first commit was cancelled by a conflict, and so on.
-func (tx *Tx) Run() int { return tx.run }
+// the first commit was cancelled by a conflict, and so on; 0 for a nil
+// *Tx, which is no run (every call on it is refused with ErrInvalidInput).
+func (tx *Tx) Run() int {
+	if tx == nil {
+		return 0
+	}
+	return tx.run
+}
 
 // Transact runs fn and commits what it did as one serializable transaction:
 // the items fn wrote, on condition that every item fn read — through
@@ -206,7 +230,7 @@ func (tx *Tx) call(fn func(*Tx) error) error {
 // leaves it unlocked.
 func (tx *Tx) lock() error {
 	if tx == nil {
-		return fmt.Errorf("%w: a nil *Tx: use the one Transact passes to its function", ErrInvalidInput)
+		return errNilTx
 	}
 	tx.mu.Lock()
 	err := tx.err

@@ -613,6 +613,39 @@ func TestTransactNilTxRefused(t *testing.T) {
 	}
 }
 
+// TestTransactNilTxContextAndRun: Context and Run of a nil *Tx do not
+// panic, as every other call on a nil *Tx refuses instead: Context returns
+// a context already done whose cause is ErrInvalidInput naming the fix (so
+// that work given it stops at once, saying why), Run returns 0 (runs are
+// numbered from 1).
+func TestTransactNilTxContextAndRun(t *testing.T) {
+	var tx *Tx
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("Context of a nil *Tx panicked: %v", r)
+			}
+		}()
+		ctx := tx.Context()
+		if ctx == nil || ctx.Err() == nil {
+			t.Fatalf("Context of a nil *Tx: %v, want a context already done", ctx)
+		}
+		if cause := context.Cause(ctx); !errors.Is(cause, ErrInvalidInput) || !strings.Contains(cause.Error(), "Transact passes") {
+			t.Errorf("Context of a nil *Tx: cause %v, want ErrInvalidInput naming the fix", cause)
+		}
+	}()
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("Run of a nil *Tx panicked: %v", r)
+			}
+		}()
+		if got := tx.Run(); got != 0 {
+			t.Errorf("Run of a nil *Tx = %d, want 0", got)
+		}
+	}()
+}
+
 func TestTransactGiveUpUnversionedIsVersionConflict(t *testing.T) {
 	c := storeDB(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(1)})
 	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {

@@ -502,3 +502,69 @@ func TestFirstVersionOverEverySpellingOfZero(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredVersionReadsEverySpelling: storedVersion reads a stored
+// version as DynamoDB compares it, numerically: every spelling of a whole
+// number ("2.0", "2e0", "20e-1") is that version, a whole number beyond
+// int64 (however spelled, however large its exponent: read without
+// building it) is a version beyond int64 (big), and a number that is not
+// whole (1.5, 1e-130), a malformed number, a string, a NULL or no
+// attribute is no version.
+func TestStoredVersionReadsEverySpelling(t *testing.T) {
+	for _, tc := range []struct {
+		stored  types.AttributeValue
+		v       int64
+		ok, big bool
+	}{
+		{n("2"), 2, true, false},
+		{n("2.0"), 2, true, false},
+		{n("2.000"), 2, true, false},
+		{n("2e0"), 2, true, false},
+		{n("2E+0"), 2, true, false},
+		{n("20e-1"), 2, true, false},
+		{n("0.2e1"), 2, true, false},
+		{n("+2.0"), 2, true, false},
+		{n("-3.0"), -3, true, false},
+		{n("0.0"), 0, true, false},
+		{n("-0"), 0, true, false},
+		{n("0e-3"), 0, true, false},
+		{n("0e999999999999"), 0, true, false},
+		{n(".5e1"), 5, true, false},
+		{n("5."), 5, true, false},
+		{n("9223372036854775807.0"), 9223372036854775807, true, false},
+		{n("9223372036854775808"), 9223372036854775807, true, true},
+		{n("9223372036854775808.0"), 9223372036854775807, true, true},
+		{n("-9223372036854775808.0"), -9223372036854775808, true, false},
+		{n("-9223372036854775809.0"), -9223372036854775808, true, true},
+		{n("1e19"), 9223372036854775807, true, true},
+		{n("1e999999999999"), 9223372036854775807, true, true},
+		{n("-1e125"), -9223372036854775808, true, true},
+		{n("1.5"), 0, false, false},
+		{n("1e-130"), 0, false, false},
+		{n("1e-999999999999"), 0, false, false},
+		{n("2.5e0"), 0, false, false},
+		{n(""), 0, false, false},
+		{n("."), 0, false, false},
+		{n("e5"), 0, false, false},
+		{n("1e"), 0, false, false},
+		{n("1e+"), 0, false, false},
+		{n("1.2.3"), 0, false, false},
+		{n("1_000"), 0, false, false},
+		{n("0x10"), 0, false, false},
+		{n("Inf"), 0, false, false},
+		{n("NaN"), 0, false, false},
+		{n(" 2"), 0, false, false},
+		{str("2"), 0, false, false},
+		{&types.AttributeValueMemberNULL{Value: true}, 0, false, false},
+		{nil, 0, false, false},
+	} {
+		item := map[string]types.AttributeValue{}
+		if tc.stored != nil {
+			item["v"] = tc.stored
+		}
+		v, ok, big := storedVersion(item, "v")
+		if v != tc.v || ok != tc.ok || big != tc.big {
+			t.Errorf("storedVersion(%s) = %d, %t, %t; want %d, %t, %t", formatScalar(tc.stored), v, ok, big, tc.v, tc.ok, tc.big)
+		}
+	}
+}
