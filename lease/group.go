@@ -739,83 +739,169 @@ func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(c
 	others := map[string]*workerRecord{} // worker records read this round, by owner
 	clk := g.c.o.clock
 	start := clk.Now()
-	for _, k := range cands {
-		if (want <= 0 && !m.pending[k]) || ctx.Err() != nil {
-			continue
-		}
+	for len(cands) > 0 && ctx.Err() == nil {
 		if clk.Now().Sub(start) >= g.c.o.poll {
-			more = true // the rest at a next round, at once, after handing over what others ask for
+			return true // the rest at a next round, at once, after handing over what others ask for
+		}
+		// This pass: the pending keys (reading one tells whether our take
+		// landed) and as many others as this worker still wants, up to
+		// takesAtOnce, tried at once; a key that proves taken leaves its
+		// place to the next pass.
+		var batch, rest []string
+		wanted := 0
+		for _, k := range cands {
+			switch {
+			case len(batch) >= takesAtOnce:
+				rest = append(rest, k)
+			case m.pending[k]:
+				batch = append(batch, k)
+			case wanted < want:
+				batch = append(batch, k)
+				wanted++
+			default:
+				rest = append(rest, k)
+			}
+		}
+		if len(batch) == 0 {
 			break
 		}
-		if m.tryTake(ctx, v, others, k, fn) {
-			want--
+		cands = rest
+		if want -= m.takeSome(ctx, v, others, batch, fn); want <= 0 {
+			// Only the pending keys left to try.
+			cands = slices.DeleteFunc(cands, func(k string) bool { return !m.pending[k] })
 		}
 	}
 	return more
 }
 
-// tryTake reads key's record and takes it if it is free: missing or
-// released, or held by a worker incarnation that ended or is silent. It
-// reports whether this worker holds key now.
-func (m *member) tryTake(ctx context.Context, v groupView, others map[string]*workerRecord, key string, fn func(context.Context, *Lease) error) bool {
-	g, c := m.g, m.g.c
-	wasPending := m.pending[key]
-	delete(m.pending, key)
-	kv, err := c.read(ctx, key)
-	if err != nil {
-		c.log.Warn("reading a key failed", "group", g.name, "key", key, "err", err)
-		if wasPending {
-			m.pending[key] = true
-		}
-		return false
+// takesAtOnce bounds the keys a round reads and takes at once.
+const takesAtOnce = 16
+
+// inParallel runs f(0) … f(n-1) in goroutines of their own and returns once
+// all have returned.
+func inParallel(n int, f func(i int)) {
+	if n == 1 {
+		f(0)
+		return
 	}
-	free := false
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// takeSome takes the keys it can of keys, which are free — missing or
+// released, or held by a worker incarnation that ended or is silent — or
+// already its own (a take whose answer was lost), and returns how many
+// this worker holds now of them. The keys' records are read at once, and
+// the free ones written at once: each take is still one conditional
+// transaction on its key's record (see Client.write), so a key goes to at
+// most one worker whatever the others do meanwhile; only the balancer's
+// own state is touched here alone, between the two.
+func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*workerRecord, keys []string, fn func(context.Context, *Lease) error) (got int) {
+	g, c := m.g, m.g.c
+	views := make([]view, len(keys))
+	errs := make([]error, len(keys))
+	inParallel(len(keys), func(i int) { views[i], errs[i] = c.read(ctx, keys[i]) })
+	var free []int // indexes into keys
+	for i, key := range keys {
+		wasPending := m.pending[key]
+		delete(m.pending, key)
+		if err := errs[i]; err != nil {
+			c.log.Warn("reading a key failed", "group", g.name, "key", key, "err", err)
+			if wasPending {
+				m.pending[key] = true
+			}
+			continue
+		}
+		switch ours, ok := m.isFree(ctx, v, others, key, views[i]); {
+		case ours:
+			// Our own take, whose answer was lost, landed.
+			m.hold(*views[i].rec, c.o.clock.Now(), fn)
+			got++
+		case ok:
+			free = append(free, i)
+		}
+	}
+	if len(free) == 0 {
+		return got
+	}
+	type result struct {
+		rec    record
+		sentAt time.Time
+		p      *attempt
+		least  int64
+		err    error
+	}
+	claims := make([]*claim, len(free))
+	floors := make([]int64, len(free))
+	m.mu.Lock()
+	for j, i := range free {
+		check := g.workers.TxCheck(workerRecord{Key: g.workerKey(c.o.owner)},
+			dynamo.WithSaveBehavior(dynamo.SaveClobber),
+			dynamo.If(expression.And(
+				expression.Name("attempt").Equal(expression.Value(m.attempt)),
+				expression.Name("ended").Equal(expression.Value(false)))))
+		claims[j] = &claim{group: g.name, worker: m.attempt, check: check}
+		floors[j] = m.floors[keys[i]]
+	}
+	m.mu.Unlock()
+	results := make([]result, len(free))
+	inParallel(len(free), func(j int) {
+		r := &results[j]
+		i := free[j]
+		r.rec, r.sentAt, r.p, r.least, r.err = c.write(ctx, keys[i], views[i], floors[j], claims[j])
+	})
+	for j, i := range free {
+		key, r := keys[i], results[j]
+		if r.least > 0 {
+			m.floors[key] = r.least
+		}
+		switch err := r.err; {
+		case err == nil:
+			delete(m.floors, key)
+			m.hold(r.rec, r.sentAt, fn)
+			got++
+		case errors.Is(err, errClaimRefused):
+			m.end(fmt.Errorf("%w: worker %s of group %q: its record was ended by others", ErrLost, c.o.owner, g.name))
+		case r.p != nil:
+			m.pending[key] = true // the next round's read tells
+		case !errors.Is(err, errRace):
+			c.log.Warn("taking a key failed", "group", g.name, "key", key, "err", err)
+		}
+	}
+	return got
+}
+
+// isFree reports whether key, whose records read kv, is this worker's
+// already (ours: a take of its own whose answer was lost landed), or free
+// to take (ok): missing or released, or held by a worker incarnation that
+// ended or is silent.
+func (m *member) isFree(ctx context.Context, v groupView, others map[string]*workerRecord, key string, kv view) (ours, ok bool) {
+	g, c := m.g, m.g.c
 	switch r := kv.rec; {
 	case r == nil:
 		// Deleted: as for a single lease, free once released, or once its
 		// token record has not changed for that holder's duration × skew.
-		free = kv.tok == nil || kv.tok.Released || m.silent("key "+key, kv.incarnation(), kv.tok.DurationMS)
+		return false, kv.tok == nil || kv.tok.Released || m.silent("key "+key, kv.incarnation(), kv.tok.DurationMS)
 	case r.Released:
-		free = true
+		return false, true
 	case r.Group != g.name:
 		// A single lease, or another group's: not this group's to take.
 		if r.Group == "" && !r.Released {
 			c.log.Debug("a key of the group is held by a single lease", "group", g.name, "key", key, "holder", r.Owner)
 		}
+		return false, false
 	case r.Worker == m.attempt:
-		// Our own take, whose answer was lost, landed.
-		m.hold(*r, c.o.clock.Now(), fn)
-		return true
+		return true, false
 	default:
-		free = !m.alive(ctx, v, others, r.Owner, r.Worker, r.DurationMS)
+		return false, !m.alive(ctx, v, others, r.Owner, r.Worker, r.DurationMS)
 	}
-	if !free {
-		return false
-	}
-	m.mu.Lock()
-	check := g.workers.TxCheck(workerRecord{Key: g.workerKey(c.o.owner)},
-		dynamo.WithSaveBehavior(dynamo.SaveClobber),
-		dynamo.If(expression.And(
-			expression.Name("attempt").Equal(expression.Value(m.attempt)),
-			expression.Name("ended").Equal(expression.Value(false)))))
-	m.mu.Unlock()
-	rec, sentAt, p, least, err := c.write(ctx, key, kv, m.floors[key], &claim{group: g.name, worker: m.attempt, check: check})
-	if least > 0 {
-		m.floors[key] = least
-	}
-	switch {
-	case err == nil:
-		delete(m.floors, key)
-		m.hold(rec, sentAt, fn)
-		return true
-	case errors.Is(err, errClaimRefused):
-		m.end(fmt.Errorf("%w: worker %s of group %q: its record was ended by others", ErrLost, c.o.owner, g.name))
-	case p != nil:
-		m.pending[key] = true // the next round's read tells
-	case !errors.Is(err, errRace):
-		c.log.Warn("taking a key failed", "group", g.name, "key", key, "err", err)
-	}
-	return false
 }
 
 // alive reports whether the worker owner's incarnation inc may still be
