@@ -219,6 +219,9 @@ type member struct {
 	pending map[string]bool  // keys whose take had no clear answer
 	floors  map[string]int64 // per key: the least token to issue next
 	rounds  int              // rounds run
+	// joined is the roster as the join wrote it, read by the first round
+	// instead of reading it again (nil after).
+	joined *rosterRecord
 
 	mu         sync.Mutex
 	rec        workerRecord      // as last written; guarded by mu
@@ -244,22 +247,38 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	c := g.c
 	clk := c.o.clock
 	key := g.workerKey(c.o.owner)
-	old, err := g.workers.Load(ctx, workerRecord{Key: key}, dynamo.ConsistentRead())
-	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
-	}
 	m := &member{g: g, attempt: ident.RandomHex(8), held: map[string]*Lease{}, leaving: map[string]bool{}, unreleased: map[string]*Lease{},
 		watches: map[string]watch{}, silence: map[string]watch{}, pending: map[string]bool{}, floors: map[string]int64{}, beatDone: make(chan struct{})}
-	rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration),
-		Expires: clk.Now().Add(c.o.ttl).Unix(), Version: old.Version}
-	sentAt := clk.Now()
-	saved, err := g.workers.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut))
+	rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration)}
+	// The record is written over any earlier one of the owner, under the
+	// version that one has: first as if there were none (a new owner's
+	// join is one write), then under the version its conflict carries.
+	var saved workerRecord
+	var sentAt time.Time
+	var err error
+	for try := 0; ; try++ {
+		rec.Expires = clk.Now().Add(c.o.ttl).Unix()
+		sentAt = clk.Now()
+		saved, err = g.workers.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut))
+		if err == nil || !errors.Is(err, dynamo.ErrVersionConflict) || try >= 3 {
+			break
+		}
+		old, cerr := g.workers.Current(err)
+		if cerr != nil {
+			if old, cerr = g.workers.Load(ctx, workerRecord{Key: key}, dynamo.ConsistentRead()); cerr != nil && !errors.Is(cerr, dynamo.ErrNotFound) {
+				break
+			}
+		}
+		rec.Version = old.Version
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
 	}
-	if err := g.roster(ctx, c.o.owner, nil); err != nil {
+	r, err := g.roster(ctx, c.o.owner, nil)
+	if err != nil {
 		return nil, err
 	}
+	m.joined = &r
 	m.ctx, m.cancel = context.WithCancelCause(context.Background())
 	m.beatCtx, m.stopBeat = context.WithCancel(m.ctx)
 	m.mu.Lock()
@@ -271,9 +290,11 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	return m, nil
 }
 
-// roster adds add (when not "") to the group's roster and removes drop.
-func (g *Group) roster(ctx context.Context, add string, drop []string) error {
-	_, err := g.rosters.Update(ctx, rosterRecord{Key: g.rosterKey()}, func(r rosterRecord) (rosterRecord, error) {
+// roster adds add (when not "") to the group's roster and removes drop,
+// and returns the roster as written (or read, when it had nothing to
+// change).
+func (g *Group) roster(ctx context.Context, add string, drop []string) (rosterRecord, error) {
+	r, err := g.rosters.Update(ctx, rosterRecord{Key: g.rosterKey()}, func(r rosterRecord) (rosterRecord, error) {
 		n := len(r.Members)
 		r.Members = slices.DeleteFunc(slices.Clone(r.Members), func(o string) bool { return slices.Contains(drop, o) })
 		changed := len(r.Members) != n
@@ -287,9 +308,9 @@ func (g *Group) roster(ctx context.Context, add string, drop []string) error {
 		return r, nil
 	})
 	if err != nil {
-		return fmt.Errorf("lease: group %q: roster: %w", g.name, err)
+		return rosterRecord{}, fmt.Errorf("lease: group %q: roster: %w", g.name, err)
 	}
-	return nil
+	return r, nil
 }
 
 // arm (re)starts the watchdog that ends the membership at its deadline;
@@ -448,9 +469,16 @@ func (v *groupView) alive(owner string, w workerRecord) {
 func (m *member) look(ctx context.Context) (groupView, error) {
 	g, c := m.g, m.g.c
 	me := c.o.owner
-	r, err := g.rosters.Load(ctx, rosterRecord{Key: g.rosterKey()}, dynamo.ConsistentRead())
-	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-		return groupView{}, err
+	var r rosterRecord
+	if m.joined != nil {
+		// The first round: the roster as the join wrote it, a moment ago.
+		r, m.joined = *m.joined, nil
+	} else {
+		var err error
+		r, err = g.rosters.Load(ctx, rosterRecord{Key: g.rosterKey()}, dynamo.ConsistentRead())
+		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+			return groupView{}, err
+		}
 	}
 	keys, recs, found, err := m.readOthers(ctx, r.Members)
 	if err != nil {
@@ -558,12 +586,13 @@ func (m *member) forget(members []string, now time.Time) {
 func (m *member) tidyRoster(ctx context.Context, members, drop []string) error {
 	g, c := m.g, m.g.c
 	if len(drop) > 0 {
-		if err := g.roster(ctx, "", drop); err != nil {
+		if _, err := g.roster(ctx, "", drop); err != nil {
 			c.log.Warn("removing ended workers from the roster failed", "group", g.name, "err", err)
 		}
 	}
 	if !slices.Contains(members, c.o.owner) {
-		return g.roster(ctx, c.o.owner, nil)
+		_, err := g.roster(ctx, c.o.owner, nil)
+		return err
 	}
 	return nil
 }
@@ -1126,7 +1155,7 @@ func (m *member) leave() error {
 		}
 		if err != nil {
 			err = fmt.Errorf("lease: group %q: marking worker %s ended: %w", g.name, c.o.owner, err)
-		} else if rerr := g.roster(ctx, "", []string{c.o.owner}); rerr != nil {
+		} else if _, rerr := g.roster(ctx, "", []string{c.o.owner}); rerr != nil {
 			c.log.Warn("leaving the roster failed", "group", g.name, "err", rerr)
 		}
 	}
