@@ -210,7 +210,8 @@ type member struct {
 	stopBeat context.CancelFunc
 	beatDone chan struct{}
 
-	work    sync.WaitGroup // the goroutines running fn
+	work    sync.WaitGroup // the goroutines running fn and releasing its key (serve)
+	fns     sync.WaitGroup // the calls of fn under way
 	writeMu sync.Mutex     // serialises writes of the worker record
 
 	// The balancer's own state (its goroutine only).
@@ -827,27 +828,21 @@ func inParallel(n int, f func(i int)) {
 // takeSome takes the keys it can of keys, which are free — missing or
 // released, or held by a worker incarnation that ended or is silent — or
 // already its own (a take whose answer was lost), and returns how many
-// this worker holds now of them. The keys' records are read at once, and
-// the free ones written at once: each take is still one conditional
+// this worker holds now of them. The keys' records are read at once (in
+// batches: Client.readAll), and the free ones written at once: each take is still one conditional
 // transaction on its key's record (see Client.write), so a key goes to at
 // most one worker whatever the others do meanwhile; only the balancer's
 // own state is touched here alone, between the two.
 func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*workerRecord, keys []string, fn func(context.Context, *Lease) error) (got int) {
 	g, c := m.g, m.g.c
-	views := make([]view, len(keys))
-	errs := make([]error, len(keys))
-	inParallel(len(keys), func(i int) { views[i], errs[i] = c.read(ctx, keys[i]) })
+	views, err := c.readAll(ctx, keys)
+	if err != nil {
+		c.log.Warn("reading the keys failed", "group", g.name, "keys", keys, "err", err)
+		return 0 // the pending ones stay pending
+	}
 	var free []int // indexes into keys
 	for i, key := range keys {
-		wasPending := m.pending[key]
 		delete(m.pending, key)
-		if err := errs[i]; err != nil {
-			c.log.Warn("reading a key failed", "group", g.name, "key", key, "err", err)
-			if wasPending {
-				m.pending[key] = true
-			}
-			continue
-		}
 		switch ours, ok := m.isFree(ctx, v, others, key, views[i]); {
 		case ours:
 			// Our own take, whose answer was lost, landed.
@@ -885,6 +880,9 @@ func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*w
 		r := &results[j]
 		i := free[j]
 		r.rec, r.sentAt, r.p, r.least, r.err = c.write(ctx, keys[i], views[i], floors[j], claims[j])
+		if r.err == nil {
+			m.hold(r.rec, r.sentAt, fn) // at once, not after the other takes
+		}
 	})
 	for j, i := range free {
 		key, r := keys[i], results[j]
@@ -894,7 +892,6 @@ func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*w
 		switch err := r.err; {
 		case err == nil:
 			delete(m.floors, key)
-			m.hold(r.rec, r.sentAt, fn)
 			got++
 		case errors.Is(err, errClaimRefused):
 			m.end(fmt.Errorf("%w: worker %s of group %q: its record was ended by others", ErrLost, c.o.owner, g.name))
@@ -1004,7 +1001,7 @@ func (m *member) endSilent(ctx context.Context, w workerRecord) bool {
 }
 
 // hold makes a Lease of rec, which this worker wrote at sentAt, and runs fn
-// on it.
+// on it. It may be called from several goroutines of a round at once.
 func (m *member) hold(rec record, sentAt time.Time, fn func(context.Context, *Lease) error) {
 	l := newGroupLease(m.g.c, rec, sentAt, m.ctx)
 	m.mu.Lock()
@@ -1012,6 +1009,7 @@ func (m *member) hold(rec record, sentAt time.Time, fn func(context.Context, *Le
 	m.mu.Unlock()
 	m.g.c.log.Info("took a key", "group", m.g.name, "key", rec.Key, "token", rec.Token)
 	m.work.Add(1)
+	m.fns.Add(1)
 	go m.serve(l, fn)
 }
 
@@ -1019,13 +1017,15 @@ func (m *member) hold(rec record, sentAt time.Time, fn func(context.Context, *Le
 func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 	defer m.work.Done()
 	c := m.g.c
-	if err := fn(l.Context(), l); err != nil && l.Err() == nil {
+	err := fn(l.Context(), l)
+	m.fns.Done()
+	if err != nil && l.Err() == nil {
 		c.log.Warn("the work on a key failed; releasing it", "group", m.g.name, "key", l.key, "err", err)
 		l.end(fmt.Errorf("%w: %q: the work on it returned: %w", ErrReleased, l.key, err))
 	}
 	<-l.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	err := l.Release(ctx)
+	err = l.Release(ctx)
 	cancel()
 	m.mu.Lock()
 	if m.held[l.key] == l {
@@ -1128,7 +1128,12 @@ func (m *member) leave() error {
 		l.end(fmt.Errorf("%w: %q: worker %s is leaving group %q", ErrReleased, k, c.o.owner, g.name))
 	}
 	m.mu.Unlock()
-	m.work.Wait() // every fn returned and every key released
+	// Once every fn has returned, nothing of this worker writes under its
+	// keys: its record is marked ended, and its name taken off the roster,
+	// while the keys' releases are on their way (each conditioned on the
+	// key's record still being this worker's, so that one taken meanwhile
+	// by another, who saw this worker ended, stays taken).
+	m.fns.Wait()
 	m.stopBeat()
 	<-m.beatDone
 	m.mu.Lock()
@@ -1138,6 +1143,13 @@ func (m *member) leave() error {
 	if m.ctx.Err() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 		defer cancel()
+		var rosterErr error
+		var tidied sync.WaitGroup
+		tidied.Add(1)
+		go func() {
+			defer tidied.Done()
+			_, rosterErr = g.roster(ctx, "", []string{c.o.owner})
+		}()
 		for range 3 {
 			next.Ended, next.Held, next.Asks = true, nil, nil
 			if _, err = g.workers.Save(ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut)); err == nil || !errors.Is(err, dynamo.ErrVersionConflict) {
@@ -1155,10 +1167,13 @@ func (m *member) leave() error {
 		}
 		if err != nil {
 			err = fmt.Errorf("lease: group %q: marking worker %s ended: %w", g.name, c.o.owner, err)
-		} else if _, rerr := g.roster(ctx, "", []string{c.o.owner}); rerr != nil {
-			c.log.Warn("leaving the roster failed", "group", g.name, "err", rerr)
+		}
+		tidied.Wait()
+		if rosterErr != nil {
+			c.log.Warn("leaving the roster failed", "group", g.name, "err", rosterErr)
 		}
 	}
+	m.work.Wait() // every key released (or its release failed)
 	m.end(fmt.Errorf("%w: worker %s left group %q", ErrReleased, c.o.owner, g.name))
 	if err == nil {
 		c.log.Info("left the group", "group", g.name)
