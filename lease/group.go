@@ -1132,7 +1132,12 @@ func (m *member) leave() error {
 	// keys: its record is marked ended, and its name taken off the roster,
 	// while the keys' releases are on their way (each conditioned on the
 	// key's record still being this worker's, so that one taken meanwhile
-	// by another, who saw this worker ended, stays taken).
+	// by another, who saw this worker ended, stays taken). The roster's
+	// update does not wait for the record's: a worker off the roster whose
+	// record is not ended still holds its keys (alive reads its record), and
+	// a new incarnation of the same owner that joined meanwhile, taken off
+	// with it, adds itself back at its next round (tidyRoster); only the
+	// balance can wait a round, never a key's exclusivity.
 	m.fns.Wait()
 	m.stopBeat()
 	<-m.beatDone
