@@ -365,10 +365,20 @@ func (m *Migration[T]) Run(ctx context.Context) error {
 	m.started = m.o.clock.Now()
 	m.stopping = stopping
 	m.mu.Unlock()
+	// The table's item count (for Progress's estimate) is read while the
+	// work starts, not before it.
+	var described sync.WaitGroup
+	defer described.Wait()
 	if m.query == nil {
-		if d, err := m.meter.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.table.Name())}); err == nil && d.Table != nil && d.Table.ItemCount != nil {
-			m.total = *d.Table.ItemCount
-		}
+		described.Add(1)
+		go func() {
+			defer described.Done()
+			if d, err := m.meter.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.table.Name())}); err == nil && d.Table != nil && d.Table.ItemCount != nil {
+				m.mu.Lock()
+				m.total = *d.Table.ItemCount
+				m.mu.Unlock()
+			}
+		}()
 	}
 	if m.o.dryRun {
 		return m.runLocal(ctx)
@@ -458,7 +468,7 @@ func (m *Migration[T]) runLocal(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			cp := checkpoint{Key: m.checkpointKey(seg)}
-			if err := m.scanSegment(ctx, ctx, seg, cp, nil); err != nil {
+			if err := m.scanSegment(ctx, ctx, seg, cp, nil, nil); err != nil {
 				m.setFatal(err)
 				cancel()
 				return
@@ -572,6 +582,19 @@ func (m *Migration[T]) segment(ctx, wctx context.Context, l *lease.Lease, stop c
 		return nil // Run is stopping: leave the segment as it is
 	default:
 	}
+	// While the checkpoint is read, the segment's first page is read too
+	// when this process knows of no progress of the segment (a fresh
+	// migration): it is used only if the checkpoint, read under the lease,
+	// says the segment starts from the beginning, and dropped otherwise
+	// (one page read for nothing).
+	m.mu.Lock()
+	fresh := m.segs[seg].scanned == 0 && !m.segs[seg].done
+	m.mu.Unlock()
+	var early *pageReader[T]
+	if fresh {
+		early = m.startReading(ctx, seg, "")
+		defer early.stop()
+	}
 	cp, err := m.cps.Load(ctx, checkpoint{Key: m.checkpointKey(seg)}, dynamo.ConsistentRead())
 	switch {
 	case errors.Is(err, dynamo.ErrNotFound):
@@ -579,8 +602,12 @@ func (m *Migration[T]) segment(ctx, wctx context.Context, l *lease.Lease, stop c
 	case err != nil:
 		return m.segmentError(ctx, l, seg, err, stop)
 	}
+	if early != nil && (cp.Cursor != "" || cp.Done) {
+		early.stop()
+		early = nil
+	}
 	if !cp.Done {
-		err = m.scanSegment(ctx, wctx, seg, cp, func(cp checkpoint) (checkpoint, error) {
+		err = m.scanSegment(ctx, wctx, seg, cp, early, func(cp checkpoint) (checkpoint, error) {
 			cp.Token, cp.Segments = l.Token(), m.o.segments
 			return lease.Save(ctx, l, m.cps, cp)
 		})
@@ -691,7 +718,8 @@ func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T]
 }
 
 // scanSegment scans segment seg from cp, changing its items, one page read
-// ahead of the items being changed. With save (nil: none) it saves the
+// ahead of the items being changed: by r when not nil (reading from cp's
+// cursor already), else by a reader of its own. With save (nil: none) it saves the
 // checkpoint after the first page that ends CheckpointInterval or more
 // after the last save, at the segment's end, and, while ctx lasts, when it
 // stops early: an item failing, or Run stopping (errStopping).
@@ -703,22 +731,15 @@ func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T]
 // — and the segment stops before the next item. Finishing it after the
 // lease is safe: the write's own conditions (the mark, the version) keep
 // it from applying twice or over a live write.
-func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkpoint, save func(checkpoint) (checkpoint, error)) (err error) {
+func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkpoint, r *pageReader[T], save func(checkpoint) (checkpoint, error)) (err error) {
 	m.mu.Lock()
 	stopping := m.stopping
 	m.mu.Unlock()
-	pctx, cancel := context.WithCancel(ctx)
-	pages := make(chan page[T])
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		m.readAhead(pctx, seg, cp.Cursor, pages)
-	}()
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
+	if r == nil {
+		r = m.startReading(ctx, seg, cp.Cursor)
+	}
+	defer r.stop()
+	pages := r.pages
 	lastSave := m.o.clock.Now()
 	unsaved := false // cp moved on since it was last saved
 	flush := func() error {
@@ -797,6 +818,33 @@ func (m *Migration[T]) writePage(ctx, wctx context.Context, p page[T], stopping 
 		}
 	}
 	return nil
+}
+
+// pageReader is a goroutine reading a segment's pages ahead (readAhead).
+type pageReader[T any] struct {
+	pages  chan page[T]
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startReading starts reading segment seg's pages from cursor on, under
+// ctx, one page ahead of the reader of r.pages.
+func (m *Migration[T]) startReading(ctx context.Context, seg int, cursor string) *pageReader[T] {
+	r := &pageReader[T]{pages: make(chan page[T])}
+	ctx, r.cancel = context.WithCancel(ctx)
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		m.readAhead(ctx, seg, cursor, r.pages)
+	}()
+	return r
+}
+
+// stop stops the reading and returns once its goroutine has returned; it
+// may be called again.
+func (r *pageReader[T]) stop() {
+	r.cancel()
+	r.wg.Wait()
 }
 
 // readAhead reads segment seg's pages from cursor on into pages, one

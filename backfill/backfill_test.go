@@ -508,7 +508,7 @@ func TestLostSegmentFinishesTheItemInHand(t *testing.T) {
 	}
 	leaseCtx, lose := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- m.scanSegment(leaseCtx, t.Context(), 0, checkpoint{Key: m.checkpointKey(0)}, nil) }()
+	go func() { done <- m.scanSegment(leaseCtx, t.Context(), 0, checkpoint{Key: m.checkpointKey(0)}, nil, nil) }()
 	<-h.held
 	lose() // the lease ends while the first item's write is in flight
 	close(h.release)

@@ -24,6 +24,90 @@ import (
 // learning the end), a bigger one the rate per item.
 var benchSizes = flag.String("backfill.items", "1000,5000", "table sizes of BenchmarkMigration, comma-separated")
 
+// benchAttrs is the number of attributes BenchmarkMigration's items carry
+// besides the four the change reads and writes (id, version, hits,
+// migrated): 0, or wideAttrs (a wideAccount: a realistic mix of strings,
+// numbers, a bool, a list, a map and a string set), where writing the
+// change alone (dynamo.ChangedFrom) leaves them all out of the migration's
+// UpdateItem, as the hand-written UpdateItem loop leaves them out of its
+// own.
+var benchAttrs = flag.Int("backfill.attrs", 0, "attributes of BenchmarkMigration's items besides id, version, hits and migrated: 0 or 20")
+
+// wideAttrs is the number of attributes a wideAccount has besides an
+// account's.
+const wideAttrs = 20
+
+// wideAccount is an account with wideAttrs more attributes, which the
+// migration's change does not touch.
+type wideAccount struct {
+	ID       string            `dynamo:"id,hash"`
+	Version  int64             `dynamo:"version,version"`
+	Hits     int64             `dynamo:"hits"`
+	Migrated int64             `dynamo:"migrated"`
+	Name     string            `dynamo:"name"`
+	Email    string            `dynamo:"email"`
+	Country  string            `dynamo:"country"`
+	City     string            `dynamo:"city"`
+	Street   string            `dynamo:"street"`
+	Zip      string            `dynamo:"zip"`
+	Phone    string            `dynamo:"phone"`
+	Plan     string            `dynamo:"plan"`
+	Status   string            `dynamo:"status"`
+	Locale   string            `dynamo:"locale"`
+	Created  string            `dynamo:"created"`
+	Updated  string            `dynamo:"updated"`
+	Score    float64           `dynamo:"score"`
+	Balance  int64             `dynamo:"balance"`
+	Logins   int64             `dynamo:"logins"`
+	Age      int64             `dynamo:"age"`
+	Verified bool              `dynamo:"verified"`
+	Tags     []string          `dynamo:"tags,set"`
+	Roles    []string          `dynamo:"roles"`
+	Prefs    map[string]string `dynamo:"prefs"`
+}
+
+// addMigratedWide is addMigrated of a wideAccount.
+func addMigratedWide(a wideAccount) (wideAccount, error) {
+	a.Migrated++
+	return a, nil
+}
+
+// widen writes the env's n items again as wideAccounts (version 1, hits
+// and migrated 0).
+func widen(b testing.TB, e *env) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	num := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	for i := 0; i < e.n; i += 25 {
+		var reqs []types.WriteRequest
+		for j := i; j < min(e.n, i+25); j++ {
+			item := map[string]types.AttributeValue{
+				"id": s(key(j)), "version": num("1"), "hits": num("0"), "migrated": num("0"),
+				"name": s(fmt.Sprintf("Customer %05d", j)), "email": s(fmt.Sprintf("customer%05d@example.com", j)),
+				"country": s("DE"), "city": s("Berlin"), "street": s(fmt.Sprintf("Hauptstrasse %d", j%200+1)),
+				"zip": s(fmt.Sprintf("10%03d", j%1000)), "phone": s(fmt.Sprintf("+49 30 %07d", j)), "plan": s("business"),
+				"status": s("active"), "locale": s("de-DE"), "created": s("2024-03-01T09:30:00Z"),
+				"updated": s("2026-11-26T17:45:12Z"), "score": num("87.5"), "balance": num(strconv.Itoa(j * 37)),
+				"logins": num(strconv.Itoa(j % 900)), "age": num(strconv.Itoa(18 + j%60)),
+				"verified": &types.AttributeValueMemberBOOL{Value: j%3 != 0},
+				"tags":     &types.AttributeValueMemberSS{Value: []string{"newsletter", "beta"}},
+				"roles":    &types.AttributeValueMemberL{Value: []types.AttributeValue{s("owner"), s("billing")}},
+				"prefs":    &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"theme": s("dark"), "lang": s("de")}},
+			}
+			if len(item) != 4+wideAttrs {
+				b.Fatalf("a wide item has %d attributes, want %d", len(item), 4+wideAttrs)
+			}
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+		for len(reqs) > 0 {
+			out, err := e.c.BatchWriteItem(b.Context(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{e.table: reqs}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			reqs = out.UnprocessedItems[e.table]
+		}
+	}
+}
+
 // benchLatency is added to every request of BenchmarkMigration, of every
 // way alike, as a network to an AWS region would (about 5 ms a request
 // there; DynamoDB Local answers in well under a millisecond, so at 0 the
@@ -68,7 +152,8 @@ const benchSegments = 8
 // benchSegments, writers waiting on something else than their write), and
 // the migration's rate over each loop's. -backfill.latency adds a latency
 // to every request of every way (inside writesInFlight, which counts it as
-// in flight, as a write waiting on the network is).
+// in flight, as a write waiting on the network is). -backfill.attrs gives
+// the items more attributes, which the change does not touch.
 func BenchmarkMigration(b *testing.B) {
 	for _, f := range strings.Split(*benchSizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -81,6 +166,13 @@ func BenchmarkMigration(b *testing.B) {
 
 func benchMigration(b *testing.B, n int) {
 	env := newEnv(b, n)
+	switch *benchAttrs {
+	case 0:
+	case wideAttrs:
+		widen(b, env)
+	default:
+		b.Fatalf("-backfill.attrs %d: give 0 or %d", *benchAttrs, wideAttrs)
+	}
 	inFlight := newWritesInFlight()
 	inFlight.base = delayingTransport{next: inFlight.base, delay: *benchLatency}
 	env.c = dynamotest.ClientWith(b, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: inFlight} })
@@ -100,11 +192,22 @@ func benchMigration(b *testing.B, n int) {
 					// its consumed capacity (without one, one in 16 does).
 					opts = append(opts, Capacity(0, 1e9))
 				}
-				m, err := New(env.c, env.table, way+"-"+strconv.Itoa(i), addMigrated, opts...)
-				if err != nil {
-					b.Fatal(err)
+				id := way + "-" + strconv.Itoa(i)
+				var run func(context.Context) error
+				if *benchAttrs == 0 {
+					m, err := New(env.c, env.table, id, addMigrated, opts...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					run = m.Run
+				} else {
+					m, err := New(env.c, env.table, id, addMigratedWide, opts...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					run = m.Run
 				}
-				if err := m.Run(b.Context()); err != nil {
+				if err := run(b.Context()); err != nil {
 					b.Fatal(err)
 				}
 			case "conditional":

@@ -130,7 +130,7 @@ func BenchmarkItemCPU(b *testing.B) {
 						wg.Add(1)
 						go func() {
 							defer wg.Done()
-							if err := m.scanSegment(b.Context(), b.Context(), seg, checkpoint{}, nil); err != nil {
+							if err := m.scanSegment(b.Context(), b.Context(), seg, checkpoint{}, nil, nil); err != nil {
 								b.Error(err)
 							}
 						}()

@@ -87,7 +87,10 @@
 // lease group (lease.Client.Group) named after the migration: every process
 // running the migration with the same id joins it and works on the
 // segments it is given, one goroutine per segment, which writes the items
-// of one page while the next page is read. The segment's checkpoint — its
+// of one page while the next page is read (a segment this process knows no
+// progress of reads its first page while it reads its checkpoint, and uses
+// it only if the checkpoint says the segment starts at the beginning). The
+// segment's checkpoint — its
 // scan cursor, whether it is done, how many items it has read — is written
 // to the checkpoint table with lease.Save, so only the segment's current
 // holder can write it: after the first page that ends CheckpointInterval

@@ -170,7 +170,13 @@
 //   - Balance: a worker takes free keys up to ⌈M/N⌉ (from its second
 //     round on, so that workers starting together see each other; at its
 //     first round when the roster, read after its join, shows no other
-//     live worker: a worker alone starts at once); one
+//     live worker: a worker alone starts at once). A round reads the
+//     records of the keys it tries in batches and takes them at once (up
+//     to 16 at a time, each its own transaction), so a worker's start
+//     costs a few round trips whatever its share: its join (a PutItem
+//     over any earlier record of its owner, and the roster's update, whose
+//     answer the first round reads instead of the roster), the reads, the
+//     takes. One
 //     with at least two keys fewer than another asks it for keys (in its
 //     record); the holder hands a key over while it keeps at least one key
 //     more than the asker: it cancels the key's Context, waits for the
@@ -180,7 +186,9 @@
 //     transaction.
 //
 // Bounds, on the workers' clocks, plus the time the requests and the
-// functions of the keys that move take: a worker joining a fleet at rest
+// functions of the keys that move take (leaving, a worker marks its record
+// ended and leaves the roster while its keys' releases are on their way,
+// once every function has returned): a worker joining a fleet at rest
 // holds its share within 2p; the keys of a worker leaving (Run's ctx
 // cancelled) are taken within p of Run releasing them; the keys of a
 // crashed worker are taken no sooner than d and no later than d × r + 2p

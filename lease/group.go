@@ -238,7 +238,8 @@ type member struct {
 	stopBeat context.CancelFunc
 	beatDone chan struct{}
 
-	work    sync.WaitGroup // the goroutines running fn
+	work    sync.WaitGroup // the goroutines running fn and releasing its key (serve)
+	fns     sync.WaitGroup // the calls of fn under way
 	writeMu sync.Mutex     // serialises writes of the worker record
 
 	// The balancer's own state (its goroutine only).
@@ -247,6 +248,9 @@ type member struct {
 	pending map[string]bool  // keys whose take had no clear answer
 	floors  map[string]int64 // per key: the least token to issue next
 	rounds  int              // rounds run
+	// joined is the roster as the join wrote it, read by the first round
+	// instead of reading it again (nil after).
+	joined *rosterRecord
 
 	mu         sync.Mutex
 	rec        workerRecord      // as last written; guarded by mu
@@ -274,30 +278,36 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	key := g.workerKey(c.o.owner)
 	m := &member{g: g, attempt: ident.RandomHex(8), held: map[string]*Lease{}, leaving: map[string]bool{}, unreleased: map[string]*Lease{},
 		watches: map[string]watch{}, silence: map[string]watch{}, pending: map[string]bool{}, floors: map[string]int64{}, beatDone: make(chan struct{})}
+	rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration)}
+	// The record is written over any earlier one of the owner, under the
+	// version that one has: first as if there were none (a new owner's
+	// join is one write), then under the version its conflict carries.
 	var saved workerRecord
 	var sentAt time.Time
+	var err error
 	for try := 0; ; try++ {
-		old, err := g.workers.Load(ctx, workerRecord{Key: key}, dynamo.ConsistentRead())
-		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-			return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
-		}
-		rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration),
-			Expires: clk.Now().Add(c.o.ttl).Unix(), Version: old.Version}
+		rec.Expires = clk.Now().Add(c.o.ttl).Unix()
 		sentAt = clk.Now()
 		saved, err = g.workers.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut))
-		if err == nil {
+		if err == nil || !errors.Is(err, dynamo.ErrVersionConflict) || try >= 3 {
 			break
 		}
-		// The earlier incarnation's record changed since it was read (others
-		// marked it ended, or its last heartbeat landed late): read it again
-		// and write over that version.
-		if !errors.Is(err, dynamo.ErrVersionConflict) || try == 2 {
-			return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
+		old, cerr := g.workers.Current(err)
+		if cerr != nil {
+			if old, cerr = g.workers.Load(ctx, workerRecord{Key: key}, dynamo.ConsistentRead()); cerr != nil && !errors.Is(cerr, dynamo.ErrNotFound) {
+				break
+			}
 		}
+		rec.Version = old.Version
 	}
-	if err := g.roster(ctx, c.o.owner, nil); err != nil {
+	if err != nil {
+		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
+	}
+	r, err := g.roster(ctx, c.o.owner, nil)
+	if err != nil {
 		return nil, err
 	}
+	m.joined = &r
 	m.ctx, m.cancel = context.WithCancelCause(context.Background())
 	m.beatCtx, m.stopBeat = context.WithCancel(m.ctx)
 	m.mu.Lock()
@@ -309,9 +319,11 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	return m, nil
 }
 
-// roster adds add (when not "") to the group's roster and removes drop.
-func (g *Group) roster(ctx context.Context, add string, drop []string) error {
-	_, err := g.rosters.Update(ctx, rosterRecord{Key: g.rosterKey()}, func(r rosterRecord) (rosterRecord, error) {
+// roster adds add (when not "") to the group's roster and removes drop,
+// and returns the roster as written (or read, when it had nothing to
+// change).
+func (g *Group) roster(ctx context.Context, add string, drop []string) (rosterRecord, error) {
+	r, err := g.rosters.Update(ctx, rosterRecord{Key: g.rosterKey()}, func(r rosterRecord) (rosterRecord, error) {
 		n := len(r.Members)
 		r.Members = slices.DeleteFunc(slices.Clone(r.Members), func(o string) bool { return slices.Contains(drop, o) })
 		changed := len(r.Members) != n
@@ -325,9 +337,9 @@ func (g *Group) roster(ctx context.Context, add string, drop []string) error {
 		return r, nil
 	})
 	if err != nil {
-		return fmt.Errorf("lease: group %q: roster: %w", g.name, err)
+		return rosterRecord{}, fmt.Errorf("lease: group %q: roster: %w", g.name, err)
 	}
-	return nil
+	return r, nil
 }
 
 // arm (re)starts the watchdog that ends the membership at its deadline;
@@ -489,9 +501,16 @@ func (v *groupView) alive(owner string, w workerRecord) {
 func (m *member) look(ctx context.Context) (groupView, error) {
 	g, c := m.g, m.g.c
 	me := c.o.owner
-	r, err := g.rosters.Load(ctx, rosterRecord{Key: g.rosterKey()}, dynamo.ConsistentRead())
-	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-		return groupView{}, err
+	var r rosterRecord
+	if m.joined != nil {
+		// The first round: the roster as the join wrote it, a moment ago.
+		r, m.joined = *m.joined, nil
+	} else {
+		var err error
+		r, err = g.rosters.Load(ctx, rosterRecord{Key: g.rosterKey()}, dynamo.ConsistentRead())
+		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+			return groupView{}, err
+		}
 	}
 	keys, recs, found, err := m.readOthers(ctx, r.Members)
 	if err != nil {
@@ -599,12 +618,13 @@ func (m *member) forget(members []string, now time.Time) {
 func (m *member) tidyRoster(ctx context.Context, members, drop []string) error {
 	g, c := m.g, m.g.c
 	if len(drop) > 0 {
-		if err := g.roster(ctx, "", drop); err != nil {
+		if _, err := g.roster(ctx, "", drop); err != nil {
 			c.log.Warn("removing ended workers from the roster failed", "group", g.name, "err", err)
 		}
 	}
 	if !slices.Contains(members, c.o.owner) {
-		return g.roster(ctx, c.o.owner, nil)
+		_, err := g.roster(ctx, c.o.owner, nil)
+		return err
 	}
 	return nil
 }
@@ -823,83 +843,165 @@ func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(c
 	others := map[string]*workerRecord{} // worker records read this round, by owner
 	clk := g.c.o.clock
 	start := clk.Now()
-	for _, k := range cands {
-		if (want <= 0 && !m.pending[k]) || ctx.Err() != nil {
-			continue
-		}
+	for len(cands) > 0 && ctx.Err() == nil {
 		if clk.Now().Sub(start) >= g.c.o.poll {
-			more = true // the rest at a next round, at once, after handing over what others ask for
+			return true // the rest at a next round, at once, after handing over what others ask for
+		}
+		// This pass: the pending keys (reading one tells whether our take
+		// landed) and as many others as this worker still wants, up to
+		// takesAtOnce, tried at once; a key that proves taken leaves its
+		// place to the next pass.
+		var batch, rest []string
+		wanted := 0
+		for _, k := range cands {
+			switch {
+			case len(batch) >= takesAtOnce:
+				rest = append(rest, k)
+			case m.pending[k]:
+				batch = append(batch, k)
+			case wanted < want:
+				batch = append(batch, k)
+				wanted++
+			default:
+				rest = append(rest, k)
+			}
+		}
+		if len(batch) == 0 {
 			break
 		}
-		if m.tryTake(ctx, v, others, k, fn) {
-			want--
+		cands = rest
+		if want -= m.takeSome(ctx, v, others, batch, fn); want <= 0 {
+			// Only the pending keys left to try.
+			cands = slices.DeleteFunc(cands, func(k string) bool { return !m.pending[k] })
 		}
 	}
 	return more
 }
 
-// tryTake reads key's record and takes it if it is free: missing or
-// released, or held by a worker incarnation that ended or is silent. It
-// reports whether this worker holds key now.
-func (m *member) tryTake(ctx context.Context, v groupView, others map[string]*workerRecord, key string, fn func(context.Context, *Lease) error) bool {
-	g, c := m.g, m.g.c
-	wasPending := m.pending[key]
-	delete(m.pending, key)
-	kv, err := c.read(ctx, key)
-	if err != nil {
-		c.log.Warn("reading a key failed", "group", g.name, "key", key, "err", err)
-		if wasPending {
-			m.pending[key] = true
-		}
-		return false
+// takesAtOnce bounds the keys a round reads and takes at once.
+const takesAtOnce = 16
+
+// inParallel runs f(0) … f(n-1) in goroutines of their own and returns once
+// all have returned.
+func inParallel(n int, f func(i int)) {
+	if n == 1 {
+		f(0)
+		return
 	}
-	free := false
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// takeSome takes the keys it can of keys, which are free — missing or
+// released, or held by a worker incarnation that ended or is silent — or
+// already its own (a take whose answer was lost), and returns how many
+// this worker holds now of them. The keys' records are read at once (in
+// batches: Client.readAll), and the free ones written at once: each take is still one conditional
+// transaction on its key's record (see Client.write), so a key goes to at
+// most one worker whatever the others do meanwhile; only the balancer's
+// own state is touched here alone, between the two.
+func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*workerRecord, keys []string, fn func(context.Context, *Lease) error) (got int) {
+	g, c := m.g, m.g.c
+	views, err := c.readAll(ctx, keys)
+	if err != nil {
+		c.log.Warn("reading the keys failed", "group", g.name, "keys", keys, "err", err)
+		return 0 // the pending ones stay pending
+	}
+	var free []int // indexes into keys
+	for i, key := range keys {
+		delete(m.pending, key)
+		switch ours, ok := m.isFree(ctx, v, others, key, views[i]); {
+		case ours:
+			// Our own take, whose answer was lost, landed.
+			m.hold(*views[i].rec, c.o.clock.Now(), fn)
+			got++
+		case ok:
+			free = append(free, i)
+		}
+	}
+	if len(free) == 0 {
+		return got
+	}
+	type result struct {
+		rec    record
+		sentAt time.Time
+		p      *attempt
+		least  int64
+		err    error
+	}
+	claims := make([]*claim, len(free))
+	floors := make([]int64, len(free))
+	m.mu.Lock()
+	for j, i := range free {
+		check := g.workers.TxCheck(workerRecord{Key: g.workerKey(c.o.owner)},
+			dynamo.WithSaveBehavior(dynamo.SaveClobber),
+			dynamo.If(expression.And(
+				expression.Name("attempt").Equal(expression.Value(m.attempt)),
+				expression.Name("ended").Equal(expression.Value(false)))))
+		claims[j] = &claim{group: g.name, worker: m.attempt, check: check}
+		floors[j] = m.floors[keys[i]]
+	}
+	m.mu.Unlock()
+	results := make([]result, len(free))
+	inParallel(len(free), func(j int) {
+		r := &results[j]
+		i := free[j]
+		r.rec, r.sentAt, r.p, r.least, r.err = c.write(ctx, keys[i], views[i], floors[j], claims[j])
+		if r.err == nil {
+			m.hold(r.rec, r.sentAt, fn) // at once, not after the other takes
+		}
+	})
+	for j, i := range free {
+		key, r := keys[i], results[j]
+		if r.least > 0 {
+			m.floors[key] = r.least
+		}
+		switch err := r.err; {
+		case err == nil:
+			delete(m.floors, key)
+			got++
+		case errors.Is(err, errClaimRefused):
+			m.end(fmt.Errorf("%w: worker %s of group %q: its record was ended by others", ErrLost, c.o.owner, g.name))
+		case r.p != nil:
+			m.pending[key] = true // the next round's read tells
+		case !errors.Is(err, errRace):
+			c.log.Warn("taking a key failed", "group", g.name, "key", key, "err", err)
+		}
+	}
+	return got
+}
+
+// isFree reports whether key, whose records read kv, is this worker's
+// already (ours: a take of its own whose answer was lost landed), or free
+// to take (ok): missing or released, or held by a worker incarnation that
+// ended or is silent.
+func (m *member) isFree(ctx context.Context, v groupView, others map[string]*workerRecord, key string, kv view) (ours, ok bool) {
+	g, c := m.g, m.g.c
 	switch r := kv.rec; {
 	case r == nil:
 		// Deleted: as for a single lease, free once released, or once its
 		// token record has not changed for that holder's duration × skew.
-		free = kv.tok == nil || kv.tok.Released || m.silent("key "+key, kv.incarnation(), kv.tok.DurationMS)
+		return false, kv.tok == nil || kv.tok.Released || m.silent("key "+key, kv.incarnation(), kv.tok.DurationMS)
 	case r.Released:
-		free = true
+		return false, true
 	case r.Group != g.name:
 		// A single lease, or another group's: not this group's to take.
 		if r.Group == "" && !r.Released {
 			c.log.Debug("a key of the group is held by a single lease", "group", g.name, "key", key, "holder", r.Owner)
 		}
+		return false, false
 	case r.Worker == m.attempt:
-		// Our own take, whose answer was lost, landed.
-		m.hold(*r, c.o.clock.Now(), fn)
-		return true
+		return true, false
 	default:
-		free = !m.alive(ctx, v, others, r.Owner, r.Worker, r.DurationMS)
+		return false, !m.alive(ctx, v, others, r.Owner, r.Worker, r.DurationMS)
 	}
-	if !free {
-		return false
-	}
-	m.mu.Lock()
-	check := g.workers.TxCheck(workerRecord{Key: g.workerKey(c.o.owner)},
-		dynamo.WithSaveBehavior(dynamo.SaveClobber),
-		dynamo.If(expression.And(
-			expression.Name("attempt").Equal(expression.Value(m.attempt)),
-			expression.Name("ended").Equal(expression.Value(false)))))
-	m.mu.Unlock()
-	rec, sentAt, p, least, err := c.write(ctx, key, kv, m.floors[key], &claim{group: g.name, worker: m.attempt, check: check})
-	if least > 0 {
-		m.floors[key] = least
-	}
-	switch {
-	case err == nil:
-		delete(m.floors, key)
-		m.hold(rec, sentAt, fn)
-		return true
-	case errors.Is(err, errClaimRefused):
-		m.end(fmt.Errorf("%w: worker %s of group %q: its record was ended by others", ErrLost, c.o.owner, g.name))
-	case p != nil:
-		m.pending[key] = true // the next round's read tells
-	case !errors.Is(err, errRace):
-		c.log.Warn("taking a key failed", "group", g.name, "key", key, "err", err)
-	}
-	return false
 }
 
 // alive reports whether the worker owner's incarnation inc may still be
@@ -973,7 +1075,7 @@ func (m *member) endSilent(ctx context.Context, w workerRecord) bool {
 }
 
 // hold makes a Lease of rec, which this worker wrote at sentAt, and runs fn
-// on it.
+// on it. It may be called from several goroutines of a round at once.
 func (m *member) hold(rec record, sentAt time.Time, fn func(context.Context, *Lease) error) {
 	l := newGroupLease(m.g.c, rec, sentAt, m.ctx)
 	m.mu.Lock()
@@ -981,6 +1083,7 @@ func (m *member) hold(rec record, sentAt time.Time, fn func(context.Context, *Le
 	m.mu.Unlock()
 	m.g.c.log.Info("took a key", "group", m.g.name, "key", rec.Key, "token", rec.Token)
 	m.work.Add(1)
+	m.fns.Add(1)
 	go m.serve(l, fn)
 }
 
@@ -988,13 +1091,15 @@ func (m *member) hold(rec record, sentAt time.Time, fn func(context.Context, *Le
 func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 	defer m.work.Done()
 	c := m.g.c
-	if err := fn(l.Context(), l); err != nil && l.Err() == nil {
+	err := fn(l.Context(), l)
+	m.fns.Done()
+	if err != nil && l.Err() == nil {
 		c.log.Warn("the work on a key failed; releasing it", "group", m.g.name, "key", l.key, "err", err)
 		l.end(fmt.Errorf("%w: %q: the work on it returned: %w", ErrReleased, l.key, err))
 	}
 	<-l.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	err := l.Release(ctx)
+	err = l.Release(ctx)
 	cancel()
 	m.mu.Lock()
 	if m.held[l.key] == l {
@@ -1097,7 +1202,17 @@ func (m *member) leave() error {
 		l.end(fmt.Errorf("%w: %q: worker %s is leaving group %q", ErrReleased, k, c.o.owner, g.name))
 	}
 	m.mu.Unlock()
-	m.work.Wait() // every fn returned and every key released
+	// Once every fn has returned, nothing of this worker writes under its
+	// keys: its record is marked ended, and its name taken off the roster,
+	// while the keys' releases are on their way (each conditioned on the
+	// key's record still being this worker's, so that one taken meanwhile
+	// by another, who saw this worker ended, stays taken). The roster's
+	// update does not wait for the record's: a worker off the roster whose
+	// record is not ended still holds its keys (alive reads its record), and
+	// a new incarnation of the same owner that joined meanwhile, taken off
+	// with it, adds itself back at its next round (tidyRoster); only the
+	// balance can wait a round, never a key's exclusivity.
+	m.fns.Wait()
 	m.stopBeat()
 	<-m.beatDone
 	m.mu.Lock()
@@ -1107,6 +1222,13 @@ func (m *member) leave() error {
 	if m.ctx.Err() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 		defer cancel()
+		var rosterErr error
+		var tidied sync.WaitGroup
+		tidied.Add(1)
+		go func() {
+			defer tidied.Done()
+			_, rosterErr = g.roster(ctx, "", []string{c.o.owner})
+		}()
 		for range 3 {
 			next.Ended, next.Held, next.Asks = true, nil, nil
 			if _, err = g.workers.Save(ctx, next, dynamo.WithSaveBehavior(dynamo.SavePut)); err == nil || !errors.Is(err, dynamo.ErrVersionConflict) {
@@ -1124,10 +1246,13 @@ func (m *member) leave() error {
 		}
 		if err != nil {
 			err = fmt.Errorf("lease: group %q: marking worker %s ended: %w", g.name, c.o.owner, err)
-		} else if rerr := g.roster(ctx, "", []string{c.o.owner}); rerr != nil {
-			c.log.Warn("leaving the roster failed", "group", g.name, "err", rerr)
+		}
+		tidied.Wait()
+		if rosterErr != nil {
+			c.log.Warn("leaving the roster failed", "group", g.name, "err", rosterErr)
 		}
 	}
+	m.work.Wait() // every key released (or its release failed)
 	m.end(fmt.Errorf("%w: worker %s left group %q", ErrReleased, c.o.owner, g.name))
 	if err == nil {
 		c.log.Info("left the group", "group", g.name)

@@ -1,9 +1,11 @@
 package lease
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -390,6 +392,94 @@ func TestGroupLoneWorkerTakesKeysAtFirstRound(t *testing.T) {
 	}
 }
 
+// overlapTransport counts the takes (TransactWriteItems writing a token
+// record) in flight at once (most: the largest count seen); each waits, up to a real-time
+// bound, for another to be in flight with it, so that takes sent one
+// after another show as one at a time however fast the server answers.
+type overlapTransport struct {
+	next http.RoundTripper
+
+	mu           sync.Mutex
+	cur, most    int
+	another      chan struct{} // closed when two are in flight
+	anotherClose sync.Once
+}
+
+func (o *overlapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(req.Header.Get("X-Amz-Target"), ".TransactWriteItems") || req.Body == nil {
+		return o.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if !bytes.Contains(body, []byte(`\u0000token:`)) {
+		return o.next.RoundTrip(req) // not a take (which writes the key's token record): a guarded write of the work
+	}
+	o.mu.Lock()
+	o.cur++
+	o.most = max(o.most, o.cur)
+	if o.cur >= 2 {
+		o.anotherClose.Do(func() { close(o.another) })
+	}
+	o.mu.Unlock()
+	select {
+	case <-o.another:
+	case <-time.After(2 * time.Second): // a bound on the wait, not synchronisation
+	}
+	defer func() {
+		o.mu.Lock()
+		o.cur--
+		o.mu.Unlock()
+	}()
+	return o.next.RoundTrip(req)
+}
+
+// A worker taking several free keys takes them at once (each still by a
+// conditional transaction of its own), not one after another: its takes
+// are in flight together, and it holds every key.
+func TestGroupTakesFreeKeysAtOnce(t *testing.T) {
+	f := newFleet(t, 6)
+	ot := &overlapTransport{next: http.DefaultTransport, another: make(chan struct{})}
+	w := f.startWith("w1", time.Now(), dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: ot} }))
+	f.settle(time.Minute, f.balanced)
+	if got := w.g.Keys(); len(got) != len(f.keys) {
+		t.Fatalf("holds %v, want all %d keys", got, len(f.keys))
+	}
+	ot.mu.Lock()
+	defer ot.mu.Unlock()
+	if ot.most < 2 {
+		t.Fatalf("at most %d takes in flight at once, want the free keys taken together", ot.most)
+	}
+	t.Logf("%d takes in flight at once", ot.most)
+}
+
+// A worker whose owner left the group before joins again over its own
+// ended record (its join writes under the version that record has, without
+// reading it first) and takes the keys.
+func TestGroupRejoinsOverItsEndedRecord(t *testing.T) {
+	f := newFleet(t, 3)
+	now := time.Now()
+	w := f.start("w1", now)
+	f.settle(time.Minute, f.balanced)
+	w.cancel()
+	if err := <-w.done; err != nil {
+		t.Fatalf("Run after leaving: %v", err)
+	}
+	w.done <- nil // for the cleanup
+	again := f.start("w1", now)
+	f.settle(time.Minute, f.balanced)
+	if got := again.g.Keys(); len(got) != len(f.keys) {
+		t.Fatalf("the worker joining again holds %v, want all %d keys", got, len(f.keys))
+	}
+	rec, err := again.g.workers.Load(t.Context(), workerRecord{Key: again.g.workerKey("w1")}, dynamo.ConsistentRead())
+	if err != nil || rec.Ended || rec.Version < 2 {
+		t.Fatalf("worker record %+v (%v): want a live one written over the ended one", rec, err)
+	}
+}
+
 // tokens returns the tokens of the keys held now, by key.
 func (f *fleet) tokens() map[string]int64 {
 	out := map[string]int64{}
@@ -618,10 +708,11 @@ func TestGroupLeaveDuringHeartbeat(t *testing.T) {
 }
 
 // A worker restarted under its old name joins even when another worker
-// marks its old, silent incarnation ended between join's read of the
-// worker record and its write: join writes its new incarnation over
-// whatever record it finds, so Run goes on and takes the group's keys
-// rather than returning the version conflict.
+// marks its old, silent incarnation ended between join's learning of the
+// worker record (its first write's conflict carries it) and its write over
+// it: join writes its new incarnation over whatever record it finds, so Run
+// goes on and takes the group's keys rather than returning the version
+// conflict.
 func TestGroupJoinOverRecordEndedMeanwhile(t *testing.T) {
 	checkNoLeak(t)
 	table := leaseTable(t)
@@ -629,7 +720,7 @@ func TestGroupJoinOverRecordEndedMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &afterAnswer{next: http.DefaultTransport.(*http.Transport).Clone(), target: "DynamoDB_20120810.GetItem"}
+	tr := &afterAnswer{next: http.DefaultTransport.(*http.Transport).Clone(), target: "DynamoDB_20120810.PutItem"}
 	t.Cleanup(tr.next.CloseIdleConnections)
 	c := newClientOn(t, dynamo.NewMapper(dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: tr} })),
 		table, WithOwner("w1"), WithClock(clock.NewFake(time.Now())))
@@ -642,7 +733,7 @@ func TestGroupJoinOverRecordEndedMeanwhile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.hook = func() { // join has read the record: another worker declares it ended
+	tr.hook = func() { // join's first write met the record: another worker declares it ended
 		old.Ended = true
 		if _, err := other.Save(context.Background(), old, dynamo.WithSaveBehavior(dynamo.SavePut)); err != nil {
 			t.Error(err)

@@ -296,6 +296,41 @@ func (c *Client) read(ctx context.Context, key string) (view, error) {
 	return view{}, err
 }
 
+// readAll reads the records of keys as read does, for many keys at once:
+// the records and the token records in batches, the two at once (a token
+// record read when its key's record is there is left unused).
+func (c *Client) readAll(ctx context.Context, keys []string) ([]view, error) {
+	recKeys := make([]record, len(keys))
+	tokKeys := make([]tokenRecord, len(keys))
+	for i, k := range keys {
+		recKeys[i], tokKeys[i] = record{Key: k}, tokenRecord{Key: tokenKey(k)}
+	}
+	var recs []record
+	var toks []tokenRecord
+	var recFound, tokFound []bool
+	var tokErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		toks, tokFound, tokErr = c.tokens.BatchLoadIndexed(ctx, tokKeys, dynamo.ConsistentRead())
+	}()
+	recs, recFound, err := c.table.BatchLoadIndexed(ctx, recKeys, dynamo.ConsistentRead())
+	<-done
+	if err = errors.Join(err, tokErr); err != nil {
+		return nil, err
+	}
+	out := make([]view, len(keys))
+	for i := range keys {
+		switch {
+		case recFound[i]:
+			out[i] = view{rec: &recs[i]}
+		case tokFound[i]:
+			out[i] = view{tok: &toks[i]}
+		}
+	}
+	return out, nil
+}
+
 func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
