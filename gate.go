@@ -86,6 +86,13 @@ type hotKey[T any] struct {
 	// newer and older link the hotKey of a quiet key in the gate's cache
 	// (itemCache), nil otherwise. Guarded by gate.mu.
 	newer, older *hotKey[T]
+	// keyMap is the key as the map an Update of it made (set by the first
+	// join), which later Updates of a key whose fields tell its identity
+	// (Table.fastKeyID: string keys, so the same keyID is the same map)
+	// send again instead of making one: a request's key map is only read
+	// (the SDK's, the mapper's), and an error carries its own copy
+	// (ConditionError.Key, TxFailure.Key). Guarded by gate.mu.
+	keyMap map[string]types.AttributeValue
 }
 
 // waiter is one Update call as the batch that runs it sees it.
@@ -195,9 +202,9 @@ const maxBatch = 100
 // callers before it.
 const cutAfter = 50 * time.Millisecond
 
-// join registers w for key. It returns the key's state and whether w runs a
-// batch now (nobody else does); otherwise w is queued.
-func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
+// join registers w for key, whose key map is k. It returns the key's state
+// and whether w runs a batch now (nobody else does); otherwise w is queued.
+func (g *gate[T]) join(key keyID, k map[string]types.AttributeValue, w *waiter[T]) (*hotKey[T], bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.keys == nil {
@@ -206,12 +213,15 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 	e := g.keys[key]
 	if e == nil {
 		// A quiet key's state comes back from the cache, with its item,
-		// the value kept with it and its expect (forget left the rest as
-		// a new hotKey's).
+		// the value kept with it, its expect and its key map (forget left
+		// the rest as a new hotKey's).
 		if e = g.cache.take(key); e == nil {
 			e = &hotKey[T]{key: key}
 		}
 		g.keys[key] = e
+	}
+	if e.keyMap == nil {
+		e.keyMap = k
 	}
 	e.refs++
 	if !e.busy {
@@ -226,6 +236,20 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 		e.full = nil
 	}
 	return e, false
+}
+
+// keyMap returns the key map kept with key's state (hotKey.keyMap), in use
+// or cached, nil when none.
+func (g *gate[T]) keyMap(key keyID) map[string]types.AttributeValue {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e := g.keys[key]; e != nil {
+		return e.keyMap
+	}
+	if e := g.cache.byKey[key]; e != nil {
+		return e.keyMap
+	}
+	return nil
 }
 
 // gather is called by lead before it forms its batch: when the last batch

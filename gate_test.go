@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/clock"
@@ -409,6 +411,46 @@ func TestQuietKeyStateIsReusedAndHoldsNoWaiter(t *testing.T) {
 	defer s.mu.Unlock()
 	if got := storedTitle(s.db); len(got) != 1+queued+3 || got[1+queued:] != "zzz" {
 		t.Errorf("title %q: every change once", got)
+	}
+}
+
+// The key map an Update sends is made once per key and sent again by later
+// Updates of the key (hotKey.keyMap), and an error hands its caller a copy
+// of its own: changing a ConditionError's Key changes no later request.
+func TestUpdateKeyMapReusedErrorsOwnACopy(t *testing.T) {
+	db := (&fakeDB{}).table("Books", "ISBN", "")
+	books := newBooks(t, db)
+	ctx := context.Background()
+	for range 2 {
+		if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(a, b map[string]types.AttributeValue) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	ups := db.upds()
+	if len(ups) != 2 || !same(ups[0].Key, ups[1].Key) {
+		t.Fatalf("%d writes; the second Update of the key made a new key map: want the first one sent again", len(ups))
+	}
+	_, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("b"), If(expression.Name("title").Equal(expression.Value("nope"))))
+	ce, ok := asConditionError(err)
+	if !ok || !errors.Is(err, ErrConditionFailed) {
+		t.Fatalf("Update under a failing If: %v, want a ConditionError of ErrConditionFailed", err)
+	}
+	if same(ce.Key, ups[0].Key) {
+		t.Fatal("the error carries the key map the Table sends again, not a copy")
+	}
+	ce.Key["ISBN"] = str("2")
+	if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("c")); err != nil {
+		t.Fatal(err)
+	}
+	ups = db.upds()
+	if got := ups[len(ups)-1].Key["ISBN"].(*types.AttributeValueMemberS).Value; got != "1" {
+		t.Errorf("after the error's key was changed, an Update of book 1 wrote key %q", got)
+	}
+	if got := db.item("Books", book1)["title"].(*types.AttributeValueMemberS).Value; got != "aac" {
+		t.Errorf("title %q, want aac", got)
 	}
 }
 

@@ -59,16 +59,26 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
 	}
-	k, err := t.keyOfItem(&key, "Update")
-	if err != nil {
-		return zero, err
+	// The key map: the one an earlier Update of the key made, kept with
+	// the key's state (hotKey.keyMap), when the key's fields tell its
+	// identity without it (fastKeyID); else made now.
+	var k map[string]types.AttributeValue
+	gk, fast := t.fastKeyID(&key)
+	if fast {
+		k = t.gate.keyMap(gk)
+	}
+	if k == nil {
+		var err error
+		if k, err = t.keyOfItem(&key, "Update"); err != nil {
+			return zero, err
+		}
+		gk = t.p.keyID(k)
 	}
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
-	gk := t.p.keyID(k)
 	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo}
-	e, lead := t.gate.join(gk, w)
+	e, lead := t.gate.join(gk, k, w)
 	defer t.gate.leave(gk, e)
 	var res outcome[T]
 	if lead {
