@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,7 +56,8 @@ type ConditionError struct {
 	Err error
 	// Table is the table written to.
 	Table string
-	// Key is the primary key of the item written.
+	// Key is the primary key of the item written (the error's own copy:
+	// the key map a Table sends may be sent again by later calls).
 	Key map[string]types.AttributeValue
 	// HeldVersion is the version the caller held; 0 means unsaved. It is 0 for
 	// types without a version attribute.
@@ -264,7 +266,7 @@ func asConditionError(err error) (*ConditionError, bool) {
 func (p *plan) conditionFailure(table string, key map[string]types.AttributeValue, held int64, checkedVersion bool,
 	old map[string]types.AttributeValue, cause error, decode func(map[string]types.AttributeValue, any) error) *ConditionError {
 	ce := &ConditionError{
-		Err: ErrConditionFailed, Table: table, Key: key, HeldVersion: held,
+		Err: ErrConditionFailed, Table: table, Key: maps.Clone(key), HeldVersion: held,
 		Exists: old != nil, Item: old, Cause: cause, decode: decode,
 	}
 	if other, ok := p.s.otherEntity(old); ok {

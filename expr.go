@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -357,9 +358,10 @@ func (uc *userCond) String() string {
 }
 
 // versionCond returns the version condition for a caller holding held, and
-// adds its value to values.
-func (p *plan) versionCond(held int64, values map[string]types.AttributeValue) string {
-	values[heldVersionPH] = numberAV(held)
+// adds its value to values. bs (nil: none) is the stored item the write was
+// computed from (heldAV).
+func (p *plan) versionCond(held int64, bs *basis, values map[string]types.AttributeValue) string {
+	values[heldVersionPH] = p.heldAV(held, bs)
 	if held == 0 {
 		values[nullTypePH] = nullTypeAV
 		return p.condCreate
@@ -651,7 +653,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		}
 	}
 	if s.version >= 0 {
-		p.versionActions(&eb, b, held, newVersion, nulls, token, cached)
+		p.versionActions(&eb, b, held, newVersion, nulls, token, cached, bs)
 	}
 	if cached {
 		eb.fixedUpdate = p.saveUpdateExpr(missing)
@@ -673,8 +675,8 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 // version and the write token: SaveClobber advances the stored version
 // (advanceVersion); the others set newVersion under the condition that the
 // stored one is held. cached: the UpdateExpression is the plan's, only the
-// values are added.
-func (p *plan) versionActions(eb *exprBuilder, b SaveBehavior, held, newVersion int64, nulls map[string]bool, token []byte, cached bool) {
+// values are added. bs is the write's basis (nil: none).
+func (p *plan) versionActions(eb *exprBuilder, b SaveBehavior, held, newVersion int64, nulls map[string]bool, token []byte, cached bool, bs *basis) {
 	if b == SaveClobber {
 		eb.and(p.advanceVersion(eb, newVersion, nulls[p.versionAttr[0]]), nil)
 	} else {
@@ -682,7 +684,7 @@ func (p *plan) versionActions(eb *exprBuilder, b SaveBehavior, held, newVersion 
 			eb.set(p.versionPH, newVersionPH)
 		}
 		eb.values[newVersionPH] = numberAV(newVersion)
-		eb.and(p.versionCond(held, eb.values), nil)
+		eb.and(p.versionCond(held, bs, eb.values), nil)
 	}
 	if cached {
 		p.tokenValue(eb, token)
@@ -926,11 +928,11 @@ func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond, bs *basis) p
 		// The version condition alone (a SavePut or Delete of an item
 		// held): what the builder below would return, without it.
 		values := make(map[string]types.AttributeValue, 2)
-		return putParts{cond: p.versionCond(held, values), names: p.putNames, values: values}
+		return putParts{cond: p.versionCond(held, bs, values), names: p.putNames, values: values}
 	}
 	eb := exprBuilder{values: map[string]types.AttributeValue{}}
 	if p.s.version >= 0 && !clobber {
-		eb.and(p.versionCond(held, eb.values), nil)
+		eb.and(p.versionCond(held, bs, eb.values), nil)
 		eb.names = p.putNames
 	}
 	eb.and(p.basisCond(bs, eb.values))
@@ -950,8 +952,40 @@ func isSet(av types.AttributeValue) bool {
 	return false
 }
 
+// numberAV returns n as an N. From 100 on (below, strconv's text is
+// static), the value and its text are one allocation: numBox.
 func numberAV(n int64) *types.AttributeValueMemberN {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+	if 0 <= n && n < 100 {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+	}
+	nb := new(numBox)
+	b := strconv.AppendInt(nb.text[:0], n, 10) // fits: at most 20 bytes
+	nb.av.Value = unsafe.String(&nb.text[0], len(b))
+	return &nb.av
+}
+
+// numBox is an N and the bytes of its text, allocated together; the text is
+// never written again once the N holds it.
+type numBox struct {
+	av   types.AttributeValueMemberN
+	text [20]byte
+}
+
+// heldAV returns the value of the version held (heldVersionPH): the basis
+// item's own version value when it holds held as that text (the item the
+// Table wrote last holds the one its write made; shared, as the values of
+// a request and of the item it remembers are: nobody modifies one), else a
+// new one.
+func (p *plan) heldAV(held int64, bs *basis) *types.AttributeValueMemberN {
+	if bs != nil {
+		if o, ok := bs.item[p.versionAttr[0]].(*types.AttributeValueMemberN); ok {
+			var buf [20]byte
+			if string(strconv.AppendInt(buf[:0], held, 10)) == o.Value {
+				return o
+			}
+		}
+	}
+	return numberAV(held)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

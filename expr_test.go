@@ -2,8 +2,10 @@ package dynamo
 
 import (
 	"maps"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,6 +126,47 @@ func TestSaveExpressions(t *testing.T) {
 	}
 	if up := p.buildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, bs, nil); up.cond != "(#a4 = :v0) AND (#wt = :wh)" {
 		t.Errorf("update pinned to its basis: cond %q", up.cond)
+	}
+}
+
+// The value of the version held (":v0") is the basis item's own only when
+// the basis holds the held version as that very text; another spelling of
+// the number, another number, another type or no basis gets a value of its
+// own, holding the held version's text. A number's value and text (numBox)
+// read as strconv writes them.
+func TestHeldVersionValueSharedOnlyWhenSameText(t *testing.T) {
+	tb, err := NewTable[Book](NewMapper(&fakeDB{noStore: true}), "Books")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tb.p
+	for _, held := range []int64{0, 7, 99, 100, 123456, math.MaxInt64, -1, math.MinInt64} {
+		if got := numberAV(held).Value; got != strconv.FormatInt(held, 10) {
+			t.Errorf("numberAV(%d) = %q", held, got)
+		}
+	}
+	own := n("123")
+	for _, tc := range []struct {
+		stored types.AttributeValue // nil: no basis
+		shared bool
+	}{
+		{own, true},
+		{n("1.23e2"), false},
+		{n("0123"), false},
+		{n("124"), false},
+		{str("123"), false},
+		{nil, false},
+	} {
+		var bs *basis
+		if tc.stored != nil {
+			bs = &basis{item: map[string]types.AttributeValue{"ISBN": str("1"), "version": tc.stored}}
+		}
+		values := map[string]types.AttributeValue{}
+		p.versionCond(123, bs, values)
+		got := values[":v0"].(*types.AttributeValueMemberN)
+		if got.Value != "123" || (got == tc.stored) != tc.shared {
+			t.Errorf("basis version %v: :v0 %q (the basis's own: %v), want \"123\" (shared: %v)", tc.stored, got.Value, got == tc.stored, tc.shared)
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
@@ -50,7 +49,7 @@ import (
 type gate[T any] struct {
 	mu    sync.Mutex
 	keys  map[keyID]*hotKey[T] // keys with calls inside Update; guarded by mu
-	cache itemCache            // items of quiet keys; guarded by mu
+	cache itemCache[T]         // items of quiet keys; guarded by mu
 	// rtt is a moving average of how long this Table's Update writes took
 	// (0: none measured yet); it bounds gather's wait. Guarded by mu.
 	rtt time.Duration
@@ -84,6 +83,16 @@ type hotKey[T any] struct {
 	// else refers to it: it is handed out once, and forgotten whenever
 	// last changes.
 	lastVal unsafe.Pointer
+	// newer and older link the hotKey of a quiet key in the gate's cache
+	// (itemCache), nil otherwise. Guarded by gate.mu.
+	newer, older *hotKey[T]
+	// keyMap is the key as the map an Update of it made (set by the first
+	// join), which later Updates of a key whose fields tell its identity
+	// (Table.fastKeyID: string keys, so the same keyID is the same map)
+	// send again instead of making one: a request's key map is only read
+	// (the SDK's, the mapper's), and an error carries its own copy
+	// (ConditionError.Key, TxFailure.Key). Guarded by gate.mu.
+	keyMap map[string]types.AttributeValue
 }
 
 // waiter is one Update call as the batch that runs it sees it.
@@ -193,9 +202,9 @@ const maxBatch = 100
 // callers before it.
 const cutAfter = 50 * time.Millisecond
 
-// join registers w for key. It returns the key's state and whether w runs a
-// batch now (nobody else does); otherwise w is queued.
-func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
+// join registers w for key, whose key map is k. It returns the key's state
+// and whether w runs a batch now (nobody else does); otherwise w is queued.
+func (g *gate[T]) join(key keyID, k map[string]types.AttributeValue, w *waiter[T]) (*hotKey[T], bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.keys == nil {
@@ -203,9 +212,16 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 	}
 	e := g.keys[key]
 	if e == nil {
-		e = &hotKey[T]{key: key}
-		e.last, e.lastSize, e.expect, e.lastVal = g.cache.takeSized(key)
+		// A quiet key's state comes back from the cache, with its item,
+		// the value kept with it, its expect and its key map (forget left
+		// the rest as a new hotKey's).
+		if e = g.cache.take(key); e == nil {
+			e = &hotKey[T]{key: key}
+		}
 		g.keys[key] = e
+	}
+	if e.keyMap == nil {
+		e.keyMap = k
 	}
 	e.refs++
 	if !e.busy {
@@ -220,6 +236,20 @@ func (g *gate[T]) join(key keyID, w *waiter[T]) (*hotKey[T], bool) {
 		e.full = nil
 	}
 	return e, false
+}
+
+// keyMap returns the key map kept with key's state (hotKey.keyMap), in use
+// or cached, nil when none.
+func (g *gate[T]) keyMap(key keyID) map[string]types.AttributeValue {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e := g.keys[key]; e != nil {
+		return e.keyMap
+	}
+	if e := g.cache.byKey[key]; e != nil {
+		return e.keyMap
+	}
+	return nil
 }
 
 // gather is called by lead before it forms its batch: when the last batch
@@ -371,12 +401,16 @@ func (g *gate[T]) leave(key keyID, e *hotKey[T]) {
 	}
 }
 
-// forget drops the state of key, keeping its item in the cache. g.mu is
-// held.
+// forget drops the state of key, keeping it in the cache when it holds an
+// item. Nobody refers to e any more (no call inside Update, no batch
+// running), so the cache may hand it to the next call that joins; what it
+// referred to besides the item is dropped, so that a cached key keeps no
+// waiter alive. g.mu is held.
 func (g *gate[T]) forget(key keyID, e *hotKey[T]) {
 	delete(g.keys, key)
+	e.queue, e.full, e.want = nil, nil, 0
 	if e.last != nil {
-		g.cache.putSized(key, e.last, e.lastSize, e.expect, e.lastVal)
+		g.cache.put(e)
 	}
 }
 
@@ -389,67 +423,71 @@ const (
 )
 
 // itemCache is a bounded LRU map from keys to the item this Table last
-// stored there. Not safe for concurrent use: gate.mu guards it. The zero
-// itemCache is empty and ready to use.
-type itemCache struct {
-	order *list.List // of *cached, most recent at the front
-	byKey map[keyID]*list.Element
-	bytes int
+// stored there. Its entries are the quiet keys' hotKeys themselves, linked
+// through their newer and older fields, so that a key going quiet and
+// coming back allocates nothing: the gate puts a key's hotKey here when
+// the last call leaves (forget) and takes it back, with the item, its size,
+// the value kept with it (lastVal) and expect, when a call joins again. Not
+// safe for concurrent use: gate.mu guards it. The zero itemCache is empty
+// and ready to use.
+type itemCache[T any] struct {
+	newest, oldest *hotKey[T]
+	n              int
+	byKey          map[keyID]*hotKey[T]
+	bytes          int
 }
 
-type cached struct {
-	key    keyID
-	item   map[string]types.AttributeValue
-	size   int
-	expect int            // hotKey.expect when the key went quiet
-	val    unsafe.Pointer // hotKey.lastVal
-}
-
-// take removes and returns the item of key, nil when none is cached, and
-// the hotKey.expect the key had.
-func (c *itemCache) take(key keyID) (map[string]types.AttributeValue, int) {
-	item, _, expect, _ := c.takeSized(key)
-	return item, expect
-}
-
-// takeSized is take that also returns the item's size as the cache counted
-// it and the value kept with it (hotKey.lastVal).
-func (c *itemCache) takeSized(key keyID) (map[string]types.AttributeValue, int, int, unsafe.Pointer) {
-	el, ok := c.byKey[key]
+// take removes and returns the entry of key, nil when none is cached. Its
+// lastSize is the size the cache counted.
+func (c *itemCache[T]) take(key keyID) *hotKey[T] {
+	e, ok := c.byKey[key]
 	if !ok {
-		return nil, 0, 0, nil
+		return nil
 	}
-	it := el.Value.(*cached)
-	c.order.Remove(el)
+	if e.newer != nil {
+		e.newer.older = e.older
+	} else {
+		c.newest = e.older
+	}
+	if e.older != nil {
+		e.older.newer = e.newer
+	} else {
+		c.oldest = e.newer
+	}
+	e.newer, e.older = nil, nil
 	delete(c.byKey, key)
-	c.bytes -= it.size
-	return it.item, it.size, it.expect, it.val
+	c.n--
+	c.bytes -= e.lastSize
+	return e
 }
 
-// put caches item under key, with the key's hotKey.expect, evicting the
-// least recently stored items beyond the bounds. Items over cacheItemSize
-// are not kept.
-func (c *itemCache) put(key keyID, item map[string]types.AttributeValue, expect int) {
-	c.putSized(key, item, 0, expect, nil)
-}
-
-// putSized is put of an item whose size is known (counted when it was
-// written), or 0: then it is counted here, with the value to keep with it
-// (hotKey.lastVal, or nil).
-func (c *itemCache) putSized(key keyID, item map[string]types.AttributeValue, size, expect int, val unsafe.Pointer) {
-	c.take(key)
-	if size <= 0 {
-		size = av.ItemSize(item)
+// put caches e, the state of a quiet key holding an item (e.last; its size
+// e.lastSize when known, else counted here), evicting the least recently
+// stored items beyond the bounds. Items over cacheItemSize are not kept. e
+// must be no other key's state, and nothing else may use it until take
+// returns it.
+func (c *itemCache[T]) put(e *hotKey[T]) {
+	c.take(e.key)
+	if e.lastSize <= 0 {
+		e.lastSize = av.ItemSize(e.last)
 	}
-	if size > cacheItemSize {
+	if e.lastSize > cacheItemSize {
 		return
 	}
-	if c.order == nil {
-		c.order, c.byKey = list.New(), map[keyID]*list.Element{}
+	if c.byKey == nil {
+		c.byKey = map[keyID]*hotKey[T]{}
 	}
-	c.byKey[key] = c.order.PushFront(&cached{key: key, item: item, size: size, expect: expect, val: val})
-	c.bytes += size
-	for c.order.Len() > cacheEntries || c.bytes > cacheBytes {
-		c.take(c.order.Back().Value.(*cached).key)
+	e.older, e.newer = c.newest, nil
+	if c.newest != nil {
+		c.newest.newer = e
+	} else {
+		c.oldest = e
+	}
+	c.newest = e
+	c.byKey[e.key] = e
+	c.n++
+	c.bytes += e.lastSize
+	for c.n > cacheEntries || c.bytes > cacheBytes {
+		c.take(c.oldest.key)
 	}
 }

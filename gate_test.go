@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/clock"
@@ -21,22 +23,22 @@ import (
 // The cache of stored items keeps the most recently stored within its
 // bounds of entries and bytes, and not items over cacheItemSize.
 func TestItemCacheBounds(t *testing.T) {
-	var c itemCache
+	var c itemCache[Book]
 	item := func(n int) map[string]types.AttributeValue {
 		return map[string]types.AttributeValue{"id": str("k"), "pad": str(strings.Repeat("x", n))}
 	}
 	for i := range cacheEntries + 10 {
-		c.put(kid(strconv.Itoa(i)), item(1), 0)
+		cachePut(&c, kid(strconv.Itoa(i)), item(1), 0)
 	}
-	if c.order.Len() != cacheEntries || itemOf(c.take(kid("0"))) != nil || itemOf(c.take(kid(strconv.Itoa(cacheEntries+9)))) == nil {
-		t.Fatalf("%d entries; want the %d most recent", c.order.Len(), cacheEntries)
+	if c.n != cacheEntries || len(c.byKey) != cacheEntries || itemOf(c.take(kid("0"))) != nil || itemOf(c.take(kid(strconv.Itoa(cacheEntries+9)))) == nil {
+		t.Fatalf("%d entries; want the %d most recent", c.n, cacheEntries)
 	}
-	c.put(kid("big"), item(cacheItemSize+1), 0)
+	cachePut(&c, kid("big"), item(cacheItemSize+1), 0)
 	if itemOf(c.take(kid("big"))) != nil {
 		t.Error("an item over cacheItemSize was kept")
 	}
 	for i := range 100 {
-		c.put(kid("m"+strconv.Itoa(i)), item(cacheItemSize-100), 0)
+		cachePut(&c, kid("m"+strconv.Itoa(i)), item(cacheItemSize-100), 0)
 	}
 	if c.bytes > cacheBytes {
 		t.Errorf("%d bytes cached, over %d", c.bytes, cacheBytes)
@@ -44,6 +46,31 @@ func TestItemCacheBounds(t *testing.T) {
 	if itemOf(c.take(kid("m99"))) == nil {
 		t.Error("the most recent item was evicted")
 	}
+	// The list and the map agree, newest first, and the bytes are the
+	// sum of what is cached.
+	n, bytes := 0, 0
+	for e := c.newest; e != nil; e = e.older {
+		if c.byKey[e.key] != e || e.older != nil && e.older.newer != e || e.older == nil && c.oldest != e {
+			t.Fatalf("entry %v is not linked as the map says", e.key)
+		}
+		n, bytes = n+1, bytes+e.lastSize
+	}
+	if n != c.n || n != len(c.byKey) || bytes != c.bytes {
+		t.Errorf("list of %d entries, %d bytes; the cache counts %d (map %d), %d bytes", n, bytes, c.n, len(c.byKey), c.bytes)
+	}
+}
+
+// cachePut caches item under key, as the gate does when key goes quiet.
+func cachePut[T any](c *itemCache[T], key keyID, item map[string]types.AttributeValue, expect int) {
+	c.put(&hotKey[T]{key: key, last: item, expect: expect})
+}
+
+// itemOf returns the item of an itemCache entry (nil: none).
+func itemOf[T any](e *hotKey[T]) map[string]types.AttributeValue {
+	if e == nil {
+		return nil
+	}
+	return e.last
 }
 
 // Concurrent Updates of one key through one Table take turns, each
@@ -310,6 +337,120 @@ func TestUpdateRemembersStoredItem(t *testing.T) {
 	_, err = books.Update(ctx, Book{ISBN: "1"}, func(b Book) (Book, error) { return b, boom })
 	if !errors.Is(err, boom) || len(c.gets()) != 3 {
 		t.Fatalf("fn failing on the current item: %v with %d reads; want boom after one check read", err, len(c.gets()))
+	}
+}
+
+// A key's state (hotKey) is reused when the key goes quiet and comes back:
+// it waits in the cache, as the cache's entry, holding its item and
+// nothing else — no queue, no waiter, no gathering channel, no call or
+// batch counted — and the next Update of the key takes that very state back
+// out of the cache, so a quiet key's Update allocates none. This holds
+// after a key had callers queued and combined, and after every one of them
+// returned; the cached state is never in use by a call (keys) at the same
+// time.
+func TestQuietKeyStateIsReusedAndHoldsNoWaiter(t *testing.T) {
+	s := newBookStore()
+	books := newBooks(t, s.client())
+	ctx := context.Background()
+	gk := kid("1")
+	first := make(chan error, 1)
+	go func() {
+		_, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("A"))
+		first <- err
+	}()
+	<-s.holding // A's write is in flight
+	const queued = 3
+	results := make(chan error, queued)
+	for i := range queued {
+		go func() {
+			_, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle(string(rune('a'+i))))
+			results <- err
+		}()
+	}
+	waitQueued(books, gk, 1+queued)
+	close(s.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	for range queued {
+		if err := <-results; err != nil {
+			t.Fatal(err)
+		}
+	}
+	quiet := func(when string) *hotKey[Book] {
+		t.Helper()
+		books.gate.mu.Lock()
+		defer books.gate.mu.Unlock()
+		if e := books.gate.keys[gk]; e != nil {
+			t.Fatalf("%s: the key is still in use (refs %d, busy %v)", when, e.refs, e.busy)
+		}
+		e := books.gate.cache.byKey[gk]
+		if e == nil {
+			t.Fatalf("%s: the key's item is not cached", when)
+		}
+		if e.queue != nil || e.full != nil || e.refs != 0 || e.busy || e.last == nil {
+			t.Fatalf("%s: cached state holds queue %v, full %v, refs %d, busy %v, item %v: want only the item",
+				when, e.queue, e.full, e.refs, e.busy, e.last != nil)
+		}
+		return e
+	}
+	e0 := quiet("after the combined write")
+	reads := len(s.db.gets())
+	for i := range 3 {
+		if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("z")); err != nil {
+			t.Fatal(err)
+		}
+		if e := quiet("after a lone Update"); e != e0 {
+			t.Fatalf("Update %d of the quiet key made a new state; want the cached one reused", i)
+		}
+	}
+	if n := len(s.db.gets()); n != reads {
+		t.Errorf("%d reads for Updates of a quiet key the Table wrote last, want none", n-reads)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got := storedTitle(s.db); len(got) != 1+queued+3 || got[1+queued:] != "zzz" {
+		t.Errorf("title %q: every change once", got)
+	}
+}
+
+// The key map an Update sends is made once per key and sent again by later
+// Updates of the key (hotKey.keyMap), and an error hands its caller a copy
+// of its own: changing a ConditionError's Key changes no later request.
+func TestUpdateKeyMapReusedErrorsOwnACopy(t *testing.T) {
+	db := (&fakeDB{}).table("Books", "ISBN", "")
+	books := newBooks(t, db)
+	ctx := context.Background()
+	for range 2 {
+		if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(a, b map[string]types.AttributeValue) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	ups := db.upds()
+	if len(ups) != 2 || !same(ups[0].Key, ups[1].Key) {
+		t.Fatalf("%d writes; the second Update of the key made a new key map: want the first one sent again", len(ups))
+	}
+	_, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("b"), If(expression.Name("title").Equal(expression.Value("nope"))))
+	ce, ok := asConditionError(err)
+	if !ok || !errors.Is(err, ErrConditionFailed) {
+		t.Fatalf("Update under a failing If: %v, want a ConditionError of ErrConditionFailed", err)
+	}
+	if same(ce.Key, ups[0].Key) {
+		t.Fatal("the error carries the key map the Table sends again, not a copy")
+	}
+	ce.Key["ISBN"] = str("2")
+	if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("c")); err != nil {
+		t.Fatal(err)
+	}
+	ups = db.upds()
+	if got := ups[len(ups)-1].Key["ISBN"].(*types.AttributeValueMemberS).Value; got != "1" {
+		t.Errorf("after the error's key was changed, an Update of book 1 wrote key %q", got)
+	}
+	if got := db.item("Books", book1)["title"].(*types.AttributeValueMemberS).Value; got != "aac" {
+		t.Errorf("title %q, want aac", got)
 	}
 }
 
@@ -702,9 +843,6 @@ func TestCoalescedEntityNarrowVersion(t *testing.T) {
 	}
 }
 
-// itemOf returns the item of an itemCache.take.
-func itemOf(item map[string]types.AttributeValue, _ int) map[string]types.AttributeValue { return item }
-
 // gatherFixture starts A's Update of book 1 and holds its write (the
 // Table's first, which the fake clock times at 10 ms), queues B, C and D
 // behind it, and releases A's write: A returns, and B leads the next batch.
@@ -808,9 +946,9 @@ func TestUpdateBatchGatherIsBounded(t *testing.T) {
 	}
 	s.mu.Unlock()
 	books.gate.mu.Lock()
-	_, expect := books.gate.cache.take(kid("1"))
+	e := books.gate.cache.take(kid("1"))
 	books.gate.mu.Unlock()
-	if expect != 3 {
+	if expect := e.expect; expect != 3 {
 		t.Errorf("the key went quiet expecting %d callers, want the 3 of the last batch", expect)
 	}
 }

@@ -568,6 +568,46 @@ func (t *Table[T]) keyOfItem(item *T, op string) (map[string]types.AttributeValu
 	return t.keyOf(v)
 }
 
+// fastKeyID returns the keyID of *item's key without making its key map,
+// for key fields of a string kind stored as S (what fastKeyValue makes of
+// them) holding a valid key — not empty, valid UTF-8, as checkKey wants —
+// so that the key map, when made, is the same text for the same keyID; ok
+// is false otherwise (keyOfItem tells the key, or the error). *item is
+// read in place.
+func (t *Table[T]) fastKeyID(item *T) (id keyID, ok bool) {
+	v := reflect.ValueOf(item).Elem()
+	if t.ptr {
+		if v.IsNil() {
+			return id, false
+		}
+		v = v.Elem()
+	}
+	s := t.p.s
+	for n, i := range [2]int{s.hash, s.rng} {
+		if i < 0 {
+			continue
+		}
+		f := &s.fields[i]
+		if f.opts.asString || f.opts.unixTime || f.custom {
+			return id, false
+		}
+		fv, ok := fieldValue(v, f)
+		if !ok || fv.Kind() != reflect.String || fv.Type() != stringType && numberLike(fv.Type()) {
+			return id, false
+		}
+		str := fv.String()
+		if str == "" || !utf8.ValidString(str) {
+			return id, false
+		}
+		if n == 0 {
+			id.hashType, id.hash = 'S', str
+		} else {
+			id.rangeType, id.rng = 'S', str
+		}
+	}
+	return id, true
+}
+
 // keyOf returns the primary key of the struct v, checked.
 func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
 	if key, ok, err := t.fastKeyOf(v); ok {

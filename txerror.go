@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -44,7 +45,7 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 			continue
 		}
 		mem := ms[i].info()
-		f := TxFailure{Index: i, Kind: mem.kind, Table: mem.table, Key: mem.key, Code: code, Message: aws.ToString(r.Message)}
+		f := TxFailure{Index: i, Kind: mem.kind, Table: mem.table, Key: maps.Clone(mem.key), Code: code, Message: aws.ToString(r.Message)}
 		if code == TxCodeConditionFailed {
 			var old map[string]types.AttributeValue
 			if len(r.Item) > 0 {

@@ -62,16 +62,26 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
 	}
-	k, err := t.keyOfItem(&key, "Update")
-	if err != nil {
-		return zero, err
+	// The key map: the one an earlier Update of the key made, kept with
+	// the key's state (hotKey.keyMap), when the key's fields tell its
+	// identity without it (fastKeyID); else made now.
+	var k map[string]types.AttributeValue
+	gk, fast := t.fastKeyID(&key)
+	if fast {
+		k = t.gate.keyMap(gk)
+	}
+	if k == nil {
+		var err error
+		if k, err = t.keyOfItem(&key, "Update"); err != nil {
+			return zero, err
+		}
+		gk = t.p.keyID(k)
 	}
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
-	gk := t.p.keyID(k)
 	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo}
-	e, lead := t.gate.join(gk, w)
+	e, lead := t.gate.join(gk, k, w)
 	defer t.gate.leave(gk, e)
 	var res outcome[T]
 	if lead {
@@ -197,19 +207,20 @@ func callOwn[T any](fn func(T) (T, error), cur T) (c computed[T]) {
 // prep, run on what the function returned when it returned no error,
 // makes the change of it; in another goroutine than the batch's, it runs
 // there, before the caller can leave Update.
-func (t *Table[T]) ask(w *waiter[T], in T, held bool, prep func(T) prepared) computed[T] {
+func (t *Table[T]) ask(w *waiter[T], in T, held bool, prep *preparer[T]) computed[T] {
 	if w.ctx.Err() != nil {
 		return computed[T]{withdrawn: true}
 	}
 	if w.inline {
 		c := callOwn(w.fn, in)
 		if c.err == nil && !c.panicked {
-			c.prep, c.prepped = prep(c.next), true
+			c.prep, c.prepped = prep.run(c.next), true
 		}
 		return c
 	}
 	w.asked++
-	w.msgs <- waiterMsg[T]{kind: msgCompute, cur: in, seq: w.asked, prep: prep}
+	p := *prep // the caller's goroutine runs its own copy
+	w.msgs <- waiterMsg[T]{kind: msgCompute, cur: in, seq: w.asked, prep: p.run}
 	var cut <-chan time.Time
 	for {
 		select {
@@ -339,6 +350,8 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	// first function.
 	bs, bsSize, val := e.takeLast()
 	verified := false
+	var one [1]change  // the room of a lone change
+	var whoRoom [1]int // and of its writer (writeBatch)
 	for attempt := 1; ; {
 		if bs == nil {
 			raw, err := t.readRaw(ctx, k)
@@ -354,7 +367,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 		now := t.versionClock() // the time of this attempt's write
-		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &val, &verified, res, now.UnixMilli())
+		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &val, &verified, res, now.UnixMilli(), one[:0])
 		if err != nil {
 			fail(live, err)
 			return
@@ -367,7 +380,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			e.last, e.lastSize, e.lastVal = bs.item, bsSize, val // val: nil once handed to a function
 			return
 		}
-		who, err := t.writeBatch(ctx, e, k, ws, live, bs, held, changes, now, res)
+		who, err := t.writeBatch(ctx, e, k, ws, live, bs, held, changes, now, res, whoRoom[:0])
 		if err == nil {
 			return
 		}
@@ -397,13 +410,13 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 // writeBatch sends the write of a batch's changes to the item with key k,
 // computed from bs at version held, and returns who: the callers whose fate it decides (those
 // who changed the item, then those who ride on their changes; who[0] is the
-// first change). When it succeeds each gets its outcome and e remembers
-// the item as stored.
+// first change; appended to room, empty). When it succeeds each gets its
+// outcome and e remembers the item as stored.
 func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, held int64,
-	changes []change, now time.Time, res []outcome[T]) ([]int, error) {
-	who := make([]int, len(changes))
-	for j, c := range changes {
-		who[j] = c.who
+	changes []change, now time.Time, res []outcome[T], room []int) ([]int, error) {
+	who := room
+	for _, c := range changes {
+		who = append(who, c.who)
 	}
 	for _, i := range live {
 		if res[i].rides {
@@ -534,9 +547,11 @@ func ctxErr(ctx context.Context, err error) error {
 // the first function called is given it instead, and *val is set to nil.
 //
 // nowMs is the time of the write in Unix milliseconds: the first version of
-// a type whose versions start from the clock.
+// a type whose versions start from the clock. room is where the changes are
+// appended (empty).
 func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, val *unsafe.Pointer, verified *bool,
-	res []outcome[T], nowMs int64) (held int64, changes []change, again *basis, err error) {
+	res []outcome[T], nowMs int64, room []change) (held int64, changes []change, again *basis, err error) {
+	changes = room
 	from := bs.item
 	if from == nil {
 		from = k
@@ -577,7 +592,8 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		// never reads the value fn returned after its caller may have
 		// left Update (writeBatch writes from item).
 		encode := len(live) > 1 || !w.inline
-		c := t.ask(w, cur, len(changes) > 0, t.preparer(k, w, fromVer, sizeToken, encode, nowMs))
+		prep := preparer[T]{t: t, k: k, w: w, fromVer: fromVer, sizeToken: sizeToken, encode: encode, nowMs: nowMs}
+		c := t.ask(w, cur, len(changes) > 0, &prep)
 		switch {
 		case c.cut:
 			// Slow: the changes before it are written without it; it and
@@ -624,24 +640,35 @@ func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val *unsafe.Poi
 	return t.decode(from)
 }
 
-// preparer returns what ask runs on the value fn returns, computed from
+// preparer is what ask runs on the value fn returns (run), computed from
 // version fromVer: the change checked, and, with encode, checked on its own
 // and encoded (checkAlone) as a write of it alone would be, so that a bad
-// one fails only its caller and the next function reads it.
-func (t *Table[T]) preparer(k map[string]types.AttributeValue, w *waiter[T], fromVer int64, sizeToken []byte, encode bool, nowMs int64) func(T) prepared {
-	return func(next T) prepared {
-		boxed, nv, err := t.changeOf(k, next, fromVer)
-		if err != nil || !encode {
-			return prepared{boxed: boxed, v: nv, err: err}
-		}
-		if t.ptr && boxed == any(next) {
-			// fn's own pointer: the batch reads a copy of the struct,
-			// taken here, before its caller may leave Update.
-			boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
-		}
-		item, err := t.checkAlone(k, boxed, fromVer, sizeToken, w.wo.behavior == SavePut, nowMs)
-		return prepared{boxed: boxed, v: nv, item: item, err: err}
+// one fails only its caller and the next function reads it. A value, not a
+// closure: a batch run in its caller's goroutine calls run in place, with
+// nothing to allocate.
+type preparer[T any] struct {
+	t         *Table[T]
+	k         map[string]types.AttributeValue
+	w         *waiter[T]
+	fromVer   int64
+	sizeToken []byte
+	encode    bool
+	nowMs     int64
+}
+
+func (pr *preparer[T]) run(next T) prepared {
+	t := pr.t
+	boxed, nv, err := t.changeOf(pr.k, next, pr.fromVer)
+	if err != nil || !pr.encode {
+		return prepared{boxed: boxed, v: nv, err: err}
 	}
+	if t.ptr && boxed == any(next) {
+		// fn's own pointer: the batch reads a copy of the struct,
+		// taken here, before its caller may leave Update.
+		boxed, nv, _ = t.box(t.withVersion(nv, pr.fromVer), "Update")
+	}
+	item, err := t.checkAlone(pr.k, boxed, pr.fromVer, pr.sizeToken, pr.w.wo.behavior == SavePut, pr.nowMs)
+	return prepared{boxed: boxed, v: nv, item: item, err: err}
 }
 
 // noChange returns the outcome of a caller whose function returned an

@@ -158,7 +158,7 @@ func (s *Struct) EncodeOver(p unsafe.Pointer, prev map[string]types.AttributeVal
 }
 
 func (s *Struct) encode(p unsafe.Pointer, prev map[string]types.AttributeValue, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
-	e := encState{enc: enc, check: h.Check, clean: true}
+	e := encState{enc: enc, check: h.Check, clean: true, few: prev != nil}
 	n := s.root
 	if !n.namesOK {
 		e.clean = false
@@ -793,13 +793,31 @@ type encState struct {
 	ns    []types.AttributeValueMemberN
 	bools []types.AttributeValueMemberBOOL
 	buf   []byte
+	// few: the item is encoded over a previous one (EncodeOver), whose
+	// values most fields share, so the first chunk of each kind and the
+	// first buffer are small (firstChunk, firstBuf): an Update changing one
+	// number makes one N.
+	few bool
 }
 
-const chunk = 8
+const (
+	chunk      = 8
+	firstChunk = 2
+	firstBuf   = 48
+)
+
+// size returns the capacity of a new chunk when the last one, of capacity
+// had, is full.
+func (e *encState) size(had int) int {
+	if e.few && had == 0 {
+		return firstChunk
+	}
+	return chunk
+}
 
 func (e *encState) newS(s string) *types.AttributeValueMemberS {
 	if len(e.ss) == cap(e.ss) {
-		e.ss = make([]types.AttributeValueMemberS, 0, chunk)
+		e.ss = make([]types.AttributeValueMemberS, 0, e.size(cap(e.ss)))
 	}
 	e.ss = append(e.ss, types.AttributeValueMemberS{Value: s})
 	return &e.ss[len(e.ss)-1]
@@ -807,7 +825,7 @@ func (e *encState) newS(s string) *types.AttributeValueMemberS {
 
 func (e *encState) newN(s string) *types.AttributeValueMemberN {
 	if len(e.ns) == cap(e.ns) {
-		e.ns = make([]types.AttributeValueMemberN, 0, chunk)
+		e.ns = make([]types.AttributeValueMemberN, 0, e.size(cap(e.ns)))
 	}
 	e.ns = append(e.ns, types.AttributeValueMemberN{Value: s})
 	return &e.ns[len(e.ns)-1]
@@ -815,7 +833,7 @@ func (e *encState) newN(s string) *types.AttributeValueMemberN {
 
 func (e *encState) newBool(b bool) *types.AttributeValueMemberBOOL {
 	if len(e.bools) == cap(e.bools) {
-		e.bools = make([]types.AttributeValueMemberBOOL, 0, chunk)
+		e.bools = make([]types.AttributeValueMemberBOOL, 0, e.size(cap(e.bools)))
 	}
 	e.bools = append(e.bools, types.AttributeValueMemberBOOL{Value: b})
 	return &e.bools[len(e.bools)-1]
@@ -824,7 +842,11 @@ func (e *encState) newBool(b bool) *types.AttributeValueMemberBOOL {
 // room makes room for n more bytes in buf and returns where they start.
 func (e *encState) room(n int) int {
 	if cap(e.buf)-len(e.buf) < n {
-		e.buf = make([]byte, 0, max(256, n))
+		size := 256
+		if e.few && cap(e.buf) == 0 {
+			size = firstBuf
+		}
+		e.buf = make([]byte, 0, max(size, n))
 	}
 	return len(e.buf)
 }
