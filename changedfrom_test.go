@@ -342,8 +342,8 @@ func TestChangedFromReadsAnySpellingOfTheVersion(t *testing.T) {
 			t.Errorf("version read as %s: Save = version %d, %v; want version 3 (the read is version 2)", v, saved.Version, err)
 			continue
 		}
-		if in := c.upds()[0]; aws.ToString(in.ConditionExpression) != "#a4 = :v0" {
-			t.Errorf("version read as %s: condition %q, want the version's", v, aws.ToString(in.ConditionExpression))
+		if in := c.upds()[0]; aws.ToString(in.ConditionExpression) != "(#a4 = :v0) AND (#wt = :wh)" {
+			t.Errorf("version read as %s: condition %q, want the version's and the token read's", v, aws.ToString(in.ConditionExpression))
 		}
 	}
 	for _, v := range []string{"2.5", "3.0", "0.2e2", "2e-1"} {

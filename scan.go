@@ -89,23 +89,8 @@ func (t *Table[T]) ParallelScan(ctx context.Context, segments int, opts ...Query
 				yield(zero, p.err)
 				return
 			}
-			// The items that did not decode, each where it was in the page.
-			bad := p.bad
-			for i, v := range p.items {
-				for len(bad) > 0 && bad[0].before == i {
-					if !emit(zero, bad[0].err) {
-						return
-					}
-					bad = bad[1:]
-				}
-				if !emit(v, nil) {
-					return
-				}
-			}
-			for _, b := range bad {
-				if !emit(zero, b.err) {
-					return
-				}
+			if !p.emit(emit) {
+				return
 			}
 			if p.last {
 				running--
@@ -143,4 +128,28 @@ func (t *Table[T]) scanSegment(ctx context.Context, l *listing, segment int, out
 		}
 		start = last
 	}
+}
+
+// emit passes p's items to emit, each item that did not decode (its error)
+// where it was in the page, and reports whether emit took them all.
+func (p segmentPage[T]) emit(emit func(T, error) bool) bool {
+	var zero T
+	bad := p.bad
+	for i, v := range p.items {
+		for len(bad) > 0 && bad[0].before == i {
+			if !emit(zero, bad[0].err) {
+				return false
+			}
+			bad = bad[1:]
+		}
+		if !emit(v, nil) {
+			return false
+		}
+	}
+	for _, b := range bad {
+		if !emit(zero, b.err) {
+			return false
+		}
+	}
+	return true
 }

@@ -354,16 +354,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	var whoRoom [1]int // and of its writer (writeBatch)
 	for attempt := 1; ; {
 		if bs == nil {
-			raw, err := t.readRaw(ctx, k)
-			if err != nil {
-				fail(live, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err))
-				return
-			}
-			bs, bsSize, verified, val = &basis{item: raw}, 0, true, nil
+			bsSize, verified, val = 0, true, nil
 		}
-		if other, ok := t.p.s.otherEntity(bs.item); ok {
-			fail(live, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
-				ErrConditionFailed, t.name, formatKey(k), other, t.p.s.entityName))
+		var err error
+		if bs, err = t.batchBasis(ctx, k, bs); err != nil {
+			fail(live, err)
 			return
 		}
 		now := t.versionClock() // the time of this attempt's write
@@ -405,6 +400,23 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 	}
+}
+
+// batchBasis returns the stored item a batch's functions start from: bs,
+// or when nil the item read now; an item of another entity is refused.
+func (t *Table[T]) batchBasis(ctx context.Context, k map[string]types.AttributeValue, bs *basis) (*basis, error) {
+	if bs == nil {
+		raw, err := t.readRaw(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+		}
+		bs = &basis{item: raw}
+	}
+	if other, ok := t.p.s.otherEntity(bs.item); ok {
+		return nil, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
+			ErrConditionFailed, t.name, formatKey(k), other, t.p.s.entityName)
+	}
+	return bs, nil
 }
 
 // writeBatch sends the write of a batch's changes to the item with key k,
