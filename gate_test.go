@@ -379,6 +379,7 @@ func TestQuietKeyStateIsReusedAndHoldsNoWaiter(t *testing.T) {
 	}
 	quiet := func(when string) *hotKey[Book] {
 		t.Helper()
+		waitQuiet(books, gk)
 		books.gate.mu.Lock()
 		defer books.gate.mu.Unlock()
 		if e := books.gate.keys[gk]; e != nil {
@@ -945,9 +946,13 @@ func TestUpdateBatchGatherIsBounded(t *testing.T) {
 		t.Errorf("writes %v, want %v", s.writes, want)
 	}
 	s.mu.Unlock()
+	waitQuiet(books, kid("1"))
 	books.gate.mu.Lock()
 	e := books.gate.cache.take(kid("1"))
 	books.gate.mu.Unlock()
+	if e == nil {
+		t.Fatal("the quiet key's item is not cached")
+	}
 	if expect := e.expect; expect != 3 {
 		t.Errorf("the key went quiet expecting %d callers, want the 3 of the last batch", expect)
 	}

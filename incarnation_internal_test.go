@@ -31,6 +31,22 @@ func waitQueued[T any](tb *Table[T], key keyID, n int) {
 	}
 }
 
+// waitQuiet waits until no call uses key and no batch of it runs: the
+// batch driving the last write hands its callers their outcomes before it
+// hands the key off, so a caller can return (and a test look) before the
+// key has gone quiet and into the cache.
+func waitQuiet[T any](tb *Table[T], key keyID) {
+	for {
+		tb.gate.mu.Lock()
+		_, inUse := tb.gate.keys[key]
+		tb.gate.mu.Unlock()
+		if !inUse {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
 type queuedJob struct {
 	ID      string   `dynamo:"id,hash"`
 	Jobs    []string `dynamo:"jobs"`
