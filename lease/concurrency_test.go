@@ -1,16 +1,20 @@
 package lease
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
@@ -258,4 +262,102 @@ func TestGroupChurnKeepsGauge(t *testing.T) {
 		t.Error("no key was taken: nothing under test")
 	}
 	t.Logf("%d works started", works)
+}
+
+// heldReleases is a transport that holds back a worker's releases of its
+// keys' records (PutItem marking released) until open is closed.
+type heldReleases struct {
+	next    *http.Transport
+	open    chan struct{}
+	mu      sync.Mutex
+	waiting int
+}
+
+func (h *heldReleases) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" || req.Body == nil {
+		return h.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if bytes.Contains(body, []byte(`"released":{"BOOL":true}`)) {
+		h.mu.Lock()
+		h.waiting++
+		h.mu.Unlock()
+		select {
+		case <-h.open:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+	}
+	return h.next.RoundTrip(req)
+}
+
+func (h *heldReleases) held() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting
+}
+
+// A worker that leaves and at once starts again under the same owner (a
+// new client: a restarted process) while its old incarnation's releases
+// are still on their way — let through before the others' patience ran
+// out, or only after the keys were taken again — never has one key
+// worked on by two workers, its guarded writes' tokens strictly increase
+// per key (the fleet checks both), every key ends up held once, the old
+// Run returns, and the old client's ddbkit.lease.held reads 0.
+func TestGroupRestartWhileOldReleasesInFlight(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ReleasedBeforeTakeover", true: "ReleasedAfterTakeover"}[late], func(t *testing.T) {
+			f := newFleet(t, 6)
+			now := time.Now()
+			h := &heldReleases{next: http.DefaultTransport.(*http.Transport).Clone(), open: make(chan struct{})}
+			t.Cleanup(h.next.CloseIdleConnections)
+			var opened sync.Once
+			open := func() { opened.Do(func() { close(h.open) }) }
+			t.Cleanup(open)
+			old := f.startWith("w1", now, dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: h} }))
+			f.start("w2", now)
+			f.settle(time.Minute, f.balanced)
+			n := len(old.g.Keys())
+			if n == 0 {
+				t.Fatalf("w1 holds no key: nothing under test: %s", f.describe())
+			}
+			// Leaving needs no stepping of its clock. Its fns have returned
+			// before its releases are sent, so the fleet's checks of the new
+			// w1's work are not blurred by the old one's of the same name.
+			f.mu.Lock()
+			old.frozen = true
+			f.mu.Unlock()
+			old.cancel()
+			for h.held() < n {
+				runtime.Gosched() // the old incarnation's releases reach the transport
+			}
+			again := f.start("w1", old.clk.Now())
+			if late {
+				f.settle(time.Minute, f.balanced)
+				open()
+			} else {
+				f.step(gPoll)
+				open()
+			}
+			err := <-old.done
+			old.done <- err // for the cleanup
+			t.Logf("the old incarnation's Run: %v", err)
+			f.settle(time.Minute, f.balanced)
+			if got := held(t, old.metrics); got != 0 {
+				t.Errorf("old client: ddbkit.lease.held = %d once its Run returned; want 0", got)
+			}
+			for _, k := range f.keys {
+				info, err := again.c.Holder(t.Context(), k)
+				if err != nil || info.Released {
+					t.Errorf("key %q after all: %+v, %v; want held", k, info, err)
+				}
+			}
+			t.Logf("%s", f.describe())
+		})
+	}
 }
