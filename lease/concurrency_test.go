@@ -469,3 +469,103 @@ func TestGroupBatchReadsAnsweredInPartsBalance(t *testing.T) {
 	}
 	t.Logf("%d keys left unprocessed; %s", tb.trimmed.Load(), f.describe())
 }
+
+// Eight owners' workers on twelve keys, on one fake time line, join, leave
+// (Run's ctx cancelled), leave by Client.Close, crash (their clock and
+// heartbeats stop for good) and restart under an owner that just left —
+// before its old Run has returned — at random moments, with time stepped
+// between: no key is worked on by two live workers at once, every holder's
+// guarded write carries a token above the previous one (the fleet checks
+// both), every Run that returned returned nil (ErrClosed after Close; or
+// the version conflict of its ended mark when its owner's restart replaced
+// its record first) with its ddbkit.lease.held at 0, and the workers left
+// alive end up holding every key once.
+func TestGroupRandomChurnOnOneTimeLine(t *testing.T) {
+	f := newFleet(t, 12)
+	r := rand.New(rand.NewPCG(9, 27))
+	start := time.Now()
+	elapsed := time.Duration(0)
+	running := map[string]*worker{} // by owner: the worker running under it
+	crashed := map[string]bool{}    // owners never reused: their frozen Run still runs
+	inc := 0
+	launch := func(owner string) *worker {
+		inc++
+		w := f.start(owner, start.Add(elapsed))
+		running[owner] = w
+		return w
+	}
+	finish := func(w *worker, closing, replaced bool) {
+		err := <-w.done
+		w.done <- err // for the cleanup
+		switch {
+		case replaced && errors.Is(err, dynamo.ErrVersionConflict):
+			// Its ended mark met the record of the owner's new incarnation,
+			// which Run reports (as documented): nothing is held by it.
+			t.Logf("%s: its restart replaced its record before it was marked ended: %v", w.name, err)
+		case closing && !errors.Is(err, ErrClosed):
+			t.Errorf("%s: Run after Close: %v, want ErrClosed", w.name, err)
+		case !closing && err != nil:
+			t.Errorf("%s: Run after its ctx was cancelled: %v", w.name, err)
+		}
+		if n := held(t, w.metrics); n != 0 {
+			t.Errorf("%s: ddbkit.lease.held = %d once Run returned; want 0", w.name, n)
+		}
+	}
+	stop := func(w *worker, closing bool) {
+		f.mu.Lock()
+		w.frozen = true // leaving: out of the fleet's stepping
+		f.mu.Unlock()
+		if closing {
+			if err := w.c.Close(t.Context()); err != nil {
+				t.Errorf("%s: Close: %v", w.name, err)
+			}
+			w.clk.Advance(gPoll) // it leaves at its next round
+		} else {
+			w.cancel()
+		}
+	}
+	owners := []string{"o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7"}
+	launch("o0")
+	for step := range 40 {
+		var live, idle []string
+		for _, o := range owners {
+			switch {
+			case running[o] != nil:
+				live = append(live, o)
+			case !crashed[o]:
+				idle = append(idle, o)
+			}
+		}
+		switch a := r.IntN(6); {
+		case a == 0 && len(idle) > 0:
+			launch(idle[r.IntN(len(idle))])
+		case a == 1 && len(live) > 1: // leave, or Close, and maybe restart at once
+			o := live[r.IntN(len(live))]
+			w, closing := running[o], r.IntN(2) == 0
+			delete(running, o)
+			stop(w, closing)
+			again := r.IntN(2) == 0
+			if again {
+				launch(o) // while the old Run may still be leaving
+			}
+			finish(w, closing, again)
+		case a == 2 && len(live) > 2 && len(crashed) < 2: // crash
+			o := live[r.IntN(len(live))]
+			w := running[o]
+			delete(running, o)
+			crashed[o] = true
+			f.mu.Lock()
+			w.frozen, f.stale[o] = true, true
+			f.mu.Unlock()
+		default:
+			d := time.Duration(1+r.IntN(4)) * gPoll
+			f.step(d)
+			elapsed += d
+		}
+		if testing.Verbose() {
+			t.Logf("step %d at %v: %s", step, elapsed, f.describe())
+		}
+	}
+	took := f.settle(3*time.Minute, f.balanced)
+	t.Logf("%d incarnations; balanced %v after the churn: %s", inc, took, f.describe())
+}
