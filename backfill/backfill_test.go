@@ -790,3 +790,116 @@ func TestRecreatedSinceScanKeepsTheNewItem(t *testing.T) {
 		t.Errorf("re-created item after the migration: %+v; want hits 5 and migrated 8 (the function run on the new item)", got)
 	}
 }
+
+// pausedAfterCheckpointRead is a process's client that, once the
+// segment's first page and its checkpoint have both been read (at once),
+// holds that checkpoint read's answer and every later call until thaw is
+// closed: the process is paused between reading its checkpoint and using
+// the page read with it.
+type pausedAfterCheckpointRead struct {
+	dynamo.Client
+	checkpoints string
+	scanned     chan struct{} // closed when the first Scan has returned
+	scanOnce    sync.Once
+	paused      chan struct{} // closed when the checkpoint read is held
+	pauseOnce   sync.Once
+	thaw        chan struct{}
+}
+
+func (p *pausedAfterCheckpointRead) gate() {
+	select {
+	case <-p.paused:
+		<-p.thaw
+	default:
+	}
+}
+
+func (p *pausedAfterCheckpointRead) GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	p.gate()
+	out, err := p.Client.GetItem(ctx, in, optFns...)
+	if aws.ToString(in.TableName) == p.checkpoints {
+		if id, ok := in.Key["key"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(id.Value, checkpointKey("peer", 0)) {
+			<-p.scanned
+			p.pauseOnce.Do(func() { close(p.paused) })
+			<-p.thaw
+		}
+	}
+	return out, err
+}
+
+func (p *pausedAfterCheckpointRead) Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	p.gate()
+	out, err := p.Client.Scan(ctx, in, optFns...)
+	p.scanOnce.Do(func() { close(p.scanned) })
+	return out, err
+}
+
+func (p *pausedAfterCheckpointRead) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	p.gate()
+	return p.Client.PutItem(ctx, in, optFns...)
+}
+
+func (p *pausedAfterCheckpointRead) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	p.gate()
+	return p.Client.UpdateItem(ctx, in, optFns...)
+}
+
+func (p *pausedAfterCheckpointRead) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	p.gate()
+	return p.Client.BatchGetItem(ctx, in, optFns...)
+}
+
+func (p *pausedAfterCheckpointRead) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	p.gate()
+	return p.Client.TransactWriteItems(ctx, in, optFns...)
+}
+
+// A process paused right after it read a fresh segment's first page and
+// its checkpoint (at once), whose lease runs out meanwhile, while a peer
+// takes the segment, changes every item and checkpoints it done: resumed,
+// it uses neither its stale page nor its stale checkpoint to change
+// anything again — every item changed exactly once, the peer's count is
+// every item, the paused one's none — and its Run ends with the
+// migration done.
+func TestPausedAfterFirstPageAndCheckpointChangesNothingAgain(t *testing.T) {
+	leaktest.Check(t, backfillPkg)
+	e := newEnv(t, 60)
+	p := &pausedAfterCheckpointRead{Client: e.c, checkpoints: e.leases,
+		scanned: make(chan struct{}), paused: make(chan struct{}), thaw: make(chan struct{})}
+	thawed := sync.OnceFunc(func() { close(p.thaw) })
+	t.Cleanup(thawed)
+	lc, err := lease.New(dynamo.NewMapper(p), e.leases, lease.WithOwner("paused"),
+		lease.WithLeaseDuration(2*time.Second), lease.WithHeartbeatInterval(500*time.Millisecond),
+		lease.WithPollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lc.Close(context.Background()) })
+	paused, err := New(p, e.table, "peer", addMigrated, Fleet(lc, e.leases), Segments(1), PageSize(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- paused.Run(ctx) }()
+	select {
+	case <-p.paused:
+	case err := <-done:
+		t.Fatalf("Run returned %v before reading its first page and checkpoint", err)
+	}
+	peer := e.migration("peer", "peer", addMigrated, Segments(1), PageSize(100))
+	if err := peer.Run(ctx); err != nil {
+		t.Fatalf("the peer's Run: %v", err)
+	}
+	thawed()
+	if err := <-done; err != nil {
+		t.Fatalf("the paused process's Run after it resumed: %v", err)
+	}
+	e.check(nil)
+	pp, pa := peer.Progress(), paused.Progress()
+	t.Logf("peer: %+v\npaused: %+v", pp, pa)
+	if pp.Changed != int64(e.n) || pa.Changed != 0 {
+		t.Errorf("changed: peer %d, paused %d; want %d and 0", pp.Changed, pa.Changed, e.n)
+	}
+}
