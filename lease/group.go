@@ -1239,8 +1239,15 @@ func (m *member) leave() error {
 				err = nil // ended already (by others, or by a write of ours)
 				break
 			}
-			if derr != nil || cur.Attempt != m.attempt {
-				break // replaced, or gone: say so
+			if derr == nil && cur.Attempt != m.attempt {
+				// A new incarnation of this owner (a restart) wrote its
+				// record over ours: nothing of ours is left to end, and
+				// its keys went through their releases.
+				err = nil
+				break
+			}
+			if derr != nil {
+				break // gone: say so
 			}
 			next = cur // a write of ours landed unanswered: end that version
 		}
