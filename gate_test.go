@@ -1098,37 +1098,6 @@ func TestCombinedUpdateReturnsTheFunctionsValue(t *testing.T) {
 	}
 }
 
-// A Client wrapper may change the maps of a write request once the call
-// returns (a recorder redacting what it kept, a wrapper putting back what
-// it had rewritten): the key an Update writes is that Update's own, so a
-// later Update of the key still writes the key it was given, and the item
-// there holds exactly the changes made.
-func TestUpdateKeyUnaffectedByClientChangingRequest(t *testing.T) {
-	db := (&fakeDB{}).table("Books", "ISBN", "")
-	scribble := func(k map[string]types.AttributeValue) { k["ISBN"] = str("scribbled") }
-	db.hook(&fakeHook{op: "UpdateItem", after: func(_ int, in, _ any, _ error) {
-		scribble(in.(*dynamodb.UpdateItemInput).Key)
-	}})
-	books := newBooks(t, db)
-	ctx := context.Background()
-	for _, s := range []string{"a", "b", "c"} {
-		if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle(s)); err != nil {
-			t.Fatalf("Update %s: %v", s, err)
-		}
-	}
-	for i, u := range db.upds() {
-		if got := u.Key["ISBN"].(*types.AttributeValueMemberS).Value; got != "scribbled" {
-			t.Errorf("write %d: key %q after the wrapper's change, want scribbled (the test's own check)", i, got)
-		}
-	}
-	if got := db.item("Books", book1); got == nil || !reflect.DeepEqual(got["title"], str("abc")) {
-		t.Errorf("book 1 holds %v, want title abc", got)
-	}
-	if it := db.item("Books", map[string]types.AttributeValue{"ISBN": str("scribbled")}); it != nil {
-		t.Errorf("an Update wrote the key a Client changed after an earlier call: %v", it)
-	}
-}
-
 // counted is an item of a key whose field N counts the changes made to it.
 type counted struct {
 	ID      string `dynamo:"id,hash"`
