@@ -273,9 +273,11 @@ type unversionedItem struct {
 // none, or is gone where the read had one — the write is a version conflict
 // carrying the stored item, and nothing is written (the old item's changes
 // never land on the new one). An item read without a token is written
-// while the stored one has none either.
+// while the stored one has none either, and a token of another type than
+// the mapper's (another client's S) pins the write as a B token does.
 func TestChangedFromRefusesAnotherIncarnation(t *testing.T) {
 	noToken := func(m map[string]types.AttributeValue) { delete(m, "ddbkit_wt") }
+	sToken := func(m map[string]types.AttributeValue) { m["ddbkit_wt"] = str("0123456789abcdef") }
 	for _, tc := range []struct {
 		name         string
 		read, stored func(map[string]types.AttributeValue)
@@ -287,6 +289,12 @@ func TestChangedFromRefusesAnotherIncarnation(t *testing.T) {
 		{"a token stored, none read", noToken, nil, true},
 		{"none stored, a token read", nil, noToken, true},
 		{"none stored, none read", noToken, noToken, false},
+		// Tokens of another client, of another type than the mapper's B.
+		{"the same S token read and stored", sToken, sToken, false},
+		{"an S token of the read token's bytes stored", nil, sToken, true},
+		{"a NULL token stored", nil, func(m map[string]types.AttributeValue) {
+			m["ddbkit_wt"] = &types.AttributeValueMemberNULL{Value: true}
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := (&fakeDB{}).table("Books", "ISBN", "")

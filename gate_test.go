@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"slices"
@@ -1099,5 +1100,104 @@ func TestCombinedUpdateReturnsTheFunctionsValue(t *testing.T) {
 	defer s.mu.Unlock()
 	if want := []string{"0->1", "1->4"}; !slices.Equal(s.writes, want) {
 		t.Errorf("writes %v, want %v: the queued changes in one write", s.writes, want)
+	}
+}
+
+// counted is an item of a key whose field N counts the changes made to it.
+type counted struct {
+	ID      string `dynamo:"id,hash"`
+	N       int    `dynamo:"n"`
+	Version int64  `dynamo:"version,version"`
+}
+
+// Many goroutines updating a few hot keys and many more keys than the
+// item cache holds (so that quiet keys' states are evicted, reused and
+// made again while others still run), through two Tables on one table
+// name, with functions that fail, panic or make no change among them:
+// every key's counter is exactly the number of calls whose function
+// added one and whose Update returned no error, its version the number of
+// those changes, and each caller gets its own outcome — the saved copy
+// holds the change its own function made.
+func TestUpdateCountsExactUnderChurn(t *testing.T) {
+	db := (&fakeDB{}).table("Counters", "id", "")
+	m := NewMapper(db)
+	var tables [2]*Table[counted]
+	for i := range tables {
+		tb, err := NewTable[counted](m, "Counters")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[i] = tb
+	}
+	const workers, calls, many = 8, 600, cacheEntries + 300
+	errFn := errors.New("fn failed")
+	var mu sync.Mutex
+	added := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			for i := range calls {
+				id := strconv.Itoa((w*calls + i) * 7919 % many)
+				if i%3 == 0 {
+					id = "hot" + strconv.Itoa(i%2)
+				}
+				kind := (w + i) % 11 // 0: error, 1: panic, 2: no change, else +1
+				tag := w*calls + i + 1
+				got, err, panicked := func() (got counted, err error, panicked bool) {
+					defer func() {
+						if p := recover(); p != nil {
+							if p != any(tag) {
+								t.Errorf("call %d panicked with %v, want its own panic %d", tag, p, tag)
+							}
+							panicked = true
+						}
+					}()
+					got, err = tables[i%2].Update(ctx, counted{ID: id}, func(c counted) (counted, error) {
+						switch kind {
+						case 0:
+							return c, fmt.Errorf("call %d: %w", tag, errFn)
+						case 1:
+							panic(tag)
+						case 2:
+							return c, ErrNoChange
+						}
+						c.N++
+						return c, nil
+					})
+					return got, err, false
+				}()
+				switch {
+				case kind == 1:
+					if !panicked {
+						t.Errorf("call %d: its function panicked, Update did not", tag)
+					}
+				case kind == 0:
+					if !errors.Is(err, errFn) || !strings.Contains(err.Error(), fmt.Sprintf("call %d:", tag)) {
+						t.Errorf("call %d: %v, want its own function's error", tag, err)
+					}
+				case err != nil:
+					t.Errorf("call %d: %v", tag, err)
+				case got.ID != id || int64(got.N) != got.Version:
+					t.Errorf("call %d on %s: saved %+v, want key %s at version N", tag, id, got, id)
+				case kind != 2:
+					mu.Lock()
+					added[id]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for id, n := range added {
+		c, err := tables[0].Load(context.Background(), counted{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.N != n || c.Version != int64(n) {
+			t.Errorf("key %s: n=%d version %d, want %d changes counted, %d versions", id, c.N, c.Version, n, n)
+		}
 	}
 }
