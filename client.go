@@ -23,7 +23,8 @@ import (
 // change) first. The mapper shares the parts of its requests that depend
 // only on the table and the type — the string TableName points to, the
 // expression strings and attribute-name maps, the attribute values of a
-// kept If condition — between requests, and keeps the item it wrote (the
+// kept If condition, the Key map of a key's Updates (its read and its
+// writes, one Update after another) — between requests, and keeps the item it wrote (the
 // attribute values sent) to start the next Update from; changing them in
 // place would change other requests, or what a later Update writes.
 type Client interface {
