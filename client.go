@@ -24,9 +24,10 @@ import (
 // only on the table and the type — the string TableName points to, the
 // expression strings and attribute-name maps, the attribute values of a
 // kept If condition, the Key map of a key's Updates (its read and its
-// writes, one Update after another) — between requests, and keeps the item it wrote (the
-// attribute values sent) to start the next Update from; changing them in
-// place would change other requests, or what a later Update writes.
+// writes, one Update after another) — between requests, and keeps the item
+// it wrote (the attribute values sent) to start the next Update from;
+// changing them in place would change other requests, or what a later
+// Update writes.
 type Client interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
