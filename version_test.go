@@ -12,6 +12,7 @@ import (
 
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/itemstate"
 )
 
@@ -567,4 +568,35 @@ func TestStoredVersionReadsEverySpelling(t *testing.T) {
 			t.Errorf("storedVersion(%s) = %d, %t, %t; want %d, %t, %t", formatScalar(tc.stored), v, ok, big, tc.v, tc.ok, tc.big)
 		}
 	}
+}
+
+// wholeNumber reads a version as DynamoDB's numbers mean it: for every
+// number internal/av reads within DynamoDB's range, it is whole exactly when
+// av.Int says so, with that value, or beyond int64 (big, saturated) when
+// the value does not fit.
+func FuzzWholeNumber(f *testing.F) {
+	for _, s := range []string{"2", "2.0", "20e-1", "0.2e1", "-0", "5.", ".5e1", "1.5", "9223372036854775808", "-9223372036854775808.0", "1e19", "-1e125", "1e-130", "0e9", "1.2.3", "e5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok, big := wholeNumber(s)
+		if _, _, exp, isNum := av.Scan(s); !isNum || exp > av.MaxExp || exp < av.MinExp {
+			return // spellings av refuses, magnitudes out of DynamoDB's range: DynamoDB stores none of them
+		}
+		want, whole := av.Int(s)
+		switch {
+		case !whole:
+			if ok {
+				t.Fatalf("wholeNumber(%q) = %d, %v, %v; it is not a whole number", s, v, ok, big)
+			}
+		case want.IsInt64():
+			if !ok || big || v != want.Int64() {
+				t.Fatalf("wholeNumber(%q) = %d, %v, %v; want %v", s, v, ok, big, want)
+			}
+		default:
+			if !ok || !big || (want.Sign() < 0) != (v < 0) {
+				t.Fatalf("wholeNumber(%q) = %d, %v, %v; want %v beyond int64", s, v, ok, big, want)
+			}
+		}
+	})
 }
