@@ -214,8 +214,9 @@
 // a held lease is lost; the metrics ddbkit.lease.held (up-down: the
 // leases the client holds now, those of Acquire and TryAcquire and the keys
 // its group workers hold, each counted in when taken and out once when it
-// ends) and ddbkit.lease.lost (a group key lost with its worker's
-// membership is not counted there: the membership's loss is logged once).
+// ends) and ddbkit.lease.lost (every lost lease, a group key lost with its
+// worker's membership included, with the reason; such keys get no warning
+// of their own: the membership's loss is logged once).
 // The mapper's logger is used unless WithLogger is given here. The lease
 // key is recorded on spans only with dynamo.WithTelemetryKeys; the token
 // always. See docs/telemetry.md.

@@ -91,12 +91,17 @@ func (l *Lease) arm() {
 // whoever watches Done finds them there. Called from the watchdog, the
 // heartbeat, Release and guarded writes at once, it ends the lease once.
 // A group's key that ended with its worker's membership (its parent
-// context) is only counted out, by the first end called after.
+// context) is counted out by the first end called after, and counted lost
+// (ddbkit.lease.lost and a lease.Lost span, no log: the membership's loss
+// is logged once) when the membership was lost, not left.
 func (l *Lease) end(reason error) {
 	l.endOnce.Do(func() {
-		l.c.noteHeld(-1) // counted in by newHeld
-		if l.ctx.Err() != nil {
-			return // ended with its parent context
+		l.c.noteHeld(-1)        // counted in by newHeld
+		if l.ctx.Err() != nil { // ended with its parent context
+			if cause := context.Cause(l.ctx); errors.Is(cause, ErrLost) {
+				l.noteLost(cause)
+			}
+			return
 		}
 		if !errors.Is(reason, ErrReleased) {
 			l.noteLost(reason)

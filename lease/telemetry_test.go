@@ -264,6 +264,86 @@ func TestTelemetryHeldCountsGroupKeys(t *testing.T) {
 	f.checkHeld("a worker's client closed")
 }
 
+// ddbkit.lease.lost counts each group key a worker loses with its
+// membership (a paused worker whose membership was not extended in time),
+// with the reason "expired", as it counts a single lease lost; keys a
+// worker hands back when it leaves are not lost and are not counted.
+func TestTelemetryLostCountsGroupKeysLostWithTheMembership(t *testing.T) {
+	f := newFleet(t, 4)
+	now := time.Now()
+	w1 := f.start("w1", now)
+	w2 := f.start("w2", now)
+	f.settle(time.Minute, f.balanced)
+
+	w2.g.mu.Lock()
+	m2 := w2.g.cur
+	w2.g.mu.Unlock()
+	m2.mu.Lock()
+	n := int64(len(m2.held))
+	m2.mu.Unlock()
+	if n == 0 {
+		t.Fatalf("w2 holds no key: %s", f.describe())
+	}
+	f.mu.Lock()
+	w2.frozen, f.stale["w2"] = true, true
+	f.mu.Unlock()
+	f.settle(time.Minute, f.balanced) // w1 takes w2's keys over
+	w2.clk.Advance(f.live()[0].clk.Now().Sub(w2.clk.Now()))
+	for { // resumed, w2's watchdog ends its membership; it joins again
+		w2.g.mu.Lock()
+		cur := w2.g.cur
+		w2.g.mu.Unlock()
+		if cur != nil && cur != m2 {
+			break
+		}
+		w2.clk.BlockUntil(t.Context().Done(), 1)
+		w2.clk.Advance(gPoll)
+	}
+	if got := sum(t, w2.metrics, telemetry.MetricLeasesLost); got != n {
+		t.Errorf("w2 lost its membership holding %d keys: %s = %d; want %d", n, telemetry.MetricLeasesLost, got, n)
+	}
+	if why := lostReasons(t, w2.metrics); len(why) != 1 || why["expired"] != n {
+		t.Errorf("reasons of w2's lost keys: %v; want %d expired", why, n)
+	}
+	f.mu.Lock()
+	w2.frozen, f.stale["w2"] = false, false
+	f.mu.Unlock()
+	f.settle(time.Minute, f.balanced)
+
+	for _, w := range []*worker{w2, w1} {
+		if err := w.stop(w.cancel); err != nil {
+			t.Fatalf("%s: Run after leaving: %v", w.name, err)
+		}
+	}
+	if got := sum(t, w2.metrics, telemetry.MetricLeasesLost); got != n {
+		t.Errorf("after w2 left: %s = %d; want still %d (keys handed back are not lost)", telemetry.MetricLeasesLost, got, n)
+	}
+	if got := sum(t, w1.metrics, telemetry.MetricLeasesLost); got != 0 {
+		t.Errorf("w1 never lost a key: %s = %d; want 0", telemetry.MetricLeasesLost, got)
+	}
+}
+
+// lostReasons returns ddbkit.lease.lost in r by reason.
+func lostReasons(t *testing.T, r *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if d, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == telemetry.MetricLeasesLost {
+				for _, p := range d.DataPoints {
+					why, _ := p.Attributes.Value(telemetry.LeaseReason)
+					out[why.AsString()] += p.Value
+				}
+			}
+		}
+	}
+	return out
+}
+
 // A key whose work returned an error is released and taken again at a
 // later round: ddbkit.lease.held counts it out when its lease ends and in
 // again when it is taken, so that it equals the keys held.
