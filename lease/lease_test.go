@@ -3,10 +3,12 @@ package lease
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -407,6 +409,60 @@ func (a *afterAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 		a.once.Do(a.hook)
 	}
 	return resp, err
+}
+
+// refusing answers every request with a 400 ValidationException (which
+// the SDK does not retry and which was certainly not applied) once refuse
+// is set.
+type refusing struct {
+	next   http.RoundTripper
+	refuse atomic.Bool
+}
+
+func (r *refusing) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !r.refuse.Load() {
+		return r.next.RoundTrip(req)
+	}
+	body := `{"__type":"com.amazon.coral.validation#ValidationException","message":"refused by the test"}`
+	return &http.Response{StatusCode: 400, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}}, Body: io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: req}, nil
+}
+
+// An Acquire whose write landed while Client.Close ran, and whose release
+// of that record then failed, returns ErrClosed saying the release failed
+// and that others take the key over after its duration; it does not hang,
+// and the lease is not left counted in ddbkit.lease.held.
+func TestAcquireRacingCloseReleaseFailing(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	var c *Client
+	ref := &refusing{}
+	tr := &afterAnswer{next: http.DefaultTransport.(*http.Transport).Clone(), target: "DynamoDB_20120810.TransactWriteItems",
+		hook: func() { ref.refuse.Store(true); _ = c.Close(context.Background()) }}
+	ref.next = tr
+	t.Cleanup(tr.next.CloseIdleConnections)
+	reader := sdkmetric.NewManualReader()
+	m := dynamo.NewMapper(dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: ref} }),
+		dynamo.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	c = newClientOn(t, m, table, WithOwner("h"), WithClock(clock.NewFake(time.Now())))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Acquire(t.Context(), "k")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "releasing the lease on \"k\" taken meanwhile failed") ||
+			!strings.Contains(err.Error(), "refused by the test") {
+			t.Fatalf("Acquire racing Close, its release refused: %v; want ErrClosed saying the release failed and why", err)
+		}
+	case <-time.After(30 * time.Second): // a failure bound, not a wait: the answer is at hand
+		t.Fatal("Acquire racing Close still has not returned after 30 s: it hangs")
+	}
+	if n := sum(t, reader, telemetry.MetricLeasesHeld); n != 0 {
+		t.Errorf("%s = %d after an Acquire that lost the race with Close; want 0", telemetry.MetricLeasesHeld, n)
+	}
 }
 
 // An Acquire whose write landed while Client.Close ran returns ErrClosed,
