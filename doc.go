@@ -611,10 +611,10 @@
 // # Narrow types are projections
 //
 // A type may model only some of an item's attributes: a summary of a big
-// item, say. Its reads ask for those attributes only (a ProjectionExpression
-// prepared once per type): Load, Query and Scan of the table, BatchLoad,
-// TxGet — fewer bytes on the wire (DynamoDB still charges read units for the
-// whole item). Its saves with SaveUpdate (the default) set the attributes it
+// item, say. Its reads ask for those attributes only, and the write token
+// (a ProjectionExpression prepared once per type): Load, Query and Scan of
+// the table, BatchLoad, TxGet — fewer bytes on the wire (DynamoDB still
+// charges read units for the whole item). Its saves with SaveUpdate (the default) set the attributes it
 // models and keep the others, and still check the version, so reading and
 // updating a summary never loses the rest of the item; SavePut replaces the
 // whole item and so does drop them. Reads of an Index are left to the

@@ -97,8 +97,9 @@ type plan struct {
 	nonKeyNoVerFs     []int // nonKeyFields without the version
 
 	// proj is the ProjectionExpression of reads of the type — every
-	// attribute it models, so that a type modeling some of an item's
-	// attributes reads only those — with its names projNames; "" when reads
+	// attribute it models and the write token, so that a type modeling
+	// some of an item's attributes reads only those — with its names
+	// projNames; "" when reads
 	// take whole items (the struct decodes itself, or the expression would
 	// be over DynamoDB's 4 KB).
 	proj      string
@@ -159,6 +160,15 @@ func newPlan(s *schema, tokenAttr string) *plan {
 	maps.Copy(p.basisNames, p.allNames)
 	p.basisNames[hashNamePH] = p.keyNames[0]
 	p.proj, p.projNames = s.projection()
+	if p.proj != "" && p.tokenAttr != "" {
+		// The write token too: an item read is the state a write pins
+		// (ChangedFrom's read, the backfill's scanned items), and that
+		// state is named by its token; read without it, it looks like an
+		// item no mapper wrote, and a write pinned to it fails as over an
+		// item deleted and created again.
+		p.proj += ", " + tokenNamePH
+		p.projNames[tokenNamePH] = p.tokenAttr
+	}
 	return p
 }
 

@@ -142,3 +142,35 @@ func slicesSorted(m map[string]bool) []string {
 	slices.Sort(out)
 	return out
 }
+
+// The reads of a versioned type ask for its write token with the attributes
+// it models: an item as they return it (the backfill keeps a scan's items
+// so) names the state a write pins, and ChangedFrom of it writes — left
+// out, the item looks as if no mapper wrote it, and the write is refused
+// as over an item deleted and created again.
+func TestReadsTakeTheWriteToken(t *testing.T) {
+	db := (&fakeDB{}).table("Books", "ISBN", "")
+	b := newBooks(t, db)
+	saved, err := b.Save(t.Context(), Book{ISBN: "1", Title: "T"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]types.AttributeValue
+	db.hook(&fakeHook{op: "Scan", after: func(_ int, _, out any, err error) {
+		if err == nil && len(out.(*dynamodb.ScanOutput).Items) == 1 {
+			raw = out.(*dynamodb.ScanOutput).Items[0]
+		}
+	}})
+	for _, err := range b.Scan(t.Context()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if raw[DefaultWriteTokenAttribute] == nil {
+		t.Fatalf("the scan returned %v, without the write token", slicesSorted(mapKeys(raw)))
+	}
+	saved.Title = "U"
+	if _, err := b.Save(t.Context(), saved, ChangedFrom(raw)); err != nil {
+		t.Errorf("Save with ChangedFrom of the item scanned = %v; want it written", err)
+	}
+}

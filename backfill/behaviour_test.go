@@ -522,3 +522,32 @@ func TestCleanRacingTheMigrationsRun(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrationWritesMapperWrittenItemsOnce: items last written through the
+// mapper carry its write token, and the scan's items kept for
+// dynamo.ChangedFrom must carry it too — else the write of the change alone
+// is pinned to "no token stored" and fails on every such item as "deleted
+// and created again", each item then costing a second write through
+// Update's read. One UpdateItem per item, and no item read again.
+func TestMigrationWritesMapperWrittenItemsOnce(t *testing.T) {
+	e := newEnv(t, 20)
+	for i := range e.n {
+		if _, err := e.items.Save(t.Context(), account{ID: key(i), Version: 1}); err != nil {
+			t.Fatal(err) // now version 2, with the mapper's write token
+		}
+	}
+	rec := &updateRecorder{Client: e.c, table: e.table}
+	m, err := New(rec, e.table, "tokens", addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.check(nil)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.ins) != e.n {
+		t.Errorf("%d UpdateItems, want one per item (%d): the writes of the change alone failed", len(rec.ins), e.n)
+	}
+}
