@@ -72,9 +72,9 @@ type plan struct {
 	// item this mapper wrote, computed once.
 	condMatchToken string
 	// condMatchPtr, condCreatePtr and condMatchTokenPtr point to
-	// condMatch, condCreate and condMatchToken, for requests (condPtr): no
-	// allocation per call.
-	condMatchPtr, condCreatePtr, condMatchTokenPtr *string
+	// condMatch, condCreate and condMatchToken, and fullSetPtr to fullSet,
+	// for requests (exprPtr): no allocation per call.
+	condMatchPtr, condCreatePtr, condMatchTokenPtr, fullSetPtr *string
 	// fullSet is the UpdateExpression of a SaveUpdate of an item holding
 	// every attribute the type models, none NULL (the SET of each, the
 	// version and the write token): what buildUpdate writes for such an
@@ -154,7 +154,9 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.condMatchToken = joinConds(p.condMatch, tokenBasisCond)
 		p.condMatchTokenPtr = &p.condMatchToken
 	}
-	p.fullSet = p.setUpdateExpr(0)
+	if p.fullSet = p.setUpdateExpr(0); p.fullSet != "" {
+		p.fullSetPtr = &p.fullSet
+	}
 	p.hashNames = map[string]string{hashNamePH: p.keyNames[0]}
 	p.basisNames = make(map[string]string, len(p.allNames)+1)
 	maps.Copy(p.basisNames, p.allNames)
@@ -1000,10 +1002,12 @@ func (p *plan) heldAV(held int64, bs *basis) *types.AttributeValueMemberN {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// condPtr is strPtr, without allocating for the type's own version
-// conditions.
-func (p *plan) condPtr(s string) *string {
+// exprPtr is strPtr, without allocating for the type's own version
+// conditions and its full SET (fullSet).
+func (p *plan) exprPtr(s string) *string {
 	switch {
+	case p.fullSetPtr != nil && s == p.fullSet:
+		return p.fullSetPtr
 	case p.condMatchPtr != nil && s == p.condMatch:
 		return p.condMatchPtr
 	case p.condCreatePtr != nil && s == p.condCreate:

@@ -179,7 +179,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                           t.namePtr,
 			Item:                                r.item,
-			ConditionExpression:                 t.p.condPtr(r.pc.cond),
+			ConditionExpression:                 t.p.exprPtr(r.pc.cond),
 			ExpressionAttributeNames:            r.pc.names,
 			ExpressionAttributeValues:           r.pc.values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -189,8 +189,8 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 	in := &dynamodb.UpdateItemInput{
 		TableName:                           t.namePtr,
 		Key:                                 r.key,
-		UpdateExpression:                    strPtr(r.up.update),
-		ConditionExpression:                 t.p.condPtr(r.up.cond),
+		UpdateExpression:                    t.p.exprPtr(r.up.update),
+		ConditionExpression:                 t.p.exprPtr(r.up.cond),
 		ExpressionAttributeNames:            r.up.names,
 		ExpressionAttributeValues:           r.up.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
