@@ -77,6 +77,11 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 		}
 		gk = t.p.keyID(k)
 	}
+	if len(wo.guards) > 0 {
+		if err := checkGuards("Update", t, k, wo.guards); err != nil {
+			return zero, err
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
