@@ -85,13 +85,8 @@ func (m *Mapper) writeGuarded(ctx context.Context, call string, mem *txMember, g
 		return err
 	}
 	members := append([]*txMember{mem}, gs...)
-	seen := map[txItem]int{}
-	for i, x := range members {
-		if j, dup := seen[txItemID(x)]; dup {
-			return fmt.Errorf("%w: %s: members %d and %d of its transaction are both on table %q key %s: a GuardedBy check must be on another item than the write's, and on another than each other check's",
-				ErrInvalidInput, call, j, i, x.table, formatKey(x.key))
-		}
-		seen[txItemID(x)] = i
+	if err := checkGuardedItems(call, members); err != nil {
+		return err
 	}
 	if err := checkTxLimits(call+" with GuardedBy", members); err != nil {
 		return err
@@ -112,4 +107,33 @@ func (m *Mapper) writeGuarded(ctx context.Context, call string, mem *txMember, g
 		}
 	}
 	return err
+}
+
+// checkGuardedItems refuses a guarded write whose members (the write first,
+// then its checks) touch one item twice, which DynamoDB refuses in a
+// transaction.
+func checkGuardedItems(call string, members []*txMember) error {
+	seen := map[txItem]int{}
+	for i, x := range members {
+		if j, dup := seen[txItemID(x)]; dup {
+			return fmt.Errorf("%w: %s: members %d and %d of its transaction are both on table %q key %s: a GuardedBy check must be on another item than the write's, and on another than each other check's",
+				ErrInvalidInput, call, j, i, x.table, formatKey(x.key))
+		}
+		seen[txItemID(x)] = i
+	}
+	return nil
+}
+
+// checkGuards refuses, before anything is sent, the GuardedBy checks of a
+// call that reads before it writes (Update, Transact) which its write could
+// never send — what writeGuarded and the commit would refuse only after
+// the reads and the function: a check refusing its options, a nil check, a
+// write given as a check, and (key not nil: the item the call writes, on
+// table t) a check of the item written.
+func checkGuards[T any](call string, t *Table[T], key map[string]types.AttributeValue, guards []TxOp) error {
+	gs, err := buildGuards(call, guards)
+	if err != nil || key == nil {
+		return err
+	}
+	return checkGuardedItems(call, append([]*txMember{{table: t.name, key: key, plan: t.p}}, gs...))
 }

@@ -1219,3 +1219,46 @@ func TestIteratorStopsWhereTheCallerStops(t *testing.T) {
 		t.Errorf("decoded %v with %d requests; want 1 2, then the break at 3 in the second page (2 requests)", seen, db.count("Scan"))
 	}
 }
+
+// TestParallelScanReportsEveryBadItemOnce: with undecodable items in
+// several segments, and pages holding nothing but them (PageSize 1, and
+// pages of two bad items), ParallelScan yields each good item once and
+// each bad one once as its *ItemDecodeError, and goes on after each: no
+// segment ends at a page of bad items, none is read twice.
+func TestParallelScanReportsEveryBadItemOnce(t *testing.T) {
+	db := (&fakeDB{}).table("q", "p", "n")
+	bad := map[int]bool{3: true, 4: true, 7: true, 11: true, 12: true}
+	for i := 1; i <= 14; i++ {
+		var body types.AttributeValue = str(fmt.Sprint("b", i))
+		if bad[i] {
+			body = &types.AttributeValueMemberBOOL{Value: true}
+		}
+		db.put("q", map[string]types.AttributeValue{"p": str(fmt.Sprint("k", i%4)), "n": n(fmt.Sprint(i)), "body": body, "v": n("1")})
+	}
+	tb, err := NewTable[qsItem](NewMapper(db), "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pageSize := range []int{1, 2} {
+		for _, segments := range []int{1, 3} {
+			var seen, failed []int
+			for it, err := range tb.ParallelScan(t.Context(), segments, PageSize(pageSize)) {
+				if err == nil {
+					seen = append(seen, it.N)
+					continue
+				}
+				var ie *ItemDecodeError
+				var k qsItem
+				if !errors.As(err, &ie) || ie.DecodeKey(&k) != nil {
+					t.Fatalf("page size %d, %d segments: %v; want an *ItemDecodeError", pageSize, segments, err)
+				}
+				failed = append(failed, k.N)
+			}
+			slices.Sort(seen)
+			slices.Sort(failed)
+			if !slices.Equal(seen, []int{1, 2, 5, 6, 8, 9, 10, 13, 14}) || !slices.Equal(failed, []int{3, 4, 7, 11, 12}) {
+				t.Errorf("page size %d, %d segments: decoded %v, failed %v; want every good item once and 3 4 7 11 12 reported once", pageSize, segments, seen, failed)
+			}
+		}
+	}
+}

@@ -256,3 +256,77 @@ func TestWriteOptionsTogether(t *testing.T) {
 		t.Errorf("%d requests sent by refused calls", n)
 	}
 }
+
+// refusedGuards are GuardedBy checks a write can never send: a check given
+// an option TxCheck refuses, a nil check, a write given as a check, and a
+// check of the very item the write (of Book "1") writes.
+func refusedGuards(b *Table[Book]) map[string]TxOp {
+	return map[string]TxOp{
+		"a check given SavePut":        b.TxCheck(Book{ISBN: "2"}, WithSaveBehavior(SavePut)),
+		"a nil check":                  nil,
+		"a save as a check":            b.TxSave(Book{ISBN: "2"}),
+		"a check of the item written":  b.TxCheck(Book{ISBN: "1"}),
+		"a check given ChangedFrom":    b.TxCheck(Book{ISBN: "2"}, ChangedFrom(storedBook())),
+		"a check given a bad behavior": b.TxCheck(Book{ISBN: "2"}, WithSaveBehavior(42)),
+	}
+}
+
+// Update refuses GuardedBy checks it could never send as it refuses its own
+// options: with ErrInvalidInput, before its read (no request sent) and
+// without calling its function — not after reading the item and running
+// the function on it.
+func TestUpdateRefusesBadGuardsBeforeReading(t *testing.T) {
+	for name := range refusedGuards(newBooks(t, &fakeDB{})) {
+		t.Run(name, func(t *testing.T) {
+			db := (&fakeDB{}).table("Books", "ISBN", "").put("Books", storedBook())
+			db.forget()
+			b := newBooks(t, db)
+			g := refusedGuards(b)[name]
+			called := false
+			_, err := b.Update(t.Context(), Book{ISBN: "1"}, func(c Book) (Book, error) {
+				called = true
+				return appendTitle("x")(c)
+			}, GuardedBy(g))
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("Update = %v; want ErrInvalidInput", err)
+			}
+			if n := db.count(""); n != 0 || called {
+				t.Errorf("refused after %d requests (%v), function called: %v; want nothing sent, no call", n, db.ops(), called)
+			}
+		})
+	}
+}
+
+// Transact refuses GuardedBy checks given as its TxOption that it could
+// never send before running its function (whose reads are requests), as
+// WriteTx refuses them before sending. (A check of an item the function
+// reads or writes is known only once it ran: refused at the commit.)
+func TestTransactRefusesBadGuardsBeforeRunning(t *testing.T) {
+	for name := range refusedGuards(newBooks(t, &fakeDB{})) {
+		if name == "a check of the item written" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			db := (&fakeDB{}).table("Books", "ISBN", "").put("Books", storedBook())
+			db.forget()
+			b := newBooks(t, db)
+			runs := 0
+			err := b.m.Transact(t.Context(), func(tx *Tx) error {
+				runs++
+				c, err := b.In(tx).Load(Book{ISBN: "1"})
+				if err != nil {
+					return err
+				}
+				c.Title += "x"
+				_, err = b.In(tx).Save(c)
+				return err
+			}, GuardedBy(refusedGuards(b)[name]))
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("Transact = %v; want ErrInvalidInput", err)
+			}
+			if n := db.count(""); n != 0 || runs != 0 {
+				t.Errorf("refused after %d requests (%v) and %d runs; want nothing sent, no run", n, db.ops(), runs)
+			}
+		})
+	}
+}

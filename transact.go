@@ -177,6 +177,12 @@ func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxO
 	if err != nil {
 		return err
 	}
+	if len(o.guards) > 0 {
+		// Refused before the function runs (its reads are requests).
+		if _, err := buildGuards("Transact", o.guards); err != nil {
+			return err
+		}
+	}
 	switch {
 	case fn == nil:
 		return fmt.Errorf("%w: Transact with a nil function", ErrInvalidInput)

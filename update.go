@@ -39,7 +39,9 @@ import (
 // write, with the outcome of running them one after another; see the
 // package doc, "Update: one key, many callers", for the rules. With
 // GuardedBy, each write goes in one transaction with the checks given (a
-// lease's Guard, say), and a failed check ends the loop with its *TxError.
+// lease's Guard, say), and a failed check ends the loop with its *TxError;
+// checks it could never send (see GuardedBy) are refused with
+// ErrInvalidInput before the read, as options it does not take are.
 //
 // IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
 // SavePut); with GuardedBy, dynamodb:ConditionCheckItem on the checked
@@ -76,6 +78,11 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 			return zero, err
 		}
 		gk = t.p.keyID(k)
+	}
+	if len(wo.guards) > 0 {
+		if err := checkGuards("Update", t, k, wo.guards); err != nil {
+			return zero, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)

@@ -859,3 +859,68 @@ func TestGroupKeyHeldPastTheTTLKeepsItsRecord(t *testing.T) {
 		t.Errorf("Run after leaving: %v", err)
 	}
 }
+
+// TestGroupClockJumpPastTheTTLRetakesTheKey: the worker's clock jumping two
+// TTLs ahead at once (a suspended VM, an NTP step) is a pause past the
+// lease: the membership ends and the key's lease with it, Run joins again
+// and retakes the key — with a greater token — once the old incarnation's
+// patience has run out, and the key's record then expires a TTL after the
+// clock's new time (refreshKeys measures from now, not from the take).
+func TestGroupClockJumpPastTheTTLRetakesTheKey(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	clk := clock.NewFake(time.Now())
+	const d, beat, ttl = 4 * time.Minute, time.Minute, time.Hour
+	c := newClient(t, table, nil, WithOwner("w1"), WithClock(clk), WithLeaseDuration(d), WithHeartbeatInterval(beat), WithTTL(ttl))
+	g, err := c.Group("g", []string{"k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	took := make(chan *Lease, 2)
+	done := make(chan error, 1)
+	go func() {
+		done <- g.Run(ctx, func(ctx context.Context, l *Lease) error {
+			took <- l
+			<-ctx.Done()
+			return nil
+		})
+	}()
+	first := <-took
+	clk.BlockUntil(t.Context().Done(), 3)
+	clk.Advance(2 * ttl) // the jump: every timer due fires at once
+	var second *Lease
+	for i := 0; second == nil; i++ {
+		if i > 120 {
+			t.Fatalf("no key retaken two hours of beats after the jump; first lease err %v", first.Err())
+		}
+		select {
+		case second = <-took:
+			continue
+		default:
+		}
+		clk.BlockUntil(t.Context().Done(), 3)
+		clk.Advance(beat)
+	}
+	if first.Err() == nil || second.Token() <= first.Token() {
+		t.Errorf("after the jump: first lease err %v, token %d; retaken with token %d; want the first ended and a greater token", first.Err(), first.Token(), second.Token())
+	}
+	// A few beats on, the record holds a TTL from the clock's new time.
+	for range 3 {
+		clk.BlockUntil(t.Context().Done(), 3)
+		clk.Advance(beat)
+	}
+	clk.BlockUntil(t.Context().Done(), 3)
+	rec, err := c.table.Load(t.Context(), record{Key: "k"}, dynamo.ConsistentRead())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Err() != nil || rec.Token != second.Token() || rec.Expires <= clk.Now().Unix()+int64(ttl/2/time.Second) {
+		t.Errorf("retaken key: lease err %v, record token %d (lease %d), expires %v, now %v; want held, the record a TTL ahead",
+			second.Err(), rec.Token, second.Token(), time.Unix(rec.Expires, 0), clk.Now())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after leaving: %v", err)
+	}
+}
