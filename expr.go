@@ -161,16 +161,12 @@ func newPlan(s *schema, tokenAttr string) *plan {
 	p.basisNames = make(map[string]string, len(p.allNames)+1)
 	maps.Copy(p.basisNames, p.allNames)
 	p.basisNames[hashNamePH] = p.keyNames[0]
-	p.proj, p.projNames = s.projection()
-	if p.proj != "" && p.tokenAttr != "" {
-		// The write token too: an item read is the state a write pins
-		// (ChangedFrom's read, the backfill's scanned items), and that
-		// state is named by its token; read without it, it looks like an
-		// item no mapper wrote, and a write pinned to it fails as over an
-		// item deleted and created again.
-		p.proj += ", " + tokenNamePH
-		p.projNames[tokenNamePH] = p.tokenAttr
-	}
+	// The write token too: an item read is the state a write pins
+	// (ChangedFrom's read, the backfill's scanned items), and that state is
+	// named by its token; read without it, it looks like an item no mapper
+	// wrote, and a write pinned to it fails as over an item deleted and
+	// created again.
+	p.proj, p.projNames = s.projection(p.tokenAttr)
 	return p
 }
 

@@ -1,7 +1,9 @@
 package dynamo
 
 import (
+	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -172,5 +174,32 @@ func TestReadsTakeTheWriteToken(t *testing.T) {
 	saved.Title = "U"
 	if _, err := b.Save(t.Context(), saved, ChangedFrom(raw)); err != nil {
 		t.Errorf("Save with ChangedFrom of the item scanned = %v; want it written", err)
+	}
+}
+
+// A type whose projection fits DynamoDB's 4 KB limit for an expression
+// only without the write token reads whole items: the limit is checked on
+// the expression sent, token included, never on a shorter one. (601 fields:
+// their placeholders take 4 095 bytes, 4 100 with ", #wt".)
+func TestProjectionWithTheTokenKeepsTheLimit(t *testing.T) {
+	fields := []reflect.StructField{
+		{Name: "ID", Type: reflect.TypeFor[string](), Tag: `dynamo:"id,hash"`},
+		{Name: "Version", Type: reflect.TypeFor[int64](), Tag: `dynamo:"version,version"`},
+	}
+	for i := len(fields); i < 601; i++ {
+		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(fmt.Sprintf(`dynamo:"f%d"`, i))})
+	}
+	s, err := buildSchema(reflect.StructOf(fields))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if proj, _ := s.projection(""); proj == "" || len(proj) > maxExprLen {
+		t.Fatalf("without the token: a projection of %d bytes; want one of at most %d (the case this test is built on)", len(proj), maxExprLen)
+	}
+	if proj, names := s.projection("ddbkit_wt"); proj != "" || names != nil {
+		t.Errorf("with the token: a projection of %d bytes; want none (whole items): over DynamoDB's limit of %d", len(proj), maxExprLen)
+	}
+	if p := newPlan(s, "ddbkit_wt"); p.proj != "" {
+		t.Errorf("the plan's projection is %d bytes; want none (whole items)", len(p.proj))
 	}
 }

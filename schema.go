@@ -700,8 +700,10 @@ func (s *schema) widen() string {
 }
 
 // projection returns the ProjectionExpression naming every attribute of s,
-// and its names; "" when the type's reads must take whole items.
-func (s *schema) projection() (string, map[string]string) {
+// and tokenAttr when not "" (as tokenNamePH), and its names; "" when the
+// type's reads must take whole items (it decodes itself, or the expression
+// would be over DynamoDB's limit).
+func (s *schema) projection(tokenAttr string) (string, map[string]string) {
 	if reflect.PointerTo(s.typ).Implements(unmarshalerType) || s.typ.Implements(unmarshalerType) {
 		return "", nil // it decodes itself, from whatever the item holds
 	}
@@ -714,6 +716,10 @@ func (s *schema) projection() (string, map[string]string) {
 		}
 		b.WriteString(ph)
 		names[ph] = s.fields[i].name
+	}
+	if tokenAttr != "" {
+		b.WriteString(", " + tokenNamePH)
+		names[tokenNamePH] = tokenAttr
 	}
 	if b.Len() > maxExprLen {
 		return "", nil
