@@ -5,6 +5,8 @@
 package av
 
 import (
+	"bytes"
+	"cmp"
 	"math/big"
 	"strconv"
 	"strings"
@@ -204,7 +206,8 @@ func NumberEqual(a, b string) bool { return a == b || Canonical(a) == Canonical(
 
 // Rat returns the value of the number s, built from its significant digits
 // (leading and trailing zeros, and the exponent of a zero, cost nothing);
-// ok is false when s is no number.
+// ok is false when s is no number, and when its magnitude is so far outside
+// DynamoDB's range (beyond 10^±1,000,000) that math/big refuses to build it.
 func Rat(s string) (r *big.Rat, ok bool) {
 	neg, nsig, exp, ok := Scan(s)
 	if !ok {
@@ -221,30 +224,52 @@ func Rat(s string) (r *big.Rat, ok bool) {
 	b = sigDigits(b, s, nsig)
 	b = append(b, 'e')
 	b = strconv.AppendInt(b, int64(exp-nsig), 10)
-	r.SetString(string(b))
+	if _, ok := r.SetString(string(b)); !ok {
+		return nil, false
+	}
 	return r, true
 }
 
 // NumberCompare orders two numbers by value: -1, 0 or +1. A string that is no
-// number counts as 0.
+// number counts as 0. It reads the numbers without building them, so any
+// exponent Scan reads costs nothing.
 func NumberCompare(a, b string) int {
-	if NumberEqual(a, b) {
+	if a == b {
 		return 0
 	}
-	x, ok := Rat(a)
-	if !ok {
-		x = new(big.Rat)
+	sa, ea, da := scanSigned(a)
+	sb, eb, db := scanSigned(b)
+	switch {
+	case sa != sb:
+		return cmp.Compare(sa, sb)
+	case sa == 0:
+		return 0
 	}
-	y, ok := Rat(b)
-	if !ok {
-		y = new(big.Rat)
+	c := cmp.Compare(ea, eb)
+	if c == 0 {
+		var bufA, bufB [40]byte
+		c = bytes.Compare(sigDigits(bufA[:0], a, da), sigDigits(bufB[:0], b, db))
 	}
-	return x.Cmp(y)
+	return c * sa
+}
+
+// scanSigned reads the number s as NumberCompare orders it: its sign (-1,
+// 0 or +1; 0 for zero and for strings that are no number), exponent and
+// count of significant digits as Scan gives them.
+func scanSigned(s string) (sign, exp, nsig int) {
+	neg, nsig, exp, ok := Scan(s)
+	switch {
+	case !ok || nsig == 0:
+		return 0, 0, 0
+	case neg:
+		return -1, exp, nsig
+	}
+	return 1, exp, nsig
 }
 
 // Int returns the value of the number s when it is whole ("1.0" and "1e2"
-// are; "1.5" is not); ok is false for fractions and strings that are no
-// number.
+// are; "1.5" is not); ok is false for fractions, strings that are no
+// number and numbers Rat refuses to build.
 func Int(s string) (*big.Int, bool) {
 	r, ok := Rat(s)
 	if !ok || !r.IsInt() {

@@ -157,9 +157,11 @@ func refSize(r *big.Rat) int {
 // The canonical form is idempotent and canonical; two numbers have equal
 // canonical forms exactly when math/big reads equal values; comparison
 // agrees with big.Rat; the size is DynamoDB's rule computed from the exact
-// value; Problem is empty exactly when DynamoDB's limits hold.
+// value, and is antisymmetric and agrees with equality at any exponent;
+// Rat fails only where math/big refuses to build the value; Problem is
+// empty exactly when DynamoDB's limits hold.
 func FuzzNumbers(f *testing.F) {
-	for _, s := range []string{"0", "-0", "1", "1.0", "1.50", "1e2", "-15e-1", "0.001e5", "1E-130", "9.9e125", "1e999", "x", "", "+7", ".5", "5.", "0x10", "1e", "12345678901234567890123456789012345678"} {
+	for _, s := range []string{"0", "-0", "1", "1.0", "1.50", "1e2", "-15e-1", "0.001e5", "1E-130", "9.9e125", "1e999", "x", "", "+7", ".5", "5.", "0x10", "1e", "12345678901234567890123456789012345678", "1e1001000", "-1e-1001000"} {
 		f.Add(s, "1")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
@@ -198,10 +200,60 @@ func FuzzNumbers(f *testing.F) {
 		} else if _, _, _, sok := Scan(b); !aok && !bok && NumberEqual(a, b) && a != b && !sok {
 			t.Fatalf("NumberEqual(%q, %q): strings that are no numbers", a, b)
 		}
+		if c := NumberCompare(a, b); c != -NumberCompare(b, a) {
+			t.Fatalf("NumberCompare(%q, %q) = %d, but NumberCompare(%q, %q) = %d", a, b, c, b, a, NumberCompare(b, a))
+		}
+		_, _, _, sbok := Scan(b)
+		if _, _, _, sok := Scan(a); sok && sbok && (NumberCompare(a, b) == 0) != NumberEqual(a, b) {
+			t.Fatalf("NumberCompare(%q, %q) = %d, NumberEqual says %v", a, b, NumberCompare(a, b), NumberEqual(a, b))
+		}
 		neg, nsig, exp, ok := Scan(a)
+		if _, rok := Rat(a); ok && !rok && (nsig == 0 || exp-nsig <= 1e6 && exp-nsig >= -1e6) {
+			t.Fatalf("Rat(%q) failed, though math/big builds it (%d digits, exp %d)", a, nsig, exp)
+		}
 		want := !ok || nsig > MaxDigits || nsig > 0 && (exp < MinExp || exp > MaxExp)
 		if got := Problem(a) != ""; got != want {
 			t.Fatalf("Problem(%q) = %q, want a problem: %v (neg %v, %d digits, exp %d)", a, Problem(a), want, neg, nsig, exp)
 		}
 	})
+}
+
+// A number whose magnitude math/big refuses to build (an exponent beyond
+// ±1,000,000, which Scan still reads) is no value: Rat and Int report
+// failure rather than a wrong value (Int("1e1001000") once returned 1), and
+// NumberCompare still orders it by sign, exponent and digits.
+func TestUnbuildableNumbers(t *testing.T) {
+	for _, s := range []string{"1e1001000", "-1e1001000", "1e-1001000", "2.5e9999999", "10e-9999999"} {
+		if r, ok := Rat(s); ok {
+			t.Errorf("Rat(%q) = %v, true; want failure", s, r)
+		}
+		if i, ok := Int(s); ok {
+			t.Errorf("Int(%q) = %v, true; want failure", s, i)
+		}
+	}
+	if i, ok := Int("0e9999999"); !ok || i.Sign() != 0 {
+		t.Errorf("Int(\"0e9999999\") = %v, %v; want 0 (a zero's exponent costs nothing)", i, ok)
+	}
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"1e1001000", "1", 1},
+		{"-1e1001000", "1", -1},
+		{"-1e1001000", "-1", -1},
+		{"1e-1001000", "0", 1},
+		{"1e-1001000", "1e-1001001", 1},
+		{"-1e-1001000", "-1e-1001001", -1},
+		{"1.5e1001000", "1.25e1001000", 1},
+		{"15e1000999", "1.5e1001000", 0},
+		{"1e1001000", "x", 1},
+		{"0e9999999", "-0", 0},
+	} {
+		if got := NumberCompare(tc.a, tc.b); got != tc.want {
+			t.Errorf("NumberCompare(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := NumberCompare(tc.b, tc.a); got != -tc.want {
+			t.Errorf("NumberCompare(%q, %q) = %d, want %d", tc.b, tc.a, got, -tc.want)
+		}
+	}
 }
