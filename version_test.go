@@ -512,8 +512,8 @@ func TestFirstVersionOverEverySpellingOfZero(t *testing.T) {
 // malformed number, a string, a NULL or no attribute is no version.
 //
 // Numbers DynamoDB cannot store (more than 38 significant digits, a
-// magnitude outside 1E-130..9.99E+125, an exponent of more than 7 digits,
-// which internal/av does not read) once read as versions: 1e999999999999
+// magnitude outside 1E-130..9.99E+125, an exponent beyond int32, which
+// DynamoDB does not read as a number) once read as versions: 1e999999999999
 // as a version beyond int64, 0e999999999999 as 0. No stored version can
 // be spelled so (DynamoDB refuses them, and stores zero as "0"), and the
 // number rule is internal/av's (av.Problem): they are no version now, and

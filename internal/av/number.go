@@ -7,6 +7,7 @@ package av
 import (
 	"bytes"
 	"cmp"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -27,7 +28,9 @@ const (
 // its significant digits (no leading or trailing zeros) and its decimal
 // exponent, such that the value is 0.d₁d₂… × 10^exp. ok is false for
 // strings DynamoDB does not read as numbers (NaN, Inf, "1e", " 1", an
-// exponent of more than 7 digits, ...). Zero has no significant digits.
+// exponent or scale beyond int32, ...): it reads them as Java's BigDecimal
+// does, so "0e99999999" is zero and "1e0000000000001" is ten. Zero has no
+// significant digits.
 func Scan(s string) (neg bool, nsig, exp int, ok bool) {
 	if s == "" {
 		return false, 0, 0, false
@@ -69,27 +72,45 @@ exponent:
 	}
 	e := 0
 	if i < len(s) {
-		es := s[i+1:]
-		if es != "" && (es[0] == '+' || es[0] == '-') {
-			es = es[1:]
-		}
-		if es == "" || len(es) > 7 {
+		if e, ok = scanExponent(s[i+1:], digits-intLen); !ok {
 			return false, 0, 0, false
-		}
-		for j := 0; j < len(es); j++ {
-			if es[j] < '0' || es[j] > '9' {
-				return false, 0, 0, false
-			}
-			e = e*10 + int(es[j]-'0')
-		}
-		if s[i+1] == '-' {
-			e = -e
 		}
 	}
 	if first < 0 {
 		return false, 0, 0, true // zero, whatever its sign and exponent
 	}
 	return neg, last - first + 1, intLen - first + e, true
+}
+
+// scanExponent reads the exponent es of a number with frac digits after
+// its point as DynamoDB does (it reads numbers as Java's BigDecimal, checked
+// against DynamoDB Local): digits after an optional sign, leading zeros
+// free, the exponent and the scale (frac less the exponent) within int32.
+func scanExponent(es string, frac int) (int, bool) {
+	neg := false
+	if es != "" && (es[0] == '+' || es[0] == '-') {
+		neg, es = es[0] == '-', es[1:]
+	}
+	if es == "" {
+		return 0, false
+	}
+	var e int64
+	for j := 0; j < len(es); j++ {
+		c := es[j]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if e = e*10 + int64(c-'0'); e > math.MaxInt32+1 {
+			return 0, false // beyond int32 whatever its sign
+		}
+	}
+	if neg {
+		e = -e
+	}
+	if scale := int64(frac) - e; e > math.MaxInt32 || e < math.MinInt32 || scale > math.MaxInt32 || scale < math.MinInt32 {
+		return 0, false
+	}
+	return int(e), true
 }
 
 // sigDigits appends the significant digits of the number s (Scan accepted

@@ -9,16 +9,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Problem against what DynamoDB Local accepts and refuses.
+// Problem against what DynamoDB Local accepts and refuses. Exponents are
+// read as Java's BigDecimal reads them: leading zeros free, the exponent
+// and the scale (digits after the point less the exponent) within int32, so
+// a zero may carry an exponent of 10 digits.
 func TestProblem(t *testing.T) {
 	for _, s := range []string{"0", "-0", "1", "-12", "1E-130", "0.1E-129", "9.9999999999999999999999999999999999999E+125",
-		"+1", ".5", "5.", "00", "-0.0e-500", "0e999", "1e+5", "12345678901234567890123456789012345678", "0.000125"} {
+		"+1", ".5", "5.", "00", "-0.0e-500", "0e999", "1e+5", "12345678901234567890123456789012345678", "0.000125",
+		"0e99999999", "-0e99999999", "0.0e-99999999", "0e2147483647", "0e+2147483647", "0.0e2147483647", "00e0002147483647",
+		"1e0000000000001"} {
 		if p := Problem(s); p != "" {
 			t.Errorf("Problem(%q) = %s, but DynamoDB accepts it", s, p)
 		}
 	}
 	for _, s := range []string{"NaN", "+Inf", "-Inf", "Infinity", "1E-131", "0.01E-129", "1E126", "10E125",
-		"123456789012345678901234567890123456789", "1e", "0x10", " 1", "1_0", "-", "", "1e99999999"} {
+		"123456789012345678901234567890123456789", "1e", "0x10", " 1", "1_0", "-", "", "1e99999999",
+		"1e9999999", "1e-99999999", "0e2147483648", "0e-2147483648", "0e-2147483649", "0.00e-2147483647", "0e999999999999", "1e+", "1e-"} {
 		if Problem(s) == "" {
 			t.Errorf("Problem(%q) = \"\", but DynamoDB refuses it", s)
 		}
@@ -56,7 +62,8 @@ func TestCanonicalNumbers(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"0", "0"}, {"10", "10"}, {"-10", "-10"}, {"-0", "0"}, {"01", "1"}, {"1.0", "1"}, {"1.50", "1.5"},
 		{"1.5E3", "1500"}, {"+7", "7"}, {"-0.0", "0"}, {"1e999", "0.1e1000"}, {"x", "x"}, {"", ""},
-		{"0.05e-2", "0.0005"}, {"-12.5e1", "-125"},
+		{"0.05e-2", "0.0005"}, {"-12.5e1", "-125"}, {"1e0000000000001", "10"}, {"0e2147483647", "0"},
+		{"1e2147483647", "0.1e2147483648"}, {"-1.5e-2147483646", "-0.15e-2147483645"}, {"-1.5e-2147483647", "-1.5e-2147483647"},
 	} {
 		if got := Canonical(tc.in); got != tc.want {
 			t.Errorf("Canonical(%q) = %q, want %q", tc.in, got, tc.want)
