@@ -399,7 +399,7 @@ func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 		return nil, nil, fmt.Errorf("Increment by a %T: pass an integer or a floating-point number", n)
 	}
 	if p := av.Problem(text); p != "" {
-		return nil, nil, fmt.Errorf("Increment by %s: the value %s; pass a number DynamoDB stores (at most %d significant digits, magnitudes %s)", av.Short(text), p, av.MaxDigits, av.Range)
+		return nil, nil, fmt.Errorf("Increment by %s: the value %s; pass a number DynamoDB stores (at most %d significant digits)", av.Short(text), p, av.MaxDigits)
 	}
 	num := &types.AttributeValueMemberN{Value: text}
 	lo, hi := intRange(ft)

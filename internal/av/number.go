@@ -343,11 +343,11 @@ func Problem(s string) string {
 	_, nsig, exp, ok := Scan(s)
 	switch {
 	case !ok:
-		return "is the number " + strconv.Quote(Truncate(s, 40)) + ", which DynamoDB cannot store"
+		return "is " + strconv.Quote(Truncate(s, 40)) + ", not a number DynamoDB reads"
 	case nsig > MaxDigits:
 		return "is the number " + Short(s) + " with " + strconv.Itoa(nsig) + " significant digits"
 	case nsig > 0 && (exp < MinExp || exp > MaxExp):
-		return "is the number " + Short(s) + ", out of DynamoDB's range"
+		return "is the number " + Short(s) + ", outside DynamoDB's range of magnitudes (" + Range + ")"
 	}
 	return ""
 }
