@@ -398,6 +398,9 @@ func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 	default:
 		return nil, nil, fmt.Errorf("Increment by a %T: pass an integer or a floating-point number", n)
 	}
+	if p := av.Problem(text); p != "" {
+		return nil, nil, fmt.Errorf("Increment by %s: the value %s; pass a number DynamoDB stores (at most %d significant digits)", av.Short(text), p, av.MaxDigits)
+	}
 	num := &types.AttributeValueMemberN{Value: text}
 	lo, hi := intRange(ft)
 	if lo == nil {
@@ -406,7 +409,7 @@ func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 	var by *big.Rat
 	b := &addBound{f: f, n: text}
 	if ft.Kind() == reflect.Float32 {
-		by, _ = av.Rat(text)
+		by, _ = av.Rat(text) // Problem passed: math/big builds it
 	} else {
 		i, ok := av.Int(text)
 		if !ok {

@@ -33,6 +33,9 @@ type counterItem struct {
 	V        int64     `dynamo:"v,version"`
 }
 
+// Add refuses a Delta it cannot apply — an unknown or wrong field, an
+// increment that is no number DynamoDB stores or that the field cannot
+// hold, an empty Delta — with ErrInvalidInput, sending nothing.
 func TestAddRefused(t *testing.T) {
 	st := &fakeDB{noStore: true}
 	tb, err := NewTable[counterItem](NewMapper(st), "c")
@@ -57,6 +60,10 @@ func TestAddRefused(t *testing.T) {
 		{Increment("views", nil), nil, "pass a number"},
 		{Increment("score", math.NaN()), nil, "no NaN"},
 		{Increment("views", attributevalue.Number("x")), nil, "not a number"},
+		{Increment("views", attributevalue.Number("1e1001000")), nil, "outside DynamoDB's range"},
+		{Increment("score", attributevalue.Number("1e1001000")), nil, "outside DynamoDB's range"},
+		{Increment("score", 1e200), nil, "outside DynamoDB's range"},
+		{Increment("score", attributevalue.Number("1.23456789012345678901234567890123456789")), nil, "39 significant digits"},
 		{Increment("small", 300), nil, "beyond what field Small (int8) holds"},
 		{Increment("views", 1).Increment("views", 2), nil, "changed twice"},
 		{AddToSet("list", []string{"a"}), nil, "not stored as a set"},

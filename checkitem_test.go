@@ -9,8 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
+	avs "github.com/ddbkit/dynamo/internal/av"
 )
 
 // TestEncodedSetsDropDuplicatesByValue: checkEncoded drops the later
@@ -165,6 +170,39 @@ func TestIfBadNumberRefused(t *testing.T) {
 		err = tb.Delete(context.Background(), qsItem{P: "a", N: 1, Version: 1}, If(f))
 		if !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("Delete with If %s: err = %v; want ErrInvalidInput before sending", name, err)
+		}
+	}
+}
+
+// TestNumberRuleIsDynamoDBs: DynamoDB Local stores exactly the numbers
+// av.Problem passes, and stores each as the number av.Canonical writes.
+// Exponents are read as Java's BigDecimal reads them (leading zeros free,
+// the exponent and the scale within int32), so a zero with an exponent of
+// 8 to 10 digits is a number and "1e0000000000001" is 10.
+func TestNumberRuleIsDynamoDBs(t *testing.T) {
+	c := dynamotest.Client(t)
+	name := dynamotest.KeyTable(t, c, "numbers", "id", types.ScalarAttributeTypeS, "", "")
+	ctx := t.Context()
+	for _, s := range []string{"0", "+1", "-0", ".5", "5.", "1E+5", "1e-130", "9.9999999999999999999999999999999999999E+125",
+		"0e99999999", "-0e99999999", "0.0e-99999999", "0e2147483647", "0.0e2147483647", "00e0002147483647", "1e0000000000001",
+		"0e2147483648", "0e-2147483648", "0.00e-2147483647", "0e999999999999", "1e126", "1e-131", "1e9999999", "1e-99999999",
+		"123456789012345678901234567890123456789", "1e", "x", "-", "NaN", "0x10"} {
+		key := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}}
+		_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: &name,
+			Item: map[string]types.AttributeValue{"id": key["id"], "n": &types.AttributeValueMemberN{Value: s}}})
+		if p := avs.Problem(s); (err == nil) != (p == "") {
+			t.Errorf("%q: DynamoDB Local says %v; av.Problem says %q", s, err, p)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: &name, Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Item["n"].(*types.AttributeValueMemberN).Value; got != avs.Canonical(s) {
+			t.Errorf("%q: DynamoDB Local stores %q; av.Canonical writes %q", s, got, avs.Canonical(s))
 		}
 	}
 }

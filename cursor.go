@@ -50,7 +50,6 @@ const (
 	maxKeyAttrs      = 4 // table hash and range, index hash and range
 	maxKeyNameLen    = 255
 	maxTotalSegments = 1_000_000
-	maxNumberLen     = 128 // 38 significant digits, sign, exponent and zeros
 	cursorFixAdvice  = "pass back a cursor exactly as QueryPage or ScanPage returned it"
 )
 
@@ -155,49 +154,6 @@ func encodeCursor(p position) (Cursor, error) {
 		return "", fmt.Errorf("dynamo: encode position: %w", err)
 	}
 	return Cursor(base64.RawURLEncoding.EncodeToString(raw)), nil
-}
-
-// validNumber reports whether s is a number in DynamoDB's notation:
-// -?(digits[.digits]|.digits)([eE][+-]?digits)?
-func validNumber(s string) bool {
-	return len(s) <= maxNumberLen && numberSyntax(s)
-}
-
-// numberSyntax reports whether s is in the notation of validNumber, of any
-// length.
-func numberSyntax(s string) bool {
-	if s == "" {
-		return false
-	}
-	i := 0
-	if s[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		start := i
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return i - start
-	}
-	n := digits()
-	if i < len(s) && s[i] == '.' {
-		i++
-		n += digits()
-	}
-	if n == 0 {
-		return false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // checkSegment applies DynamoDB's rules for a scan segment.
@@ -777,24 +733,12 @@ func (p *cursorParser) keyValue(what string) (types.AttributeValue, error) {
 	return av, err
 }
 
-// checkNumber accepts the numbers DynamoDB stores: the notation of
-// validNumber, at most 38 significant digits (leading and trailing zeros do
-// not count), and a magnitude DynamoDB can hold.
+// checkNumber accepts the numbers DynamoDB stores (the rule is
+// av.Problem's): its notation, at most 38 significant digits (leading and
+// trailing zeros do not count), and a magnitude DynamoDB can hold.
 func checkNumber(s string) error {
-	if !numberSyntax(s) {
-		return fmt.Errorf("%.40q is not a number", s)
-	}
-	_, nsig, exp, ok := av.Scan(s)
-	switch {
-	case !ok: // an exponent of more than 7 digits
-		if mant, _, _ := strings.Cut(strings.ToLower(s), "e"); strings.Trim(mant, "+-0.") == "" {
-			return nil // zero, whatever its exponent
-		}
-		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, av.Range)
-	case nsig > av.MaxDigits:
-		return fmt.Errorf("%.40q has %d significant digits; DynamoDB keeps at most %d", s, nsig, av.MaxDigits)
-	case nsig > 0 && (exp < av.MinExp || exp > av.MaxExp):
-		return fmt.Errorf("%.40q is outside DynamoDB's range of magnitudes (%s)", s, av.Range)
+	if p := av.Problem(s); p != "" {
+		return errors.New("the value " + p)
 	}
 	return nil
 }

@@ -342,6 +342,10 @@ func TestStoredVersionAttacksOnReads(t *testing.T) {
 		{"2^64 in uint64", n("18446744073709551616"), true, []string{"stored v is 18446744073709551616, beyond what", "(uint64) holds"}},
 		{"-1 in uint64", n("-1"), true, []string{"stored v is -1, beyond what", "(uint64) holds"}},
 		{"2.0 in int8", n("2.0"), false, []string{"stored v is 2.0, version 2 spelled", "store it as 2"}},
+		{"1.8e19 in uint64", n("1.8e19"), true, []string{"stored v is 1.8e19, version 18000000000000000000 spelled", "store it as 18000000000000000000"}},
+		{"1.9e19 in uint64", n("1.9e19"), true, []string{"stored v is 1.9e19, beyond what", "(uint64) holds"}},
+		{"1e999999999999 in int8", n("1e999999999999"), false, []string{"stored v is \"1e999999999999\", not a number DynamoDB reads", "store a whole number there"}},
+		{"1e126 in int8", n("1e126"), false, []string{"stored v is the number 1e126, outside DynamoDB's range", "store a whole number there"}},
 		{"a list in uint64", &types.AttributeValueMemberL{}, true, []string{"stored v is a list (L), not a number (N)", "store a number there"}},
 	} {
 		err := load(tc.name, tc.stored, tc.uint)

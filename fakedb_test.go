@@ -1741,8 +1741,11 @@ func fakeUpdate(expr string, names map[string]string, vals map[string]types.Attr
 		if !ok1 || !ok2 {
 			return nil, fakeValidation("an operand of %c is not a number", op)
 		}
-		ra, _ := av.Rat(x.Value)
-		rb, _ := av.Rat(y.Value)
+		ra, ok1 := av.Rat(x.Value)
+		rb, ok2 := av.Rat(y.Value)
+		if !ok1 || !ok2 {
+			return nil, fakeValidation("an operand of %c is not a number DynamoDB stores", op)
+		}
 		if op == '+' {
 			ra = new(big.Rat).Add(ra, rb)
 		} else {
@@ -1831,8 +1834,11 @@ func fakeAddDelete(clause string, cur, v types.AttributeValue) (types.AttributeV
 			if !ok {
 				return nil, fakeValidation("an operand in the update expression has an incorrect data type")
 			}
-			ra, _ := av.Rat(c.Value)
-			rb, _ := av.Rat(n.Value)
+			ra, ok1 := av.Rat(c.Value)
+			rb, ok2 := av.Rat(n.Value)
+			if !ok1 || !ok2 {
+				return nil, fakeValidation("an operand of ADD is not a number DynamoDB stores")
+			}
 			return &types.AttributeValueMemberN{Value: av.Canonical(new(big.Rat).Add(ra, rb).FloatString(40))}, nil
 		}
 	}

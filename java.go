@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 )
 
@@ -537,20 +538,13 @@ func javaBoolAV(b bool) *types.AttributeValueMemberN {
 }
 
 // parseJavaBool reads a bool DynamoDBMapper stored as a number: 1 is true, 0
-// false (in any spelling DynamoDB allows, such as 1.0); any other number is an
-// error rather than a guess.
+// false (in any spelling DynamoDB allows, such as 1.0: equal by
+// av.NumberEqual); any other number is an error rather than a guess.
 func parseJavaBool(n string) (bool, error) {
-	switch n {
-	case "1":
-		return true, nil
-	case "0":
-		return false, nil
-	}
-	f, err := strconv.ParseFloat(n, 64)
 	switch {
-	case err == nil && f == 1:
+	case av.NumberEqual(n, "1"):
 		return true, nil
-	case err == nil && f == 0:
+	case av.NumberEqual(n, "0"):
 		return false, nil
 	}
 	return false, fmt.Errorf("javabool: the number %s is neither 1 (true) nor 0 (false)", n)

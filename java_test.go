@@ -231,6 +231,30 @@ func TestJavaRoundTrip(t *testing.T) {
 	checkJavaItem(t, *got, want)
 }
 
+// TestJavaBoolReadsEverySpelling: a javabool attribute is true when the
+// stored number equals 1 and false when it equals 0 as DynamoDB compares
+// numbers ("1.0", "10e-1", "-0", "0e5"); a number that only rounds to 1 or
+// 0 as a float64 (1.00000000000000000001, 1e-400) or that DynamoDB does not
+// read as a number (0x1p0, Inf) is neither.
+func TestJavaBoolReadsEverySpelling(t *testing.T) {
+	for _, tc := range []struct {
+		n    string
+		want bool
+	}{{"1", true}, {"1.0", true}, {"10e-1", true}, {"+1", true}, {"0", false}, {"-0", false}, {"0.000", false}, {"0e5", false}} {
+		if got, err := parseJavaBool(tc.n); err != nil || got != tc.want {
+			t.Errorf("parseJavaBool(%q) = %v, %v; want %v", tc.n, got, err, tc.want)
+		}
+	}
+	for _, s := range []string{"1.00000000000000000001", "1e-400", "0x1p0", "0x0p0", "Inf", "2", "0.5", "", "1e"} {
+		if got, err := parseJavaBool(s); err == nil {
+			t.Errorf("parseJavaBool(%q) = %v, nil; want an error (neither 1 nor 0)", s, got)
+		}
+	}
+}
+
+// A javabool attribute holding a number other than 1 or 0, at the top
+// level or inside documents, fails to decode with an error naming the
+// attribute and the rule.
 func TestJavaBoolDecodeErrors(t *testing.T) {
 	tb := javaTestTable[javaItem](t)
 	for attr, av := range map[string]types.AttributeValue{

@@ -1,14 +1,14 @@
 package dynamo
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // Version math: which stored versions a caller's held version accepts, and
@@ -34,110 +34,35 @@ func versionHeld(held int64, exists, hasVersion bool, found int64) bool {
 // past MaxInt64, say) is a version all the same: ok is true, v is
 // math.MaxInt64 (math.MinInt64 below) and big is true, so that it is
 // reported as the version it is, never as "no version". A number that is
-// not whole, another type, NULL or no attribute is no version.
+// not whole, one DynamoDB cannot store (av.Problem), another type, NULL or
+// no attribute is no version.
 func storedVersion(item map[string]types.AttributeValue, attr string) (v int64, ok, big bool) {
 	n, isN := item[attr].(*types.AttributeValueMemberN)
 	if !isN {
 		return 0, false, false
 	}
-	v, err := strconv.ParseInt(n.Value, 10, 64)
-	if err == nil {
+	if v, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
 		return v, true, false
-	}
-	if errors.Is(err, strconv.ErrRange) {
-		if n.Value[0] == '-' {
-			return math.MinInt64, true, true
-		}
-		return math.MaxInt64, true, true
 	}
 	return wholeNumber(n.Value)
 }
 
-// wholeNumber reads s, a number in DynamoDB's notation with a fraction or
-// an exponent ("2.0", "0.2e1"), as storedVersion does. It never builds the
-// number: an exponent of any size costs nothing.
+// wholeNumber reads s, a number spelled otherwise than as an int64 ("2.0",
+// "0.2e1", "9223372036854775808"), as storedVersion does. The number rule is
+// internal/av's: a number DynamoDB cannot store (av.Problem: more than 38
+// significant digits, a magnitude out of its range, an exponent Scan does
+// not read) is no version, and within the range building it is cheap.
 func wholeNumber(s string) (v int64, ok, big bool) {
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg, s = s[0] == '-', s[1:]
-	}
-	digits := func(s string) int {
-		i := 0
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	i := digits(s)
-	intPart, frac := s[:i], ""
-	s = s[i:]
-	if s != "" && s[0] == '.' {
-		i = digits(s[1:])
-		frac, s = s[1:1+i], s[1+i:]
-	}
-	if intPart == "" && frac == "" {
+	if av.Problem(s) != "" {
 		return 0, false, false
 	}
-	exp := 0 // saturated at ±maxExp: beyond it only the sign matters
-	const maxExp = 1 << 30
-	if s != "" && (s[0] == 'e' || s[0] == 'E') {
-		s = s[1:]
-		expNeg := false
-		if s != "" && (s[0] == '+' || s[0] == '-') {
-			expNeg, s = s[0] == '-', s[1:]
-		}
-		i = digits(s)
-		if i == 0 {
-			return 0, false, false
-		}
-		for _, c := range s[:i] {
-			if exp = exp*10 + int(c-'0'); exp > maxExp {
-				exp = maxExp
-			}
-		}
-		if expNeg {
-			exp = -exp
-		}
-		s = s[i:]
-	}
-	if s != "" {
-		return 0, false, false
-	}
-	// The value is mant × 10^exp, mant without leading or trailing zeros.
-	mant := strings.TrimLeft(intPart+frac, "0")
-	exp -= len(frac)
-	trimmed := strings.TrimRight(mant, "0")
-	exp += len(mant) - len(trimmed)
-	mant = trimmed
+	i, whole := av.Int(s)
 	switch {
-	case mant == "":
-		return 0, true, false
-	case exp < 0:
-		return 0, false, false // a fraction remains
-	case len(mant)+exp > 19:
-		return wholeBeyond(neg)
-	}
-	u, err := strconv.ParseUint(mant, 10, 64) // at most 19 digits: fits
-	if err != nil {
+	case !whole:
 		return 0, false, false
-	}
-	for range exp {
-		if u > math.MaxUint64/10 {
-			return wholeBeyond(neg)
-		}
-		u *= 10
-	}
-	switch {
-	case !neg && u <= math.MaxInt64:
-		return int64(u), true, false
-	case neg && u <= 1<<63:
-		return -int64(u-1) - 1, true, false
-	}
-	return wholeBeyond(neg)
-}
-
-func wholeBeyond(neg bool) (v int64, ok, big bool) {
-	if neg {
+	case i.IsInt64():
+		return i.Int64(), true, false
+	case i.Sign() < 0:
 		return math.MinInt64, true, true
 	}
 	return math.MaxInt64, true, true
@@ -164,6 +89,9 @@ func (s *schema) wrongVersion(item map[string]types.AttributeValue) (what, fix s
 		return fmt.Sprintf("the stored %s is a %s, not a number (N)", f.name, avKind(stored)), "store a number" + remedy, true
 	}
 	v, whole, big := storedVersion(item, f.name)
+	if p := av.Problem(num.Value); p != "" {
+		return fmt.Sprintf("the stored %s %s", f.name, p), "store a whole number" + remedy, true
+	}
 	if !whole {
 		return fmt.Sprintf("the stored %s is %s, not a whole number", f.name, num.Value), "store a whole number" + remedy, true
 	}
@@ -180,8 +108,8 @@ func (s *schema) wrongVersion(item map[string]types.AttributeValue) (what, fix s
 		fits = v >= 0 && uint64(v) <= uint64(math.MaxUint64)>>(64-t.Bits())
 		if big && v > 0 {
 			// Past MaxInt64: a uint64 holds it up to MaxUint64.
-			_, err := strconv.ParseUint(num.Value, 10, t.Bits())
-			fits = err == nil
+			i, _ := av.Int(num.Value)
+			fits = i.BitLen() <= t.Bits()
 		}
 	default:
 		return "", "", false
@@ -189,9 +117,22 @@ func (s *schema) wrongVersion(item map[string]types.AttributeValue) (what, fix s
 	if !fits {
 		return fmt.Sprintf("the stored %s is %s, beyond what %s's version (%s) holds", f.name, num.Value, s.typ, t), "store a number the version holds" + remedy, true
 	}
-	if _, err := strconv.ParseInt(num.Value, 10, 64); err != nil && !big {
+	if !decoderReads(num.Value, big) {
 		// DynamoDB itself stores 2.0 as 2: the item came another way.
-		return fmt.Sprintf("the stored %s is %s, version %d spelled in a way the decoder does not read (DynamoDB stores it as %d)", f.name, num.Value, v, v), "store it as " + strconv.FormatInt(v, 10) + remedy, true
+		c := av.Canonical(num.Value)
+		return fmt.Sprintf("the stored %s is %s, version %s spelled in a way the decoder does not read (DynamoDB stores it as %s)", f.name, num.Value, c, c), "store it as " + c + remedy, true
 	}
 	return "", "", false
+}
+
+// decoderReads reports whether the decoder reads the whole number s (a
+// version beyond int64 when big) as spelled: it reads integers as strconv
+// does, so "+2" and "002" are read, "2.0" and "2e0" are not.
+func decoderReads(s string, big bool) bool {
+	if big {
+		_, err := strconv.ParseUint(s, 10, 64)
+		return err == nil
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
 }

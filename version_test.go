@@ -507,10 +507,17 @@ func TestFirstVersionOverEverySpellingOfZero(t *testing.T) {
 // TestStoredVersionReadsEverySpelling: storedVersion reads a stored
 // version as DynamoDB compares it, numerically: every spelling of a whole
 // number ("2.0", "2e0", "20e-1") is that version, a whole number beyond
-// int64 (however spelled, however large its exponent: read without
-// building it) is a version beyond int64 (big), and a number that is not
-// whole (1.5, 1e-130), a malformed number, a string, a NULL or no
-// attribute is no version.
+// int64 (however spelled) is a version beyond int64 (big), and a number
+// that is not whole (1.5, 1e-130), a number DynamoDB cannot store, a
+// malformed number, a string, a NULL or no attribute is no version.
+//
+// Numbers DynamoDB cannot store (more than 38 significant digits, a
+// magnitude outside 1E-130..9.99E+125, an exponent beyond int32, which
+// DynamoDB does not read as a number) once read as versions: 1e999999999999
+// as a version beyond int64, 0e999999999999 as 0. No stored version can
+// be spelled so (DynamoDB refuses them, and stores zero as "0"), and the
+// number rule is internal/av's (av.Problem): they are no version now, and
+// wrongVersion names them as numbers DynamoDB cannot store.
 func TestStoredVersionReadsEverySpelling(t *testing.T) {
 	for _, tc := range []struct {
 		stored  types.AttributeValue
@@ -529,7 +536,7 @@ func TestStoredVersionReadsEverySpelling(t *testing.T) {
 		{n("0.0"), 0, true, false},
 		{n("-0"), 0, true, false},
 		{n("0e-3"), 0, true, false},
-		{n("0e999999999999"), 0, true, false},
+		{n("0e999999999999"), 0, false, false}, // see above: no number DynamoDB stores
 		{n(".5e1"), 5, true, false},
 		{n("5."), 5, true, false},
 		{n("9223372036854775807.0"), 9223372036854775807, true, false},
@@ -538,8 +545,13 @@ func TestStoredVersionReadsEverySpelling(t *testing.T) {
 		{n("-9223372036854775808.0"), -9223372036854775808, true, false},
 		{n("-9223372036854775809.0"), -9223372036854775808, true, true},
 		{n("1e19"), 9223372036854775807, true, true},
-		{n("1e999999999999"), 9223372036854775807, true, true},
+		{n("1e999999999999"), 0, false, false}, // see above: no number DynamoDB stores
 		{n("-1e125"), -9223372036854775808, true, true},
+		{n("99999999999999999999999999999999999999"), 9223372036854775807, true, true},
+		{n("999999999999999999999999999999999999999"), 0, false, false}, // 39 digits: see above
+		{n("9.9999999999999999999999999999999999999E+125"), 9223372036854775807, true, true},
+		{n("1e126"), 0, false, false}, // out of range: see above
+		{n("1e1001000"), 0, false, false},
 		{n("1.5"), 0, false, false},
 		{n("1e-130"), 0, false, false},
 		{n("1e-999999999999"), 0, false, false},
@@ -570,18 +582,21 @@ func TestStoredVersionReadsEverySpelling(t *testing.T) {
 	}
 }
 
-// wholeNumber reads a version as DynamoDB's numbers mean it: for every
-// number internal/av reads within DynamoDB's range, it is whole exactly when
-// av.Int says so, with that value, or beyond int64 (big, saturated) when
-// the value does not fit.
+// wholeNumber reads a version as DynamoDB's numbers mean it: a string
+// that is no number DynamoDB stores (av.Problem) is no version; for every
+// other, it is whole exactly when av.Int says so, with that value, or
+// beyond int64 (big, saturated) when the value does not fit.
 func FuzzWholeNumber(f *testing.F) {
-	for _, s := range []string{"2", "2.0", "20e-1", "0.2e1", "-0", "5.", ".5e1", "1.5", "9223372036854775808", "-9223372036854775808.0", "1e19", "-1e125", "1e-130", "0e9", "1.2.3", "e5"} {
+	for _, s := range []string{"2", "2.0", "20e-1", "0.2e1", "-0", "5.", ".5e1", "1.5", "9223372036854775808", "-9223372036854775808.0", "1e19", "-1e125", "1e-130", "0e9", "1.2.3", "e5", "1e999999999999", "1e1001000", "1e126"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		v, ok, big := wholeNumber(s)
-		if _, _, exp, isNum := av.Scan(s); !isNum || exp > av.MaxExp || exp < av.MinExp {
-			return // spellings av refuses, magnitudes out of DynamoDB's range: DynamoDB stores none of them
+		if av.Problem(s) != "" {
+			if ok {
+				t.Fatalf("wholeNumber(%q) = %d, %v, %v; DynamoDB stores no such number, so it is no version", s, v, ok, big)
+			}
+			return
 		}
 		want, whole := av.Int(s)
 		switch {

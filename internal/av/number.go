@@ -5,6 +5,9 @@
 package av
 
 import (
+	"bytes"
+	"cmp"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -25,7 +28,9 @@ const (
 // its significant digits (no leading or trailing zeros) and its decimal
 // exponent, such that the value is 0.d₁d₂… × 10^exp. ok is false for
 // strings DynamoDB does not read as numbers (NaN, Inf, "1e", " 1", an
-// exponent of more than 7 digits, ...). Zero has no significant digits.
+// exponent or scale beyond int32, ...): it reads them as Java's BigDecimal
+// does, so "0e99999999" is zero and "1e0000000000001" is ten. Zero has no
+// significant digits.
 func Scan(s string) (neg bool, nsig, exp int, ok bool) {
 	if s == "" {
 		return false, 0, 0, false
@@ -67,27 +72,45 @@ exponent:
 	}
 	e := 0
 	if i < len(s) {
-		es := s[i+1:]
-		if es != "" && (es[0] == '+' || es[0] == '-') {
-			es = es[1:]
-		}
-		if es == "" || len(es) > 7 {
+		if e, ok = scanExponent(s[i+1:], digits-intLen); !ok {
 			return false, 0, 0, false
-		}
-		for j := 0; j < len(es); j++ {
-			if es[j] < '0' || es[j] > '9' {
-				return false, 0, 0, false
-			}
-			e = e*10 + int(es[j]-'0')
-		}
-		if s[i+1] == '-' {
-			e = -e
 		}
 	}
 	if first < 0 {
 		return false, 0, 0, true // zero, whatever its sign and exponent
 	}
 	return neg, last - first + 1, intLen - first + e, true
+}
+
+// scanExponent reads the exponent es of a number with frac digits after
+// its point as DynamoDB does (it reads numbers as Java's BigDecimal, checked
+// against DynamoDB Local): digits after an optional sign, leading zeros
+// free, the exponent and the scale (frac less the exponent) within int32.
+func scanExponent(es string, frac int) (int, bool) {
+	neg := false
+	if es != "" && (es[0] == '+' || es[0] == '-') {
+		neg, es = es[0] == '-', es[1:]
+	}
+	if es == "" {
+		return 0, false
+	}
+	var e int64
+	for j := 0; j < len(es); j++ {
+		c := es[j]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if e = e*10 + int64(c-'0'); e > math.MaxInt32+1 {
+			return 0, false // beyond int32 whatever its sign
+		}
+	}
+	if neg {
+		e = -e
+	}
+	if scale := int64(frac) - e; e > math.MaxInt32 || e < math.MinInt32 || scale > math.MaxInt32 || scale < math.MinInt32 {
+		return 0, false
+	}
+	return int(e), true
 }
 
 // sigDigits appends the significant digits of the number s (Scan accepted
@@ -204,7 +227,8 @@ func NumberEqual(a, b string) bool { return a == b || Canonical(a) == Canonical(
 
 // Rat returns the value of the number s, built from its significant digits
 // (leading and trailing zeros, and the exponent of a zero, cost nothing);
-// ok is false when s is no number.
+// ok is false when s is no number, and when its magnitude is so far outside
+// DynamoDB's range (beyond 10^±1,000,000) that math/big refuses to build it.
 func Rat(s string) (r *big.Rat, ok bool) {
 	neg, nsig, exp, ok := Scan(s)
 	if !ok {
@@ -221,30 +245,52 @@ func Rat(s string) (r *big.Rat, ok bool) {
 	b = sigDigits(b, s, nsig)
 	b = append(b, 'e')
 	b = strconv.AppendInt(b, int64(exp-nsig), 10)
-	r.SetString(string(b))
+	if _, ok := r.SetString(string(b)); !ok {
+		return nil, false
+	}
 	return r, true
 }
 
 // NumberCompare orders two numbers by value: -1, 0 or +1. A string that is no
-// number counts as 0.
+// number counts as 0. It reads the numbers without building them, so any
+// exponent Scan reads costs nothing.
 func NumberCompare(a, b string) int {
-	if NumberEqual(a, b) {
+	if a == b {
 		return 0
 	}
-	x, ok := Rat(a)
-	if !ok {
-		x = new(big.Rat)
+	sa, ea, da := scanSigned(a)
+	sb, eb, db := scanSigned(b)
+	switch {
+	case sa != sb:
+		return cmp.Compare(sa, sb)
+	case sa == 0:
+		return 0
 	}
-	y, ok := Rat(b)
-	if !ok {
-		y = new(big.Rat)
+	c := cmp.Compare(ea, eb)
+	if c == 0 {
+		var bufA, bufB [40]byte
+		c = bytes.Compare(sigDigits(bufA[:0], a, da), sigDigits(bufB[:0], b, db))
 	}
-	return x.Cmp(y)
+	return c * sa
+}
+
+// scanSigned reads the number s as NumberCompare orders it: its sign (-1,
+// 0 or +1; 0 for zero and for strings that are no number), exponent and
+// count of significant digits as Scan gives them.
+func scanSigned(s string) (sign, exp, nsig int) {
+	neg, nsig, exp, ok := Scan(s)
+	switch {
+	case !ok || nsig == 0:
+		return 0, 0, 0
+	case neg:
+		return -1, exp, nsig
+	}
+	return 1, exp, nsig
 }
 
 // Int returns the value of the number s when it is whole ("1.0" and "1e2"
-// are; "1.5" is not); ok is false for fractions and strings that are no
-// number.
+// are; "1.5" is not); ok is false for fractions, strings that are no
+// number and numbers Rat refuses to build.
 func Int(s string) (*big.Int, bool) {
 	r, ok := Rat(s)
 	if !ok || !r.IsInt() {
@@ -297,11 +343,11 @@ func Problem(s string) string {
 	_, nsig, exp, ok := Scan(s)
 	switch {
 	case !ok:
-		return "is the number " + strconv.Quote(Truncate(s, 40)) + ", which DynamoDB cannot store"
+		return "is " + strconv.Quote(Truncate(s, 40)) + ", not a number DynamoDB reads"
 	case nsig > MaxDigits:
 		return "is the number " + Short(s) + " with " + strconv.Itoa(nsig) + " significant digits"
 	case nsig > 0 && (exp < MinExp || exp > MaxExp):
-		return "is the number " + Short(s) + ", out of DynamoDB's range"
+		return "is the number " + Short(s) + ", outside DynamoDB's range of magnitudes (" + Range + ")"
 	}
 	return ""
 }

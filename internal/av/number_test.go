@@ -9,16 +9,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Problem against what DynamoDB Local accepts and refuses.
+// Problem against what DynamoDB Local accepts and refuses. Exponents are
+// read as Java's BigDecimal reads them: leading zeros free, the exponent
+// and the scale (digits after the point less the exponent) within int32, so
+// a zero may carry an exponent of 10 digits.
 func TestProblem(t *testing.T) {
 	for _, s := range []string{"0", "-0", "1", "-12", "1E-130", "0.1E-129", "9.9999999999999999999999999999999999999E+125",
-		"+1", ".5", "5.", "00", "-0.0e-500", "0e999", "1e+5", "12345678901234567890123456789012345678", "0.000125"} {
+		"+1", ".5", "5.", "00", "-0.0e-500", "0e999", "1e+5", "12345678901234567890123456789012345678", "0.000125",
+		"0e99999999", "-0e99999999", "0.0e-99999999", "0e2147483647", "0e+2147483647", "0.0e2147483647", "00e0002147483647",
+		"1e0000000000001"} {
 		if p := Problem(s); p != "" {
 			t.Errorf("Problem(%q) = %s, but DynamoDB accepts it", s, p)
 		}
 	}
 	for _, s := range []string{"NaN", "+Inf", "-Inf", "Infinity", "1E-131", "0.01E-129", "1E126", "10E125",
-		"123456789012345678901234567890123456789", "1e", "0x10", " 1", "1_0", "-", "", "1e99999999"} {
+		"123456789012345678901234567890123456789", "1e", "0x10", " 1", "1_0", "-", "", "1e99999999",
+		"1e9999999", "1e-99999999", "0e2147483648", "0e-2147483648", "0e-2147483649", "0.00e-2147483647", "0e999999999999", "1e+", "1e-"} {
 		if Problem(s) == "" {
 			t.Errorf("Problem(%q) = \"\", but DynamoDB refuses it", s)
 		}
@@ -56,7 +62,8 @@ func TestCanonicalNumbers(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"0", "0"}, {"10", "10"}, {"-10", "-10"}, {"-0", "0"}, {"01", "1"}, {"1.0", "1"}, {"1.50", "1.5"},
 		{"1.5E3", "1500"}, {"+7", "7"}, {"-0.0", "0"}, {"1e999", "0.1e1000"}, {"x", "x"}, {"", ""},
-		{"0.05e-2", "0.0005"}, {"-12.5e1", "-125"},
+		{"0.05e-2", "0.0005"}, {"-12.5e1", "-125"}, {"1e0000000000001", "10"}, {"0e2147483647", "0"},
+		{"1e2147483647", "0.1e2147483648"}, {"-1.5e-2147483646", "-0.15e-2147483645"}, {"-1.5e-2147483647", "-1.5e-2147483647"},
 	} {
 		if got := Canonical(tc.in); got != tc.want {
 			t.Errorf("Canonical(%q) = %q, want %q", tc.in, got, tc.want)
@@ -157,9 +164,11 @@ func refSize(r *big.Rat) int {
 // The canonical form is idempotent and canonical; two numbers have equal
 // canonical forms exactly when math/big reads equal values; comparison
 // agrees with big.Rat; the size is DynamoDB's rule computed from the exact
-// value; Problem is empty exactly when DynamoDB's limits hold.
+// value, and is antisymmetric and agrees with equality at any exponent;
+// Rat fails only where math/big refuses to build the value; Problem is
+// empty exactly when DynamoDB's limits hold.
 func FuzzNumbers(f *testing.F) {
-	for _, s := range []string{"0", "-0", "1", "1.0", "1.50", "1e2", "-15e-1", "0.001e5", "1E-130", "9.9e125", "1e999", "x", "", "+7", ".5", "5.", "0x10", "1e", "12345678901234567890123456789012345678"} {
+	for _, s := range []string{"0", "-0", "1", "1.0", "1.50", "1e2", "-15e-1", "0.001e5", "1E-130", "9.9e125", "1e999", "x", "", "+7", ".5", "5.", "0x10", "1e", "12345678901234567890123456789012345678", "1e1001000", "-1e-1001000"} {
 		f.Add(s, "1")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
@@ -198,10 +207,60 @@ func FuzzNumbers(f *testing.F) {
 		} else if _, _, _, sok := Scan(b); !aok && !bok && NumberEqual(a, b) && a != b && !sok {
 			t.Fatalf("NumberEqual(%q, %q): strings that are no numbers", a, b)
 		}
+		if c := NumberCompare(a, b); c != -NumberCompare(b, a) {
+			t.Fatalf("NumberCompare(%q, %q) = %d, but NumberCompare(%q, %q) = %d", a, b, c, b, a, NumberCompare(b, a))
+		}
+		_, _, _, sbok := Scan(b)
+		if _, _, _, sok := Scan(a); sok && sbok && (NumberCompare(a, b) == 0) != NumberEqual(a, b) {
+			t.Fatalf("NumberCompare(%q, %q) = %d, NumberEqual says %v", a, b, NumberCompare(a, b), NumberEqual(a, b))
+		}
 		neg, nsig, exp, ok := Scan(a)
+		if _, rok := Rat(a); ok && !rok && (nsig == 0 || exp-nsig <= 1e6 && exp-nsig >= -1e6) {
+			t.Fatalf("Rat(%q) failed, though math/big builds it (%d digits, exp %d)", a, nsig, exp)
+		}
 		want := !ok || nsig > MaxDigits || nsig > 0 && (exp < MinExp || exp > MaxExp)
 		if got := Problem(a) != ""; got != want {
 			t.Fatalf("Problem(%q) = %q, want a problem: %v (neg %v, %d digits, exp %d)", a, Problem(a), want, neg, nsig, exp)
 		}
 	})
+}
+
+// A number whose magnitude math/big refuses to build (an exponent beyond
+// ±1,000,000, which Scan still reads) is no value: Rat and Int report
+// failure rather than a wrong value (Int("1e1001000") once returned 1), and
+// NumberCompare still orders it by sign, exponent and digits.
+func TestUnbuildableNumbers(t *testing.T) {
+	for _, s := range []string{"1e1001000", "-1e1001000", "1e-1001000", "2.5e9999999", "10e-9999999"} {
+		if r, ok := Rat(s); ok {
+			t.Errorf("Rat(%q) = %v, true; want failure", s, r)
+		}
+		if i, ok := Int(s); ok {
+			t.Errorf("Int(%q) = %v, true; want failure", s, i)
+		}
+	}
+	if i, ok := Int("0e9999999"); !ok || i.Sign() != 0 {
+		t.Errorf("Int(\"0e9999999\") = %v, %v; want 0 (a zero's exponent costs nothing)", i, ok)
+	}
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"1e1001000", "1", 1},
+		{"-1e1001000", "1", -1},
+		{"-1e1001000", "-1", -1},
+		{"1e-1001000", "0", 1},
+		{"1e-1001000", "1e-1001001", 1},
+		{"-1e-1001000", "-1e-1001001", -1},
+		{"1.5e1001000", "1.25e1001000", 1},
+		{"15e1000999", "1.5e1001000", 0},
+		{"1e1001000", "x", 1},
+		{"0e9999999", "-0", 0},
+	} {
+		if got := NumberCompare(tc.a, tc.b); got != tc.want {
+			t.Errorf("NumberCompare(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if got := NumberCompare(tc.b, tc.a); got != -tc.want {
+			t.Errorf("NumberCompare(%q, %q) = %d, want %d", tc.b, tc.a, got, -tc.want)
+		}
+	}
 }
