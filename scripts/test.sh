@@ -2,6 +2,7 @@
 # test.sh is the project's test command; CI runs it through .ci/run.
 #
 #   scripts/test.sh          # everything: gofmt, go vet, staticcheck, go test -race ./...
+#                            # (and go vet, go test -race in the module benchmarks/peers)
 #   scripts/test.sh --fast   # the edit-test loop: go test ./... only (no race detector, no lint)
 #
 # It installs DynamoDB Local (unless DYNAMODB_ENDPOINT names a server to use
@@ -114,6 +115,17 @@ else
 fi
 kill "$ticker" 2>/dev/null || true
 ticker=""
+
+# benchmarks/peers is a module of its own (it requires the peer libraries it
+# compares with), so ./... above leaves it out: its tests (that the mapper and
+# the code it is compared with send the same requests) run here. They need no
+# server.
+begin "benchmarks/peers: go test ${race[*]}"
+(
+	cd benchmarks/peers
+	if ! $fast; then go vet ./...; fi
+	go test "${race[@]}" -count=1 ./...
+)
 
 begin "done"
 if $fast; then
