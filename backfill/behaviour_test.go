@@ -413,50 +413,6 @@ func TestMigrationWritesTheChangeAlone(t *testing.T) {
 	}
 }
 
-// TestMarkSentOnceInTheWrite: the migration's UpdateItem writes the mark
-// through the placeholders its condition on the mark has already: the
-// request holds the mark's name once among its names and the migration's
-// id once among its values, and SET writes the mark.
-func TestMarkSentOnceInTheWrite(t *testing.T) {
-	e := newEnv(t, 10)
-	rec := &updateRecorder{Client: e.c, table: e.table}
-	m, err := New(rec, e.table, "once", addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(1), PollInterval(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	e.check(nil)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.ins) != e.n {
-		t.Fatalf("%d UpdateItems, want one per item (%d)", len(rec.ins), e.n)
-	}
-	for _, in := range rec.ins {
-		names, ids := 0, 0
-		mark := ""
-		for ph, a := range in.ExpressionAttributeNames {
-			if a == DefaultMark {
-				names++
-				mark = ph
-			}
-		}
-		val := ""
-		for ph, v := range in.ExpressionAttributeValues {
-			if s, ok := v.(*types.AttributeValueMemberS); ok && s.Value == "once" {
-				ids++
-				val = ph
-			}
-		}
-		expr := aws.ToString(in.UpdateExpression)
-		if names != 1 || ids != 1 || !strings.Contains(expr, mark+" = "+val) {
-			t.Fatalf("UpdateItem %q, condition %q, names %v, values %v: want the mark's name and the id once each, SET %s = %s",
-				expr, aws.ToString(in.ConditionExpression), in.ExpressionAttributeNames, in.ExpressionAttributeValues, mark, val)
-		}
-	}
-}
-
 // TestUnchangedResultIsMarkedAndCounted: a function that returns its item
 // as it was (not dynamo.ErrNoChange) still has its write applied: the item
 // gets the migration's mark, so that a later scan skips it, and counts as

@@ -18,9 +18,8 @@ import (
 	"github.com/ddbkit/dynamo/clock"
 )
 
-// Placeholders of the mark the meter adds to a request that has none for
-// its name or value yet (one whose condition does not name the mark). The
-// mapper numbers its own (#0, :0, …), so these never meet them.
+// Placeholders of the mark in the requests the meter rewrites. The mapper
+// numbers its own (#0, :0, …), so these never meet them.
 const (
 	markName  = "#backfillMark"
 	markValue = ":backfillMark"
@@ -161,52 +160,24 @@ func (u *usage) units() float64 {
 	return float64(milli) / 1000 * float64(max(sent, asked)) / float64(asked)
 }
 
-// rewrite is an UpdateExpression, the placeholders of the mark's name and
-// value written in it, and the expression the meter sends instead.
+// rewrite is an UpdateExpression and the one the meter sends instead.
 type rewrite struct {
-	in, name, value string
-	out             *string
+	in  string
+	out *string
 }
 
-// withMarkOf returns the UpdateExpression e with the mark written (name =
-// value) or removed (unmark: name), from the cache when e and the
-// placeholders are those last rewritten.
-func (m *meter) withMarkOf(e, name, value string) *string {
-	if r := m.marked.Load(); r != nil && r.in == e && r.name == name && r.value == value {
+// withMarkOf returns the UpdateExpression e with the mark written (or
+// removed, unmark), from the cache when e is the last one rewritten.
+func (m *meter) withMarkOf(e string) *string {
+	if r := m.marked.Load(); r != nil && r.in == e {
 		return r.out
 	}
-	var out string
+	out := withMark(e)
 	if m.unmark {
-		out = withoutMark(e, name)
-	} else {
-		out = withMark(e, name, value)
+		out = withoutMark(e)
 	}
-	m.marked.Store(&rewrite{in: e, name: name, value: value, out: &out})
+	m.marked.Store(&rewrite{in: e, out: &out})
 	return &out
-}
-
-// namePlaceholder returns the least placeholder of names that stands for
-// the attribute attr, or "" when none does.
-func namePlaceholder(names map[string]string, attr string) string {
-	found := ""
-	for k, v := range names {
-		if v == attr && (found == "" || k < found) {
-			found = k
-		}
-	}
-	return found
-}
-
-// valuePlaceholder returns the least placeholder of values that stands for
-// the string s, or "" when none does.
-func valuePlaceholder(values map[string]types.AttributeValue, s string) string {
-	found := ""
-	for k, v := range values {
-		if sv, ok := v.(*types.AttributeValueMemberS); ok && sv.Value == s && (found == "" || k < found) {
-			found = k
-		}
-	}
-	return found
 }
 
 // throttleRetries bounds the meter's own retries of a throttled request.
@@ -334,31 +305,20 @@ func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, op
 	if asked {
 		r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
-	// The mark's name and value are written through the placeholders the
-	// request has for them already (the condition's on the mark), else
-	// through the meter's own, added to copies of the maps: the mapper's
-	// expressions may share their maps between calls.
-	name := namePlaceholder(in.ExpressionAttributeNames, m.markAttr)
-	if name == "" {
-		name = markName
-		r.ExpressionAttributeNames = maps.Clone(in.ExpressionAttributeNames)
-		if r.ExpressionAttributeNames == nil {
-			r.ExpressionAttributeNames = map[string]string{}
-		}
-		r.ExpressionAttributeNames[name] = m.markAttr
+	// The mapper's expressions may share their maps between calls: copy.
+	r.ExpressionAttributeNames = maps.Clone(in.ExpressionAttributeNames)
+	if r.ExpressionAttributeNames == nil {
+		r.ExpressionAttributeNames = map[string]string{}
 	}
-	value := ""
+	r.ExpressionAttributeNames[markName] = m.markAttr
 	if !m.unmark {
-		if value = valuePlaceholder(in.ExpressionAttributeValues, m.id); value == "" {
-			value = markValue
-			r.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
-			if r.ExpressionAttributeValues == nil {
-				r.ExpressionAttributeValues = map[string]types.AttributeValue{}
-			}
-			r.ExpressionAttributeValues[value] = m.markAV
+		r.ExpressionAttributeValues = maps.Clone(in.ExpressionAttributeValues)
+		if r.ExpressionAttributeValues == nil {
+			r.ExpressionAttributeValues = map[string]types.AttributeValue{}
 		}
+		r.ExpressionAttributeValues[markValue] = m.markAV
 	}
-	r.UpdateExpression = m.withMarkOf(aws.ToString(in.UpdateExpression), name, value)
+	r.UpdateExpression = m.withMarkOf(aws.ToString(in.UpdateExpression))
 	return send(ctx, m, m.writes, &m.writeUse, asked, func() (*dynamodb.UpdateItemOutput, error) { return m.Client.UpdateItem(ctx, &r, optFns...) },
 		func(o *dynamodb.UpdateItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity })
 }
@@ -379,12 +339,11 @@ func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns .
 		func(o *dynamodb.PutItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity })
 }
 
-// withMark adds "name = value" (the placeholders of the mark's name and
-// value) to the SET clause of the UpdateExpression e (the mapper writes its
-// clauses upper-case, SET first).
-func withMark(e, name, value string) string {
+// withMark adds "#backfillMark = :backfillMark" to the SET clause of the
+// UpdateExpression e (the mapper writes its clauses upper-case, SET first).
+func withMark(e string) string {
 	const set = "SET "
-	action := name + " = " + value
+	action := markName + " = " + markValue
 	if rest, ok := strings.CutPrefix(e, set); ok {
 		return set + action + ", " + rest
 	}
@@ -394,16 +353,16 @@ func withMark(e, name, value string) string {
 	return set + action + " " + e
 }
 
-// withoutMark adds name (the placeholder of the mark's name) to the REMOVE
-// clause of the UpdateExpression e.
-func withoutMark(e, name string) string {
+// withoutMark adds "#backfillMark" to the REMOVE clause of the
+// UpdateExpression e.
+func withoutMark(e string) string {
 	const remove = "REMOVE "
 	if i := strings.Index(e, remove); i == 0 || i > 0 && e[i-1] == ' ' {
 		j := i + len(remove)
-		return e[:j] + name + ", " + e[j:]
+		return e[:j] + markName + ", " + e[j:]
 	}
 	if e == "" {
-		return remove + name
+		return remove + markName
 	}
-	return e + " " + remove + name
+	return e + " " + remove + markName
 }

@@ -180,8 +180,8 @@ func TestMarkJoinsTheSetClause(t *testing.T) {
 		"ADD #v :one":                    "SET #backfillMark = :backfillMark ADD #v :one",
 		"":                               "SET #backfillMark = :backfillMark",
 	} {
-		if got := withMark(in, markName, markValue); got != want {
-			t.Errorf("withMark(%q, markName, markValue) = %q, want %q", in, got, want)
+		if got := withMark(in); got != want {
+			t.Errorf("withMark(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -223,8 +223,8 @@ func TestUnmarkJoinsTheRemoveClause(t *testing.T) {
 		"SET #0 = :0":           "SET #0 = :0 REMOVE #backfillMark",
 		"":                      "REMOVE #backfillMark",
 	} {
-		if got := withoutMark(in, markName); got != want {
-			t.Errorf("withoutMark(%q, markName) = %q, want %q", in, got, want)
+		if got := withoutMark(in); got != want {
+			t.Errorf("withoutMark(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -268,20 +268,18 @@ func TestVersionField(t *testing.T) {
 }
 
 // TestMarkRewriteFollowsTheExpression: the meter keeps the last rewrite of
-// an UpdateExpression, and a different expression, or other placeholders
-// of the mark, are rewritten anew, the mark written (or, for Clean,
-// removed) in each.
+// an UpdateExpression, and a different expression is rewritten anew, the
+// mark written (or, for Clean, removed) in each.
 func TestMarkRewriteFollowsTheExpression(t *testing.T) {
 	for _, unmark := range []bool{false, true} {
 		m := &meter{unmark: unmark}
-		rewrite := func(e, name, value string) string { return withMark(e, name, value) }
+		rewrite := withMark
 		if unmark {
-			rewrite = func(e, name, _ string) string { return withoutMark(e, name) }
+			rewrite = withoutMark
 		}
-		for _, c := range []struct{ in, name, value string }{{"SET #0 = :0", "#9", ":9"}, {"SET #0 = :0", "#9", ":9"},
-			{"SET #0 = :0", "#8", ":9"}, {"SET #0 = :0", "#8", ":8"}, {"SET #0 = :0 REMOVE #2", "#8", ":8"}, {"SET #0 = :0", "#8", ":8"}, {"", "#8", ":8"}} {
-			if got := *m.withMarkOf(c.in, c.name, c.value); got != rewrite(c.in, c.name, c.value) {
-				t.Errorf("unmark %v: withMarkOf(%q, %q, %q) = %q, want %q", unmark, c.in, c.name, c.value, got, rewrite(c.in, c.name, c.value))
+		for _, in := range []string{"SET #0 = :0", "SET #0 = :0", "SET #0 = :0 REMOVE #2", "SET #0 = :0", ""} {
+			if got := *m.withMarkOf(in); got != rewrite(in) {
+				t.Errorf("unmark %v: withMarkOf(%q) = %q, want %q", unmark, in, got, rewrite(in))
 			}
 		}
 	}
