@@ -70,6 +70,7 @@ type Migration[T any] struct {
 	working  int           // segments working in this process
 	idle     chan struct{} // closed when working drops to zero (nil: nobody waits)
 	wake     chan struct{} // a segment finished here: look at once
+	writers  *writers      // the segments' goroutines, writing each other's pages
 }
 
 // segState is what this process knows of a segment.
@@ -211,7 +212,7 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 		return nil, fmt.Errorf("backfill: %s: Mark attribute %q is a field of %v: T must not model the mark; give Mark another attribute name", op, o.mark, reflect.TypeFor[T]())
 	}
 	m := &Migration[T]{id: id, fn: fn, o: o, query: query, reread: o.index != "",
-		segs: make([]segState, o.segments), wake: make(chan struct{}, 1)}
+		segs: make([]segState, o.segments), wake: make(chan struct{}, 1), writers: newWriters()}
 	m.meter = &meter{Client: c, markAttr: o.mark, id: id, markAV: &types.AttributeValueMemberS{Value: id}, clk: o.clock, maxBackoff: 5 * time.Second,
 		reads: newBudget(o.clock, o.readRate), writes: newBudget(o.clock, o.writeRate)}
 	var err error
@@ -474,6 +475,7 @@ func (m *Migration[T]) runLocal(ctx context.Context) error {
 				return
 			}
 			m.segsDone.Add(1)
+			m.writers.help(nil, ctx.Done())
 		}()
 	}
 	wg.Wait()
@@ -627,6 +629,8 @@ func (m *Migration[T]) segment(ctx, wctx context.Context, l *lease.Lease, stop c
 	case m.wake <- struct{}{}:
 	default:
 	}
+	// Its goroutine writes the pages of the segments still at work here.
+	m.writers.help(stopping, ctx.Done())
 	return nil
 }
 
@@ -735,6 +739,8 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 	m.mu.Lock()
 	stopping := m.stopping
 	m.mu.Unlock()
+	m.writers.begin()
+	defer m.writers.end()
 	if r == nil {
 		r = m.startReading(ctx, seg, cp.Cursor)
 	}
@@ -792,32 +798,34 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 }
 
 // writePage records p's undecodable items and writes the changes of its
-// items under wctx, stopping before the next item when the migration is
-// stopping (errStopping: the page is done again by the segment's next
-// holder) or ctx ends.
+// items under wctx, with the help of this process's other writers (see
+// writers), taking no item once the migration is stopping (errStopping:
+// the page is done again by the segment's next holder) or ctx ends; it
+// returns once no item of the page is in flight.
 func (m *Migration[T]) writePage(ctx, wctx context.Context, p page[T], stopping <-chan struct{}) error {
 	for _, f := range p.undecoded {
 		if err := m.undecodable(f); err != nil {
 			return err
 		}
 	}
-	for i, it := range p.items {
-		var read map[string]types.AttributeValue
-		if p.read != nil {
-			read = p.read[i]
-		}
-		select {
-		case <-stopping:
-			return errStopping
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		if err := m.item(wctx, it, read); err != nil {
-			return err
-		}
-	}
-	return nil
+	return m.writers.write(&pageWork{n: len(p.items),
+		write: func(i int) error {
+			var read map[string]types.AttributeValue
+			if p.read != nil {
+				read = p.read[i]
+			}
+			return m.item(wctx, p.items[i], read)
+		},
+		stopped: func() error {
+			select {
+			case <-stopping:
+				return errStopping
+			case <-ctx.Done():
+				return ctx.Err()
+			default:
+				return nil
+			}
+		}})
 }
 
 // pageReader is a goroutine reading a segment's pages ahead (readAhead).

@@ -89,7 +89,14 @@
 // segments it is given, one goroutine per segment, which writes the items
 // of one page while the next page is read (a segment this process knows no
 // progress of reads its first page while it reads its checkpoint, and uses
-// it only if the checkpoint says the segment starts at the beginning). The
+// it only if the checkpoint says the segment starts at the beginning). A
+// segment's goroutine is one writer of the process: when its page has no
+// item left to take (the rest in flight) or its segment is done, it writes
+// items of the pages of the process's other segments, so that the
+// process keeps one write in flight per segment it holds until its last
+// page is written, rather than waiting for its largest segment (segments
+// are uneven: a scan splits the table by hash). A page counts as done, for
+// the checkpoint, once every item of it is. The
 // segment's checkpoint — its
 // scan cursor, whether it is done, how many items it has read — is written
 // to the checkpoint table with lease.Save, so only the segment's current

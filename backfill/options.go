@@ -59,7 +59,9 @@ func Fleet(leases *lease.Client, checkpoints string) Option {
 // 1 to 1,000,000). Every process running the migration must pass the same
 // number: it is part of the checkpoints' meaning. Segments bound the
 // parallelism: each segment is worked on by one goroutine at a time, in one
-// process of the fleet.
+// process of the fleet, and a process has at most one write in flight per
+// segment it holds (a segment's goroutine writes items of the process's
+// other segments once its own has none left to take).
 func Segments(n int) Option { return func(o *options) { o.segments, o.segmentsSet = n, true } }
 
 // PageSize sets how many items a scan (or query) request reads
