@@ -129,11 +129,12 @@ func TestEncodedItemRefusals(t *testing.T) {
 // TestCondValuesCheckedAsItems: the names and values of an If condition
 // are checked as an item's are — names valid UTF-8, values' strings and
 // numbers, their depth, named by their path — and nothing in them is
-// changed (a set with duplicates is left as it is).
+// changed (a set with duplicates, which DynamoDB refuses in an expression
+// value, is refused and left as it is, not deduplicated).
 func TestCondValuesCheckedAsItems(t *testing.T) {
 	dup := &types.AttributeValueMemberSS{Value: []string{"a", "a"}}
-	if err := checkCondValues(map[string]string{"#n": "name"}, map[string]types.AttributeValue{":v": dup}); err != nil || len(dup.Value) != 2 {
-		t.Errorf("a set with duplicates: %v, %v; want it accepted unchanged", err, dup.Value)
+	if err := checkCondValues(map[string]string{"#n": "name"}, map[string]types.AttributeValue{":v": dup}); err == nil || !strings.Contains(err.Error(), "element twice") || len(dup.Value) != 2 {
+		t.Errorf("a set with duplicates: %v, %v; want it refused and left unchanged", err, dup.Value)
 	}
 	if err := checkCondValues(map[string]string{"#n": "n\xffame"}, nil); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
 		t.Errorf("name not UTF-8: %v", err)
