@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	avs "github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/itemstate"
 )
 
@@ -533,5 +534,46 @@ func TestAddPastItemSizeLimitIsInvalidInput(t *testing.T) {
 	got, err := tb.Load(ctx, big{ID: "a"}, ConsistentRead())
 	if err != nil || got.V != saved.V || len(got.Tags) != 0 {
 		t.Errorf("after the refused Add: %d tags, version %d, %v; want the item unchanged at version %d", len(got.Tags), got.V, err, saved.V)
+	}
+}
+
+// On DynamoDB Local: a float64 counter holds every number DynamoDB stores,
+// so Add sends its increment unchecked; where the sum is no number DynamoDB
+// stores (39 significant digits: 38 digits plus 0.5; a magnitude past
+// 9.99…E+125) DynamoDB refuses the UpdateItem. Add then fails, the item is
+// left as it was, and the error is no false conflict or unknown outcome:
+// it says the sum needs more than DynamoDB's 38 digits.
+func TestAddPastDynamoDBsNumbersFailsAndKeepsTheItem(t *testing.T) {
+	type fcount struct {
+		ID string  `dynamo:"id,hash"`
+		G  float64 `dynamo:"g"`
+		V  int64   `dynamo:"v,version"`
+	}
+	tb, _ := idTable[fcount](t)
+	c := tb.Mapper().Client()
+	ctx := t.Context()
+	for _, tc := range []struct{ stored, by string }{
+		{"12345678901234567890123456789012345678", "0.5"},
+		{"9.9999999999999999999999999999999999999E+125", "1e125"},
+		{"-9.9999999999999999999999999999999999999E+125", "-1e125"},
+		{"1e-130", "1"},
+	} {
+		id := tc.stored + "+" + tc.by
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tb.Name()), Item: map[string]types.AttributeValue{
+			"id": str(id), "g": n(tc.stored), "v": n("1")}}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tb.Add(ctx, fcount{ID: id}, Increment("g", attributevalue.Number(tc.by)))
+		if err == nil || errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrUnknownOutcome) || !strings.Contains(err.Error(), "38") {
+			t.Errorf("Add of %s to %s = %v; want DynamoDB's refusal naming its 38 digits", tc.by, tc.stored, err)
+		}
+		raw, gerr := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tb.Name()), Key: map[string]types.AttributeValue{"id": str(id)}, ConsistentRead: aws.Bool(true)})
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		if g := raw.Item["g"].(*types.AttributeValueMemberN).Value; !avs.NumberEqual(g, tc.stored) || raw.Item["v"].(*types.AttributeValueMemberN).Value != "1" {
+			t.Errorf("after the refused Add of %s: stored %v", id, raw.Item)
+		}
+		t.Logf("Add of %s to %s: %v", tc.by, tc.stored, err)
 	}
 }

@@ -129,6 +129,49 @@ func validAV(av types.AttributeValue, level int) bool {
 	return checkAVReadOnly(av, level) == nil && !hasDupes(av)
 }
 
+// badSetValue says why DynamoDB would refuse av, a value sent with an
+// expression (a condition's, a filter's), for a set in it: a set with no
+// element, or with an element twice (numbers compared by value, as hasDupes
+// does: "1" and "1.0"); "" when it has none. Items are not checked so:
+// checkAV drops their duplicates and the encoder writes no empty set.
+func badSetValue(av types.AttributeValue) string {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
+		if setLen(v) == 0 {
+			return "holds an empty set, which DynamoDB refuses: compare with a set of at least one element, or leave the comparison out"
+		}
+		if hasDupes(v) {
+			return "holds a set with an element twice (numbers compare by value: 1 and 1.0 are one element), which DynamoDB refuses: pass each element once"
+		}
+	case *types.AttributeValueMemberM:
+		for _, e := range v.Value {
+			if p := badSetValue(e); p != "" {
+				return p
+			}
+		}
+	case *types.AttributeValueMemberL:
+		for _, e := range v.Value {
+			if p := badSetValue(e); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// setLen is the number of elements of the set av (SS, NS or BS).
+func setLen(av types.AttributeValue) int {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberSS:
+		return len(v.Value)
+	case *types.AttributeValueMemberNS:
+		return len(v.Value)
+	case *types.AttributeValueMemberBS:
+		return len(v.Value)
+	}
+	return 0
+}
+
 // hasDupes reports whether a set in av holds an element twice (as checkAV
 // compares them).
 func hasDupes(av types.AttributeValue) bool {
@@ -159,7 +202,8 @@ func hasDupes(av types.AttributeValue) bool {
 }
 
 // checkCondValues checks the names and values of a compiled If condition
-// like an item's: valid UTF-8, within the nesting limit. It changes nothing.
+// like an item's: valid UTF-8, within the nesting limit; and sets DynamoDB
+// takes (badSetValue). It changes nothing.
 // Its callers wrap the error in ErrInvalidInput.
 func checkCondValues(names map[string]string, values map[string]types.AttributeValue) error {
 	for _, n := range names {
@@ -174,6 +218,9 @@ func checkCondValues(names map[string]string, values map[string]types.AttributeV
 				b.what = "at " + p + " " + b.what
 			}
 			return fmt.Errorf("a value %s: %s", b.what, b.fix)
+		}
+		if p := badSetValue(v); p != "" {
+			return fmt.Errorf("a value %s", p)
 		}
 	}
 	return nil

@@ -129,11 +129,12 @@ func TestEncodedItemRefusals(t *testing.T) {
 // TestCondValuesCheckedAsItems: the names and values of an If condition
 // are checked as an item's are — names valid UTF-8, values' strings and
 // numbers, their depth, named by their path — and nothing in them is
-// changed (a set with duplicates is left as it is).
+// changed (a set with duplicates, which DynamoDB refuses in an expression
+// value, is refused and left as it is, not deduplicated).
 func TestCondValuesCheckedAsItems(t *testing.T) {
 	dup := &types.AttributeValueMemberSS{Value: []string{"a", "a"}}
-	if err := checkCondValues(map[string]string{"#n": "name"}, map[string]types.AttributeValue{":v": dup}); err != nil || len(dup.Value) != 2 {
-		t.Errorf("a set with duplicates: %v, %v; want it accepted unchanged", err, dup.Value)
+	if err := checkCondValues(map[string]string{"#n": "name"}, map[string]types.AttributeValue{":v": dup}); err == nil || !strings.Contains(err.Error(), "element twice") || len(dup.Value) != 2 {
+		t.Errorf("a set with duplicates: %v, %v; want it refused and left unchanged", err, dup.Value)
 	}
 	if err := checkCondValues(map[string]string{"#n": "n\xffame"}, nil); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
 		t.Errorf("name not UTF-8: %v", err)
@@ -203,6 +204,53 @@ func TestNumberRuleIsDynamoDBs(t *testing.T) {
 		}
 		if got := out.Item["n"].(*types.AttributeValueMemberN).Value; got != avs.Canonical(s) {
 			t.Errorf("%q: DynamoDB Local stores %q; av.Canonical writes %q", s, got, avs.Canonical(s))
+		}
+	}
+}
+
+// A set given as a condition's or a filter's value is refused with
+// ErrInvalidInput before anything is sent when DynamoDB would refuse it:
+// an element twice (numbers compared by value: "1" and "1.0", "0" and "-0"),
+// or no element at all. DynamoDB Local refuses each (checked here first);
+// the mapper sent them, and the caller got DynamoDB's ValidationException.
+func TestSetValuesDynamoDBRefusesAreRefusedBeforeSending(t *testing.T) {
+	cnt := dynamotest.NewCounter(nil)
+	c := cnt.Client(t)
+	name := dynamotest.KeyTable(t, c, "setvals", "id", types.ScalarAttributeTypeS, "", "")
+	ctx := t.Context()
+	tb, err := NewTable[plainItem](NewMapper(c), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []types.AttributeValue{
+		&types.AttributeValueMemberNS{Value: []string{"1", "1.0"}},
+		&types.AttributeValueMemberNS{Value: []string{"0", "-0"}},
+		&types.AttributeValueMemberNS{Value: []string{"10", "2", "1e1"}},
+		&types.AttributeValueMemberSS{Value: []string{"a", "a"}},
+		&types.AttributeValueMemberBS{Value: [][]byte{[]byte("b"), []byte("b")}},
+		&types.AttributeValueMemberNS{Value: []string{}},
+		&types.AttributeValueMemberSS{Value: []string{}},
+		&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberNS{Value: []string{"5", "5e0"}}}},
+		&types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberSS{}}},
+	} {
+		what := fmt.Sprintf("%T %v", v, v)
+		if _, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: &name, FilterExpression: aws.String("x = :v"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": v}}); err == nil {
+			t.Errorf("%s: DynamoDB Local takes it (the case this test is built on)", what)
+			continue
+		}
+		before := cnt.Count()
+		for _, err := range tb.Scan(ctx, Filter(expression.Name("x").Equal(expression.Value(v)))) {
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("Scan with a Filter on %s = %v; want ErrInvalidInput", what, err)
+			}
+			break
+		}
+		if _, err := tb.Save(ctx, plainItem{ID: "a"}, If(expression.Name("x").NotEqual(expression.Value(v)))); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("Save If x <> %s = %v; want ErrInvalidInput", what, err)
+		}
+		if n := cnt.Count() - before; n != 0 {
+			t.Errorf("%s: %d requests sent; want none", what, n)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -201,5 +203,128 @@ func TestProjectionWithTheTokenKeepsTheLimit(t *testing.T) {
 	}
 	if p := newPlan(s, "ddbkit_wt"); p.proj != "" {
 		t.Errorf("the plan's projection is %d bytes; want none (whole items)", len(p.proj))
+	}
+}
+
+// wideProfile is a profile as its owning service models it: every
+// attribute, written through the mapper (so with a write token).
+type wideProfile struct {
+	ID      string            `dynamo:"id,hash"`
+	Name    string            `dynamo:"name"`
+	Body    string            `dynamo:"body"`
+	Tags    []string          `dynamo:"tags,set,omitempty"`
+	Extra   map[string]string `dynamo:"extra"`
+	Version int64             `dynamo:"v,version"`
+}
+
+// profileBase is embedded by narrowProfile: its fields are attributes of
+// the narrow type.
+type profileBase struct {
+	ID   string `dynamo:"id,hash"`
+	Name string `dynamo:"name"`
+}
+
+// narrowProfile models the name alone (through an embedded struct), and a
+// field that is no attribute.
+type narrowProfile struct {
+	profileBase
+	Scratch string `dynamo:"-"`
+	Version int64  `dynamo:"v,version"`
+}
+
+// selfDecoding decodes itself: its reads take whole items.
+type selfDecoding struct {
+	ID      string   `dynamo:"id,hash"`
+	Version int64    `dynamo:"v,version"`
+	Attrs   []string `dynamo:"-"`
+}
+
+func (s *selfDecoding) UnmarshalDynamoDBAttributeValue(v types.AttributeValue) error {
+	m, ok := v.(*types.AttributeValueMemberM)
+	if !ok {
+		return fmt.Errorf("not a map: %T", v)
+	}
+	s.Attrs = slicesSorted(mapKeys(m.Value))
+	if id, ok := m.Value["id"].(*types.AttributeValueMemberS); ok {
+		s.ID = id.Value
+	}
+	return attributevalue.Unmarshal(m.Value["v"], &s.Version)
+}
+
+// On DynamoDB Local, with write tokens on and off: a narrow type (an
+// embedded struct, a `dynamo:"-"` field) reads an item a wide type wrote
+// through the mapper, saves it (Save of the copy loaded, Save with
+// ChangedFrom of the item read, Update) and keeps every attribute it does
+// not model; each write passes the version and token checks (no false
+// conflict over the wide type's token), a stale narrow copy still conflicts,
+// and the wide type then reads both its attributes and the narrow change.
+// A type that decodes itself reads whole items.
+func TestNarrowTypeSavesOverAWideTypesItem(t *testing.T) {
+	for _, token := range []string{DefaultWriteTokenAttribute, ""} {
+		t.Run("token="+token, func(t *testing.T) {
+			c := dynamotest.Client(t)
+			name := dynamotest.KeyTable(t, c, "narrow", "id", types.ScalarAttributeTypeS, "", "")
+			ctx := t.Context()
+			m := NewMapper(c, WithWriteTokenAttribute(token))
+			wide, err := NewTable[wideProfile](m, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			narrow, err := NewTable[narrowProfile](m, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			self, err := NewTable[selfDecoding](m, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, call := range []string{"Save", "ChangedFrom", "Update"} {
+				id := "p-" + call
+				w, err := wide.Save(ctx, wideProfile{ID: id, Name: "Ada", Body: "long", Tags: []string{"x"}, Extra: map[string]string{"k": "v"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				key := narrowProfile{profileBase: profileBase{ID: id}}
+				got, err := narrow.Load(ctx, key, ConsistentRead())
+				if err != nil || got.Name != "Ada" || got.Version != w.Version {
+					t.Fatalf("narrow Load = %+v, %v", got, err)
+				}
+				got.Name, got.Scratch = "Ada L.", "not stored"
+				var saved narrowProfile
+				switch call {
+				case "Save":
+					saved, err = narrow.Save(ctx, got)
+				case "ChangedFrom":
+					raw, gerr := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), Key: map[string]types.AttributeValue{"id": str(id)}, ConsistentRead: aws.Bool(true)})
+					if gerr != nil {
+						t.Fatal(gerr)
+					}
+					saved, err = narrow.Save(ctx, got, ChangedFrom(raw.Item))
+				case "Update":
+					saved, err = narrow.Update(ctx, key, func(p narrowProfile) (narrowProfile, error) { p.Name = "Ada L."; return p, nil })
+				}
+				if err != nil || saved.Version <= w.Version {
+					t.Fatalf("narrow %s over the wide item = %+v, %v; want it written", call, saved, err)
+				}
+				if _, err := narrow.Save(ctx, got); !errors.Is(err, ErrVersionConflict) {
+					t.Errorf("a stale narrow copy saved: %v", err)
+				}
+				back, err := wide.Load(ctx, wideProfile{ID: id}, ConsistentRead())
+				if err != nil || back.Name != "Ada L." || back.Body != "long" || !slices.Equal(back.Tags, []string{"x"}) || back.Extra["k"] != "v" || back.Version != saved.Version {
+					t.Errorf("the wide type reads %+v, %v after the narrow %s", back, err, call)
+				}
+				raw, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), Key: map[string]types.AttributeValue{"id": str(id)}, ConsistentRead: aws.Bool(true)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if raw.Item["Scratch"] != nil || raw.Item["scratch"] != nil {
+					t.Errorf("the dynamo:\"-\" field was stored: %v", slicesSorted(mapKeys(raw.Item)))
+				}
+				sd, err := self.Load(ctx, selfDecoding{ID: id}, ConsistentRead())
+				if err != nil || !slices.Contains(sd.Attrs, "body") || !slices.Contains(sd.Attrs, "extra") || token != "" && !slices.Contains(sd.Attrs, token) {
+					t.Errorf("a type decoding itself read %v, %v; want the whole item", sd.Attrs, err)
+				}
+			}
+		})
 	}
 }

@@ -1051,6 +1051,9 @@ func (t *Table[T]) checkExprText(op string, e expression.Expression) error {
 			return fmt.Errorf("%w: %s on table %q: a Filter value %v: pass valid UTF-8 text and numbers DynamoDB stores",
 				ErrInvalidInput, op, t.name, err)
 		}
+		if p := badSetValue(v); p != "" {
+			return fmt.Errorf("%w: %s on table %q: a Filter value %s", ErrInvalidInput, op, t.name, p)
+		}
 	}
 	return nil
 }

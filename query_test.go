@@ -17,8 +17,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
+	avs "github.com/ddbkit/dynamo/internal/av"
 )
 
 // qsItem is the item of the query and scan tests: partition "p", sort key
@@ -1249,6 +1254,102 @@ func TestParallelScanReportsEveryBadItemOnce(t *testing.T) {
 			slices.Sort(failed)
 			if !slices.Equal(seen, []int{1, 2, 5, 6, 8, 9, 10, 13, 14}) || !slices.Equal(failed, []int{3, 4, 7, 11, 12}) {
 				t.Errorf("page size %d, %d segments: decoded %v, failed %v; want every good item once and 3 4 7 11 12 reported once", pageSize, segments, seen, failed)
+			}
+		}
+	}
+}
+
+// numKeyItem has a numeric sort key held as written (any number DynamoDB
+// stores, 38 digits or far past float64's range).
+type numKeyItem struct {
+	P string                `dynamo:"p,hash"`
+	N attributevalue.Number `dynamo:"n,range"`
+}
+
+// On DynamoDB Local: numeric sort keys written in every spelling (zeros with
+// exponents, negative numbers, "10" beside "1e1"-like values of other digit
+// counts, 38-digit neighbours, the ends of the range) come back from a
+// query in the order av.NumberCompare gives, ascending and descending;
+// paged two and three at a time, each page resumed from the cursor of the
+// one before (the cursor is checked against the key condition with
+// NumberCompare), no item is skipped or repeated, under range conditions
+// spelled oddly too.
+func TestNumericSortKeysPageInDynamoDBsOrder(t *testing.T) {
+	c := dynamotest.Client(t)
+	name := dynamotest.KeyTable(t, c, "numsort", "p", types.ScalarAttributeTypeS, "n", types.ScalarAttributeTypeN)
+	ctx := t.Context()
+	tb, err := NewTable[numKeyItem](NewMapper(c), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written []string
+	seen := map[string]bool{}
+	for _, s := range []string{"0e5", "-0.5", "1e1", "110e-1", "9.99", "-10", "-1.1e1", "-9.9", "1", "0.1", "0.01",
+		"0.099", "-0.099", "-0.01", "1.1", "1.01", "1.001", "12345678901234567890123456789012345678",
+		"1234567890123456789012345678901234567.9", "12345678901234567890123456789012345679", "1.2345678901234567890123456789012345678",
+		"9.9999999999999999999999999999999999999E+125", "-9.9999999999999999999999999999999999999E+125", "1e-130", "-1e-130",
+		"2e-130", "1E+125", "-1E+125", "99", "100.000", "101", "+5", ".5", "-.25", "1e0000000000003", "-00012.50"} {
+		if seen[avs.Canonical(s)] {
+			t.Fatalf("%q repeats a value", s)
+		}
+		seen[avs.Canonical(s)] = true
+		written = append(written, s)
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: &name, Item: map[string]types.AttributeValue{
+			"p": &types.AttributeValueMemberS{Value: "a"}, "n": &types.AttributeValueMemberN{Value: s}}}); err != nil {
+			t.Fatalf("PutItem %q: %v", s, err)
+		}
+	}
+	num := func(s string) expression.ValueBuilder {
+		return expression.Value(&types.AttributeValueMemberN{Value: s})
+	}
+	pk := expression.Key("p").Equal(expression.Value("a"))
+	for _, tc := range []struct {
+		name string
+		key  expression.KeyConditionBuilder
+		keep func(string) bool
+	}{
+		{"all", pk, func(string) bool { return true }},
+		{"between -1e1 and 100e-1", pk.And(expression.Key("n").Between(num("-1e1"), num("100e-1"))),
+			func(s string) bool { return avs.NumberCompare(s, "-10") >= 0 && avs.NumberCompare(s, "10") <= 0 }},
+		{"over 0e5", pk.And(expression.Key("n").GreaterThan(num("0e5"))), func(s string) bool { return avs.NumberCompare(s, "0") > 0 }},
+		{"at most -0.0990", pk.And(expression.Key("n").LessThanEqual(num("-0.0990"))), func(s string) bool { return avs.NumberCompare(s, "-0.099") <= 0 }},
+	} {
+		for _, desc := range []bool{false, true} {
+			var want []string
+			for _, s := range written {
+				if tc.keep(s) {
+					want = append(want, avs.Canonical(s))
+				}
+			}
+			slices.SortFunc(want, avs.NumberCompare)
+			if desc {
+				slices.Reverse(want)
+			}
+			for _, per := range []int{2, 3} {
+				t.Run(fmt.Sprintf("%s/descending=%v/per=%d", tc.name, desc, per), func(t *testing.T) {
+					opts := []QueryOption{Limit(per), ConsistentRead()}
+					if desc {
+						opts = append(opts, Descending())
+					}
+					var got []string
+					var cur Cursor
+					for range 100 {
+						items, next, err := tb.QueryPage(ctx, tc.key, append(opts, StartAfter(cur))...)
+						if err != nil {
+							t.Fatalf("after %v: %v", got, err)
+						}
+						for _, it := range items {
+							got = append(got, string(it.N))
+						}
+						if next == "" {
+							break
+						}
+						cur = next
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("pages joined:\n%v\nwant (NumberCompare's order):\n%v", got, want)
+					}
+				})
 			}
 		}
 	}
