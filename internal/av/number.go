@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // DynamoDB's limits on numbers: 38 significant digits, and a magnitude
@@ -342,6 +343,10 @@ func Problem(s string) string {
 	}
 	_, nsig, exp, ok := Scan(s)
 	switch {
+	case !ok && nonASCIIDigit(s):
+		// DynamoDB Local (Java's BigDecimal) reads digits of other scripts
+		// ("١" is 1); this library writes and compares ASCII digits only.
+		return "is " + strconv.Quote(Truncate(s, 40)) + ", a number written with digits other than ASCII 0-9: write it with ASCII digits"
 	case !ok:
 		return "is " + strconv.Quote(Truncate(s, 40)) + ", not a number DynamoDB reads"
 	case nsig > MaxDigits:
@@ -369,4 +374,15 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// nonASCIIDigit reports whether s holds a decimal digit other than ASCII
+// 0-9 (Arabic-Indic, Devanagari, fullwidth …).
+func nonASCIIDigit(s string) bool {
+	for _, r := range s {
+		if r > unicode.MaxASCII && unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
 }

@@ -31,6 +31,23 @@ func TestProblem(t *testing.T) {
 	}
 }
 
+// Digits of other scripts, which DynamoDB Local (Java's BigDecimal) reads
+// ("١" is 1, "1e٣" is 1000) but this library neither writes nor compares,
+// are refused with a message that says to write ASCII digits; a string
+// with no digit at all is still "not a number".
+func TestProblemNamesNonASCIIDigits(t *testing.T) {
+	for _, s := range []string{"١", "٣.5", "1e٣", "１２", "-५"} {
+		if p := Problem(s); !strings.Contains(p, "write it with ASCII digits") {
+			t.Errorf("Problem(%q) = %q; want it to say to write ASCII digits", s, p)
+		}
+	}
+	for _, s := range []string{"x", "1e", "½"} {
+		if p := Problem(s); !strings.Contains(p, "not a number DynamoDB reads") {
+			t.Errorf("Problem(%q) = %q; want \"not a number DynamoDB reads\"", s, p)
+		}
+	}
+}
+
 // Equal numbers have one canonical form, different numbers different ones.
 func TestCanonicalNumbers(t *testing.T) {
 	same := [][]string{
