@@ -16,13 +16,15 @@ import (
 // checkpoint may move past it) once each of its items is written, or its
 // segment stopped taking them, and none is in flight.
 type writers struct {
-	mu       sync.Mutex
+	mu       sync.Mutex    // guards the fields below and every pageWork's next, inflight and err
 	open     []*pageWork   // pages with items to take or in flight
 	scanning int           // segments of this process that may open a page
 	changed  chan struct{} // closed, and replaced, at every change
 }
 
-// pageWork is one page's items being written.
+// pageWork is one page's items being written: n items, the next to take,
+// those in flight, and the page's first error (w.mu guards all but n,
+// write and stopped, which are set before the page is shared).
 type pageWork struct {
 	n, next, inflight int
 	write             func(i int) error // writes item i
