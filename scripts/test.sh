@@ -2,7 +2,8 @@
 # test.sh is the project's test command; CI runs it through .ci/run.
 #
 #   scripts/test.sh          # everything: gofmt, go vet, staticcheck, go test -race ./...
-#                            # (and go vet, go test -race in the module benchmarks/peers)
+#                            # (and go vet, go test -race in the module benchmarks/peers;
+#                            # GOARCH=386: the build, and the pure packages' tests)
 #   scripts/test.sh --fast   # the edit-test loop: go test ./... only (no race detector, no lint)
 #
 # It installs DynamoDB Local (unless DYNAMODB_ENDPOINT names a server to use
@@ -97,6 +98,19 @@ if ! $fast; then
 
 	begin "staticcheck"
 	go run "$staticcheck" ./...
+
+	# On 32-bit platforms int is 32 bits: the library must build there, and
+	# its pure logic (numbers, codecs, expressions) must hold where the
+	# exponents and sizes it handles do not fit an int. The tests run where
+	# this machine can run 386 binaries (most amd64 Linux kernels can).
+	begin "32-bit: GOARCH=386 go build ./... and the pure packages' tests"
+	GOARCH=386 go build ./...
+	pure=(./internal/av ./internal/codec ./internal/condexpr ./internal/ident ./internal/itemstate)
+	if GOARCH=386 go test -count=1 -run '^$' ./internal/ident >/dev/null 2>&1; then
+		GOARCH=386 go test -count=1 "${pure[@]}"
+	else
+		echo "this machine cannot run 386 binaries: the 32-bit tests are not run (the build is checked)" >&2
+	fi
 else
 	race=()
 fi

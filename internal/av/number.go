@@ -31,8 +31,9 @@ const (
 // strings DynamoDB does not read as numbers (NaN, Inf, "1e", " 1", an
 // exponent or scale beyond int32, ...): it reads them as Java's BigDecimal
 // does, so "0e99999999" is zero and "1e0000000000001" is ten. Zero has no
-// significant digits.
-func Scan(s string) (neg bool, nsig, exp int, ok bool) {
+// significant digits. exp is an int64: the digits before the point added
+// to an int32 exponent overflow a 32-bit int.
+func Scan(s string) (neg bool, nsig int, exp int64, ok bool) {
 	if s == "" {
 		return false, 0, 0, false
 	}
@@ -71,7 +72,7 @@ exponent:
 	if !dot {
 		intLen = digits
 	}
-	e := 0
+	var e int64
 	if i < len(s) {
 		if e, ok = scanExponent(s[i+1:], digits-intLen); !ok {
 			return false, 0, 0, false
@@ -80,14 +81,14 @@ exponent:
 	if first < 0 {
 		return false, 0, 0, true // zero, whatever its sign and exponent
 	}
-	return neg, last - first + 1, intLen - first + e, true
+	return neg, last - first + 1, int64(intLen-first) + e, true
 }
 
 // scanExponent reads the exponent es of a number with frac digits after
 // its point as DynamoDB does (it reads numbers as Java's BigDecimal, checked
 // against DynamoDB Local): digits after an optional sign, leading zeros
 // free, the exponent and the scale (frac less the exponent) within int32.
-func scanExponent(es string, frac int) (int, bool) {
+func scanExponent(es string, frac int) (int64, bool) {
 	neg := false
 	if es != "" && (es[0] == '+' || es[0] == '-') {
 		neg, es = es[0] == '-', es[1:]
@@ -111,7 +112,7 @@ func scanExponent(es string, frac int) (int, bool) {
 	if scale := int64(frac) - e; e > math.MaxInt32 || e < math.MinInt32 || scale > math.MaxInt32 || scale < math.MinInt32 {
 		return 0, false
 	}
-	return int(e), true
+	return e, true
 }
 
 // sigDigits appends the significant digits of the number s (Scan accepted
@@ -197,7 +198,7 @@ func Canonical(s string) string {
 		b = append(b, "0."...)
 		b = sigDigits(b, s, nsig)
 		b = append(b, 'e')
-		return string(strconv.AppendInt(b, int64(exp), 10))
+		return string(strconv.AppendInt(b, exp, 10))
 	}
 	start := len(b)
 	switch {
@@ -207,16 +208,17 @@ func Canonical(s string) string {
 			b = append(b, '0')
 		}
 		b = sigDigits(b, s, nsig)
-	case exp >= nsig: // ddd000
+	case exp >= int64(nsig): // ddd000
 		b = sigDigits(b, s, nsig)
-		for range exp - nsig {
+		for range exp - int64(nsig) {
 			b = append(b, '0')
 		}
 	default: // dd.d
 		b = sigDigits(b, s, nsig)
 		b = append(b, 0)
-		copy(b[start+exp+1:], b[start+exp:])
-		b[start+exp] = '.'
+		at := start + int(exp) // 0 < exp < nsig
+		copy(b[at+1:], b[at:])
+		b[at] = '.'
 	}
 	return string(b)
 }
@@ -245,7 +247,7 @@ func Rat(s string) (r *big.Rat, ok bool) {
 	}
 	b = sigDigits(b, s, nsig)
 	b = append(b, 'e')
-	b = strconv.AppendInt(b, int64(exp-nsig), 10)
+	b = strconv.AppendInt(b, exp-int64(nsig), 10)
 	if _, ok := r.SetString(string(b)); !ok {
 		return nil, false
 	}
@@ -278,7 +280,7 @@ func NumberCompare(a, b string) int {
 // scanSigned reads the number s as NumberCompare orders it: its sign (-1,
 // 0 or +1; 0 for zero and for strings that are no number), exponent and
 // count of significant digits as Scan gives them.
-func scanSigned(s string) (sign, exp, nsig int) {
+func scanSigned(s string) (sign int, exp int64, nsig int) {
 	neg, nsig, exp, ok := Scan(s)
 	switch {
 	case !ok || nsig == 0:
@@ -314,7 +316,7 @@ func NumberSize(s string) int {
 		return 1
 	}
 	// The first digit stands for 10^(exp-1), the last for 10^(exp-nsig).
-	first, last := exp-1, exp-nsig
+	first, last := exp-1, exp-int64(nsig)
 	n := 1 + floorDiv2(first) - floorDiv2(last) + 1
 	if neg {
 		n++
@@ -322,11 +324,11 @@ func NumberSize(s string) int {
 	return n
 }
 
-func floorDiv2(n int) int {
+func floorDiv2(n int64) int {
 	if n >= 0 {
-		return n / 2
+		return int(n / 2)
 	}
-	return -((-n + 1) / 2)
+	return int(-((-n + 1) / 2))
 }
 
 // Problem says why DynamoDB would refuse s as a number ("" when it stores
