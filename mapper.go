@@ -144,3 +144,10 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 
 // Client returns the client the mapper sends its requests through.
 func (m *Mapper) Client() Client { return m.raw }
+
+// WriteTokenAttribute returns the attribute in which the mapper stores its
+// write tokens (WithWriteTokenAttribute), "" when tokens are off. With
+// tokens on, a Save with ChangedFrom is pinned to the incarnation read (the
+// token read still stored), so that the stored item it writes over is the
+// state read.
+func (m *Mapper) WriteTokenAttribute() string { return m.opts.tokenAttr }

@@ -15,7 +15,7 @@ import (
 // DefaultWriteTokenAttribute unless told another name or "" (off), reads
 // the real clock unless given one (nil is the default), encodes through
 // the compiled codecs unless given encoder or decoder options, and hands
-// back the client it was given.
+// back the client it was given and its token attribute.
 func TestNewMapperDefaults(t *testing.T) {
 	db := silentDB()
 	m := NewMapper(db)
@@ -28,6 +28,14 @@ func TestNewMapperDefaults(t *testing.T) {
 	}
 	if got := NewMapper(db, WithWriteTokenAttribute("")).opts.tokenAttr; got != "" {
 		t.Errorf("WithWriteTokenAttribute(\"\"): token attribute %q, want none", got)
+	}
+	for _, name := range []string{DefaultWriteTokenAttribute, "tok", ""} {
+		if got := NewMapper(db, WithWriteTokenAttribute(name)).WriteTokenAttribute(); got != name {
+			t.Errorf("WithWriteTokenAttribute(%q): WriteTokenAttribute() = %q, want it", name, got)
+		}
+	}
+	if got := m.WriteTokenAttribute(); got != DefaultWriteTokenAttribute {
+		t.Errorf("WriteTokenAttribute() = %q by default, want %q", got, DefaultWriteTokenAttribute)
 	}
 	if got := NewMapper(db, WithClock(nil)).opts.clock; got != clock.Real() {
 		t.Errorf("WithClock(nil): clock %T, want the real clock", got)

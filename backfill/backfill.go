@@ -939,11 +939,7 @@ func (m *Migration[T]) saveScanned(ctx context.Context, it T, read map[string]ty
 	default:
 		// The version fn returns is ignored, as Update ignores it.
 		setVersion(&out, m.version, ver)
-		opts := m.saveOpts
-		if read != nil {
-			opts = append(opts[:len(opts):len(opts)], dynamo.ChangedFrom(read))
-		}
-		_, err = m.table.Save(ctx, out, opts...)
+		_, err = m.table.Save(ctx, out, m.scannedOpts(read)...)
 	}
 	switch {
 	case err == nil:
@@ -962,6 +958,43 @@ func (m *Migration[T]) saveScanned(ctx context.Context, it T, read map[string]ty
 		return true, m.fail(it, err)
 	}
 	return false, nil
+}
+
+// scannedOpts returns the options of saveScanned's write of an item the
+// scan returned as read (nil: not kept, the item is written whole).
+//
+// The mark's condition (notYet) is left out where the write is pinned to
+// the very state the scan returned, for it holds there already: read holds
+// a write token and the mapper stores tokens, so ChangedFrom
+// conditions the write on the version and the token read, and every write
+// of a mapper that stores tokens moves both — the migration's own, which
+// writes the mark, draws a fresh random token — so that no other state of
+// the item holds that pair (an item deleted and created again holds other
+// tokens; writers that move neither are the gap "Live writes win" names).
+// That state passed the scan's filter, which is notYet itself: saveScanned
+// runs only for items of pages read with it (an index's are read again
+// through Update, which keeps the condition). So wherever the write's own
+// condition holds, notYet does. This holds for an eventually consistent
+// scan (the filter is evaluated on the state returned), for two processes
+// writing one item (a segment taken over, a lease lost mid-item: the first
+// write moves version and token, the other conflicts and goes through
+// updateItem, whose write keeps the condition), for a lost answer (the
+// SDK's resend conflicts on the version moved, and the mapper knows its
+// token there; an outcome left unknown is tried again through updateItem,
+// with the condition) and for Clean (notYet is then "holds the mark", the
+// filter the same). Where the write is not so
+// pinned — tokens off, an item read without a token (written by another
+// client), or no item as read — the version alone does not name one state
+// (versions start again after a re-creation, and a writer storing no token
+// may carry the mark), and the condition is sent.
+func (m *Migration[T]) scannedOpts(read map[string]types.AttributeValue) []dynamo.WriteOption {
+	if read == nil {
+		return m.saveOpts
+	}
+	if tok := m.table.Mapper().WriteTokenAttribute(); tok != "" && read[tok] != nil {
+		return []dynamo.WriteOption{dynamo.ChangedFrom(read)}
+	}
+	return append(m.saveOpts[:len(m.saveOpts):len(m.saveOpts)], dynamo.ChangedFrom(read))
 }
 
 // updateItem changes it through Table.Update, which reads it again; maybe:

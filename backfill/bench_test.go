@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
@@ -108,6 +109,37 @@ func widen(b testing.TB, e *env) {
 	}
 }
 
+// benchTokens gives every item of BenchmarkMigration's table a write token,
+// as items a mapper wrote hold one: the migration's writes of such items
+// are pinned to the token scanned and leave the mark's condition out
+// (scannedOpts). Without it the table's items hold none until the first
+// migration of the run has written them.
+var benchTokens = flag.Bool("backfill.tokens", false, "give every item of BenchmarkMigration's table a write token, as a mapper's items hold")
+
+// withTokens writes the env's n items again (version 1, hits and migrated
+// 0) each with a random write token.
+func withTokens(b testing.TB, e *env) {
+	num := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
+	for i := 0; i < e.n; i += 25 {
+		var reqs []types.WriteRequest
+		for j := i; j < min(e.n, i+25); j++ {
+			tok := make([]byte, 16)
+			crand.Read(tok)
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: map[string]types.AttributeValue{
+				"id": &types.AttributeValueMemberS{Value: key(j)}, "version": num("1"), "hits": num("0"), "migrated": num("0"),
+				dynamo.DefaultWriteTokenAttribute: &types.AttributeValueMemberB{Value: tok},
+			}}})
+		}
+		for len(reqs) > 0 {
+			out, err := e.c.BatchWriteItem(b.Context(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{e.table: reqs}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			reqs = out.UnprocessedItems[e.table]
+		}
+	}
+}
+
 // benchLatency is added to every request of BenchmarkMigration, of every
 // way alike, as a network to an AWS region would (about 5 ms a request
 // there; DynamoDB Local answers in well under a millisecond, so at 0 the
@@ -172,6 +204,12 @@ func benchMigration(b *testing.B, n int) {
 		widen(b, env)
 	default:
 		b.Fatalf("-backfill.attrs %d: give 0 or %d", *benchAttrs, wideAttrs)
+	}
+	if *benchTokens {
+		if *benchAttrs != 0 {
+			b.Fatal("-backfill.tokens is for the 4-attribute items: leave -backfill.attrs out")
+		}
+		withTokens(b, env)
 	}
 	inFlight := newWritesInFlight()
 	inFlight.base = delayingTransport{next: inFlight.base, delay: *benchLatency}

@@ -49,7 +49,13 @@
 //
 // The write that applies the change also sets the Mark attribute (default
 // "backfill") to the migration's id, and is conditioned on the item not
-// holding that id yet; scans filter out items that hold it. So an item
+// holding that id yet; scans filter out items that hold it. (A write of an
+// item scanned with a write token, while the mapper stores tokens, is
+// conditioned on the version and the token scanned instead: every write of
+// such a mapper, the migration's included, moves both, so the write lands
+// only on the state the scan's filter found unmarked, and the mark's
+// condition would add nothing; see "Live writes win" for writers that move
+// neither.) So an item
 // already changed — by this run before a crash, by another process of the
 // fleet, by a write whose answer was lost (which Run tries again: its
 // condition then fails, and the item counts as changed) — is never changed

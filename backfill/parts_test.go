@@ -51,6 +51,8 @@ const (
 	partAllAttrs             // every attribute in the SET clause (here one more)
 	partToken                // a random 16-byte binary attribute (the mapper's write token)
 	partMark                 // the mark in the SET clause and in the condition
+	partMarkSet              // the mark in the SET clause only
+	partPin                  // the condition on the write token read (ChangedFrom's)
 )
 
 // BenchmarkWriteParts measures what each part of the migration's
@@ -59,7 +61,9 @@ const (
 // -backfill.items' first size) writing with a version-conditioned
 // UpdateItem of the changed attribute and the version, and the same
 // with one part of the migration's request added (partCapacity …
-// partMark), all but the capacity, and all. Every op runs each way once on
+// partMark), all but the capacity, all, and the migration's write of the
+// change alone pinned to the token read (partPin) with and without the
+// mark's condition. Every op runs each way once on
 // the same table, in an order rotated from op to op; the metrics are each
 // way's items per second and its rate over the plain way's.
 func BenchmarkWriteParts(b *testing.B) {
@@ -78,6 +82,9 @@ func BenchmarkWriteParts(b *testing.B) {
 		// What a write of only the changed attributes leaves (no other
 		// attribute in the SET clause), with and without the write token.
 		{"diff", all &^ (partCapacity | partAllAttrs)}, {"diff-no-token", all &^ (partCapacity | partAllAttrs | partToken)},
+		// The migration's write of the change alone, pinned to the token
+		// read: with the mark's condition (before 7039385) and without.
+		{"pinned-markcond", partAllOld | partToken | partMark | partPin}, {"pinned", partAllOld | partToken | partMarkSet | partPin},
 	}
 	spent := make([]time.Duration, len(ways))
 	for i := 0; b.Loop(); i++ {
@@ -149,6 +156,19 @@ func partsWrite(c *dynamodb.Client, table string, it map[string]types.AttributeV
 		crand.Read(token)
 		set += ", #3 = :3"
 		names["#3"], values[":3"] = "tok", &types.AttributeValueMemberB{Value: token}
+	}
+	if parts&partPin != 0 {
+		if t, ok := it["tok"]; ok {
+			cond += " AND #5 = :6"
+			values[":6"] = t
+		} else {
+			cond += " AND attribute_not_exists(#5)"
+		}
+		names["#5"] = "tok"
+	}
+	if parts&partMarkSet != 0 {
+		set = "SET #m = :m, " + set[len("SET "):]
+		names["#m"], values[":m"] = "migration", mark
 	}
 	if parts&partMark != 0 {
 		set = "SET #m = :m, " + set[len("SET "):]

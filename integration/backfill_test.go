@@ -29,6 +29,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
@@ -112,8 +114,9 @@ func newBFRunner(c dynamo.Client, table, leaseTable, id, owner string, opts ...b
 // close closes the runner's lease client.
 func (r *bfRunner) close() { _ = r.leases.Close(context.Background()) }
 
-// bfTables creates a table of n accounts (version 1, nothing migrated) and
-// a lease table; it returns their names.
+// bfTables creates a table of n accounts (version 1, nothing migrated;
+// every other one holding a write token, see bfTokens) and a lease table;
+// it returns their names.
 func bfTables(t *testing.T, c dynamo.Client, n int) (table, leaseTable string) {
 	t.Helper()
 	clean := dynamotest.Client(t)
@@ -145,6 +148,9 @@ func bfTables(t *testing.T, c dynamo.Client, n int) (table, leaseTable string) {
 					errs[g] = err
 					return
 				}
+				if errs[g] = bfTokens(t.Context(), clean, table, lo, min(n, lo+chunk)); errs[g] != nil {
+					return
+				}
 			}
 		}()
 	}
@@ -153,6 +159,26 @@ func bfTables(t *testing.T, c dynamo.Client, n int) (table, leaseTable string) {
 		t.Fatalf("filling %d items: %v", n, err)
 	}
 	return table, leaseTable
+}
+
+// bfTokens gives the even items of lo to hi a write token, at the version
+// they hold, as items a mapper wrote carry one: the migration's write of
+// such an item is pinned to the token scanned and leaves the mark's
+// condition out, that of an item without one keeps it, so both meet the
+// tests' faults and checks.
+func bfTokens(ctx context.Context, c *dynamodb.Client, table string, lo, hi int) error {
+	for i := lo + lo%2; i < hi; i += 2 {
+		tok := []byte(fmt.Sprintf("tok-%012d", i))
+		if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &table,
+			Key:                       map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: bfKey(i)}},
+			UpdateExpression:          aws.String("SET #wt = :wt"),
+			ExpressionAttributeNames:  map[string]string{"#wt": dynamo.DefaultWriteTokenAttribute},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":wt": &types.AttributeValueMemberB{Value: tok}},
+		}); err != nil {
+			return fmt.Errorf("giving %s a write token: %w", bfKey(i), err)
+		}
+	}
+	return nil
 }
 
 // bfLive is what the live writers did: per item, the increments
