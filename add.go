@@ -500,6 +500,16 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 	if rv.Len() == 0 {
 		return nil, fmt.Errorf("no elements: DynamoDB has no empty sets; pass at least one")
 	}
+	// numElem is the field's element type when it is a Go number: an
+	// element is stored as the field would store it (converted to that
+	// type), and one it cannot hold is refused — stored, it would make the
+	// item fail to load.
+	var numElem reflect.Type
+	if ft := derefType(f.typ); kind == 'N' && (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) {
+		if et := derefType(ft.Elem()); et.Kind() >= reflect.Int && et.Kind() <= reflect.Float64 && et.Kind() != reflect.Uintptr {
+			numElem = et
+		}
+	}
 	out := make([]string, 0, rv.Len())
 	var bs [][]byte
 	for j := 0; j < rv.Len(); j++ {
@@ -519,16 +529,16 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 			out = append(out, text)
 		case kind == 'S' && e.Kind() == reflect.String:
 			out = append(out, e.String())
-		case kind == 'N' && e.CanInt():
-			out = append(out, strconv.FormatInt(e.Int(), 10))
-		case kind == 'N' && e.CanUint():
-			out = append(out, strconv.FormatUint(e.Uint(), 10))
-		case kind == 'N' && e.CanFloat():
-			x := e.Float()
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("element [%d] is %v: DynamoDB stores no NaN or infinity", j, x)
+		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat()):
+			text, err := setNumber(e, numElem)
+			if err != nil {
+				held := what
+				if numElem != nil {
+					held = numElem.String()
+				}
+				return nil, fmt.Errorf("element [%d] %w: field %s is a set of %s; pass elements it holds", j, err, f.goName, held)
 			}
-			out = append(out, strconv.FormatFloat(x, 'g', -1, 64))
+			out = append(out, text)
 		case kind == 'B' && e.Kind() == reflect.Slice && e.Type().Elem().Kind() == reflect.Uint8:
 			bs = append(bs, append([]byte(nil), e.Bytes()...))
 		default:
@@ -542,6 +552,96 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberNS{Value: out}, nil
 	}
 	return &types.AttributeValueMemberBS{Value: bs}, nil
+}
+
+// setNumber returns the number e (of an integer or float kind) as a set
+// of elements of type elem stores it: converted to elem, as assigning it to
+// the field would (a float32 is written as its shortest float32 text, as
+// the codec writes the field), or an error saying why elem cannot hold it.
+// With elem nil (the field's elements are not Go numbers) e is written as
+// it is.
+func setNumber(e reflect.Value, elem reflect.Type) (string, error) {
+	if e.CanFloat() {
+		x := e.Float()
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "", fmt.Errorf("is %v: DynamoDB stores no NaN or infinity", x)
+		}
+	}
+	if elem == nil {
+		elem = e.Type()
+	}
+	z := reflect.New(elem).Elem()
+	switch {
+	case z.CanFloat():
+		bits := elem.Bits()
+		var x float64
+		switch {
+		case e.CanFloat():
+			x = e.Float()
+		case e.CanInt():
+			x = float64(e.Int())
+		default:
+			x = float64(e.Uint())
+		}
+		if z.OverflowFloat(x) {
+			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+		}
+		if bits == 32 {
+			x = float64(float32(x))
+		}
+		return strconv.FormatFloat(x, 'g', -1, bits), nil
+	case z.CanInt():
+		var i int64
+		switch {
+		case e.CanInt():
+			i = e.Int()
+		case e.CanUint():
+			if e.Uint() > math.MaxInt64 {
+				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+			}
+			i = int64(e.Uint())
+		default:
+			x := e.Float()
+			if x != math.Trunc(x) {
+				return "", fmt.Errorf("is %v, not a whole number", e)
+			}
+			if x < -(1<<63) || x >= 1<<63 {
+				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+			}
+			i = int64(x)
+		}
+		if z.OverflowInt(i) {
+			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+		}
+		return strconv.FormatInt(i, 10), nil
+	default: // unsigned
+		var u uint64
+		switch {
+		case e.CanUint():
+			u = e.Uint()
+		case e.CanInt():
+			if e.Int() < 0 {
+				return "", fmt.Errorf("is %v, below zero", e)
+			}
+			u = uint64(e.Int())
+		default:
+			x := e.Float()
+			if x != math.Trunc(x) {
+				return "", fmt.Errorf("is %v, not a whole number", e)
+			}
+			if x < 0 {
+				return "", fmt.Errorf("is %v, below zero", e)
+			}
+			if x >= 1<<64 {
+				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+			}
+			u = uint64(x)
+		}
+		if z.OverflowUint(u) {
+			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+		}
+		return strconv.FormatUint(u, 10), nil
+	}
 }
 
 // boundsFailure explains a failed Add whose stored item old leaves no room
