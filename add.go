@@ -46,11 +46,14 @@ func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 // of a text type (a uuid-style [16]byte, netip.Addr: see the package
 // documentation) are added to a set of strings as the text their
 // MarshalText returns, which is how a `set` field of a text type stores
-// them.
+// them. Numbers are added as the field's element type stores them
+// (converted to it: a float32 field's elements as float32s); one it cannot
+// hold (a fraction for an integer type, a value out of its range) is
+// refused with ErrInvalidInput before anything is sent.
 func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
 
 // DeleteFromSet returns a Delta that deletes the elements of elems from the
-// set attribute attr.
+// set attribute attr; elements are taken as AddToSet takes them.
 func DeleteFromSet(attr string, elems any) Delta { return Delta{}.DeleteFromSet(attr, elems) }
 
 // Increment adds n to the numeric attribute attr; see the function Increment.
