@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"encoding"
 	"fmt"
 	"math"
 	"math/big"
@@ -46,7 +47,9 @@ func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 // of a text type (a uuid-style [16]byte, netip.Addr: see the package
 // documentation) are added to a set of strings as the text their
 // MarshalText returns, which is how a `set` field of a text type stores
-// them. Numbers are added as the field's element type stores them
+// them; strings are added as they are. For such a field, an element whose
+// text the field's type does not read back (its UnmarshalText refuses it)
+// is refused with ErrInvalidInput before anything is sent. Numbers are added as the field's element type stores them
 // (converted to it: a float32 field's elements as float32s); one it cannot
 // hold (a fraction for an integer type, a value out of its range) is
 // refused with ErrInvalidInput before anything is sent.
@@ -529,8 +532,14 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 			if err != nil {
 				return nil, fmt.Errorf("element [%d]: %w", j, err)
 			}
+			if err := textHeld(textElem, text); err != nil {
+				return nil, fmt.Errorf("element [%d] (a %s) %w", j, e.Type(), err)
+			}
 			out = append(out, text)
 		case kind == 'S' && e.Kind() == reflect.String:
+			if err := textHeld(textElem, e.String()); err != nil {
+				return nil, fmt.Errorf("element [%d] %w", j, err)
+			}
 			out = append(out, e.String())
 		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat()):
 			text, err := setNumber(e, numElem)
@@ -555,6 +564,20 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberNS{Value: out}, nil
 	}
 	return &types.AttributeValueMemberBS{Value: bs}, nil
+}
+
+// textHeld returns an error unless the set of elements of the text type
+// elem can hold text: elem's UnmarshalText takes it (stored, text that it
+// refuses would make the item fail to load). Nil when elem is nil (the
+// field's elements are strings).
+func textHeld(elem reflect.Type, text string) error {
+	if elem == nil {
+		return nil
+	}
+	if err := reflect.New(elem).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
+		return fmt.Errorf("%.40q is no %s: %s.UnmarshalText: %v; pass values of the field's type (or their text)", text, elem, elem, err)
+	}
+	return nil
 }
 
 // setNumber returns the number e (of an integer or float kind) as a set
