@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"encoding"
 	"fmt"
 	"math"
 	"math/big"
@@ -46,11 +47,16 @@ func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 // of a text type (a uuid-style [16]byte, netip.Addr: see the package
 // documentation) are added to a set of strings as the text their
 // MarshalText returns, which is how a `set` field of a text type stores
-// them.
+// them; strings are added as they are. For such a field, an element whose
+// text the field's type does not read back (its UnmarshalText refuses it)
+// is refused with ErrInvalidInput before anything is sent. Numbers are added as the field's element type stores them
+// (converted to it: a float32 field's elements as float32s); one it cannot
+// hold (a fraction for an integer type, a value out of its range) is
+// refused with ErrInvalidInput before anything is sent.
 func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
 
 // DeleteFromSet returns a Delta that deletes the elements of elems from the
-// set attribute attr.
+// set attribute attr; elements are taken as AddToSet takes them.
 func DeleteFromSet(attr string, elems any) Delta { return Delta{}.DeleteFromSet(attr, elems) }
 
 // Increment adds n to the numeric attribute attr; see the function Increment.
@@ -500,6 +506,16 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 	if rv.Len() == 0 {
 		return nil, fmt.Errorf("no elements: DynamoDB has no empty sets; pass at least one")
 	}
+	// numElem is the field's element type when it is a Go number: an
+	// element is stored as the field would store it (converted to that
+	// type), and one it cannot hold is refused — stored, it would make the
+	// item fail to load.
+	var numElem reflect.Type
+	if ft := derefType(f.typ); kind == 'N' && (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) {
+		if et := derefType(ft.Elem()); et.Kind() >= reflect.Int && et.Kind() <= reflect.Float64 && et.Kind() != reflect.Uintptr {
+			numElem = et
+		}
+	}
 	out := make([]string, 0, rv.Len())
 	var bs [][]byte
 	for j := 0; j < rv.Len(); j++ {
@@ -516,19 +532,25 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 			if err != nil {
 				return nil, fmt.Errorf("element [%d]: %w", j, err)
 			}
+			if err := textHeld(textElem, text); err != nil {
+				return nil, fmt.Errorf("element [%d] (a %s) %w", j, e.Type(), err)
+			}
 			out = append(out, text)
 		case kind == 'S' && e.Kind() == reflect.String:
-			out = append(out, e.String())
-		case kind == 'N' && e.CanInt():
-			out = append(out, strconv.FormatInt(e.Int(), 10))
-		case kind == 'N' && e.CanUint():
-			out = append(out, strconv.FormatUint(e.Uint(), 10))
-		case kind == 'N' && e.CanFloat():
-			x := e.Float()
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return nil, fmt.Errorf("element [%d] is %v: DynamoDB stores no NaN or infinity", j, x)
+			if err := textHeld(textElem, e.String()); err != nil {
+				return nil, fmt.Errorf("element [%d] %w", j, err)
 			}
-			out = append(out, strconv.FormatFloat(x, 'g', -1, 64))
+			out = append(out, e.String())
+		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat()):
+			text, err := setNumber(e, numElem)
+			if err != nil {
+				held := what
+				if numElem != nil {
+					held = numElem.String()
+				}
+				return nil, fmt.Errorf("element [%d] %w: field %s is a set of %s; pass elements it holds", j, err, f.goName, held)
+			}
+			out = append(out, text)
 		case kind == 'B' && e.Kind() == reflect.Slice && e.Type().Elem().Kind() == reflect.Uint8:
 			bs = append(bs, append([]byte(nil), e.Bytes()...))
 		default:
@@ -542,6 +564,110 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberNS{Value: out}, nil
 	}
 	return &types.AttributeValueMemberBS{Value: bs}, nil
+}
+
+// textHeld returns an error unless the set of elements of the text type
+// elem can hold text: elem's UnmarshalText takes it (stored, text that it
+// refuses would make the item fail to load). Nil when elem is nil (the
+// field's elements are strings).
+func textHeld(elem reflect.Type, text string) error {
+	if elem == nil {
+		return nil
+	}
+	if err := reflect.New(elem).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
+		return fmt.Errorf("%.40q is no %s: %s.UnmarshalText: %v; pass values of the field's type (or their text)", text, elem, elem, err)
+	}
+	return nil
+}
+
+// setNumber returns the number e (of an integer or float kind) as a set
+// of elements of type elem stores it: converted to elem, as assigning it to
+// the field would (a float32 is written as its shortest float32 text, as
+// the codec writes the field), or an error saying why elem cannot hold it.
+// With elem nil (the field's elements are not Go numbers) e is written as
+// it is.
+func setNumber(e reflect.Value, elem reflect.Type) (string, error) {
+	if e.CanFloat() {
+		x := e.Float()
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "", fmt.Errorf("is %v: DynamoDB stores no NaN or infinity", x)
+		}
+	}
+	if elem == nil {
+		elem = e.Type()
+	}
+	z := reflect.New(elem).Elem()
+	switch {
+	case z.CanFloat():
+		bits := elem.Bits()
+		var x float64
+		switch {
+		case e.CanFloat():
+			x = e.Float()
+		case e.CanInt():
+			x = float64(e.Int())
+		default:
+			x = float64(e.Uint())
+		}
+		if z.OverflowFloat(x) {
+			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+		}
+		if bits == 32 {
+			x = float64(float32(x))
+		}
+		return strconv.FormatFloat(x, 'g', -1, bits), nil
+	case z.CanInt():
+		var i int64
+		switch {
+		case e.CanInt():
+			i = e.Int()
+		case e.CanUint():
+			if e.Uint() > math.MaxInt64 {
+				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+			}
+			i = int64(e.Uint())
+		default:
+			x := e.Float()
+			if x != math.Trunc(x) {
+				return "", fmt.Errorf("is %v, not a whole number", e)
+			}
+			if x < -(1<<63) || x >= 1<<63 {
+				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+			}
+			i = int64(x)
+		}
+		if z.OverflowInt(i) {
+			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+		}
+		return strconv.FormatInt(i, 10), nil
+	default: // unsigned
+		var u uint64
+		switch {
+		case e.CanUint():
+			u = e.Uint()
+		case e.CanInt():
+			if e.Int() < 0 {
+				return "", fmt.Errorf("is %v, below zero", e)
+			}
+			u = uint64(e.Int())
+		default:
+			x := e.Float()
+			if x != math.Trunc(x) {
+				return "", fmt.Errorf("is %v, not a whole number", e)
+			}
+			if x < 0 {
+				return "", fmt.Errorf("is %v, below zero", e)
+			}
+			if x >= 1<<64 {
+				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+			}
+			u = uint64(x)
+		}
+		if z.OverflowUint(u) {
+			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+		}
+		return strconv.FormatUint(u, 10), nil
+	}
 }
 
 // boundsFailure explains a failed Add whose stored item old leaves no room

@@ -577,3 +577,76 @@ func TestAddPastDynamoDBsNumbersFailsAndKeepsTheItem(t *testing.T) {
 		t.Logf("Add of %s to %s: %v", tc.by, tc.stored, err)
 	}
 }
+
+type setKinds struct {
+	ID    string    `dynamo:"id,hash"`
+	Ints  []int     `dynamo:"ints,numberset,omitempty"`
+	Small []int8    `dynamo:"small,numberset,omitempty"`
+	Us    []uint    `dynamo:"us,set,omitempty"`
+	F32   []float32 `dynamo:"f32,numberset,omitempty"`
+	F64   []float64 `dynamo:"f64,numberset,omitempty"`
+	V     int64     `dynamo:"v,version"`
+}
+
+// AddToSet and DeleteFromSet refuse, before sending anything, an element
+// the field's element type cannot hold (a fraction for integers, a value
+// out of the type's range, a negative for unsigned): written, it would
+// leave an item that no longer loads.
+func TestAddToSetElementTheFieldCannotHoldRefused(t *testing.T) {
+	st := &fakeDB{noStore: true}
+	tb, err := NewTable[setKinds](NewMapper(st), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := setKinds{ID: "k"}
+	for _, tc := range []struct {
+		d    Delta
+		want string
+	}{
+		{AddToSet("ints", []float64{1.5}), "element [0] is 1.5, not a whole number: field Ints is a set of int"},
+		{AddToSet("small", []int{1, 300}), "element [1] is 300, beyond what a int8 holds"},
+		{AddToSet("small", []uint64{math.MaxUint64}), "beyond what a int8 holds"},
+		{AddToSet("us", []int{-1}), "element [0] is -1, below zero"},
+		{AddToSet("us", []float64{-2}), "below zero"},
+		{AddToSet("ints", []float64{1e19}), "beyond what a int holds"},
+		{AddToSet("f32", []float64{1e300}), "beyond what a float32 holds"},
+		{AddToSet("f64", []float64{math.Inf(1)}), "no NaN or infinity"},
+		{DeleteFromSet("ints", []float32{0.5}), "not a whole number"},
+	} {
+		_, err := tb.Add(t.Context(), k, tc.d)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Add(%+v) = %v, want ErrInvalidInput saying %q", tc.d, err, tc.want)
+		}
+	}
+	if n := len(st.upds()) + len(st.gets()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+}
+
+// An element given to AddToSet and DeleteFromSet is the element a Save of
+// the field holding it stores: converted to the field's element type
+// (whole floats into integers; a float32 field's elements as float32s,
+// written as the field writes them), so adding one the set holds adds
+// nothing and deleting it deletes it.
+func TestAddToSetElementsAreTheFieldsOwn(t *testing.T) {
+	tb, _ := idTable[setKinds](t)
+	ctx := t.Context()
+	k := setKinds{ID: "k"}
+	if _, err := tb.Save(ctx, setKinds{ID: "k", F32: []float32{0.1}, Ints: []int{2}, F64: []float64{float64(float32(0.1))}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.Add(ctx, k, AddToSet("f32", []float32{0.1}).AddToSet("ints", []float64{2, 3}).AddToSet("f64", []float32{0.1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.F32, []float32{0.1}) || !slices.Equal(slices.Sorted(slices.Values(got.Ints)), []int{2, 3}) || len(got.F64) != 1 {
+		t.Fatalf("AddToSet of elements the sets hold = %+v, want f32 [0.1], ints [2 3], one f64", got)
+	}
+	got, err = tb.Add(ctx, k, DeleteFromSet("f32", []float64{0.1}).DeleteFromSet("ints", []float32{2}).DeleteFromSet("f64", []float32{0.1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.F32) != 0 || !slices.Equal(got.Ints, []int{3}) || len(got.F64) != 0 {
+		t.Fatalf("DeleteFromSet of elements the sets hold = %+v, want f32 and f64 empty, ints [3]", got)
+	}
+}

@@ -90,7 +90,8 @@ func TestAddTextSet(t *testing.T) {
 func ptrTo[T any](v T) *T { return &v }
 
 // TestAddTextRefused: Increment of a text attribute, and set elements a
-// text set cannot hold, are refused before anything is sent.
+// text set cannot hold (their MarshalText fails, or the field's type's
+// UnmarshalText refuses their text), are refused before anything is sent.
 func TestAddTextRefused(t *testing.T) {
 	for _, tc := range []struct {
 		delta Delta
@@ -101,6 +102,10 @@ func TestAddTextRefused(t *testing.T) {
 		{AddToSet("lvls", []tLevel{1, 9}), "element [1]: dynamo.tLevel.MarshalText: no level 9"},
 		{AddToSet("lvls", []int{1}), "element [0] is a int"},
 		{AddToSet("lvls", tLevel(1)), "pass a slice"},
+		// Text the field's type does not read back (stored, the item
+		// would not load).
+		{AddToSet("lvls", []string{"info", "nonsense"}), `element [1] "nonsense" is no dynamo.tLevel: dynamo.tLevel.UnmarshalText: no level "nonsense"`},
+		{DeleteFromSet("lvls", []any{tLevel(2), tCode("ab")}), `element [1] (a dynamo.tCode) "AB" is no dynamo.tLevel`},
 	} {
 		c := addTextStub()
 		tb, err := NewTable[textSets](NewMapper(c), "sets")
@@ -124,7 +129,8 @@ type textUUIDSet struct {
 }
 
 // TestAddUUIDSet: AddToSet of uuids on a `set` field of uuids sends their
-// text (SS); one uuid, or binary values, are refused.
+// text (SS); one uuid, binary values, or a string that is no uuid's text,
+// are refused.
 func TestAddUUIDSet(t *testing.T) {
 	c := addTextStub()
 	tb, err := NewTable[textUUIDSet](NewMapper(c), "uuidsets")
@@ -141,7 +147,7 @@ func TestAddUUIDSet(t *testing.T) {
 	if got, want := addedValue(t, c.upds()[0], "tags"), (&types.AttributeValueMemberSS{Value: []string{uuid1Text}}); !reflect.DeepEqual(got, want) {
 		t.Errorf("sent %s, want %s", avString(got), avString(want))
 	}
-	for _, d := range []Delta{AddToSet("tags", uuid1), AddToSet("tags", [][]byte{uuid1[:]}), DeleteFromSet("tags", []any{uuid1, 1})} {
+	for _, d := range []Delta{AddToSet("tags", uuid1), AddToSet("tags", [][]byte{uuid1[:]}), DeleteFromSet("tags", []any{uuid1, 1}), AddToSet("tags", []string{"not a uuid"})} {
 		if _, err := tb.Add(ctx, textUUIDSet{ID: "a"}, d); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("Add = %v, want ErrInvalidInput", err)
 		}

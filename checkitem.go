@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -55,7 +57,8 @@ func truncate(s string, n int) string {
 }
 
 // checkAV checks av at nesting level level (its container's level) and
-// returns a replacement when a set had duplicates to drop, else nil.
+// returns a replacement when a set had duplicates to drop (a map or list
+// holding one: a new one), else nil. It changes nothing of av.
 func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValue) {
 	switch v := av.(type) {
 	case *types.AttributeValueMemberS:
@@ -92,6 +95,9 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 		if level++; level > maxNesting {
 			return nil, tooDeepEncoded()
 		}
+		// A replacement goes into a copy: the map may be a value the
+		// caller's own MarshalDynamoDBAttributeValue returned (and keeps).
+		var out map[string]types.AttributeValue
 		for k, e := range v.Value {
 			if k == "" || !utf8.ValidString(k) {
 				return nil, badMapKey(k)
@@ -101,21 +107,34 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 				return nil, b.push(keySeg(k))
 			}
 			if ne != nil {
-				v.Value[k] = ne
+				if out == nil {
+					out = maps.Clone(v.Value)
+				}
+				out[k] = ne
 			}
+		}
+		if out != nil {
+			return &types.AttributeValueMemberM{Value: out}, nil
 		}
 	case *types.AttributeValueMemberL:
 		if level++; level > maxNesting {
 			return nil, tooDeepEncoded()
 		}
+		var out []types.AttributeValue // a copy, as for a map
 		for i, e := range v.Value {
 			ne, b := checkAV(e, level)
 			if b != nil {
 				return nil, b.push(idxSeg(i))
 			}
 			if ne != nil {
-				v.Value[i] = ne
+				if out == nil {
+					out = slices.Clone(v.Value)
+				}
+				out[i] = ne
 			}
+		}
+		if out != nil {
+			return &types.AttributeValueMemberL{Value: out}, nil
 		}
 	}
 	return nil, nil

@@ -254,3 +254,56 @@ func TestSetValuesDynamoDBRefusesAreRefusedBeforeSending(t *testing.T) {
 		}
 	}
 }
+
+// sharedAV is a type whose MarshalDynamoDBAttributeValue returns a value it
+// keeps: the mapper must not change it.
+type sharedAV struct{ av types.AttributeValue }
+
+func (s sharedAV) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) { return s.av, nil }
+func (s *sharedAV) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	s.av = av
+	return nil
+}
+
+// Dropping a duplicate set element inside a map or list the caller's own
+// marshaler returned leaves the caller's map and list as they were: the
+// copy sent holds the set without the duplicate.
+func TestDuplicatesDroppedLeaveTheMarshalersValueAlone(t *testing.T) {
+	type doc struct {
+		ID  string   `dynamo:"id,hash"`
+		Doc sharedAV `dynamo:"doc"`
+		V   int64    `dynamo:"v,version"`
+	}
+	st := &fakeDB{}
+	tb, err := NewTable[doc](NewMapper(st), "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := []types.AttributeValue{&types.AttributeValueMemberNS{Value: []string{"2", "2.0"}}}
+	m := map[string]types.AttributeValue{
+		"n": &types.AttributeValueMemberNS{Value: []string{"1", "1.0"}},
+		"l": &types.AttributeValueMemberL{Value: l},
+	}
+	if _, err := tb.Save(t.Context(), doc{ID: "a", Doc: sharedAV{av: &types.AttributeValueMemberM{Value: m}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m["n"].(*types.AttributeValueMemberNS).Value); n != 2 {
+		t.Errorf("Save changed the map the marshaler returned: its set has %d elements, want 2", n)
+	}
+	if n := len(l[0].(*types.AttributeValueMemberNS).Value); n != 2 {
+		t.Errorf("Save changed the list the marshaler returned: its set has %d elements, want 2", n)
+	}
+	sent := st.upds()[0].ExpressionAttributeValues
+	found := 0
+	for _, v := range sent {
+		if mv, ok := v.(*types.AttributeValueMemberM); ok {
+			found++
+			if n := len(mv.Value["n"].(*types.AttributeValueMemberNS).Value); n != 1 {
+				t.Errorf("sent set with %d elements, want the duplicate dropped", n)
+			}
+		}
+	}
+	if found != 1 {
+		t.Fatalf("sent %d maps, want the doc", found)
+	}
+}

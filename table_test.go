@@ -39,3 +39,67 @@ func TestCurrentIsTheItemTheFailureFound(t *testing.T) {
 		t.Errorf("Current(nil) = %v; want ErrInvalidInput", cerr)
 	}
 }
+
+// keptDoc is an item whose doc attribute is of a type that keeps the value
+// its marshaler returns and its unmarshaler is given (sharedAV).
+type keptDoc struct {
+	ID  string   `dynamo:"id,hash"`
+	Doc sharedAV `dynamo:"doc"`
+	N   int      `dynamo:"n"`
+	V   int64    `dynamo:"v,version"`
+}
+
+// docX is the string at "x" of d's doc map ("" when none).
+func docX(d keptDoc) string {
+	m, _ := d.Doc.av.(*types.AttributeValueMemberM)
+	if m == nil {
+		return ""
+	}
+	s, _ := m.Value["x"].(*types.AttributeValueMemberS)
+	if s == nil {
+		return ""
+	}
+	return s.Value
+}
+
+// The values of a type's own marshaler and unmarshaler share nothing with
+// what the mapper keeps between calls (a key's last item): a returned copy
+// changed in place afterwards, or the value a function set changed in
+// place after its Update, is not what the next Update's function is given,
+// nor written by it.
+func TestValuesOfOwnMarshalersShareNothingKept(t *testing.T) {
+	tb, _ := idTable[keptDoc](t)
+	ctx := t.Context()
+	mine := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"x": &types.AttributeValueMemberS{Value: "old"}}}
+	if _, err := tb.Save(ctx, keptDoc{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Update(ctx, keptDoc{ID: "a"}, func(cur keptDoc) (keptDoc, error) { cur.Doc.av = mine; return cur, nil }); err != nil {
+		t.Fatal(err)
+	}
+	mine.Value["x"] = &types.AttributeValueMemberS{Value: "changed after the Update"}
+	got, err := tb.Update(ctx, keptDoc{ID: "a"}, func(cur keptDoc) (keptDoc, error) {
+		if x := docX(cur); x != "old" {
+			t.Errorf("the function was given doc x %q, want old: the value set by the last Update, changed since", x)
+		}
+		cur.N++
+		return cur, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Doc.av.(*types.AttributeValueMemberM).Value["x"] = &types.AttributeValueMemberS{Value: "changed in the returned copy"}
+	if _, err := tb.Update(ctx, keptDoc{ID: "a"}, func(cur keptDoc) (keptDoc, error) {
+		if x := docX(cur); x != "old" {
+			t.Errorf("the function was given doc x %q, want old: the copy the last Update returned, changed since", x)
+		}
+		cur.N++
+		return cur, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := tb.Load(ctx, keptDoc{ID: "a"}, ConsistentRead())
+	if err != nil || docX(stored) != "old" || stored.N != 2 {
+		t.Fatalf("stored %+v (doc x %q), %v; want doc x old, n 2", stored, docX(stored), err)
+	}
+}

@@ -122,3 +122,58 @@ func Size(v types.AttributeValue) int {
 	}
 	return 0
 }
+
+// Clone returns a deep copy of v: its maps, lists, sets and byte slices
+// are new, so that the copy shares no memory a caller may change with v
+// (strings are immutable and shared). nil for nil.
+func Clone(v types.AttributeValue) types.AttributeValue {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return &types.AttributeValueMemberS{Value: x.Value}
+	case *types.AttributeValueMemberN:
+		return &types.AttributeValueMemberN{Value: x.Value}
+	case *types.AttributeValueMemberB:
+		return &types.AttributeValueMemberB{Value: bytes.Clone(x.Value)}
+	case *types.AttributeValueMemberBOOL:
+		return &types.AttributeValueMemberBOOL{Value: x.Value}
+	case *types.AttributeValueMemberNULL:
+		return &types.AttributeValueMemberNULL{Value: x.Value}
+	case *types.AttributeValueMemberSS:
+		return &types.AttributeValueMemberSS{Value: slices.Clone(x.Value)}
+	case *types.AttributeValueMemberNS:
+		return &types.AttributeValueMemberNS{Value: slices.Clone(x.Value)}
+	case *types.AttributeValueMemberBS:
+		bs := make([][]byte, len(x.Value))
+		for i, b := range x.Value {
+			bs[i] = bytes.Clone(b)
+		}
+		if x.Value == nil {
+			bs = nil
+		}
+		return &types.AttributeValueMemberBS{Value: bs}
+	case *types.AttributeValueMemberL:
+		var l []types.AttributeValue
+		if x.Value != nil {
+			l = make([]types.AttributeValue, len(x.Value))
+			for i, e := range x.Value {
+				l[i] = Clone(e)
+			}
+		}
+		return &types.AttributeValueMemberL{Value: l}
+	case *types.AttributeValueMemberM:
+		return &types.AttributeValueMemberM{Value: CloneItem(x.Value)}
+	}
+	return v // nil, or a kind this package does not know (immutable to it)
+}
+
+// CloneItem returns a deep copy of item (Clone of each value); nil for nil.
+func CloneItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if item == nil {
+		return nil
+	}
+	out := make(map[string]types.AttributeValue, len(item))
+	for k, e := range item {
+		out[k] = Clone(e)
+	}
+	return out
+}

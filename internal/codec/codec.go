@@ -48,6 +48,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	avs "github.com/ddbkit/dynamo/internal/av"
 )
 
 // TagKey is the struct tag the codec reads, after `dynamodbav` (which it
@@ -1391,6 +1393,9 @@ func (e *encState) checked(av types.AttributeValue, level int) types.AttributeVa
 }
 
 // fallback encodes the field at p with attributevalue, through its view.
+// What a type's own MarshalDynamoDBAttributeValue returns may be a value it
+// keeps: the item gets a copy (avs.Clone), as it gets a copy of a []byte,
+// so that nothing the mapper keeps (a key's last item) changes with it.
 func (e *encState) fallback(n *node, p unsafe.Pointer, level int) (types.AttributeValue, error) {
 	enc := e.enc
 	if n.text {
@@ -1408,6 +1413,7 @@ func (e *encState) fallback(n *node, p unsafe.Pointer, level int) (types.Attribu
 	if !ok {
 		return nil, nil
 	}
+	v = avs.Clone(v)
 	if e.clean {
 		e.clean = e.check(v, level)
 	}
@@ -1728,8 +1734,12 @@ func (d *decState) mapValue(n *node, m map[string]types.AttributeValue, p unsafe
 }
 
 // fallback decodes av into the field at p with attributevalue, through its
-// view.
+// view. A type's own UnmarshalDynamoDBAttributeValue may keep the value it
+// is given: it gets a copy (avs.Clone), so that the value stays the
+// caller's alone — the item decoded may be one the mapper keeps and decodes
+// again (a key's last item).
 func (d *decState) fallback(n *node, av types.AttributeValue, p unsafe.Pointer) error {
+	av = avs.Clone(av)
 	m := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"f": av}}
 	dec := d.dec
 	if n.text {
