@@ -350,15 +350,18 @@ func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue) (
 		}
 	}
 	if item == nil {
-		av, err := codec.SafeEncode(t.avEnc, boxed)
+		enc, err := codec.SafeEncode(t.avEnc, boxed)
 		if err != nil {
 			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.avEnc, reflect.ValueOf(boxed).Elem()))
 		}
-		m, ok := av.(*types.AttributeValueMemberM)
+		m, ok := enc.(*types.AttributeValueMemberM)
 		if !ok {
-			return nil, false, sz, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, av)
+			return nil, false, sz, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, enc)
 		}
-		item = m.Value
+		// A copy: a marshaler of the item or of a field may return a
+		// value it keeps, which the mapper writes into (version, write
+		// token) and keeps between calls (a key's last item).
+		item = av.CloneItem(m.Value)
 	}
 	for _, i := range t.textIndexKeys {
 		if v, ok := item[s.fields[i].name].(*types.AttributeValueMemberS); ok && v.Value == "" {
@@ -434,7 +437,9 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		// attributevalue words the error, on a fresh value.
 		out = zero
 	}
-	avItem := t.avItem(item)
+	// A copy: an unmarshaler of the item or of a field may keep the value
+	// it is given, and item may be what the mapper keeps (a key's last).
+	avItem := av.CloneItem(t.avItem(item))
 	if t.ptr {
 		pv := reflect.New(t.p.s.typ)
 		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: avItem}, pv.Interface())
@@ -521,7 +526,8 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 	if rt := reflect.TypeOf(out); rt != nil && rt.Kind() == reflect.Pointer && holdsText(rt.Elem()) {
 		dec = t.m.decText
 	}
-	if err := codec.SafeDecode(dec, &types.AttributeValueMemberM{Value: item}, out); err != nil {
+	// A copy, as decode gives its unmarshalers.
+	if err := codec.SafeDecode(dec, &types.AttributeValueMemberM{Value: av.CloneItem(item)}, out); err != nil {
 		return fmt.Errorf("dynamo: decode item of table %q into %T: %w", t.name, out, err)
 	}
 	return nil

@@ -3,6 +3,8 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -101,5 +103,87 @@ func TestValuesOfOwnMarshalersShareNothingKept(t *testing.T) {
 	stored, err := tb.Load(ctx, keptDoc{ID: "a"}, ConsistentRead())
 	if err != nil || docX(stored) != "old" || stored.N != 2 {
 		t.Fatalf("stored %+v (doc x %q), %v; want doc x old, n 2", stored, docX(stored), err)
+	}
+}
+
+// selfDoc encodes and decodes itself (attributevalue's Marshaler and
+// Unmarshaler for the whole item), keeping the map it returns and the one
+// it is given in selfKept.
+type selfDoc struct {
+	ID string `dynamo:"id,hash"`
+	N  int    `dynamo:"n"`
+	V  int64  `dynamo:"v,version"`
+}
+
+// selfKept holds the maps selfDoc's methods returned and were given last.
+var selfKept struct {
+	mu      sync.Mutex
+	out, in map[string]types.AttributeValue
+}
+
+func (d selfDoc) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	m := map[string]types.AttributeValue{"id": str(d.ID), "n": n(strconv.Itoa(d.N)), "v": n(strconv.FormatInt(d.V, 10))}
+	selfKept.mu.Lock()
+	selfKept.out = m
+	selfKept.mu.Unlock()
+	return &types.AttributeValueMemberM{Value: m}, nil
+}
+
+func (d *selfDoc) UnmarshalDynamoDBAttributeValue(v types.AttributeValue) error {
+	m, ok := v.(*types.AttributeValueMemberM)
+	if !ok {
+		return errors.New("selfDoc: not a map")
+	}
+	selfKept.mu.Lock()
+	selfKept.in = m.Value
+	selfKept.mu.Unlock()
+	id, _ := m.Value["id"].(*types.AttributeValueMemberS)
+	nv, _ := m.Value["n"].(*types.AttributeValueMemberN)
+	vv, _ := m.Value["v"].(*types.AttributeValueMemberN)
+	if id == nil || nv == nil || vv == nil {
+		return errors.New("selfDoc: id, n or v missing")
+	}
+	d.ID = id.Value
+	d.N, _ = strconv.Atoi(nv.Value)
+	d.V, _ = strconv.ParseInt(vv.Value, 10, 64)
+	return nil
+}
+
+// A type that encodes and decodes the whole item itself shares nothing
+// with the mapper: the map its marshaler returned is not written into (no
+// version step, no write token), and the map its unmarshaler was given,
+// changed afterwards, is not what the next Update starts from.
+func TestItemsOfOwnMarshalersShareNothingKept(t *testing.T) {
+	tb, _ := idTable[selfDoc](t)
+	ctx := t.Context()
+	saved, err := tb.Save(ctx, selfDoc{ID: "a", N: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	selfKept.mu.Lock()
+	out := selfKept.out
+	selfKept.mu.Unlock()
+	if len(out) != 3 || out["v"].(*types.AttributeValueMemberN).Value != "0" {
+		t.Errorf("the map the marshaler returned was written into: %v; want id, n and v 0 only", out)
+	}
+	if _, err := tb.Update(ctx, selfDoc{ID: "a"}, func(cur selfDoc) (selfDoc, error) { cur.N = 2; return cur, nil }); err != nil {
+		t.Fatal(err)
+	}
+	selfKept.mu.Lock()
+	for _, m := range []map[string]types.AttributeValue{selfKept.in, selfKept.out} {
+		if m != nil {
+			m["n"] = n("999")
+		}
+	}
+	selfKept.mu.Unlock()
+	got, err := tb.Update(ctx, selfDoc{ID: "a"}, func(cur selfDoc) (selfDoc, error) {
+		if cur.N != 2 {
+			t.Errorf("the function was given n %d, want 2: a map a marshaler returned or an unmarshaler was given, changed since", cur.N)
+		}
+		cur.N++
+		return cur, nil
+	})
+	if err != nil || got.N != 3 || got.V != saved.V+2 {
+		t.Fatalf("Update = %+v, %v; want n 3 at version %d", got, err, saved.V+2)
 	}
 }
