@@ -77,6 +77,9 @@ type hotKey[T any] struct {
 	// lastSize is the size of last when known (counted when it was
 	// written), 0 when not: the cache counts it then.
 	lastSize int
+	// lastOwn: last is a map the Table may write the next item into
+	// (basis.own).
+	lastOwn bool
 	// lastVal, when not nil, points to a struct of T's struct type holding
 	// exactly what decoding last gives (Table.readBack): the next batch
 	// hands it to its first function instead of decoding last. Nothing

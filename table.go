@@ -278,7 +278,7 @@ func (t *Table[T]) structOf(item *T) reflect.Value {
 // would (validate.go): every refusal wraps ErrInvalidInput and names the
 // field. Duplicate set elements are dropped.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
-	item, _, err := t.encodeSized(boxed, nil)
+	item, _, err := t.encodeSized(boxed, nil, false)
 	return item, err
 }
 
@@ -286,9 +286,11 @@ func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 // counted them while encoding (ok false: not counted). prev, when not nil,
 // is an item the struct was computed from (an Update's basis): the values
 // of it the codec would make again are shared, not made again
-// (codec.Struct.EncodeOver).
-func (t *Table[T]) encodeSized(boxed any, prev map[string]types.AttributeValue) (map[string]types.AttributeValue, itemSizes, error) {
-	item, clean, sz, err := t.encodeItem(boxed, prev)
+// (codec.Struct.EncodeOver); with into, the item is written into prev
+// itself (codec.Struct.EncodeInto), which the caller owns and drops: its
+// attributes no field names stay.
+func (t *Table[T]) encodeSized(boxed any, prev map[string]types.AttributeValue, into bool) (map[string]types.AttributeValue, itemSizes, error) {
+	item, clean, sz, err := t.encodeItem(boxed, prev, into)
 	if err != nil {
 		return nil, itemSizes{}, err
 	}
@@ -319,7 +321,7 @@ type itemSizes struct {
 // depth, set duplicates); the Go value is still checked, so that encoding
 // cannot crash.
 func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
-	item, _, _, err := t.encodeItem(boxed, nil)
+	item, _, _, err := t.encodeItem(boxed, nil, false)
 	return item, err
 }
 
@@ -330,8 +332,8 @@ var codecHooks = &codec.Hooks{Check: validAV, Size: av.Size}
 // through attributevalue. clean reports that the encoded values were checked
 // as checkEncoded would check them and found valid, without duplicate set
 // elements: checkEncoded has nothing left to do; sz, when ok, the item's
-// sizes. prev is encodeSized's.
-func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
+// sizes. prev and into are encodeSized's.
+func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, into bool) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
 	s := t.p.s
 	if s.walk {
 		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
@@ -341,7 +343,13 @@ func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue) (
 	if t.enc != nil {
 		// An error falls through to attributevalue, which words it. Room
 		// for the write token.
-		r, err := t.enc.EncodeOver(reflect.ValueOf(boxed).UnsafePointer(), prev, t.m.enc, codecHooks, 1)
+		var r codec.Result
+		var err error
+		if p := reflect.ValueOf(boxed).UnsafePointer(); into && t.readsBack {
+			r, err = t.enc.EncodeInto(p, prev, t.m.enc, codecHooks)
+		} else {
+			r, err = t.enc.EncodeOver(p, prev, t.m.enc, codecHooks, 1)
+		}
 		if err == nil {
 			item, clean = r.Item, r.Clean
 			sz = itemSizes{ok: true, total: r.Size, nulls: r.NullSize}
