@@ -102,7 +102,7 @@ type hotKey[T any] struct {
 type waiter[T any] struct {
 	ctx context.Context
 	fn  func(T) (T, error)
-	wo  writeOptions
+	wo  *writeOptions // the call's options, only read (noWriteOptions: none given)
 	// msgs carries the running batch's requests to the caller's goroutine
 	// (made by channels when it is first needed):
 	// compute (call fn), result (the final outcome) and lead (run the next
@@ -126,6 +126,10 @@ type waiter[T any] struct {
 	// nothing to allocate for it.
 	batch [1]*waiter[T]
 }
+
+// noWriteOptions are the options of an Update given none: a waiter refers
+// to them, so that it is small (a writeOptions is ~190 B); only read.
+var noWriteOptions writeOptions
 
 // channels makes w's channels, before w waits for a batch (queued) or
 // waits for the batch it leads to run in a goroutine of its own: a call

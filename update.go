@@ -54,12 +54,13 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 
 func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, error), opts []WriteOption) (T, error) {
 	var zero T
-	var wo writeOptions
+	wo := &noWriteOptions // the defaults; the call's options are on the heap, as the waiter refers to them
 	if len(opts) > 0 {
-		wo = applyWriteOptions(opts)
-		if err := wo.refuse(callUpdate, t.name); err != nil {
+		given := applyWriteOptions(opts)
+		if err := given.refuse(callUpdate, t.name); err != nil {
 			return zero, err
 		}
+		wo = &given
 	}
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
@@ -444,7 +445,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	}
 	last := changes[len(changes)-1]
 	boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
-	wo := ws[0].wo
+	wo := *ws[0].wo
 	if last.item != nil {
 		// Its caller may have left Update and be changing the slices and
 		// maps of the value its function returned: write a copy of the
