@@ -86,6 +86,9 @@ type hotKey[T any] struct {
 	// else refers to it: it is handed out once, and forgotten whenever
 	// last changes.
 	lastVal unsafe.Pointer
+	// lastRoom holds lastVal for a struct T (Table.readBack), zero
+	// otherwise. Used by the running batch only.
+	lastRoom T
 	// newer and older link the hotKey of a quiet key in the gate's cache
 	// (itemCache), nil otherwise. Guarded by gate.mu.
 	newer, older *hotKey[T]

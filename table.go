@@ -135,12 +135,15 @@ func foldsAny(attr string, s *schema) bool {
 	return false
 }
 
-// readBack returns a new struct of T's struct type holding what decoding
-// the item saved is written as gives (codec.Struct.CopyDecoded), sharing
-// no slice or map with saved; nil when that is not known (!readsBack, or a
+// readBack returns a struct of T's struct type holding what decoding the
+// item saved is written as gives (codec.Struct.CopyDecoded), sharing no
+// slice or map with saved; nil when that is not known (!readsBack, or a
 // value CopyDecoded does not copy). saved is the value a lone Update change
-// wrote: the stored item is its encoding, with the version it holds.
-func (t *Table[T]) readBack(saved *T) unsafe.Pointer {
+// wrote: the stored item is its encoding, with the version it holds. For a
+// struct T the struct is room, the key's (hotKey.lastRoom: nothing to
+// allocate), which the value's taker clears (inputOf); for a pointer T a
+// new one, handed out as it is.
+func (t *Table[T]) readBack(saved *T, room *T) unsafe.Pointer {
 	if !t.readsBack {
 		return nil
 	}
@@ -152,9 +155,15 @@ func (t *Table[T]) readBack(saved *T) unsafe.Pointer {
 		}
 		dst = reflect.New(t.p.s.typ).UnsafePointer()
 	} else {
-		dst = unsafe.Pointer(new(T))
+		var zero T
+		*room = zero // CopyDecoded sets a zero struct
+		dst = unsafe.Pointer(room)
 	}
 	if !t.dec.CopyDecoded(dst, src) {
+		if !t.ptr {
+			var zero T
+			*room = zero
+		}
 		return nil
 	}
 	return dst

@@ -480,7 +480,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 		if len(changes) == 1 && last.item == nil && (wo.behavior == SaveUpdate || wo.behavior == SavePut) {
 			// A lone change, written from fn's value: stored is its
 			// encoding, with the version saved holds.
-			e.lastVal = t.readBack(&saved)
+			e.lastVal = t.readBack(&saved, &e.lastRoom)
 		}
 	}
 	return who, err
@@ -660,6 +660,12 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val *unsafe.Pointer, first bool) (T, error) {
 	if first && *val != nil {
 		cur := t.structAsT(*val)
+		if !t.ptr {
+			// The key's room (readBack): its slices and maps are cur's
+			// now, so it keeps none.
+			var zero T
+			*(*T)(*val) = zero
+		}
 		*val = nil
 		return cur, nil
 	}
