@@ -89,10 +89,6 @@ type hotKey[T any] struct {
 	// lastRoom holds lastVal for a struct T (Table.readBack), zero
 	// otherwise. Used by the running batch only.
 	lastRoom T
-	// nextRoom holds the change of a batch run alone in its caller's
-	// goroutine, boxed (preparer.room), for a struct T; cleared when the
-	// batch ends. Used by the running batch only.
-	nextRoom T
 	// newer and older link the hotKey of a quiet key in the gate's cache
 	// (itemCache), nil otherwise. Guarded by gate.mu.
 	newer, older *hotKey[T]

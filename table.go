@@ -259,22 +259,11 @@ func (t *Table[T]) Current(err error) (T, error) {
 // encoder) and the struct as a reflect.Value. Nothing is copied from a
 // pointer T; a struct T is boxed once.
 func (t *Table[T]) box(item T, op string) (any, reflect.Value, error) {
-	return t.boxIn(item, nil, op)
-}
-
-// boxIn is box that, for a struct T, copies item into room (not nil) and
-// boxes that: nothing to allocate. The caller owns room and clears it once
-// the box is no longer used.
-func (t *Table[T]) boxIn(item T, room *T, op string) (any, reflect.Value, error) {
 	var boxed any
-	switch {
-	case t.ptr:
+	if t.ptr {
 		boxed = item
-	case room != nil:
-		*room = item
-		boxed = room
-	default:
-		boxed = heapCopy(item) // item itself stays on the stack for the other cases
+	} else {
+		boxed = &item
 	}
 	v := reflect.ValueOf(boxed)
 	if v.IsNil() {
@@ -282,9 +271,6 @@ func (t *Table[T]) boxIn(item T, room *T, op string) (any, reflect.Value, error)
 	}
 	return boxed, v.Elem(), nil
 }
-
-// heapCopy returns a pointer to a copy of v.
-func heapCopy[T any](v T) *T { return &v }
 
 // structOf returns the struct *item is or points to, read in place. A
 // pointer T must not be nil (decoded items never are).

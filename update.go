@@ -334,8 +334,6 @@ type prepared struct {
 // their changes, retrying on conflict, and fills res.
 func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], res []outcome[T]) {
 	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
-	// A change boxed in the key's room is written or dropped by then.
-	defer e.dropNext()
 	ctx := ws[0].ctx
 	if len(ws) > 1 {
 		var stop func()
@@ -372,7 +370,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			return
 		}
 		now := t.versionClock() // the time of this attempt's write
-		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &val, &verified, res, now.UnixMilli(), one[:0], &e.nextRoom)
+		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &val, &verified, res, now.UnixMilli(), one[:0])
 		if err != nil {
 			fail(live, err)
 			return
@@ -536,13 +534,6 @@ func (e *hotKey[T]) takeLast() (*basis, int, unsafe.Pointer) {
 	return bs, size, val
 }
 
-// dropNext clears nextRoom, so that the key's state keeps nothing of the
-// value a caller's function returned.
-func (e *hotKey[T]) dropNext() {
-	var zero T
-	e.nextRoom = zero
-}
-
 // remember sets what e remembers of the key's stored item (hotKey.last,
 // lastSize, lastVal, lastOwn).
 func (e *hotKey[T]) remember(item map[string]types.AttributeValue, size int, val unsafe.Pointer, own bool) {
@@ -583,10 +574,9 @@ func ctxErr(ctx context.Context, err error) error {
 //
 // nowMs is the time of the write in Unix milliseconds: the first version of
 // a type whose versions start from the clock. room is where the changes are
-// appended (empty); boxRoom where a change not encoded is boxed
-// (preparer.room), which runBatch clears.
+// appended (empty).
 func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, val *unsafe.Pointer, verified *bool,
-	res []outcome[T], nowMs int64, room []change, boxRoom *T) (held int64, changes []change, again *basis, err error) {
+	res []outcome[T], nowMs int64, room []change) (held int64, changes []change, again *basis, err error) {
 	changes = room
 	from := bs.item
 	if from == nil {
@@ -629,9 +619,6 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		// left Update (writeBatch writes from item).
 		encode := len(live) > 1 || !w.inline
 		prep := preparer[T]{t: t, k: k, w: w, fromVer: fromVer, sizeToken: sizeToken, encode: encode, nowMs: nowMs}
-		if !encode {
-			prep.room = boxRoom
-		}
 		c := t.ask(w, cur, len(changes) > 0, &prep)
 		switch {
 		case c.cut:
@@ -699,15 +686,11 @@ type preparer[T any] struct {
 	sizeToken []byte
 	encode    bool
 	nowMs     int64
-	// room, when not nil, is where the value is boxed (changeOf): the
-	// key's (hotKey.nextRoom), for a change not encoded (!encode: the
-	// batch runs alone in its caller's goroutine).
-	room *T
 }
 
 func (pr *preparer[T]) run(next T) prepared {
 	t := pr.t
-	boxed, nv, err := t.changeOf(pr.k, next, pr.fromVer, pr.room)
+	boxed, nv, err := t.changeOf(pr.k, next, pr.fromVer)
 	if err != nil || !pr.encode {
 		return prepared{boxed: boxed, v: nv, err: err}
 	}
@@ -754,10 +737,9 @@ func (t *Table[T]) noChange(ctx context.Context, k map[string]types.AttributeVal
 // changeOf returns next, a value the Update function returned for the item
 // with key k, as it is written: boxed, its key checked to be k, carrying the
 // version fromVer it was computed from (a copy: fn's value is never
-// modified) and the type's entity. An error fails only its caller. room,
-// when not nil, is where a struct T is boxed (boxIn).
-func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer int64, room *T) (any, reflect.Value, error) {
-	boxed, nv, err := t.boxIn(next, room, "Update")
+// modified) and the type's entity. An error fails only its caller.
+func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer int64) (any, reflect.Value, error) {
+	boxed, nv, err := t.box(next, "Update")
 	if err != nil {
 		return nil, nv, fmt.Errorf("%w (returned by the Update function)", err)
 	}
