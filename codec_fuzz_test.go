@@ -122,7 +122,7 @@ func cfCheck[T any](t *testing.T, data []byte) {
 	if werr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("encoded items differ:\ncompiled %s\nplain    %s", fmtItem(got), fmtItem(want))
 	}
-	if gi, sz, err := compiled.encodeSized(&v, nil); err == nil {
+	if gi, sz, err := compiled.encodeSized(&v, nil, false); err == nil {
 		for _, put := range []bool{false, true} {
 			for _, tok := range [][]byte{nil, make([]byte, 16)} {
 				if a, b := compiled.sizeOf(gi, sz, 12345, tok, put), compiled.writtenSize(gi, 12345, tok, put); a != b {
@@ -238,11 +238,11 @@ func TestCodecUsedForBench(t *testing.T) {
 		t.Fatal("benchProfile is not compiled")
 	}
 	item := benchItem()
-	if _, clean, _, err := tbl.encodeItem(&item, nil); err != nil || !clean {
+	if _, clean, _, err := tbl.encodeItem(&item, nil, false); err != nil || !clean {
 		t.Fatalf("encodeItem: clean %v, err %v; want a clean item", clean, err)
 	}
 	item.Tags = []string{"a", "b", "a"}
-	got, clean, _, err := tbl.encodeItem(&item, nil)
+	got, clean, _, err := tbl.encodeItem(&item, nil, false)
 	if err != nil || clean {
 		t.Fatalf("a set with a duplicate: clean %v, err %v; want it left to checkEncoded", clean, err)
 	}

@@ -234,6 +234,14 @@ func (p *plan) incarnationCond(read, values map[string]types.AttributeValue) (st
 // it (Table.Update read it, or was handed it): Item nil means absent.
 type basis struct {
 	item map[string]types.AttributeValue
+	// own: item is a map this Table encoded for an UpdateItem it wrote
+	// (sent nowhere: an UpdateItem sends values, not the item), holding
+	// the write token, and nothing but the running batch refers to it. A
+	// write computed from it may encode its item into it (buildSave):
+	// after that encoding only its version and token are read, which it
+	// leaves as they were (basisCond, sameState; the version encoded is
+	// the one held).
+	own bool
 }
 
 // basisCond returns the condition that pins a write to the stored state it
@@ -721,6 +729,9 @@ func unchanged(v types.AttributeValue, ok bool, old types.AttributeValue) bool {
 // collector on every save.
 func (p *plan) updateValuesRoom(item map[string]types.AttributeValue, uc *userCond, bs *basis) int {
 	n := len(item) - 1
+	if _, ok := item[p.tokenAttr]; ok && p.tokenAttr != "" {
+		n-- // an item encoded into its basis's map holds the basis's token (basis.own)
+	}
 	if p.hasRangeKey {
 		n--
 	}

@@ -77,12 +77,18 @@ type hotKey[T any] struct {
 	// lastSize is the size of last when known (counted when it was
 	// written), 0 when not: the cache counts it then.
 	lastSize int
+	// lastOwn: last is a map the Table may write the next item into
+	// (basis.own).
+	lastOwn bool
 	// lastVal, when not nil, points to a struct of T's struct type holding
 	// exactly what decoding last gives (Table.readBack): the next batch
 	// hands it to its first function instead of decoding last. Nothing
 	// else refers to it: it is handed out once, and forgotten whenever
 	// last changes.
 	lastVal unsafe.Pointer
+	// lastRoom holds lastVal for a struct T (Table.readBack), zero
+	// otherwise. Used by the running batch only.
+	lastRoom T
 	// newer and older link the hotKey of a quiet key in the gate's cache
 	// (itemCache), nil otherwise. Guarded by gate.mu.
 	newer, older *hotKey[T]
@@ -99,7 +105,7 @@ type hotKey[T any] struct {
 type waiter[T any] struct {
 	ctx context.Context
 	fn  func(T) (T, error)
-	wo  writeOptions
+	wo  *writeOptions // the call's options, only read (noWriteOptions: none given)
 	// msgs carries the running batch's requests to the caller's goroutine
 	// (made by channels when it is first needed):
 	// compute (call fn), result (the final outcome) and lead (run the next
@@ -123,6 +129,10 @@ type waiter[T any] struct {
 	// nothing to allocate for it.
 	batch [1]*waiter[T]
 }
+
+// noWriteOptions are the options of an Update given none: a waiter refers
+// to them, so that it is small (a writeOptions is ~190 B); only read.
+var noWriteOptions writeOptions
 
 // channels makes w's channels, before w waits for a batch (queued) or
 // waits for the batch it leads to run in a goroutine of its own: a call

@@ -3,8 +3,11 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,4 +150,95 @@ func TestUpdateReusesKeyOnlyWhenItemHoldsIt(t *testing.T) {
 		bin.reusesKey(bk, map[string]types.AttributeValue{"id": &types.AttributeValueMemberB{Value: []byte{1}}, "r": s("b")}) {
 		t.Error("reusesKey of a binary hash key and a range key: want true only for the same bytes and text")
 	}
+}
+
+// An Update of a key the Table wrote last with an UpdateItem encodes its
+// item into the item it remembers (basis.own: no map made), which then
+// holds what is stored (a NULL where the stored item lacks the attribute),
+// from write to write; a map the Table did not
+// make for an UpdateItem is never written into: an item read (the first
+// Update's, a conflict's), nor the item a SavePut sent — the client's map
+// stays as sent, and the next write is made in a map of its own.
+func TestUpdateEncodesIntoOnlyItsOwnItem(t *testing.T) {
+	db := (&fakeDB{}).table("Items", "id", "")
+	tb := newTestTable[readBackItem](t, db, "Items")
+	other := newTestTable[readBackItem](t, db, "Items") // a writer the first Table does not know of
+	ctx := context.Background()
+	key := readBackItem{ID: "k"}
+	gk := kid("k")
+	remembered := func(when string) (map[string]types.AttributeValue, bool) {
+		t.Helper()
+		waitQuiet(tb, gk)
+		tb.gate.mu.Lock()
+		defer tb.gate.mu.Unlock()
+		e := tb.gate.cache.byKey[gk]
+		if e == nil {
+			t.Fatalf("%s: the key's item is not remembered", when)
+		}
+		stored := db.item("Items", map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
+		noNulls := func(m map[string]types.AttributeValue) map[string]types.AttributeValue {
+			m = maps.Clone(m)
+			maps.DeleteFunc(m, func(_ string, v types.AttributeValue) bool { return isNull(v) })
+			return m
+		}
+		if !reflect.DeepEqual(noNulls(e.last), noNulls(stored)) { // a NULL reads as absent (UpdateItem stores none)
+			t.Fatalf("%s: remembered %s, stored %s", when, itemText(e.last), itemText(stored))
+		}
+		return e.last, e.lastOwn
+	}
+	same := func(a, b map[string]types.AttributeValue) bool {
+		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	}
+	step := func(cur readBackItem) (readBackItem, error) {
+		cur.N++
+		cur.Tags = append(cur.Tags, string(rune('a'+cur.N)))
+		return cur, nil
+	}
+	update := func(opts ...WriteOption) {
+		t.Helper()
+		if _, err := tb.Update(ctx, key, step, opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update() // reads the (absent) item, writes a map of its own
+	first, own := remembered("first Update")
+	if !own {
+		t.Fatal("the item the first Update encoded for its UpdateItem is not its own")
+	}
+	update()
+	if second, _ := remembered("second Update"); !same(first, second) {
+		t.Error("the second Update made a map: want its item encoded into the one it remembers")
+	}
+	if _, err := other.Update(ctx, key, step); err != nil { // the remembered item is stale now
+		t.Fatal(err)
+	}
+	update() // conflicts, computed again from the conflict's item
+	third, own := remembered("Update after a conflict")
+	if same(first, third) || !own {
+		t.Errorf("after a conflict: same map %v, own %v; want a new map of its own", same(first, third), own)
+	}
+	update(WithSaveBehavior(SavePut))
+	put, own := remembered("SavePut")
+	sent := db.puts()[len(db.puts())-1].Item
+	if !same(put, sent) || own {
+		t.Fatalf("SavePut: remembers the item it sent %v, own %v; want the sent item, not its own", same(put, sent), own)
+	}
+	was := itemText(sent)
+	update()
+	if now := itemText(sent); now != was {
+		t.Errorf("the next Update wrote into the item a PutItem sent:\nsent %s\nnow  %s", was, now)
+	}
+	if last, _ := remembered("Update after SavePut"); same(last, sent) {
+		t.Error("the Update after a SavePut encoded into the item the PutItem sent")
+	}
+}
+
+// itemText shows item's attributes in name order, each value with its
+// address: an attribute replaced shows, even by an equal value.
+func itemText(item map[string]types.AttributeValue) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(item)) {
+		fmt.Fprintf(&b, "%s=%p%+v; ", k, item[k], item[k])
+	}
+	return b.String()
 }

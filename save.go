@@ -58,7 +58,7 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 		var zero T
 		return zero, err
 	}
-	saved, _, _, err := t.save(ctx, boxed, v, &wo, nil)
+	saved, _, _, _, err := t.save(ctx, boxed, v, &wo, nil)
 	return saved, err
 }
 
@@ -68,17 +68,18 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 // the item as stored after the write — for SaveUpdate and SavePut the encoded
 // item with its new version and token, else ALL_NEW — which Update hands to
 // the next caller of the same key, and that item's size when it was counted
-// (the encoded item's), else 0.
-func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (T, map[string]types.AttributeValue, int, error) {
+// (the encoded item's), else 0. own reports that the item is the encoded
+// one of an UpdateItem, with the write token: a map sent nowhere, which a
+// write computed from it may encode into (basis.own).
+func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (saved T, stored map[string]types.AttributeValue, size int, own bool, err error) {
 	var zero T
 	p, s := t.p, t.p.s
 	var r saveRequest
 	var allNew map[string]types.AttributeValue
 	guarded := len(wo.guards) > 0 // the behaviour was checked by the caller (writeRules)
 	for attempt := 1; ; attempt++ {
-		var err error
 		if r, err = t.buildSave(boxed, v, wo, nil, bs, guarded, wo.now); err != nil {
-			return zero, nil, 0, err
+			return zero, nil, 0, false, err
 		}
 		if guarded {
 			call := "Save"
@@ -103,7 +104,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			}
 			nullsKeptChanging(err, attempt)
 		}
-		return zero, nil, 0, err
+		return zero, nil, 0, false, err
 	}
 	item := r.item
 	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
@@ -127,10 +128,11 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		if wo.own.IsValid() {
 			_, written = t.stamp(wo.ownBoxed, wo.own, wo.now) // as buildSave stamped v
 		}
-		return t.withVersion(written, r.next), item, r.size, nil
+		own = !r.put && !guarded && r.token != nil
+		return t.withVersion(written, r.next), item, r.size, own, nil
 	}
-	saved, err := t.decodeWritten("save to", allNew)
-	return saved, allNew, 0, err
+	saved, err = t.decodeWritten("save to", allNew)
+	return saved, allNew, 0, false, err
 }
 
 // sendSave sends the save r and settles it when an attempt's outcome is
@@ -356,16 +358,17 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	}
 	boxed, v = t.stamp(boxed, v, now)
 	var prev map[string]types.AttributeValue // the basis's values, shared where equal: nobody changes one
+	into := false                            // the item is encoded into the basis's map (basis.own)
 	if bs != nil {
-		prev = bs.item
+		prev, into = bs.item, bs.own && !tx && wo.behavior == SaveUpdate
 	}
 	if wo.fromSet {
 		if err := t.checkChangedFrom(wo); err != nil {
 			return saveRequest{}, err
 		}
-		prev = wo.from // equal values shared: changedFrom compares pointers first
+		prev, into = wo.from, false // equal values shared: changedFrom compares pointers first
 	}
-	item, sz, err := t.encodeSized(boxed, prev)
+	item, sz, err := t.encodeSized(boxed, prev, into)
 	if err != nil {
 		return saveRequest{}, err
 	}

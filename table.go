@@ -135,12 +135,15 @@ func foldsAny(attr string, s *schema) bool {
 	return false
 }
 
-// readBack returns a new struct of T's struct type holding what decoding
-// the item saved is written as gives (codec.Struct.CopyDecoded), sharing
-// no slice or map with saved; nil when that is not known (!readsBack, or a
+// readBack returns a struct of T's struct type holding what decoding the
+// item saved is written as gives (codec.Struct.CopyDecoded), sharing no
+// slice or map with saved; nil when that is not known (!readsBack, or a
 // value CopyDecoded does not copy). saved is the value a lone Update change
-// wrote: the stored item is its encoding, with the version it holds.
-func (t *Table[T]) readBack(saved *T) unsafe.Pointer {
+// wrote: the stored item is its encoding, with the version it holds. For a
+// struct T the struct is room, the key's (hotKey.lastRoom: nothing to
+// allocate), which the value's taker clears (inputOf); for a pointer T a
+// new one, handed out as it is.
+func (t *Table[T]) readBack(saved *T, room *T) unsafe.Pointer {
 	if !t.readsBack {
 		return nil
 	}
@@ -152,9 +155,15 @@ func (t *Table[T]) readBack(saved *T) unsafe.Pointer {
 		}
 		dst = reflect.New(t.p.s.typ).UnsafePointer()
 	} else {
-		dst = unsafe.Pointer(new(T))
+		var zero T
+		*room = zero // CopyDecoded sets a zero struct
+		dst = unsafe.Pointer(room)
 	}
 	if !t.dec.CopyDecoded(dst, src) {
+		if !t.ptr {
+			var zero T
+			*room = zero
+		}
 		return nil
 	}
 	return dst
@@ -278,7 +287,7 @@ func (t *Table[T]) structOf(item *T) reflect.Value {
 // would (validate.go): every refusal wraps ErrInvalidInput and names the
 // field. Duplicate set elements are dropped.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
-	item, _, err := t.encodeSized(boxed, nil)
+	item, _, err := t.encodeSized(boxed, nil, false)
 	return item, err
 }
 
@@ -286,9 +295,11 @@ func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 // counted them while encoding (ok false: not counted). prev, when not nil,
 // is an item the struct was computed from (an Update's basis): the values
 // of it the codec would make again are shared, not made again
-// (codec.Struct.EncodeOver).
-func (t *Table[T]) encodeSized(boxed any, prev map[string]types.AttributeValue) (map[string]types.AttributeValue, itemSizes, error) {
-	item, clean, sz, err := t.encodeItem(boxed, prev)
+// (codec.Struct.EncodeOver); with into, the item is written into prev
+// itself (codec.Struct.EncodeInto), which the caller owns and drops: its
+// attributes no field names stay.
+func (t *Table[T]) encodeSized(boxed any, prev map[string]types.AttributeValue, into bool) (map[string]types.AttributeValue, itemSizes, error) {
+	item, clean, sz, err := t.encodeItem(boxed, prev, into)
 	if err != nil {
 		return nil, itemSizes{}, err
 	}
@@ -319,7 +330,7 @@ type itemSizes struct {
 // depth, set duplicates); the Go value is still checked, so that encoding
 // cannot crash.
 func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
-	item, _, _, err := t.encodeItem(boxed, nil)
+	item, _, _, err := t.encodeItem(boxed, nil, false)
 	return item, err
 }
 
@@ -330,8 +341,8 @@ var codecHooks = &codec.Hooks{Check: validAV, Size: av.Size}
 // through attributevalue. clean reports that the encoded values were checked
 // as checkEncoded would check them and found valid, without duplicate set
 // elements: checkEncoded has nothing left to do; sz, when ok, the item's
-// sizes. prev is encodeSized's.
-func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
+// sizes. prev and into are encodeSized's.
+func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, into bool) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
 	s := t.p.s
 	if s.walk {
 		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
@@ -341,7 +352,13 @@ func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue) (
 	if t.enc != nil {
 		// An error falls through to attributevalue, which words it. Room
 		// for the write token.
-		r, err := t.enc.EncodeOver(reflect.ValueOf(boxed).UnsafePointer(), prev, t.m.enc, codecHooks, 1)
+		var r codec.Result
+		var err error
+		if p := reflect.ValueOf(boxed).UnsafePointer(); into && t.readsBack {
+			r, err = t.enc.EncodeInto(p, prev, t.m.enc, codecHooks)
+		} else {
+			r, err = t.enc.EncodeOver(p, prev, t.m.enc, codecHooks, 1)
+		}
 		if err == nil {
 			item, clean = r.Item, r.Clean
 			sz = itemSizes{ok: true, total: r.Size, nulls: r.NullSize}

@@ -54,12 +54,13 @@ func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, err
 
 func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, error), opts []WriteOption) (T, error) {
 	var zero T
-	var wo writeOptions
+	wo := &noWriteOptions // the defaults; the call's options are on the heap, as the waiter refers to them
 	if len(opts) > 0 {
-		wo = applyWriteOptions(opts)
-		if err := wo.refuse(callUpdate, t.name); err != nil {
+		given := applyWriteOptions(opts)
+		if err := given.refuse(callUpdate, t.name); err != nil {
 			return zero, err
 		}
+		wo = &given
 	}
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
@@ -277,7 +278,7 @@ func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *w
 		if !finished {
 			// self's function called runtime.Goexit, which reaches only
 			// self: nothing was written.
-			e.last, e.lastSize, e.lastVal = nil, 0, nil
+			e.remember(nil, 0, nil, false)
 		}
 		t.gate.handOff(e, 1)
 	}()
@@ -379,7 +380,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			continue
 		}
 		if len(changes) == 0 {
-			e.last, e.lastSize, e.lastVal = bs.item, bsSize, val // val: nil once handed to a function
+			e.remember(bs.item, bsSize, val, bs.own) // val: nil once handed to a function
 			return
 		}
 		who, err := t.writeBatch(ctx, e, k, ws, live, bs, held, changes, now, res, whoRoom[:0])
@@ -444,7 +445,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	}
 	last := changes[len(changes)-1]
 	boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
-	wo := ws[0].wo
+	wo := *ws[0].wo
 	if last.item != nil {
 		// Its caller may have left Update and be changing the slices and
 		// maps of the value its function returned: write a copy of the
@@ -465,7 +466,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	wo.step, wo.now, wo.key = int64(len(changes)), now, k
 	t.noteCombined(ctx, len(changes))
 	start := t.m.opts.clock.Now()
-	saved, stored, size, err := t.save(ctx, boxed, v, &wo, bs)
+	saved, stored, size, own, err := t.save(ctx, boxed, v, &wo, bs)
 	t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
 	if err == nil {
 		for j, c := range changes[:len(changes)-1] {
@@ -475,11 +476,11 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 		// The last change's copy is the write's own (as stamped, or as
 		// stored for the save behaviours that return it).
 		res[last.who] = outcome[T]{saved: saved}
-		e.last, e.lastSize, e.lastVal = stored, size, nil
+		e.remember(stored, size, nil, own)
 		if len(changes) == 1 && last.item == nil && (wo.behavior == SaveUpdate || wo.behavior == SavePut) {
 			// A lone change, written from fn's value: stored is its
 			// encoding, with the version saved holds.
-			e.lastVal = t.readBack(&saved)
+			e.lastVal = t.readBack(&saved, &e.lastRoom)
 		}
 	}
 	return who, err
@@ -523,14 +524,20 @@ func (e *hotKey[T]) takeLast() (*basis, int, unsafe.Pointer) {
 	var bs *basis
 	size := 0
 	if e.last != nil {
-		bs, size = &basis{item: e.last}, e.lastSize
+		bs, size = &basis{item: e.last, own: e.lastOwn}, e.lastSize
 	}
 	val := e.lastVal
 	if bs == nil {
 		val = nil
 	}
-	e.last, e.lastSize, e.lastVal = nil, 0, nil
+	e.remember(nil, 0, nil, false)
 	return bs, size, val
+}
+
+// remember sets what e remembers of the key's stored item (hotKey.last,
+// lastSize, lastVal, lastOwn).
+func (e *hotKey[T]) remember(item map[string]types.AttributeValue, size int, val unsafe.Pointer, own bool) {
+	e.last, e.lastSize, e.lastVal, e.lastOwn = item, size, val, own
 }
 
 // rerun returns the members of live from first on whose callers are still
@@ -653,6 +660,12 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val *unsafe.Pointer, first bool) (T, error) {
 	if first && *val != nil {
 		cur := t.structAsT(*val)
+		if !t.ptr {
+			// The key's room (readBack): its slices and maps are cur's
+			// now, so it keeps none.
+			var zero T
+			*(*T)(*val) = zero
+		}
 		*val = nil
 		return cur, nil
 	}

@@ -146,7 +146,7 @@ type Result struct {
 // caller will add to the item. An error means attributevalue would fail
 // too: the caller asks it for its error.
 func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
-	return s.encode(p, nil, enc, h, room)
+	return s.encode(p, nil, false, enc, h, room)
 }
 
 // EncodeOver is Encode that takes, for a field of a string, bool or number
@@ -156,35 +156,56 @@ func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks,
 // returned then shares those values with prev: the caller must never
 // change one in place (replacing an item's value is fine).
 func (s *Struct) EncodeOver(p unsafe.Pointer, prev map[string]types.AttributeValue, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
-	return s.encode(p, prev, enc, h, room)
+	return s.encode(p, prev, false, enc, h, room)
 }
 
-func (s *Struct) encode(p unsafe.Pointer, prev map[string]types.AttributeValue, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
+// EncodeInto is EncodeOver that makes no map: it writes the item into prev
+// itself, replacing the values of the fields' attributes that differ and
+// deleting those Encode would leave out; prev's other attributes (no
+// field's) stay. The returned Item is prev, and Size and NullSize count the
+// fields' attributes only, as Encode's do. After an error prev is partly
+// written: the caller must drop it. For a caller that owns prev, the item
+// it was computed from, and needs it no more.
+func (s *Struct) EncodeInto(p unsafe.Pointer, prev map[string]types.AttributeValue, enc *attributevalue.Encoder, h *Hooks) (Result, error) {
+	return s.encode(p, prev, true, enc, h, 0)
+}
+
+func (s *Struct) encode(p unsafe.Pointer, prev map[string]types.AttributeValue, into bool, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
 	e := encState{enc: enc, check: h.Check, clean: true, few: prev != nil}
 	n := s.root
 	if !n.namesOK {
 		e.clean = false
 	}
-	r := Result{Item: make(map[string]types.AttributeValue, len(n.fields)+room)}
+	var r Result
+	if into {
+		r.Item = prev
+	} else {
+		r.Item = make(map[string]types.AttributeValue, len(n.fields)+room)
+	}
 	for i := range n.fields {
 		f := &n.fields[i]
+		old := prev[f.name]
 		fp, ok := fieldPtr(p, f.hops)
-		if !ok {
-			continue
-		}
 		var av types.AttributeValue
-		if old := prev[f.name]; old != nil && e.same(f.n, fp, old, 1) {
+		switch {
+		case !ok:
+		case old != nil && e.same(f.n, fp, old, 1):
 			av = old
-		} else {
+		default:
 			var err error
 			if av, err = e.value(f.n, fp, 1); err != nil {
 				return Result{}, atAttr(err, f.name)
 			}
 		}
 		if av == nil {
+			if into && old != nil {
+				delete(r.Item, f.name)
+			}
 			continue
 		}
-		r.Item[f.name] = av
+		if av != old || !into {
+			r.Item[f.name] = av
+		}
 		var sz int
 		switch v := av.(type) {
 		case *types.AttributeValueMemberS:

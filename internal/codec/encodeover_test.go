@@ -1,8 +1,10 @@
 package codec
 
 import (
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +105,7 @@ func checkEncodeOver(t *testing.T, typ reflect.Type, data []byte) int {
 	if after := show(prev); after != before {
 		t.Fatalf("%s: EncodeOver changed prev:\nbefore %s\nafter  %s", typ, before, after)
 	}
+	checkEncodeInto(t, c, v1.UnsafePointer(), prev, want.Item)
 	shared := 0
 	for k, av := range got.Item {
 		if p, ok := prev[k]; ok && p == av {
@@ -110,6 +113,41 @@ func checkEncodeOver(t *testing.T, typ reflect.Type, data []byte) int {
 		}
 	}
 	return shared
+}
+
+// checkEncodeInto fails unless EncodeInto of the value at p into a copy of
+// prev leaves in it exactly want (Encode's item) and prev's attributes no
+// field names, sharing what EncodeOver shares, with Encode's Clean and
+// sizes.
+func checkEncodeInto(t *testing.T, c *Struct, p unsafe.Pointer, prev, want map[string]types.AttributeValue) {
+	t.Helper()
+	over, _ := c.EncodeOver(p, prev, avEnc, overHooks, 0)
+	into := maps.Clone(prev)
+	if into == nil {
+		into = map[string]types.AttributeValue{}
+	}
+	got, err := c.EncodeInto(p, into, avEnc, overHooks)
+	if err != nil {
+		t.Fatalf("%s: EncodeInto failed where EncodeOver did not: %v", c.typ, err)
+	}
+	expect := maps.Clone(want)
+	for k, v := range prev {
+		if !slices.ContainsFunc(c.root.fields, func(f fieldNode) bool { return f.name == k }) {
+			expect[k] = v
+		}
+	}
+	if !reflect.DeepEqual(got.Item, expect) || got.Clean != over.Clean || got.Size != over.Size || got.NullSize != over.NullSize {
+		t.Fatalf("%s: EncodeInto differs:\nprev       %s\nwant       %s (clean %v, size %d/%d)\nEncodeInto %s (clean %v, size %d/%d)",
+			c.typ, show(prev), show(expect), over.Clean, over.Size, over.NullSize, show(got.Item), got.Clean, got.Size, got.NullSize)
+	}
+	if reflect.ValueOf(got.Item).UnsafePointer() != reflect.ValueOf(into).UnsafePointer() {
+		t.Fatalf("%s: EncodeInto made a map", c.typ)
+	}
+	for k, v := range over.Item {
+		if (prev[k] == v) != (prev[k] == got.Item[k]) {
+			t.Fatalf("%s: attribute %q shared by one of EncodeOver and EncodeInto only", c.typ, k)
+		}
+	}
 }
 
 // TestEncodeOverEqualsEncode checks, for random changes of random fields
