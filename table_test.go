@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -185,5 +186,32 @@ func TestItemsOfOwnMarshalersShareNothingKept(t *testing.T) {
 	})
 	if err != nil || got.N != 3 || got.V != saved.V+2 {
 		t.Fatalf("Update = %+v, %v; want n 3 at version %d", got, err, saved.V+2)
+	}
+}
+
+// The item a failed condition carries (ConditionError.Item) is the
+// caller's: changed in place, it is not what the next Update starts from.
+func TestConditionErrorItemSharesNothingKept(t *testing.T) {
+	tb, _ := idTable[keptDoc](t)
+	ctx := t.Context()
+	if _, err := tb.Save(ctx, keptDoc{ID: "a", N: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tb.Update(ctx, keptDoc{ID: "a"}, func(cur keptDoc) (keptDoc, error) { cur.N++; return cur, nil },
+		If(expression.Name("n").Equal(expression.Value(5))))
+	var ce *ConditionError
+	if !errors.As(err, &ce) || ce.Item == nil {
+		t.Fatalf("Update with a failing If = %v; want a ConditionError carrying the item", err)
+	}
+	ce.Item["n"] = n("999")
+	got, err := tb.Update(ctx, keptDoc{ID: "a"}, func(cur keptDoc) (keptDoc, error) {
+		if cur.N != 1 {
+			t.Errorf("the function was given n %d, want 1: the item of a ConditionError, changed since", cur.N)
+		}
+		cur.N++
+		return cur, nil
+	})
+	if err != nil || got.N != 2 {
+		t.Fatalf("Update = %+v, %v; want n 2", got, err)
 	}
 }
