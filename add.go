@@ -506,16 +506,7 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 	if rv.Len() == 0 {
 		return nil, fmt.Errorf("no elements: DynamoDB has no empty sets; pass at least one")
 	}
-	// numElem is the field's element type when it is a Go number: an
-	// element is stored as the field would store it (converted to that
-	// type), and one it cannot hold is refused — stored, it would make the
-	// item fail to load.
-	var numElem reflect.Type
-	if ft := derefType(f.typ); kind == 'N' && (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) {
-		if et := derefType(ft.Elem()); et.Kind() >= reflect.Int && et.Kind() <= reflect.Float64 && et.Kind() != reflect.Uintptr {
-			numElem = et
-		}
-	}
+	numElem := numberElem(f, kind)
 	out := make([]string, 0, rv.Len())
 	var bs [][]byte
 	for j := 0; j < rv.Len(); j++ {
@@ -564,6 +555,19 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberNS{Value: out}, nil
 	}
 	return &types.AttributeValueMemberBS{Value: bs}, nil
+}
+
+// numberElem returns the element type of f, a field stored as a set of
+// the kind given, when it is a Go number (else nil): an element is stored
+// as the field would store it (converted to that type), and one it cannot
+// hold is refused — stored, it would make the item fail to load.
+func numberElem(f *field, kind byte) reflect.Type {
+	if ft := derefType(f.typ); kind == 'N' && (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) {
+		if et := derefType(ft.Elem()); et.Kind() >= reflect.Int && et.Kind() <= reflect.Float64 && et.Kind() != reflect.Uintptr {
+			return et
+		}
+	}
+	return nil
 }
 
 // textHeld returns an error unless the set of elements of the text type
@@ -617,57 +621,69 @@ func setNumber(e reflect.Value, elem reflect.Type) (string, error) {
 		}
 		return strconv.FormatFloat(x, 'g', -1, bits), nil
 	case z.CanInt():
-		var i int64
-		switch {
-		case e.CanInt():
-			i = e.Int()
-		case e.CanUint():
-			if e.Uint() > math.MaxInt64 {
-				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
-			}
-			i = int64(e.Uint())
-		default:
-			x := e.Float()
-			if x != math.Trunc(x) {
-				return "", fmt.Errorf("is %v, not a whole number", e)
-			}
-			if x < -(1<<63) || x >= 1<<63 {
-				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
-			}
-			i = int64(x)
-		}
-		if z.OverflowInt(i) {
-			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
-		}
-		return strconv.FormatInt(i, 10), nil
+		return setInt(e, elem, z)
 	default: // unsigned
-		var u uint64
-		switch {
-		case e.CanUint():
-			u = e.Uint()
-		case e.CanInt():
-			if e.Int() < 0 {
-				return "", fmt.Errorf("is %v, below zero", e)
-			}
-			u = uint64(e.Int())
-		default:
-			x := e.Float()
-			if x != math.Trunc(x) {
-				return "", fmt.Errorf("is %v, not a whole number", e)
-			}
-			if x < 0 {
-				return "", fmt.Errorf("is %v, below zero", e)
-			}
-			if x >= 1<<64 {
-				return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
-			}
-			u = uint64(x)
-		}
-		if z.OverflowUint(u) {
+		return setUint(e, elem, z)
+	}
+}
+
+// setInt is setNumber for an element type of a signed integer kind (z, its
+// zero value).
+func setInt(e reflect.Value, elem reflect.Type, z reflect.Value) (string, error) {
+	var i int64
+	switch {
+	case e.CanInt():
+		i = e.Int()
+	case e.CanUint():
+		if e.Uint() > math.MaxInt64 {
 			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
 		}
-		return strconv.FormatUint(u, 10), nil
+		i = int64(e.Uint())
+	default:
+		x := e.Float()
+		if x != math.Trunc(x) {
+			return "", fmt.Errorf("is %v, not a whole number", e)
+		}
+		if x < -(1<<63) || x >= 1<<63 {
+			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+		}
+		i = int64(x)
 	}
+	if z.OverflowInt(i) {
+		return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+	}
+	return strconv.FormatInt(i, 10), nil
+}
+
+// setUint is setNumber for an element type of an unsigned integer kind (z,
+// its zero value).
+func setUint(e reflect.Value, elem reflect.Type, z reflect.Value) (string, error) {
+	var u uint64
+	switch {
+	case e.CanUint():
+		u = e.Uint()
+	case e.CanInt():
+		if e.Int() < 0 {
+			return "", fmt.Errorf("is %v, below zero", e)
+		}
+		u = uint64(e.Int())
+	default:
+		x := e.Float()
+		if x != math.Trunc(x) {
+			return "", fmt.Errorf("is %v, not a whole number", e)
+		}
+		if x < 0 {
+			return "", fmt.Errorf("is %v, below zero", e)
+		}
+		if x >= 1<<64 {
+			return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+		}
+		u = uint64(x)
+	}
+	if z.OverflowUint(u) {
+		return "", fmt.Errorf("is %v, beyond what a %s holds", e, elem)
+	}
+	return strconv.FormatUint(u, 10), nil
 }
 
 // boundsFailure explains a failed Add whose stored item old leaves no room
