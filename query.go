@@ -76,6 +76,12 @@ func Filter(cond expression.ConditionBuilder) QueryOption {
 // Index reads the secondary index called name instead of the table itself.
 // Items come back as the index projects them: attributes the index does not
 // project are left zero in T. The default is the table itself.
+//
+// An item read from an index that does not project every attribute (KEYS_ONLY,
+// INCLUDE) is not the stored item: saved as it is, its zero fields would
+// overwrite or remove the attributes the index left out, though its version
+// matches. To change such an item, pass it to Table.Update, which reads the
+// item from the table, or Load it first.
 func Index(name string) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.index = name })
 }
