@@ -132,8 +132,12 @@
 // the segment from process to process as it would a scan's. The items of an
 // index are read again from the table before they change (through Update):
 // an index may project only some attributes, and may not project the mark,
-// so items already changed are skipped after that read, not by the
-// query's filter. Progress.Remaining stays unknown (-1) until the end: the
+// so an item already changed is not dropped by the query's filter: it is
+// read again and given to the function, and the write of its result fails
+// on the mark (counted as skipped; counted as unchanged when the function
+// returns dynamo.ErrNoChange). Over an index the function must therefore
+// accept items already in the new form, as the recipes do; one that returns
+// an error for them stops Run (or is recorded as a failure, with SkipFailures). Progress.Remaining stays unknown (-1) until the end: the
 // query's item count is not known beforehand.
 //
 // # Throttled
