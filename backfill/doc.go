@@ -137,7 +137,8 @@
 // on the mark (counted as skipped; counted as unchanged when the function
 // returns dynamo.ErrNoChange). Over an index the function must therefore
 // accept items already in the new form, as the recipes do; one that returns
-// an error for them stops Run (or is recorded as a failure, with SkipFailures). Progress.Remaining stays unknown (-1) until the end: the
+// an error for them stops Run (or is recorded as a failure, with
+// SkipFailures). Progress.Remaining stays unknown (-1) until the end: the
 // query's item count is not known beforehand.
 //
 // # Throttled
