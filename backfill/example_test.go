@@ -6,9 +6,11 @@ import (
 	"log"
 	"math/rand/v2"
 	"os"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/backfill"
@@ -18,7 +20,27 @@ import (
 
 // The examples run against the DynamoDB server DYNAMODB_ENDPOINT names
 // (DynamoDB Local), in tables of their own that they delete at the end.
-var client = dynamotest.NewClient(os.Getenv("DYNAMODB_ENDPOINT"))
+// TestMain sets client.
+var client *dynamodb.Client
+
+// TestMain gives the examples and the tests one server: the one
+// DYNAMODB_ENDPOINT names, else a DynamoDB Local started for this test
+// binary (named in DYNAMODB_ENDPOINT, so that dynamotest.Client uses it
+// too) and stopped at its end. When none can be had, the examples fail
+// naming why, and the tests fail as dynamotest.Client makes them.
+func TestMain(m *testing.M) {
+	ep, stop, err := dynamotest.Start(context.Background())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "backfill tests: no DynamoDB server for the examples: %v\n", err)
+		ep, stop = "http://dynamodb-unavailable.invalid", func() {}
+	} else {
+		os.Setenv("DYNAMODB_ENDPOINT", ep)
+	}
+	client = dynamotest.NewClient(ep)
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
 
 // unique names a table for one run of an example.
 func unique(name string) string { return fmt.Sprintf("%s-%08x", name, rand.Uint32()) }
