@@ -49,10 +49,11 @@ func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 // MarshalText returns, which is how a `set` field of a text type stores
 // them; strings are added as they are. For such a field, an element whose
 // text the field's type does not read back (its UnmarshalText refuses it)
-// is refused with ErrInvalidInput before anything is sent. Numbers are added as the field's element type stores them
-// (converted to it: a float32 field's elements as float32s); one it cannot
-// hold (a fraction for an integer type, a value out of its range) is
-// refused with ErrInvalidInput before anything is sent.
+// is refused with ErrInvalidInput before anything is sent. Numbers are
+// added as the field's element type stores them (converted to it: a
+// float32 field's elements as float32s); one it cannot hold (a fraction
+// for an integer type, a value out of its range) is refused with
+// ErrInvalidInput before anything is sent.
 func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
 
 // DeleteFromSet returns a Delta that deletes the elements of elems from the
@@ -586,8 +587,9 @@ func textHeld(elem reflect.Type, text string) error {
 
 // setNumber returns the number e (of an integer or float kind) as a set
 // of elements of type elem stores it: converted to elem, as assigning it to
-// the field would (a float32 is written as its shortest float32 text, as
-// the codec writes the field), or an error saying why elem cannot hold it.
+// the field would (a float32 is written as its shortest float32 text: the
+// value the codec writes for the field, which DynamoDB compares by value),
+// or an error saying why elem cannot hold it.
 // With elem nil (the field's elements are not Go numbers) e is written as
 // it is.
 func setNumber(e reflect.Value, elem reflect.Type) (string, error) {
