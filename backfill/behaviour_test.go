@@ -373,6 +373,25 @@ type updateRecorder struct {
 	ins   []*dynamodb.UpdateItemInput
 }
 
+// runRecorded runs the migration id (addMigrated, two segments, one
+// worker) over e's table to the end, checks that every item was changed
+// once, and returns the UpdateItems it sent to the table.
+func runRecorded(t *testing.T, e *env, id string) []*dynamodb.UpdateItemInput {
+	t.Helper()
+	rec := &updateRecorder{Client: e.c, table: e.table}
+	m, err := New(rec, e.table, id, addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e.check(nil)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.ins
+}
+
 func (r *updateRecorder) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	if aws.ToString(in.TableName) == r.table {
 		r.mu.Lock()
@@ -388,21 +407,11 @@ func (r *updateRecorder) UpdateItem(ctx context.Context, in *dynamodb.UpdateItem
 // item is still changed once.
 func TestMigrationWritesTheChangeAlone(t *testing.T) {
 	e := newEnv(t, 50)
-	rec := &updateRecorder{Client: e.c, table: e.table}
-	m, err := New(rec, e.table, "alone", addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
+	ins := runRecorded(t, e, "alone")
+	if len(ins) != e.n {
+		t.Fatalf("%d UpdateItems, want one per item (%d)", len(ins), e.n)
 	}
-	if err := m.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	e.check(nil)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.ins) != e.n {
-		t.Fatalf("%d UpdateItems, want one per item (%d)", len(rec.ins), e.n)
-	}
-	for _, in := range rec.ins {
+	for _, in := range ins {
 		attrs := map[string]bool{}
 		for _, a := range in.ExpressionAttributeNames {
 			attrs[a] = true
@@ -536,18 +545,7 @@ func TestMigrationWritesMapperWrittenItemsOnce(t *testing.T) {
 			t.Fatal(err) // now version 2, with the mapper's write token
 		}
 	}
-	rec := &updateRecorder{Client: e.c, table: e.table}
-	m, err := New(rec, e.table, "tokens", addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	e.check(nil)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.ins) != e.n {
-		t.Errorf("%d UpdateItems, want one per item (%d): the writes of the change alone failed", len(rec.ins), e.n)
+	if ins := runRecorded(t, e, "tokens"); len(ins) != e.n {
+		t.Errorf("%d UpdateItems, want one per item (%d): the writes of the change alone failed", len(ins), e.n)
 	}
 }

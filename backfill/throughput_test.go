@@ -189,21 +189,11 @@ func TestMarkConditionOnlyWhereTheWriteIsNotPinned(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec := &updateRecorder{Client: e.c, table: e.table}
-	m, err := New(rec, e.table, "pinned", addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
+	ins := runRecorded(t, e, "pinned")
+	if len(ins) != e.n {
+		t.Fatalf("%d UpdateItems, want one per item (%d)", len(ins), e.n)
 	}
-	if err := m.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	e.check(nil)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.ins) != e.n {
-		t.Fatalf("%d UpdateItems, want one per item (%d)", len(rec.ins), e.n)
-	}
-	for _, in := range rec.ins {
+	for _, in := range ins {
 		var i int
 		fmt.Sscanf(in.Key["id"].(*types.AttributeValueMemberS).Value, "acct-%05d", &i)
 		if want := i >= e.n/2; markInCondition(in, DefaultMark) != want {
