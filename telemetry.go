@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -66,6 +65,7 @@ func init() {
 		}
 		return nil
 	}
+	telemetry.MapperErrorClass = errorClass
 }
 
 // call is the telemetry of one call in progress; the zero value (telemetry
@@ -171,27 +171,29 @@ func (c *call) metricAttrs(class string) attribute.Set {
 	return attribute.NewSet(kv...)
 }
 
+// mapperClasses are the mapper's sentinels named in error.type, in the
+// order they are tried.
+var mapperClasses = []telemetry.Class{
+	{Err: ErrUnknownOutcome, Name: "unknown_outcome"},
+	{Err: ErrVersionConflict, Name: "version_conflict"},
+	{Err: ErrConditionFailed, Name: "condition_failed"},
+	{Err: ErrNotFound, Name: "not_found"},
+	{Err: ErrInvalidInput, Name: "invalid_input"},
+	{Err: ErrTableNotFound, Name: "table_not_found"},
+	{Err: context.Canceled, Name: "canceled"},
+	{Err: context.DeadlineExceeded, Name: "deadline_exceeded"},
+}
+
 // errorClass names the kind of err for error.type: the package's sentinel
-// it wraps, else its Go type. Never its message, which names keys and the
-// values of conditions.
+// it wraps, a transaction's or a batch's error, else the Go type of the
+// error it wraps (telemetry.ContextClass). Never its message, which names
+// keys and the values of conditions. lease and commitlog name the errors
+// of the mapper they return with it (telemetry.MapperErrorClass).
 func errorClass(err error) string {
-	switch {
-	case errors.Is(err, ErrUnknownOutcome):
-		return "unknown_outcome"
-	case errors.Is(err, ErrVersionConflict):
-		return "version_conflict"
-	case errors.Is(err, ErrConditionFailed):
-		return "condition_failed"
-	case errors.Is(err, ErrNotFound):
-		return "not_found"
-	case errors.Is(err, ErrInvalidInput):
-		return "invalid_input"
-	case errors.Is(err, ErrTableNotFound):
-		return "table_not_found"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline_exceeded"
+	for _, c := range mapperClasses {
+		if errors.Is(err, c.Err) {
+			return c.Name
+		}
 	}
 	var te *TxError
 	if errors.As(err, &te) {
@@ -201,7 +203,7 @@ func errorClass(err error) string {
 	if errors.As(err, &be) {
 		return "batch_incomplete"
 	}
-	return fmt.Sprintf("%T", errors.Unwrap(err))
+	return telemetry.ContextClass(err)
 }
 
 // instruments returns the metric instruments of the mapper, nil when

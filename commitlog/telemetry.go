@@ -67,7 +67,7 @@ func endSpan(span trace.Span, err error, more ...attribute.KeyValue) {
 	if err != nil {
 		class := errorClass(err)
 		span.SetAttributes(telemetry.ErrorType.String(class))
-		if errors.Is(err, ErrUnknownOutcome) || errors.Is(err, dynamo.ErrUnknownOutcome) {
+		if errors.Is(err, ErrUnknownOutcome) { // dynamo.ErrUnknownOutcome
 			span.AddEvent(telemetry.EventUnknown)
 		}
 		span.SetStatus(codes.Error, class)
@@ -75,26 +75,19 @@ func endSpan(span trace.Span, err error, more ...attribute.KeyValue) {
 	span.End()
 }
 
-// errorClass names the kind of a commit-log error, never its message.
-func errorClass(err error) string {
-	switch {
-	case errors.Is(err, ErrUnknownOutcome), errors.Is(err, dynamo.ErrUnknownOutcome):
-		return "unknown_outcome"
-	case errors.Is(err, ErrPreconditionFailed):
-		return "precondition_failed"
-	case errors.Is(err, ErrExists):
-		return "exists"
-	case errors.Is(err, ErrGap):
-		return "gap"
-	case errors.Is(err, ErrInvalidInput):
-		return "invalid_input"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline_exceeded"
-	}
-	return "error"
+// errorClasses are the commit-log errors named in error.type, tried before
+// the mapper's classes (telemetry.ErrorClass).
+var errorClasses = []telemetry.Class{
+	{Err: ErrUnknownOutcome, Name: "unknown_outcome"},
+	{Err: ErrPreconditionFailed, Name: "precondition_failed"},
+	{Err: ErrExists, Name: "exists"},
+	{Err: ErrGap, Name: "gap"},
+	{Err: ErrInvalidInput, Name: "invalid_input"},
 }
+
+// errorClass names the kind of a commit-log error, never its message: a
+// commit-log sentinel, else as the mapper names it.
+func errorClass(err error) string { return telemetry.ErrorClass(err, errorClasses...) }
 
 // noteReclaimed records that a record left by another writer is reclaimed:
 // an event on the operation's span, ddbkit.commitlog.reclaimed counted.

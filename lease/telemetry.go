@@ -66,25 +66,18 @@ func endSpan(span trace.Span, l *Lease, err error) {
 	span.End()
 }
 
-// errorClass names the kind of a lease error (never its message, which
-// names keys and owners).
-func errorClass(err error) string {
-	switch {
-	case errors.Is(err, dynamo.ErrUnknownOutcome):
-		return "unknown_outcome"
-	case errors.Is(err, ErrHeld):
-		return "held"
-	case errors.Is(err, ErrLost):
-		return "lost"
-	case errors.Is(err, ErrClosed):
-		return "closed"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "deadline_exceeded"
-	}
-	return "error"
+// errorClasses are the lease errors named in error.type, tried before the
+// mapper's classes (telemetry.ErrorClass).
+var errorClasses = []telemetry.Class{
+	{Err: dynamo.ErrUnknownOutcome, Name: "unknown_outcome"},
+	{Err: ErrHeld, Name: "held"},
+	{Err: ErrLost, Name: "lost"},
+	{Err: ErrClosed, Name: "closed"},
 }
+
+// errorClass names the kind of a lease error (never its message, which
+// names keys and owners): a lease sentinel, else as the mapper names it.
+func errorClass(err error) string { return telemetry.ErrorClass(err, errorClasses...) }
 
 func (c *Client) metricAttrs() metric.MeasurementOption {
 	return metric.WithAttributes(telemetry.DBTableNames.StringSlice([]string{c.table.Name()}))

@@ -444,3 +444,30 @@ func TestTelemetryHeldCountsSingleLeases(t *testing.T) {
 	}
 	want("client closed", 0)
 }
+
+// TestTelemetryNamesMapperErrorsAsTheMapperDoes: a lease call failing with
+// an error of the mapper records it in error.type as the mapper's own span
+// does (here table_not_found: the lease table does not exist), not as a
+// bare "error" — one classification for the mapper, lease and commitlog.
+func TestTelemetryNamesMapperErrorsAsTheMapperDoes(t *testing.T) {
+	checkNoLeak(t)
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	m := dynamo.NewMapper(dynamotest.Client(t), dynamo.WithTracerProvider(tp))
+	c, err := New(m, "no-such-lease-table-"+strings.ReplaceAll(t.Name(), "/", "-"), WithOwner("h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	if _, err := c.TryAcquire(t.Context(), "k"); !errors.Is(err, dynamo.ErrTableNotFound) {
+		t.Fatalf("TryAcquire on a missing table: %v; want ErrTableNotFound", err)
+	}
+	classes := map[string]string{}
+	for _, s := range spans.Ended() {
+		v, _ := attrOf(s.Attributes(), telemetry.ErrorType)
+		classes[strings.Fields(s.Name())[0]] = v.AsString()
+	}
+	if classes["lease.TryAcquire"] != "table_not_found" {
+		t.Errorf("error.type of the spans: %v; want lease.TryAcquire's table_not_found", classes)
+	}
+}
