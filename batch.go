@@ -292,7 +292,7 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 		if err != nil {
 			return fmt.Errorf("%w (BatchSave items[%d])", err, i)
 		}
-		if err := t.checkKey(item); err != nil {
+		if err := t.checkItemKeys(item); err != nil {
 			return fmt.Errorf("%w (BatchSave items[%d])", err, i)
 		}
 		keys[i] = t.pickKey(item)

@@ -260,8 +260,8 @@ func (t *Table[T]) checkPositionKey(p position, index string) error {
 		if (s.rng >= 0 && n == s.fields[s.rng].name) || (exact && irng >= 0 && n == s.fields[irng].name) {
 			limit = maxSortKeyLen
 		}
-		if size := keyValueLen(v); size > limit {
-			return t.badCursor("its key attribute %q is %d bytes, over DynamoDB's %d for such a key", n, size, limit)
+		if what, _ := keyValueFault(v, limit, false); what != "" {
+			return t.badCursor("its key attribute %q %s", n, what)
 		}
 	}
 	return nil
@@ -283,24 +283,6 @@ func (t *Table[T]) checkPositionInQuery(p position, kc *keyCond) error {
 			r.name, shortScalar(p.key[r.name]), formatKeyTerm(r))
 	}
 	return nil
-}
-
-// DynamoDB's limits on the size of key values.
-const (
-	maxPartitionKeyLen = 2048
-	maxSortKeyLen      = 1024
-)
-
-// keyValueLen is the size DynamoDB counts for a string or binary key value
-// (numbers are bounded by checkNumber).
-func keyValueLen(v types.AttributeValue) int {
-	switch x := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(x.Value)
-	case *types.AttributeValueMemberB:
-		return len(x.Value)
-	}
-	return 0
 }
 
 // compareKeyValues orders key values of one type as DynamoDB does: strings

@@ -372,7 +372,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if err != nil {
 		return saveRequest{}, err
 	}
-	if err := t.checkKey(item); err != nil {
+	if err := t.checkItemKeys(item); err != nil {
 		return saveRequest{}, err
 	}
 	uc, err := wo.compileIfs(t.p.s)

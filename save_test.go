@@ -290,6 +290,15 @@ func TestBadInputRefusedBeforeSending(t *testing.T) {
 	}
 	kt := NewTableMust[keyed](t, books.Mapper())
 	id := "a"
+	type indexed struct {
+		ID    string `dynamo:"id,hash"`
+		Sort  string `dynamo:"sort,range"`
+		Email string `dynamo:"email" index:"ByEmail,hash"`
+		Rank  []byte `dynamo:"rank" index:"ByEmail,range"`
+		Where string `dynamo:"where,omitempty" localIndex:"ByWhere,range"`
+	}
+	it := NewTableMust[indexed](t, books.Mapper())
+	long, longer := strings.Repeat("k", 2049), strings.Repeat("s", 1025)
 	tests := []struct {
 		name string
 		call func() error
@@ -305,6 +314,19 @@ func TestBadInputRefusedBeforeSending(t *testing.T) {
 		{"empty binary key", func() error { _, err := kt.Load(ctx, keyed{ID: &id}); return err }, "range key bin"},
 		{"bad behavior", func() error { _, err := books.Save(ctx, Book{ISBN: "1"}, WithSaveBehavior(42)); return err }, "with WithSaveBehavior(SaveBehavior(42)): a value that is no save behaviour"},
 		{"nil update fn", func() error { _, err := books.Update(ctx, Book{ISBN: "1"}, nil); return err }, "nil function"},
+		{"hash key over 2048 bytes on Save", func() error { _, err := books.Save(ctx, Book{ISBN: long}); return err }, "hash key ISBN (field dynamo.Book.ISBN) is 2049 bytes, over DynamoDB's 2048"},
+		{"hash key over 2048 bytes on Load", func() error { _, err := books.Load(ctx, Book{ISBN: long}); return err }, "is 2049 bytes"},
+		{"range key over 1024 bytes", func() error { _, err := it.Save(ctx, indexed{ID: "a", Sort: longer}); return err }, "range key sort (field dynamo.indexed.Sort) is 1025 bytes, over DynamoDB's 1024"},
+		{"binary range key over 1024 bytes", func() error { return kt.Delete(ctx, keyed{ID: &id, Bin: []byte(longer)}) }, "range key bin (field dynamo.keyed.Bin) is 1025 bytes"},
+		{"empty index hash key", func() error { _, err := it.Save(ctx, indexed{ID: "a", Sort: "s", Rank: []byte{1}}); return err }, `index "ByEmail" hash key email (field dynamo.indexed.Email) is an empty string, which DynamoDB refuses in an index key: set it, or tag the field omitempty`},
+		{"empty index range key", func() error {
+			_, err := it.Save(ctx, indexed{ID: "a", Sort: "s", Email: "e", Rank: []byte{}}, WithSaveBehavior(SavePut))
+			return err
+		}, `index "ByEmail" range key rank (field dynamo.indexed.Rank) is empty`},
+		{"index hash key over 2048 bytes", func() error { _, err := it.Save(ctx, indexed{ID: "a", Sort: "s", Email: long}); return err }, `index "ByEmail" hash key email (field dynamo.indexed.Email) is 2049 bytes`},
+		{"local index range key over 1024 bytes", func() error {
+			return it.BatchSave(ctx, []indexed{{ID: "a", Sort: "s", Email: "e", Rank: []byte{1}, Where: longer}})
+		}, `index "ByWhere" range key where (field dynamo.indexed.Where) is 1025 bytes`},
 	}
 	for _, tc := range tests {
 		err := tc.call()

@@ -764,32 +764,100 @@ func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
 			continue
 		}
 		f := &s.fields[i]
-		switch v := key[f.name].(type) {
-		case nil, *types.AttributeValueMemberNULL:
-			return t.keyError(f, "is unset", setIt)
-		case *types.AttributeValueMemberS:
-			if v.Value == "" {
-				return t.keyError(f, "is an empty string, which DynamoDB refuses as a key", setIt)
-			}
-			if !utf8.ValidString(v.Value) {
-				// The SDK would send U+FFFD for each bad byte, so that
-				// "k\xff" and "k\xfe" would address the same item.
-				return t.keyError(f, fmt.Sprintf("%q is not valid UTF-8", truncate(v.Value, 40)),
-					"the SDK would replace the bad bytes with U+FFFD, so other keys would address the same item; use a []byte key for binary data")
-			}
-		case *types.AttributeValueMemberB:
-			if len(v.Value) == 0 {
-				return t.keyError(f, "is empty, which DynamoDB refuses as a key", setIt)
-			}
-		case *types.AttributeValueMemberN:
-		default:
-			return t.keyError(f, fmt.Sprintf("encodes to %T; keys must be strings, numbers or binary", v), setIt)
+		limit := maxPartitionKeyLen
+		if i == s.rng {
+			limit = maxSortKeyLen
+		}
+		if what, fix := keyValueFault(key[f.name], limit, false); what != "" {
+			return t.keyError(f, what, fix)
 		}
 	}
 	return nil
 }
 
+// checkItemKeys refuses an item DynamoDB would refuse for its keys: those
+// of the table (checkKey), and those of the secondary indexes the tags
+// declare that the item holds — an item without an index's key attribute
+// (or with it NULL) is simply not in that index, but one holding it empty,
+// over the size limit or not a string, number or binary fails the write.
+func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
+	if err := t.checkKey(item); err != nil {
+		return err
+	}
+	s := t.p.s
+	for j := range s.indexes {
+		x := &s.indexes[j]
+		for _, i := range [2]int{x.hash, x.rng} {
+			if i < 0 || i == s.hash || i == s.rng {
+				continue // none, or the table's own, checked above
+			}
+			limit := maxPartitionKeyLen
+			if i == x.rng {
+				limit = maxSortKeyLen
+			}
+			f := &s.fields[i]
+			if what, fix := keyValueFault(item[f.name], limit, true); what != "" {
+				role := "hash"
+				if i == x.rng {
+					role = "range"
+				}
+				return fmt.Errorf("%w: table %q: index %q %s key %s (field %s.%s) %s: %s",
+					ErrInvalidInput, t.name, x.name, role, f.name, s.typ, f.goName, what, fix)
+			}
+		}
+	}
+	return nil
+}
+
+// keyValueFault says what DynamoDB would refuse in v as a key value of at
+// most limit bytes, and how to fix it; "" when v is fine. absentOK: v may be
+// absent or NULL (an index key: the item is then left out of the index).
+func keyValueFault(v types.AttributeValue, limit int, absentOK bool) (what, fix string) {
+	switch v := v.(type) {
+	case nil, *types.AttributeValueMemberNULL:
+		if !absentOK {
+			return "is unset", setIt
+		}
+	case *types.AttributeValueMemberS:
+		if v.Value == "" {
+			if absentOK {
+				return "is an empty string, which DynamoDB refuses in an index key", "set it, or tag the field omitempty (or make it a pointer left nil) to leave the item out of the index"
+			}
+			return "is an empty string, which DynamoDB refuses as a key", setIt
+		}
+		if !utf8.ValidString(v.Value) {
+			// The SDK would send U+FFFD for each bad byte, so that
+			// "k\xff" and "k\xfe" would address the same item.
+			return fmt.Sprintf("%q is not valid UTF-8", truncate(v.Value, 40)),
+				"the SDK would replace the bad bytes with U+FFFD, so other keys would address the same item; use a []byte key for binary data"
+		}
+		if len(v.Value) > limit {
+			return fmt.Sprintf("is %d bytes, over DynamoDB's %d for such a key", len(v.Value), limit), "shorten it (store long values in another attribute, or a hash of them in the key)"
+		}
+	case *types.AttributeValueMemberB:
+		if len(v.Value) == 0 {
+			if absentOK {
+				return "is empty, which DynamoDB refuses in an index key", "set it, or tag the field omitempty (or leave it nil) to leave the item out of the index"
+			}
+			return "is empty, which DynamoDB refuses as a key", setIt
+		}
+		if len(v.Value) > limit {
+			return fmt.Sprintf("is %d bytes, over DynamoDB's %d for such a key", len(v.Value), limit), "shorten it (store long values in another attribute, or a hash of them in the key)"
+		}
+	case *types.AttributeValueMemberN:
+	default:
+		return fmt.Sprintf("encodes to %T; keys must be strings, numbers or binary", v), "give the field a string, number or []byte type (or a marshaler that returns one)"
+	}
+	return "", ""
+}
+
 const setIt = "set it before the call"
+
+// DynamoDB's limits on the size of key values, of tables and indexes.
+const (
+	maxPartitionKeyLen = 2048
+	maxSortKeyLen      = 1024
+)
 
 func (t *Table[T]) keyError(f *field, what, fix string) error {
 	role := "hash"

@@ -1,14 +1,20 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
 )
 
 // Current hands back the item a failed write found, without another read:
@@ -213,5 +219,59 @@ func TestConditionErrorItemSharesNothingKept(t *testing.T) {
 	})
 	if err != nil || got.N != 2 {
 		t.Fatalf("Update = %+v, %v; want n 2", got, err)
+	}
+}
+
+// TestKeysAtDynamoDBsLimitsStored: key values of exactly DynamoDB's limits —
+// 2048 bytes for a partition key, 1024 for a sort key, of the table and of
+// its indexes — are stored and found (checkItemKeys refuses only what is
+// over them), and one byte more is refused before sending, on DynamoDB
+// Local as by the mapper.
+func TestKeysAtDynamoDBsLimitsStored(t *testing.T) {
+	type rec struct {
+		ID    string `dynamo:"id,hash"`
+		Sort  []byte `dynamo:"sort,range"`
+		Email string `dynamo:"email,omitempty" index:"ByEmail,hash"`
+		Rank  string `dynamo:"rank,omitempty" index:"ByEmail,range"`
+		V     int64  `dynamo:"v,version"`
+	}
+	c := dynamotest.Client(t)
+	ctx := t.Context()
+	proto := NewTableMust[rec](t, NewMapper(c))
+	in, err := proto.CreateTableInput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := NewTable[rec](NewMapper(c), dynamotest.CreateTable(t, c, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := rec{ID: strings.Repeat("p", 2048), Sort: bytes.Repeat([]byte{7}, 1024), Email: strings.Repeat("e", 2048), Rank: strings.Repeat("r", 1024)}
+	if _, err := tb.Save(ctx, at); err != nil {
+		t.Fatalf("keys at the limits: %v", err)
+	}
+	got, err := tb.Load(ctx, rec{ID: at.ID, Sort: at.Sort}, ConsistentRead())
+	if err != nil || got.Email != at.Email || got.Rank != at.Rank {
+		t.Fatalf("Load: %v (index keys read back equal: %v)", err, got.Email == at.Email && got.Rank == at.Rank)
+	}
+	for i, over := range []rec{
+		{ID: at.ID + "p", Sort: at.Sort},
+		{ID: "a", Sort: append(bytes.Clone(at.Sort), 7)},
+		{ID: "a", Sort: at.Sort, Email: at.Email + "e"},
+		{ID: "a", Sort: at.Sort, Email: "e", Rank: at.Rank + "r"},
+	} {
+		if _, err := tb.Save(ctx, over, WithSaveBehavior(SavePut)); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "over DynamoDB's") {
+			t.Errorf("key %d one byte over: %v; want ErrInvalidInput", i, err)
+		}
+		sent := map[string]types.AttributeValue{"id": str(over.ID), "sort": &types.AttributeValueMemberB{Value: over.Sort}}
+		if over.Email != "" {
+			sent["email"] = str(over.Email)
+		}
+		if over.Rank != "" {
+			sent["rank"] = str(over.Rank)
+		}
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tb.Name()), Item: sent}); err == nil {
+			t.Errorf("key %d one byte over: DynamoDB Local took it; the limit checked is not DynamoDB's", i)
+		}
 	}
 }

@@ -762,12 +762,15 @@ func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer i
 
 // checkAlone checks one change of a combined write (boxed, computed from
 // version fromVer) as a write of it alone would be checked — it encodes,
-// its version has room for a step, it fits in 400 KB with a write token of
+// its keys are ones DynamoDB takes, its version has room for a step, it fits in 400 KB with a write token of
 // sizeToken's size — and returns its item at its new version, which the
 // next function of the write is given.
 func (t *Table[T]) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer int64, sizeToken []byte, put bool, nowMs int64) (map[string]types.AttributeValue, error) {
 	s := t.p.s
 	item, err := t.encode(boxed)
+	if err == nil {
+		err = t.checkItemKeys(item) // its index keys: the table's are k
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w (returned by the Update function)", err)
 	}

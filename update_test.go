@@ -188,6 +188,60 @@ func TestUpdateCombinedOversizeChangeFailsAlone(t *testing.T) {
 	}
 }
 
+// An Update function that empties an index key — which DynamoDB would
+// refuse for the whole write — fails with ErrInvalidInput before anything is
+// sent: alone, and in a combined write, where it fails alone and the other
+// callers' changes are written.
+func TestUpdateEmptiedIndexKeyFailsAlone(t *testing.T) {
+	type member struct {
+		ID    string `dynamo:"id,hash"`
+		Email string `dynamo:"email" index:"ByEmail,hash"`
+		Name  string `dynamo:"name"`
+		V     int64  `dynamo:"v,version"`
+	}
+	db := (&fakeDB{}).table("Members", "id", "")
+	holding, release := db.hold("UpdateItem", 1)
+	m := NewTableMust[member](t, NewMapper(db))
+	type res struct {
+		v   member
+		err error
+	}
+	start := func(fn func(member) (member, error)) <-chan res {
+		ch := make(chan res, 1)
+		go func() {
+			v, err := m.Update(context.Background(), member{ID: "1"}, fn)
+			ch <- res{v, err}
+		}()
+		return ch
+	}
+	set := func(email, name string) func(member) (member, error) {
+		return func(v member) (member, error) { v.Email, v.Name = email, v.Name+name; return v, nil }
+	}
+	first := start(set("a@x", "A"))
+	<-holding
+	ok := start(set("b@x", "B"))
+	waitQueued(m, kid("1"), 2)
+	bad := start(set("", "C"))
+	waitQueued(m, kid("1"), 3)
+	close(release)
+	if r := hangGuard(t, first, "the first Update"); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r := hangGuard(t, ok, "the good change's Update"); r.err != nil || r.v.Name != "AB" || r.v.Email != "b@x" {
+		t.Errorf("good change: %+v, %v; want AB, b@x written", r.v, r.err)
+	}
+	if r := hangGuard(t, bad, "the bad change's Update"); !errors.Is(r.err, ErrInvalidInput) || !strings.Contains(r.err.Error(), `index "ByEmail" hash key email`) {
+		t.Errorf("emptied index key: %v; want ErrInvalidInput naming the index key", r.err)
+	}
+	writes := len(db.upds())
+	if _, err := m.Update(context.Background(), member{ID: "1"}, set("", "D")); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("a lone Update emptying the index key: %v; want ErrInvalidInput", err)
+	}
+	if got, err := m.Load(context.Background(), member{ID: "1"}); err != nil || got.Name != "AB" || got.Email != "b@x" || len(db.upds()) != writes {
+		t.Errorf("stored %+v, %v after %d more writes; want AB, b@x and none", got, err, len(db.upds())-writes)
+	}
+}
+
 // With MustExist, an Update of a missing key fails with ErrNotFound without
 // calling its function or writing; an existing item is updated as usual.
 func TestUpdateMustExistRefusesMissingItem(t *testing.T) {
