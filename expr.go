@@ -693,21 +693,17 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 // version left out): the attributes that are NULL are taken out of values
 // and removed, as buildUpdate removes them, and the version's and the write
 // token's values are added. The UpdateExpression is the plan's (cached).
-// full says values holds every field's attribute, none NULL (the codec
-// counted them): nothing is looked up then.
-func (p *plan) buildUpdateValues(values map[string]types.AttributeValue, full bool, held, newVersion int64, token []byte, uc *userCond) updateParts {
+func (p *plan) buildUpdateValues(values map[string]types.AttributeValue, held, newVersion int64, token []byte, uc *userCond) updateParts {
 	eb := exprBuilder{p: p, values: values}
 	var missing uint64
-	if !full {
-		for n, i := range p.nonKeyNoVerFs {
-			vph := p.s.fields[i].vph
-			switch av, ok := values[vph]; {
-			case !ok:
-				missing |= 1 << n
-			case isNull(av):
-				delete(values, vph)
-				missing |= 1 << n
-			}
+	for n, i := range p.nonKeyNoVerFs {
+		vph := p.s.fields[i].vph
+		switch av, ok := values[vph]; {
+		case !ok:
+			missing |= 1 << n
+		case isNull(av):
+			delete(values, vph)
+			missing |= 1 << n
 		}
 	}
 	p.versionActions(&eb, SaveUpdate, held, newVersion, nil, token, true, nil)

@@ -483,8 +483,7 @@ func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions,
 	}
 	delete(key, s.fields[s.version].name)
 	r = saveRequest{key: key, held: held, next: next, token: token, uc: uc, v: v, size: size, allNew: s.created >= 0}
-	full := res.NullSize == 0 && len(to.Dst) == len(p.nonKeyNoVerFs) // before the version's values are added
-	r.up = p.buildUpdateValues(to.Dst, full, held, next, token, uc)
+	r.up = p.buildUpdateValues(to.Dst, held, next, token, uc)
 	return r, true, t.checkCondLen(r.up.cond, nil)
 }
 
