@@ -687,6 +687,31 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	return eb.updateParts(uc)
 }
 
+// buildUpdateValues is buildUpdate of a SaveUpdate without a basis or an
+// item read, whose item is encoded into values, the UpdateItem's values,
+// under the fields' value placeholders (Table.valueNames; the key and the
+// version left out): the attributes that are NULL are taken out of values
+// and removed, as buildUpdate removes them, and the version's and the write
+// token's values are added. The UpdateExpression is the plan's (cached).
+func (p *plan) buildUpdateValues(values map[string]types.AttributeValue, held, newVersion int64, token []byte, uc *userCond) updateParts {
+	eb := exprBuilder{p: p, values: values}
+	var missing uint64
+	for n, i := range p.nonKeyNoVerFs {
+		vph := p.s.fields[i].vph
+		switch av, ok := values[vph]; {
+		case !ok:
+			missing |= 1 << n
+		case isNull(av):
+			delete(values, vph)
+			missing |= 1 << n
+		}
+	}
+	p.versionActions(&eb, SaveUpdate, held, newVersion, nil, token, true, nil)
+	eb.fixedUpdate = p.saveUpdateExpr(missing)
+	p.updateNames(&eb, true)
+	return eb.updateParts(uc)
+}
+
 // versionActions adds to eb what an update of behaviour b does to the
 // version and the write token: SaveClobber advances the stored version
 // (advanceVersion); the others set newVersion under the condition that the

@@ -154,6 +154,10 @@ type writeOptions struct {
 	// nil then, which is refused).
 	from    map[string]types.AttributeValue
 	fromSet bool
+	// unkept: the caller keeps no item as stored after the write (Save),
+	// so a SaveUpdate may encode straight into its request's values
+	// (buildSaveValues) and return no item.
+	unkept bool
 }
 
 // applyWriteOptions returns the defaults with opts applied. The package's

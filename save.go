@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // Save writes item and returns the saved copy: item with its new version
@@ -58,6 +59,7 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 		var zero T
 		return zero, err
 	}
+	wo.unkept = true
 	saved, _, _, _, err := t.save(ctx, boxed, v, &wo, nil)
 	return saved, err
 }
@@ -106,9 +108,9 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		}
 		return zero, nil, 0, false, err
 	}
-	item := r.item
+	item := r.item // nil when encoded into the request's values (wo.unkept)
 	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
-		if s.version >= 0 && !r.put { // a put's item carries them already
+		if s.version >= 0 && !r.put && item != nil { // a put's item carries them already
 			// The request is done with item. The version and the token
 			// are the values the update wrote (buildUpdate): the same
 			// attribute values, shared (nobody modifies one).
@@ -128,7 +130,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		if wo.own.IsValid() {
 			_, written = t.stamp(wo.ownBoxed, wo.own, wo.now) // as buildSave stamped v
 		}
-		own = !r.put && !guarded && r.token != nil
+		own = item != nil && !r.put && !guarded && r.token != nil
 		return t.withVersion(written, r.next), item, r.size, own, nil
 	}
 	saved, err = t.decodeWritten("save to", allNew)
@@ -357,6 +359,11 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		now = t.m.opts.clock.Now()
 	}
 	boxed, v = t.stamp(boxed, v, now)
+	if wo.unkept && t.valueNames != nil && bs == nil && !tx && !wo.fromSet && wo.behavior == SaveUpdate {
+		if r, ok, err := t.buildSaveValues(boxed, v, wo, token, now); ok {
+			return r, err
+		}
+	}
 	var prev map[string]types.AttributeValue // the basis's values, shared where equal: nobody changes one
 	into := false                            // the item is encoded into the basis's map (basis.own)
 	if bs != nil {
@@ -418,6 +425,66 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		}
 	}
 	return r, t.checkCondLen(r.up.cond, bs)
+}
+
+// buildSaveValues is buildSave of a SaveUpdate whose item nobody keeps
+// (wo.unkept) and that has no basis, for a type the codec encodes so
+// (Table.valueNames): the fields' attributes are encoded straight into the
+// UpdateItem's values, under their placeholders, and the key's into the
+// key map — no item is made, and r.item is nil. The checks are buildSave's,
+// in its order, reading the key and the version from the key map (the
+// version is taken out of it before it is sent). ok is false, with nothing
+// done, when the codec refuses a value or does not vouch for the values
+// (codec.Result.Clean): buildSave encodes the item then, and words the
+// error or checks it.
+func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
+	p, s := t.p, t.p.s
+	if s.walk {
+		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
+			return saveRequest{}, true, err
+		}
+	}
+	var uc *userCond
+	if len(wo.conds) > 0 {
+		// compiled before the values map is sized, for its values
+		if uc, err = wo.compileIfs(s); err != nil {
+			return saveRequest{}, false, nil // buildSave words it, after the checks before it
+		}
+	}
+	room := len(p.nonKeyNoVerFs) + 2 // the version held and written
+	if p.tokenAttr != "" {
+		room++
+	}
+	if uc != nil {
+		room += len(uc.values)
+	}
+	to := codec.Named{Names: t.valueNames, Dst: make(map[string]types.AttributeValue, room), Alt: make(map[string]types.AttributeValue, 3)}
+	res, err := t.enc.EncodeNamed(reflect.ValueOf(boxed).UnsafePointer(), &to, t.m.enc, codecHooks)
+	if err != nil || !res.Clean {
+		return saveRequest{}, false, nil
+	}
+	key := to.Alt // the key attributes and the version, until sized
+	if err := t.checkKey(key); err != nil {
+		return saveRequest{}, true, err
+	}
+	held, next, err := t.saveVersions(v, key, wo, now)
+	if err != nil {
+		return saveRequest{}, true, err
+	}
+	if p.tokenAttr != "" && token == nil {
+		token = newToken()
+	}
+	if p.tokenAttr == "" {
+		token = nil
+	}
+	size, err := t.checkSaveSize(key, itemSizes{ok: true, total: res.Size, nulls: res.NullSize}, next, token, wo.behavior)
+	if err != nil {
+		return saveRequest{}, true, err
+	}
+	delete(key, s.fields[s.version].name)
+	r = saveRequest{key: key, held: held, next: next, token: token, uc: uc, v: v, size: size, allNew: s.created >= 0}
+	r.up = p.buildUpdateValues(to.Dst, held, next, token, uc)
+	return r, true, t.checkCondLen(r.up.cond, nil)
 }
 
 // putRequest completes r as a SavePut's PutItem: the item holds the new

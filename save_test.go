@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,11 +11,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 func n(s string) *types.AttributeValueMemberN   { return &types.AttributeValueMemberN{Value: s} }
@@ -607,6 +611,98 @@ func TestWriteLandedOverFractionalVersionSaysSo(t *testing.T) {
 		if err == nil || !strings.Contains(msg, "was applied") || !strings.Contains(msg, "2.5") ||
 			errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrVersionConflict) || errors.Is(err, ErrUnknownOutcome) {
 			t.Errorf("%s over a version stored as 1.5: %v; want an error saying the write was applied, naming the version 2.5", call, err)
+		}
+	}
+}
+
+// saveValuesDoc is a type a Save encodes straight into its UpdateItem's
+// values (Table.valueNames): a range key, pointers (NULL when nil), an
+// omitempty string, a creation time, a set and a map.
+type saveValuesDoc struct {
+	Org     string            `dynamo:"org,hash"`
+	ID      int               `dynamo:"id,range"`
+	Version int64             `dynamo:"version,version"`
+	A       *string           `dynamo:"a"`
+	B       string            `dynamo:"b,omitempty"`
+	N       *int              `dynamo:"n"`
+	Made    time.Time         `dynamo:"made,created"`
+	Tags    []string          `dynamo:"tags,stringset,omitempty"`
+	M       map[string]string `dynamo:"m"`
+}
+
+// A Save that encodes straight into its UpdateItem's values
+// (buildSaveValues) builds the request the item path (buildSave of an item
+// a caller keeps) builds: the same key, expressions, names and values, the
+// same versions and size — with attributes NULL and absent in every
+// combination, with and without an If condition and write tokens, unsaved
+// and saved. It makes no item, and refuses what the item path refuses.
+func TestSaveValuesBuildTheItemPathsRequest(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000).UTC()
+	tok := []byte("0123456789abcdef")
+	for _, tokens := range []string{DefaultWriteTokenAttribute, ""} {
+		tb, err := NewTable[saveValuesDoc](NewMapper(&fakeDB{noStore: true}, WithWriteTokenAttribute(tokens)), "Docs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb.valueNames == nil {
+			t.Fatal("saveValuesDoc is not encoded straight into the values: the test checks nothing")
+		}
+		for mask := range 1 << 6 {
+			d := saveValuesDoc{Org: "o", ID: mask, Version: int64(mask % 3), Made: now, M: map[string]string{"k": "v"}}
+			if mask&1 != 0 {
+				d.A = aws.String("a")
+			}
+			if mask&2 != 0 {
+				d.B = "b"
+			}
+			if mask&4 != 0 {
+				d.N = aws.Int(mask)
+			}
+			if mask&8 != 0 {
+				d.Tags = []string{"x", "y"}
+			}
+			if mask&16 != 0 {
+				d.M = nil
+			}
+			var opts []WriteOption
+			if mask&32 != 0 {
+				opts = append(opts, If(expression.Name("b").NotEqual(expression.Value("z"))))
+			}
+			wo := applyWriteOptions(opts)
+			build := func(unkept bool) saveRequest {
+				t.Helper()
+				w := wo
+				w.unkept = unkept
+				boxed, v, err := tb.box(d, "Save")
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := tb.buildSave(boxed, v, &w, tok, nil, false, now)
+				if err != nil {
+					t.Fatalf("tokens %q, mask %06b: %v", tokens, mask, err)
+				}
+				return r
+			}
+			got, want := build(true), build(false)
+			if got.item != nil || want.item == nil {
+				t.Fatalf("tokens %q, mask %06b: the straight path made an item (%v), or the item path none", tokens, mask, got.item)
+			}
+			if !maps.EqualFunc(got.key, want.key, av.Equal) || got.up.update != want.up.update || got.up.cond != want.up.cond ||
+				!maps.Equal(got.up.names, want.up.names) || !maps.EqualFunc(got.up.values, want.up.values, av.Equal) ||
+				got.held != want.held || got.next != want.next || got.size != want.size || got.allNew != want.allNew ||
+				!bytes.Equal(got.token, want.token) || got.uc != want.uc {
+				t.Errorf("tokens %q, mask %06b: request\n %+v\nwant\n %+v", tokens, mask, got, want)
+			}
+		}
+		for _, bad := range []saveValuesDoc{{ID: 1}, {Org: "o", Version: -1}, {Org: "o", B: strings.Repeat("x", 400<<10)}} {
+			boxed, v, _ := tb.box(bad, "Save")
+			w := applyWriteOptions(nil)
+			_, errItem := tb.buildSave(boxed, v, &w, tok, nil, false, now)
+			w.unkept = true
+			_, errValues := tb.buildSave(boxed, v, &w, tok, nil, false, now)
+			if errItem == nil || errValues == nil || errItem.Error() != errValues.Error() {
+				t.Errorf("tokens %q: refusal of %+v: %v, want %v", tokens, bad.Org, errValues, errItem)
+			}
 		}
 	}
 }

@@ -54,6 +54,13 @@ type Table[T any] struct {
 	// nothing else changes the item (no conversions, set translations,
 	// entity, timestamps, text types).
 	readsBack bool
+	// valueNames, when not nil, is where a Save's SaveUpdate has the codec
+	// write each field's attribute (codec.Named.Names, by the codec's
+	// field order): the field's value placeholder (":a3") in the
+	// UpdateItem's values, "" for the key attributes and the version, which
+	// go to the key map (buildSaveValues). nil when a Save encodes an item
+	// first (savesValues).
+	valueNames []string
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -109,7 +116,38 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 	t.readsBack = t.enc != nil && t.dec == t.enc && c.Copyable() && len(s.javaFields) == 0 && len(s.javaDecFields) == 0 &&
 		!s.convertsSets() && len(t.textSets) == 0 && len(t.textIndexKeys) == 0 && s.entity < 0 && !s.hasStamps() &&
 		!foldsAny(t.p.tokenAttr, s)
+	t.valueNames = t.savesValues()
 	return t, nil
+}
+
+// savesValues returns Table.valueNames: nil unless the compiled codec
+// encodes the type, the type has a version (settling reads the write token,
+// never the item: settleSave), its SaveUpdate expressions are cached
+// (saveUpdateExpr), nothing changes the encoded item by name afterwards
+// (text index keys, javabool and javadate, `set`s, the entity attribute:
+// encodeItem, encodeSized), and the codec's fields are exactly the schema's.
+func (t *Table[T]) savesValues() []string {
+	p, s := t.p, t.p.s
+	if t.enc == nil || s.version < 0 || len(p.nonKeyNoVerFs) > maxCachedFields || len(t.textIndexKeys) > 0 ||
+		len(s.javaFields) > 0 || s.convertsSets() || s.entity >= 0 {
+		return nil
+	}
+	names := t.enc.Names()
+	if len(names) != len(s.fields) {
+		return nil
+	}
+	for i, name := range names {
+		j, ok := s.byName[name]
+		if !ok {
+			return nil
+		}
+		if j != s.hash && j != s.rng && j != s.version {
+			names[i] = s.fields[j].vph
+		} else {
+			names[i] = ""
+		}
+	}
+	return names
 }
 
 // convertsSets reports whether a field of s is a `set`, which encodeItem

@@ -146,7 +146,7 @@ type Result struct {
 // caller will add to the item. An error means attributevalue would fail
 // too: the caller asks it for its error.
 func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
-	return s.encode(p, nil, false, enc, h, room)
+	return s.encode(p, nil, false, nil, enc, h, room)
 }
 
 // EncodeOver is Encode that takes, for a field of a string, bool or number
@@ -156,7 +156,7 @@ func (s *Struct) Encode(p unsafe.Pointer, enc *attributevalue.Encoder, h *Hooks,
 // returned then shares those values with prev: the caller must never
 // change one in place (replacing an item's value is fine).
 func (s *Struct) EncodeOver(p unsafe.Pointer, prev map[string]types.AttributeValue, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
-	return s.encode(p, prev, false, enc, h, room)
+	return s.encode(p, prev, false, nil, enc, h, room)
 }
 
 // EncodeInto is EncodeOver that makes no map: it writes the item into prev
@@ -167,19 +167,47 @@ func (s *Struct) EncodeOver(p unsafe.Pointer, prev map[string]types.AttributeVal
 // written: the caller must drop it. For a caller that owns prev, the item
 // it was computed from, and needs it no more.
 func (s *Struct) EncodeInto(p unsafe.Pointer, prev map[string]types.AttributeValue, enc *attributevalue.Encoder, h *Hooks) (Result, error) {
-	return s.encode(p, prev, true, enc, h, 0)
+	return s.encode(p, prev, true, nil, enc, h, 0)
 }
 
-func (s *Struct) encode(p unsafe.Pointer, prev map[string]types.AttributeValue, into bool, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
+// Names returns the attribute names of the fields s encodes, in the order
+// EncodeNamed's names are given.
+func (s *Struct) Names() []string {
+	names := make([]string, len(s.root.fields))
+	for i := range s.root.fields {
+		names[i] = s.root.fields[i].name
+	}
+	return names
+}
+
+// Named says where EncodeNamed writes each field's attribute: the
+// attribute of field i (Names()[i]) into Dst under Names[i], or, where
+// Names[i] is "", into Alt under its own name.
+type Named struct {
+	Names    []string
+	Dst, Alt map[string]types.AttributeValue
+}
+
+// EncodeNamed is Encode that makes no item: it writes the attributes where
+// to says (an UpdateItem's values, under their placeholders, and its key).
+// The returned Item is nil; Size and NullSize count the attributes under
+// their own names, as Encode's do. After an error the maps are partly
+// written: the caller must drop them.
+func (s *Struct) EncodeNamed(p unsafe.Pointer, to *Named, enc *attributevalue.Encoder, h *Hooks) (Result, error) {
+	return s.encode(p, nil, false, to, enc, h, 0)
+}
+
+func (s *Struct) encode(p unsafe.Pointer, prev map[string]types.AttributeValue, into bool, to *Named, enc *attributevalue.Encoder, h *Hooks, room int) (Result, error) {
 	e := encState{enc: enc, check: h.Check, clean: true, few: prev != nil}
 	n := s.root
 	if !n.namesOK {
 		e.clean = false
 	}
 	var r Result
-	if into {
+	switch {
+	case into:
 		r.Item = prev
-	} else {
+	case to == nil:
 		r.Item = make(map[string]types.AttributeValue, len(n.fields)+room)
 	}
 	for i := range n.fields {
@@ -203,7 +231,12 @@ func (s *Struct) encode(p unsafe.Pointer, prev map[string]types.AttributeValue, 
 			}
 			continue
 		}
-		if av != old || !into {
+		switch {
+		case to != nil && to.Names[i] != "":
+			to.Dst[to.Names[i]] = av
+		case to != nil:
+			to.Alt[f.name] = av
+		case av != old || !into:
 			r.Item[f.name] = av
 		}
 		var sz int

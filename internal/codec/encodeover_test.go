@@ -106,6 +106,7 @@ func checkEncodeOver(t *testing.T, typ reflect.Type, data []byte) int {
 		t.Fatalf("%s: EncodeOver changed prev:\nbefore %s\nafter  %s", typ, before, after)
 	}
 	checkEncodeInto(t, c, v1.UnsafePointer(), prev, want.Item)
+	checkEncodeNamed(t, c, v1.UnsafePointer(), want)
 	shared := 0
 	for k, av := range got.Item {
 		if p, ok := prev[k]; ok && p == av {
@@ -147,6 +148,39 @@ func checkEncodeInto(t *testing.T, c *Struct, p unsafe.Pointer, prev, want map[s
 		if (prev[k] == v) != (prev[k] == got.Item[k]) {
 			t.Fatalf("%s: attribute %q shared by one of EncodeOver and EncodeInto only", c.typ, k)
 		}
+	}
+}
+
+// checkEncodeNamed fails unless EncodeNamed of the value at p writes
+// exactly the attributes of want (Encode's result), every field's where its
+// name says — into Dst under its new name, or into Alt under its own (every
+// third field) — with Encode's Clean and sizes, and makes no item.
+func checkEncodeNamed(t *testing.T, c *Struct, p unsafe.Pointer, want Result) {
+	t.Helper()
+	to := Named{Names: c.Names(), Dst: map[string]types.AttributeValue{}, Alt: map[string]types.AttributeValue{}}
+	expectDst, expectAlt := map[string]types.AttributeValue{}, map[string]types.AttributeValue{}
+	for i, name := range to.Names {
+		av, ok := want.Item[name]
+		if i%3 == 0 {
+			to.Names[i] = ""
+			if ok {
+				expectAlt[name] = av
+			}
+		} else {
+			to.Names[i] = ":x" + name
+			if ok {
+				expectDst[":x"+name] = av
+			}
+		}
+	}
+	got, err := c.EncodeNamed(p, &to, avEnc, overHooks)
+	if err != nil {
+		t.Fatalf("%s: EncodeNamed failed where Encode did not: %v", c.typ, err)
+	}
+	if got.Item != nil || !reflect.DeepEqual(to.Dst, expectDst) || !reflect.DeepEqual(to.Alt, expectAlt) ||
+		got.Clean != want.Clean || got.Size != want.Size || got.NullSize != want.NullSize {
+		t.Fatalf("%s: EncodeNamed differs:\nwant %s and %s (clean %v, size %d/%d)\ngot  %s and %s (clean %v, size %d/%d), item %v",
+			c.typ, show(expectDst), show(expectAlt), want.Clean, want.Size, want.NullSize, show(to.Dst), show(to.Alt), got.Clean, got.Size, got.NullSize, got.Item)
 	}
 }
 
