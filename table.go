@@ -822,6 +822,13 @@ func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
 	if err := t.checkKey(item); err != nil {
 		return err
 	}
+	return t.checkIndexKeys(item, false)
+}
+
+// checkIndexKeys is checkItemKeys' check of the index keys, read from
+// attrs by attribute name, or by value placeholder (byPlaceholder: attrs
+// is an UpdateItem's values a Save encoded straight into, buildSaveValues).
+func (t *Table[T]) checkIndexKeys(attrs map[string]types.AttributeValue, byPlaceholder bool) error {
 	s := t.p.s
 	for j := range s.indexes {
 		x := &s.indexes[j]
@@ -834,7 +841,11 @@ func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
 				limit = maxSortKeyLen
 			}
 			f := &s.fields[i]
-			if what, fix := keyValueFault(item[f.name], limit, true); what != "" {
+			at := f.name
+			if byPlaceholder {
+				at = f.vph
+			}
+			if what, fix := keyValueFault(attrs[at], limit, true); what != "" {
 				role := "hash"
 				if i == x.rng {
 					role = "range"
