@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -151,7 +150,15 @@ func (s *Struct) CopyDecoded(dst, src unsafe.Pointer) bool {
 			if _, ok := m[""]; ok {
 				return false // refused by Encode
 			}
-			*(*map[string]string)(d) = maps.Clone(m)
+			// As Decode makes it: sized to its length and filled, which
+			// for the few entries of such a map costs less than
+			// maps.Clone's copy of the source's groups (and keeps no
+			// room the source grew).
+			out := make(map[string]string, len(m))
+			for k, v := range m {
+				out[k] = v
+			}
+			*(*map[string]string)(d) = out
 		}
 	}
 	return true
