@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -55,8 +56,12 @@ type gate[T any] struct {
 	keys  map[keyID]*hotKey[T]
 	cache itemCache[T] // the order and bounds of the quiet keys in keys; guarded by mu
 	// rtt is a moving average of how long this Table's Update writes took
-	// (0: none measured yet); it bounds gather's wait. Guarded by mu.
+	// (0: none measured yet), over the writes timed (timeWrite); it bounds
+	// gather's wait. Guarded by mu.
 	rtt time.Duration
+	// lone counts the writes of lone callers, one in rttSample of which
+	// is timed (timeWrite).
+	lone atomic.Uint32
 }
 
 // hotKey is the state of one key while calls are inside Update. All fields
@@ -300,6 +305,19 @@ func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T], combine bool, clk clock.
 
 // maxGather bounds gather's wait, whatever the round trip.
 const maxGather = 20 * time.Millisecond
+
+// timeWrite reports whether the write of a batch of n callers is timed
+// (noteRTT): every shared write is — the writes of the keys whose batches
+// gather —, and the first and then one in rttSample of the writes of a
+// lone caller, so that the Updates of keys that each have one caller read
+// the clock around few of their writes while the Table's round trip is
+// still measured.
+func (g *gate[T]) timeWrite(n int) bool {
+	return n > 1 || g.lone.Add(1)%rttSample == 1
+}
+
+// rttSample: one in rttSample writes of lone callers is timed.
+const rttSample = 16
 
 // noteRTT adds the duration of one write to the Table's moving average.
 func (g *gate[T]) noteRTT(d time.Duration) {

@@ -1021,6 +1021,44 @@ func TestUpdateLoneCallerNeverWaits(t *testing.T) {
 	}
 }
 
+// The writes of a lone caller are timed at the first and then one in
+// rttSample (the Table's round trip follows theirs while few of them read
+// the clock): after the first write's 8 ms, rttSample-1 writes of 4 ms leave
+// the round trip at 8 ms, and the next one moves it a quarter of the way.
+func TestLoneWritesAreTimedOneInRTTSample(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	s := newBookStore()
+	close(s.release)
+	c := s.client()
+	var took atomic.Int64
+	took.Store(int64(8 * time.Millisecond))
+	c.hook(&fakeHook{op: "UpdateItem", before: func(int) { clk.Advance(time.Duration(took.Load())) }})
+	books := newBooks(t, c, WithClock(clk))
+	update := func() {
+		t.Helper()
+		if _, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rtt := func() time.Duration {
+		books.gate.mu.Lock()
+		defer books.gate.mu.Unlock()
+		return books.gate.rtt
+	}
+	update()
+	took.Store(int64(4 * time.Millisecond))
+	for range rttSample - 1 {
+		update()
+	}
+	if got := rtt(); got != 8*time.Millisecond {
+		t.Fatalf("round trip %v after the first write and %d untimed ones, want the first's 8 ms", got, rttSample-1)
+	}
+	update()
+	if got := rtt(); got != 7*time.Millisecond {
+		t.Errorf("round trip %v after write %d, want 7 ms (a quarter of the way to its 4 ms)", got, rttSample+1)
+	}
+}
+
 // A combined Update writes what each function returned when it returned:
 // a caller that left Update (its ctx ended while its change was being
 // written with others') and then changes the slice it returned from its
