@@ -40,8 +40,8 @@ import (
 // batch that went without it sets expect to the callers it had.
 //
 // The gate also remembers the item as this Table last stored it (in the
-// key's state, kept when the key goes quiet within a bounded cache), so that an
-// Update of a key this Table wrote last needs no read. It is only an
+// key's state, kept within a bounded cache when the key goes quiet), so
+// that an Update of a key this Table wrote last needs no read. It is only an
 // optimisation: every write is conditioned on the stored item it was
 // computed from, and writers in other processes (or other Tables) are
 // caught by that condition as usual.
@@ -64,8 +64,9 @@ type gate[T any] struct {
 	lone atomic.Uint32
 }
 
-// hotKey is the state of one key while calls are inside Update. All fields
-// are guarded by gate.mu, except last, which only the running batch uses.
+// hotKey is the state of one key while calls are inside Update, and of a
+// quiet key while the cache keeps its item (cached). All fields are
+// guarded by gate.mu, except last, which only the running batch uses.
 type hotKey[T any] struct {
 	key   keyID
 	refs  int          // calls inside Update for this key
