@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -150,15 +151,7 @@ func (s *Struct) CopyDecoded(dst, src unsafe.Pointer) bool {
 			if _, ok := m[""]; ok {
 				return false // refused by Encode
 			}
-			// As Decode makes it: sized to its length and filled, which
-			// for the few entries of such a map costs less than
-			// maps.Clone's copy of the source's groups (and keeps no
-			// room the source grew).
-			out := make(map[string]string, len(m))
-			for k, v := range m {
-				out[k] = v
-			}
-			*(*map[string]string)(d) = out
+			*(*map[string]string)(d) = maps.Clone(m)
 		}
 	}
 	return true
