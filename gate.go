@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -38,25 +39,34 @@ import (
 // never waits. A caller that does not come back costs one such wait: the
 // batch that went without it sets expect to the callers it had.
 //
-// The gate also remembers the item as this Table last stored it (in a
-// batch's entry while calls come, then in a bounded cache), so that an
-// Update of a key this Table wrote last needs no read. It is only an
+// The gate also remembers the item as this Table last stored it (in the
+// key's state, kept within a bounded cache when the key goes quiet), so
+// that an Update of a key this Table wrote last needs no read. It is only an
 // optimisation: every write is conditioned on the stored item it was
 // computed from, and writers in other processes (or other Tables) are
 // caught by that condition as usual.
 //
 // The zero gate is ready to use.
 type gate[T any] struct {
-	mu    sync.Mutex
-	keys  map[keyID]*hotKey[T] // keys with calls inside Update; guarded by mu
-	cache itemCache[T]         // items of quiet keys; guarded by mu
+	mu sync.Mutex
+	// keys holds the state of every key the gate knows: those with calls
+	// inside Update, and the quiet ones whose item is cached (hotKey.cached,
+	// linked in cache), so that an Update of a quiet key costs one lookup
+	// when it joins and none when it leaves. Guarded by mu.
+	keys  map[keyID]*hotKey[T]
+	cache itemCache[T] // the order and bounds of the quiet keys in keys; guarded by mu
 	// rtt is a moving average of how long this Table's Update writes took
-	// (0: none measured yet); it bounds gather's wait. Guarded by mu.
+	// (0: none measured yet), over the writes timed (timeWrite); it bounds
+	// gather's wait. Guarded by mu.
 	rtt time.Duration
+	// lone counts the writes of lone callers, one in rttSample of which
+	// is timed (timeWrite).
+	lone atomic.Uint32
 }
 
-// hotKey is the state of one key while calls are inside Update. All fields
-// are guarded by gate.mu, except last, which only the running batch uses.
+// hotKey is the state of one key while calls are inside Update, and of a
+// quiet key while the cache keeps its item (cached). All fields are
+// guarded by gate.mu, except last, which only the running batch uses.
 type hotKey[T any] struct {
 	key   keyID
 	refs  int          // calls inside Update for this key
@@ -90,8 +100,10 @@ type hotKey[T any] struct {
 	// otherwise. Used by the running batch only.
 	lastRoom T
 	// newer and older link the hotKey of a quiet key in the gate's cache
-	// (itemCache), nil otherwise. Guarded by gate.mu.
+	// (itemCache), nil otherwise; cached tells it is there (no call
+	// inside Update, no batch running). Guarded by gate.mu.
 	newer, older *hotKey[T]
+	cached       bool
 	// keyMap is the key as the map an Update of it made (set by the first
 	// join), which later Updates of a key whose fields tell its identity
 	// (Table.fastKeyID: string keys, so the same keyID is the same map)
@@ -221,14 +233,15 @@ func (g *gate[T]) join(key keyID, k map[string]types.AttributeValue, w *waiter[T
 		g.keys = map[keyID]*hotKey[T]{}
 	}
 	e := g.keys[key]
-	if e == nil {
+	switch {
+	case e == nil:
+		e = &hotKey[T]{key: key}
+		g.keys[key] = e
+	case e.cached:
 		// A quiet key's state comes back from the cache, with its item,
 		// the value kept with it, its expect and its key map (forget left
 		// the rest as a new hotKey's).
-		if e = g.cache.take(key); e == nil {
-			e = &hotKey[T]{key: key}
-		}
-		g.keys[key] = e
+		g.cache.take(e)
 	}
 	if e.keyMap == nil {
 		e.keyMap = k
@@ -254,9 +267,6 @@ func (g *gate[T]) keyMap(key keyID) map[string]types.AttributeValue {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e := g.keys[key]; e != nil {
-		return e.keyMap
-	}
-	if e := g.cache.byKey[key]; e != nil {
 		return e.keyMap
 	}
 	return nil
@@ -296,6 +306,19 @@ func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T], combine bool, clk clock.
 
 // maxGather bounds gather's wait, whatever the round trip.
 const maxGather = 20 * time.Millisecond
+
+// timeWrite reports whether the write of a batch of n callers is timed
+// (noteRTT): every shared write is — the writes of the keys whose batches
+// gather —, and the first and then one in rttSample of the writes of a
+// lone caller, so that the Updates of keys that each have one caller read
+// the clock around few of their writes while the Table's round trip is
+// still measured.
+func (g *gate[T]) timeWrite(n int) bool {
+	return n > 1 || g.lone.Add(1)%rttSample == 1
+}
+
+// rttSample: one in rttSample writes of lone callers is timed.
+const rttSample = 16
 
 // noteRTT adds the duration of one write to the Table's moving average.
 func (g *gate[T]) noteRTT(d time.Duration) {
@@ -417,10 +440,9 @@ func (g *gate[T]) leave(key keyID, e *hotKey[T]) {
 // referred to besides the item is dropped, so that a cached key keeps no
 // waiter alive. g.mu is held.
 func (g *gate[T]) forget(key keyID, e *hotKey[T]) {
-	delete(g.keys, key)
 	e.queue, e.full, e.want = nil, nil, 0
-	if e.last != nil {
-		g.cache.put(e)
+	if e.last == nil || !g.cache.put(e, g.keys) {
+		delete(g.keys, key)
 	}
 }
 
@@ -432,28 +454,24 @@ const (
 	cacheItemSize = 64 << 10
 )
 
-// itemCache is a bounded LRU map from keys to the item this Table last
-// stored there. Its entries are the quiet keys' hotKeys themselves, linked
-// through their newer and older fields, so that a key going quiet and
-// coming back allocates nothing: the gate puts a key's hotKey here when
-// the last call leaves (forget) and takes it back, with the item, its size,
-// the value kept with it (lastVal) and expect, when a call joins again. Not
-// safe for concurrent use: gate.mu guards it. The zero itemCache is empty
-// and ready to use.
+// itemCache is the bounded LRU order of the quiet keys' states the gate
+// keeps with their items (in gate.keys, marked hotKey.cached): the hotKeys
+// themselves, linked through their newer and older fields, so that a key
+// going quiet and coming back allocates nothing and costs no map
+// operation: the gate puts a key's hotKey here when the last call leaves
+// (forget) and takes it back, with the item, its size, the value kept with
+// it (lastVal) and expect, when a call joins again. Not safe for
+// concurrent use: gate.mu guards it. The zero itemCache is empty and ready
+// to use.
 type itemCache[T any] struct {
 	newest, oldest *hotKey[T]
 	n              int
-	byKey          map[keyID]*hotKey[T]
 	bytes          int
 }
 
-// take removes and returns the entry of key, nil when none is cached. Its
-// lastSize is the size the cache counted.
-func (c *itemCache[T]) take(key keyID) *hotKey[T] {
-	e, ok := c.byKey[key]
-	if !ok {
-		return nil
-	}
+// take unlinks e, a cached entry, and counts it out: e is in use again.
+// Its lastSize is the size the cache counted.
+func (c *itemCache[T]) take(e *hotKey[T]) {
 	if e.newer != nil {
 		e.newer.older = e.older
 	} else {
@@ -464,40 +482,37 @@ func (c *itemCache[T]) take(key keyID) *hotKey[T] {
 	} else {
 		c.oldest = e.newer
 	}
-	e.newer, e.older = nil, nil
-	delete(c.byKey, key)
+	e.newer, e.older, e.cached = nil, nil, false
 	c.n--
 	c.bytes -= e.lastSize
-	return e
 }
 
 // put caches e, the state of a quiet key holding an item (e.last; its size
-// e.lastSize when known, else counted here), evicting the least recently
-// stored items beyond the bounds. Items over cacheItemSize are not kept. e
-// must be no other key's state, and nothing else may use it until take
-// returns it.
-func (c *itemCache[T]) put(e *hotKey[T]) {
-	c.take(e.key)
+// e.lastSize when known, else counted here) and held in keys, evicting the
+// least recently stored items beyond the bounds: their states are deleted
+// from keys. It reports whether e is kept: items over cacheItemSize are
+// not (the caller deletes e from keys). e must not be cached already, and
+// nothing else may use it until take returns it.
+func (c *itemCache[T]) put(e *hotKey[T], keys map[keyID]*hotKey[T]) bool {
 	if e.lastSize <= 0 {
 		e.lastSize = av.ItemSize(e.last)
 	}
 	if e.lastSize > cacheItemSize {
-		return
+		return false
 	}
-	if c.byKey == nil {
-		c.byKey = map[keyID]*hotKey[T]{}
-	}
-	e.older, e.newer = c.newest, nil
+	e.older, e.newer, e.cached = c.newest, nil, true
 	if c.newest != nil {
 		c.newest.newer = e
 	} else {
 		c.oldest = e
 	}
 	c.newest = e
-	c.byKey[e.key] = e
 	c.n++
 	c.bytes += e.lastSize
 	for c.n > cacheEntries || c.bytes > cacheBytes {
-		c.take(c.oldest.key)
+		old := c.oldest
+		c.take(old)
+		delete(keys, old.key)
 	}
+	return true
 }

@@ -22,48 +22,71 @@ import (
 )
 
 // The cache of stored items keeps the most recently stored within its
-// bounds of entries and bytes, and not items over cacheItemSize.
+// bounds of entries and bytes, and not items over cacheItemSize; the
+// gate's map holds exactly the states cached (no key is in use here), and
+// a key in use is never evicted nor counted.
 func TestItemCacheBounds(t *testing.T) {
-	var c itemCache[Book]
+	var g gate[Book]
+	c := &g.cache
 	item := func(n int) map[string]types.AttributeValue {
 		return map[string]types.AttributeValue{"id": str("k"), "pad": str(strings.Repeat("x", n))}
 	}
 	for i := range cacheEntries + 10 {
-		cachePut(&c, kid(strconv.Itoa(i)), item(1), 0)
+		cachePut(&g, kid(strconv.Itoa(i)), item(1), 0)
 	}
-	if c.n != cacheEntries || len(c.byKey) != cacheEntries || itemOf(c.take(kid("0"))) != nil || itemOf(c.take(kid(strconv.Itoa(cacheEntries+9)))) == nil {
-		t.Fatalf("%d entries; want the %d most recent", c.n, cacheEntries)
+	if c.n != cacheEntries || len(g.keys) != cacheEntries || itemOf(cachedState(&g, kid("0"))) != nil || itemOf(cachedState(&g, kid(strconv.Itoa(cacheEntries+9)))) == nil {
+		t.Fatalf("%d entries (map %d); want the %d most recent", c.n, len(g.keys), cacheEntries)
 	}
-	cachePut(&c, kid("big"), item(cacheItemSize+1), 0)
-	if itemOf(c.take(kid("big"))) != nil {
+	cachePut(&g, kid("big"), item(cacheItemSize+1), 0)
+	if g.keys[kid("big")] != nil {
 		t.Error("an item over cacheItemSize was kept")
 	}
+	inUse := &hotKey[Book]{key: kid("in use"), last: item(1), refs: 1}
+	g.keys[inUse.key] = inUse
 	for i := range 100 {
-		cachePut(&c, kid("m"+strconv.Itoa(i)), item(cacheItemSize-100), 0)
+		cachePut(&g, kid("m"+strconv.Itoa(i)), item(cacheItemSize-100), 0)
 	}
 	if c.bytes > cacheBytes {
 		t.Errorf("%d bytes cached, over %d", c.bytes, cacheBytes)
 	}
-	if itemOf(c.take(kid("m99"))) == nil {
+	if itemOf(cachedState(&g, kid("m99"))) == nil {
 		t.Error("the most recent item was evicted")
 	}
+	if g.keys[inUse.key] != inUse || inUse.cached {
+		t.Error("the state of a key in use was evicted or cached")
+	}
+	delete(g.keys, inUse.key)
 	// The list and the map agree, newest first, and the bytes are the
 	// sum of what is cached.
 	n, bytes := 0, 0
 	for e := c.newest; e != nil; e = e.older {
-		if c.byKey[e.key] != e || e.older != nil && e.older.newer != e || e.older == nil && c.oldest != e {
+		if g.keys[e.key] != e || !e.cached || e.older != nil && e.older.newer != e || e.older == nil && c.oldest != e {
 			t.Fatalf("entry %v is not linked as the map says", e.key)
 		}
 		n, bytes = n+1, bytes+e.lastSize
 	}
-	if n != c.n || n != len(c.byKey) || bytes != c.bytes {
-		t.Errorf("list of %d entries, %d bytes; the cache counts %d (map %d), %d bytes", n, bytes, c.n, len(c.byKey), c.bytes)
+	if n != c.n || n != len(g.keys) || bytes != c.bytes {
+		t.Errorf("list of %d entries, %d bytes; the cache counts %d (map %d), %d bytes", n, bytes, c.n, len(g.keys), c.bytes)
 	}
 }
 
 // cachePut caches item under key, as the gate does when key goes quiet.
-func cachePut[T any](c *itemCache[T], key keyID, item map[string]types.AttributeValue, expect int) {
-	c.put(&hotKey[T]{key: key, last: item, expect: expect})
+func cachePut[T any](g *gate[T], key keyID, item map[string]types.AttributeValue, expect int) {
+	if g.keys == nil {
+		g.keys = map[keyID]*hotKey[T]{}
+	}
+	e := &hotKey[T]{key: key, last: item, expect: expect}
+	g.keys[key] = e
+	g.forget(key, e)
+}
+
+// cachedState returns the state of key when the gate holds it cached (the
+// key is quiet), nil otherwise. g.mu is held or g is not shared.
+func cachedState[T any](g *gate[T], key keyID) *hotKey[T] {
+	if e := g.keys[key]; e != nil && e.cached {
+		return e
+	}
+	return nil
 }
 
 // itemOf returns the item of an itemCache entry (nil: none).
@@ -383,10 +406,10 @@ func TestQuietKeyStateIsReusedAndHoldsNoWaiter(t *testing.T) {
 		waitQuiet(books, gk)
 		books.gate.mu.Lock()
 		defer books.gate.mu.Unlock()
-		if e := books.gate.keys[gk]; e != nil {
+		if e := books.gate.keys[gk]; e != nil && !e.cached {
 			t.Fatalf("%s: the key is still in use (refs %d, busy %v)", when, e.refs, e.busy)
 		}
-		e := books.gate.cache.byKey[gk]
+		e := cachedState(&books.gate, gk)
 		if e == nil {
 			t.Fatalf("%s: the key's item is not cached", when)
 		}
@@ -949,7 +972,7 @@ func TestUpdateBatchGatherIsBounded(t *testing.T) {
 	s.mu.Unlock()
 	waitQuiet(books, kid("1"))
 	books.gate.mu.Lock()
-	e := books.gate.cache.take(kid("1"))
+	e := cachedState(&books.gate, kid("1"))
 	books.gate.mu.Unlock()
 	if e == nil {
 		t.Fatal("the quiet key's item is not cached")
@@ -995,6 +1018,44 @@ func TestUpdateLoneCallerNeverWaits(t *testing.T) {
 	}
 	if len(s.writes) != 5 {
 		t.Errorf("%d writes, want 5", len(s.writes))
+	}
+}
+
+// The writes of a lone caller are timed at the first and then one in
+// rttSample (the Table's round trip follows theirs while few of them read
+// the clock): after the first write's 8 ms, rttSample-1 writes of 4 ms leave
+// the round trip at 8 ms, and the next one moves it a quarter of the way.
+func TestLoneWritesAreTimedOneInRTTSample(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	s := newBookStore()
+	close(s.release)
+	c := s.client()
+	var took atomic.Int64
+	took.Store(int64(8 * time.Millisecond))
+	c.hook(&fakeHook{op: "UpdateItem", before: func(int) { clk.Advance(time.Duration(took.Load())) }})
+	books := newBooks(t, c, WithClock(clk))
+	update := func() {
+		t.Helper()
+		if _, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rtt := func() time.Duration {
+		books.gate.mu.Lock()
+		defer books.gate.mu.Unlock()
+		return books.gate.rtt
+	}
+	update()
+	took.Store(int64(4 * time.Millisecond))
+	for range rttSample - 1 {
+		update()
+	}
+	if got := rtt(); got != 8*time.Millisecond {
+		t.Fatalf("round trip %v after the first write and %d untimed ones, want the first's 8 ms", got, rttSample-1)
+	}
+	update()
+	if got := rtt(); got != 7*time.Millisecond {
+		t.Errorf("round trip %v after write %d, want 7 ms (a quarter of the way to its 4 ms)", got, rttSample+1)
 	}
 }
 

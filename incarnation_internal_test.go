@@ -38,7 +38,8 @@ func waitQueued[T any](tb *Table[T], key keyID, n int) {
 func waitQuiet[T any](tb *Table[T], key keyID) {
 	for {
 		tb.gate.mu.Lock()
-		_, inUse := tb.gate.keys[key]
+		e := tb.gate.keys[key]
+		inUse := e != nil && !e.cached
 		tb.gate.mu.Unlock()
 		if !inUse {
 			return

@@ -171,7 +171,7 @@ func TestUpdateEncodesIntoOnlyItsOwnItem(t *testing.T) {
 		waitQuiet(tb, gk)
 		tb.gate.mu.Lock()
 		defer tb.gate.mu.Unlock()
-		e := tb.gate.cache.byKey[gk]
+		e := cachedState(&tb.gate, gk)
 		if e == nil {
 			t.Fatalf("%s: the key's item is not remembered", when)
 		}

@@ -465,9 +465,15 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	}
 	wo.step, wo.now, wo.key = int64(len(changes)), now, k
 	t.noteCombined(ctx, len(changes))
-	start := t.m.opts.clock.Now()
+	var start time.Time
+	timed := t.gate.timeWrite(len(ws))
+	if timed {
+		start = t.m.opts.clock.Now()
+	}
 	saved, stored, size, own, err := t.save(ctx, boxed, v, &wo, bs)
-	t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
+	if timed {
+		t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
+	}
 	if err == nil {
 		for j, c := range changes[:len(changes)-1] {
 			after, _ := t.p.advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did

@@ -1144,14 +1144,14 @@ func (e *encState) same(n *node, p unsafe.Pointer, old types.AttributeValue, lev
 	}
 	switch n.kind {
 	case kTime:
-		var buf [64]byte
 		t := *(*time.Time)(p)
 		if n.tag.unixTime {
+			var buf [24]byte
 			o, ok := old.(*types.AttributeValueMemberN)
 			return ok && string(strconv.AppendInt(buf[:0], t.Unix(), 10)) == o.Value
 		}
 		o, ok := old.(*types.AttributeValueMemberS)
-		return ok && string(t.AppendFormat(buf[:0], time.RFC3339Nano)) == o.Value
+		return ok && sameTimeText(t, o.Value) // value's RFC3339Nano text, read rather than written
 	case kString:
 		o, ok := old.(*types.AttributeValueMemberS)
 		s := *(*string)(p)
