@@ -1004,6 +1004,12 @@ func (t *Table[T]) checkKeyTermKinds(kc *keyCond, hash, rng int, fail func(forma
 				return fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
 					x.who, x.kt.name, kindName(want), kindName(got), shortScalar(v))
 			}
+			// DynamoDB refuses a sort key value over the limit even where
+			// it only bounds a range ("Aggregated size of all range keys
+			// has exceeded the size limit of 1024 bytes").
+			if what, _ := keyValueFault(v, maxSortKeyLen, false); x.kt == kc.rng && what != "" {
+				return fail("the key condition's value for the sort key %q %s, which DynamoDB refuses in a key condition: compare with a value of at most %d bytes", x.kt.name, what, maxSortKeyLen)
+			}
 		}
 	}
 	return nil

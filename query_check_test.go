@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -138,6 +139,9 @@ func TestQueryKeyConditionRefused(t *testing.T) {
 		{"begins_with on a number", items(pa.And(K("n").BeginsWith("1"))), []string{`begins_with on the number sort key "n"`}},
 		{"begins_with not UTF-8", strs(pa.And(K("s").BeginsWith("x\xfe"))), []string{`value for "s"`, "not valid UTF-8"}},
 		{"between bound not UTF-8", strs(pa.And(K("s").Between(V("a"), V("b\xc0")))), []string{`value for "s"`, "not valid UTF-8"}},
+		{"sort value over 1024 bytes", strs(pa.And(K("s").GreaterThan(V(strings.Repeat("s", 1025))))), []string{`value for the sort key "s" is 1025 bytes, over DynamoDB's 1024`, "at most 1024 bytes"}},
+		{"begins_with over 1024 bytes", strs(pa.And(K("s").BeginsWith(strings.Repeat("s", 1025)))), []string{`sort key "s" is 1025 bytes`}},
+		{"between bound over 1024 bytes", bins(pa.And(K("b").Between(V([]byte{1}), V(bytes.Repeat([]byte{2}, 1025))))), []string{`sort key "b" is 1025 bytes`}},
 		{"comparison not UTF-8", strs(pa.And(K("s").LessThanEqual(V("\xed\xa0\x80")))), []string{`value for "s"`, "not valid UTF-8"}},
 		{"binary sort key with a string", bins(pa.And(K("b").GreaterThan(V("x")))), []string{`sort key "b", a binary (B), with a string (S)`}},
 		{"key name not UTF-8", items(K("p\xff").Equal(V("a"))), []string{"not valid UTF-8"}},
