@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"encoding"
 	"fmt"
@@ -53,7 +54,8 @@ func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 // added as the field's element type stores them (converted to it: a
 // float32 field's elements as float32s); one it cannot hold (a fraction
 // for an integer type, a value out of its range) is refused with
-// ErrInvalidInput before anything is sent.
+// ErrInvalidInput before anything is sent, and so is a nil []byte (an
+// empty one is an element).
 func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
 
 // DeleteFromSet returns a Delta that deletes the elements of elems from the
@@ -544,7 +546,10 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 			}
 			out = append(out, text)
 		case kind == 'B' && e.Kind() == reflect.Slice && e.Type().Elem().Kind() == reflect.Uint8:
-			bs = append(bs, append([]byte(nil), e.Bytes()...))
+			if e.IsNil() {
+				return nil, fmt.Errorf("element [%d] is nil, which a set cannot hold (an empty []byte{} is an element)", j)
+			}
+			bs = append(bs, bytes.Clone(e.Bytes())) // an empty element stays empty, not nil (no element)
 		default:
 			return nil, fmt.Errorf("element [%d] is a %s, but field %s is a set of %s", j, e.Type(), f.goName, what)
 		}

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"slices"
@@ -648,5 +649,47 @@ func TestAddToSetElementsAreTheFieldsOwn(t *testing.T) {
 	}
 	if len(got.F32) != 0 || !slices.Equal(got.Ints, []int{3}) || len(got.F64) != 0 {
 		t.Fatalf("DeleteFromSet of elements the sets hold = %+v, want f32 and f64 empty, ints [3]", got)
+	}
+}
+
+// binSet has a set of binary values.
+type binSet struct {
+	ID   string   `dynamo:"id,hash"`
+	Bins [][]byte `dynamo:"bins,set,omitempty"`
+	V    int64    `dynamo:"v,version"`
+}
+
+// An empty []byte is an element a binary set holds (Save stores it):
+// AddToSet adds it and DeleteFromSet deletes it, as any other element.
+func TestAddToSetEmptyBinaryElement(t *testing.T) {
+	tb, _ := idTable[binSet](t)
+	ctx := t.Context()
+	k := binSet{ID: "k"}
+	if _, err := tb.Save(ctx, binSet{ID: "k", Bins: [][]byte{{1}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.Add(ctx, k, AddToSet("bins", [][]byte{{}}))
+	if err != nil || len(got.Bins) != 2 {
+		t.Fatalf("AddToSet of an empty binary element = %+v, %v; want 2 elements, nil", got, err)
+	}
+	got, err = tb.Add(ctx, k, DeleteFromSet("bins", [][]byte{{}}))
+	if err != nil || len(got.Bins) != 1 || !bytes.Equal(got.Bins[0], []byte{1}) {
+		t.Fatalf("DeleteFromSet of the empty binary element = %+v, %v; want [[1]], nil", got, err)
+	}
+}
+
+// A nil []byte is no element of a set (Save refuses a field holding one):
+// AddToSet and DeleteFromSet refuse it with ErrInvalidInput before sending
+// anything, as they refuse other elements the field cannot hold.
+func TestAddToSetNilBinaryElementRefused(t *testing.T) {
+	st := &fakeDB{noStore: true}
+	tb := newTestTable[binSet](t, st, "s")
+	for _, d := range []Delta{AddToSet("bins", [][]byte{{1}, nil}), DeleteFromSet("bins", [][]byte{nil})} {
+		if _, err := tb.Add(t.Context(), binSet{ID: "k"}, d); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "is nil") {
+			t.Errorf("Add(%+v) = %v, want ErrInvalidInput saying the element is nil", d, err)
+		}
+	}
+	if n := len(st.upds()); n != 0 {
+		t.Fatalf("%d requests sent", n)
 	}
 }
