@@ -157,10 +157,13 @@
 // refuses an empty string or binary value as an index key: tag such fields
 // omitempty so that items without them stay out of the index (an omitempty
 // index key of a text type, such as netip.Addr, is left out when its text
-// is empty). A write of an item holding one, or a key of the table or an
-// index over DynamoDB's limits (2048 bytes for a partition key, 1024 for a
-// sort key), fails with ErrInvalidInput before anything is sent; a change
-// an Update function returns with one fails only its caller.
+// is empty). An index key held as NULL — a nil pointer, a nullempty field's
+// empty value — is left out of the item too (DynamoDB refuses NULL there),
+// by every write: the item is stored, outside the index. A write of an item
+// holding an empty one, or a key of the table or an index over DynamoDB's
+// limits (2048 bytes for a partition key, 1024 for a sort key), fails with
+// ErrInvalidInput before anything is sent; a change an Update function
+// returns with one fails only its caller.
 //
 // NewTable refuses, with a *SchemaError wrapping ErrInvalidSchema that names
 // the struct, the field and the fix: an unknown, empty or repeated option

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -403,6 +404,20 @@ func parseIndexTags(tag reflect.StructTag) (gsi, lsi []indexKey, err error) {
 		return nil, nil, fmt.Errorf("`%s` tag: %w", localIndexTagKey, err)
 	}
 	return gsi, lsi, nil
+}
+
+// indexOnlyKeys returns the fields that key a secondary index and not the
+// table, each once.
+func (s *schema) indexOnlyKeys() []int {
+	var out []int
+	for j := range s.indexes {
+		for _, i := range [2]int{s.indexes[j].hash, s.indexes[j].rng} {
+			if i >= 0 && i != s.hash && i != s.rng && !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 // buildIndexes collects the secondary indexes the fields' tags declare and

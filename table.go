@@ -48,6 +48,12 @@ type Table[T any] struct {
 	// which DynamoDB refuses as an index key (an empty string field
 	// tagged omitempty is left out too).
 	textIndexKeys []int
+	// nullIndexKeys are the fields that key a secondary index and not the
+	// table: left out of the item when it holds them as NULL (a nil
+	// pointer, a nullempty field's empty value), which DynamoDB refuses in
+	// an index key ("Invalid attribute value type") — so that a put stores
+	// what an update does (it REMOVEs a NULL): an item not in the index.
+	nullIndexKeys []int
 	// readsBack: what the compiled codec decodes from an item this Table
 	// encoded from a value is known from the value alone (readBack), for
 	// values CopyDecoded copies: the codec encodes and decodes the type, and
@@ -110,6 +116,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 			t.dec = c
 		}
 	}
+	t.nullIndexKeys = s.indexOnlyKeys()
 	if err := t.textCoders(c); err != nil {
 		return nil, err
 	}
@@ -420,6 +427,12 @@ func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, i
 	}
 	for _, i := range t.textIndexKeys {
 		if v, ok := item[s.fields[i].name].(*types.AttributeValueMemberS); ok && v.Value == "" {
+			delete(item, s.fields[i].name)
+			sz = itemSizes{}
+		}
+	}
+	for _, i := range t.nullIndexKeys {
+		if _, ok := item[s.fields[i].name].(*types.AttributeValueMemberNULL); ok {
 			delete(item, s.fields[i].name)
 			sz = itemSizes{}
 		}

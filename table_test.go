@@ -275,3 +275,72 @@ func TestKeysAtDynamoDBsLimitsStored(t *testing.T) {
 		}
 	}
 }
+
+// TestNullIndexKeyLeftOut: DynamoDB refuses NULL in an index key ("Invalid
+// attribute value type"). An index key field held as NULL — a nil pointer,
+// a nullempty field's empty value — is left out of the item, so that every
+// way of writing it stores what an update stores (it REMOVEs a NULL): the
+// item, not in the index. Before, a SavePut and a BatchSave of such an
+// item failed at DynamoDB while a Save succeeded.
+func TestNullIndexKeyLeftOut(t *testing.T) {
+	type rec struct {
+		ID    string  `dynamo:"id,hash"`
+		Email *string `dynamo:"email" index:"ByEmail,hash"`
+		Name  string  `dynamo:"name,nullempty" index:"ByName,hash"`
+		V     int64   `dynamo:"v,version"`
+	}
+	c := dynamotest.Client(t)
+	ctx := t.Context()
+	proto := NewTableMust[rec](t, NewMapper(c))
+	in, err := proto.CreateTableInput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMapper(c)
+	tb, err := NewTable[rec](m, dynamotest.CreateTable(t, c, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := map[string]func(rec) error{
+		"Save":           func(r rec) error { _, err := tb.Save(ctx, r); return err },
+		"SavePut":        func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SavePut)); return err },
+		"SaveClobber":    func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SaveClobber)); return err },
+		"BatchSave":      func(r rec) error { return tb.BatchSave(ctx, []rec{r}, WithSaveBehavior(SaveClobber)) },
+		"TxSave":         func(r rec) error { return m.WriteTx(ctx, []TxOp{tb.TxSave(r)}) },
+		"TxSave SavePut": func(r rec) error { return m.WriteTx(ctx, []TxOp{tb.TxSave(r, WithSaveBehavior(SavePut))}) },
+	}
+	for name, write := range writes {
+		if err := write(rec{ID: name}); err != nil {
+			t.Errorf("%s of an item without its index keys: %v", name, err)
+			continue
+		}
+		out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tb.Name()), Key: map[string]types.AttributeValue{"id": str(name)}, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := out.Item["email"]; ok {
+			t.Errorf("%s stored email = %#v; want it left out", name, out.Item["email"])
+		}
+		if _, ok := out.Item["name"]; ok {
+			t.Errorf("%s stored name = %#v; want it left out", name, out.Item["name"])
+		}
+		got, err := tb.Load(ctx, rec{ID: name}, ConsistentRead())
+		if err != nil || got.Email != nil || got.Name != "" {
+			t.Errorf("%s: Load %+v, %v; want no email and no name", name, got, err)
+		}
+	}
+	email := "a@x"
+	if _, err := tb.Save(ctx, rec{ID: "set", Email: &email, Name: "n"}, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for r, err := range tb.Query(ctx, expression.Key("email").Equal(expression.Value(email)), Index("ByEmail")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = append(found, r.ID)
+	}
+	if len(found) != 1 || found[0] != "set" {
+		t.Errorf("ByEmail holds %v; want only the item with an email", found)
+	}
+}
