@@ -467,7 +467,7 @@ func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions,
 	if err := t.checkKey(key); err != nil {
 		return saveRequest{}, true, err
 	}
-	if err := t.checkIndexKeys(to.Dst, true); err != nil {
+	if err := t.checkIndexKeys(to.Dst, key, true); err != nil {
 		return saveRequest{}, true, err
 	}
 	held, next, err := t.saveVersions(v, key, wo, now)

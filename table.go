@@ -835,30 +835,35 @@ func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
 	if err := t.checkKey(item); err != nil {
 		return err
 	}
-	return t.checkIndexKeys(item, false)
+	return t.checkIndexKeys(item, item, false)
 }
 
 // checkIndexKeys is checkItemKeys' check of the index keys, read from
 // attrs by attribute name, or by value placeholder (byPlaceholder: attrs
-// is an UpdateItem's values a Save encoded straight into, buildSaveValues).
-func (t *Table[T]) checkIndexKeys(attrs map[string]types.AttributeValue, byPlaceholder bool) error {
+// is an UpdateItem's values a Save encoded straight into, buildSaveValues),
+// the table's key attributes from key by name. The table's keys, checked
+// by checkKey, are checked again only where an index limits them more: the
+// table's partition key as an index's sort key (1024 bytes, not 2048).
+func (t *Table[T]) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPlaceholder bool) error {
 	s := t.p.s
 	for j := range s.indexes {
 		x := &s.indexes[j]
 		for _, i := range [2]int{x.hash, x.rng} {
-			if i < 0 || i == s.hash || i == s.rng {
-				continue // none, or the table's own, checked above
-			}
 			limit := maxPartitionKeyLen
 			if i == x.rng {
 				limit = maxSortKeyLen
 			}
+			if i < 0 || i == s.rng || (i == s.hash && limit == maxPartitionKeyLen) {
+				continue // none, or the table's own, checked by checkKey
+			}
 			f := &s.fields[i]
-			at := f.name
-			if byPlaceholder {
+			from, at := attrs, f.name
+			if i == s.hash {
+				from = key
+			} else if byPlaceholder {
 				at = f.vph
 			}
-			if what, fix := keyValueFault(attrs[at], limit, true); what != "" {
+			if what, fix := keyValueFault(from[at], limit, true); what != "" {
 				role := "hash"
 				if i == x.rng {
 					role = "range"

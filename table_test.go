@@ -344,3 +344,54 @@ func TestNullIndexKeyLeftOut(t *testing.T) {
 		t.Errorf("ByEmail holds %v; want only the item with an email", found)
 	}
 }
+
+// TestTableHashKeyAsIndexRangeKeyLimited: the table's partition key may be
+// a global index's sort key, whose values DynamoDB limits to 1024 bytes,
+// not the 2048 of a partition key. Every write of a longer value is refused
+// with ErrInvalidInput before sending (DynamoDB Local refuses it too), and
+// one of 1024 bytes is stored.
+func TestTableHashKeyAsIndexRangeKeyLimited(t *testing.T) {
+	type rec struct {
+		ID    string `dynamo:"id,hash" index:"ByGroup,range"`
+		Group string `dynamo:"group" index:"ByGroup,hash"`
+		V     int64  `dynamo:"v,version"`
+	}
+	c := dynamotest.Client(t)
+	ctx := t.Context()
+	proto := NewTableMust[rec](t, NewMapper(c))
+	in, err := proto.CreateTableInput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMapper(c)
+	tb, err := NewTable[rec](m, dynamotest.CreateTable(t, c, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := map[string]func(rec) error{
+		"Save":    func(r rec) error { _, err := tb.Save(ctx, r); return err },
+		"SavePut": func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SavePut)); return err },
+		"BatchSave": func(r rec) error {
+			return tb.BatchSave(ctx, []rec{r}, WithSaveBehavior(SaveClobber))
+		},
+		"TxSave": func(r rec) error { return m.WriteTx(ctx, []TxOp{tb.TxSave(r)}) },
+		"Update": func(r rec) error {
+			_, err := tb.Update(ctx, r, func(x rec) (rec, error) { x.Group = "g"; return x, nil })
+			return err
+		},
+	}
+	for name, write := range writes {
+		at := rec{ID: name + strings.Repeat("i", 1024-len(name)), Group: "g"}
+		if err := write(at); err != nil {
+			t.Errorf("%s of an index sort key of 1024 bytes: %v", name, err)
+		}
+		over := rec{ID: name + strings.Repeat("i", 1025-len(name)), Group: "g"}
+		if err := write(over); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "over DynamoDB's 1024") {
+			t.Errorf("%s of an index sort key of 1025 bytes: %v; want ErrInvalidInput", name, err)
+		}
+	}
+	sent := map[string]types.AttributeValue{"id": str(strings.Repeat("i", 1025)), "group": str("g")}
+	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tb.Name()), Item: sent}); err == nil {
+		t.Errorf("DynamoDB Local took an index sort key of 1025 bytes; the limit checked is not DynamoDB's")
+	}
+}
