@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Class is a kind of error named in error.type: the errors that wrap Err
@@ -38,7 +39,10 @@ func ErrorClass(err error, classes ...Class) string {
 
 // ContextClass is the class of an error the context ended ("canceled",
 // "deadline_exceeded"), else the Go type of the error err wraps (of err
-// when it wraps none), the last resort of every ErrorClass.
+// when it wraps none), the last resort of every ErrorClass. The wrappers
+// fmt.Errorf makes are looked through, so that an error wrapped again (a
+// mapper's error a lease or a commit log returns with its own words) is
+// named as the error it wraps is.
 func ContextClass(err error) string {
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -46,8 +50,19 @@ func ContextClass(err error) string {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "deadline_exceeded"
 	}
-	if u := errors.Unwrap(err); u != nil {
-		return fmt.Sprintf("%T", u)
+	u := errors.Unwrap(err)
+	if u == nil {
+		return fmt.Sprintf("%T", err)
 	}
-	return fmt.Sprintf("%T", err)
+	for reflect.TypeOf(u) == fmtWrapError {
+		next := errors.Unwrap(u)
+		if next == nil {
+			break
+		}
+		u = next
+	}
+	return fmt.Sprintf("%T", u)
 }
+
+// fmtWrapError is the type of the error fmt.Errorf returns with one %w.
+var fmtWrapError = reflect.TypeOf(fmt.Errorf("%w", errors.New("")))

@@ -10,7 +10,8 @@ import (
 // TestErrorClassTriesTheCallersClassesFirst: error.type is the first of
 // the caller's classes an error wraps; else the mapper's class of it; and
 // without the mapper's, the context's class or the Go type of what it
-// wraps (of itself when it wraps none) — never "<nil>" nor its message.
+// wraps, past the wrappers of fmt.Errorf (of itself when it wraps none) —
+// never "<nil>" nor its message.
 func TestErrorClassTriesTheCallersClassesFirst(t *testing.T) {
 	errA, errB := errors.New("a"), errors.New("b")
 	classes := []Class{{Err: errA, Name: "a"}, {Err: errB, Name: "b"}}
@@ -28,6 +29,8 @@ func TestErrorClassTriesTheCallersClassesFirst(t *testing.T) {
 		{err: fmt.Errorf("x: %w", context.Canceled), want: "canceled", wantMapper: "mapper:canceled"},
 		{err: fmt.Errorf("x: %w", context.DeadlineExceeded), want: "deadline_exceeded", wantMapper: "mapper:deadline_exceeded"},
 		{err: fmt.Errorf("x: %w", sdkError{errors.New("secret key 42")}), want: "telemetry.sdkError", wantMapper: "mapper:telemetry.sdkError"},
+		// a mapper's error wrapped again (by a lease): named as the mapper names it
+		{err: fmt.Errorf("lease: y: %w", fmt.Errorf("x: %w", sdkError{errors.New("secret key 42")})), want: "telemetry.sdkError", wantMapper: "mapper:telemetry.sdkError"},
 		{err: errors.New("secret key 42"), want: "*errors.errorString", wantMapper: "mapper:*errors.errorString"},
 	} {
 		saved := MapperErrorClass
