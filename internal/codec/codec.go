@@ -1900,12 +1900,51 @@ func SafeDecode(dec *attributevalue.Decoder, av types.AttributeValue, out any) (
 
 // SafeEncode is enc.Encode(in), with a panic inside attributevalue turned
 // into an error: it panics reading an unexported embedded field whose type
-// has methods (reflect's Interface on an unexported field).
+// has methods (reflect's Interface on an unexported field). A value holding
+// a nil member (a marshaler's (*types.AttributeValueMemberS)(nil)), which
+// every later reader would crash on, is an error too.
 func SafeEncode(enc *attributevalue.Encoder, in any) (av types.AttributeValue, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			av, err = nil, fmt.Errorf("attributevalue panicked encoding %T: %v (an unexported embedded field whose type has methods? export the type or give the field a name)", in, r)
 		}
 	}()
-	return enc.Encode(in)
+	av, err = enc.Encode(in)
+	if err == nil {
+		if t := nilMember(av); t != "" {
+			return nil, fmt.Errorf("encoding %T gave a nil %s (a MarshalDynamoDBAttributeValue returning a nil pointer?): return a value, or &types.AttributeValueMemberNULL{Value: true}", in, t)
+		}
+	}
+	return av, err
+}
+
+// nilMember returns the type of a nil pointer member in av (av itself, or
+// in a map or list of it), "" when there is none.
+func nilMember(av types.AttributeValue) string {
+	switch v := av.(type) {
+	case nil:
+		return ""
+	case *types.AttributeValueMemberM:
+		if v != nil {
+			for _, e := range v.Value {
+				if t := nilMember(e); t != "" {
+					return t
+				}
+			}
+			return ""
+		}
+	case *types.AttributeValueMemberL:
+		if v != nil {
+			for _, e := range v.Value {
+				if t := nilMember(e); t != "" {
+					return t
+				}
+			}
+			return ""
+		}
+	}
+	if rv := reflect.ValueOf(av); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return fmt.Sprintf("%T", av)
+	}
+	return ""
 }

@@ -117,3 +117,31 @@ func TestLayoutFlattensEmbeddedStructs(t *testing.T) {
 		t.Error("layout computed twice for one type; want the cached one")
 	}
 }
+
+type nilAVMarshaler string
+
+func (nilAVMarshaler) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	return (*types.AttributeValueMemberS)(nil), nil
+}
+
+// TestSafeEncodeRefusesNilMember: a marshaler returning a nil pointer
+// member (here a nil *types.AttributeValueMemberS) is an encoding error,
+// not a value every later reader (the checks, Clone) crashes on — at the
+// top, in a map and in a list.
+func TestSafeEncodeRefusesNilMember(t *testing.T) {
+	type rec struct {
+		A nilAVMarshaler
+	}
+	enc := attributevalue.NewEncoder()
+	for _, in := range []any{nilAVMarshaler("x"), rec{A: "x"}, []nilAVMarshaler{"x"}} {
+		if av, err := SafeEncode(enc, in); err == nil {
+			t.Errorf("SafeEncode(%#v) = %#v; want an error", in, av)
+		}
+	}
+	if _, err := SafeEncode(enc, rec{}); err == nil {
+		t.Errorf("SafeEncode of a struct with a nil-returning marshaler field: no error")
+	}
+	if av, err := SafeEncode(enc, map[string]any{"a": []any{"b", nil}}); err != nil {
+		t.Errorf("SafeEncode of a plain value: %v (%#v)", err, av)
+	}
+}
