@@ -707,3 +707,35 @@ func TestSaveValuesBuildTheItemPathsRequest(t *testing.T) {
 		}
 	}
 }
+
+type nilSMarshaler string
+
+func (nilSMarshaler) MarshalDynamoDBAttributeValue() (types.AttributeValue, error) {
+	return (*types.AttributeValueMemberS)(nil), nil
+}
+
+// TestSaveRefusesNilMarshaledValue: a field whose marshaler returns a nil
+// pointer member is refused with ErrInvalidInput, by the compiled codec's
+// path and by attributevalue's, for a key, an index key and any attribute,
+// instead of crashing the caller.
+func TestSaveRefusesNilMarshaledValue(t *testing.T) {
+	type rec struct {
+		ID    string        `dynamo:"ISBN,hash"`
+		Email nilSMarshaler `dynamo:"email" index:"ByEmail,hash"`
+		V     int64         `dynamo:"v,version"`
+	}
+	type keyed struct {
+		ID nilSMarshaler `dynamo:"ISBN,hash"`
+	}
+	db := (&fakeDB{}).table("Books", "ISBN", "")
+	tb := NewTableMust[rec](t, NewMapper(db))
+	tk := NewTableMust[keyed](t, NewMapper(db))
+	for _, b := range []SaveBehavior{SaveUpdate, SavePut} {
+		if _, err := tb.Save(t.Context(), rec{ID: "a", Email: "x"}, WithSaveBehavior(b)); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%v: %v; want ErrInvalidInput", b, err)
+		}
+		if _, err := tk.Save(t.Context(), keyed{ID: "a"}, WithSaveBehavior(b)); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%v of the key: %v; want ErrInvalidInput", b, err)
+		}
+	}
+}
