@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
 )
 
 // Types for the table-creation tests.
@@ -121,6 +123,13 @@ func mustInput[T any](t *testing.T, opts ...TableSpecOption) *dynamodb.CreateTab
 		t.Fatal(err)
 	}
 	return in
+}
+
+// createdTable returns a Table of T on a new table of DynamoDB Local made
+// from T's tags (CreateTableInput), deleted when the test ends.
+func createdTable[T any](t *testing.T, c *dynamodb.Client) *Table[T] {
+	t.Helper()
+	return newTestTable[T](t, c, dynamotest.CreateTable(t, c, mustInput[T](t)))
 }
 
 func checkInput(t *testing.T, got, want *dynamodb.CreateTableInput) {

@@ -237,15 +237,7 @@ func TestKeysAtDynamoDBsLimitsStored(t *testing.T) {
 	}
 	c := dynamotest.Client(t)
 	ctx := t.Context()
-	proto := NewTableMust[rec](t, NewMapper(c))
-	in, err := proto.CreateTableInput()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := NewTable[rec](NewMapper(c), dynamotest.CreateTable(t, c, in))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := createdTable[rec](t, c)
 	at := rec{ID: strings.Repeat("p", 2048), Sort: bytes.Repeat([]byte{7}, 1024), Email: strings.Repeat("e", 2048), Rank: strings.Repeat("r", 1024)}
 	if _, err := tb.Save(ctx, at); err != nil {
 		t.Fatalf("keys at the limits: %v", err)
@@ -291,16 +283,8 @@ func TestNullIndexKeyLeftOut(t *testing.T) {
 	}
 	c := dynamotest.Client(t)
 	ctx := t.Context()
-	proto := NewTableMust[rec](t, NewMapper(c))
-	in, err := proto.CreateTableInput()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMapper(c)
-	tb, err := NewTable[rec](m, dynamotest.CreateTable(t, c, in))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := createdTable[rec](t, c)
+	m := tb.Mapper()
 	writes := map[string]func(rec) error{
 		"Save":           func(r rec) error { _, err := tb.Save(ctx, r); return err },
 		"SavePut":        func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SavePut)); return err },
@@ -358,16 +342,8 @@ func TestTableHashKeyAsIndexRangeKeyLimited(t *testing.T) {
 	}
 	c := dynamotest.Client(t)
 	ctx := t.Context()
-	proto := NewTableMust[rec](t, NewMapper(c))
-	in, err := proto.CreateTableInput()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := NewMapper(c)
-	tb, err := NewTable[rec](m, dynamotest.CreateTable(t, c, in))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := createdTable[rec](t, c)
+	m := tb.Mapper()
 	writes := map[string]func(rec) error{
 		"Save":    func(r rec) error { _, err := tb.Save(ctx, r); return err },
 		"SavePut": func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SavePut)); return err },

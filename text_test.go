@@ -639,18 +639,7 @@ func TestTextIndexKeyLocal(t *testing.T) {
 	}
 	c := dynamotest.Client(t)
 	ctx := t.Context()
-	proto, err := NewTable[rec](NewMapper(c), "b6addr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := proto.CreateTableInput()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := NewTable[rec](NewMapper(c), dynamotest.CreateTable(t, c, in))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := createdTable[rec](t, c)
 	a, err := tb.Save(ctx, rec{ID: tID1})
 	if err != nil {
 		t.Fatalf("save without an address: %v", err)
