@@ -880,6 +880,7 @@ func (t *Table[T]) checkIndexKeys(attrs, key map[string]types.AttributeValue, by
 // most limit bytes, and how to fix it; "" when v is fine. absentOK: v may be
 // absent or NULL (an index key: the item is then left out of the index).
 func keyValueFault(v types.AttributeValue, limit int, absentOK bool) (what, fix string) {
+	n := 0 // the bytes DynamoDB counts: a string's UTF-8, a binary's
 	switch v := v.(type) {
 	case nil, *types.AttributeValueMemberNULL:
 		if !absentOK {
@@ -898,9 +899,7 @@ func keyValueFault(v types.AttributeValue, limit int, absentOK bool) (what, fix 
 			return fmt.Sprintf("%q is not valid UTF-8", truncate(v.Value, 40)),
 				"the SDK would replace the bad bytes with U+FFFD, so other keys would address the same item; use a []byte key for binary data"
 		}
-		if len(v.Value) > limit {
-			return fmt.Sprintf("is %d bytes, over DynamoDB's %d for such a key", len(v.Value), limit), "shorten it (store long values in another attribute, or a hash of them in the key)"
-		}
+		n = len(v.Value)
 	case *types.AttributeValueMemberB:
 		if len(v.Value) == 0 {
 			if absentOK {
@@ -908,12 +907,13 @@ func keyValueFault(v types.AttributeValue, limit int, absentOK bool) (what, fix 
 			}
 			return "is empty, which DynamoDB refuses as a key", setIt
 		}
-		if len(v.Value) > limit {
-			return fmt.Sprintf("is %d bytes, over DynamoDB's %d for such a key", len(v.Value), limit), "shorten it (store long values in another attribute, or a hash of them in the key)"
-		}
+		n = len(v.Value)
 	case *types.AttributeValueMemberN:
 	default:
 		return fmt.Sprintf("encodes to %T; keys must be strings, numbers or binary", v), "give the field a string, number or []byte type (or a marshaler that returns one)"
+	}
+	if n > limit {
+		return fmt.Sprintf("is %d bytes, over DynamoDB's %d for such a key", n, limit), "shorten it (store long values in another attribute, or a hash of them in the key)"
 	}
 	return "", ""
 }
