@@ -488,7 +488,21 @@
 // version by one per change: the outcome is exactly that of running the calls
 // one after another (each change applied once; each caller gets the copy
 // after its own change, with its own version, so every copy but the last is
-// already stale). A hot key thus takes one write per round trip, whatever
+// already stale). The write sets only the attributes the changes altered
+// and removes those they emptied: its condition pins the stored item to the
+// one the first function was given (the version and the write token the
+// Table read or wrote last; without a token, every attribute the type
+// models), so whatever the functions left as it was is stored already, and
+// an item of many attributes whose functions change one sends one. A field
+// counts as unaltered when it encodes to the very value stored: a string,
+// number, bool or time, a string set, a map of strings; a pointer, struct,
+// list, marshaler or text type is written whenever it holds a value. Types
+// with javabool or javadate fields, `set` fields, an entity type, a text
+// type in an index key or more than 64 attributes, and writes with
+// GuardedBy, write the whole item. (A writer that changes an item without
+// advancing its version, which optimistic locking never allows, keeps its
+// values in the attributes the functions did not alter, where a whole-item
+// write would replace them.) A hot key thus takes one write per round trip, whatever
 // the number of goroutines: the next write waits for the callers the last
 // one released to queue again — until all have, at most half the Table's
 // recent write round trip — so that it carries every waiting change; a

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"maps"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -154,7 +155,7 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		p.condMatchToken = joinConds(p.condMatch, tokenBasisCond)
 		p.condMatchTokenPtr = &p.condMatchToken
 	}
-	if p.fullSet = p.setUpdateExpr(0); p.fullSet != "" {
+	if p.fullSet = p.setUpdateExpr(0, 0); p.fullSet != "" {
 		p.fullSetPtr = &p.fullSet
 	}
 	p.hashNames = map[string]string{hashNamePH: p.keyNames[0]}
@@ -613,16 +614,22 @@ func (b *exprBuilder) updateParts(uc *userCond) updateParts {
 // write to the stored state it was computed from (basisCond). from, when
 // not nil, is the item as stored that a SaveUpdate writes the changes from
 // (ChangedFrom): only the attributes whose value differs from it are
-// written (unchanged reports which).
-func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nulls map[string]bool, token []byte, uc *userCond, bs *basis, from map[string]types.AttributeValue) updateParts {
+// written (unchanged reports which). kept (bit n for nonKeyNoVerFs[n])
+// names attributes a SaveUpdate with a basis leaves unwritten, because the
+// item holds them as bs's item does (Table.keptAttrs): bs's condition pins
+// the stored item to that state, so writing them again changes nothing.
+func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue, held, newVersion int64, nulls map[string]bool, token []byte, uc *userCond, bs *basis, from map[string]types.AttributeValue, kept uint64) updateParts {
 	s := p.s
-	eb := exprBuilder{p: p, values: make(map[string]types.AttributeValue, p.updateValuesRoom(item, uc, bs))}
-	values := eb.values
 	// cached: the UpdateExpression of a SaveUpdate depends only on which
 	// attributes the item lacks or holds as NULL (missing, bit n for
-	// nonKeyNoVerFs[n]): it is the plan's (saveUpdateExpr), and no action
-	// is written here.
+	// nonKeyNoVerFs[n]) and which it leaves as they are (kept): it is the
+	// plan's (saveUpdateExpr), and no action is written here.
 	cached := b == SaveUpdate && len(p.nonKeyNoVerFs) <= maxCachedFields && from == nil
+	if !cached || bs == nil || bs.item == nil {
+		kept = 0
+	}
+	eb := exprBuilder{p: p, values: make(map[string]types.AttributeValue, p.updateValuesRoom(item, uc, bs, kept))}
+	values := eb.values
 	if !cached {
 		eb.clauses[clauseSet].Grow(len(item) * 12)
 	}
@@ -630,6 +637,10 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	var removed []int // with from: the attributes removed, named after updateNames
 	allUsed := true
 	for n, i := range p.nonKeyNoVerFs {
+		if kept&(1<<n) != 0 {
+			allUsed = false
+			continue
+		}
 		f := &s.fields[i]
 		av, ok := item[f.name]
 		if ok {
@@ -672,9 +683,10 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 		p.versionActions(&eb, b, held, newVersion, nulls, token, cached, bs)
 	}
 	if cached {
-		eb.fixedUpdate = p.saveUpdateExpr(missing)
+		eb.fixedUpdate, eb.names = p.saveUpdateExpr(missing, kept)
+	} else {
+		p.updateNames(&eb, allUsed)
 	}
-	p.updateNames(&eb, allUsed)
 	if !allUsed {
 		for _, i := range removed {
 			eb.names[s.fields[i].ph] = s.fields[i].name // updateNames named the values' only
@@ -707,8 +719,7 @@ func (p *plan) buildUpdateValues(values map[string]types.AttributeValue, held, n
 		}
 	}
 	p.versionActions(&eb, SaveUpdate, held, newVersion, nil, token, true, nil)
-	eb.fixedUpdate = p.saveUpdateExpr(missing)
-	p.updateNames(&eb, true)
+	eb.fixedUpdate, eb.names = p.saveUpdateExpr(missing, 0)
 	return eb.updateParts(uc)
 }
 
@@ -750,15 +761,19 @@ func unchanged(v types.AttributeValue, ok bool, old types.AttributeValue) bool {
 // updateValuesRoom is how many values an update of item names, as far as
 // known beforehand: its attributes but the key (the version's held and new
 // values for the version's), the write token's, the token of the basis, the
-// If conditions'. A map sized for more is twice as large, and swept by the
-// collector on every save.
-func (p *plan) updateValuesRoom(item map[string]types.AttributeValue, uc *userCond, bs *basis) int {
+// If conditions'; of the attributes not kept (buildUpdate), when some are.
+// A map sized for more is twice as large, and swept by the collector on
+// every save.
+func (p *plan) updateValuesRoom(item map[string]types.AttributeValue, uc *userCond, bs *basis, kept uint64) int {
 	n := len(item) - 1
 	if _, ok := item[p.tokenAttr]; ok && p.tokenAttr != "" {
 		n-- // an item encoded into its basis's map holds the basis's token (basis.own)
 	}
 	if p.hasRangeKey {
 		n--
+	}
+	if kept != 0 {
+		n = len(p.nonKeyNoVerFs) - bits.OnesCount64(kept) + 1 // those written at most, and the write token's
 	}
 	if p.s.version >= 0 {
 		n += 2
@@ -830,40 +845,56 @@ const maxCachedFields = 64
 // missing attributes.
 const setExprBits = 3
 
-// setExpr is a cached UpdateExpression: the SaveUpdate of an item lacking
-// the attributes missing names (bit n: nonKeyNoVerFs[n]).
+// setExpr is a cached UpdateExpression and the names it uses: the
+// SaveUpdate of an item lacking the attributes missing names and leaving
+// those kept names unwritten (bit n: nonKeyNoVerFs[n]).
 type setExpr struct {
-	missing uint64
-	expr    string
+	missing, kept uint64
+	expr          string
+	names         map[string]string // never changed: shared by every request
 }
 
 // saveUpdateExpr returns the UpdateExpression of a SaveUpdate of an item
-// lacking (or holding as NULL) the attributes missing names (bit n:
-// nonKeyNoVerFs[n]): fullSet when none is missing, else the plan's cached
-// one, written (setUpdateExpr) and kept when not there. The cache is
-// direct-mapped: a few slots, each holding the last expression whose
-// missing set hashed to it, replaced whole (readers see the old or the new,
-// never a mix).
-func (p *plan) saveUpdateExpr(missing uint64) string {
-	if missing == 0 {
-		return p.fullSet
+// lacking (or holding as NULL) the attributes missing names and leaving
+// those kept names unwritten (bit n: nonKeyNoVerFs[n]), and the names it
+// uses, for the caller to share and never change: fullSet and allNames
+// when neither, else the plan's cached ones, written (setUpdateExpr) and
+// kept when not there. The cache is direct-mapped: a few slots, each
+// holding the last expression whose sets hashed to it, replaced whole
+// (readers see the old or the new, never a mix).
+func (p *plan) saveUpdateExpr(missing, kept uint64) (string, map[string]string) {
+	if missing == 0 && kept == 0 {
+		return p.fullSet, p.allNames
 	}
-	slot := &p.setExprs[(missing*0x9E3779B97F4A7C15)>>(64-setExprBits)]
-	if e := slot.Load(); e != nil && e.missing == missing {
-		return e.expr
+	h := (missing ^ kept*0xC2B2AE3D27D4EB4F) * 0x9E3779B97F4A7C15
+	slot := &p.setExprs[h>>(64-setExprBits)]
+	if e := slot.Load(); e != nil && e.missing == missing && e.kept == kept {
+		return e.expr, e.names
 	}
-	e := &setExpr{missing: missing, expr: p.setUpdateExpr(missing)}
+	e := &setExpr{missing: missing, kept: kept, expr: p.setUpdateExpr(missing, kept), names: p.allNames}
+	if kept != 0 {
+		e.names = maps.Clone(p.allNames)
+		for n, i := range p.nonKeyNoVerFs {
+			if kept&(1<<n) != 0 {
+				delete(e.names, p.s.fields[i].ph)
+			}
+		}
+	}
 	slot.Store(e)
-	return e.expr
+	return e.expr, e.names
 }
 
 // setUpdateExpr writes the actions of a SaveUpdate of an item lacking (or
-// holding as NULL) the attributes missing names (bit n: nonKeyNoVerFs[n]):
-// the SET of each attribute it holds, of the version and of the write
-// token, and the REMOVE of the others. fullSet is that of none missing.
-func (p *plan) setUpdateExpr(missing uint64) string {
+// holding as NULL) the attributes missing names, leaving those kept names
+// unwritten (bit n: nonKeyNoVerFs[n]): the SET of each other attribute, of
+// the version and of the write token, and the REMOVE of the missing ones.
+// fullSet is that of none missing or kept.
+func (p *plan) setUpdateExpr(missing, kept uint64) string {
 	var eb exprBuilder
 	for n, i := range p.nonKeyNoVerFs {
+		if kept&(1<<n) != 0 {
+			continue
+		}
 		if missing&(1<<n) != 0 {
 			eb.remove(p.s.fields[i].ph)
 		} else {

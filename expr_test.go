@@ -99,7 +99,7 @@ func TestSaveExpressions(t *testing.T) {
 		{SaveAppendSet, 2, 3, "SET #a1 = :a1, #a4 = :v1, #wt = :wt ADD #a2 :a2", "(NOT attribute_type(#a2, :onull)) AND (#a4 = :v0)", []string{"#a1", "#a2", "#a4", "#wt"}},
 		{SaveClobber, 2, 1, "SET #a1 = :a1, #a2 = :a2, #wt = :wt REMOVE #a3 ADD #a4 :v1", "attribute_not_exists(#a4) OR #a4 < :vm", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
 	} {
-		up := p.buildUpdate(tc.b, item, tc.held, tc.next, nil, tok, nil, nil, nil)
+		up := p.buildUpdate(tc.b, item, tc.held, tc.next, nil, tok, nil, nil, nil, 0)
 		if up.update != tc.update || up.cond != tc.cond {
 			t.Errorf("%v held %d: update %q cond %q\n want update %q cond %q", tc.b, tc.held, up.update, up.cond, tc.update, tc.cond)
 		}
@@ -124,7 +124,7 @@ func TestSaveExpressions(t *testing.T) {
 	if pc := p.buildPutCond(3, false, nil, bs); pc.cond != "(#a4 = :v0) AND (#wt = :wh)" || pc.names["#wt"] != "ddbkit_wt" {
 		t.Errorf("put pinned to its basis: %+v", pc)
 	}
-	if up := p.buildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, bs, nil); up.cond != "(#a4 = :v0) AND (#wt = :wh)" {
+	if up := p.buildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, bs, nil, 0); up.cond != "(#a4 = :v0) AND (#wt = :wh)" {
 		t.Errorf("update pinned to its basis: cond %q", up.cond)
 	}
 }
@@ -266,7 +266,7 @@ func TestSaveUpdateExpressionPerMissingSet(t *testing.T) {
 				for m := range 1 << len(opt) {
 					mask := (m + g*17 + round*5) % (1 << len(opt))
 					item, u := want(mask)
-					up := p.buildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, nil, nil)
+					up := p.buildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, nil, nil, 0)
 					if up.update != u {
 						t.Errorf("missing %07b: update %q\n want %q", mask, up.update, u)
 						return

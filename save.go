@@ -415,7 +415,13 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 	if r.key = wo.key; !t.reusesKey(r.key, item) {
 		r.key = t.pickKey(item)
 	}
-	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs, wo.from)
+	var kept uint64
+	if bs != nil && bs.item != nil && !tx && !wo.fromSet && wo.behavior == SaveUpdate {
+		// The basis's condition pins the stored item to bs.item: what
+		// the item holds as it does needs no writing.
+		kept = t.keptAttrs(sz)
+	}
+	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs, wo.from, kept)
 	if s.created >= 0 {
 		if tx {
 			r.createdCond = true

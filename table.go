@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/bits"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -67,6 +69,9 @@ type Table[T any] struct {
 	// go to the key map (buildSaveValues). nil when a Save encodes an item
 	// first (savesValues).
 	valueNames []string
+	// keptBit maps the codec's field i to its bit in plan.nonKeyNoVerFs
+	// (-1: a key or the version), where valueNames is not nil.
+	keptBit []int8
 }
 
 // NewTable returns the table called name whose items are T. T's schema is
@@ -123,38 +128,57 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 	t.readsBack = t.enc != nil && t.dec == t.enc && c.Copyable() && len(s.javaFields) == 0 && len(s.javaDecFields) == 0 &&
 		!s.convertsSets() && len(t.textSets) == 0 && len(t.textIndexKeys) == 0 && s.entity < 0 && !s.hasStamps() &&
 		!foldsAny(t.p.tokenAttr, s)
-	t.valueNames = t.savesValues()
+	t.valueNames, t.keptBit = t.savesValues()
 	return t, nil
 }
 
-// savesValues returns Table.valueNames: nil unless the compiled codec
+// savesValues returns Table.valueNames and keptBit: nil unless the compiled codec
 // encodes the type, the type has a version (settling reads the write token,
 // never the item: settleSave), its SaveUpdate expressions are cached
 // (saveUpdateExpr), nothing changes the encoded item by name afterwards
 // (text index keys, javabool and javadate, `set`s, the entity attribute:
 // encodeItem, encodeSized), and the codec's fields are exactly the schema's.
-func (t *Table[T]) savesValues() []string {
+func (t *Table[T]) savesValues() ([]string, []int8) {
 	p, s := t.p, t.p.s
 	if t.enc == nil || s.version < 0 || len(p.nonKeyNoVerFs) > maxCachedFields || len(t.textIndexKeys) > 0 ||
 		len(s.javaFields) > 0 || s.convertsSets() || s.entity >= 0 {
-		return nil
+		return nil, nil
 	}
 	names := t.enc.Names()
 	if len(names) != len(s.fields) {
-		return nil
+		return nil, nil
 	}
+	bit := make([]int8, len(names))
 	for i, name := range names {
 		j, ok := s.byName[name]
 		if !ok {
-			return nil
+			return nil, nil
 		}
+		names[i], bit[i] = "", -1
 		if j != s.hash && j != s.rng && j != s.version {
 			names[i] = s.fields[j].vph
-		} else {
-			names[i] = ""
+			bit[i] = int8(slices.Index(p.nonKeyNoVerFs, j))
 		}
 	}
-	return names
+	return names, bit
+}
+
+// keptAttrs returns the attributes a SaveUpdate computed from a basis may
+// leave unwritten (buildUpdate's kept, bit n: nonKeyNoVerFs[n]): those the
+// codec left as the basis held them (sz.kept, by the codec's fields), when
+// sz still describes the item (nothing changed it after encoding) and the
+// codec's fields are the schema's (keptBit). 0: write them all.
+func (t *Table[T]) keptAttrs(sz itemSizes) uint64 {
+	if !sz.ok || t.keptBit == nil {
+		return 0
+	}
+	var kept uint64
+	for m := sz.kept; m != 0; m &= m - 1 {
+		if i := bits.TrailingZeros64(m); i < len(t.keptBit) && t.keptBit[i] >= 0 {
+			kept |= 1 << t.keptBit[i]
+		}
+	}
+	return kept
 }
 
 // convertsSets reports whether a field of s is a `set`, which encodeItem
@@ -369,6 +393,10 @@ func (t *Table[T]) encodeSized(boxed any, prev map[string]types.AttributeValue, 
 type itemSizes struct {
 	ok           bool
 	total, nulls int
+	// kept is the codec's Result.Kept of an item encoded over a basis:
+	// bit i, the i-th of the codec's fields left the basis's attribute as
+	// it was (Table.keptAttrs).
+	kept uint64
 }
 
 // encodeUnchecked is encode without the checks of the encoded values (UTF-8,
@@ -406,7 +434,7 @@ func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, i
 		}
 		if err == nil {
 			item, clean = r.Item, r.Clean
-			sz = itemSizes{ok: true, total: r.Size, nulls: r.NullSize}
+			sz = itemSizes{ok: true, total: r.Size, nulls: r.NullSize, kept: r.Kept}
 		} else if te := (*codec.TextError)(nil); errors.As(err, &te) {
 			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w", ErrInvalidInput, t.name, s.typ, err)
 		}

@@ -35,6 +35,11 @@ import (
 // retried, and so is a conflict whose write may have been applied
 // (ErrUnknownOutcome), since calling fn again could apply its change twice.
 //
+// The write sets only the attributes fn changed and removes only those it
+// emptied, when the Table encodes the type itself (see the package doc,
+// "Update: one key, many callers"): its condition pins the stored item to
+// the one fn was given, so what fn left as it was is stored already.
+//
 // Calls for one key through one Table queue and are combined into one
 // write, with the outcome of running them one after another; see the
 // package doc, "Update: one key, many callers", for the rules. With

@@ -139,6 +139,11 @@ type Result struct {
 	// Size is the sum of len(name) + Hooks.Size(value) over Item, and
 	// NullSize the part of it of the attributes that are NULL.
 	Size, NullSize int
+	// Kept, from EncodeOver and EncodeInto, has bit i set (i < 64: the
+	// i-th of Names) when field i left prev as it was: its attribute is
+	// prev's value itself, or prev has none and the field wrote none. A
+	// clear bit says nothing (a value equal to prev's but made again).
+	Kept uint64
 }
 
 // Encode encodes the struct p points to (of s's type) into an item, as
@@ -224,6 +229,9 @@ func (s *Struct) encode(p unsafe.Pointer, prev map[string]types.AttributeValue, 
 			if av, err = e.value(f.n, fp, 1); err != nil {
 				return Result{}, atAttr(err, f.name)
 			}
+		}
+		if prev != nil && i < 64 && av == old {
+			r.Kept |= 1 << i // the same value, or none in either
 		}
 		if av == nil {
 			if into && old != nil {

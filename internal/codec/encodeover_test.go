@@ -105,6 +105,7 @@ func checkEncodeOver(t *testing.T, typ reflect.Type, data []byte) int {
 	if after := show(prev); after != before {
 		t.Fatalf("%s: EncodeOver changed prev:\nbefore %s\nafter  %s", typ, before, after)
 	}
+	checkKept(t, c, "EncodeOver", got, prev)
 	checkEncodeInto(t, c, v1.UnsafePointer(), prev, want.Item)
 	checkEncodeNamed(t, c, v1.UnsafePointer(), want)
 	shared := 0
@@ -143,6 +144,9 @@ func checkEncodeInto(t *testing.T, c *Struct, p unsafe.Pointer, prev, want map[s
 	}
 	if reflect.ValueOf(got.Item).UnsafePointer() != reflect.ValueOf(into).UnsafePointer() {
 		t.Fatalf("%s: EncodeInto made a map", c.typ)
+	}
+	if prev != nil {
+		checkKept(t, c, "EncodeInto", got, prev)
 	}
 	for k, v := range over.Item {
 		if (prev[k] == v) != (prev[k] == got.Item[k]) {
@@ -273,3 +277,21 @@ func FuzzEncodeOver(f *testing.F) {
 }
 
 func unsafePtr(k *Kitchen) unsafe.Pointer { return unsafe.Pointer(k) }
+
+// checkKept fails unless r.Kept, of an encoding over prev, has exactly the
+// bits of the fields whose attribute in r.Item is prev's value itself, or
+// absent from both: what a write computed from prev may leave unwritten.
+func checkKept(t *testing.T, c *Struct, op string, r Result, prev map[string]types.AttributeValue) {
+	t.Helper()
+	for i, name := range c.Names() {
+		if i >= 64 {
+			break
+		}
+		got, gok := r.Item[name]
+		was, wok := prev[name]
+		kept := prev != nil && (gok && wok && got == was || !gok && !wok)
+		if bit := r.Kept&(1<<i) != 0; bit != kept {
+			t.Fatalf("%s: Kept bit %d (%q) is %v, want %v: item %s, prev had %s", op, i, name, bit, kept, show(r.Item), show(map[string]types.AttributeValue{name: was}))
+		}
+	}
+}
