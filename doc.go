@@ -437,8 +437,11 @@
 // an Index the tags declare), each once, and must fix the partition key with
 // Equal; its values must have the keys' types (S, N or B), be numbers
 // DynamoDB stores (38 significant digits, magnitudes 1E-130 to
-// 9.9999999999999999999999999999999999999E+125) and strings of valid UTF-8
-// (the SDK would replace invalid bytes with U+FFFD and read another key).
+// 9.9999999999999999999999999999999999999E+125), strings of valid UTF-8
+// (the SDK would replace invalid bytes with U+FFFD and read another key),
+// and within DynamoDB's key sizes: 2048 bytes for the partition key's value,
+// 1024 for the sort key's, of the table and of an index alike (DynamoDB
+// Local would answer a longer partition value with no items).
 // Anything else is refused with ErrInvalidInput naming the attribute, e.g.
 // "isbn" for "ISBN". Filter values and attribute names must be valid UTF-8
 // too. For an index the tags do not declare, only the values are checked.
