@@ -206,12 +206,13 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	var conds []string // the changes' conditions, ANDed in this order before the version's
 	var bounds []addBound
 	seen := map[string]bool{}
+	written := make(map[string]types.AttributeValue, len(delta.ops)+3) // for checkIndexKeys
 	for _, op := range delta.ops {
 		if seen[op.attr] {
 			return saveRequest{}, t.badAdd(op.attr, "changed twice in one Delta: combine the changes into one")
 		}
 		seen[op.attr] = true
-		c, b, err := t.addChange(&eb, op, wo.nulls[op.attr])
+		c, b, err := t.addChange(&eb, op, wo.nulls[op.attr], written)
 		if err != nil {
 			return saveRequest{}, err
 		}
@@ -233,7 +234,13 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 			p.writeToken(&eb, r.token)
 		}
 	}
-	if err := t.addStamps(&eb, now); err != nil {
+	if err := t.addStamps(&eb, now, written); err != nil {
+		return saveRequest{}, err
+	}
+	// The index keys it writes, as every write checks them: the key (the
+	// table's partition key may be an index's sort key, of 1024 bytes), the
+	// changes, the entity name. k itself passed checkKey (keyOf).
+	if err := t.checkIndexKeys(written, k, false); err != nil {
 		return saveRequest{}, err
 	}
 	r.up = eb.updateParts(uc)
@@ -252,8 +259,9 @@ func (t *Table[T]) badAdd(attr, format string, args ...any) error {
 // addChange checks one change of a Delta against the schema, writes its
 // action and values to eb, and returns its conditions and, for an integer
 // or float32 field, the bound that keeps the result in the field's range.
-// null: the stored item holds the attribute as NULL (see storedNulls).
-func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, *addBound, error) {
+// null: the stored item holds the attribute as NULL (see storedNulls). It
+// records in written, by attribute name, the value it sends (ADD or SET).
+func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *addBound, error) {
 	s := t.p.s
 	i, ok := s.byName[op.attr]
 	if !ok {
@@ -300,6 +308,7 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, 
 	}
 	av = checked[f.name]
 	eb.values[vph] = av
+	written[f.name] = av
 	if null && (bound == nil || bound.fromZero) {
 		// Stored as NULL: the change is made as to a missing attribute
 		// (from 0, from the empty set; the bound holds from 0), on
@@ -308,6 +317,7 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, 
 		eb.values[nullTypePH] = nullTypeAV
 		if op.kind == 'd' {
 			delete(eb.values, vph)
+			delete(written, f.name)
 			eb.remove(f.ph)
 		} else {
 			eb.set(f.ph, vph)
@@ -331,8 +341,9 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, 
 }
 
 // addStamps writes to eb what an Add sets besides its changes, as a Save
-// would: the type's entity name and the modified and created times (now).
-func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time) error {
+// would: the type's entity name and the modified and created times (now);
+// and to written, by attribute name, the values it sets.
+func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time, written map[string]types.AttributeValue) error {
 	s := t.p.s
 	if s.entity >= 0 {
 		// An item Add creates is of the type's entity (the entity
@@ -340,6 +351,7 @@ func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time) error {
 		f := &s.fields[s.entity]
 		eb.set(f.ph, f.vph)
 		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
+		written[f.name] = eb.values[f.vph]
 		eb.name(f.ph, f.name)
 	}
 	if !s.hasStamps() {
@@ -364,6 +376,7 @@ func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time) error {
 			eb.set(f.ph, f.vph)
 		}
 		eb.values[f.vph] = item[f.name]
+		written[f.name] = item[f.name]
 		eb.name(f.ph, f.name)
 	}
 	return nil

@@ -693,3 +693,84 @@ func TestAddToSetNilBinaryElementRefused(t *testing.T) {
 		t.Fatalf("%d requests sent", n)
 	}
 }
+
+// addIdxKey's partition key is also the sort key of index byG, where
+// DynamoDB allows 1024 bytes, not 2048.
+type addIdxKey struct {
+	ID string `dynamo:"id,hash" index:"byG,range"`
+	G  string `dynamo:"g,omitempty" index:"byG,hash"`
+	N  int    `dynamo:"n"`
+}
+
+// addIdxEntity's entity name (1025 bytes) is the sort key of index byE.
+type addIdxEntity struct {
+	ID string `dynamo:"id,hash"`
+	G  string `dynamo:"g,omitempty" index:"byE,hash"`
+	E  string `dynamo:"e,entity=eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee" index:"byE,range"`
+	N  int    `dynamo:"n"`
+}
+
+// addIdxSet's index key is a []byte tagged numberset, which a Save stores
+// as one binary value (B) and an AddToSet would make a number set.
+type addIdxSet struct {
+	ID   string `dynamo:"id,hash"`
+	Code []byte `dynamo:"code,numberset,omitempty" index:"byCode,hash"`
+}
+
+// Add refuses, before sending anything, an index key that every other
+// write refuses (checkItemKeys): the key over an index's limit for it (the
+// table's partition key as an index's sort key: 1024 bytes), an entity
+// name over it, a set as an index key. Sent, a set there fails on DynamoDB
+// Local with a ValidationException naming no field ("Invalid attribute
+// value type"); a 1025- or 2000-byte key there, the index's partition key
+// absent, is stored by DynamoDB Local, making an item that no Save can
+// write back. Add's own key is checked as every write's is (checkKey):
+// unset, empty, over 2048 bytes.
+func TestAddRefusesIndexKeysEveryWriteRefuses(t *testing.T) {
+	st := &fakeDB{noStore: true}
+	ctx := t.Context()
+	long := strings.Repeat("i", 1025)
+	keyTb := newTestTable[addIdxKey](t, st, "k")
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		want []string
+	}{
+		{"key as an index sort key", func() error { _, err := keyTb.Add(ctx, addIdxKey{ID: long}, Increment("n", 1)); return err },
+			[]string{`index "byG" range key id`, "1025 bytes, over DynamoDB's 1024"}},
+		{"Save of that key (the rule Add follows)", func() error { _, err := keyTb.Save(ctx, addIdxKey{ID: long}); return err },
+			[]string{`index "byG" range key id`, "1025 bytes"}},
+		{"entity name as an index sort key", func() error {
+			_, err := newTestTable[addIdxEntity](t, st, "e").Add(ctx, addIdxEntity{ID: "k"}, Increment("n", 1))
+			return err
+		}, []string{`index "byE" range key e`, "1025 bytes"}},
+		{"set as an index key", func() error {
+			_, err := newTestTable[addIdxSet](t, st, "s").Add(ctx, addIdxSet{ID: "k"}, AddToSet("code", []int{1}))
+			return err
+		}, []string{`"code"`}},
+		{"key unset", func() error { _, err := keyTb.Add(ctx, addIdxKey{}, Increment("n", 1)); return err },
+			[]string{"hash key id", "is an empty string"}},
+		{"key over 2048 bytes", func() error {
+			_, err := keyTb.Add(ctx, addIdxKey{ID: strings.Repeat("i", 2049)}, Increment("n", 1))
+			return err
+		}, []string{"hash key id", "2049 bytes, over DynamoDB's 2048"}},
+	} {
+		err := tc.err()
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: err = %v, want ErrInvalidInput", tc.name, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not mention %q", tc.name, err, w)
+			}
+		}
+	}
+	if n := len(st.upds()) + len(st.puts()) + len(st.gets()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+	// At the limit, Add writes (the check is not stricter than DynamoDB).
+	if _, err := newTestTable[addIdxKey](t, (&fakeDB{}).table("k", "id", ""), "k").Add(ctx, addIdxKey{ID: long[1:]}, Increment("n", 1)); err != nil {
+		t.Fatalf("Add of a 1024-byte key: %v", err)
+	}
+}

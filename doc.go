@@ -276,7 +276,9 @@
 // number added to a field that is not numeric (or stored as a string), a
 // fraction added to an integer field, NaN or ±Inf; set changes to a field
 // that is not a set (tag it `set`), elements of the wrong type, or none; two
-// changes of one attribute; a SaveBehavior other than the default.
+// changes of one attribute; a SaveBehavior other than the default; an index
+// key a Save of the item would refuse (see "Struct tags": the key over an
+// index's limit, an entity name over it, a set).
 //
 // Lost answers: an ADD applied twice counts twice, so the mapper never lets
 // the SDK send it again blindly. It reads the item: the write token of this
