@@ -55,7 +55,12 @@ func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 // float32 field's elements as float32s); one it cannot hold (a fraction
 // for an integer type, a value out of its range) is refused with
 // ErrInvalidInput before anything is sent, and so is a nil []byte (an
-// empty one is an element).
+// empty one is an element). An attributevalue.Number or json.Number is a
+// number as written, refused with ErrInvalidInput unless DynamoDB stores
+// it, and converted to a field of Go numbers as other numbers are. A field
+// of bytes ([]byte, [N]byte) or of a text type is stored as one value
+// whatever its set option (as attributevalue stores it): its changes are
+// refused with ErrInvalidInput.
 func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
 
 // DeleteFromSet returns a Delta that deletes the elements of elems from the
@@ -497,8 +502,16 @@ func intRange(t reflect.Type) (*big.Int, *big.Int) {
 // f and returns them as a DynamoDB set of the field's kind.
 func setElems(f *field, elems any) (types.AttributeValue, error) {
 	kind := f.storedSetKind()
+	ft := derefType(f.typ)
+	if kind == 0 && oneValueWhateverSet(ft) && (f.setKind != 0 || f.opts.stringSet || f.opts.numberSet || f.opts.binarySet) {
+		as := "one binary value (B)"
+		if codec.IsText(ft) {
+			as = "its text, one string (S)"
+		}
+		return nil, fmt.Errorf("field %s (%s) is stored as %s whatever its set option, as attributevalue stores it, not as a set: make it a slice of numbers, strings or [][]byte to add elements, or use Table.Update to change it", f.goName, f.typ, as)
+	}
 	var textElem reflect.Type // the field's elements are of this text type, stored as their text
-	if ft := derefType(f.typ); (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && codec.IsText(derefType(ft.Elem())) &&
+	if (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && !codec.IsText(ft) && codec.IsText(derefType(ft.Elem())) &&
 		(f.setKind != 0 || f.opts.stringSet) {
 		kind, textElem = 'S', derefType(ft.Elem())
 	}
@@ -548,7 +561,18 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 				return nil, fmt.Errorf("element [%d] %w", j, err)
 			}
 			out = append(out, e.String())
-		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat()):
+		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat() || numberLike(e.Type())):
+			if numberLike(e.Type()) { // attributevalue.Number, json.Number: a number as text
+				text := e.String()
+				if p := av.Problem(text); p != "" {
+					return nil, fmt.Errorf("element [%d] (a %s) %s: pass numbers DynamoDB stores (at most %d significant digits)", j, e.Type(), p, av.MaxDigits)
+				}
+				if numElem == nil { // the field's elements are numbers as text too
+					out = append(out, text)
+					continue
+				}
+				e = goNumber(text) // converted to the field's Go numbers as one is
+			}
 			text, err := setNumber(e, numElem)
 			if err != nil {
 				held := what
@@ -574,6 +598,20 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberNS{Value: out}, nil
 	}
 	return &types.AttributeValueMemberBS{Value: bs}, nil
+}
+
+// goNumber returns text, a number DynamoDB stores (av.Problem passed), as
+// a Go number: an int64 or a uint64 when it is one written as an integer,
+// else the nearest float64.
+func goNumber(text string) reflect.Value {
+	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return reflect.ValueOf(i)
+	}
+	if u, err := strconv.ParseUint(text, 10, 64); err == nil {
+		return reflect.ValueOf(u)
+	}
+	x, _ := strconv.ParseFloat(text, 64) // within ±1E126: finite
+	return reflect.ValueOf(x)
 }
 
 // numberElem returns the element type of f, a field stored as a set of

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -772,5 +773,89 @@ func TestAddRefusesIndexKeysEveryWriteRefuses(t *testing.T) {
 	// At the limit, Add writes (the check is not stricter than DynamoDB).
 	if _, err := newTestTable[addIdxKey](t, (&fakeDB{}).table("k", "id", ""), "k").Add(ctx, addIdxKey{ID: long[1:]}, Increment("n", 1)); err != nil {
 		t.Fatalf("Add of a 1024-byte key: %v", err)
+	}
+}
+
+// numSets has number sets of the Go types that hold a number as its text,
+// and a []byte tagged numberset and a text type tagged stringset, which
+// Save stores as one value (B; its text, S).
+type numSets struct {
+	ID string                  `dynamo:"id,hash"`
+	AN []attributevalue.Number `dynamo:"an,numberset,omitempty"`
+	JN []json.Number           `dynamo:"jn,numberset,omitempty"`
+	F  []float32               `dynamo:"f,numberset,omitempty"`
+	U8 []uint8                 `dynamo:"u8,numberset,omitempty"`
+	TL textList                `dynamo:"tl,stringset,omitempty"`
+	V  int64                   `dynamo:"v,version"`
+}
+
+// textList is a list stored as its text ("a,b"), one string.
+type textList []string
+
+func (l textList) MarshalText() ([]byte, error) { return []byte(strings.Join(l, ",")), nil }
+func (l *textList) UnmarshalText(b []byte) error {
+	*l = strings.Split(string(b), ",")
+	return nil
+}
+
+// AddToSet and DeleteFromSet take elements of a number set's own element
+// type when it holds numbers as text (attributevalue.Number, json.Number),
+// and such numbers for a set of Go numbers (converted as a Go number is):
+// adding one the set holds (in any spelling) adds nothing, deleting it
+// deletes it.
+func TestAddToSetNumbersAsText(t *testing.T) {
+	tb, _ := idTable[numSets](t)
+	ctx := t.Context()
+	k := numSets{ID: "k"}
+	if _, err := tb.Save(ctx, numSets{ID: "k", AN: []attributevalue.Number{"1.5"}, JN: []json.Number{"2"}, F: []float32{0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.Add(ctx, k, AddToSet("an", []attributevalue.Number{"2.50", "15e-1"}).AddToSet("jn", []json.Number{"7", "2.0"}).AddToSet("f", []json.Number{"0.1", "2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.AN) != 2 || len(got.JN) != 2 || len(got.F) != 2 {
+		t.Fatalf("AddToSet of numbers as text = %+v, want two elements in each set", got)
+	}
+	got, err = tb.Add(ctx, k, DeleteFromSet("an", []attributevalue.Number{"1.50"}).DeleteFromSet("jn", []json.Number{"7"}).DeleteFromSet("f", []attributevalue.Number{"2", "0.1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.AN, []attributevalue.Number{"2.5"}) || !slices.Equal(got.JN, []json.Number{"2"}) || len(got.F) != 0 {
+		t.Fatalf("DeleteFromSet of numbers as text = %+v, want an [2.5], jn [2], f empty", got)
+	}
+}
+
+// AddToSet and DeleteFromSet refuse, before sending anything, a number as
+// text that DynamoDB would refuse or the field cannot hold, and any change
+// of a []byte tagged numberset or of a text type tagged stringset: Save
+// stores them as one value (a B, as attributevalue does; the text, an S),
+// so an ADD of a set fails on DynamoDB ("An operand in the update
+// expression has an incorrect data type", seen on DynamoDB Local for both)
+// or, on an item without the attribute, stores a set of another type than
+// the next Save writes (and one DynamoDB refuses in an index key).
+func TestAddToSetNumbersAsTextRefused(t *testing.T) {
+	st := &fakeDB{noStore: true}
+	tb := newTestTable[numSets](t, st, "s")
+	for _, tc := range []struct {
+		d    Delta
+		want string
+	}{
+		{AddToSet("jn", []json.Number{"abc"}), `element [0] (a json.Number) is "abc", not a number DynamoDB reads`},
+		{AddToSet("an", []attributevalue.Number{"1", "1e200"}), "element [1] (a attributevalue.Number) is the number 1e200, outside DynamoDB's range"},
+		{DeleteFromSet("jn", []json.Number{""}), "element [0]"},
+		{AddToSet("f", []json.Number{"1e100"}), "beyond what a float32 holds"},
+		{AddToSet("u8", []uint8{3}), "stored as one binary value (B)"},
+		{AddToSet("u8", []int{3}), "stored as one binary value (B)"},
+		{DeleteFromSet("u8", []int{3}), "stored as one binary value (B)"},
+		{AddToSet("tl", []string{"c"}), "stored as its text, one string (S)"},
+	} {
+		_, err := tb.Add(t.Context(), numSets{ID: "k"}, tc.d)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Add(%+v) = %v, want ErrInvalidInput saying %q", tc.d, err, tc.want)
+		}
+	}
+	if n := len(st.upds()); n != 0 {
+		t.Fatalf("%d requests sent", n)
 	}
 }

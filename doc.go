@@ -275,7 +275,8 @@
 // type does not model, a key, the version, a created or modified time; a
 // number added to a field that is not numeric (or stored as a string), a
 // fraction added to an integer field, NaN or ±Inf; set changes to a field
-// that is not a set (tag it `set`), elements of the wrong type, or none; two
+// that is not a set (tag it `set`; a []byte, [N]byte or text type is one
+// value whatever its set option), elements of the wrong type, or none; two
 // changes of one attribute; a SaveBehavior other than the default; an index
 // key a Save of the item would refuse (see "Struct tags": the key over an
 // index's limit, an entity name over it, a set).
