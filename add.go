@@ -55,7 +55,12 @@ func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 // float32 field's elements as float32s); one it cannot hold (a fraction
 // for an integer type, a value out of its range) is refused with
 // ErrInvalidInput before anything is sent, and so is a nil []byte (an
-// empty one is an element).
+// empty one is an element). An attributevalue.Number or json.Number is a
+// number as written, refused with ErrInvalidInput unless DynamoDB stores
+// it, and converted to a field of Go numbers as other numbers are. A field
+// of bytes ([]byte, [N]byte) or of a text type is stored as one value
+// whatever its set option (as attributevalue stores it): its changes are
+// refused with ErrInvalidInput.
 func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
 
 // DeleteFromSet returns a Delta that deletes the elements of elems from the
@@ -206,12 +211,13 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	var conds []string // the changes' conditions, ANDed in this order before the version's
 	var bounds []addBound
 	seen := map[string]bool{}
+	written := make(map[string]types.AttributeValue, len(delta.ops)+3) // for checkIndexKeys
 	for _, op := range delta.ops {
 		if seen[op.attr] {
 			return saveRequest{}, t.badAdd(op.attr, "changed twice in one Delta: combine the changes into one")
 		}
 		seen[op.attr] = true
-		c, b, err := t.addChange(&eb, op, wo.nulls[op.attr])
+		c, b, err := t.addChange(&eb, op, wo.nulls[op.attr], written)
 		if err != nil {
 			return saveRequest{}, err
 		}
@@ -233,7 +239,13 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 			p.writeToken(&eb, r.token)
 		}
 	}
-	if err := t.addStamps(&eb, now); err != nil {
+	if err := t.addStamps(&eb, now, written); err != nil {
+		return saveRequest{}, err
+	}
+	// The index keys it writes, as every write checks them: the key (the
+	// table's partition key may be an index's sort key, of 1024 bytes), the
+	// changes, the entity name. k itself passed checkKey (keyOf).
+	if err := t.checkIndexKeys(written, k, false); err != nil {
 		return saveRequest{}, err
 	}
 	r.up = eb.updateParts(uc)
@@ -252,8 +264,9 @@ func (t *Table[T]) badAdd(attr, format string, args ...any) error {
 // addChange checks one change of a Delta against the schema, writes its
 // action and values to eb, and returns its conditions and, for an integer
 // or float32 field, the bound that keeps the result in the field's range.
-// null: the stored item holds the attribute as NULL (see storedNulls).
-func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, *addBound, error) {
+// null: the stored item holds the attribute as NULL (see storedNulls). It
+// records in written, by attribute name, the value it sends (ADD or SET).
+func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *addBound, error) {
 	s := t.p.s
 	i, ok := s.byName[op.attr]
 	if !ok {
@@ -300,6 +313,7 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, 
 	}
 	av = checked[f.name]
 	eb.values[vph] = av
+	written[f.name] = av
 	if null && (bound == nil || bound.fromZero) {
 		// Stored as NULL: the change is made as to a missing attribute
 		// (from 0, from the empty set; the bound holds from 0), on
@@ -308,6 +322,7 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, 
 		eb.values[nullTypePH] = nullTypeAV
 		if op.kind == 'd' {
 			delete(eb.values, vph)
+			delete(written, f.name)
 			eb.remove(f.ph)
 		} else {
 			eb.set(f.ph, vph)
@@ -331,8 +346,9 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool) ([]string, 
 }
 
 // addStamps writes to eb what an Add sets besides its changes, as a Save
-// would: the type's entity name and the modified and created times (now).
-func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time) error {
+// would: the type's entity name and the modified and created times (now);
+// and to written, by attribute name, the values it sets.
+func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time, written map[string]types.AttributeValue) error {
 	s := t.p.s
 	if s.entity >= 0 {
 		// An item Add creates is of the type's entity (the entity
@@ -340,6 +356,7 @@ func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time) error {
 		f := &s.fields[s.entity]
 		eb.set(f.ph, f.vph)
 		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
+		written[f.name] = eb.values[f.vph]
 		eb.name(f.ph, f.name)
 	}
 	if !s.hasStamps() {
@@ -364,6 +381,7 @@ func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time) error {
 			eb.set(f.ph, f.vph)
 		}
 		eb.values[f.vph] = item[f.name]
+		written[f.name] = item[f.name]
 		eb.name(f.ph, f.name)
 	}
 	return nil
@@ -484,8 +502,16 @@ func intRange(t reflect.Type) (*big.Int, *big.Int) {
 // f and returns them as a DynamoDB set of the field's kind.
 func setElems(f *field, elems any) (types.AttributeValue, error) {
 	kind := f.storedSetKind()
+	ft := derefType(f.typ)
+	if kind == 0 && oneValueWhateverSet(ft) && (f.setKind != 0 || f.opts.stringSet || f.opts.numberSet || f.opts.binarySet) {
+		as := "one binary value (B)"
+		if codec.IsText(ft) {
+			as = "its text, one string (S)"
+		}
+		return nil, fmt.Errorf("field %s (%s) is stored as %s whatever its set option, as attributevalue stores it, not as a set: make it a slice of numbers, strings or [][]byte to add elements, or use Table.Update to change it", f.goName, f.typ, as)
+	}
 	var textElem reflect.Type // the field's elements are of this text type, stored as their text
-	if ft := derefType(f.typ); (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && codec.IsText(derefType(ft.Elem())) &&
+	if (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && !codec.IsText(ft) && codec.IsText(derefType(ft.Elem())) &&
 		(f.setKind != 0 || f.opts.stringSet) {
 		kind, textElem = 'S', derefType(ft.Elem())
 	}
@@ -535,7 +561,18 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 				return nil, fmt.Errorf("element [%d] %w", j, err)
 			}
 			out = append(out, e.String())
-		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat()):
+		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat() || numberLike(e.Type())):
+			if numberLike(e.Type()) { // attributevalue.Number, json.Number: a number as text
+				text := e.String()
+				if p := av.Problem(text); p != "" {
+					return nil, fmt.Errorf("element [%d] (a %s) %s: pass numbers DynamoDB stores (at most %d significant digits)", j, e.Type(), p, av.MaxDigits)
+				}
+				if numElem == nil { // the field's elements are numbers as text too
+					out = append(out, text)
+					continue
+				}
+				e = goNumber(text) // converted to the field's Go numbers as one is
+			}
 			text, err := setNumber(e, numElem)
 			if err != nil {
 				held := what
@@ -561,6 +598,20 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberNS{Value: out}, nil
 	}
 	return &types.AttributeValueMemberBS{Value: bs}, nil
+}
+
+// goNumber returns text, a number DynamoDB stores (av.Problem passed), as
+// a Go number: an int64 or a uint64 when it is one written as an integer,
+// else the nearest float64.
+func goNumber(text string) reflect.Value {
+	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return reflect.ValueOf(i)
+	}
+	if u, err := strconv.ParseUint(text, 10, 64); err == nil {
+		return reflect.ValueOf(u)
+	}
+	x, _ := strconv.ParseFloat(text, 64) // within ±1E126: finite
+	return reflect.ValueOf(x)
 }
 
 // numberElem returns the element type of f, a field stored as a set of

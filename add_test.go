@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -687,6 +688,171 @@ func TestAddToSetNilBinaryElementRefused(t *testing.T) {
 	for _, d := range []Delta{AddToSet("bins", [][]byte{{1}, nil}), DeleteFromSet("bins", [][]byte{nil})} {
 		if _, err := tb.Add(t.Context(), binSet{ID: "k"}, d); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "is nil") {
 			t.Errorf("Add(%+v) = %v, want ErrInvalidInput saying the element is nil", d, err)
+		}
+	}
+	if n := len(st.upds()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+}
+
+// addIdxKey's partition key is also the sort key of index byG, where
+// DynamoDB allows 1024 bytes, not 2048.
+type addIdxKey struct {
+	ID string `dynamo:"id,hash" index:"byG,range"`
+	G  string `dynamo:"g,omitempty" index:"byG,hash"`
+	N  int    `dynamo:"n"`
+}
+
+// addIdxEntity's entity name (1025 bytes) is the sort key of index byE.
+type addIdxEntity struct {
+	ID string `dynamo:"id,hash"`
+	G  string `dynamo:"g,omitempty" index:"byE,hash"`
+	E  string `dynamo:"e,entity=eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee" index:"byE,range"`
+	N  int    `dynamo:"n"`
+}
+
+// addIdxSet's index key is a []byte tagged numberset, which a Save stores
+// as one binary value (B) and an AddToSet would make a number set.
+type addIdxSet struct {
+	ID   string `dynamo:"id,hash"`
+	Code []byte `dynamo:"code,numberset,omitempty" index:"byCode,hash"`
+}
+
+// Add refuses, before sending anything, an index key that every other
+// write refuses (checkItemKeys): the key over an index's limit for it (the
+// table's partition key as an index's sort key: 1024 bytes), an entity
+// name over it, a set as an index key. Sent, a set there fails on DynamoDB
+// Local with a ValidationException naming no field ("Invalid attribute
+// value type"); a 1025- or 2000-byte key there, the index's partition key
+// absent, is stored by DynamoDB Local, making an item that no Save can
+// write back. Add's own key is checked as every write's is (checkKey):
+// unset, empty, over 2048 bytes.
+func TestAddRefusesIndexKeysEveryWriteRefuses(t *testing.T) {
+	st := &fakeDB{noStore: true}
+	ctx := t.Context()
+	long := strings.Repeat("i", 1025)
+	keyTb := newTestTable[addIdxKey](t, st, "k")
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		want []string
+	}{
+		{"key as an index sort key", func() error { _, err := keyTb.Add(ctx, addIdxKey{ID: long}, Increment("n", 1)); return err },
+			[]string{`index "byG" range key id`, "1025 bytes, over DynamoDB's 1024"}},
+		{"Save of that key (the rule Add follows)", func() error { _, err := keyTb.Save(ctx, addIdxKey{ID: long}); return err },
+			[]string{`index "byG" range key id`, "1025 bytes"}},
+		{"entity name as an index sort key", func() error {
+			_, err := newTestTable[addIdxEntity](t, st, "e").Add(ctx, addIdxEntity{ID: "k"}, Increment("n", 1))
+			return err
+		}, []string{`index "byE" range key e`, "1025 bytes"}},
+		{"set as an index key", func() error {
+			_, err := newTestTable[addIdxSet](t, st, "s").Add(ctx, addIdxSet{ID: "k"}, AddToSet("code", []int{1}))
+			return err
+		}, []string{`"code"`}},
+		{"key unset", func() error { _, err := keyTb.Add(ctx, addIdxKey{}, Increment("n", 1)); return err },
+			[]string{"hash key id", "is an empty string"}},
+		{"key over 2048 bytes", func() error {
+			_, err := keyTb.Add(ctx, addIdxKey{ID: strings.Repeat("i", 2049)}, Increment("n", 1))
+			return err
+		}, []string{"hash key id", "2049 bytes, over DynamoDB's 2048"}},
+	} {
+		err := tc.err()
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: err = %v, want ErrInvalidInput", tc.name, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not mention %q", tc.name, err, w)
+			}
+		}
+	}
+	if n := len(st.upds()) + len(st.puts()) + len(st.gets()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+	// At the limit, Add writes (the check is not stricter than DynamoDB).
+	if _, err := newTestTable[addIdxKey](t, (&fakeDB{}).table("k", "id", ""), "k").Add(ctx, addIdxKey{ID: long[1:]}, Increment("n", 1)); err != nil {
+		t.Fatalf("Add of a 1024-byte key: %v", err)
+	}
+}
+
+// numSets has number sets of the Go types that hold a number as its text,
+// and a []byte tagged numberset and a text type tagged stringset, which
+// Save stores as one value (B; its text, S).
+type numSets struct {
+	ID string                  `dynamo:"id,hash"`
+	AN []attributevalue.Number `dynamo:"an,numberset,omitempty"`
+	JN []json.Number           `dynamo:"jn,numberset,omitempty"`
+	F  []float32               `dynamo:"f,numberset,omitempty"`
+	U8 []uint8                 `dynamo:"u8,numberset,omitempty"`
+	TL textList                `dynamo:"tl,stringset,omitempty"`
+	V  int64                   `dynamo:"v,version"`
+}
+
+// textList is a list stored as its text ("a,b"), one string.
+type textList []string
+
+func (l textList) MarshalText() ([]byte, error) { return []byte(strings.Join(l, ",")), nil }
+func (l *textList) UnmarshalText(b []byte) error {
+	*l = strings.Split(string(b), ",")
+	return nil
+}
+
+// AddToSet and DeleteFromSet take elements of a number set's own element
+// type when it holds numbers as text (attributevalue.Number, json.Number),
+// and such numbers for a set of Go numbers (converted as a Go number is):
+// adding one the set holds (in any spelling) adds nothing, deleting it
+// deletes it.
+func TestAddToSetNumbersAsText(t *testing.T) {
+	tb, _ := idTable[numSets](t)
+	ctx := t.Context()
+	k := numSets{ID: "k"}
+	if _, err := tb.Save(ctx, numSets{ID: "k", AN: []attributevalue.Number{"1.5"}, JN: []json.Number{"2"}, F: []float32{0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.Add(ctx, k, AddToSet("an", []attributevalue.Number{"2.50", "15e-1"}).AddToSet("jn", []json.Number{"7", "2.0"}).AddToSet("f", []json.Number{"0.1", "2"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.AN) != 2 || len(got.JN) != 2 || len(got.F) != 2 {
+		t.Fatalf("AddToSet of numbers as text = %+v, want two elements in each set", got)
+	}
+	got, err = tb.Add(ctx, k, DeleteFromSet("an", []attributevalue.Number{"1.50"}).DeleteFromSet("jn", []json.Number{"7"}).DeleteFromSet("f", []attributevalue.Number{"2", "0.1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.AN, []attributevalue.Number{"2.5"}) || !slices.Equal(got.JN, []json.Number{"2"}) || len(got.F) != 0 {
+		t.Fatalf("DeleteFromSet of numbers as text = %+v, want an [2.5], jn [2], f empty", got)
+	}
+}
+
+// AddToSet and DeleteFromSet refuse, before sending anything, a number as
+// text that DynamoDB would refuse or the field cannot hold, and any change
+// of a []byte tagged numberset or of a text type tagged stringset: Save
+// stores them as one value (a B, as attributevalue does; the text, an S),
+// so an ADD of a set fails on DynamoDB ("An operand in the update
+// expression has an incorrect data type", seen on DynamoDB Local for both)
+// or, on an item without the attribute, stores a set of another type than
+// the next Save writes (and one DynamoDB refuses in an index key).
+func TestAddToSetNumbersAsTextRefused(t *testing.T) {
+	st := &fakeDB{noStore: true}
+	tb := newTestTable[numSets](t, st, "s")
+	for _, tc := range []struct {
+		d    Delta
+		want string
+	}{
+		{AddToSet("jn", []json.Number{"abc"}), `element [0] (a json.Number) is "abc", not a number DynamoDB reads`},
+		{AddToSet("an", []attributevalue.Number{"1", "1e200"}), "element [1] (a attributevalue.Number) is the number 1e200, outside DynamoDB's range"},
+		{DeleteFromSet("jn", []json.Number{""}), "element [0]"},
+		{AddToSet("f", []json.Number{"1e100"}), "beyond what a float32 holds"},
+		{AddToSet("u8", []uint8{3}), "stored as one binary value (B)"},
+		{AddToSet("u8", []int{3}), "stored as one binary value (B)"},
+		{DeleteFromSet("u8", []int{3}), "stored as one binary value (B)"},
+		{AddToSet("tl", []string{"c"}), "stored as its text, one string (S)"},
+	} {
+		_, err := tb.Add(t.Context(), numSets{ID: "k"}, tc.d)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Add(%+v) = %v, want ErrInvalidInput saying %q", tc.d, err, tc.want)
 		}
 	}
 	if n := len(st.upds()); n != 0 {

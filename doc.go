@@ -275,8 +275,11 @@
 // type does not model, a key, the version, a created or modified time; a
 // number added to a field that is not numeric (or stored as a string), a
 // fraction added to an integer field, NaN or ±Inf; set changes to a field
-// that is not a set (tag it `set`), elements of the wrong type, or none; two
-// changes of one attribute; a SaveBehavior other than the default.
+// that is not a set (tag it `set`; a []byte, [N]byte or text type is one
+// value whatever its set option), elements of the wrong type, or none; two
+// changes of one attribute; a SaveBehavior other than the default; an index
+// key a Save of the item would refuse (see "Struct tags": the key over an
+// index's limit, an entity name over it, a set).
 //
 // Lost answers: an ADD applied twice counts twice, so the mapper never lets
 // the SDK send it again blindly. It reads the item: the write token of this
@@ -437,8 +440,11 @@
 // an Index the tags declare), each once, and must fix the partition key with
 // Equal; its values must have the keys' types (S, N or B), be numbers
 // DynamoDB stores (38 significant digits, magnitudes 1E-130 to
-// 9.9999999999999999999999999999999999999E+125) and strings of valid UTF-8
-// (the SDK would replace invalid bytes with U+FFFD and read another key).
+// 9.9999999999999999999999999999999999999E+125), strings of valid UTF-8
+// (the SDK would replace invalid bytes with U+FFFD and read another key),
+// and within DynamoDB's key sizes: 2048 bytes for the partition key's value,
+// 1024 for the sort key's, of the table and of an index alike (DynamoDB
+// Local would answer a longer partition value with no items).
 // Anything else is refused with ErrInvalidInput naming the attribute, e.g.
 // "isbn" for "ISBN". Filter values and attribute names must be valid UTF-8
 // too. For an index the tags do not declare, only the values are checked.

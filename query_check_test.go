@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/dynamotest"
 )
 
 // qsStr has a string sort key, qsBin a binary one.
@@ -142,6 +144,9 @@ func TestQueryKeyConditionRefused(t *testing.T) {
 		{"sort value over 1024 bytes", strs(pa.And(K("s").GreaterThan(V(strings.Repeat("s", 1025))))), []string{`value for the sort key "s" is 1025 bytes, over DynamoDB's 1024`, "at most 1024 bytes"}},
 		{"begins_with over 1024 bytes", strs(pa.And(K("s").BeginsWith(strings.Repeat("s", 1025)))), []string{`sort key "s" is 1025 bytes`}},
 		{"between bound over 1024 bytes", bins(pa.And(K("b").Between(V([]byte{1}), V(bytes.Repeat([]byte{2}, 1025))))), []string{`sort key "b" is 1025 bytes`}},
+		{"partition value over 2048 bytes", strs(K("p").Equal(V(strings.Repeat("p", 2049)))), []string{`value for the partition key "p" is 2049 bytes, over DynamoDB's 2048`, "at most 2048 bytes"}},
+		{"partition value over 2048 bytes of UTF-8", items(K("p").Equal(V(strings.Repeat("€", 683)))), []string{`partition key "p" is 2049 bytes`}},
+		{"index partition value over 2048 bytes", indexed(K("owner").Equal(V(strings.Repeat("o", 2049))), Index("byOwner")), []string{`value for the partition key "owner" is 2049 bytes`, "at most 2048 bytes"}},
 		{"comparison not UTF-8", strs(pa.And(K("s").LessThanEqual(V("\xed\xa0\x80")))), []string{`value for "s"`, "not valid UTF-8"}},
 		{"binary sort key with a string", bins(pa.And(K("b").GreaterThan(V("x")))), []string{`sort key "b", a binary (B), with a string (S)`}},
 		{"key name not UTF-8", items(K("p\xff").Equal(V("a"))), []string{"not valid UTF-8"}},
@@ -162,6 +167,42 @@ func TestQueryKeyConditionRefused(t *testing.T) {
 			return err
 		}, []string{"Filter value", "not valid UTF-8"}},
 	})
+}
+
+// A key condition's partition value is refused over DynamoDB's 2048 bytes,
+// on the table and on an index, and sent up to them: on DynamoDB Local a
+// query at exactly 2048 bytes finds the item stored under that key, one at
+// 2049 fails with ErrInvalidInput. Sent, DynamoDB Local answers a partition
+// value of 2049 or 5000 bytes with no items and no error (seen on the
+// table and on a global index), where DynamoDB refuses any key value over
+// its limit with a ValidationException: the caller would read "no items".
+func TestQueryKeyValueOverLimitOnDynamoDBLocal(t *testing.T) {
+	c := dynamotest.Client(t)
+	ctx := t.Context()
+	tb := createdTable[qsIndexed](t, c)
+	p, owner := strings.Repeat("p", 2048), strings.Repeat("€", 682)+"oo" // 2048 bytes
+	if _, err := tb.Save(ctx, qsIndexed{P: p, N: 1, Owner: owner, At: 1}); err != nil {
+		t.Fatal(err)
+	}
+	K, V := expression.Key, expression.Value
+	for _, tc := range []struct {
+		name       string
+		key, value string
+		index      string
+	}{{"table", "p", p, ""}, {"index", "owner", owner, "byOwner"}} {
+		var opts []QueryOption
+		if tc.index != "" {
+			opts = append(opts, Index(tc.index))
+		}
+		items, _, err := tb.QueryPage(ctx, K(tc.key).Equal(V(tc.value)), opts...)
+		if err != nil || len(items) != 1 || items[0].P != p {
+			t.Errorf("%s: query at 2048 bytes = %d items, %v; want the item, nil", tc.name, len(items), err)
+		}
+		_, _, err = tb.QueryPage(ctx, K(tc.key).Equal(V(tc.value+"x")), opts...)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "2049 bytes") {
+			t.Errorf("%s: query at 2049 bytes = %v, want ErrInvalidInput saying 2049 bytes", tc.name, err)
+		}
+	}
 }
 
 // A cursor that does not fit the table, the index or the query — another

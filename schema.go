@@ -538,8 +538,13 @@ func checkKeyType(f *field) error {
 }
 
 // storedSetKind returns the kind of set ('S', 'N' or 'B') f is stored as,
-// 0 when it is not stored as a set.
+// 0 when it is not stored as a set: also for bytes ([]byte, [N]byte, of any
+// uint8 kind) and a text type, which a set option leaves one value, as
+// attributevalue and the codec store them (a B; the text, an S).
 func (f *field) storedSetKind() byte {
+	if t := derefType(f.typ); oneValueWhateverSet(t) {
+		return 0
+	}
 	switch {
 	case f.opts.stringSet:
 		return 'S'
@@ -549,6 +554,15 @@ func (f *field) storedSetKind() byte {
 		return 'B'
 	}
 	return f.setKind
+}
+
+// oneValueWhateverSet reports whether a field of type t (not a pointer) is
+// stored as one value even when tagged stringset, numberset, binaryset or
+// set: bytes (attributevalue writes any slice or array of a uint8 kind as
+// one binary value before it looks at the tag) and text types (the codec
+// writes their text).
+func oneValueWhateverSet(t reflect.Type) bool {
+	return codec.IsText(t) || (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() == reflect.Uint8
 }
 
 // setKindOf maps the element type of a `set` field to the DynamoDB set type.
