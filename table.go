@@ -294,8 +294,8 @@ func (t *Table[T]) Current(err error) (T, error) {
 	if ce.Item == nil {
 		return zero, ce.Decode(nil)
 	}
-	if other, ok := t.p.s.otherEntity(ce.Item); ok {
-		return zero, fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, t.name, formatKey(ce.Key), other, t.p.s.entityName)
+	if err := t.p.s.notOurs(t.name, ce.Key, ce.Item); err != nil {
+		return zero, err
 	}
 	return t.decode(ce.Item)
 }
