@@ -558,8 +558,13 @@ func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error) 
 
 // failingAttr returns the name of the first attribute of item, in the
 // order of T's fields, that does not decode into T alone; "" when each
-// does. Only for errors: it decodes once per attribute.
+// does, or when T decodes itself (its UnmarshalDynamoDBAttributeValue may
+// refuse any part of an item). Only for errors: it decodes once per
+// attribute.
 func (t *Table[T]) failingAttr(item map[string]types.AttributeValue) string {
+	if typ := t.p.s.typ; typ.Implements(unmarshalerType) || reflect.PointerTo(typ).Implements(unmarshalerType) {
+		return ""
+	}
 	for i := range t.p.s.fields {
 		name := t.p.s.fields[i].name
 		v, ok := item[name]
