@@ -60,6 +60,19 @@ func (s *schema) otherEntity(item map[string]types.AttributeValue) (string, bool
 	return "", false
 }
 
+// notOurs is the error of a read of table at key that found item (nil:
+// none), an item of another entity than the type's: ErrNotFound naming
+// both entities, as every read of the type reports it (Load, a Transact
+// Load, Table.Current, ConditionError.Decode); nil when item is the
+// type's or there is none.
+func (s *schema) notOurs(table string, key, item map[string]types.AttributeValue) error {
+	other, ok := s.otherEntity(item)
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, table, formatKey(key), other, s.entityName)
+}
+
 // withEntity returns boxed and v unchanged unless the type has an entity
 // attribute and v's is empty; then a new copy of v with the entity name set,
 // as stored (stampEntity) and as a Load returns it.

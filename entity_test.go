@@ -498,3 +498,35 @@ func TestZeroEntitiesIsAnError(t *testing.T) {
 		}()
 	}
 }
+
+// ConditionError.Decode into the written type refuses another entity's
+// item as Table.Current does (ErrNotFound naming both entities), instead
+// of decoding a customer into an order; into another type (a map, say) it
+// still decodes the item as stored.
+func TestConditionErrorDecodeRefusesAnotherEntitysItem(t *testing.T) {
+	customers, orders, _, _ := shopTables(t)
+	ctx := context.Background()
+	if _, err := customers.Save(ctx, shopCustomer{PK: "p", SK: "s", Name: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := orders.Save(ctx, shopOrder{PK: "p", SK: "s", Status: "new", Version: 1})
+	var ce *ConditionError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Save of an order over a customer = %v; want a *ConditionError", err)
+	}
+	if _, cerr := orders.Current(err); !errors.Is(cerr, ErrNotFound) {
+		t.Fatalf("Current = %v; want ErrNotFound", cerr)
+	}
+	var o shopOrder
+	if derr := ce.Decode(&o); !errors.Is(derr, ErrNotFound) || !strings.Contains(derr.Error(), `"customer"`) {
+		t.Errorf("Decode(*shopOrder) = %+v, %v; want ErrNotFound naming entity \"customer\", as Current", o, derr)
+	}
+	var po *shopOrder
+	if derr := ce.Decode(&po); !errors.Is(derr, ErrNotFound) {
+		t.Errorf("Decode(**shopOrder) = %+v, %v; want ErrNotFound", po, derr)
+	}
+	var m map[string]any
+	if derr := ce.Decode(&m); derr != nil || m["kind"] != "customer" {
+		t.Errorf("Decode(*map) = %v, %v; want the item as stored", m, derr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,6 +83,9 @@ type ConditionError struct {
 	versionAttr string
 	checked     bool // the write checked the version (not SaveClobber)
 	decode      func(map[string]types.AttributeValue, any) error
+	// s is the schema of the type written (nil in errors made by hand):
+	// Decode into that type refuses another entity's item.
+	s *schema
 	// unknown: an earlier attempt of the write may have been applied (see
 	// ErrUnknownOutcome).
 	unknown bool
@@ -186,10 +190,19 @@ func (e *ConditionError) Unwrap() []error {
 
 // Decode decodes the item carried by the error into out (a pointer), with the
 // table's decoder options. It returns an error wrapping ErrNotFound when the
-// item did not exist.
+// item did not exist, or when out is the written type (a *T, or a **T) and
+// the item is another entity type's, as Table.Current does.
 func (e *ConditionError) Decode(out any) error {
 	if e.Item == nil {
 		return fmt.Errorf("%w: table %q key %s no longer exists", ErrNotFound, e.Table, formatKey(e.Key))
+	}
+	if e.s != nil && e.s.entity >= 0 {
+		if rt := reflect.TypeOf(out); rt != nil && rt.Kind() == reflect.Pointer &&
+			(rt.Elem() == e.s.typ || rt.Elem() == reflect.PointerTo(e.s.typ)) {
+			if err := e.s.notOurs(e.Table, e.Key, e.Item); err != nil {
+				return err
+			}
+		}
 	}
 	return e.decode(e.Item, out)
 }
@@ -267,7 +280,7 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 	old map[string]types.AttributeValue, cause error, decode func(map[string]types.AttributeValue, any) error) *ConditionError {
 	ce := &ConditionError{
 		Err: ErrConditionFailed, Table: table, Key: maps.Clone(key), HeldVersion: held,
-		Exists: old != nil, Item: old, Cause: cause, decode: decode,
+		Exists: old != nil, Item: old, Cause: cause, decode: decode, s: p.s,
 	}
 	if other, ok := p.s.otherEntity(old); ok {
 		// Whatever the versions, no write of this type lands there: not a

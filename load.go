@@ -46,8 +46,8 @@ func (t *Table[T]) load(ctx context.Context, c *call, key *T, opts []ReadOption)
 	if out.Item == nil {
 		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
 	}
-	if other, ok := t.p.s.otherEntity(out.Item); ok {
-		return zero, fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, t.name, formatKey(k), other, t.p.s.entityName)
+	if err := t.p.s.notOurs(t.name, k, out.Item); err != nil {
+		return zero, err
 	}
 	return t.decode(out.Item)
 }

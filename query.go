@@ -556,7 +556,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	var err error
 	if len(t.p.s.javaDecFields) > 0 {
 		if d.m.Value, err = t.p.s.javaDecode(item); err != nil {
-			return t.decodeError(item, err, true)
+			return t.decodeError(item, err)
 		}
 	}
 	if t.dec != nil {
@@ -586,7 +586,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	if err != nil {
 		var zero T
 		*out = zero
-		return t.decodeError(item, err, true)
+		return t.decodeError(item, err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -318,8 +319,8 @@ func (t *Table[T]) Current(err error) (T, error) {
 	if ce.Item == nil {
 		return zero, ce.Decode(nil)
 	}
-	if other, ok := t.p.s.otherEntity(ce.Item); ok {
-		return zero, fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, t.name, formatKey(ce.Key), other, t.p.s.entityName)
+	if err := t.p.s.notOurs(t.name, ce.Key, ce.Item); err != nil {
+		return zero, err
 	}
 	return t.decode(ce.Item)
 }
@@ -508,12 +509,22 @@ func (t *Table[T]) decodeWritten(op string, allNew map[string]types.AttributeVal
 
 // decode decodes a stored item into a new T.
 func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
+	out, err := t.decodeRaw(item)
+	if err != nil {
+		var zero T
+		return zero, t.decodeError(item, err)
+	}
+	return out, nil
+}
+
+// decodeRaw is decode with the decoder's own error.
+func (t *Table[T]) decodeRaw(item map[string]types.AttributeValue) (T, error) {
 	var out T
 	var err error
 	if len(t.p.s.javaDecFields) > 0 {
 		var jitem map[string]types.AttributeValue
 		if jitem, err = t.p.s.javaDecode(item); err != nil {
-			return out, t.decodeError(item, err, false)
+			return out, err
 		}
 		item = jitem
 	}
@@ -528,7 +539,7 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 		}
 		var zero T
 		if te := (*codec.TextError)(nil); errors.As(err, &te) {
-			return zero, t.decodeError(item, err, false)
+			return zero, err
 		}
 		// attributevalue words the error, on a fresh value.
 		out = zero
@@ -545,27 +556,54 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 	}
 	if err != nil {
 		var zero T
-		return zero, t.decodeError(item, err, false)
+		return zero, err
 	}
 	return out, nil
 }
 
 // decodeError is the error of decoding item, a stored item, into T: the
-// decoder's err, wrapped, with the table and (withKey) the item's key.
+// decoder's err, wrapped, with the table and the item's key, whichever
+// call read it (Load, a query, a batch, a transaction, Update, Current).
 // When no version of T can be read from the item's version attribute
 // (another writer stored a string there, say), it names what is stored
 // and the fix, as a write's ConditionError over the item does: one rule
 // (schema.wrongVersion) for every call that reads items.
-func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error, withKey bool) error {
-	key := ""
-	if withKey {
-		key = " (item key " + formatKey(t.pickKey(item)) + ")"
+//
+// An error that does not name the attribute it is about (attributevalue's
+// "cannot unmarshal string into Go value type int") is given the name of
+// the first attribute, in field order, that does not decode on its own.
+func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error) error {
+	key := " (item key " + formatKey(t.pickKey(item)) + ")"
+	if name := t.failingAttr(item); name != "" && !strings.Contains(err.Error(), strconv.Quote(name)) {
+		err = fmt.Errorf("attribute %q: %w", name, err)
 	}
 	if what, fix, wrong := t.p.s.wrongVersion(item); wrong {
 		return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s; %s, and no %s loads from it: %s",
 			t.name, t.p.s.typ, err, key, what, t.p.s.typ, fix)
 	}
 	return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s", t.name, t.p.s.typ, err, key)
+}
+
+// failingAttr returns the name of the first attribute of item, in the
+// order of T's fields, that does not decode into T alone; "" when each
+// does, or when T decodes itself (its UnmarshalDynamoDBAttributeValue may
+// refuse any part of an item). Only for errors: it decodes once per
+// attribute.
+func (t *Table[T]) failingAttr(item map[string]types.AttributeValue) string {
+	if typ := t.p.s.typ; typ.Implements(unmarshalerType) || reflect.PointerTo(typ).Implements(unmarshalerType) {
+		return ""
+	}
+	for i := range t.p.s.fields {
+		name := t.p.s.fields[i].name
+		v, ok := item[name]
+		if !ok {
+			continue
+		}
+		if _, err := t.decodeRaw(map[string]types.AttributeValue{name: v}); err != nil {
+			return name
+		}
+	}
+	return ""
 }
 
 // avItem returns item as avDec can read it: the string sets of textSets as

@@ -437,8 +437,8 @@ func (v TxTable[T]) Load(key T) (T, error) {
 	if e.raw == nil {
 		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
 	}
-	if other, ok := t.p.s.otherEntity(e.raw); ok {
-		return zero, fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, t.name, formatKey(k), other, t.p.s.entityName)
+	if err := t.p.s.notOurs(t.name, k, e.raw); err != nil {
+		return zero, err
 	}
 	out, err := t.decode(e.raw)
 	if err != nil {

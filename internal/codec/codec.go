@@ -1501,7 +1501,13 @@ func (d *decState) structFields(n *node, m map[string]types.AttributeValue, p un
 			i = -1
 			for j := range n.fields {
 				if strings.EqualFold(n.fields[j].name, k) {
-					i = j
+					if _, exact := m[n.fields[j].name]; !exact {
+						// An attribute named exactly as the field
+						// wins over one differing in case, whatever
+						// the order of the map: attributevalue takes
+						// whichever comes last.
+						i = j
+					}
 					break
 				}
 			}

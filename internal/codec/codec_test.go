@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -143,5 +144,47 @@ func TestSafeEncodeRefusesNilMember(t *testing.T) {
 	}
 	if av, err := SafeEncode(enc, map[string]any{"a": []any{"b", nil}}); err != nil {
 		t.Errorf("SafeEncode of a plain value: %v (%#v)", err, av)
+	}
+}
+
+// An item holding both "title" and "Title" (another writer's spelling)
+// decodes the attribute named exactly as the field into it, every time:
+// a name that differs only in case is matched only when the exact one is
+// absent, whatever order the item's map yields them in. attributevalue
+// takes whichever comes last, so reads of the whole item (Update,
+// Transact, ConditionError) disagreed with each other and with the
+// projected reads, which ask for "title" alone.
+func TestDecodePrefersTheExactNameOverAnotherCase(t *testing.T) {
+	type item struct {
+		Title string `dynamo:"title"`
+		Inner struct {
+			Name string `dynamo:"name"`
+		} `dynamo:"inner"`
+	}
+	c := For(reflect.TypeFor[item]())
+	dec := attributevalue.NewDecoder(func(o *attributevalue.DecoderOptions) { o.TagKey = TagKey })
+	raw := map[string]types.AttributeValue{
+		"title": &types.AttributeValueMemberS{Value: "exact"},
+		"Title": &types.AttributeValueMemberS{Value: "folded"},
+		"TITLE": &types.AttributeValueMemberS{Value: "folded too"},
+		"inner": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"Name": &types.AttributeValueMemberS{Value: "folded"},
+			"name": &types.AttributeValueMemberS{Value: "exact"},
+		}},
+	}
+	for range 200 {
+		var v item
+		if err := c.Decode(raw, unsafe.Pointer(&v), dec); err != nil {
+			t.Fatal(err)
+		}
+		if v.Title != "exact" || v.Inner.Name != "exact" {
+			t.Fatalf("decoded %+v; want the attributes named exactly (\"exact\") every time", v)
+		}
+	}
+	// Without the exact name, a name differing in case is still taken, as
+	// attributevalue takes it.
+	var v item
+	if err := c.Decode(map[string]types.AttributeValue{"TITLE": &types.AttributeValueMemberS{Value: "folded"}}, unsafe.Pointer(&v), dec); err != nil || v.Title != "folded" {
+		t.Fatalf("decoded %+v, %v; want Title \"folded\"", v, err)
 	}
 }
