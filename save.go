@@ -226,9 +226,14 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 	if len(r.bounds) > 0 && ce.Err == ErrConditionFailed && ce.reason == "" {
 		ce.reason = boundsFailure(r.bounds, old)
 	}
-	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion > t.p.maxVersion-t.p.verStep {
+	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion {
 		f := &s.fields[s.version]
-		ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
+		switch {
+		case ce.FoundVersion > t.p.maxVersion-t.p.verStep:
+			ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
+		case ce.FoundVersion < 0:
+			ce.full = fmt.Sprintf("a negative version, which no write of a %s holds or advances (it would store 0, unsaved, or another negative version): store a version of 0 or more there (or remove the attribute, which makes the item unsaved) with a write of your own", s.typ)
+		}
 	}
 	return ce
 }
