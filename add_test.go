@@ -387,11 +387,11 @@ func TestAddToStoredNullRequests(t *testing.T) {
 	for i, want := range []struct{ update, cond string }{
 		{
 			"SET #a9 = :a9, #a8 = if_not_exists(#a8, :a8) ADD #a1 :d1, #a4 :d4, #a3 :d3, #a10 :v1 DELETE #a5 :d5",
-			"((((attribute_not_exists(#a1) OR #a1 <= :x1) AND (NOT attribute_type(#a4, :onull))) AND (NOT attribute_type(#a3, :onull))) AND (NOT attribute_type(#a5, :onull))) AND (attribute_not_exists(#a10) OR #a10 < :vm)",
+			"((((attribute_not_exists(#a1) OR #a1 <= :x1) AND (NOT attribute_type(#a4, :onull))) AND (NOT attribute_type(#a3, :onull))) AND (NOT attribute_type(#a5, :onull))) AND (attribute_not_exists(#a10) OR (#a10 >= :vz AND #a10 < :vm))",
 		},
 		{
 			"SET #a1 = :d1, #a4 = :d4, #a9 = :a9, #a8 = if_not_exists(#a8, :a8) ADD #a3 :d3, #a10 :v1 DELETE #a5 :d5",
-			"((((attribute_type(#a1, :onull)) AND (attribute_type(#a4, :onull))) AND (NOT attribute_type(#a3, :onull))) AND (NOT attribute_type(#a5, :onull))) AND (attribute_not_exists(#a10) OR #a10 < :vm)",
+			"((((attribute_type(#a1, :onull)) AND (attribute_type(#a4, :onull))) AND (NOT attribute_type(#a3, :onull))) AND (NOT attribute_type(#a5, :onull))) AND (attribute_not_exists(#a10) OR (#a10 >= :vz AND #a10 < :vm))",
 		},
 	} {
 		in := st.upds()[i]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	avs "github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/codec"
 )
 
 // Checks of the encoded item (checkEncoded) and of condition values: see
@@ -19,7 +20,7 @@ import (
 // set elements, comparing numbers by value.
 func (s *schema) checkEncoded(table string, item map[string]types.AttributeValue) error {
 	for k, v := range item {
-		if k == "" || !utf8.ValidString(k) {
+		if !codec.ValidName(k) {
 			b := badName(k)
 			return fmt.Errorf("%w: table %q: %s: %s", ErrInvalidInput, table, b.what, b.fix)
 		}
@@ -37,6 +38,9 @@ func (s *schema) checkEncoded(table string, item map[string]types.AttributeValue
 func badName(k string) *badValue {
 	if k == "" {
 		return &badValue{what: "an empty attribute name", fix: "DynamoDB refuses empty names: give the map key or attribute a name"}
+	}
+	if len(k) > codec.MaxNameLen {
+		return &badValue{what: fmt.Sprintf("attribute name %s is %d bytes", strconv.Quote(truncate(k, 40)), len(k)), fix: nameTooLong}
 	}
 	return &badValue{what: fmt.Sprintf("attribute name %s is not valid UTF-8", strconv.Quote(k)),
 		fix: "DynamoDB names are UTF-8 and the SDK would replace the bad bytes with U+FFFD: use valid UTF-8 names (binary data belongs in []byte values)"}
@@ -99,7 +103,7 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 		// caller's own MarshalDynamoDBAttributeValue returned (and keeps).
 		var out map[string]types.AttributeValue
 		for k, e := range v.Value {
-			if k == "" || !utf8.ValidString(k) {
+			if !codec.ValidName(k) {
 				return nil, badMapKey(k)
 			}
 			ne, b := checkAV(e, level)
@@ -226,7 +230,7 @@ func hasDupes(av types.AttributeValue) bool {
 // Its callers wrap the error in ErrInvalidInput.
 func checkCondValues(names map[string]string, values map[string]types.AttributeValue) error {
 	for _, n := range names {
-		if !utf8.ValidString(n) {
+		if !codec.ValidName(n) {
 			b := badName(n)
 			return fmt.Errorf("%s: %s", b.what, b.fix)
 		}
@@ -272,7 +276,7 @@ func checkAVReadOnly(av types.AttributeValue, level int) *badValue {
 			return tooDeepEncoded()
 		}
 		for k, e := range v.Value {
-			if k == "" || !utf8.ValidString(k) {
+			if !codec.ValidName(k) {
 				return badMapKey(k)
 			}
 			if b := checkAVReadOnly(e, level); b != nil {
@@ -297,9 +301,15 @@ func tooDeepEncoded() *badValue {
 		fix: "flatten the value or store it encoded (e.g. as JSON in a []byte)"}
 }
 
+// nameTooLong is the fix for a name or map key over codec.MaxNameLen.
+const nameTooLong = "DynamoDB refuses names and map keys over 65535 bytes: shorten the key (a long value belongs in a value, not a key)"
+
 func badMapKey(k string) *badValue {
 	if k == "" {
 		return &badValue{what: "holds an empty map key", fix: "DynamoDB refuses empty attribute names: give every map entry a non-empty key"}
+	}
+	if len(k) > codec.MaxNameLen {
+		return &badValue{what: fmt.Sprintf("holds a map key %s of %d bytes", strconv.Quote(truncate(k, 40)), len(k)), fix: nameTooLong}
 	}
 	return &badValue{what: fmt.Sprintf("holds a map key %s that is not valid UTF-8", strconv.Quote(k)),
 		fix: "the SDK would replace the bad bytes with U+FFFD: use valid UTF-8 keys"}

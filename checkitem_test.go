@@ -307,3 +307,55 @@ func TestDuplicatesDroppedLeaveTheMarshalersValueAlone(t *testing.T) {
 		t.Fatalf("sent %d maps, want the doc", found)
 	}
 }
+
+type longNames struct {
+	ID  string            `dynamo:"id,hash"`
+	V   int64             `dynamo:"v,version"`
+	SM  map[string]string `dynamo:"sm"`
+	IM  map[string]int    `dynamo:"im"`
+	Any any               `dynamo:"any"`
+}
+
+// An attribute name or map key DynamoDB refuses — over 65535 bytes
+// ("Attribute name is too large, must be less than 65536 bytes" for a
+// PutItem; an UpdateItem's values answer only "ExpressionAttributeValues
+// contains invalid value", seen on DynamoDB Local) — is refused before
+// sending by every write, with ErrInvalidInput naming the field; a key of
+// 65535 bytes is stored.
+func TestLongMapKeyRefusedOnEveryWrite(t *testing.T) {
+	ctx := context.Background()
+	c := dynamotest.Client(t)
+	tb := createdTable[longNames](t, c)
+	long, most := strings.Repeat("k", 65536), strings.Repeat("k", 65535)
+	items := map[string]func(k string) longNames{
+		"map[string]string": func(k string) longNames { return longNames{SM: map[string]string{k: "x"}} },
+		"map[string]int":    func(k string) longNames { return longNames{IM: map[string]int{k: 1}} },
+		"nested in any":     func(k string) longNames { return longNames{Any: []any{map[string]any{k: true}}} },
+	}
+	writes := map[string]func(longNames) error{
+		"Save":    func(it longNames) error { _, err := tb.Save(ctx, it); return err },
+		"SavePut": func(it longNames) error { _, err := tb.Save(ctx, it, WithSaveBehavior(SavePut)); return err },
+		"BatchSave": func(it longNames) error {
+			return tb.BatchSave(ctx, []longNames{it}, WithSaveBehavior(SaveClobber))
+		},
+		"TxSave": func(it longNames) error { return tb.Mapper().WriteTx(ctx, []TxOp{tb.TxSave(it)}) },
+		"Update": func(it longNames) error {
+			_, err := tb.Update(ctx, longNames{ID: it.ID}, func(cur longNames) (longNames, error) { it.V = cur.V; return it, nil })
+			return err
+		},
+	}
+	for iname, mk := range items {
+		for wname, write := range writes {
+			it := mk(long)
+			it.ID = iname + " " + wname
+			if err := write(it); !errors.Is(err, ErrInvalidInput) || !strings.Contains(fmt.Sprint(err), "65535") {
+				t.Errorf("%s of a %s with a 65536-byte key: %v; want ErrInvalidInput saying DynamoDB's limit", wname, iname, err)
+			}
+			it = mk(most)
+			it.ID = iname + " " + wname
+			if err := write(it); err != nil {
+				t.Errorf("%s of a %s with a 65535-byte key: %v; want it stored", wname, iname, err)
+			}
+		}
+	}
+}

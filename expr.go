@@ -67,7 +67,7 @@ type plan struct {
 	setAttrs    []string
 	condCreate  string // attribute_not_exists(#v) OR #v = :v0 (held 0)
 	condMatch   string // #v = :v0
-	condClobber string // SaveClobber: the stored version leaves room for one more
+	condClobber string // SaveClobber: the stored version is not negative and leaves room for one more
 	// condMatchToken is condMatch ANDed with the basis condition on the
 	// write token (tokenBasisCond): the condition of every Update of an
 	// item this mapper wrote, computed once.
@@ -142,7 +142,10 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		// A version stored as NULL (by another writer) is no version, as
 		// a missing one is: an item holding it is saved as unsaved.
 		p.condCreate = "attribute_not_exists(" + p.versionPH + ") OR attribute_type(" + p.versionPH + ", " + nullTypePH + ") OR " + p.condMatch
-		p.condClobber = "attribute_not_exists(" + p.versionPH + ") OR " + p.versionPH + " < " + maxVersionPH
+		// A negative stored version (another writer's) is no version
+		// either: no Save of this type holds it, and advancing it would
+		// store 0 (unsaved) or a version the type refuses.
+		p.condClobber = "attribute_not_exists(" + p.versionPH + ") OR (" + p.versionPH + " >= " + zeroVersionPH + " AND " + p.versionPH + " < " + maxVersionPH + ")"
 		p.maxVersion = s.maxVersion()
 		o := &s.fields[s.version].opts
 		p.verStart, p.verStep, p.verClock = max(o.versionStart, 1), max(o.versionStep, 1), o.versionClock
@@ -934,14 +937,14 @@ func (p *plan) advanceVersion(eb *exprBuilder, first int64, noVersion bool) stri
 		return "attribute_type(" + p.versionPH + ", " + nullTypePH + ") OR " + p.versionPH + " = " + zeroVersionPH
 	}
 	eb.values[newVersionPH] = numberAV(p.verStep)
-	eb.values[maxVersionPH] = numberAV(p.maxVersion - p.verStep + 1) // condClobber: stored < :vm
+	eb.values[maxVersionPH] = numberAV(p.maxVersion - p.verStep + 1) // condClobber: 0 <= stored < :vm
+	eb.values[zeroVersionPH] = numberAV(0)
 	if first == p.verStep {
 		eb.addTo(clauseAdd, p.versionPH, newVersionPH)
 		return p.condClobber
 	}
 	eb.action(clauseSet).WriteString(p.versionPH + " = if_not_exists(" + p.versionPH + ", " + baseVersionPH + ") + " + newVersionPH)
 	eb.values[baseVersionPH] = numberAV(first - p.verStep)
-	eb.values[zeroVersionPH] = numberAV(0)
 	return "(" + p.condClobber + ") AND NOT " + p.versionPH + " = " + zeroVersionPH
 }
 

@@ -97,7 +97,7 @@ func TestSaveExpressions(t *testing.T) {
 		{SaveUpdate, 2, 3, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt REMOVE #a3", "#a4 = :v0", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
 		{SaveUpdateSkipNulls, 2, 3, "SET #a1 = :a1, #a2 = :a2, #a4 = :v1, #wt = :wt", "#a4 = :v0", []string{"#a1", "#a2", "#a4", "#wt"}},
 		{SaveAppendSet, 2, 3, "SET #a1 = :a1, #a4 = :v1, #wt = :wt ADD #a2 :a2", "(NOT attribute_type(#a2, :onull)) AND (#a4 = :v0)", []string{"#a1", "#a2", "#a4", "#wt"}},
-		{SaveClobber, 2, 1, "SET #a1 = :a1, #a2 = :a2, #wt = :wt REMOVE #a3 ADD #a4 :v1", "attribute_not_exists(#a4) OR #a4 < :vm", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
+		{SaveClobber, 2, 1, "SET #a1 = :a1, #a2 = :a2, #wt = :wt REMOVE #a3 ADD #a4 :v1", "attribute_not_exists(#a4) OR (#a4 >= :vz AND #a4 < :vm)", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
 	} {
 		up := p.buildUpdate(tc.b, item, tc.held, tc.next, nil, tok, nil, nil, nil, 0)
 		if up.update != tc.update || up.cond != tc.cond {

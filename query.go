@@ -1054,7 +1054,8 @@ func (t *Table[T]) keyHint(name, index, hashName, rngName string) string {
 // checkExprText refuses attribute names and string values that are not
 // valid UTF-8 anywhere in a query's or scan's expressions (the filter's
 // included): the SDK would replace the invalid bytes with U+FFFD and the
-// request would compare with another value than the caller's.
+// request would compare with another value than the caller's. It refuses
+// too whatever checkCondValues refuses in an If condition.
 func (t *Table[T]) checkExprText(op string, e expression.Expression) error {
 	for _, n := range e.Names() {
 		if !utf8.ValidString(n) {
@@ -1069,6 +1070,12 @@ func (t *Table[T]) checkExprText(op string, e expression.Expression) error {
 		if p := badSetValue(v); p != "" {
 			return fmt.Errorf("%w: %s on table %q: a Filter value %s", ErrInvalidInput, op, t.name, p)
 		}
+	}
+	// The rest of what an If condition's names and values are refused
+	// for (checkCondValues): names and map keys over 65535 bytes or empty,
+	// values nesting deeper than DynamoDB's limit.
+	if err := checkCondValues(e.Names(), e.Values()); err != nil {
+		return fmt.Errorf("%w: %s on table %q: in its expressions, %w", ErrInvalidInput, op, t.name, err)
 	}
 	return nil
 }

@@ -486,3 +486,35 @@ func FuzzQueryKeyCondition(f *testing.F) {
 		}
 	})
 }
+
+// A Query's or Scan's expressions are refused, before sending, for what an
+// If condition's are (checkCondValues): a Filter value nesting deeper than
+// DynamoDB's 32 levels, a map key or attribute name over 65535 bytes —
+// which DynamoDB refuses with a ValidationException ("Nesting Levels have
+// exceeded", "Attribute name is too large", seen on DynamoDB Local), and
+// which Save with If refused already.
+func TestFilterRefusedForWhatIfIsRefused(t *testing.T) {
+	var deep any = "x"
+	for range 33 {
+		deep = []any{deep}
+	}
+	long := strings.Repeat("k", 65536)
+	for name, c := range map[string]struct {
+		f    expression.ConditionBuilder
+		want string
+	}{
+		"nesting 33 levels":      {expression.Name("body").Equal(expression.Value(deep)), "deeper than DynamoDB's 32 levels"},
+		"map key of 65536 bytes": {expression.Name("body").Equal(expression.Value(map[string]any{long: 1})), "65536 bytes"},
+		"name of 65536 bytes":    {expression.Name(long).Equal(expression.Value("x")), "65536 bytes"},
+	} {
+		db := silentDB()
+		tb := qcTable[qsItem](t, db)
+		_, _, err := tb.ScanPage(context.Background(), Filter(c.f))
+		wantInvalid(t, "Scan filter "+name, err, c.want)
+		_, err = collect2(tb.Query(context.Background(), expression.Key("p").Equal(expression.Value("a")), Filter(c.f)))
+		wantInvalid(t, "Query filter "+name, err, c.want)
+		if n := db.count(""); n != 0 {
+			t.Errorf("%s: %d requests sent", name, n)
+		}
+	}
+}

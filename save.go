@@ -168,8 +168,8 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 		if tooLarge(err) {
 			// Only DynamoDB knows the stored item an update adds to (Add,
 			// SaveAppendSet, SaveUpdateSkipNulls keep what is stored).
-			return nil, fmt.Errorf("%w: save to table %q key %s: the item as stored after this write would be over DynamoDB's 400 KB limit, so nothing was written: store large values elsewhere (e.g. S3) and keep a reference: %w",
-				ErrInvalidInput, t.name, formatKey(key), err)
+			return nil, fmt.Errorf("%w: save to table %q key %s: %s: %w",
+				ErrInvalidInput, t.name, formatKey(key), tooLargeFix, err)
 		}
 		return nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
 	}
@@ -226,9 +226,14 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 	if len(r.bounds) > 0 && ce.Err == ErrConditionFailed && ce.reason == "" {
 		ce.reason = boundsFailure(r.bounds, old)
 	}
-	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion && ce.FoundVersion > t.p.maxVersion-t.p.verStep {
+	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion {
 		f := &s.fields[s.version]
-		ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
+		switch {
+		case ce.FoundVersion > t.p.maxVersion-t.p.verStep:
+			ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
+		case ce.FoundVersion < 0:
+			ce.full = fmt.Sprintf("a negative version, which no write of a %s holds or advances (it would store 0, unsaved, or another negative version): store a version of 0 or more there (or remove the attribute, which makes the item unsaved) with a write of your own", s.typ)
+		}
 	}
 	return ce
 }
@@ -282,8 +287,19 @@ func nullsKeptChanging(err error, attempts int) {
 // would leave an item over 400 KB.
 func tooLarge(err error) bool {
 	var ae smithy.APIError
-	return errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" && strings.Contains(ae.ErrorMessage(), "Item size to update has exceeded")
+	return errors.As(err, &ae) && ae.ErrorCode() == "ValidationException" && tooLargeMessage(ae.ErrorMessage())
 }
+
+// tooLargeMessage reports whether msg, the message of a ValidationException
+// or of a transaction member's ValidationError, is DynamoDB's refusal of an
+// update that would leave an item over 400 KB.
+func tooLargeMessage(msg string) bool {
+	return strings.Contains(msg, "Item size to update has exceeded")
+}
+
+// tooLargeFix says what an update DynamoDB refused as too large (tooLarge)
+// means and how to fix it.
+const tooLargeFix = "the item as stored after this write would be over DynamoDB's 400 KB limit, so nothing was written: store large values elsewhere (e.g. S3) and keep a reference"
 
 // maxNullAttempts bounds the requests of one write that storedNulls sends
 // again: each after the first is sent because another writer stored or

@@ -86,9 +86,9 @@ func TestSaveRequests(t *testing.T) {
 			item:     Book{ISBN: "1", Title: "T", Version: 7},
 			behavior: SaveClobber,
 			update:   "SET #a1 = :a1, #wt = :wt REMOVE #a2, #a3 ADD #a4 :v1",
-			cond:     "attribute_not_exists(#a4) OR #a4 < :vm",
+			cond:     "attribute_not_exists(#a4) OR (#a4 >= :vz AND #a4 < :vm)",
 			names:    map[string]string{"#a1": "title", "#a2": "authors", "#a3": "note", "#a4": "version", "#wt": "ddbkit_wt"},
-			values:   map[string]types.AttributeValue{":a1": str("T"), ":v1": n("1"), ":vm": n("9223372036854775807")},
+			values:   map[string]types.AttributeValue{":a1": str("T"), ":v1": n("1"), ":vm": n("9223372036854775807"), ":vz": n("0")},
 			allNew:   true,
 		},
 	}

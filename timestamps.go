@@ -49,14 +49,14 @@ func (t *Table[T]) stamp(boxed any, v reflect.Value, now time.Time) (any, reflec
 }
 
 // stampTime returns the time a timestamp field of f's encoding stores for
-// the clock reading now: in UTC, to the precision stored (seconds with
-// unixtime, milliseconds with javadate), so that the saved copy holds what a
-// load returns.
+// the clock reading now as a load returns it: to the precision stored, in
+// UTC — but for unixtime, in time.Local, as the decoder reads epoch seconds
+// (time.Unix) — so that the saved copy holds what a load returns.
 func stampTime(f *field, now time.Time) time.Time {
 	t := now.UTC() // drops the monotonic reading too
 	switch {
 	case f.opts.unixTime:
-		return t.Truncate(time.Second)
+		return time.Unix(t.Unix(), 0)
 	case f.opts.javaDate:
 		return t.Truncate(time.Millisecond)
 	}

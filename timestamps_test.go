@@ -347,3 +347,60 @@ func TestTimestampsTxResend(t *testing.T) {
 		t.Fatalf("a new transaction creating the item again = %v, want a conflict", err)
 	}
 }
+
+// stampUnix has unixtime timestamps, which the decoder reads as time.Unix
+// makes them (in time.Local).
+type stampUnix struct {
+	ID string     `dynamo:"id,hash"`
+	V  int64      `dynamo:"v,version"`
+	C  *time.Time `dynamo:"c,created,unixtime"`
+	M  time.Time  `dynamo:"m,modified,unixtime"`
+	N  int        `dynamo:"n"`
+}
+
+// The copy every write returns holds its unixtime timestamps as a load
+// returns them — the same instant in the same time.Location, so that the
+// saved copy equals the loaded one field for field (reflect.DeepEqual,
+// ==) — whether the write learnt them from DynamoDB (SaveUpdate's
+// ALL_NEW) or stamped them itself (SavePut, transactions).
+func TestUnixtimeStampsReturnedAsLoaded(t *testing.T) {
+	tb, fc := idTable[stampUnix](t)
+	ctx := t.Context()
+	m := tb.Mapper()
+	writes := map[string]func(stampUnix) (stampUnix, error){
+		"SaveUpdate": func(x stampUnix) (stampUnix, error) { return tb.Save(ctx, x) },
+		"SavePut":    func(x stampUnix) (stampUnix, error) { return tb.Save(ctx, x, WithSaveBehavior(SavePut)) },
+		"TxSave": func(x stampUnix) (stampUnix, error) {
+			s := tb.TxSave(x)
+			err := m.WriteTx(ctx, []TxOp{s})
+			return s.Saved(), err
+		},
+		"Transact": func(x stampUnix) (stampUnix, error) {
+			var out stampUnix
+			err := m.Transact(ctx, func(tx *Tx) error { var err error; out, err = tb.In(tx).Save(x); return err })
+			return out, err
+		},
+		"Update": func(x stampUnix) (stampUnix, error) {
+			return tb.Update(ctx, stampUnix{ID: x.ID}, func(cur stampUnix) (stampUnix, error) { cur.N++; return cur, nil })
+		},
+	}
+	for name, write := range writes {
+		x := stampUnix{ID: name}
+		for round := range 2 { // creating the item, then saving the loaded copy
+			fc.Advance(1500 * time.Millisecond)
+			got, err := write(x)
+			if err != nil {
+				t.Fatalf("%s (write %d): %v", name, round+1, err)
+			}
+			loaded, err := tb.Load(ctx, stampUnix{ID: name}, ConsistentRead())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.M != loaded.M || got.C == nil || loaded.C == nil || *got.C != *loaded.C {
+				t.Errorf("%s (write %d): returned created %v modified %v (%v), loaded %v and %v (%v): want them alike",
+					name, round+1, got.C, got.M, got.M.Location(), loaded.C, loaded.M, loaded.M.Location())
+			}
+			x = loaded
+		}
+	}
+}

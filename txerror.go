@@ -58,7 +58,8 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 			}
 			f.Err = ce
 		} else {
-			f.Err = &txReasonError{code: code, msg: f.Message, table: mem.table, key: mem.key}
+			f.Err = &txReasonError{code: code, msg: f.Message, table: mem.table, key: mem.key,
+				tooLarge: code == "ValidationError" && tooLargeMessage(f.Message)}
 		}
 		if code != TxCodeConflict {
 			retry = false
@@ -80,10 +81,13 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 //
 // It satisfies errors.Is(err, ErrVersionConflict) when some member's version
 // check failed, and errors.Is(err, ErrConditionFailed) when some member's If
-// condition failed while its version matched. errors.As finds no
-// *ConditionError in it on purpose — the members may be of different tables;
-// take a member's from Failure(i).Err and decode it with that member's
-// Table.Current.
+// condition failed while its version matched, and errors.Is(err,
+// ErrInvalidInput) when DynamoDB refused a member's write as leaving its item
+// over 400 KB (a ValidationError only DynamoDB can tell: the stored
+// attributes the type does not model count too), as Save reports it.
+// errors.As finds no *ConditionError in it on purpose — the members may be
+// of different tables; take a member's from Failure(i).Err and decode it
+// with that member's Table.Current.
 type TxError struct {
 	// Failures lists the members that failed, in member order.
 	Failures []TxFailure
@@ -190,6 +194,12 @@ func (e *TxError) Unwrap() []error {
 			}
 		}
 	}
+	for _, f := range e.Failures {
+		if re, ok := f.Err.(*txReasonError); ok && re.tooLarge {
+			errs = append(errs, ErrInvalidInput)
+			break
+		}
+	}
 	if e.Cause != nil {
 		errs = append(errs, e.Cause)
 	}
@@ -202,6 +212,9 @@ type txReasonError struct {
 	code, msg string
 	table     string
 	key       map[string]types.AttributeValue
+	// tooLarge: the member's write would leave its item over 400 KB
+	// (tooLargeMessage), which Save and Update report as ErrInvalidInput.
+	tooLarge bool
 }
 
 func (e *txReasonError) Error() string {
@@ -209,5 +222,17 @@ func (e *txReasonError) Error() string {
 	if e.msg != "" {
 		s += ": " + e.msg
 	}
+	if e.tooLarge {
+		s += " (" + ErrInvalidInput.Error() + "): " + tooLargeFix
+	}
 	return s
+}
+
+// Unwrap returns ErrInvalidInput for an item the write would leave over
+// 400 KB, else nil.
+func (e *txReasonError) Unwrap() error {
+	if e.tooLarge {
+		return ErrInvalidInput
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/dynamotest"
 )
 
 func TestWriteTxConditionFailedAndOtherReasons(t *testing.T) {
@@ -58,5 +60,57 @@ func TestWriteTxIdempotentMismatchExplained(t *testing.T) {
 	var ipm *types.IdempotentParameterMismatchException
 	if !errors.As(err, &ipm) || !strings.Contains(err.Error(), "use a new token for each transaction") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+type txSized struct {
+	ID  string `dynamo:"id,hash"`
+	V   int64  `dynamo:"v,version"`
+	Pad string `dynamo:"pad"`
+}
+
+// A transaction member whose write would leave the stored item over
+// DynamoDB's 400 KB (attributes the type does not model count too, so only
+// DynamoDB can tell) fails as Save, Update and Add do in that case: the
+// error wraps ErrInvalidInput and says the item would be over 400 KB —
+// through WriteTx's TxSave, Transact's Save and a guarded Save (GuardedBy) —
+// and nothing is written.
+func TestTxItemOverLimitAfterUpdateIsInvalidInput(t *testing.T) {
+	ctx := context.Background()
+	c := dynamotest.Client(t)
+	tb := createdTable[txSized](t, c)
+	seed := func(id string) txSized {
+		t.Helper()
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tb.Name()), Item: map[string]types.AttributeValue{
+			"id": str(id), "v": n("1"), "extra": str(strings.Repeat("e", 300<<10))}}); err != nil {
+			t.Fatal(err)
+		}
+		return txSized{ID: id, V: 1, Pad: strings.Repeat("p", 200<<10)}
+	}
+	guard := seed("guard")
+	guard.Pad = ""
+	writes := map[string]func(txSized) error{
+		"Save": func(it txSized) error { _, err := tb.Save(ctx, it); return err },
+		"WriteTx": func(it txSized) error {
+			return tb.Mapper().WriteTx(ctx, []TxOp{tb.TxSave(it)})
+		},
+		"Transact": func(it txSized) error {
+			return tb.Mapper().Transact(ctx, func(tx *Tx) error { _, err := tb.In(tx).Save(it); return err })
+		},
+		"GuardedBy": func(it txSized) error {
+			_, err := tb.Save(ctx, it, GuardedBy(tb.TxCheck(guard)))
+			return err
+		},
+	}
+	for name, write := range writes {
+		it := seed(name)
+		err := write(it)
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(fmt.Sprint(err), "400 KB") {
+			t.Errorf("%s of an item stored with 300 KB more: %v; want ErrInvalidInput saying the item would be over 400 KB", name, err)
+		}
+		got, err := tb.Load(ctx, txSized{ID: name}, ConsistentRead())
+		if err != nil || got.V != 1 || got.Pad != "" {
+			t.Errorf("%s: stored item changed: version %d, pad %d bytes, %v", name, got.V, len(got.Pad), err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -659,6 +660,66 @@ func TestVersionsStoredInOtherSpellingsOnDynamoDBLocal(t *testing.T) {
 			}
 			if _, err := tb.Save(ctx, got); !errors.Is(err, ErrVersionConflict) {
 				t.Errorf("%s: a stale copy at version %d saved over %d: %v", id, got.V, saved.V, err)
+			}
+		}
+	}
+}
+
+// negCounter is a versioned counter whose int8 version holds negative
+// numbers, as another writer may store them.
+type negCounter struct {
+	ID string `dynamo:"id,hash"`
+	N  int64  `dynamo:"n"`
+	V  int8   `dynamo:"v,version"`
+}
+
+// A negative stored version (another writer's) is no version this type
+// writes: every write of the item fails and leaves it as stored. Save,
+// Update and Delete of the loaded item refuse it (the version held is
+// negative); SaveClobber and Add, which advance the stored version without
+// reading it, fail too — with ErrConditionFailed naming the negative
+// version — instead of storing -1+1 = 0, which every later write takes for
+// an unsaved item, or -5+1, which the returned copy then holds and no Save
+// takes.
+func TestNegativeStoredVersionRefusedByClobberAndAdd(t *testing.T) {
+	tb, _ := idTable[negCounter](t)
+	c := tb.Mapper().Client()
+	ctx := t.Context()
+	for _, stored := range []string{"-1", "-5", "-128"} {
+		for _, call := range []string{"Add", "SaveClobber", "Save", "Update"} {
+			id := call + " " + stored
+			if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tb.Name()), Item: map[string]types.AttributeValue{
+				"id": str(id), "v": n(stored), "n": n("1")}}); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			switch call {
+			case "Add":
+				_, err = tb.Add(ctx, negCounter{ID: id}, Increment("n", 1))
+				if !errors.Is(err, ErrConditionFailed) || !strings.Contains(fmt.Sprint(err), "negative") {
+					t.Errorf("%s over stored version %s: %v; want ErrConditionFailed saying the version is negative", call, stored, err)
+				}
+			case "SaveClobber":
+				_, err = tb.Save(ctx, negCounter{ID: id, N: 9}, WithSaveBehavior(SaveClobber))
+				if !errors.Is(err, ErrConditionFailed) || !strings.Contains(fmt.Sprint(err), "negative") {
+					t.Errorf("%s over stored version %s: %v; want ErrConditionFailed saying the version is negative", call, stored, err)
+				}
+			case "Save":
+				cur, lerr := tb.Load(ctx, negCounter{ID: id}, ConsistentRead())
+				if lerr != nil {
+					t.Fatal(lerr)
+				}
+				_, err = tb.Save(ctx, cur)
+			case "Update":
+				_, err = tb.Update(ctx, negCounter{ID: id}, func(cur negCounter) (negCounter, error) { cur.N++; return cur, nil })
+			}
+			if err == nil {
+				t.Errorf("%s over stored version %s succeeded", call, stored)
+			}
+			got, gerr := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tb.Name()), ConsistentRead: aws.Bool(true),
+				Key: map[string]types.AttributeValue{"id": str(id)}})
+			if gerr != nil || !av.Equal(got.Item["v"], n(stored)) || !av.Equal(got.Item["n"], n("1")) {
+				t.Errorf("%s over stored version %s: stored item now %v, %v; want it left as stored", call, stored, got.Item, gerr)
 			}
 		}
 	}

@@ -69,6 +69,17 @@ var TagKeys = [...]string{AVTagKey, TagKey}
 // is level 1, every map or list one level more.
 const MaxNesting = 32
 
+// MaxNameLen is the longest attribute name or map key DynamoDB stores, in
+// bytes ("Attribute name is too large, must be less than 65536 bytes").
+const MaxNameLen = 65535
+
+// ValidName reports whether DynamoDB stores k, as the SDK sends it, as an
+// attribute name or map key: not empty, at most MaxNameLen bytes, valid
+// UTF-8 (the SDK would send U+FFFD for the bad bytes).
+func ValidName(k string) bool {
+	return k != "" && len(k) <= MaxNameLen && utf8.ValidString(k)
+}
+
 // Struct is the compiled codec of one struct type. It is immutable and safe
 // for concurrent use.
 type Struct struct {
@@ -132,7 +143,7 @@ type Hooks struct {
 type Result struct {
 	Item map[string]types.AttributeValue
 	// Clean reports that every string and name is valid UTF-8, no map key
-	// or name is empty, the item nests no deeper than MaxNesting, and
+	// or name is empty or longer than MaxNameLen, the item nests no deeper than MaxNesting, and
 	// Hooks.Check accepted every value handed to it; when Clean is false
 	// the caller must check the item itself.
 	Clean bool
@@ -602,7 +613,7 @@ func (b *builder) structFields(n *node, t reflect.Type, addressable bool) bool {
 				}
 			}
 		}
-		if f.Name == "" || !utf8.ValidString(f.Name) {
+		if !ValidName(f.Name) {
 			n.namesOK = false
 		}
 		n.byName[f.Name] = len(n.fields)
@@ -1230,7 +1241,7 @@ func (e *encState) sameContainer(n *node, p unsafe.Pointer, old types.AttributeV
 			if k == "" || !ok || ov.Value != s {
 				return false
 			}
-			if clean && (!utf8.ValidString(k) || !utf8.ValidString(s)) {
+			if clean && (!ValidName(k) || !utf8.ValidString(s)) {
 				clean = false
 			}
 		}
@@ -1296,7 +1307,7 @@ func (e *encState) mapBody(n *node, p unsafe.Pointer, level int) (types.Attribut
 			if s == "" && n.elem.tag.omitEmpty {
 				continue
 			}
-			if e.clean && (!utf8.ValidString(k) || !utf8.ValidString(s)) {
+			if e.clean && (!ValidName(k) || !utf8.ValidString(s)) {
 				e.clean = false
 			}
 			if s == "" && n.elem.tag.nullEmpty {
@@ -1317,7 +1328,7 @@ func (e *encState) mapBody(n *node, p unsafe.Pointer, level int) (types.Attribut
 		if k == "" {
 			return nil, errEncode
 		}
-		if e.clean && !utf8.ValidString(k) {
+		if e.clean && !ValidName(k) {
 			e.clean = false
 		}
 		tmp.SetIterValue(it)
