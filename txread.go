@@ -28,7 +28,9 @@ func (t *Table[T]) TxGet(key T) *TxGet[T] {
 }
 
 // Item returns the item read and true, or the zero T and false when there is
-// no such item (or the transaction has not succeeded).
+// no such item (or the transaction has not succeeded). Every call returns the
+// same value: its slices and maps are shared between calls, so a caller that
+// changes them in place changes what the next call returns.
 func (g *TxGet[T]) Item() (T, bool) { return g.item, g.found }
 
 type txGetMember struct {
