@@ -58,7 +58,7 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	}
 	held := t.p.s.versionOf(v)
 	if held < 0 {
-		return fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(key))
+		return t.heldVersionError(key)
 	}
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	if len(wo.guards) > 0 {

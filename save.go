@@ -562,7 +562,7 @@ func (t *Table[T]) saveVersions(v reflect.Value, item map[string]types.Attribute
 		return 0, 0, nil
 	}
 	if held = s.versionOf(v); held < 0 {
-		return 0, 0, fmt.Errorf("%w: table %q key %s: version %s is negative or too large", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), s.fields[s.version].goName)
+		return 0, 0, t.heldVersionError(t.pickKey(item))
 	}
 	var ok bool
 	if next, ok = p.nextVersion(held, now.UnixMilli()); !ok {

@@ -548,7 +548,7 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 		return tx.fail(err)
 	}
 	if e.held < 0 {
-		return tx.fail(fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(k)))
+		return tx.fail(t.heldVersionError(k))
 	}
 	pc := t.p.buildPutCond(e.held, false, uc, e.bs)
 	if err := t.checkCondLen(pc.cond, e.bs); err != nil {

@@ -291,7 +291,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	}
 	held := t.p.s.versionOf(v)
 	if held < 0 {
-		return nil, fmt.Errorf("%w: table %q key %s: version is negative or too large", ErrInvalidInput, t.name, formatKey(key))
+		return nil, t.heldVersionError(key)
 	}
 	pc := t.p.buildPutCond(held, clobber, uc, nil)
 	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc,

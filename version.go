@@ -136,3 +136,13 @@ func decoderReads(s string, big bool) bool {
 	_, err := strconv.ParseInt(s, 10, 64)
 	return err == nil
 }
+
+// heldVersionError is the error of a write of an item (key) whose version
+// field holds a version no write takes: negative, or beyond int64 (a uint64
+// field; schema.versionOf). Every write (Save, Delete, transactions)
+// refuses it with this one message.
+func (t *Table[T]) heldVersionError(key map[string]types.AttributeValue) error {
+	s := t.p.s
+	return fmt.Errorf("%w: table %q key %s: version field %s.%s holds a version no write takes (negative, or over %d): versions count up from 0 (unsaved); if the item is stored so (another writer's), repair its version outside the mapper, or delete it with Delete and WithSaveBehavior(SaveClobber) from a copy whose version is 0",
+		ErrInvalidInput, t.name, formatKey(key), s.typ, s.fields[s.version].goName, int64(math.MaxInt64))
+}

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -722,5 +723,51 @@ func TestNegativeStoredVersionRefusedByClobberAndAdd(t *testing.T) {
 				t.Errorf("%s over stored version %s: stored item now %v, %v; want it left as stored", call, stored, got.Item, gerr)
 			}
 		}
+	}
+}
+
+// An item whose version no write takes — here a uint64 version beyond
+// int64, stored by another writer — loads, and every write of the copy is
+// refused before sending with one message that names the field and the
+// way out, which works: a Delete with SaveClobber of a copy at version 0.
+func TestHeldVersionNoWriteTakesNamesTheFix(t *testing.T) {
+	type wide struct {
+		ID string `dynamo:"id,hash"`
+		V  uint64 `dynamo:"v,version"`
+	}
+	db := (&fakeDB{}).table("wide", "id", "")
+	db.put("wide", map[string]types.AttributeValue{"id": str("k"), "v": n("18446744073709551615")})
+	m := NewMapper(db)
+	tb, err := NewTable[wide](m, "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	got, err := tb.Load(ctx, wide{ID: "k"})
+	if err != nil || got.V != math.MaxUint64 {
+		t.Fatalf("Load = %+v, %v", got, err)
+	}
+	sent := len(db.ops())
+	for name, write := range map[string]func() error{
+		"Save":   func() error { _, err := tb.Save(ctx, got); return err },
+		"Delete": func() error { return tb.Delete(ctx, got) },
+		"WriteTx": func() error {
+			return m.WriteTx(ctx, []TxOp{tb.TxSave(got)})
+		},
+	} {
+		err := write()
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "version field ") || !strings.Contains(err.Error(), "SaveClobber) from a copy whose version is 0") {
+			t.Errorf("%s: %v; want ErrInvalidInput naming the field and the fix", name, err)
+		}
+	}
+	if len(db.ops()) != sent {
+		t.Errorf("sent %v, want nothing", db.ops()[sent:])
+	}
+	got.V = 0
+	if err := tb.Delete(ctx, got, WithSaveBehavior(SaveClobber)); err != nil {
+		t.Fatalf("the way out: %v", err)
+	}
+	if _, err := tb.Load(ctx, wide{ID: "k"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("after the delete: %v, want ErrNotFound", err)
 	}
 }
