@@ -82,9 +82,10 @@ type plan struct {
 	// item, computed once. "" when the type models no attribute beyond
 	// its key.
 	fullSet string
-	// setExprs caches the UpdateExpressions of SaveUpdates of items
-	// lacking attributes (saveUpdateExpr); the one mutable part of a plan,
-	// safe for concurrent use.
+	// setExprs caches the UpdateExpressions, and their names, of
+	// SaveUpdates of items lacking attributes or leaving some unwritten
+	// (saveUpdateExpr); the one mutable part of a plan, safe for
+	// concurrent use.
 	setExprs   [1 << setExprBits]atomic.Pointer[setExpr]
 	maxVersion int64 // the largest version the field's type holds
 	// The version settings (tags.go): the first version written (verClock:
