@@ -332,17 +332,10 @@ func TestLongMapKeyRefusedOnEveryWrite(t *testing.T) {
 		"map[string]int":    func(k string) longNames { return longNames{IM: map[string]int{k: 1}} },
 		"nested in any":     func(k string) longNames { return longNames{Any: []any{map[string]any{k: true}}} },
 	}
-	writes := map[string]func(longNames) error{
-		"Save":    func(it longNames) error { _, err := tb.Save(ctx, it); return err },
-		"SavePut": func(it longNames) error { _, err := tb.Save(ctx, it, WithSaveBehavior(SavePut)); return err },
-		"BatchSave": func(it longNames) error {
-			return tb.BatchSave(ctx, []longNames{it}, WithSaveBehavior(SaveClobber))
-		},
-		"TxSave": func(it longNames) error { return tb.Mapper().WriteTx(ctx, []TxOp{tb.TxSave(it)}) },
-		"Update": func(it longNames) error {
-			_, err := tb.Update(ctx, longNames{ID: it.ID}, func(cur longNames) (longNames, error) { it.V = cur.V; return it, nil })
-			return err
-		},
+	writes := itemWrites(ctx, tb)
+	writes["Update"] = func(it longNames) error {
+		_, err := tb.Update(ctx, longNames{ID: it.ID}, func(cur longNames) (longNames, error) { it.V = cur.V; return it, nil })
+		return err
 	}
 	for iname, mk := range items {
 		for wname, write := range writes {

@@ -132,6 +132,19 @@ func createdTable[T any](t *testing.T, c *dynamodb.Client) *Table[T] {
 	return newTestTable[T](t, c, dynamotest.CreateTable(t, c, mustInput[T](t)))
 }
 
+// itemWrites returns, by name, a write of one item through each call that
+// writes the whole item it is given: Save, Save with SavePut, BatchSave
+// (with SaveClobber, as batches take versioned items) and WriteTx of a
+// TxSave. A test adds the calls of its own (an Update, say).
+func itemWrites[T any](ctx context.Context, tb *Table[T]) map[string]func(T) error {
+	return map[string]func(T) error{
+		"Save":      func(it T) error { _, err := tb.Save(ctx, it); return err },
+		"SavePut":   func(it T) error { _, err := tb.Save(ctx, it, WithSaveBehavior(SavePut)); return err },
+		"BatchSave": func(it T) error { return tb.BatchSave(ctx, []T{it}, WithSaveBehavior(SaveClobber)) },
+		"TxSave":    func(it T) error { return tb.Mapper().WriteTx(ctx, []TxOp{tb.TxSave(it)}) },
+	}
+}
+
 func checkInput(t *testing.T, got, want *dynamodb.CreateTableInput) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {

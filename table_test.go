@@ -285,14 +285,9 @@ func TestNullIndexKeyLeftOut(t *testing.T) {
 	ctx := t.Context()
 	tb := createdTable[rec](t, c)
 	m := tb.Mapper()
-	writes := map[string]func(rec) error{
-		"Save":           func(r rec) error { _, err := tb.Save(ctx, r); return err },
-		"SavePut":        func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SavePut)); return err },
-		"SaveClobber":    func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SaveClobber)); return err },
-		"BatchSave":      func(r rec) error { return tb.BatchSave(ctx, []rec{r}, WithSaveBehavior(SaveClobber)) },
-		"TxSave":         func(r rec) error { return m.WriteTx(ctx, []TxOp{tb.TxSave(r)}) },
-		"TxSave SavePut": func(r rec) error { return m.WriteTx(ctx, []TxOp{tb.TxSave(r, WithSaveBehavior(SavePut))}) },
-	}
+	writes := itemWrites(ctx, tb)
+	writes["SaveClobber"] = func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SaveClobber)); return err }
+	writes["TxSave SavePut"] = func(r rec) error { return m.WriteTx(ctx, []TxOp{tb.TxSave(r, WithSaveBehavior(SavePut))}) }
 	for name, write := range writes {
 		if err := write(rec{ID: name}); err != nil {
 			t.Errorf("%s of an item without its index keys: %v", name, err)
@@ -343,18 +338,10 @@ func TestTableHashKeyAsIndexRangeKeyLimited(t *testing.T) {
 	c := dynamotest.Client(t)
 	ctx := t.Context()
 	tb := createdTable[rec](t, c)
-	m := tb.Mapper()
-	writes := map[string]func(rec) error{
-		"Save":    func(r rec) error { _, err := tb.Save(ctx, r); return err },
-		"SavePut": func(r rec) error { _, err := tb.Save(ctx, r, WithSaveBehavior(SavePut)); return err },
-		"BatchSave": func(r rec) error {
-			return tb.BatchSave(ctx, []rec{r}, WithSaveBehavior(SaveClobber))
-		},
-		"TxSave": func(r rec) error { return m.WriteTx(ctx, []TxOp{tb.TxSave(r)}) },
-		"Update": func(r rec) error {
-			_, err := tb.Update(ctx, r, func(x rec) (rec, error) { x.Group = "g"; return x, nil })
-			return err
-		},
+	writes := itemWrites(ctx, tb)
+	writes["Update"] = func(r rec) error {
+		_, err := tb.Update(ctx, r, func(x rec) (rec, error) { x.Group = "g"; return x, nil })
+		return err
 	}
 	for name, write := range writes {
 		at := rec{ID: name + strings.Repeat("i", 1024-len(name)), Group: "g"}
