@@ -483,6 +483,34 @@ func TestUpdateWritesOnlyWhatChanged(t *testing.T) {
 			t.Errorf("%s: stored %s\nwant the item returned %s", st.name, fmtItem(stored), fmtItem(want))
 		}
 	}
+
+	// Another writer leaves the item in a state this library never writes:
+	// no write token, the version NULL, an attribute NULL. The Update that
+	// reads it writes its changes under a condition on every attribute the
+	// type models, and the item stored is the one it returned.
+	db.put("docs", map[string]types.AttributeValue{"id": str("k"), "v": &types.AttributeValueMemberNULL{Value: true},
+		"name": str("foreign"), "count": n("7"), "note": &types.AttributeValueMemberNULL{Value: true}})
+	tb2, err := NewTable[diffDoc](NewMapper(db), "docs") // remembers nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb2.Update(ctx, diffDoc{ID: "k"}, func(d diffDoc) (diffDoc, error) { d.Count++; return d, nil })
+	if err != nil || got.Count != 8 || got.Name != "foreign" || got.Version != 1 {
+		t.Fatalf("Update over a foreign item = %+v, %v; want count 8, name foreign, version 1", got, err)
+	}
+	if acts := updateActions(t, db.upds()[len(db.upds())-1]); slices.Contains(acts, "SET name") || !slices.Contains(acts, "SET count") {
+		t.Errorf("over a foreign item: wrote %q, want count and not the name it left", acts)
+	}
+	stored := db.item("docs", key)
+	want, err := tb2.encodeUnchecked(&got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want["ddbkit_wt"] = stored["ddbkit_wt"]
+	maps.DeleteFunc(want, func(_ string, v types.AttributeValue) bool { return isNull(v) })
+	if !reflect.DeepEqual(stored, want) {
+		t.Errorf("over a foreign item: stored %s\nwant the item returned %s", fmtItem(stored), fmtItem(want))
+	}
 }
 
 // On DynamoDB Local, random Updates through two Tables (two processes: each
