@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"runtime"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -366,17 +368,86 @@ func TestGroupRestartWhileOldReleasesInFlight(t *testing.T) {
 
 // trimmedBatches is a transport that has DynamoDB process only the first
 // key of every BatchGetItem and answers the others as UnprocessedKeys, as
-// DynamoDB may under load.
+// DynamoDB may under load. It records the moves sent to the lease table
+// (leaseTable): takes (TransactWriteItems writing one of its records) and
+// updates of its records (UpdateItem: releases, roster updates, key
+// expiries); not heartbeats (PutItem), nor the work's guarded writes,
+// which only check a lease record beside a write to another table.
 type trimmedBatches struct {
-	next    *http.Transport
-	trimmed atomic.Int64
-	moves   atomic.Int64 // takes (TransactWriteItems) and roster or key updates (UpdateItem) sent
+	next       *http.Transport
+	leaseTable string
+	trimmed    atomic.Int64
+	mu         sync.Mutex
+	moves      []string // "take <key>", "update <key>", in the order sent
+}
+
+func (tb *trimmedBatches) movesSent() []string {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return slices.Clone(tb.moves)
+}
+
+// leaseWrites returns the lease table's records that a TransactWriteItems
+// or UpdateItem body writes.
+func (tb *trimmedBatches) leaseWrites(target string, body []byte) ([]string, error) {
+	type write struct {
+		TableName string
+		Key       map[string]map[string]string
+		Item      map[string]json.RawMessage
+	}
+	keyOf := func(w write) string {
+		if k, ok := w.Key["key"]; ok {
+			return k["S"]
+		}
+		var k map[string]string
+		_ = json.Unmarshal(w.Item["key"], &k)
+		return k["S"]
+	}
+	var out []string
+	switch target {
+	case "DynamoDB_20120810.UpdateItem":
+		var w write
+		if err := json.Unmarshal(body, &w); err != nil {
+			return nil, err
+		}
+		if w.TableName == tb.leaseTable {
+			out = append(out, "update "+strconv.Quote(keyOf(w)))
+		}
+	case "DynamoDB_20120810.TransactWriteItems":
+		var in struct{ TransactItems []map[string]write }
+		if err := json.Unmarshal(body, &in); err != nil {
+			return nil, err
+		}
+		for _, it := range in.TransactItems {
+			for kind, w := range it {
+				if kind != "ConditionCheck" && w.TableName == tb.leaseTable {
+					out = append(out, "take "+strconv.Quote(keyOf(w)))
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 func (tb *trimmedBatches) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch req.Header.Get("X-Amz-Target") {
+	switch target := req.Header.Get("X-Amz-Target"); target {
 	case "DynamoDB_20120810.TransactWriteItems", "DynamoDB_20120810.UpdateItem":
-		tb.moves.Add(1)
+		if req.Body == nil {
+			break
+		}
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		ws, err := tb.leaseWrites(target, body)
+		if err != nil {
+			return nil, err
+		}
+		tb.mu.Lock()
+		tb.moves = append(tb.moves, ws...)
+		tb.mu.Unlock()
 	}
 	if req.Header.Get("X-Amz-Target") != "DynamoDB_20120810.BatchGetItem" || req.Body == nil {
 		return tb.next.RoundTrip(req)
@@ -438,13 +509,17 @@ func (tb *trimmedBatches) RoundTrip(req *http.Request) (*http.Response, error) {
 // answered one record at a time (the rest as UnprocessedKeys) read the
 // rest again rather than taking the records unanswered for missing: they
 // balance the keys, no key worked on by two at once, tokens increasing per
-// key (the fleet checks these); and at rest they send only heartbeats — no
-// live worker dropped from the roster (and added back), no take of a held
-// key tried (a key unanswered for would look free).
+// key (the fleet checks these); and at rest — for longer than a worker's
+// patience, every batch still answered in parts — they write to the lease
+// table only heartbeats: no live worker dropped from the roster (and added
+// back), no take of a held key tried (a key unanswered for would look
+// free), no release. Only the lease table's writes count: the work's
+// guarded writes (a check of the lease record beside a write to the jobs
+// table) may still be on their way when the fleet has settled.
 func TestGroupBatchReadsAnsweredInPartsBalance(t *testing.T) {
 	f := newFleet(t, 6)
 	now := time.Now()
-	tb := &trimmedBatches{next: http.DefaultTransport.(*http.Transport).Clone()}
+	tb := &trimmedBatches{next: http.DefaultTransport.(*http.Transport).Clone(), leaseTable: f.table}
 	t.Cleanup(tb.next.CloseIdleConnections)
 	trimmed := func() *dynamodb.Client {
 		return dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: tb} })
@@ -454,18 +529,22 @@ func TestGroupBatchReadsAnsweredInPartsBalance(t *testing.T) {
 	f.startWith("w2", now, trimmed())
 	f.startWith("w3", now, trimmed())
 	f.settle(2*time.Minute, f.balanced)
-	moves := tb.moves.Load()
-	for range 20 { // at rest: nobody dropped, nothing moves
+	if len(tb.movesSent()) == 0 {
+		t.Fatal("no take or release was seen: the transport does not recognise the lease table's writes")
+	}
+	moves, trimmedBefore := len(tb.movesSent()), tb.trimmed.Load()
+	rest := time.Duration(0)
+	for ; rest <= time.Duration(float64(gDur)*gSkew)+2*gBeat; rest += gPoll { // at rest past every patience: nobody dropped, nothing moves
 		f.step(gPoll)
 		if !f.balanced() {
-			t.Fatalf("unbalanced at rest: %s", f.describe())
+			t.Fatalf("unbalanced at rest after %v: %s", rest, f.describe())
 		}
 	}
-	if n := tb.moves.Load() - moves; n > 0 {
-		t.Errorf("%d takes or roster updates sent at rest, want none: a record left unprocessed was taken for missing", n)
+	if at := tb.movesSent()[moves:]; len(at) > 0 {
+		t.Errorf("%d writes other than heartbeats sent to the lease table at rest (%v), want none: a record left unprocessed was taken for missing", len(at), at)
 	}
-	if tb.trimmed.Load() == 0 {
-		t.Fatal("no batch read was answered in parts: nothing under test")
+	if tb.trimmed.Load() == trimmedBefore {
+		t.Fatal("no batch read at rest was answered in parts: nothing under test")
 	}
 	t.Logf("%d keys left unprocessed; %s", tb.trimmed.Load(), f.describe())
 }
