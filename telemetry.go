@@ -156,8 +156,22 @@ func (c *call) end(err error) error {
 	return err
 }
 
-// endp is end for a deferred call with a named error result.
-func (c *call) endp(err *error) { c.end(*err) }
+// endp is end for a deferred call with a named error result: the call ends
+// with that error, or, when it is unwinding from a panic (a function of the
+// caller's — Update's, Transact's — panicked), with errPanicked, and the
+// panic goes on with its value. The one way a call that runs the caller's
+// code ends its span.
+func (c *call) endp(err *error) {
+	if r := recover(); r != nil {
+		c.end(errPanicked)
+		panic(r)
+	}
+	c.end(*err)
+}
+
+// errPanicked is the error a call's telemetry records when the call ended
+// by a panic (error.type "panic"); the caller gets the panic, never it.
+var errPanicked = errors.New("dynamo: the call panicked")
 
 func (c *call) metricAttrs(class string) attribute.Set {
 	kv := make([]attribute.KeyValue, 1, 3)
@@ -182,6 +196,7 @@ var mapperClasses = []telemetry.Class{
 	{Err: ErrTableNotFound, Name: "table_not_found"},
 	{Err: context.Canceled, Name: "canceled"},
 	{Err: context.DeadlineExceeded, Name: "deadline_exceeded"},
+	{Err: errPanicked, Name: "panic"},
 }
 
 // errorClass names the kind of err for error.type: the package's sentinel

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -410,6 +411,54 @@ func TestTelemetryTransactRerun(t *testing.T) {
 	}
 	if n := r.count(t, telemetry.MetricReruns, telemetry.Reason.String(rerunItemChanged)); n != 1 {
 		t.Errorf("%s = %d; want 1", telemetry.MetricReruns, n)
+	}
+}
+
+// An Update or a Transact whose function panics ends its span and records
+// its duration, both with error.type panic, and the panic reaches the
+// caller with its value.
+func TestTelemetryEndsCallWhoseFunctionPanics(t *testing.T) {
+	r := newTelemetryRig(t)
+	books := newBooks(t, (&fakeDB{}).table("Books", "ISBN", ""), r.opts...)
+	acctDB := storeDB(acctRaw("a", 100, 1, 1))
+	accts, err := NewTable[acct](NewMapper(acctDB, r.opts...), "Acct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type boom struct{ call string }
+	panicked := func(call string, run func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			if v := recover(); v != (boom{call}) {
+				t.Errorf("%s: recovered %v; want the function's panic value", call, v)
+			}
+		}()
+		run()
+		t.Errorf("%s returned; want the function's panic", call)
+	}
+	panicked("Update", func() {
+		_, _ = books.Update(context.Background(), Book{ISBN: "1"}, func(Book) (Book, error) { panic(boom{"Update"}) })
+	})
+	panicked("Transact", func() {
+		_ = accts.Mapper().Transact(context.Background(), func(tx *Tx) error {
+			if _, err := accts.In(tx).Load(acct{ID: "a"}); err != nil {
+				return err
+			}
+			panic(boom{"Transact"})
+		})
+	})
+	for _, c := range []struct{ span, op string }{{"Update Books", "Update"}, {"Transact", "Transact"}} {
+		sp := r.span(t, c.span)
+		if v, _ := attr(sp.Attributes(), telemetry.ErrorType); v.AsString() != "panic" {
+			t.Errorf("%s: error.type %q; want panic", c.span, v.AsString())
+		}
+		if sp.Status().Code != codes.Error {
+			t.Errorf("%s: status %v; want Error", c.span, sp.Status())
+		}
+		if n := r.count(t, telemetry.MetricDuration, telemetry.DBOperationName.String(c.op), telemetry.ErrorType.String("panic")); n != 1 {
+			t.Errorf("%s counts %d %s calls that panicked; want 1", telemetry.MetricDuration, n, c.op)
+		}
 	}
 }
 

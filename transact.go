@@ -167,9 +167,10 @@ func (tx *Tx) Run() int {
 // IAM: dynamodb:GetItem (reads, Prefetch), dynamodb:UpdateItem (Save;
 // dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
 // dynamodb:ConditionCheckItem on the tables used.
-func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...TxOption) error {
+func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...TxOption) (err error) {
 	ctx, c := m.begin(ctx, "Transact", "")
-	return c.end(m.transact(ctx, fn, opts))
+	defer c.endp(&err) // also when fn panics
+	return m.transact(ctx, fn, opts)
 }
 
 func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxOption) error {

@@ -51,10 +51,10 @@ import (
 // IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
 // SavePut); with GuardedBy, dynamodb:ConditionCheckItem on the checked
 // items' tables.
-func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (T, error) {
+func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (_ T, err error) {
 	ctx, c := t.m.begin(ctx, "Update", t.name)
-	saved, err := t.update(ctx, key, fn, opts)
-	return saved, c.end(err)
+	defer c.endp(&err) // also when fn panics
+	return t.update(ctx, key, fn, opts)
 }
 
 func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, error), opts []WriteOption) (T, error) {
