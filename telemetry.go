@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -78,6 +79,9 @@ type call struct {
 	start time.Time
 	op    string // "" when telemetry is off
 	table string
+	// tables are the tables a transaction call (table "") writes, once
+	// known (noteTables).
+	tables []string
 }
 
 // begin starts the telemetry of call op on table: a span (returned in ctx,
@@ -150,10 +154,33 @@ func (c *call) end(err error) error {
 		}
 	}
 	if unknown && c.log != nil {
+		where := slog.String("table", c.table)
+		if c.table == "" {
+			where = slog.Any("tables", c.tables)
+		}
 		c.log.LogAttrs(c.ctx, slog.LevelWarn, "dynamo: a write's outcome is unknown: it may or may not have been applied; read the item to find out",
-			slog.String("op", c.op), slog.String("table", c.table))
+			slog.String("op", c.op), where)
 	}
 	return err
+}
+
+// noteTables records the tables of a transaction's members on a
+// transaction call (c nil or telemetry off: nothing): the unknown-outcome
+// log names them, and so does the span (aws.dynamodb.table_names).
+func (c *call) noteTables(members []*txMember) {
+	if c == nil || c.op == "" || c.table != "" {
+		return
+	}
+	c.tables = c.tables[:0]
+	for _, mem := range members {
+		if !slices.Contains(c.tables, mem.table) {
+			c.tables = append(c.tables, mem.table)
+		}
+	}
+	slices.Sort(c.tables)
+	if c.span != nil {
+		c.span.SetAttributes(telemetry.DBTableNames.StringSlice(c.tables))
+	}
 }
 
 // endp is end for a deferred call with a named error result: the call ends

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -324,6 +327,47 @@ func TestTelemetryUnknownOutcome(t *testing.T) {
 	}
 	if logs := r.logText(); !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "outcome is unknown") {
 		t.Errorf("logs %q; want a WARN saying the outcome is unknown", logs)
+	}
+}
+
+// A WriteTx or a Transact whose outcome is unknown names the tables it
+// wrote in its Warn log and on its span (aws.dynamodb.table_names).
+func TestTelemetryUnknownTransactionNamesItsTables(t *testing.T) {
+	r := newTelemetryRig(t)
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
+		return &smithy.GenericAPIError{Code: "TransactionInProgressException", Message: "in progress"}
+	})}
+	books, shelves := txTables(t, c, r.opts...)
+	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"}), shelves.TxSave(&Shelf{Room: "r", Number: 1})},
+		WithRetry(RetryPolicy{MaxAttempts: 2, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
+	if !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("WriteTx = %v; want ErrUnknownOutcome", err)
+	}
+	ac := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	ac.onTxWrite = txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
+		return &smithy.GenericAPIError{Code: "InternalServerError", Message: "500 after apply"}
+	})
+	accts, err := NewTable[acct](NewMapper(ac, r.opts...), "Acct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := accts.Mapper().Transact(context.Background(), transferFn(accts, "a", "b", 1), quick); !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("Transact = %v; want ErrUnknownOutcome", err)
+	}
+	logs := r.logText()
+	for _, want := range []string{"op=WriteTx tables=\"[Books Shelves]\"", "op=Transact tables=[Acct]"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs %q; want %s", logs, want)
+		}
+	}
+	if strings.Contains(logs, "table=\"\"") || strings.Contains(logs, "table= ") {
+		t.Errorf("logs %q name an empty table", logs)
+	}
+	for span, want := range map[string][]string{"WriteTx": {"Books", "Shelves"}, "Transact": {"Acct"}} {
+		v, _ := attr(r.span(t, span).Attributes(), telemetry.DBTableNames)
+		if !slices.Equal(v.AsStringSlice(), want) {
+			t.Errorf("%s span: aws.dynamodb.table_names %v; want %v", span, v.AsStringSlice(), want)
+		}
 	}
 }
 

@@ -341,14 +341,15 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) error {
 	ctx, c := m.begin(ctx, "WriteTx", "")
 	c.noteItems(len(ops))
-	return c.end(m.writeTx(ctx, ops, opts))
+	return c.end(m.writeTx(ctx, ops, opts, &c))
 }
 
-func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption) error {
+func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption, tel *call) error {
 	o, err := m.applyTxOptions("WriteTx", policyTx, opts)
 	if err != nil {
 		return err
 	}
+	o.tel = tel
 	if o.tokenSet && (o.token == "" || len(o.token) > maxRequestTokenLn) {
 		return fmt.Errorf("%w: WriteTx request token %q: DynamoDB takes 1 to %d characters", ErrInvalidInput, o.token, maxRequestTokenLn)
 	}
@@ -359,6 +360,7 @@ func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption) error
 	if err != nil {
 		return err
 	}
+	o.tel.noteTables(members)
 
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: make([]types.TransactWriteItem, len(members))}
 	for i, mem := range members {

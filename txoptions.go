@@ -23,6 +23,9 @@ type txOptions struct {
 	retry    RetryPolicy // when retrySet; then the effective policy (applyTxOptions)
 	retrySet bool
 	guards   []TxOp // GuardedBy: checks added to every transaction sent
+	// tel is the telemetry of the WriteTx or Transact call, which learns
+	// the tables its transactions write (noteTables); nil elsewhere.
+	tel *call
 }
 
 // WithRequestToken makes a write transaction idempotent under token (1 to 36
