@@ -657,7 +657,7 @@ func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEnt
 		}
 		members = append(members, mem)
 	}
-	if err := checkTxLimits("Transact", members); err != nil {
+	if err := checkTxLimits("Transact", "items read or written", members, len(gs), tx.o.guardNames); err != nil {
 		return nil, nil, nil, err
 	}
 	in := &dynamodb.TransactWriteItemsInput{

@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -477,5 +478,55 @@ func TestGuardedCallWhoseFunctionPanicsEndsItsSpan(t *testing.T) {
 	}
 	if l.Err() != nil || l2.Err() != nil {
 		t.Errorf("leases ended: %v, %v; want both held", l.Err(), l2.Err())
+	}
+}
+
+// The lease's guard is one of DynamoDB's 100 members of a transaction:
+// Lease.WriteTx with 100 ops, and Lease.Transact whose run writes 100
+// items, are refused before anything is sent, saying the guard is the
+// 101st member and how far to split; 99 ops and the guard commit.
+func TestGuardedTransactionCountsTheGuard(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	clk := clock.NewFake(time.Now()) // stands still: no heartbeat is needed
+	tx := dynamotest.NewDropper("TransactWriteItems")
+	c := newClient(t, table, tx.Client(t), WithOwner("h"), WithClock(clk))
+	l, err := c.TryAcquire(t.Context(), "restock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	st, _ := stockTable(t, nil)
+	sent := tx.Sent()
+	ops := func(n int) []dynamo.TxOp {
+		var out []dynamo.TxOp
+		for i := range n {
+			out = append(out, st.TxSave(Stock{ID: fmt.Sprint(i), Count: 1}))
+		}
+		return out
+	}
+	refused := func(call string, err error, want string) {
+		t.Helper()
+		if !errors.Is(err, dynamo.ErrInvalidInput) || !strings.Contains(err.Error(), "the lease's guard, member 101") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s over the limit = %v; want ErrInvalidInput naming the lease's guard as member 101 and %q", call, err, want)
+		}
+	}
+	refused("WriteTx", l.WriteTx(t.Context(), ops(100)), "at most 99 ops")
+	refused("Transact", l.Transact(t.Context(), func(tx *dynamo.Tx) error {
+		for i := range 100 {
+			if _, err := st.In(tx).Save(Stock{ID: fmt.Sprint(i), Count: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), "at most 99 items read or written")
+	if n := tx.Sent() - sent; n != 0 {
+		t.Errorf("%d transactions sent; want none", n)
+	}
+	if err := l.WriteTx(t.Context(), ops(99)); err != nil {
+		t.Fatalf("WriteTx of 99 ops and the guard = %v", err)
+	}
+	if got := load(t, st, "98"); got.Count != 1 {
+		t.Errorf("stock 98 = %+v; want it written", got)
 	}
 }
