@@ -478,16 +478,14 @@ func limit(r *big.Rat, up bool) *big.Int {
 }
 
 // intRange returns the smallest and largest values of integer type t; for
-// float32, the largest finite float32 (an integer) and its negation, the
-// range a loaded value must stay within; nil for float64, which holds
-// every number DynamoDB stores.
+// float32, the largest number that loads into one (float32Max) and its
+// negation; nil for float64, which holds every number DynamoDB stores.
 func intRange(t reflect.Type) (*big.Int, *big.Int) {
 	switch t.Kind() {
 	case reflect.Float64:
 		return nil, nil
 	case reflect.Float32:
-		hi, _ := new(big.Float).SetFloat64(math.MaxFloat32).Int(nil)
-		return new(big.Int).Neg(hi), hi
+		return new(big.Int).Neg(float32Max), new(big.Int).Set(float32Max)
 	}
 	bits := uint(t.Size() * 8)
 	one := big.NewInt(1)
@@ -497,6 +495,20 @@ func intRange(t reflect.Type) (*big.Int, *big.Int) {
 	hi := new(big.Int).Sub(new(big.Int).Lsh(one, bits-1), one)
 	return new(big.Int).Neg(new(big.Int).Add(hi, one)), hi
 }
+
+// float32Max is the largest number that loads into a float32: a stored
+// number is parsed as a float64 (rounded to the nearest, ties to even) and
+// refused when that is beyond math.MaxFloat32, so every number up to
+// halfway to the float64 after math.MaxFloat32 loads — as math.MaxFloat32.
+// The bound is not math.MaxFloat32 itself: Go writes a float32 counter at
+// its maximum as 3.4028234663852886e+38, its shortest float64 form, which
+// is a little above it.
+var float32Max = func() *big.Int {
+	lo, _ := new(big.Float).SetFloat64(math.MaxFloat32).Int(nil)
+	hi, _ := new(big.Float).SetFloat64(math.Nextafter(math.MaxFloat32, math.Inf(1))).Int(nil)
+	mid := lo.Add(lo, hi)
+	return mid.Rsh(mid, 1) // even: both are multiples of 2^75
+}()
 
 // setElems checks that elems may be added to or deleted from the set field
 // f and returns them as a DynamoDB set of the field's kind.

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"math/big"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -292,6 +296,153 @@ func TestAddFloat32OverflowRefused(t *testing.T) {
 	}
 	if got, err := tb.Add(ctx, fcount{ID: "k"}, Increment("f", -1e37).Increment("g", 1e100)); err != nil || got.F != 2.9e38 || got.G != 1e100 {
 		t.Fatalf("Adds within range = %+v, %v", got, err)
+	}
+}
+
+// Add keeps every numeric kind exactly within its range: on each integer
+// kind, a counter reaches its max from max-1 and its min from min+1, an
+// Increment by max or min of a missing one is taken, and one step past is
+// refused (ErrConditionFailed, nothing applied), as is an Increment by
+// max+1 or min-1 (ErrInvalidInput). A float32 reaches ±math.MaxFloat32 —
+// from zero, and from the float32 before it by one unit — and the next unit
+// (infinity as a float32) is refused; a float64 takes no ±MaxFloat64 or
+// infinity, which DynamoDB cannot store.
+func TestAddAtEveryNumericKindsLimits(t *testing.T) {
+	type kinds struct {
+		ID  string  `dynamo:"id,hash"`
+		I8  int8    `dynamo:"i8"`
+		I16 int16   `dynamo:"i16"`
+		I32 int32   `dynamo:"i32"`
+		I64 int64   `dynamo:"i64"`
+		I   int     `dynamo:"i"`
+		U8  uint8   `dynamo:"u8"`
+		U16 uint16  `dynamo:"u16"`
+		U32 uint32  `dynamo:"u32"`
+		U64 uint64  `dynamo:"u64"`
+		U   uint    `dynamo:"u"`
+		F32 float32 `dynamo:"f32"`
+		F64 float64 `dynamo:"f64"`
+	}
+	tb, _ := idTable[kinds](t)
+	ctx := t.Context()
+	key := 0
+	fresh := func() kinds { key++; return kinds{ID: strconv.Itoa(key)} }
+	// add increments attr of k by n and checks the outcome: want the
+	// field's value after it, or the error it must be (nothing applied).
+	add := func(k kinds, attr, goName string, n any, want string, wantErr error) {
+		t.Helper()
+		before, lerr := tb.Load(ctx, k, ConsistentRead())
+		got, err := tb.Add(ctx, k, Increment(attr, n))
+		if wantErr != nil {
+			if !errors.Is(err, wantErr) {
+				t.Errorf("%s += %v = %v; want %v", attr, n, err, wantErr)
+			}
+			after, aerr := tb.Load(ctx, k, ConsistentRead())
+			if (lerr == nil) != (aerr == nil) || after != before {
+				t.Errorf("%s += %v refused, yet the item changed: %+v (%v) -> %+v (%v)", attr, n, before, lerr, after, aerr)
+			}
+			return
+		}
+		if err != nil {
+			t.Errorf("%s += %v = %v; want %s", attr, n, err, want)
+			return
+		}
+		if v := fmt.Sprint(reflect.ValueOf(got).FieldByName(goName).Interface()); v != want {
+			t.Errorf("%s += %v gave %s; want %s", attr, n, v, want)
+		}
+	}
+	num := func(b *big.Int) attributevalue.Number { return attributevalue.Number(b.String()) }
+	one := big.NewInt(1)
+	for _, c := range []struct {
+		attr, goName string
+		typ          reflect.Type
+	}{
+		{"i8", "I8", reflect.TypeFor[int8]()}, {"i16", "I16", reflect.TypeFor[int16]()}, {"i32", "I32", reflect.TypeFor[int32]()},
+		{"i64", "I64", reflect.TypeFor[int64]()}, {"i", "I", reflect.TypeFor[int]()},
+		{"u8", "U8", reflect.TypeFor[uint8]()}, {"u16", "U16", reflect.TypeFor[uint16]()}, {"u32", "U32", reflect.TypeFor[uint32]()},
+		{"u64", "U64", reflect.TypeFor[uint64]()}, {"u", "U", reflect.TypeFor[uint]()},
+	} {
+		bits := uint(c.typ.Size() * 8)
+		lo, hi := new(big.Int), new(big.Int).Sub(new(big.Int).Lsh(one, bits), one)
+		if c.typ.Kind() < reflect.Uint {
+			hi.Rsh(hi, 1)
+			lo.Neg(hi).Sub(lo, one)
+		}
+		sub := func(a, b *big.Int) *big.Int { return new(big.Int).Sub(a, b) }
+		plus := func(a, b *big.Int) *big.Int { return new(big.Int).Add(a, b) }
+		k := fresh() // missing + max, then one past
+		add(k, c.attr, c.goName, num(hi), hi.String(), nil)
+		add(k, c.attr, c.goName, 1, "", ErrConditionFailed)
+		k = fresh() // max-1, +1 reaches max, +1 is refused
+		add(k, c.attr, c.goName, num(sub(hi, one)), sub(hi, one).String(), nil)
+		add(k, c.attr, c.goName, 1, hi.String(), nil)
+		add(k, c.attr, c.goName, 1, "", ErrConditionFailed)
+		width := plus(sub(hi, lo), one) // more than any stored value can take
+		add(fresh(), c.attr, c.goName, num(width), "", ErrInvalidInput)
+		add(fresh(), c.attr, c.goName, num(new(big.Int).Neg(width)), "", ErrInvalidInput)
+		k = fresh() // the min side
+		if lo.Sign() == 0 {
+			add(fresh(), c.attr, c.goName, num(plus(hi, one)), "", ErrInvalidInput)
+			add(k, c.attr, c.goName, -1, "", ErrConditionFailed) // missing counts as 0
+			add(k, c.attr, c.goName, 1, "1", nil)
+			add(k, c.attr, c.goName, -1, "0", nil)
+			add(k, c.attr, c.goName, -1, "", ErrConditionFailed)
+		} else {
+			add(k, c.attr, c.goName, num(lo), lo.String(), nil)
+			add(k, c.attr, c.goName, -1, "", ErrConditionFailed)
+			k = fresh()
+			add(k, c.attr, c.goName, num(plus(lo, one)), plus(lo, one).String(), nil)
+			add(k, c.attr, c.goName, -1, lo.String(), nil)
+			add(k, c.attr, c.goName, -1, "", ErrConditionFailed)
+			// max+1 and min-1 leave no missing counter in range, yet
+			// take min to 0 and 1 to min.
+			add(fresh(), c.attr, c.goName, num(plus(hi, one)), "", ErrConditionFailed)
+			add(fresh(), c.attr, c.goName, num(sub(lo, one)), "", ErrConditionFailed)
+			k = fresh()
+			add(k, c.attr, c.goName, num(lo), lo.String(), nil)
+			add(k, c.attr, c.goName, num(plus(hi, one)), "0", nil)
+			k = fresh()
+			add(k, c.attr, c.goName, 1, "1", nil)
+			add(k, c.attr, c.goName, num(sub(lo, one)), lo.String(), nil)
+		}
+	}
+
+	// float32: the last unit below math.MaxFloat32 is 2^104.
+	maxF, below, unit := float32(math.MaxFloat32), math.Nextafter32(math.MaxFloat32, 0), float32(math.Ldexp(1, 104))
+	for _, sign := range []float32{1, -1} {
+		k := fresh()
+		add(k, "f32", "F32", sign*maxF, fmt.Sprint(sign*maxF), nil)
+		add(k, "f32", "F32", sign*unit, "", ErrConditionFailed)
+		k = fresh()
+		add(k, "f32", "F32", sign*below, fmt.Sprint(sign*below), nil)
+		add(k, "f32", "F32", sign*unit, fmt.Sprint(sign*maxF), nil)
+		add(k, "f32", "F32", sign*unit, "", ErrConditionFailed)
+		add(fresh(), "f32", "F32", float64(sign)*2*math.MaxFloat32, "", ErrConditionFailed)
+		add(fresh(), "f32", "F32", float64(sign)*1e39, "", ErrInvalidInput)
+	}
+	for _, n := range []float64{math.MaxFloat64, -math.MaxFloat64, math.Inf(1), math.Inf(-1)} {
+		add(fresh(), "f64", "F64", n, "", ErrInvalidInput)
+	}
+	k := fresh()
+	add(k, "f64", "F64", 1e125, "1e+125", nil)
+	add(k, "f64", "F64", -2e125, "-1e+125", nil)
+}
+
+// float32Max, the bound of float32 counters, loads as math.MaxFloat32,
+// and the next integer does not load.
+func TestFloat32MaxIsTheLargestThatLoads(t *testing.T) {
+	dec := func(s string) error {
+		var f struct {
+			F float32 `dynamo:"f"`
+		}
+		return attributevalue.UnmarshalMapWithOptions(map[string]types.AttributeValue{"f": &types.AttributeValueMemberN{Value: s}}, &f,
+			func(o *attributevalue.DecoderOptions) { o.TagKey = "dynamo" })
+	}
+	if err := dec(float32Max.String()); err != nil {
+		t.Errorf("float32Max %s does not load: %v", float32Max, err)
+	}
+	if err := dec(new(big.Int).Add(float32Max, big.NewInt(1)).String()); err == nil {
+		t.Errorf("float32Max+1 loads into a float32")
 	}
 }
 

@@ -62,6 +62,19 @@ type gate[T any] struct {
 	// lone counts the writes of lone callers, one in rttSample of which
 	// is timed (timeWrite).
 	lone atomic.Uint32
+	// clk times gather's wait and the writes (noteRTT); nil: the real
+	// clock. Never the mapper's WithClock, which drives only versions and
+	// timestamps: a test's fake clock standing still must not hold a
+	// batch. Tests of the gate set it before the first Update.
+	clk clock.Clock
+}
+
+// timing returns the clock the gate times with (gate.clk).
+func (g *gate[T]) timing() clock.Clock {
+	if g.clk == nil {
+		return clock.Real()
+	}
+	return g.clk
 }
 
 // hotKey is the state of one key while calls are inside Update, and of a
@@ -279,7 +292,7 @@ func (g *gate[T]) keyMap(key keyID) map[string]types.AttributeValue {
 // It returns at once when the key had a single caller, when nothing was
 // measured yet, or when lead's write cannot be shared (combine false, or
 // lead's options).
-func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T], combine bool, clk clock.Clock) {
+func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T], combine bool) {
 	g.mu.Lock()
 	want := min(e.expect, maxBatch)
 	wait := min(g.rtt/2, maxGather)
@@ -290,7 +303,7 @@ func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T], combine bool, clk clock.
 	full := make(chan struct{})
 	e.full, e.want = full, want
 	g.mu.Unlock()
-	timer := clk.NewTimer(wait)
+	timer := g.timing().NewTimer(wait)
 	select {
 	case <-full:
 	case <-timer.C():

@@ -869,7 +869,7 @@ func TestCoalescedEntityNarrowVersion(t *testing.T) {
 }
 
 // gatherFixture starts A's Update of book 1 and holds its write (the
-// Table's first, which the fake clock times at 10 ms), queues B, C and D
+// Table's first, which the gate's fake clock times at 10 ms), queues B, C and D
 // behind it, and releases A's write: A returns, and B leads the next batch.
 // second is closed when the second write starts.
 func gatherFixture(t *testing.T) (s *bookStore, books *Table[Book], clk *clock.Fake, results chan error, second chan struct{}) {
@@ -879,7 +879,8 @@ func gatherFixture(t *testing.T) (s *bookStore, books *Table[Book], clk *clock.F
 	c := s.client()
 	second = make(chan struct{})
 	c.hook(&fakeHook{op: "UpdateItem", n: 2, before: func(int) { close(second) }})
-	books = newBooks(t, c, WithClock(clk))
+	books = newBooks(t, c)
+	books.gate.clk = clk
 	ctx := context.Background()
 	first := make(chan error, 1)
 	go func() {
@@ -991,7 +992,8 @@ func TestUpdateLoneCallerNeverWaits(t *testing.T) {
 	close(s.release)
 	c := s.client()
 	c.hook(&fakeHook{op: "UpdateItem", before: func(int) { clk.Advance(5 * time.Millisecond) }})
-	books := newBooks(t, c, WithClock(clk))
+	books := newBooks(t, c)
+	books.gate.clk = clk
 	done := make(chan struct{})
 	errs := make(chan error, 1)
 	go func() {
@@ -1021,6 +1023,50 @@ func TestUpdateLoneCallerNeverWaits(t *testing.T) {
 	}
 }
 
+// The mapper's clock (WithClock) drives versions and timestamps only, never
+// the gate's timing: with a fake clock that moved once during the first
+// write (a round trip of 10 ms on it) and never again, concurrent Updates
+// of one key, which gather for each other, all complete — also when a
+// caller they gather for does not come back (each caller stops after a
+// number of Updates of its own).
+func TestCombinedUpdatesCompleteUnderStandingFakeClock(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	s := newBookStore()
+	close(s.release)
+	c := s.client()
+	var once sync.Once
+	c.hook(&fakeHook{op: "UpdateItem", before: func(int) { once.Do(func() { clk.Advance(10 * time.Millisecond) }) }})
+	books := newBooks(t, c, WithClock(clk))
+	if _, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("x")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a hang fails, not blocks
+	defer cancel()
+	const callers = 8
+	errs := make(chan error, callers)
+	changes := 1
+	for i := range callers {
+		changes += 2 + i
+		go func() {
+			for range 2 + i {
+				if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("x")); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Fatalf("Update under a fake clock that stands still: %v", err)
+		}
+	}
+	if got := storedTitle(s.db); len(got) != changes {
+		t.Errorf("title of %d changes, want %d", len(got), changes)
+	}
+}
+
 // The writes of a lone caller are timed at the first and then one in
 // rttSample (the Table's round trip follows theirs while few of them read
 // the clock): after the first write's 8 ms, rttSample-1 writes of 4 ms leave
@@ -1033,7 +1079,8 @@ func TestLoneWritesAreTimedOneInRTTSample(t *testing.T) {
 	var took atomic.Int64
 	took.Store(int64(8 * time.Millisecond))
 	c.hook(&fakeHook{op: "UpdateItem", before: func(int) { clk.Advance(time.Duration(took.Load())) }})
-	books := newBooks(t, c, WithClock(clk))
+	books := newBooks(t, c)
+	books.gate.clk = clk
 	update := func() {
 		t.Helper()
 		if _, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("x")); err != nil {

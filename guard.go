@@ -19,7 +19,10 @@ import (
 
 // GuardOption is the option GuardedBy returns: a WriteOption (Save, Delete,
 // Update, and transaction members) and a TxOption (WriteTx, Transact).
-type GuardOption struct{ checks []TxOp }
+type GuardOption struct {
+	checks []TxOp
+	what   string // Named
+}
 
 // GuardedBy makes a write happen only if checks — condition checks on other
 // items, made by Table.TxCheck or a lease's Guard — hold when it is applied:
@@ -35,8 +38,22 @@ func GuardedBy(checks ...TxOp) GuardOption {
 	return GuardOption{checks: slices.Clone(checks)}
 }
 
-func (g GuardOption) applyWrite(o *writeOptions)           { o.guards = append(o.guards, g.checks...) }
-func (g GuardOption) applyTx(o *txOptions)                 { o.guards = append(o.guards, g.checks...) }
+// Named returns g with its checks called what in the refusals that count
+// them (a transaction over DynamoDB's limit, say): a call that adds checks
+// of its own — a lease's WriteTx adds its Guard — names what it added, so
+// that the caller learns what took the room.
+func (g GuardOption) Named(what string) GuardOption {
+	g.what = what
+	return g
+}
+
+func (g GuardOption) applyWrite(o *writeOptions) { o.guards = append(o.guards, g.checks...) }
+func (g GuardOption) applyTx(o *txOptions) {
+	o.guards = append(o.guards, g.checks...)
+	if g.what != "" && len(g.checks) > 0 && !slices.Contains(o.guardNames, g.what) {
+		o.guardNames = append(o.guardNames, g.what)
+	}
+}
 func (g GuardOption) applyBatchWrite(o *batchWriteOptions) { g.applyWrite(&o.write) }
 
 // buildGuards builds the condition checks of guards as transaction members,
@@ -88,7 +105,7 @@ func (m *Mapper) writeGuarded(ctx context.Context, call string, mem *txMember, g
 	if err := checkGuardedItems(call, members); err != nil {
 		return err
 	}
-	if err := checkTxLimits(call+" with GuardedBy", members); err != nil {
+	if err := checkTxLimits(call+" with GuardedBy", "write", members, len(gs), nil); err != nil {
 		return err
 	}
 	in := &dynamodb.TransactWriteItemsInput{

@@ -232,3 +232,30 @@ func TestGuardedByRefusals(t *testing.T) {
 		t.Errorf("%d transactions sent, want none", len(c.txWrites()))
 	}
 }
+
+// A transaction over DynamoDB's 100 members because of the GuardedBy checks
+// added to it is refused before anything is sent, saying which members the
+// checks are (by the name given with Named) and how far to split the rest.
+func TestGuardChecksCountedInTransactionLimit(t *testing.T) {
+	c := &fakeDB{noStore: true}
+	books, shelves := txTables(t, c)
+	var ops []TxOp
+	for i := range MaxTxItems {
+		ops = append(ops, books.TxSave(Book{ISBN: strconv.Itoa(i)}))
+	}
+	guard := GuardedBy(shelves.TxCheck(&Shelf{Room: "r", Number: 1})).Named("the fence")
+	err := books.Mapper().WriteTx(t.Context(), ops, guard)
+	for _, want := range []string{"WriteTx with 101 members", "100 ops and 1 GuardedBy check (the fence, member 101)", "at most 99 ops each"} {
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), want) {
+			t.Errorf("WriteTx of 100 ops and a check = %v; want ErrInvalidInput saying %q", err, want)
+		}
+	}
+	two := GuardedBy(shelves.TxCheck(&Shelf{Room: "r", Number: 1}), shelves.TxCheck(&Shelf{Room: "r", Number: 2}))
+	err = books.Mapper().WriteTx(t.Context(), ops[:99], two)
+	if want := "99 ops and 2 GuardedBy checks (members 100-101)"; !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "at most 98 ops") {
+		t.Errorf("WriteTx of 99 ops and 2 checks = %v; want ErrInvalidInput saying %q and at most 98 ops", err, want)
+	}
+	if n := len(c.txWrites()); n != 0 {
+		t.Errorf("%d transactions sent; want none", n)
+	}
+}

@@ -76,7 +76,10 @@ func WithWriteTokenAttribute(name string) Option {
 // WithClock sets the clock the mapper reads the time from: the first
 // version of a `versionstart=clock` version attribute, and the times written
 // to `created` and `modified` attributes. The default is clock.Real(); tests
-// pass a *clock.Fake. A nil c is the default.
+// pass a *clock.Fake. A nil c is the default. Nothing else runs on c: the
+// mapper's own timing (retry backoff, how long Update's combined writes
+// wait for each other) uses the real clock, so a fake clock that stands
+// still holds no call.
 func WithClock(c clock.Clock) Option {
 	return mapperOption(func(o *mapperOptions) { o.clock = c })
 }

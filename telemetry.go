@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -78,6 +79,9 @@ type call struct {
 	start time.Time
 	op    string // "" when telemetry is off
 	table string
+	// tables are the tables a transaction call (table "") writes, once
+	// known (noteTables).
+	tables []string
 }
 
 // begin starts the telemetry of call op on table: a span (returned in ctx,
@@ -150,14 +154,51 @@ func (c *call) end(err error) error {
 		}
 	}
 	if unknown && c.log != nil {
+		where := slog.String("table", c.table)
+		if c.table == "" {
+			where = slog.Any("tables", c.tables)
+		}
 		c.log.LogAttrs(c.ctx, slog.LevelWarn, "dynamo: a write's outcome is unknown: it may or may not have been applied; read the item to find out",
-			slog.String("op", c.op), slog.String("table", c.table))
+			slog.String("op", c.op), where)
 	}
 	return err
 }
 
-// endp is end for a deferred call with a named error result.
-func (c *call) endp(err *error) { c.end(*err) }
+// noteTables records the tables of a transaction's members on a
+// transaction call (c nil or telemetry off: nothing): the unknown-outcome
+// log names them, and so does the span (aws.dynamodb.table_names).
+func (c *call) noteTables(members []*txMember) {
+	if c == nil || c.op == "" || c.table != "" {
+		return
+	}
+	c.tables = c.tables[:0]
+	for _, mem := range members {
+		if !slices.Contains(c.tables, mem.table) {
+			c.tables = append(c.tables, mem.table)
+		}
+	}
+	slices.Sort(c.tables)
+	if c.span != nil {
+		c.span.SetAttributes(telemetry.DBTableNames.StringSlice(c.tables))
+	}
+}
+
+// endp is end for a deferred call with a named error result: the call ends
+// with that error, or, when it is unwinding from a panic (a function of the
+// caller's — Update's, Transact's — panicked), with errPanicked, and the
+// panic goes on with its value. The one way a call that runs the caller's
+// code ends its span.
+func (c *call) endp(err *error) {
+	if r := recover(); r != nil {
+		c.end(errPanicked)
+		panic(r)
+	}
+	c.end(*err)
+}
+
+// errPanicked is the error a call's telemetry records when the call ended
+// by a panic (error.type "panic"); the caller gets the panic, never it.
+var errPanicked = errors.New("dynamo: the call panicked")
 
 func (c *call) metricAttrs(class string) attribute.Set {
 	kv := make([]attribute.KeyValue, 1, 3)
@@ -182,6 +223,7 @@ var mapperClasses = []telemetry.Class{
 	{Err: ErrTableNotFound, Name: "table_not_found"},
 	{Err: context.Canceled, Name: "canceled"},
 	{Err: context.DeadlineExceeded, Name: "deadline_exceeded"},
+	{Err: errPanicked, Name: "panic"},
 }
 
 // errorClass names the kind of err for error.type: the package's sentinel

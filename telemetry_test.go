@@ -5,14 +5,18 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -326,6 +330,47 @@ func TestTelemetryUnknownOutcome(t *testing.T) {
 	}
 }
 
+// A WriteTx or a Transact whose outcome is unknown names the tables it
+// wrote in its Warn log and on its span (aws.dynamodb.table_names).
+func TestTelemetryUnknownTransactionNamesItsTables(t *testing.T) {
+	r := newTelemetryRig(t)
+	c := &fakeDB{noStore: true, onTxWrite: txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
+		return &smithy.GenericAPIError{Code: "TransactionInProgressException", Message: "in progress"}
+	})}
+	books, shelves := txTables(t, c, r.opts...)
+	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"}), shelves.TxSave(&Shelf{Room: "r", Number: 1})},
+		WithRetry(RetryPolicy{MaxAttempts: 2, BackoffBase: time.Microsecond, BackoffMax: time.Microsecond}))
+	if !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("WriteTx = %v; want ErrUnknownOutcome", err)
+	}
+	ac := storeDB(acctRaw("a", 100, 1, 1), acctRaw("b", 0, 1, 2))
+	ac.onTxWrite = txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
+		return &smithy.GenericAPIError{Code: "InternalServerError", Message: "500 after apply"}
+	})
+	accts, err := NewTable[acct](NewMapper(ac, r.opts...), "Acct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := accts.Mapper().Transact(context.Background(), transferFn(accts, "a", "b", 1), quick); !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("Transact = %v; want ErrUnknownOutcome", err)
+	}
+	logs := r.logText()
+	for _, want := range []string{"op=WriteTx tables=\"[Books Shelves]\"", "op=Transact tables=[Acct]"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs %q; want %s", logs, want)
+		}
+	}
+	if strings.Contains(logs, "table=\"\"") || strings.Contains(logs, "table= ") {
+		t.Errorf("logs %q name an empty table", logs)
+	}
+	for span, want := range map[string][]string{"WriteTx": {"Books", "Shelves"}, "Transact": {"Acct"}} {
+		v, _ := attr(r.span(t, span).Attributes(), telemetry.DBTableNames)
+		if !slices.Equal(v.AsStringSlice(), want) {
+			t.Errorf("%s span: aws.dynamodb.table_names %v; want %v", span, v.AsStringSlice(), want)
+		}
+	}
+}
+
 // Updates queued behind a write in flight share the next write: the span
 // of the Update that leads it carries a ddbkit.combined_write event with
 // the number of changes, and the combined-write histogram records 1 (the
@@ -410,6 +455,54 @@ func TestTelemetryTransactRerun(t *testing.T) {
 	}
 	if n := r.count(t, telemetry.MetricReruns, telemetry.Reason.String(rerunItemChanged)); n != 1 {
 		t.Errorf("%s = %d; want 1", telemetry.MetricReruns, n)
+	}
+}
+
+// An Update or a Transact whose function panics ends its span and records
+// its duration, both with error.type panic, and the panic reaches the
+// caller with its value.
+func TestTelemetryEndsCallWhoseFunctionPanics(t *testing.T) {
+	r := newTelemetryRig(t)
+	books := newBooks(t, (&fakeDB{}).table("Books", "ISBN", ""), r.opts...)
+	acctDB := storeDB(acctRaw("a", 100, 1, 1))
+	accts, err := NewTable[acct](NewMapper(acctDB, r.opts...), "Acct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type boom struct{ call string }
+	panicked := func(call string, run func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			if v := recover(); v != (boom{call}) {
+				t.Errorf("%s: recovered %v; want the function's panic value", call, v)
+			}
+		}()
+		run()
+		t.Errorf("%s returned; want the function's panic", call)
+	}
+	panicked("Update", func() {
+		_, _ = books.Update(context.Background(), Book{ISBN: "1"}, func(Book) (Book, error) { panic(boom{"Update"}) })
+	})
+	panicked("Transact", func() {
+		_ = accts.Mapper().Transact(context.Background(), func(tx *Tx) error {
+			if _, err := accts.In(tx).Load(acct{ID: "a"}); err != nil {
+				return err
+			}
+			panic(boom{"Transact"})
+		})
+	})
+	for _, c := range []struct{ span, op string }{{"Update Books", "Update"}, {"Transact", "Transact"}} {
+		sp := r.span(t, c.span)
+		if v, _ := attr(sp.Attributes(), telemetry.ErrorType); v.AsString() != "panic" {
+			t.Errorf("%s: error.type %q; want panic", c.span, v.AsString())
+		}
+		if sp.Status().Code != codes.Error {
+			t.Errorf("%s: status %v; want Error", c.span, sp.Status())
+		}
+		if n := r.count(t, telemetry.MetricDuration, telemetry.DBOperationName.String(c.op), telemetry.ErrorType.String("panic")); n != 1 {
+			t.Errorf("%s counts %d %s calls that panicked; want 1", telemetry.MetricDuration, n, c.op)
+		}
 	}
 }
 

@@ -167,16 +167,18 @@ func (tx *Tx) Run() int {
 // IAM: dynamodb:GetItem (reads, Prefetch), dynamodb:UpdateItem (Save;
 // dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
 // dynamodb:ConditionCheckItem on the tables used.
-func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...TxOption) error {
+func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...TxOption) (err error) {
 	ctx, c := m.begin(ctx, "Transact", "")
-	return c.end(m.transact(ctx, fn, opts))
+	defer c.endp(&err) // also when fn panics
+	return m.transact(ctx, fn, opts, &c)
 }
 
-func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxOption) error {
+func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxOption, tel *call) error {
 	o, err := m.applyTxOptions("Transact", policyUpdate, opts)
 	if err != nil {
 		return err
 	}
+	o.tel = tel
 	if len(o.guards) > 0 {
 		// Refused before the function runs (its reads are requests).
 		if _, err := buildGuards("Transact", o.guards); err != nil {
@@ -655,7 +657,7 @@ func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEnt
 		}
 		members = append(members, mem)
 	}
-	if err := checkTxLimits("Transact", members); err != nil {
+	if err := checkTxLimits("Transact", "items read or written", members, len(gs), tx.o.guardNames); err != nil {
 		return nil, nil, nil, err
 	}
 	in := &dynamodb.TransactWriteItemsInput{
@@ -684,6 +686,7 @@ func (tx *Tx) send(ctx context.Context, in *dynamodb.TransactWriteItemsInput, me
 // resend settled the outcome; else the transaction's error (a *TxError when
 // DynamoDB cancelled it).
 func (m *Mapper) sendTx(ctx context.Context, o txOptions, call string, in *dynamodb.TransactWriteItemsInput, members []*txMember) (unknown bool, err error) {
+	o.tel.noteTables(members)
 	for round := 0; ; round++ {
 		att := new(attempts)
 		err = retryTx(ctx, o, call, members, txHint, func() error {

@@ -341,14 +341,15 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) error {
 	ctx, c := m.begin(ctx, "WriteTx", "")
 	c.noteItems(len(ops))
-	return c.end(m.writeTx(ctx, ops, opts))
+	return c.end(m.writeTx(ctx, ops, opts, &c))
 }
 
-func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption) error {
+func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption, tel *call) error {
 	o, err := m.applyTxOptions("WriteTx", policyTx, opts)
 	if err != nil {
 		return err
 	}
+	o.tel = tel
 	if o.tokenSet && (o.token == "" || len(o.token) > maxRequestTokenLn) {
 		return fmt.Errorf("%w: WriteTx request token %q: DynamoDB takes 1 to %d characters", ErrInvalidInput, o.token, maxRequestTokenLn)
 	}
@@ -359,6 +360,7 @@ func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption) error
 	if err != nil {
 		return err
 	}
+	o.tel.noteTables(members)
 
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: make([]types.TransactWriteItem, len(members))}
 	for i, mem := range members {
@@ -435,7 +437,7 @@ func writeTxMembers(ops []TxOp, o txOptions) ([]*txMember, error) {
 		seen[txItemID(mem)] = i
 		members = append(members, mem)
 	}
-	if err := checkTxLimits("WriteTx", members); err != nil {
+	if err := checkTxLimits("WriteTx", "ops", members, len(gs), o.guardNames); err != nil {
 		return nil, err
 	}
 	return members, nil
@@ -499,8 +501,29 @@ func retryTx[M txMemberInfo](ctx context.Context, o txOptions, name string, ms [
 
 // checkTxLimits refuses the members of a transaction that DynamoDB would:
 // none, more than MaxTxItems, more than 4 MB in all. The one check for
-// WriteTx, Transact and the guarded writes of GuardedBy.
-func checkTxLimits(call string, members []*txMember) error {
+// WriteTx, Transact and the guarded writes of GuardedBy. The last checks
+// members are GuardedBy checks (named names, when given) added to the
+// call's own, which are noun ("ops"): a refusal for their number says the
+// checks took room, and how to split the rest.
+func checkTxLimits(call, noun string, members []*txMember, checks int, names []string) error {
+	if n := len(members); checks > 0 && n > MaxTxItems {
+		which := fmt.Sprintf("member %d", n)
+		if checks > 1 {
+			which = fmt.Sprintf("members %d-%d", n-checks+1, n)
+		}
+		for _, name := range slices.Backward(names) {
+			which = name + ", " + which
+		}
+		word, fix := "check", fmt.Sprintf("pass at most %d checks", MaxTxItems-1)
+		if checks > 1 {
+			word = "checks"
+		}
+		if room := MaxTxItems - checks; room > 0 {
+			fix = fmt.Sprintf("split the work into transactions of at most %d %s each (each is atomic on its own)", room, noun)
+		}
+		return fmt.Errorf("%w: %s with %d members, over DynamoDB's %d in one transaction: %d %s and %d GuardedBy %s (%s), which count as members: %s",
+			ErrInvalidInput, call, n, MaxTxItems, n-checks, noun, checks, word, which, fix)
+	}
 	if err := checkTxCount(call, len(members)); err != nil {
 		return err
 	}

@@ -23,6 +23,12 @@ type txOptions struct {
 	retry    RetryPolicy // when retrySet; then the effective policy (applyTxOptions)
 	retrySet bool
 	guards   []TxOp // GuardedBy: checks added to every transaction sent
+	// guardNames are the names given to the checks of guards (Named), for
+	// the refusals that count them.
+	guardNames []string
+	// tel is the telemetry of the WriteTx or Transact call, which learns
+	// the tables its transactions write (noteTables); nil elsewhere.
+	tel *call
 }
 
 // WithRequestToken makes a write transaction idempotent under token (1 to 36

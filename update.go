@@ -51,10 +51,10 @@ import (
 // IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
 // SavePut); with GuardedBy, dynamodb:ConditionCheckItem on the checked
 // items' tables.
-func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (T, error) {
+func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (_ T, err error) {
 	ctx, c := t.m.begin(ctx, "Update", t.name)
-	saved, err := t.update(ctx, key, fn, opts)
-	return saved, c.end(err)
+	defer c.endp(&err) // also when fn panics
+	return t.update(ctx, key, fn, opts)
 }
 
 func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, error), opts []WriteOption) (T, error) {
@@ -268,7 +268,7 @@ func (t *Table[T]) ask(w *waiter[T], in T, held bool, prep *preparer[T]) compute
 // that each returns when its own ctx ends, whatever the batch waits for.
 func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *waiter[T]) outcome[T] {
 	combine := !t.p.s.hasStamps()
-	t.gate.gather(e, self, combine, t.m.opts.clock)
+	t.gate.gather(e, self, combine)
 	ws := t.gate.batchFor(e, self, combine)
 	if len(ws) > 1 {
 		self.channels() // queued, the others have theirs
@@ -473,11 +473,11 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	var start time.Time
 	timed := t.gate.timeWrite(len(ws))
 	if timed {
-		start = t.m.opts.clock.Now()
+		start = t.gate.timing().Now()
 	}
 	saved, stored, size, own, err := t.save(ctx, boxed, v, &wo, bs)
 	if timed {
-		t.gate.noteRTT(t.m.opts.clock.Now().Sub(start))
+		t.gate.noteRTT(t.gate.timing().Now().Sub(start))
 	}
 	if err == nil {
 		for j, c := range changes[:len(changes)-1] {

@@ -75,7 +75,8 @@ func (l *Lease) isGuard(f *dynamo.TxFailure) bool {
 }
 
 // WriteTx runs ops in one transaction together with the lease's Guard, on
-// the lease table's mapper. When the lease has ended locally nothing is sent;
+// the lease table's mapper; the guard is one of DynamoDB's 100 members, so
+// at most 99 ops fit. When the lease has ended locally nothing is sent;
 // when the guard fails (someone else holds the lease now) the lease ends and
 // the error wraps ErrLost; other failures are the *dynamo.TxError of
 // Mapper.WriteTx. The ops may be in any tables reached through the same
@@ -89,15 +90,24 @@ func (l *Lease) WriteTx(ctx context.Context, ops []dynamo.TxOp, opts ...dynamo.T
 	if err := l.guarded(); err != nil {
 		return err
 	}
-	all := make([]dynamo.TxOp, 0, len(ops)+1)
-	all = append(all, ops...)
-	all = append(all, l.Guard())
-	return l.refused(l.c.table.Mapper().WriteTx(ctx, all, opts...))
+	if len(ops) == 0 { // the guard alone: a check that l is still held
+		return l.refused(l.c.table.Mapper().WriteTx(ctx, []dynamo.TxOp{l.Guard()}, opts...))
+	}
+	opts = append(slices.Clip(opts), l.guardOption())
+	return l.refused(l.c.table.Mapper().WriteTx(ctx, ops, opts...))
+}
+
+// guardOption is l's Guard as the GuardedBy option Lease.WriteTx and
+// Lease.Transact add, named for the refusals that count it: the guard is
+// one of DynamoDB's 100 members of a transaction.
+func (l *Lease) guardOption() dynamo.GuardOption {
+	return dynamo.GuardedBy(l.Guard()).Named("the lease's guard")
 }
 
 // Transact is Mapper.Transact (on the lease table's mapper) guarded by l:
 // every run's commit carries l's Guard, so fn's writes land only while l is
-// held — a fenced read-modify-write of several items in one call. A run
+// held — a fenced read-modify-write of several items in one call (the guard
+// is one of DynamoDB's 100 members: a run touches at most 99 items). A run
 // whose items changed runs again as usual; when the guard fails, nothing is
 // written, fn is not run again, the lease ends and the error wraps ErrLost.
 // When l has ended locally, nothing is sent (fn is not run). A run that
@@ -110,7 +120,7 @@ func (l *Lease) Transact(ctx context.Context, fn func(tx *dynamo.Tx) error, opts
 	if err := l.guarded(); err != nil {
 		return err
 	}
-	opts = append(slices.Clip(opts), dynamo.GuardedBy(l.Guard()))
+	opts = append(slices.Clip(opts), l.guardOption())
 	return l.refused(l.c.table.Mapper().Transact(ctx, fn, opts...))
 }
 

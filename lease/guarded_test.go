@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,10 +11,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // Stock is a resource guarded writes change: Token is the fencing token of
@@ -400,5 +404,129 @@ func TestGuardedUpdateLostAnswerAppliedOnce(t *testing.T) {
 	}
 	if a := load(t, st, "a"); drop.Dropped() != 1 || a.Count != 1 || a.Version != 1 || saved != a {
 		t.Errorf("dropped %d; stored %+v, returned %+v; want one drop and the change applied once", drop.Dropped(), a, saved)
+	}
+}
+
+// A guarded Update or Lease.Transact whose function panics ends the
+// mapper's span of the call (error.type panic); the panic reaches the
+// caller with its value, and the lease is still held.
+func TestGuardedCallWhoseFunctionPanicsEndsItsSpan(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	clk := clock.NewFake(time.Now()) // stands still: no heartbeat is needed
+	c := newClient(t, table, nil, WithOwner("h"), WithClock(clk))
+	l, err := c.TryAcquire(t.Context(), "restock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	_, name := stockTable(t, nil)
+	st, err := dynamo.NewTable[Stock](dynamo.NewMapper(dynamotest.Client(t), dynamo.WithTracerProvider(tp)), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type boom struct{ call string }
+	panicked := func(call string, run func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			if v := recover(); v != (boom{call}) {
+				t.Errorf("%s: recovered %v; want the function's panic value", call, v)
+			}
+		}()
+		run()
+		t.Errorf("%s returned; want the function's panic", call)
+	}
+	panicked("Update", func() {
+		_, _ = Update(t.Context(), l, st, Stock{ID: "a"}, func(Stock) (Stock, error) { panic(boom{"Update"}) })
+	})
+	lt, err := New(st.Mapper(), table, WithOwner("h"), WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lt.Close(context.Background()) })
+	l2, err := lt.TryAcquire(t.Context(), "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Release(context.Background())
+	panicked("Transact", func() {
+		_ = l2.Transact(t.Context(), func(tx *dynamo.Tx) error {
+			if _, err := st.In(tx).Load(Stock{ID: "a"}); err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+				return err
+			}
+			panic(boom{"Transact"})
+		})
+	})
+	for _, want := range []string{"Update " + name, "Transact"} {
+		var got []sdktrace.ReadOnlySpan
+		for _, s := range spans.Ended() {
+			if s.Name() == want {
+				got = append(got, s)
+			}
+		}
+		if len(got) != 1 {
+			t.Errorf("%d ended spans %q; want 1", len(got), want)
+			continue
+		}
+		if v, _ := attrOf(got[0].Attributes(), telemetry.ErrorType); v.AsString() != "panic" {
+			t.Errorf("%s: error.type %q; want panic", want, v.AsString())
+		}
+	}
+	if l.Err() != nil || l2.Err() != nil {
+		t.Errorf("leases ended: %v, %v; want both held", l.Err(), l2.Err())
+	}
+}
+
+// The lease's guard is one of DynamoDB's 100 members of a transaction:
+// Lease.WriteTx with 100 ops, and Lease.Transact whose run writes 100
+// items, are refused before anything is sent, saying the guard is the
+// 101st member and how far to split; 99 ops and the guard commit.
+func TestGuardedTransactionCountsTheGuard(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	clk := clock.NewFake(time.Now()) // stands still: no heartbeat is needed
+	tx := dynamotest.NewDropper("TransactWriteItems")
+	c := newClient(t, table, tx.Client(t), WithOwner("h"), WithClock(clk))
+	l, err := c.TryAcquire(t.Context(), "restock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	st, _ := stockTable(t, nil)
+	sent := tx.Sent()
+	ops := func(n int) []dynamo.TxOp {
+		var out []dynamo.TxOp
+		for i := range n {
+			out = append(out, st.TxSave(Stock{ID: fmt.Sprint(i), Count: 1}))
+		}
+		return out
+	}
+	refused := func(call string, err error, want string) {
+		t.Helper()
+		if !errors.Is(err, dynamo.ErrInvalidInput) || !strings.Contains(err.Error(), "the lease's guard, member 101") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s over the limit = %v; want ErrInvalidInput naming the lease's guard as member 101 and %q", call, err, want)
+		}
+	}
+	refused("WriteTx", l.WriteTx(t.Context(), ops(100)), "at most 99 ops")
+	refused("Transact", l.Transact(t.Context(), func(tx *dynamo.Tx) error {
+		for i := range 100 {
+			if _, err := st.In(tx).Save(Stock{ID: fmt.Sprint(i), Count: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}), "at most 99 items read or written")
+	if n := tx.Sent() - sent; n != 0 {
+		t.Errorf("%d transactions sent; want none", n)
+	}
+	if err := l.WriteTx(t.Context(), ops(99)); err != nil {
+		t.Fatalf("WriteTx of 99 ops and the guard = %v", err)
+	}
+	if got := load(t, st, "98"); got.Count != 1 {
+		t.Errorf("stock 98 = %+v; want it written", got)
 	}
 }
