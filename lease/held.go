@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // Lease is a held lease. Its loss closes Done and cancels Context at the
@@ -105,7 +107,7 @@ func (l *Lease) end(reason error) {
 		}
 		if !errors.Is(reason, ErrReleased) {
 			l.noteLost(reason)
-			l.c.log.Warn("lease lost", "key", l.key, "token", l.token, "reason", reason)
+			l.c.log.Warn(context.Background(), "lease lost", telemetry.ID("key", l.key), slog.Int64("token", l.token), slog.String("reason", lostClass(reason)), telemetry.Err("err", reason))
 		}
 		l.cancel(reason)
 	})
@@ -165,7 +167,7 @@ func (l *Lease) heartbeat() {
 			return
 		default:
 			// Try again sooner; the watchdog ends the lease if this goes on.
-			l.c.log.Warn("heartbeat failed", "key", l.key, "token", l.token, "err", err)
+			l.c.log.Warn(l.beatCtx, "heartbeat failed", telemetry.ID("key", l.key), slog.Int64("token", l.token), telemetry.Err("err", err))
 			interval = max(l.c.o.heartbeat/4, time.Millisecond)
 		}
 	}
@@ -316,7 +318,7 @@ func (l *Lease) release(ctx context.Context) error {
 		}
 		return fmt.Errorf("lease: release %q (token %d): %w", l.key, l.token, err)
 	}
-	l.c.log.Info("released", "key", l.key, "token", l.token)
+	l.c.log.Debug(ctx, "released", telemetry.ID("key", l.key), slog.Int64("token", l.token))
 	l.releaseToken(ctx)
 	l.released = true
 	l.c.forget(l)
@@ -360,6 +362,6 @@ func (l *Lease) releaseToken(ctx context.Context) {
 		expression.Name("token").Equal(expression.Value(l.token)),
 		expression.Name("attempt").Equal(expression.Value(l.attempt)))))
 	if err != nil && !errors.Is(err, dynamo.ErrConditionFailed) {
-		l.c.log.Warn("marking the token record released failed", "key", l.key, "token", l.token, "err", err)
+		l.c.log.Warn(ctx, "marking the token record released failed", telemetry.ID("key", l.key), slog.Int64("token", l.token), telemetry.Err("err", err))
 	}
 }
