@@ -273,7 +273,10 @@ type watch struct {
 }
 
 // join writes a new incarnation of this worker's record (over any earlier
-// one of the same owner) and adds the owner to the roster.
+// one of the same owner) and adds the owner to the roster. The membership
+// runs from before the write of the record that succeeded: its watchdog
+// and its heartbeat start from that moment, before the roster is updated,
+// so that a slow roster update cannot cost the membership.
 func (g *Group) join(ctx context.Context) (*member, error) {
 	c := g.c
 	clk := c.o.clock
@@ -305,11 +308,6 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
 	}
-	r, err := g.roster(ctx, c.o.owner, nil)
-	if err != nil {
-		return nil, err
-	}
-	m.joined = &r
 	m.ctx, m.cancel = context.WithCancelCause(context.Background())
 	m.beatCtx, m.stopBeat = context.WithCancel(m.ctx)
 	m.mu.Lock()
@@ -317,6 +315,21 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	m.deadline = sentAt.Add(c.o.duration)
 	m.arm()
 	m.mu.Unlock()
+	go m.heartbeat()
+	r, err := g.roster(ctx, c.o.owner, nil)
+	if err != nil {
+		// No key is held yet: stop the incarnation; its record, left
+		// without heartbeats, is ended by others or written over by the
+		// next join.
+		m.stopBeat()
+		<-m.beatDone
+		m.mu.Lock()
+		m.watchdog.Stop()
+		m.mu.Unlock()
+		m.cancel(err)
+		return nil, err
+	}
+	m.joined = &r
 	c.log.Info(ctx, "joined the group", slog.String("group", g.name), telemetry.ID("incarnation", m.attempt))
 	return m, nil
 }
@@ -379,7 +392,6 @@ func (m *member) end(reason error) {
 // run runs the incarnation: its heartbeat, and a balancing round every poll
 // interval, until ctx is done (then it leaves) or the membership ends.
 func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error) error {
-	go m.heartbeat()
 	clk := m.g.c.o.clock
 	for {
 		if m.g.c.checkOpen() != nil {
@@ -404,11 +416,13 @@ func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error
 	}
 }
 
-// heartbeat writes the worker record every heartbeat interval.
+// heartbeat writes the worker record every heartbeat interval, each beat
+// timed from before the write that last extended the membership (the
+// first: from before the join's write), as the deadline is.
 func (m *member) heartbeat() {
 	defer close(m.beatDone)
 	o := m.g.c.o
-	interval := o.heartbeat
+	interval := m.nextBeat()
 	for {
 		t := o.clock.NewTimer(interval)
 		select {
@@ -420,7 +434,7 @@ func (m *member) heartbeat() {
 		err := m.extend()
 		switch {
 		case err == nil:
-			interval = o.heartbeat
+			interval = m.nextBeat()
 		case errors.Is(err, ErrLost):
 			m.end(err)
 			return
@@ -429,6 +443,16 @@ func (m *member) heartbeat() {
 			interval = max(o.heartbeat/4, time.Millisecond)
 		}
 	}
+}
+
+// nextBeat is the wait until the next heartbeat: a heartbeat interval from
+// before the write that set the deadline, at once when that has passed.
+func (m *member) nextBeat() time.Duration {
+	o := m.g.c.o
+	m.mu.Lock()
+	at := m.deadline.Add(o.heartbeat - o.duration)
+	m.mu.Unlock()
+	return max(at.Sub(o.clock.Now()), 0)
 }
 
 // extend writes the worker record again — the keys held and asked for —

@@ -138,11 +138,14 @@ func (l *Lease) Err() error {
 }
 
 // heartbeat extends the lease every heartbeat interval until it is
-// released or lost.
+// released or lost. Each beat is timed from before the write that last
+// extended the lease — the first from before the write that took it — as
+// its deadline is, not from when that write's answer came: a slow answer
+// must not leave the next beat after the deadline.
 func (l *Lease) heartbeat() {
 	defer close(l.beatDone)
 	clk := l.c.o.clock
-	interval := l.c.o.heartbeat
+	interval := l.nextBeat()
 	for {
 		t := clk.NewTimer(interval)
 		select {
@@ -154,7 +157,7 @@ func (l *Lease) heartbeat() {
 		err := l.extend()
 		switch {
 		case err == nil:
-			interval = l.c.o.heartbeat
+			interval = l.nextBeat()
 		case errors.Is(err, ErrLost):
 			l.end(err)
 			if errors.Is(err, errRecordDeleted) {
@@ -171,6 +174,17 @@ func (l *Lease) heartbeat() {
 			interval = max(l.c.o.heartbeat/4, time.Millisecond)
 		}
 	}
+}
+
+// nextBeat is the wait until the next heartbeat: a heartbeat interval from
+// before the write that set the deadline (the deadline less the lease
+// duration), at once when that moment has passed.
+func (l *Lease) nextBeat() time.Duration {
+	o := l.c.o
+	l.mu.Lock()
+	at := l.deadline.Add(o.heartbeat - o.duration)
+	l.mu.Unlock()
+	return max(at.Sub(o.clock.Now()), 0)
 }
 
 // extend writes the record again (a new version), on condition that it is
