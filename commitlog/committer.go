@@ -35,8 +35,8 @@ type Committer struct {
 	table *dynamo.Table[commitRecord]
 	store Store
 	o     options
-	log   *slog.Logger
-	tel   *telemetry.T // the mapper's
+	log   *telemetry.Log // every line goes through it: paths and owners only with WithTelemetryKeys
+	tel   *telemetry.T   // the mapper's
 }
 
 // NewCommitter returns a Committer for the objects of s, synchronized
@@ -56,7 +56,7 @@ func NewCommitter(m *dynamo.Mapper, table string, s Store, opts ...Option) (*Com
 	if err != nil {
 		return nil, err
 	}
-	return &Committer{table: t, store: s, o: o, log: o.logger.With("table", table, "owner", o.owner), tel: tel}, nil
+	return &Committer{table: t, store: s, o: o, log: newLog(o, tel, slog.String("table", table)), tel: tel}, nil
 }
 
 // CreateTable creates the Committer's table (on-demand, hash key "path",
@@ -193,6 +193,20 @@ type operation struct {
 	// expect returns what the object is once do has written it (its ETag
 	// as S3 makes them for single-part uploads).
 	expect func(ctx context.Context) (ObjectInfo, error)
+}
+
+// logAttrs are the attributes of a log line about op, more after them: the
+// operation, its paths (identifiers: only with WithTelemetryKeys) and the
+// ETag it holds.
+func (op *operation) logAttrs(more ...slog.Attr) []slog.Attr {
+	attrs := []slog.Attr{slog.String("op", op.name), telemetry.ID("path", op.path)}
+	if op.src != "" {
+		attrs = append(attrs, telemetry.ID("src", op.src))
+	}
+	if op.etag != "" {
+		attrs = append(attrs, slog.String("etag", op.etag))
+	}
+	return append(attrs, more...)
 }
 
 func (op *operation) String() string {
@@ -341,8 +355,8 @@ func (c *Committer) recordFor(op *operation, held *commitRecord) (commitRecord, 
 func (c *Committer) awaitReclaim(ctx context.Context, op *operation, cur commitRecord, seenAt, now time.Time) error {
 	clk := c.o.clock
 	patience := c.patience(cur)
-	c.log.Debug("waiting for a record", "path", op.path, "etag", op.etag, "holder", cur.Owner,
-		"generation", cur.Generation, "incarnation", cur.Incarnation, "patience", patience-now.Sub(seenAt))
+	c.log.Debug(ctx, "waiting for a record", op.logAttrs(telemetry.ID("holder", cur.Owner),
+		slog.Int64("generation", cur.Generation), telemetry.ID("incarnation", cur.Incarnation), slog.Duration("patience", patience-now.Sub(seenAt)))...)
 	for {
 		left := patience - clk.Now().Sub(seenAt)
 		if left <= 0 {
@@ -363,8 +377,8 @@ func (c *Committer) awaitReclaim(ctx context.Context, op *operation, cur commitR
 			return err
 		}
 	}
-	c.log.Warn("reclaiming a record another writer left", "path", op.path, "etag", op.etag, "holder", cur.Owner,
-		"generation", cur.Generation, "incarnation", cur.Incarnation, "waited", clk.Now().Sub(seenAt))
+	c.log.Warn(ctx, "reclaiming a record another writer left", op.logAttrs(telemetry.ID("holder", cur.Owner),
+		slog.Int64("generation", cur.Generation), telemetry.ID("incarnation", cur.Incarnation), slog.Duration("waited", clk.Now().Sub(seenAt)))...)
 	noteReclaimed(ctx, c.tel, c.table.Name(), cur.Generation)
 	return nil
 }
@@ -436,8 +450,8 @@ func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, s
 	}
 	left := deadline.Sub(clk.Now())
 	if left <= 0 {
-		c.log.Warn("timeout passed before the operation could start", "path", op.path, "etag", op.etag,
-			"generation", rec.Generation, "timeout", c.o.timeout)
+		c.log.Warn(ctx, "timeout passed before the operation could start", op.logAttrs(
+			slog.Int64("generation", rec.Generation), slog.Duration("timeout", c.o.timeout))...)
 		c.release(ctx, op, rec)
 		return ObjectInfo{}, fmt.Errorf("%w: %s: %v passed since the record was written (timeout %v)", ErrTimeout, op, clk.Now().Sub(sentAt), c.o.timeout)
 	}
@@ -457,8 +471,8 @@ func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, s
 		// context above runs on the real clock): a waiter may have
 		// reclaimed the record and written meanwhile, before or after us.
 		// Which write the object holds is unknown; leave the record.
-		c.log.Warn("store write returned after the timeout", "path", op.path, "etag", op.etag,
-			"generation", rec.Generation, "timeout", c.o.timeout, "took", clk.Now().Sub(sentAt))
+		c.log.Warn(ctx, "store write returned after the timeout", op.logAttrs(
+			slog.Int64("generation", rec.Generation), slog.Duration("timeout", c.o.timeout), slog.Duration("took", clk.Now().Sub(sentAt)))...)
 		return ObjectInfo{}, &unknownOutcome{
 			msg:   fmt.Sprintf("commitlog: %s: outcome unknown: the store write returned %v after the record was written, past the timeout (%v); another writer may have reclaimed the record and written meanwhile", op, clk.Now().Sub(sentAt), c.o.timeout),
 			cause: errWriteLate,
@@ -576,8 +590,8 @@ func (c *Committer) write(ctx, settleCtx context.Context, op *operation, pre Obj
 	if want.ETag == cur.ETag && (cur.WriteID == "" || pre.WriteID == "") {
 		return cur, nil
 	}
-	c.log.LogAttrs(settleCtx, slog.LevelInfo, "write landed although its answer was lost, and was replaced since",
-		slog.String("op", op.String()), slog.String("etag", want.ETag), slog.String("now", cur.ETag))
+	c.log.Info(settleCtx, "write landed although its answer was lost, and was replaced since",
+		op.logAttrs(slog.String("landed", want.ETag), slog.String("now", cur.ETag))...)
 	want.WriteID = id
 	return want, nil
 }
@@ -608,7 +622,7 @@ func (c *Committer) release(ctx context.Context, op *operation, rec commitRecord
 	rec.TTL = time.Now().Add(c.o.ttl).Unix()
 	_, err := c.table.Save(ctx, rec, dynamo.WithSaveBehavior(dynamo.SavePut), dynamo.If(sameIncarnation(inc)))
 	if err != nil {
-		c.log.Warn("could not mark the record done; others wait out its timeout", "path", op.path, "etag", op.etag,
-			"generation", rec.Generation, "err", err)
+		c.log.Warn(ctx, "could not mark the record done; others wait out its timeout", op.logAttrs(
+			slog.Int64("generation", rec.Generation), telemetry.Err("err", err))...)
 	}
 }

@@ -252,9 +252,10 @@
 // CopyIfNotExists) and per append (commitlog.Append, AppendAt), under which
 // the mapper's spans nest; the event and counter ddbkit.commitlog.reclaimed
 // when a record another writer left is reclaimed, which is also logged at
-// Warn. The mapper's logger is used unless WithLogger is given here. Paths
-// are recorded only with dynamo.WithTelemetryKeys; data never. See
-// docs/telemetry.md.
+// Warn. The mapper's logger is used unless WithLogger is given here. Paths,
+// log names and owner ids (and error messages, which name them) are
+// recorded on spans and logs only with the mapper's
+// dynamo.WithTelemetryKeys; data never. See docs/telemetry.md.
 //
 // # Permissions
 //

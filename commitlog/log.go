@@ -36,8 +36,8 @@ type Log struct {
 	store Store
 	name  string
 	o     options
-	log   *slog.Logger
-	tel   *telemetry.T // the mapper's
+	log   *telemetry.Log // every line goes through it: paths and owners only with WithTelemetryKeys
+	tel   *telemetry.T   // the mapper's
 
 	mu        sync.Mutex
 	next      int64 // a hint: the version after this Log's last append; 0: unknown; guarded by mu
@@ -87,7 +87,7 @@ func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	return &Log{table: t, store: s, name: name, o: o, log: o.logger.With("log", name, "owner", o.owner), tel: tel}, nil
+	return &Log{table: t, store: s, name: name, o: o, log: newLog(o, tel, slog.String("table", table), telemetry.ID("log", name)), tel: tel}, nil
 }
 
 // pathChecker is a Store with rules of its own for paths (the directory
@@ -170,7 +170,7 @@ func (l *Log) tempPath() string { return l.name + "/_tmp/" + ident.RandomHex(16)
 // IAM: dynamodb:Query, dynamodb:PutItem, dynamodb:GetItem; s3:PutObject,
 // s3:GetObject (the copy's read), s3:DeleteObject.
 func (l *Log) Append(ctx context.Context, data []byte) (version int64, err error) {
-	ctx, span := startSpan(ctx, l.tel, "commitlog.Append", l.table.Name(), "", telemetry.LogName.String(l.name))
+	ctx, span := startSpan(ctx, l.tel, "commitlog.Append", l.table.Name(), telemetry.LogName.String(l.name))
 	defer func() { endSpan(span, err, telemetry.LogVersion.Int64(version)) }()
 	tmp := l.tempPath()
 	if _, err := l.store.Put(ctx, tmp, data); err != nil {
@@ -201,7 +201,7 @@ func (l *Log) Append(ctx context.Context, data []byte) (version int64, err error
 //
 // IAM: as Append.
 func (l *Log) AppendAt(ctx context.Context, version int64, data []byte) (err error) {
-	ctx, span := startSpan(ctx, l.tel, "commitlog.AppendAt", l.table.Name(), "", telemetry.LogName.String(l.name), telemetry.LogVersion.Int64(version))
+	ctx, span := startSpan(ctx, l.tel, "commitlog.AppendAt", l.table.Name(), telemetry.LogName.String(l.name), telemetry.LogVersion.Int64(version))
 	defer func() { endSpan(span, err) }()
 	if version < 1 {
 		return invalid("commitlog: log %q: append at version %d: versions start at 1", l.name, version)
@@ -487,8 +487,8 @@ func (l *Log) claim(ctx context.Context, version int64, tmp string) (logRecord, 
 // reader or writer. The hint moves past the entry only when it is complete.
 func (l *Log) finish(ctx context.Context, rec logRecord) {
 	if err := l.complete(ctx, rec); err != nil {
-		l.log.Warn("appended entry not completed; the next reader or writer completes it",
-			"version", rec.Version, "temp", rec.Temp, "err", err)
+		l.log.Warn(ctx, "appended entry not completed; the next reader or writer completes it",
+			slog.Int64("version", rec.Version), telemetry.ID("temp", rec.Temp), telemetry.Err("err", err))
 		l.setNext(0)
 		return
 	}
@@ -561,6 +561,6 @@ func (l *Log) deleteTemp(ctx context.Context, tmp string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.timeout)
 	defer cancel()
 	if err := l.store.Delete(ctx, tmp); err != nil {
-		l.log.Warn("temporary object not deleted", "path", tmp, "err", err)
+		l.log.Warn(ctx, "temporary object not deleted", telemetry.ID("path", tmp), telemetry.Err("err", err))
 	}
 }

@@ -101,7 +101,8 @@ func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithLogger sets where reclaimed records, abandoned operations and failed
 // clean-ups are logged (default: the logger of the Mapper, dynamo.WithLogger;
-// nowhere when it has none).
+// nowhere when it has none). Paths and owners are logged only with the
+// mapper's dynamo.WithTelemetryKeys.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithOwner names this Committer or Log in the records it writes (default

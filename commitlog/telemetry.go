@@ -3,6 +3,7 @@ package commitlog
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -21,8 +22,8 @@ import (
 // same name when a record left by another writer is reclaimed. All come
 // from the telemetry of the Mapper (dynamo.WithTracerProvider,
 // WithMeterProvider, WithLogger); its logger is used unless WithLogger was
-// given here. Object paths are recorded only with dynamo.WithTelemetryKeys;
-// data never.
+// given here. Object paths, log names and owners are recorded (spans, logs:
+// a telemetry.Log) only with dynamo.WithTelemetryKeys; data never.
 
 // telemetryOf returns the telemetry of m, and sets o's logger to m's when
 // o has none of its own.
@@ -39,17 +40,25 @@ func telemetryOf(m *dynamo.Mapper, o *options) *telemetry.T {
 	return tel
 }
 
+// newLog returns the logger of a Committer or Log built with o on a mapper
+// of telemetry tel: o's logger, with identifiers only when the mapper has
+// WithTelemetryKeys; attrs and the owner (an identifier) on every line.
+func newLog(o options, tel *telemetry.T, attrs ...slog.Attr) *telemetry.Log {
+	return telemetry.NewLog(o.logger, tel != nil && tel.Keys, errorClass).With(append(attrs, telemetry.ID("owner", o.owner))...)
+}
+
 // startSpan starts span op on table when tracing is on; nil when off or
-// not recording. path is recorded with dynamo.WithTelemetryKeys only.
-func startSpan(ctx context.Context, tel *telemetry.T, op, table, path string, more ...attribute.KeyValue) (context.Context, trace.Span) {
+// not recording. path (the object, or the log's name) is recorded with
+// dynamo.WithTelemetryKeys only, as ddbkit.key (key, for a log's name).
+func startSpan(ctx context.Context, tel *telemetry.T, op, table string, path attribute.KeyValue, more ...attribute.KeyValue) (context.Context, trace.Span) {
 	st := tel.State()
 	if st.Tracer == nil {
 		return ctx, nil
 	}
 	attrs := append([]attribute.KeyValue{telemetry.DBSystemName.String(telemetry.SystemDynamoDB), telemetry.DBOperationName.String(op),
 		telemetry.DBTableNames.StringSlice([]string{table})}, more...)
-	if st.Keys && path != "" {
-		attrs = append(attrs, telemetry.Key.String(path))
+	if st.Keys && path.Value.AsString() != "" {
+		attrs = append(attrs, path)
 	}
 	ctx, span := st.Tracer.Start(ctx, op+" "+table, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	if !span.IsRecording() {
@@ -114,7 +123,7 @@ func (c *Committer) commit(ctx context.Context, op operation) (ObjectInfo, error
 	if name == "" {
 		name = "commitlog." + op.name
 	}
-	ctx, span := startSpan(ctx, c.tel, name, c.table.Name(), op.path)
+	ctx, span := startSpan(ctx, c.tel, name, c.table.Name(), telemetry.Key.String(op.path))
 	info, err := c.commitOp(ctx, op)
 	endSpan(span, err)
 	return info, err

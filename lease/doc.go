@@ -217,9 +217,11 @@
 // ends) and ddbkit.lease.lost (every lost lease, a group key lost with its
 // worker's membership included, with the reason; such keys get no warning
 // of their own: the membership's loss is logged once).
-// The mapper's logger is used unless WithLogger is given here. The lease
-// key is recorded on spans only with dynamo.WithTelemetryKeys; the token
-// always. See docs/telemetry.md.
+// The mapper's logger is used unless WithLogger is given here. Lease keys
+// and owner ids (and error messages, which name them) are recorded on spans
+// and logs only with the mapper's dynamo.WithTelemetryKeys; without it an
+// error is logged by its class. A key taken, released or handed over is
+// logged at Debug; losses and failures at Warn. See docs/telemetry.md.
 //
 // # Table
 //

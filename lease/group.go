@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"maps"
 	"slices"
 	"sort"
@@ -19,6 +20,7 @@ import (
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/internal/ident"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // Group shares a fixed set of keys among the worker processes that run it:
@@ -179,7 +181,7 @@ func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) 
 			case !transient(err) && !maybeApplied(err):
 				return err // no table, access denied, ...
 			}
-			c.log.Warn("joining the group failed; trying again", "group", g.name, "err", err)
+			c.log.Warn(ctx, "joining the group failed; trying again", slog.String("group", g.name), telemetry.Err("err", err))
 			if err := c.pause(ctx, g.name, c.o.poll); err != nil {
 				return nil
 			}
@@ -198,7 +200,7 @@ func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) 
 		if cerr := c.checkOpen(); cerr != nil {
 			return errors.Join(cerr, err)
 		}
-		c.log.Warn("lost the membership of the group; joining again", "group", g.name, "reason", err)
+		c.log.Warn(ctx, "lost the membership of the group; joining again", slog.String("group", g.name), slog.String("reason", lostClass(err)), telemetry.Err("err", err))
 	}
 }
 
@@ -271,7 +273,10 @@ type watch struct {
 }
 
 // join writes a new incarnation of this worker's record (over any earlier
-// one of the same owner) and adds the owner to the roster.
+// one of the same owner) and adds the owner to the roster. The membership
+// runs from before the write of the record that succeeded: its watchdog
+// and its heartbeat start from that moment, before the roster is updated,
+// so that a slow roster update cannot cost the membership.
 func (g *Group) join(ctx context.Context) (*member, error) {
 	c := g.c
 	clk := c.o.clock
@@ -303,11 +308,6 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lease: group %q: join: %w", g.name, err)
 	}
-	r, err := g.roster(ctx, c.o.owner, nil)
-	if err != nil {
-		return nil, err
-	}
-	m.joined = &r
 	m.ctx, m.cancel = context.WithCancelCause(context.Background())
 	m.beatCtx, m.stopBeat = context.WithCancel(m.ctx)
 	m.mu.Lock()
@@ -315,7 +315,22 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	m.deadline = sentAt.Add(c.o.duration)
 	m.arm()
 	m.mu.Unlock()
-	c.log.Info("joined the group", "group", g.name, "incarnation", m.attempt)
+	go m.heartbeat()
+	r, err := g.roster(ctx, c.o.owner, nil)
+	if err != nil {
+		// No key is held yet: stop the incarnation; its record, left
+		// without heartbeats, is ended by others or written over by the
+		// next join.
+		m.stopBeat()
+		<-m.beatDone
+		m.mu.Lock()
+		m.watchdog.Stop()
+		m.mu.Unlock()
+		m.cancel(err)
+		return nil, err
+	}
+	m.joined = &r
+	c.log.Info(ctx, "joined the group", slog.String("group", g.name), telemetry.ID("incarnation", m.attempt))
 	return m, nil
 }
 
@@ -370,14 +385,13 @@ func (m *member) end(reason error) {
 	}
 	m.mu.Unlock()
 	if !errors.Is(reason, ErrReleased) {
-		m.g.c.log.Warn("group membership lost", "group", m.g.name, "reason", reason)
+		m.g.c.log.Warn(context.Background(), "group membership lost", slog.String("group", m.g.name), slog.String("reason", lostClass(reason)), telemetry.Err("err", reason))
 	}
 }
 
 // run runs the incarnation: its heartbeat, and a balancing round every poll
 // interval, until ctx is done (then it leaves) or the membership ends.
 func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error) error {
-	go m.heartbeat()
 	clk := m.g.c.o.clock
 	for {
 		if m.g.c.checkOpen() != nil {
@@ -402,11 +416,13 @@ func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error
 	}
 }
 
-// heartbeat writes the worker record every heartbeat interval.
+// heartbeat writes the worker record every heartbeat interval, each beat
+// timed from before the write that last extended the membership (the
+// first: from before the join's write), as the deadline is.
 func (m *member) heartbeat() {
 	defer close(m.beatDone)
 	o := m.g.c.o
-	interval := o.heartbeat
+	interval := m.nextBeat()
 	for {
 		t := o.clock.NewTimer(interval)
 		select {
@@ -418,15 +434,25 @@ func (m *member) heartbeat() {
 		err := m.extend()
 		switch {
 		case err == nil:
-			interval = o.heartbeat
+			interval = m.nextBeat()
 		case errors.Is(err, ErrLost):
 			m.end(err)
 			return
 		default:
-			m.g.c.log.Warn("group heartbeat failed", "group", m.g.name, "err", err)
+			m.g.c.log.Warn(m.beatCtx, "group heartbeat failed", slog.String("group", m.g.name), telemetry.Err("err", err))
 			interval = max(o.heartbeat/4, time.Millisecond)
 		}
 	}
+}
+
+// nextBeat is the wait until the next heartbeat: a heartbeat interval from
+// before the write that set the deadline, at once when that has passed.
+func (m *member) nextBeat() time.Duration {
+	o := m.g.c.o
+	m.mu.Lock()
+	at := m.deadline.Add(o.heartbeat - o.duration)
+	m.mu.Unlock()
+	return max(at.Sub(o.clock.Now()), 0)
 }
 
 // extend writes the worker record again — the keys held and asked for —
@@ -619,7 +645,7 @@ func (m *member) tidyRoster(ctx context.Context, members, drop []string) error {
 	g, c := m.g, m.g.c
 	if len(drop) > 0 {
 		if _, err := g.roster(ctx, "", drop); err != nil {
-			c.log.Warn("removing ended workers from the roster failed", "group", g.name, "err", err)
+			c.log.Warn(ctx, "removing ended workers from the roster failed", slog.String("group", g.name), telemetry.Err("err", err))
 		}
 	}
 	if !slices.Contains(members, c.o.owner) {
@@ -657,7 +683,7 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	m.releaseAgain(rctx)
 	v, err := m.look(rctx)
 	if err != nil {
-		c.log.Warn("reading the group failed", "group", g.name, "err", err)
+		c.log.Warn(ctx, "reading the group failed", slog.String("group", g.name), telemetry.Err("err", err))
 		return false
 	}
 	m.grant(v)
@@ -708,7 +734,7 @@ func (m *member) refreshKeys(ctx context.Context) {
 			if cur, ok := l.ownRecord(err); ok {
 				saved = cur // a write of ours landed unanswered: the next round goes on from it
 			} else {
-				c.log.Warn("moving a held key's record expiry on failed; trying again at the next round", "group", m.g.name, "key", l.key, "err", err)
+				c.log.Warn(ctx, "moving a held key's record expiry on failed; trying again at the next round", slog.String("group", m.g.name), telemetry.ID("key", l.key), telemetry.Err("err", err))
 				continue
 			}
 		}
@@ -735,7 +761,7 @@ func (m *member) publish() {
 	case errors.Is(err, ErrLost):
 		m.end(err)
 	case err != nil:
-		m.g.c.log.Warn("writing the worker record failed", "group", m.g.name, "err", err)
+		m.g.c.log.Warn(context.Background(), "writing the worker record failed", slog.String("group", m.g.name), telemetry.Err("err", err))
 	}
 }
 
@@ -798,7 +824,7 @@ func (m *member) grant(v groupView) {
 			mine--
 			a.have++
 			granted = true
-			m.g.c.log.Info("handing a key over", "group", m.g.name, "key", k, "to", a.owner)
+			m.g.c.log.Debug(context.Background(), "handing a key over", slog.String("group", m.g.name), telemetry.ID("key", k), telemetry.ID("to", a.owner))
 			m.held[k].end(fmt.Errorf("%w: %q handed over to %s, which asked for it", ErrReleased, k, a.owner))
 		}
 	}
@@ -911,7 +937,7 @@ func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*w
 	g, c := m.g, m.g.c
 	views, err := c.readAll(ctx, keys)
 	if err != nil {
-		c.log.Warn("reading the keys failed", "group", g.name, "keys", keys, "err", err)
+		c.log.Warn(ctx, "reading the keys failed", slog.String("group", g.name), slog.Int("keys", len(keys)), telemetry.Err("err", err))
 		return 0 // the pending ones stay pending
 	}
 	var free []int // indexes into keys
@@ -972,7 +998,7 @@ func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*w
 		case r.p != nil:
 			m.pending[key] = true // the next round's read tells
 		case !errors.Is(err, errRace):
-			c.log.Warn("taking a key failed", "group", g.name, "key", key, "err", err)
+			c.log.Warn(ctx, "taking a key failed", slog.String("group", g.name), telemetry.ID("key", key), telemetry.Err("err", err))
 		}
 	}
 	return got
@@ -994,7 +1020,7 @@ func (m *member) isFree(ctx context.Context, v groupView, others map[string]*wor
 	case r.Group != g.name:
 		// A single lease, or another group's: not this group's to take.
 		if r.Group == "" && !r.Released {
-			c.log.Debug("a key of the group is held by a single lease", "group", g.name, "key", key, "holder", r.Owner)
+			c.log.Debug(ctx, "a key of the group is held by a single lease", slog.String("group", g.name), telemetry.ID("key", key), telemetry.ID("holder", r.Owner))
 		}
 		return false, false
 	case r.Worker == m.attempt:
@@ -1066,11 +1092,11 @@ func (m *member) endSilent(ctx context.Context, w workerRecord) bool {
 	w.Ended = true
 	if _, err := g.workers.Save(ctx, w, dynamo.WithSaveBehavior(dynamo.SavePut)); err != nil {
 		if !errors.Is(err, dynamo.ErrVersionConflict) {
-			c.log.Warn("marking a silent worker ended failed", "group", g.name, "worker", w.Owner, "err", err)
+			c.log.Warn(ctx, "marking a silent worker ended failed", slog.String("group", g.name), telemetry.ID("worker", w.Owner), telemetry.Err("err", err))
 		}
 		return false
 	}
-	c.log.Info("declared a silent worker ended", "group", g.name, "worker", w.Owner, "incarnation", w.Attempt)
+	c.log.Info(ctx, "declared a silent worker ended", slog.String("group", g.name), telemetry.ID("worker", w.Owner), telemetry.ID("incarnation", w.Attempt))
 	return true
 }
 
@@ -1081,7 +1107,7 @@ func (m *member) hold(rec record, sentAt time.Time, fn func(context.Context, *Le
 	m.mu.Lock()
 	m.held[rec.Key] = l
 	m.mu.Unlock()
-	m.g.c.log.Info("took a key", "group", m.g.name, "key", rec.Key, "token", rec.Token)
+	m.g.c.log.Debug(context.Background(), "took a key", slog.String("group", m.g.name), telemetry.ID("key", rec.Key), slog.Int64("token", rec.Token))
 	m.work.Add(1)
 	m.fns.Add(1)
 	go m.serve(l, fn)
@@ -1094,7 +1120,7 @@ func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 	err := fn(l.Context(), l)
 	m.fns.Done()
 	if err != nil && l.Err() == nil {
-		c.log.Warn("the work on a key failed; releasing it", "group", m.g.name, "key", l.key, "err", err)
+		c.log.Warn(context.Background(), "the work on a key failed; releasing it", slog.String("group", m.g.name), telemetry.ID("key", l.key), telemetry.Err("err", err))
 		l.end(fmt.Errorf("%w: %q: the work on it returned: %w", ErrReleased, l.key, err))
 	}
 	<-l.Done()
@@ -1109,7 +1135,7 @@ func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 	if err != nil {
 		// The record still names this worker, which others leave alone while
 		// it lives: release it again at the next rounds.
-		c.log.Warn("releasing a key failed; trying again at the next round", "group", m.g.name, "key", l.key, "err", err)
+		c.log.Warn(context.Background(), "releasing a key failed; trying again at the next round", slog.String("group", m.g.name), telemetry.ID("key", l.key), telemetry.Err("err", err))
 		m.unreleased[l.key] = l
 	}
 	m.mu.Unlock()
@@ -1256,13 +1282,13 @@ func (m *member) leave() error {
 		}
 		tidied.Wait()
 		if rosterErr != nil {
-			c.log.Warn("leaving the roster failed", "group", g.name, "err", rosterErr)
+			c.log.Warn(ctx, "leaving the roster failed", slog.String("group", g.name), telemetry.Err("err", rosterErr))
 		}
 	}
 	m.work.Wait() // every key released (or its release failed)
 	m.end(fmt.Errorf("%w: worker %s left group %q", ErrReleased, c.o.owner, g.name))
 	if err == nil {
-		c.log.Info("left the group", "group", g.name)
+		c.log.Info(context.Background(), "left the group", slog.String("group", g.name))
 	}
 	return err
 }

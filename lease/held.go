@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
 // Lease is a held lease. Its loss closes Done and cancels Context at the
@@ -105,7 +107,7 @@ func (l *Lease) end(reason error) {
 		}
 		if !errors.Is(reason, ErrReleased) {
 			l.noteLost(reason)
-			l.c.log.Warn("lease lost", "key", l.key, "token", l.token, "reason", reason)
+			l.c.log.Warn(context.Background(), "lease lost", telemetry.ID("key", l.key), slog.Int64("token", l.token), slog.String("reason", lostClass(reason)), telemetry.Err("err", reason))
 		}
 		l.cancel(reason)
 	})
@@ -136,11 +138,14 @@ func (l *Lease) Err() error {
 }
 
 // heartbeat extends the lease every heartbeat interval until it is
-// released or lost.
+// released or lost. Each beat is timed from before the write that last
+// extended the lease — the first from before the write that took it — as
+// its deadline is, not from when that write's answer came: a slow answer
+// must not leave the next beat after the deadline.
 func (l *Lease) heartbeat() {
 	defer close(l.beatDone)
 	clk := l.c.o.clock
-	interval := l.c.o.heartbeat
+	interval := l.nextBeat()
 	for {
 		t := clk.NewTimer(interval)
 		select {
@@ -152,7 +157,7 @@ func (l *Lease) heartbeat() {
 		err := l.extend()
 		switch {
 		case err == nil:
-			interval = l.c.o.heartbeat
+			interval = l.nextBeat()
 		case errors.Is(err, ErrLost):
 			l.end(err)
 			if errors.Is(err, errRecordDeleted) {
@@ -165,10 +170,21 @@ func (l *Lease) heartbeat() {
 			return
 		default:
 			// Try again sooner; the watchdog ends the lease if this goes on.
-			l.c.log.Warn("heartbeat failed", "key", l.key, "token", l.token, "err", err)
+			l.c.log.Warn(l.beatCtx, "heartbeat failed", telemetry.ID("key", l.key), slog.Int64("token", l.token), telemetry.Err("err", err))
 			interval = max(l.c.o.heartbeat/4, time.Millisecond)
 		}
 	}
+}
+
+// nextBeat is the wait until the next heartbeat: a heartbeat interval from
+// before the write that set the deadline (the deadline less the lease
+// duration), at once when that moment has passed.
+func (l *Lease) nextBeat() time.Duration {
+	o := l.c.o
+	l.mu.Lock()
+	at := l.deadline.Add(o.heartbeat - o.duration)
+	l.mu.Unlock()
+	return max(at.Sub(o.clock.Now()), 0)
 }
 
 // extend writes the record again (a new version), on condition that it is
@@ -316,7 +332,7 @@ func (l *Lease) release(ctx context.Context) error {
 		}
 		return fmt.Errorf("lease: release %q (token %d): %w", l.key, l.token, err)
 	}
-	l.c.log.Info("released", "key", l.key, "token", l.token)
+	l.c.log.Debug(ctx, "released", telemetry.ID("key", l.key), slog.Int64("token", l.token))
 	l.releaseToken(ctx)
 	l.released = true
 	l.c.forget(l)
@@ -360,6 +376,6 @@ func (l *Lease) releaseToken(ctx context.Context) {
 		expression.Name("token").Equal(expression.Value(l.token)),
 		expression.Name("attempt").Equal(expression.Value(l.attempt)))))
 	if err != nil && !errors.Is(err, dynamo.ErrConditionFailed) {
-		l.c.log.Warn("marking the token record released failed", "key", l.key, "token", l.token, "err", err)
+		l.c.log.Warn(ctx, "marking the token record released failed", telemetry.ID("key", l.key), slog.Int64("token", l.token), telemetry.Err("err", err))
 	}
 }

@@ -90,8 +90,8 @@ type Client struct {
 	table  *dynamo.Table[record]
 	tokens *dynamo.Table[tokenRecord] // the same table
 	o      options
-	log    *slog.Logger
-	tel    *telemetry.T // the mapper's
+	log    *telemetry.Log // every line goes through it: identifiers only with WithTelemetryKeys
+	tel    *telemetry.T   // the mapper's
 
 	mu     sync.Mutex
 	leases map[*Lease]struct{} // held leases; guarded by mu
@@ -119,7 +119,9 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{table: t, tokens: tok, o: o, log: o.logger.With("table", table, "owner", o.owner), tel: telemetry.OfMapper(m), leases: map[*Lease]struct{}{}}, nil
+	tel := telemetry.OfMapper(m)
+	log := telemetry.NewLog(o.logger, tel != nil && tel.Keys, errorClass).With(slog.String("table", table), telemetry.ID("owner", o.owner))
+	return &Client{table: t, tokens: tok, o: o, log: log, tel: tel, leases: map[*Lease]struct{}{}}, nil
 }
 
 // Owner returns the name this client writes into the records it holds.
@@ -348,7 +350,7 @@ func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, er
 			}
 			// Acquire waits through failures that may pass (throttling,
 			// 5xx, no answer): the SDK has already retried them.
-			c.log.Warn("reading the lease record failed; reading it again", "key", key, "err", err)
+			c.log.Warn(ctx, "reading the lease record failed; reading it again", telemetry.ID("key", key), telemetry.Err("err", err))
 			if err := c.pause(ctx, key, c.o.poll); err != nil {
 				return nil, c.unsettled(ctx, key, a.pending, err)
 			}
@@ -402,7 +404,7 @@ func (c *Client) landed(ctx context.Context, a *acquiring, v view) (*Lease, erro
 		// the write, is ahead — else nobody holds it (we never ran
 		// it), and it is taken over at once below.
 		if c.o.clock.Now().Sub(p.sentAt) < c.o.duration/2 {
-			c.log.Info("our write of the record landed although its answer was lost", "key", a.key, "token", r.Token)
+			c.log.Info(ctx, "our write of the record landed although its answer was lost", telemetry.ID("key", a.key), slog.Int64("token", r.Token))
 			return c.start(ctx, *r, p.sentAt)
 		}
 	}
@@ -435,7 +437,7 @@ func (c *Client) shouldTake(a *acquiring, v view, readAt time.Time) (bool, error
 		a.seen, a.seenAt = v.incarnation(), readAt
 	case clk.Now().Sub(a.seenAt) >= c.patience(v):
 		owner, token, _ := v.holder()
-		c.log.Info("taking over a silent lease", "key", a.key, "holder", owner, "token", token, "silent_for", clk.Now().Sub(a.seenAt), "record_deleted", v.rec == nil)
+		c.log.Info(context.Background(), "taking over a silent lease", telemetry.ID("key", a.key), telemetry.ID("holder", owner), slog.Int64("token", token), slog.Duration("silent_for", clk.Now().Sub(a.seenAt)), slog.Bool("record_deleted", v.rec == nil))
 		return true, nil
 	}
 	return false, nil
@@ -460,7 +462,7 @@ func (c *Client) takeOver(ctx context.Context, a *acquiring, v view) (l *Lease, 
 			}
 			return nil, false, nil // read it again at once
 		}
-		c.log.Warn("writing the lease record failed; reading it again", "key", a.key, "err", err)
+		c.log.Warn(ctx, "writing the lease record failed; reading it again", telemetry.ID("key", a.key), telemetry.Err("err", err))
 		if err := c.pause(ctx, a.key, c.o.poll); err != nil {
 			return nil, true, c.unsettled(ctx, a.key, a.pending, err)
 		}
@@ -513,7 +515,7 @@ func (c *Client) unsettled(ctx context.Context, key string, p *attempt, err erro
 		next := *r
 		next.Released = true
 		if _, rerr = c.table.Save(sctx, next, dynamo.If(ownedBy(r.Owner, r.Token, r.Attempt))); rerr == nil {
-			c.log.Info("released a record our unanswered write had taken", "key", key, "token", r.Token)
+			c.log.Info(sctx, "released a record our unanswered write had taken", telemetry.ID("key", key), slog.Int64("token", r.Token))
 			return err
 		}
 	}
@@ -742,7 +744,7 @@ func (c *Client) start(ctx context.Context, rec record, sentAt time.Time) (*Leas
 	}
 	c.leases[l] = struct{}{}
 	c.mu.Unlock()
-	c.log.Info("acquired", "key", rec.Key, "token", rec.Token)
+	c.log.Debug(ctx, "acquired", telemetry.ID("key", rec.Key), slog.Int64("token", rec.Token))
 	go l.heartbeat()
 	return l, nil
 }

@@ -73,7 +73,8 @@ func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithLogger sets where the client logs acquisitions, takeovers, losses and
 // failed heartbeats (default: the logger of the Mapper, dynamo.WithLogger;
-// nowhere when it has none).
+// nowhere when it has none). Keys and owners are logged only with the
+// mapper's dynamo.WithTelemetryKeys; keys taken and released at Debug.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithData stores data with every lease the client acquires (default none);

@@ -21,8 +21,9 @@ import (
 // lost, the up-down counter ddbkit.lease.held and the counter
 // ddbkit.lease.lost. All come from the telemetry of the Mapper the client
 // was built on (dynamo.WithTracerProvider, WithMeterProvider, WithLogger);
-// its logger is used unless WithLogger was given here. The lease key is
-// recorded only with dynamo.WithTelemetryKeys; the token always.
+// its logger is used unless WithLogger was given here. The lease key and
+// owner ids are recorded (spans, logs: c.log, a telemetry.Log) only with
+// dynamo.WithTelemetryKeys; the token always.
 
 // mapperLogger returns the logger of m, nil when it has none.
 func mapperLogger(m *dynamo.Mapper) *slog.Logger {

@@ -471,3 +471,42 @@ func TestTelemetryNamesMapperErrorsAsTheMapperDoes(t *testing.T) {
 		t.Errorf("error.type of the spans: %v; want lease.TryAcquire's table_not_found", classes)
 	}
 }
+
+// A key taken and released is logged at Debug, not Info: a fleet of
+// thousands of keys would fill an Info log. With the Info level nothing is
+// logged for them; with Debug both lines are there, without the key or the
+// owner unless dynamo.WithTelemetryKeys.
+func TestKeyTakenAndReleasedLoggedAtDebug(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		var logs syncBuffer
+		m := dynamo.NewMapper(dynamotest.Client(t), dynamo.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: level}))))
+		c, err := New(m, table, WithOwner("owner-"+level.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := c.TryAcquire(t.Context(), "key-"+level.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		got := logs.String()
+		if level == slog.LevelInfo && got != "" {
+			t.Errorf("at Info, a lease taken and released logged:\n%s", got)
+		}
+		if level == slog.LevelDebug {
+			for _, want := range []string{"level=DEBUG msg=acquired", "level=DEBUG msg=released"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("at Debug, no %q in:\n%s", want, got)
+				}
+			}
+			if strings.Contains(got, "key-") || strings.Contains(got, "owner-") {
+				t.Errorf("key or owner logged without WithTelemetryKeys:\n%s", got)
+			}
+		}
+		_ = c.Close(t.Context())
+	}
+}
