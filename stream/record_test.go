@@ -53,7 +53,7 @@ func TestModifyRecordDecodedIntoTaggedStruct(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Kind != Modify || r.Shard != "shard-1" || r.ID != "e1" || r.Seq.String() != "123" || !r.Time.Equal(at) || r.TTL || r.Other {
+	if r.Kind != Modify || r.Shard != "shard-1" || r.ID != "e1" || r.Seq.String() != "000123" || !r.Time.Equal(at) || r.TTL || r.Other {
 		t.Fatalf("record %+v", r)
 	}
 	if r.Old == nil || r.New == nil || r.Old.Total != 5 || r.New.Total != 7 || len(r.New.Tags) != 2 || r.New.Kind != "order" {

@@ -11,11 +11,12 @@ import (
 // number, before every record.
 type SequenceNumber struct {
 	digits string // canonical: no leading zeros, "" for none
+	text   string // as DynamoDB sent it: GetShardIterator wants it back so (21 digits at least)
 }
 
 // ParseSequenceNumber parses s, a sequence number as DynamoDB sends it:
-// decimal digits only, at most 40 after leading zeros. Leading zeros are
-// dropped ("007" equals "7").
+// decimal digits only, at most 40 after leading zeros. Leading zeros do
+// not count in comparisons ("007" equals "7") but are kept in String.
 func ParseSequenceNumber(s string) (SequenceNumber, error) {
 	if s == "" {
 		return SequenceNumber{}, fmt.Errorf("%w: empty sequence number", ErrBadSequence)
@@ -32,7 +33,7 @@ func ParseSequenceNumber(s string) (SequenceNumber, error) {
 	if len(d) > 40 {
 		return SequenceNumber{}, fmt.Errorf("%w: %q has %d digits, more than DynamoDB's 40", ErrBadSequence, clip(s), len(d))
 	}
-	return SequenceNumber{digits: d}, nil
+	return SequenceNumber{digits: d, text: s}, nil
 }
 
 func clip(s string) string {
@@ -45,8 +46,8 @@ func clip(s string) string {
 // IsZero reports whether n is no number (the zero SequenceNumber).
 func (n SequenceNumber) IsZero() bool { return n.digits == "" }
 
-// String returns n's digits, "" for the zero SequenceNumber.
-func (n SequenceNumber) String() string { return n.digits }
+// String returns n as it was parsed, "" for the zero SequenceNumber.
+func (n SequenceNumber) String() string { return n.text }
 
 // Compare returns -1, 0 or +1 as n is less than, equal to or greater than o,
 // as numbers. The zero SequenceNumber is less than every number.

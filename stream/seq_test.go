@@ -47,6 +47,11 @@ func TestSequenceNumberRefusedNamesTheProblem(t *testing.T) {
 	if _, err := ParseSequenceNumber("000" + strings.Repeat("9", 40)); err != nil {
 		t.Errorf("40 digits after leading zeros: %v", err)
 	}
+	// GetShardIterator refuses a number shorter than 21 characters: the
+	// text DynamoDB sent is kept for sending back.
+	if n, _ := ParseSequenceNumber("000000000000000000003"); n.String() != "000000000000000000003" {
+		t.Errorf("String() = %q, want the text as parsed", n)
+	}
 }
 
 // FuzzSequenceNumber checks that what parses compares as math/big does and
@@ -64,8 +69,8 @@ func FuzzSequenceNumber(f *testing.F) {
 			if !oka || ba.Sign() < 0 || strings.ContainsAny(a, "+-_") {
 				t.Fatalf("%q parsed, but is not a non-negative decimal", a)
 			}
-			if na.String() != ba.String() {
-				t.Fatalf("%q printed as %s, want %s", a, na, ba)
+			if na.String() != a {
+				t.Fatalf("%q printed as %s", a, na)
 			}
 		} else if oka && ba.Sign() >= 0 && len(ba.String()) <= 40 && !strings.ContainsAny(a, "+-_") {
 			t.Fatalf("%q refused: %v", a, erra)
