@@ -21,16 +21,16 @@ const (
 type Option func(*options)
 
 type options struct {
-	start       Position
-	batch       int
-	slots       int
-	idleMin     time.Duration
-	idleMax     time.Duration
-	refresh     time.Duration
-	onTrimmed   func(*TrimmedError) error
-	clock       clock.Clock
-	backoffMax  time.Duration
-	errs        []error
+	start      Position
+	batch      int
+	slots      int
+	idleMin    time.Duration
+	idleMax    time.Duration
+	refresh    time.Duration
+	onTrimmed  func(*TrimmedError) error
+	clock      clock.Clock
+	backoffMax time.Duration
+	errs       []error
 }
 
 func defaults() options {
