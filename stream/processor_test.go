@@ -498,3 +498,81 @@ func TestBadInputRefusedBeforeAnyRequest(t *testing.T) {
 		t.Errorf("nil handler: %v", err)
 	}
 }
+
+// Commits whose answers are lost (applied, then the connection reset) are
+// neither lost nor applied twice: the target equals the source.
+func TestLostCommitAnswersApplyOnce(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	drop := dynamotest.NewDropper("TransactWriteItems")
+	dm := dynamo.NewMapper(drop.Client(t))
+	items, err := dynamo.NewTable[Item](dm, e.items.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals, err := dynamo.NewTable[Total](dm, e.totals.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if _, err := e.items.Save(ctx, Item{Customer: fmt.Sprint("c", i%2), ID: fmt.Sprint(i), Amount: int64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lc, err := lease.New(dm, e.leases, lease.WithOwner("w1"), lease.WithLeaseDuration(2*time.Second),
+		lease.WithHeartbeatInterval(500*time.Millisecond), lease.WithPollInterval(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close(ctx)
+	p, err := stream.New(items, stream.Config{Streams: e.streams, Leases: lc, Checkpoints: e.leases, Name: "totals"},
+		stream.WithSlots(1), stream.WithBatchSize(2), stream.WithIdleWait(10*time.Millisecond, 50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var last stream.SequenceNumber
+	n := 0
+	h := func(ctx context.Context, b *stream.Batch[Item]) error {
+		if err := applyTotals(ctx, totals, b); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if n%2 == 0 {
+			drop.Arm(1) // this batch's commit lands, its answer is lost
+		}
+		n++
+		last = b.Records[len(b.Records)-1].Seq
+		return nil
+	}
+	stop := run(t, p, h)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		l := last
+		mu.Unlock()
+		cps, err := e.checkpoints("totals")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := false
+		for _, c := range cps {
+			done = done || (l.String() != "" && c.Compare(l) >= 0 && n >= 6)
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoints %v after %d batches", cps, n)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the table
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if drop.Dropped() == 0 {
+		t.Fatal("no answer was dropped")
+	}
+	checkTotals(t, e)
+}
