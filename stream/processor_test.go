@@ -23,7 +23,12 @@ import (
 	"github.com/ddbkit/dynamo/stream"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+func TestMain(m *testing.M) {
+	if fleetWorkerMain() {
+		return
+	}
+	dynamotest.Main(m)
+}
 
 // Item is the source table's item: an order line of a customer.
 type Item struct {

@@ -325,8 +325,12 @@ func (p *Processor[T]) commit(ctx context.Context, l *lease.Lease, s *shardRun, 
 		s.cp = op.Saved()
 		return nil
 	}
-	if errors.Is(err, lease.ErrLost) || ctx.Err() != nil {
+	if errors.Is(err, lease.ErrLost) {
+		p.log.Info("stream: checkpoint refused, nothing written: the slot's lease moved", "processor", p.cfg.Name, "shard", s.id, "token", l.Token(), "err", err)
 		return nil // the slot ends with l
+	}
+	if ctx.Err() != nil {
+		return nil
 	}
 	if !maybeApplied(err) {
 		return fmt.Errorf("dynamo: stream: processor %q shard %s: writing the checkpoint: %w", p.cfg.Name, s.id, err)
