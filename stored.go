@@ -1,0 +1,40 @@
+package dynamo
+
+import (
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Decode decodes item, an item of t's table as DynamoDB stores it (a stream
+// image, an export line), into a new T with t's codec, as Load decodes what
+// it reads. An item of another entity than T's is refused with an error
+// wrapping ErrNotFound; one that does not decode is an error naming the
+// table, the item's key and the attribute. item is not modified. It sends
+// nothing.
+func (t *Table[T]) Decode(item map[string]types.AttributeValue) (T, error) {
+	if err := t.p.s.notOurs(t.name, t.pickKey(item), item); err != nil {
+		var zero T
+		return zero, err
+	}
+	return t.decode(item)
+}
+
+// Attributes names the attributes T's tags give a role: the table's keys,
+// the version, the TTL attribute and the entity attribute ("" for a role
+// no field has), and the entity name T's items hold there.
+type Attributes struct {
+	Hash, Range, Version, TTL, Entity string
+	EntityName                        string
+}
+
+// Attributes returns the attributes of T's roles. It sends nothing.
+func (t *Table[T]) Attributes() Attributes {
+	s := t.p.s
+	name := func(i int) string {
+		if i < 0 {
+			return ""
+		}
+		return s.fields[i].name
+	}
+	return Attributes{Hash: name(s.hash), Range: name(s.rng), Version: name(s.version),
+		TTL: name(s.ttl), Entity: name(s.entity), EntityName: s.entityName}
+}
