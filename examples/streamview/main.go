@@ -142,10 +142,10 @@ func run(ctx context.Context, out io.Writer, endpoint string) error {
 	}
 	// The worker that handled the last batch holds the shard (the slots
 	// are balanced while the workers join: wait until batches settle).
-	holder := <-handled
+	<-handled
 	for quiet := time.After(500 * time.Millisecond); ; {
 		select {
-		case holder = <-handled:
+		case <-handled:
 			continue
 		case <-quiet:
 		}
@@ -154,7 +154,7 @@ func run(ctx context.Context, out io.Writer, endpoint string) error {
 	if err := write(10); err != nil {
 		return err
 	}
-	holder = <-handled
+	holder := <-handled
 	start := time.Now()
 	for i, p := range procs {
 		if fmt.Sprint("worker-", i+1) == holder {
