@@ -195,6 +195,10 @@ func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxO
 	}
 	cache := map[txItem]txnCached{}
 	snaps := 0
+	for _, k := range o.known {
+		snaps++
+		cache[k.id] = txnCached{item: k.item, snap: snaps}
+	}
 	for run := 1; ; run++ {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("dynamo: Transact, run %d: %w", run, err)

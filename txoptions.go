@@ -28,7 +28,8 @@ type txOptions struct {
 	guardNames []string
 	// tel is the telemetry of the WriteTx or Transact call, which learns
 	// the tables its transactions write (noteTables); nil elsewhere.
-	tel *call
+	tel   *call
+	known []txKnownItem // TxKnown: items Transact's first run knows
 }
 
 // WithRequestToken makes a write transaction idempotent under token (1 to 36

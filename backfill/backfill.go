@@ -19,6 +19,7 @@ import (
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/lease"
 )
@@ -36,6 +37,7 @@ type Migration[T any] struct {
 	meter  *meter
 	table  *dynamo.Table[T]
 	cps    *dynamo.Table[checkpoint]
+	shapes *dynamo.Table[shape] // in the checkpoint table
 	group  *lease.Group
 	notYet expression.ConditionBuilder
 	total  int64 // the table's item count when Run started (approximate)
@@ -47,6 +49,8 @@ type Migration[T any] struct {
 	// keys are the index paths of T's key fields (hash and range): the
 	// fast path writes a function's result only under the key scanned.
 	keys [][]int
+	// keyNames are the attribute names of keys.
+	keyNames []string
 	// query is the key condition of a query migration (nil: a scan).
 	query *expression.KeyConditionBuilder
 	// reread makes every item go through Table.Update, which reads it
@@ -98,6 +102,9 @@ type checkpoint struct {
 	// Segments is the migration's number of segments, for Clean to find
 	// them all (0 in checkpoints written before it was recorded).
 	Segments int `dynamo:"segments,omitempty"`
+	// Failed are the items recorded as failed (SkipFailures), retried by
+	// the next Run.
+	Failed failedKeys `dynamo:"failed,omitempty"`
 }
 
 // Failure is an item whose change failed.
@@ -108,10 +115,10 @@ type Failure[T any] struct {
 
 // Progress is what a Migration has done in this process so far.
 type Progress[T any] struct {
-	Scanned   int64        // items the scans read, before the filter of items already changed
+	Scanned   int64        // items the scans read
 	Changed   int64        // items written with the change (with DryRun: that would be)
 	Unchanged int64        // items whose function returned dynamo.ErrNoChange: nothing written
-	Skipped   int64        // items already holding the mark (or deleted since they were scanned)
+	Skipped   int64        // items deleted since they were scanned (Clean: no longer marked)
 	Reruns    int64        // calls of the function again, on the stored item, after a version conflict
 	Failed    int64        // items recorded as failed (SkipFailures)
 	Failures  []Failure[T] // the first DefaultMaxFailures failures
@@ -138,8 +145,8 @@ type Progress[T any] struct {
 // through c) applying fn to every item. fn is called as Table.Update calls
 // its function: on the stored item, again after a version conflict, and
 // returning dynamo.ErrNoChange when the item needs nothing. The id names the
-// migration everywhere: its mark on changed items, its lease group, its
-// checkpoints; a process that runs the same id again resumes it. Fleet is
+// migration: its lease group and its checkpoints; a process that runs the
+// same id again resumes it, and a new id changes every item again. Fleet is
 // required unless DryRun is given.
 func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts ...Option) (*Migration[T], error) {
 	return newMigration("New", c, table, id, nil, fn, opts)
@@ -213,7 +220,7 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	}
 	m := &Migration[T]{id: id, fn: fn, o: o, query: query, reread: o.index != "",
 		segs: make([]segState, o.segments), wake: make(chan struct{}, 1), writers: newWriters()}
-	m.meter = &meter{Client: c, markAttr: o.mark, id: id, markAV: &types.AttributeValueMemberS{Value: id}, clk: o.clock, maxBackoff: 5 * time.Second,
+	m.meter = &meter{Client: c, id: id, markAV: &types.AttributeValueMemberS{Value: id}, clk: o.clock, maxBackoff: 5 * time.Second,
 		reads: newBudget(o.clock, o.readRate), writes: newBudget(o.clock, o.writeRate)}
 	var err error
 	if m.table, err = dynamo.NewTable[T](dynamo.NewMapper(m.meter, o.mapperOpts...), table); err != nil {
@@ -222,10 +229,11 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	m.version = versionField(reflect.TypeFor[T]())
 	m.versioned = m.version != nil
 	m.keys = keyFields(reflect.TypeFor[T]())
+	m.keyNames = keyFieldNames(reflect.TypeFor[T](), m.keys)
 	name := expression.Name(o.mark)
 	m.notYet = expression.Or(expression.AttributeNotExists(name), name.NotEqual(expression.Value(id)))
 	if o.clean != "" {
-		m.meter.id, m.meter.unmark = o.clean, true
+		m.meter.markAttr, m.meter.id, m.meter.unmark = o.mark, o.clean, true
 		m.meter.markAV = &types.AttributeValueMemberS{Value: o.clean}
 		m.notYet = name.Equal(expression.Value(o.clean))
 	}
@@ -238,6 +246,9 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	if m.cps, err = dynamo.NewTable[checkpoint](dynamo.NewMapper(c), o.checkpoints); err != nil {
 		return nil, fmt.Errorf("backfill: %s: %w", op, err)
 	}
+	if m.shapes, err = dynamo.NewTable[shape](m.cps.Mapper(), o.checkpoints); err != nil {
+		return nil, fmt.Errorf("backfill: %s: %w", op, err)
+	}
 	keys := make([]string, o.segments)
 	for i := range keys {
 		keys[i] = m.segmentKey(i)
@@ -248,9 +259,10 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	return m, nil
 }
 
-// Clean returns the migration that removes the mark of the migration id
-// from every item holding it (and from no other), once the migration is
-// done and nothing needs to resume it. It is a migration of its own, named
+// Clean returns the migration that removes the mark an earlier release of
+// this package wrote for the migration id (this release writes none) from
+// every item holding it (and from no other), once the migration is done and
+// nothing needs to resume it. It is a migration of its own, named
 // "clean:" + id (its lease group and checkpoints), which writes each marked
 // item back unchanged but for the mark, through Table.Update as New does
 // (the version moves on). Options are New's; Fleet is required unless
@@ -388,6 +400,8 @@ func (m *Migration[T]) Run(ctx context.Context) error {
 		if err := m.cleanable(ctx); err != nil {
 			return err
 		}
+	} else if err := m.checkShape(ctx); err != nil {
+		return err
 	}
 	// The group runs under a ctx of its own, cancelled once the segments
 	// of this process have written their last checkpoint after ctx ended
@@ -538,7 +552,7 @@ func (m *Migration[T]) look(ctx context.Context) (bool, error) {
 			continue // taken up here meanwhile: its state is ours
 		}
 		st.scanned = max(st.scanned, cps[i].Scanned)
-		st.done = cps[i].Done
+		st.done = cps[i].Done && !m.toRetry(cps[i])
 	}
 	v := fleetView{at: now}
 	for _, st := range m.segs {
@@ -604,11 +618,27 @@ func (m *Migration[T]) segment(ctx, wctx context.Context, l *lease.Lease, stop c
 	case err != nil:
 		return m.segmentError(ctx, l, seg, err, stop)
 	}
+	if cp.Segments != 0 && cp.Segments != m.o.segments {
+		return m.segmentError(ctx, l, seg, fmt.Errorf("%w: its checkpoints are of %d segments: give Segments(%d)", ErrShapeChanged, cp.Segments, cp.Segments), stop)
+	}
 	if early != nil && (cp.Cursor != "" || cp.Done) {
 		early.stop()
 		early = nil
 	}
-	if !cp.Done {
+	if m.o.clean == "" {
+		if early != nil {
+			early.stop() // (a transactional segment reads pages of its own length)
+		}
+		switch err := m.txSegment(ctx, wctx, l, seg, cp); {
+		case errors.Is(err, errStopping), errors.Is(err, errHandedOver):
+			return nil
+		case err != nil:
+			return m.segmentError(ctx, l, seg, err, stop)
+		}
+		if !cp.Done {
+			m.segsDone.Add(1)
+		}
+	} else if !cp.Done {
 		err = m.scanSegment(ctx, wctx, seg, cp, early, func(cp checkpoint) (checkpoint, error) {
 			cp.Token, cp.Segments = l.Token(), m.o.segments
 			return lease.Save(ctx, l, m.cps, cp)
@@ -679,9 +709,9 @@ type page[T any] struct {
 }
 
 // read reads the page of segment seg after cursor.
-func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T] {
-	opts := []dynamo.QueryOption{dynamo.StartAfter(dynamo.Cursor(cursor)), dynamo.PageSize(m.o.pageSize)}
-	if m.o.index == "" {
+func (m *Migration[T]) read(ctx context.Context, seg int, cursor string, limit int) page[T] {
+	opts := []dynamo.QueryOption{dynamo.StartAfter(dynamo.Cursor(cursor)), dynamo.PageSize(limit)}
+	if m.o.index == "" && m.o.clean != "" {
 		// An index may not project the mark (DynamoDB then refuses the
 		// filter): its items changed already are skipped after Update
 		// reads them again.
@@ -695,7 +725,7 @@ func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T]
 	// the version scanned (saveScanned); the mapper decodes the items of
 	// the page's requests in order, all of them.
 	var kept *readItems
-	if m.versioned && !m.reread && !m.o.dryRun {
+	if (m.versioned || m.o.clean == "") && !m.reread && !m.o.dryRun {
 		kept = &readItems{}
 		ctx = withReadItems(ctx, kept)
 	}
@@ -717,8 +747,37 @@ func (m *Migration[T]) read(ctx context.Context, seg int, cursor string) page[T]
 	// items are then written whole.
 	if kept != nil && p.err == nil && len(kept.items) == len(p.items) {
 		p.read = kept.items
+	} else if kept != nil && p.err == nil && len(kept.items) == len(p.items)+len(p.undecoded) {
+		// Those of the items that decoded, in order.
+		read := make([]map[string]types.AttributeValue, 0, len(p.items))
+		for _, raw := range kept.items {
+			if !slices.ContainsFunc(p.undecoded, func(f *dynamo.ItemDecodeError) bool { return sameKeyAttrs(raw, f.Key, m.keyNames) }) {
+				read = append(read, raw)
+			}
+		}
+		if len(read) == len(p.items) {
+			p.read = read
+		}
 	}
 	return p
+}
+
+// sameKeyAttrs reports whether a and b hold the same values of the key
+// attributes names.
+func sameKeyAttrs(a, b map[string]types.AttributeValue, names []string) bool {
+	for _, n := range names {
+		if a[n] == nil || b[n] == nil || !av.Equal(a[n], b[n]) {
+			return false
+		}
+	}
+	return true
+}
+
+// toRetry reports whether cp records failed items from before this Run
+// started: its segment is not done until they are tried again.
+func (m *Migration[T]) toRetry(cp checkpoint) bool {
+	started := m.started.UnixMilli() // m.mu is held
+	return slices.ContainsFunc(cp.Failed, func(f failedKey) bool { return f.At < started })
 }
 
 // scanSegment scans segment seg from cp, changing its items, one page read
@@ -838,12 +897,17 @@ type pageReader[T any] struct {
 // startReading starts reading segment seg's pages from cursor on, under
 // ctx, one page ahead of the reader of r.pages.
 func (m *Migration[T]) startReading(ctx context.Context, seg int, cursor string) *pageReader[T] {
+	return m.startReadingN(ctx, seg, cursor, m.o.pageSize)
+}
+
+// startReadingN is startReading of pages of limit items.
+func (m *Migration[T]) startReadingN(ctx context.Context, seg int, cursor string, limit int) *pageReader[T] {
 	r := &pageReader[T]{pages: make(chan page[T])}
 	ctx, r.cancel = context.WithCancel(ctx)
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		m.readAhead(ctx, seg, cursor, r.pages)
+		m.readAhead(ctx, seg, cursor, limit, r.pages)
 	}()
 	return r
 }
@@ -858,9 +922,9 @@ func (r *pageReader[T]) stop() {
 // readAhead reads segment seg's pages from cursor on into pages, one
 // ahead of the page being written, until a page fails or is the last, or
 // ctx ends.
-func (m *Migration[T]) readAhead(ctx context.Context, seg int, cursor string, pages chan<- page[T]) {
+func (m *Migration[T]) readAhead(ctx context.Context, seg int, cursor string, limit int, pages chan<- page[T]) {
 	for {
-		p := m.read(ctx, seg, cursor)
+		p := m.read(ctx, seg, cursor, limit)
 		select {
 		case pages <- p:
 		case <-ctx.Done():

@@ -318,8 +318,10 @@ func TestMigrationSharedByTwoRunnersOneStopped(t *testing.T) {
 	if err := b.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-errA; !errors.Is(err, context.Canceled) {
-		t.Errorf("stopped runner: %v, want context.Canceled", err)
+	// The stopped runner says it stopped, or nil when the fleet finished
+	// the migration before it was idle (its commits in flight included).
+	if err := <-errA; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("stopped runner: %v, want context.Canceled or nil", err)
 	}
 	hits := stop()
 	e.check(hits)
@@ -804,6 +806,7 @@ type pausedAfterCheckpointRead struct {
 	paused      chan struct{} // closed when the checkpoint read is held
 	pauseOnce   sync.Once
 	thaw        chan struct{}
+	reads       atomic.Int64 // of the segment's checkpoint
 }
 
 func (p *pausedAfterCheckpointRead) gate() {
@@ -818,7 +821,9 @@ func (p *pausedAfterCheckpointRead) GetItem(ctx context.Context, in *dynamodb.Ge
 	p.gate()
 	out, err := p.Client.GetItem(ctx, in, optFns...)
 	if aws.ToString(in.TableName) == p.checkpoints {
-		if id, ok := in.Key["key"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(id.Value, checkpointKey("peer", 0)) {
+		// (The first read of the checkpoint is Run's, before it starts: is
+		// the migration one an earlier release started.)
+		if id, ok := in.Key["key"].(*types.AttributeValueMemberS); ok && id.Value == checkpointKey("peer", 0) && p.reads.Add(1) == 2 {
 			<-p.scanned
 			p.pauseOnce.Do(func() { close(p.paused) })
 			<-p.thaw

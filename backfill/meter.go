@@ -305,6 +305,10 @@ func (m *meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, op
 	if asked {
 		r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
+	if m.markAttr == "" {
+		return send(ctx, m, m.writes, &m.writeUse, asked, func() (*dynamodb.UpdateItemOutput, error) { return m.Client.UpdateItem(ctx, &r, optFns...) },
+			func(o *dynamodb.UpdateItemOutput) *types.ConsumedCapacity { return o.ConsumedCapacity })
+	}
 	// The mapper's expressions may share their maps between calls: copy.
 	r.ExpressionAttributeNames = maps.Clone(in.ExpressionAttributeNames)
 	if r.ExpressionAttributeNames == nil {
@@ -330,9 +334,11 @@ func (m *meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns .
 		r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	r.Item = maps.Clone(in.Item)
-	if m.unmark {
+	switch {
+	case m.markAttr == "":
+	case m.unmark:
 		delete(r.Item, m.markAttr)
-	} else {
+	default:
 		r.Item[m.markAttr] = m.markAV
 	}
 	return send(ctx, m, m.writes, &m.writeUse, asked, func() (*dynamodb.PutItemOutput, error) { return m.Client.PutItem(ctx, &r, optFns...) },
@@ -365,4 +371,22 @@ func withoutMark(e string) string {
 		return remove + markName
 	}
 	return e + " " + remove + markName
+}
+
+// TransactWriteItems sends a migration's commit under the write budget; it
+// always asks for its capacity (one request per page).
+func (m *meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	r := *in
+	r.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	return send(ctx, m, m.writes, &m.writeUse, true, func() (*dynamodb.TransactWriteItemsOutput, error) {
+		return m.Client.TransactWriteItems(ctx, &r, optFns...)
+	}, func(o *dynamodb.TransactWriteItemsOutput) *types.ConsumedCapacity {
+		var total float64
+		for _, c := range o.ConsumedCapacity {
+			if c.CapacityUnits != nil {
+				total += *c.CapacityUnits
+			}
+		}
+		return &types.ConsumedCapacity{CapacityUnits: &total}
+	})
 }

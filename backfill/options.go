@@ -87,16 +87,16 @@ func Capacity(read, write float64) Option {
 func DryRun() Option { return func(o *options) { o.dryRun = true } }
 
 // SkipFailures makes Run record an item whose function or write fails
-// (Progress.Failures) and go on, instead of stopping with the error (the
-// default). Failed items are not marked: run the migration again under
-// another id, or fix and rerun, to retry them.
+// (Progress.Failures, and the segment's checkpoint: at most 100 per
+// segment) and go on, instead of stopping with the error (the default).
+// The next Run of the migration tries the recorded items again first, even
+// once the migration finished: fix the function or the items and rerun.
 func SkipFailures() Option { return func(o *options) { o.skipFailures = true } }
 
-// Mark sets the attribute that records which migration changed an item
-// last (default DefaultMark, "backfill"). It holds the migration's id,
-// written in the same UpdateItem as the change; items holding the id are
-// skipped. T must not model the attribute. Remove it afterwards with
-// Clean, or leave it: it costs a few bytes per item.
+// Mark sets the attribute in which an earlier release of this package
+// recorded the migration that changed an item last (default DefaultMark,
+// "backfill"), for Clean to remove. Migrations of this release write no
+// mark (each page commits with its checkpoint) and ignore the option.
 func Mark(attr string) Option { return func(o *options) { o.mark = attr } }
 
 // MapperOptions are passed to the dynamo.NewMapper that the migration
@@ -123,16 +123,16 @@ func PollInterval(d time.Duration) Option { return func(o *options) { o.poll = d
 // after the last one, when the segment is done, and when Run stops (ctx
 // done, or an item failing) while the segment's lease is still held. A
 // process that dies loses at most the pages it finished since its last
-// checkpoint, and the one it was working on: the segment's next holder
-// scans them again, skipping (by the mark) the items already changed —
-// they cost their share of the scan's read units, nothing more.
+// checkpoint, and the one it was working on, only where they changed
+// nothing (a page with changes commits its checkpoint with them): the
+// segment's next holder scans them again, at their share of the read units.
 func CheckpointInterval(d time.Duration) Option { return func(o *options) { o.cpEvery = d } }
 
 // StronglyConsistent makes the scan (or query) read strongly consistent,
 // at twice the read units. The default, eventually consistent, is safe:
-// each write is conditioned on the version read (and on the mark), so an
-// item read stale only conflicts, and is read again, strongly consistent,
-// before it changes (as after a live write). What an eventually consistent
+// each write is conditioned on the item as read, so an item read stale
+// only conflicts, and is read again, strongly consistent, before it
+// changes (as after a live write). What an eventually consistent
 // read may miss is an item written within about a second before its page
 // is read, by a writer that wrote it in the old form: ask for this when
 // writers of the old form may still be running as the migration starts.

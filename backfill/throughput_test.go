@@ -1,9 +1,7 @@
 package backfill
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -174,88 +172,4 @@ func markInCondition(in *dynamodb.UpdateItemInput, mark string) bool {
 
 func isPlaceholderByte(c byte) bool {
 	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
-
-// TestMarkConditionOnlyWhereTheWriteIsNotPinned: a write of an item
-// scanned with a write token is pinned to the state scanned (version and
-// token), which passed the scan's filter of marked items, so it leaves
-// the mark's condition out; a write of an item scanned without a token
-// (another client wrote it) keeps it. Every item is changed once either
-// way.
-func TestMarkConditionOnlyWhereTheWriteIsNotPinned(t *testing.T) {
-	e := newEnv(t, 40)
-	for i := range e.n / 2 { // half the items written by the mapper: holding a token
-		if _, err := e.items.Update(t.Context(), account{ID: key(i)}, func(a account) (account, error) { return a, nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ins := runRecorded(t, e, "pinned")
-	if len(ins) != e.n {
-		t.Fatalf("%d UpdateItems, want one per item (%d)", len(ins), e.n)
-	}
-	for _, in := range ins {
-		var i int
-		fmt.Sscanf(in.Key["id"].(*types.AttributeValueMemberS).Value, "acct-%05d", &i)
-		if want := i >= e.n/2; markInCondition(in, DefaultMark) != want {
-			t.Errorf("%s (token read: %v): condition %q names the mark: %v, want %v",
-				key(i), i < e.n/2, aws.ToString(in.ConditionExpression), !want, want)
-		}
-	}
-}
-
-// A stale scan returns an earlier incarnation of an item at the version
-// that the item now stored — deleted, created again and changed by the
-// migration since — holds with the mark: the migration must not change it
-// again. Where the write is not pinned to the token read (tokens off, or
-// none read) only the mark's condition stops it; with a token read, the
-// token stored differs.
-func TestMarkedIncarnationAtTheScannedVersionNotChangedAgain(t *testing.T) {
-	num := func(v string) types.AttributeValue { return &types.AttributeValueMemberN{Value: v} }
-	tok := func(b byte) types.AttributeValue {
-		return &types.AttributeValueMemberB{Value: bytes.Repeat([]byte{b}, 16)}
-	}
-	for _, tc := range []struct {
-		name             string
-		opts             []Option
-		scanned, current types.AttributeValue // the write tokens (nil: none)
-	}{
-		{"tokens off", []Option{MapperOptions(dynamo.WithWriteTokenAttribute(""))}, tok(1), tok(2)},
-		{"no token read or stored", nil, nil, nil},
-		{"another token stored", nil, tok(1), tok(2)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, 1)
-			put := func(item map[string]types.AttributeValue, token types.AttributeValue) {
-				item["id"] = &types.AttributeValueMemberS{Value: key(0)}
-				if token != nil {
-					item[dynamo.DefaultWriteTokenAttribute] = token
-				}
-				if _, err := e.c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &e.table, Item: item}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			put(map[string]types.AttributeValue{"version": num("2"), "hits": num("0"), "migrated": num("0")}, tc.scanned)
-			stale := &staleScans{Client: e.c, table: e.table, snapshot: e.snapshot()}
-			put(map[string]types.AttributeValue{"version": num("2"), "hits": num("3"), "migrated": num("5"),
-				DefaultMark: &types.AttributeValueMemberS{Value: "incarnation"}}, tc.current)
-			opts := append([]Option{Fleet(e.leaseClient("w1"), e.leases), Segments(1), PollInterval(50 * time.Millisecond)}, tc.opts...)
-			m, err := New(stale, e.table, "incarnation", addMigrated, opts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := m.Run(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			got, err := e.items.Load(t.Context(), account{ID: key(0)}, dynamo.ConsistentRead())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Migrated != 5 || got.Hits != 3 || got.Version != 2 {
-				t.Errorf("stored %+v: want it as it was (migrated 5, hits 3, version 2): it holds the mark", got)
-			}
-			if p := m.Progress(); p.Changed != 0 || p.Skipped != 1 {
-				t.Errorf("progress %+v: want nothing changed, one item skipped", p)
-			}
-		})
-	}
 }

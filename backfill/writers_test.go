@@ -130,9 +130,17 @@ func (c *concurrentUpdates) UpdateItem(ctx context.Context, in *dynamodb.UpdateI
 	return c.updateRecorder.UpdateItem(ctx, in, optFns...)
 }
 
-// TestWritesInFlightBoundedBySegments: with segments writing each other's
-// pages, a process never has more of the migration's writes in flight
-// than segments, and every item is still changed once.
+func (c *concurrentUpdates) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	n := c.now.Add(1)
+	defer c.now.Add(-1)
+	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
+	}
+	return c.updateRecorder.Client.TransactWriteItems(ctx, in, optFns...)
+}
+
+// TestWritesInFlightBoundedBySegments: a process never has more of the
+// migration's commits in flight than segments, and every item is still
+// changed once.
 func TestWritesInFlightBoundedBySegments(t *testing.T) {
 	e := newEnv(t, 120)
 	c := &concurrentUpdates{updateRecorder: updateRecorder{Client: e.c, table: e.table}}

@@ -1,14 +1,15 @@
 package integration
 
-// The backfill part of the fault suite (see faults_test.go): a migration
-// shared by two runners while four live writers run version-checked Updates
-// on random items, every runner and writer over its own faulty DynamoDB
-// transport (its item writes, scans, checkpoints and lease requests alike).
-// Both runners are stopped part-way and started again; a runner whose Run fails
-// (a request that failed after the SDK's retries, a lease lost) is started
-// again too, as a new process would be, with a new transport. Checked
-// afterwards, without faults, by checkBackfill: every item changed exactly
-// once and marked, every acknowledged live write there and none twice, every
+// The backfill part of the fault suite (see faults_test.go): two migrations
+// of one table at once, each shared by two runners, while four live writers
+// run version-checked Updates and two put whole items (SavePut) on random
+// items, every runner and writer over its own faulty DynamoDB transport (its
+// item writes, scans, checkpoints and lease requests alike). Every runner is
+// stopped part-way and started again; a runner whose Run fails (a request
+// that failed after the SDK's retries, a lease lost) is started again too, as
+// a new process would be, with a new transport. Checked afterwards, without
+// faults, by checkBackfill: every item changed exactly once by each
+// migration, every acknowledged live write there and none twice, every
 // version accounted for.
 
 import (
@@ -27,14 +28,41 @@ import (
 	"github.com/ddbkit/dynamo/backfill"
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/leaktest"
+	"github.com/ddbkit/dynamo/lease"
 )
+
+// bfProcess is one incarnation of a runner: its Run, what it changed, and
+// its close.
+type bfProcess struct {
+	run     func(context.Context) error
+	changed func() int64
+	close   func()
+}
+
+// newBFSecond returns owner's runner of the second migration (bfSecond's
+// counter) of table, like newBFRunner.
+func newBFSecond(c dynamo.Client, table, leaseTable, id, owner string, opts ...backfill.Option) (bfProcess, error) {
+	lc, err := lease.New(dynamo.NewMapper(c), leaseTable, lease.WithOwner(owner),
+		lease.WithLeaseDuration(bfLeaseDuration), lease.WithHeartbeatInterval(bfHeartbeat),
+		lease.WithPollInterval(50*time.Millisecond))
+	if err != nil {
+		return bfProcess{}, err
+	}
+	opts = append([]backfill.Option{backfill.Fleet(lc, leaseTable), backfill.Segments(bfSegments / 2),
+		backfill.PollInterval(100 * time.Millisecond)}, opts...)
+	m, err := backfill.New(c, table, id, func(a bfSecond) (bfSecond, error) { a.Second++; return a, nil }, opts...)
+	if err != nil {
+		return bfProcess{}, err
+	}
+	return bfProcess{run: m.Run, changed: func() int64 { return m.Progress().Changed },
+		close: func() { _ = lc.Close(context.Background()) }}, nil
+}
 
 func TestFaultsBackfill(t *testing.T) {
 	leaktest.Check(t, "ddbkit/dynamo/backfill.")
-	const id = "faults"
 	n := scaled(1000)
 	table, leaseTable := bfTables(t, dynamotest.Client(t), n)
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
 
 	var mu sync.Mutex
@@ -47,83 +75,119 @@ func TestFaultsBackfill(t *testing.T) {
 		return f.Client(t)
 	}
 
-	var tables []*dynamo.Table[bfAccount]
+	var writes []func(ctx context.Context, i int) error
 	for g := range 4 {
 		tb, err := dynamo.NewTable[bfAccount](dynamo.NewMapper(newClient(uint64(1100+g))), table)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tables = append(tables, tb)
+		writes = append(writes, func(ctx context.Context, i int) error {
+			_, err := tb.Update(ctx, bfAccount{ID: bfKey(i)}, func(a bfAccount) (bfAccount, error) {
+				a.Hits++
+				return a, nil
+			})
+			return err
+		})
 	}
-	stopWriters := bfWriters(tables, n, *faultSeed)
+	for g := range 2 {
+		tb, err := dynamo.NewTable[bfStored](dynamo.NewMapper(newClient(uint64(1150+g))), table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes = append(writes, func(ctx context.Context, i int) error { // a put of the whole item, as loaded
+			it, err := tb.Load(ctx, bfStored{ID: bfKey(i)}, dynamo.ConsistentRead())
+			if err != nil {
+				return err
+			}
+			it.Hits++
+			_, err = tb.Save(ctx, it, dynamo.WithSaveBehavior(dynamo.SavePut))
+			return err
+		})
+	}
+	stopWriters := bfWritersWith(writes, n, *faultSeed)
 
-	// Each runner runs until its Run returns nil (the whole migration is
+	// Each runner runs until its Run returns nil (its whole migration is
 	// done), each incarnation a new "process": new transport, new lease
 	// client, new owner name. Each runner is also stopped part-way once,
 	// whatever else ended its earlier runs: a once its runs have changed
 	// n/8 items (a quarter of its share), b at n/4.
 	var changed atomic.Int64
 	stopAt := []int64{int64(n / 8), int64(n / 4)}
-	var stopped [2]atomic.Bool
 	type runnerResult struct {
+		name     string
 		runs     int
 		finished bool
+		stopped  bool
 		causes   map[string]int // why the incarnations before the last ended
 	}
-	results := make([]runnerResult, 2)
+	var results []runnerResult
+	var rmu sync.Mutex
 	var wg sync.WaitGroup
-	for ri, name := range []string{"a", "b"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res := runnerResult{causes: map[string]int{}}
-			var prior int64 // changed by its earlier runs
-			defer func() { results[ri] = res }()
-			for ctx.Err() == nil && res.runs < 40 {
-				res.runs++
-				owner := fmt.Sprintf("%s%d", name, res.runs)
-				r, err := newBFRunner(newClient(uint64(1200+100*ri+res.runs)), table, leaseTable, id, owner, backfill.PageSize(25))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				rctx, rcancel := context.WithCancel(ctx)
-				watched := make(chan struct{})
-				if !stopped[ri].Load() {
-					go func() { // the deliberate stop
-						defer close(watched)
-						tick := time.NewTicker(5 * time.Millisecond)
-						defer tick.Stop()
-						for rctx.Err() == nil {
-							select {
-							case <-tick.C:
-							case <-rctx.Done():
-								return
-							}
-							if prior+r.m.Progress().Changed >= stopAt[ri] {
-								stopped[ri].Store(true)
-								rcancel()
-							}
+	for mi, mig := range []string{"faults", "second"} {
+		for ri, name := range []string{"a", "b"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := runnerResult{name: mig + "/" + name, causes: map[string]int{}}
+				var prior int64 // changed by its earlier runs
+				defer func() { rmu.Lock(); results = append(results, res); rmu.Unlock() }()
+				for ctx.Err() == nil && res.runs < 40 {
+					res.runs++
+					owner := fmt.Sprintf("%s-%s%d", mig, name, res.runs)
+					c := newClient(uint64(1200 + 1000*mi + 100*ri + res.runs))
+					var p bfProcess
+					if mi == 0 {
+						r, err := newBFRunner(c, table, leaseTable, mig, owner, backfill.PageSize(25))
+						if err != nil {
+							t.Error(err)
+							return
 						}
-					}()
-				} else {
-					close(watched)
+						p = bfProcess{run: r.m.Run, changed: func() int64 { return r.m.Progress().Changed }, close: r.close}
+					} else {
+						var err error
+						if p, err = newBFSecond(c, table, leaseTable, mig, owner, backfill.PageSize(20)); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+					rctx, rcancel := context.WithCancel(ctx)
+					watched := make(chan struct{})
+					if !res.stopped {
+						go func() { // the deliberate stop
+							defer close(watched)
+							tick := time.NewTicker(5 * time.Millisecond)
+							defer tick.Stop()
+							for rctx.Err() == nil {
+								select {
+								case <-tick.C:
+								case <-rctx.Done():
+									return
+								}
+								if prior+p.changed() >= stopAt[ri] {
+									res.stopped = true
+									rcancel()
+								}
+							}
+						}()
+					} else {
+						close(watched)
+					}
+					err := p.run(rctx)
+					rcancel()
+					<-watched
+					got := p.changed()
+					changed.Add(got)
+					prior += got
+					p.close()
+					if err == nil {
+						res.finished = true
+						return
+					}
+					res.causes[backfillCause(err)]++
+					t.Logf("runner %s ended after %d changed: %v", owner, got, err)
 				}
-				err = r.m.Run(rctx)
-				rcancel()
-				<-watched
-				p := r.m.Progress()
-				changed.Add(p.Changed)
-				prior += p.Changed
-				r.close()
-				if err == nil {
-					res.finished = true
-					return
-				}
-				res.causes[backfillCause(err)]++
-				t.Logf("runner %s ended after %d changed: %v", owner, p.Changed, err)
-			}
-		}()
+			}()
+		}
 	}
 	wg.Wait()
 	live := stopWriters()
@@ -133,15 +197,15 @@ func TestFaultsBackfill(t *testing.T) {
 		stats = stats.Add(f.Stats())
 	}
 
-	anomalies := checkBackfill(bfFinal(t, table), n, id, live)
+	anomalies := checkBackfill(bfFinal(t, table), n, true, live)
 	reportAnomalies(t, anomalies)
-	for i, res := range results {
-		t.Logf("runner %c: %d runs, finished %v; earlier runs ended by: %v", 'a'+i, res.runs, res.finished, res.causes)
+	for _, res := range results {
+		t.Logf("runner %s: %d runs, finished %v; earlier runs ended by: %v", res.name, res.runs, res.finished, res.causes)
 		if !res.finished {
-			t.Errorf("runner %c did not see the migration finish in %d runs", 'a'+i, res.runs)
+			t.Errorf("runner %s did not see the migration finish in %d runs", res.name, res.runs)
 		}
-		if !stopped[i].Load() {
-			t.Errorf("runner %c was never stopped part-way: the test did not restart it", 'a'+i)
+		if !res.stopped {
+			t.Errorf("runner %s was never stopped part-way: the test did not restart it", res.name)
 		}
 	}
 	acked, unknown := live.total()
@@ -150,7 +214,7 @@ func TestFaultsBackfill(t *testing.T) {
 	if acked == 0 {
 		t.Errorf("no live write was acknowledged: the writers did not write during the migration")
 	}
-	logFaults(t, faultReport{Ops: int(acked+unknown) + n, Acked: int(acked) + int(changed.Load()), Anomalies: len(anomalies), Stats: stats})
+	logFaults(t, faultReport{Ops: int(acked+unknown) + 2*n, Acked: int(acked) + int(changed.Load()), Anomalies: len(anomalies), Stats: stats})
 }
 
 // backfillCause names why a Run under faults ended, for the log.
@@ -166,22 +230,21 @@ func backfillCause(err error) string {
 
 // TestFaultsBackfillCheckerCatchesAnomalies shows that checkBackfill can
 // fail: a consistent end state passes, and each doctored one — an item not
-// migrated, migrated twice, without the mark, missing, extra, an
+// migrated, migrated twice (by either migration), missing, extra, an
 // acknowledged live write lost, a live write applied twice, a version off —
 // is reported. No server is needed.
 func TestFaultsBackfillCheckerCatchesAnomalies(t *testing.T) {
-	const id = "m"
 	base := func() ([]bfStored, bfLive) {
 		final := []bfStored{
-			{ID: bfKey(0), Version: 2, Migrated: 1, Mark: id},
-			{ID: bfKey(1), Version: 4, Hits: 2, Migrated: 1, Mark: id}, // 2 acked
-			{ID: bfKey(2), Version: 3, Hits: 1, Migrated: 1, Mark: id}, // 0 acked, 1 failed: applied
-			{ID: bfKey(3), Version: 3, Hits: 1, Migrated: 1, Mark: id}, // 1 acked, 1 failed: not applied
+			{ID: bfKey(0), Version: 3, Migrated: 1, Second: 1},
+			{ID: bfKey(1), Version: 5, Hits: 2, Migrated: 1, Second: 1}, // 2 acked
+			{ID: bfKey(2), Version: 4, Hits: 1, Migrated: 1, Second: 1}, // 0 acked, 1 failed: applied
+			{ID: bfKey(3), Version: 4, Hits: 1, Migrated: 1, Second: 1}, // 1 acked, 1 failed: not applied
 		}
 		return final, bfLive{Acked: []int64{0, 2, 0, 1}, Unknown: []int64{0, 0, 1, 1}}
 	}
 	final, live := base()
-	if a := checkBackfill(final, 4, id, live); len(a) != 0 {
+	if a := checkBackfill(final, 4, true, live); len(a) != 0 {
 		t.Fatalf("a consistent end state: %q; want no anomaly", a)
 	}
 	for _, tc := range []struct {
@@ -189,20 +252,20 @@ func TestFaultsBackfillCheckerCatchesAnomalies(t *testing.T) {
 		doctor func(f []bfStored) []bfStored
 		want   string
 	}{
-		{"not migrated", func(f []bfStored) []bfStored { f[0].Migrated, f[0].Version = 0, 1; return f }, "not migrated"},
-		{"migrated twice", func(f []bfStored) []bfStored { f[1].Migrated, f[1].Version = 2, 5; return f }, "migrated 2 times"},
-		{"no mark", func(f []bfStored) []bfStored { f[2].Mark = ""; return f }, `mark "", want "m"`},
+		{"not migrated", func(f []bfStored) []bfStored { f[0].Migrated, f[0].Version = 0, 2; return f }, "not migrated"},
+		{"migrated twice", func(f []bfStored) []bfStored { f[1].Migrated, f[1].Version = 2, 6; return f }, "migrated 2 times"},
+		{"second migrated twice", func(f []bfStored) []bfStored { f[2].Second, f[2].Version = 2, 5; return f }, "migrated 2 times by the second"},
 		{"missing", func(f []bfStored) []bfStored { return f[1:] }, "item acct-000000 is missing"},
 		{"extra", func(f []bfStored) []bfStored {
-			return append(f, bfStored{ID: bfKey(9), Version: 2, Migrated: 1, Mark: id})
+			return append(f, bfStored{ID: bfKey(9), Version: 3, Migrated: 1, Second: 1})
 		}, "item acct-000009 was never filled"},
-		{"acknowledged write lost", func(f []bfStored) []bfStored { f[1].Hits, f[1].Version = 1, 3; return f }, "1 acknowledged live writes lost"},
-		{"write applied twice", func(f []bfStored) []bfStored { f[3].Hits, f[3].Version = 3, 5; return f }, "a live write applied twice"},
-		{"version off", func(f []bfStored) []bfStored { f[0].Version = 3; return f }, "version 3, want 2"},
+		{"acknowledged write lost", func(f []bfStored) []bfStored { f[1].Hits, f[1].Version = 1, 4; return f }, "1 acknowledged live writes lost"},
+		{"write applied twice", func(f []bfStored) []bfStored { f[3].Hits, f[3].Version = 3, 6; return f }, "a live write applied twice"},
+		{"version off", func(f []bfStored) []bfStored { f[0].Version = 4; return f }, "version 4, want 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			final, live := base()
-			a := checkBackfill(tc.doctor(final), 4, id, live)
+			a := checkBackfill(tc.doctor(final), 4, true, live)
 			if !slices.ContainsFunc(a, func(s string) bool { return strings.Contains(s, tc.want) }) {
 				t.Errorf("anomalies %q; want one containing %q", a, tc.want)
 			}
