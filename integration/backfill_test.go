@@ -299,8 +299,8 @@ func bfFinal(t *testing.T, table string) []bfStored {
 //     second, else 0);
 //   - it holds every acknowledged live write, and no more than were sent:
 //     Acked ≤ Hits ≤ Acked + Unknown;
-//   - its version accounts for every write: 1 (filled) + Migrated + Second
-//     + Hits.
+//   - its version accounts for every write: 1 (filled), plus Migrated,
+//     Second and Hits.
 func checkBackfill(final []bfStored, n int, second bool, live bfLive) []string {
 	var out []string
 	addf := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
