@@ -241,7 +241,9 @@
 // every such run. TestPausedHolderCannotWrite and
 // TestGroupPausedWorkerWritesRefused show the writes of a holder stood
 // still past its lease refused, and integration's TestGroupProcesses the
-// same of a SIGSTOPped worker process.
+// same of a SIGSTOPped worker process;
+// TestGroupSlowClockBeyondTheRateKeepsFencing runs a worker whose clock is
+// 6 times slow (6 incarnations in 120 s, tokens rising at every write).
 //
 // # Telemetry
 //

@@ -454,3 +454,45 @@ func TestGroupLeaveBoundCountsRoundTrips(t *testing.T) {
 	}
 	t.Logf("taken %v on the clocks + %d round trips after the functions returned: %q", ts1[take].at.Sub(left), len(got), got)
 }
+
+// A worker whose clock runs 6 times slower than the others' — beyond
+// d × r / heartbeat interval, 5 here — is silent between two of its
+// heartbeats in their eyes: it is declared dead at rest over and over and
+// joins again each time, while fencing holds throughout: the fleet's work
+// checks every guarded write's token against the previous holder's, and
+// no guarded write of a holder fails while it still holds the key.
+func TestGroupSlowClockBeyondTheRateKeepsFencing(t *testing.T) {
+	const slow = 6
+	f := newFleet(t, 4)
+	now := time.Now()
+	w1 := f.start("w1", now)
+	w2 := f.start("w2", now)
+	f.settle(time.Minute, f.balanced)
+	f.mu.Lock()
+	f.stale["w2"] = true // its functions may run on after a takeover: that is what is lost
+	f.mu.Unlock()
+	incarnations := map[*member]bool{}
+	for range 120 {
+		w1.clk.Advance(gPoll)
+		w2.clk.Advance(gPoll / slow)
+		f.idle()
+		if m := w2.member(); m != nil {
+			incarnations[m] = true
+		}
+	}
+	if len(incarnations) < 3 {
+		t.Errorf("w2 ran %d incarnations in 120 s of a clock 6 times slow, want it declared dead over and over", len(incarnations))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range f.keys {
+		ws := f.writes[k]
+		for i := 1; i < len(ws); i++ {
+			if ws[i].Token <= ws[i-1].Token {
+				t.Errorf("key %q: %s wrote token %d after %s's %d", k, ws[i].Holder, ws[i].Token, ws[i-1].Holder, ws[i-1].Token)
+			}
+		}
+	}
+	t.Logf("w2 ran %d incarnations; guarded writes per key: %d %d %d %d", len(incarnations),
+		len(f.writes[f.keys[0]]), len(f.writes[f.keys[1]]), len(f.writes[f.keys[2]]), len(f.writes[f.keys[3]]))
+}
