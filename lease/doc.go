@@ -185,16 +185,32 @@
 //     record and the token record, as Release) and the taker one
 //     transaction.
 //
-// Bounds, on the workers' clocks, plus the time the requests and the
-// functions of the keys that move take (leaving, a worker marks its record
-// ended and leaves the roster while its keys' releases are on their way,
-// once every function has returned): a worker joining a fleet at rest
-// holds its share within 2p; the keys of a worker leaving (Run's ctx
-// cancelled) are taken within p of Run releasing them; the keys of a
-// crashed worker are taken no sooner than d and no later than d × r + 2p
-// after its last heartbeat that got through. Views up to a round old can
-// add rounds while several moves are under way. With the defaults (d 20 s,
-// heartbeat 5 s, p 1 s, r 1.25) a crashed worker's keys move within 27 s.
+// Bounds: waits on the workers' clocks plus k round trips, k counting the
+// requests sent one after another on the way (requests sent at once count
+// once), each taking a request's time to be answered:
+//
+//   - the keys of a crashed worker are taken no sooner than d and no later
+//     than d × r + 2p + 10 round trips after its last heartbeat that got
+//     through: a taker's read that just missed it; the next round's reads
+//     of the roster and the workers' records, from which the wait starts;
+//     the same two reads d × r later; the write marking the worker ended;
+//     the roster's update (a read and a write); the key's records (record
+//     and token record at once); the take;
+//   - the keys of a worker leaving (Run's ctx cancelled) are taken within
+//     p + 9 round trips of its functions' return: a heartbeat in flight,
+//     which the leave waits for; the write marking its record ended (each
+//     key's release and the roster's update go at the same time); then, as
+//     for a crash, a read that just missed it, two reads, the roster's
+//     update, the key's records and the take;
+//   - a worker joining a fleet at rest holds its share within 2p plus the
+//     requests of its first rounds and of the holders' handovers.
+//
+// TestGroupCrashBoundCountsRoundTrips and TestGroupLeaveBoundCountsRoundTrips
+// count them. With the defaults (d 20 s, heartbeat 5 s, p 1 s, r 1.25) a
+// crashed worker's keys move within 27 s + 10 round trips. Views up to a
+// round old add rounds while several moves are under way, as does a take
+// that loses a race with the key's release: each, p and a round's
+// requests more.
 //
 // Limits: all workers of a group pass the same keys; a key held by a single
 // lease (Acquire) is left alone, and Acquire refuses a key a worker holds.
@@ -204,6 +220,30 @@
 // a restarted worker may reuse its name. IAM: dynamodb:GetItem,
 // BatchGetItem, PutItem, UpdateItem and ConditionCheckItem on the lease
 // table.
+//
+// # Clocks beyond the skew rate
+//
+// The skew rate keeps the holders of a key one at a time; fencing does not
+// rest on it. When a holder's clock runs slower than a waiter's by more
+// than r (or the holder pauses past its lease: a clock standing still),
+// the waiter takes the key over while the old holder still counts it as
+// held: its Done is not closed yet, and its function (a group key's fn)
+// runs on until its lease ends on its own clock, or until its next guarded
+// write is refused, which ends it (ErrLost). What is lost is that two
+// functions run at once for that while; no guarded write of the old
+// holder lands, and tokens still rise, since DynamoDB checks the guard
+// against the record whatever the clocks say. Work outside guarded writes
+// (messages sent, files written) is not fenced: hand Token() to those
+// systems. A group worker whose clock runs slower than the others' by more
+// than d × r / heartbeat interval (5 with the defaults) is silent between
+// two of its heartbeats in their eyes: it is declared dead at rest over and
+// over, each time losing every key and joining again, with fencing held in
+// every such run. TestPausedHolderCannotWrite and
+// TestGroupPausedWorkerWritesRefused show the writes of a holder stood
+// still past its lease refused, and integration's TestGroupProcesses the
+// same of a SIGSTOPped worker process;
+// TestGroupSlowClockBeyondTheRateKeepsFencing runs a worker whose clock is
+// 6 times slow (6 incarnations in 120 s, tokens rising at every write).
 //
 // # Telemetry
 //

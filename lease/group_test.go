@@ -127,7 +127,14 @@ func (f *fleet) startWith(name string, start time.Time, client *dynamodb.Client)
 // requests go through client (nil: a plain one).
 func (f *fleet) startRun(name string, start time.Time, client *dynamodb.Client, fn func(context.Context, *Lease) error) *worker {
 	f.t.Helper()
-	w := &worker{name: name, clk: clock.NewFake(start), done: make(chan error, 1), metrics: sdkmetric.NewManualReader()}
+	return f.startOn(name, clock.NewFake(start), client, fn)
+}
+
+// startOn starts a worker called name on the clock clk, running fn on its
+// keys; its requests go through client (nil: a plain one).
+func (f *fleet) startOn(name string, clk *clock.Fake, client *dynamodb.Client, fn func(context.Context, *Lease) error) *worker {
+	f.t.Helper()
+	w := &worker{name: name, clk: clk, done: make(chan error, 1), metrics: sdkmetric.NewManualReader()}
 	opts := []Option{WithOwner(name), WithClock(w.clk), WithLeaseDuration(gDur),
 		WithHeartbeatInterval(gBeat), WithPollInterval(gPoll), WithClockSkewRate(gSkew)}
 	if os.Getenv("LEASE_TEST_LOG") != "" {
