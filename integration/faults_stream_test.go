@@ -123,7 +123,8 @@ func TestFaultsStream(t *testing.T) {
 	var anomalies []string
 	var transports []*dynamotest.Faults
 	var batches []fsBatch
-	handled := 0 // records handed to handlers
+	handled := 0              // records handed to handlers
+	var failures atomic.Int64 // batches whose handler failed
 	progress := make(chan struct{}, 1)
 	newFaults := func(salt uint64) *dynamotest.Faults {
 		f := dynamotest.NewFaults(faultConfig(t, salt, scaled(200)), nil)
@@ -218,9 +219,14 @@ func TestFaultsStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		fail := rand.New(rand.NewPCG(*faultSeed, uint64(i)))
 		h := func(ctx context.Context, b *stream.Batch[fsItem]) error {
 			if err := fsApply(ctx, tt, vt, b); err != nil {
 				return err
+			}
+			if fail.IntN(5) == 0 { // the handler fails after adding its effects: none may land
+				failures.Add(1)
+				return errors.New("a handler failure injected by the test")
 			}
 			fb := fsBatch{worker: w.name, token: b.Lease().Token(), shard: b.Shard}
 			for _, r := range b.Records {
@@ -347,8 +353,16 @@ func TestFaultsStream(t *testing.T) {
 	// Every version was handed to a handler; each batch in order.
 	seen := map[string]map[int64]bool{}
 	shards := map[string]bool{}
+	again := 0 // batches starting at or before a record handed before
+	upTo := map[string]stream.SequenceNumber{}
 	for _, b := range batches {
 		shards[b.shard] = true
+		if b.recs[0].seq.Compare(upTo[b.shard]) <= 0 {
+			again++
+		}
+		if l := b.recs[len(b.recs)-1].seq; l.Compare(upTo[b.shard]) > 0 {
+			upTo[b.shard] = l
+		}
 		last := map[string]int64{}
 		for i, r := range b.recs {
 			if i > 0 && r.seq.Compare(b.recs[i-1].seq) <= 0 {
@@ -379,8 +393,8 @@ func TestFaultsStream(t *testing.T) {
 		rep.Stats = rep.Stats.Add(f.Stats())
 	}
 	rep.Anomalies = len(anomalies)
-	t.Logf("%d records handed in %d batches over %d shards; %d handovers (%d leaving, 1 paused past its lease); %d workers in all",
-		handled, len(batches), len(shards), handovers, handovers-1, next)
+	t.Logf("%d records handed in %d batches over %d shards, %d batches handed again; %d handler failures injected; %d handovers (%d leaving, 1 paused past its lease); %d workers in all",
+		handled, len(batches), len(shards), again, failures.Load(), handovers, handovers-1, next)
 	reportAnomalies(t, anomalies)
 	logFaults(t, rep)
 }
