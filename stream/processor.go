@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -144,24 +145,54 @@ func (p *Processor[T]) streamOf(ctx context.Context) (string, error) {
 	if d.StreamSpecification == nil || !aws.ToBool(d.StreamSpecification.StreamEnabled) || d.LatestStreamArn == nil {
 		return "", fmt.Errorf("%w: table %q: enable one (CreateTable with dynamo.WithStream(types.StreamViewTypeNewAndOldImages), or UpdateTable)", ErrNoStream, p.table.Name())
 	}
-	a := p.table.Attributes()
-	want := map[string]string{a.Hash: "HASH"}
-	if a.Range != "" {
-		want[a.Range] = "RANGE"
-	}
 	got := map[string]string{}
-	for _, k := range d.KeySchema {
-		got[aws.ToString(k.AttributeName)] = string(k.KeyType)
+	kinds := map[string]string{}
+	for _, a := range d.AttributeDefinitions {
+		kinds[aws.ToString(a.AttributeName)] = string(a.AttributeType)
 	}
-	if len(got) != len(want) || !sameKeys(got, want) {
+	for _, k := range d.KeySchema {
+		name := aws.ToString(k.AttributeName)
+		got[name] = fmt.Sprintf("%s (%s)", k.KeyType, kinds[name])
+	}
+	want := p.wantKeys()
+	if !sameKeys(got, want) {
 		return "", fmt.Errorf("%w: stream: table %q has keys %v, but the handler's type has %v: handle the table's own item type", dynamo.ErrInvalidInput, p.table.Name(), got, want)
 	}
 	return aws.ToString(d.LatestStreamArn), nil
 }
 
-func sameKeys(a, b map[string]string) bool {
-	for k, v := range a {
-		if b[k] != v {
+// wantKeys returns T's key attributes as streamOf compares them: "HASH (S)".
+// A key whose type the tags do not settle (a custom marshaler without
+// WithKeyType) is compared by name and role only.
+func (p *Processor[T]) wantKeys() map[string]string {
+	a := p.table.Attributes()
+	want := map[string]string{a.Hash: "HASH"}
+	if a.Range != "" {
+		want[a.Range] = "RANGE"
+	}
+	in, err := p.table.CreateTableInput() // sends nothing
+	if err != nil {
+		return want
+	}
+	kinds := map[string]string{}
+	for _, d := range in.AttributeDefinitions {
+		kinds[aws.ToString(d.AttributeName)] = string(d.AttributeType)
+	}
+	for name, role := range want {
+		want[name] = fmt.Sprintf("%s (%s)", role, kinds[name])
+	}
+	return want
+}
+
+// sameKeys reports whether got, the table's keys, are want, T's; a key of
+// want without a type ("HASH") matches on its role.
+func sameKeys(got, want map[string]string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok || (g != w && !strings.HasPrefix(g, w+" (")) {
 			return false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -445,7 +446,8 @@ func (e *env) checkpoints(name string) (map[string]stream.SequenceNumber, error)
 func TestBadInputRefusedBeforeAnyRequest(t *testing.T) {
 	e := newEnv(t)
 	lc := e.leaseClient(t, "w")
-	cfg := stream.Config{Streams: e.streams, Leases: lc, Checkpoints: e.leases, Name: "p"}
+	sc := &countingStreams{StreamsAPI: e.streams}
+	cfg := stream.Config{Streams: sc, Leases: lc, Checkpoints: e.leases, Name: "p"}
 	for _, c := range []struct {
 		name string
 		opts []stream.Option
@@ -467,6 +469,9 @@ func TestBadInputRefusedBeforeAnyRequest(t *testing.T) {
 		if _, err := stream.New(e.items, cc, c.opts...); !errors.Is(err, dynamo.ErrInvalidInput) {
 			t.Errorf("%s: %v, want ErrInvalidInput", c.name, err)
 		}
+	}
+	if _, err := stream.New(e.items, cfg, stream.WithBatchSize(5000)); err == nil || !strings.Contains(err.Error(), "use 1 to 1000") {
+		t.Errorf("batch 5000: %v, want an error naming the range 1 to 1000", err)
 	}
 	// A table without a stream.
 	plain, err := dynamo.NewTable[Item](e.m, e.totals.Name()+"-plain")
@@ -499,9 +504,49 @@ func TestBadInputRefusedBeforeAnyRequest(t *testing.T) {
 	if err := po.Run(context.Background(), func(context.Context, *stream.Batch[Other]) error { return nil }); !errors.Is(err, dynamo.ErrInvalidInput) || !strings.Contains(err.Error(), "keys") {
 		t.Errorf("handler of another type: %v, want ErrInvalidInput naming the keys", err)
 	}
+	// A handler type with the table's key names but another key type.
+	type WrongKind struct {
+		Customer int64  `dynamo:"customer,hash"`
+		ID       string `dynamo:"id,range"`
+	}
+	wrong, err := dynamo.NewTable[WrongKind](e.m, e.items.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := stream.New(wrong, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Run(context.Background(), func(context.Context, *stream.Batch[WrongKind]) error { return nil }); !errors.Is(err, dynamo.ErrInvalidInput) || !strings.Contains(err.Error(), "HASH (N)") {
+		t.Errorf("handler whose hash key is a number, the table's a string: %v, want ErrInvalidInput naming HASH (N)", err)
+	}
 	if err := p.Run(context.Background(), nil); !errors.Is(err, dynamo.ErrInvalidInput) {
 		t.Errorf("nil handler: %v", err)
 	}
+	if n := sc.calls.Load(); n != 0 {
+		t.Errorf("%d DynamoDB Streams requests sent for bad input, want none", n)
+	}
+}
+
+// countingStreams counts the requests sent to DynamoDB Streams.
+type countingStreams struct {
+	stream.StreamsAPI
+	calls atomic.Int64
+}
+
+func (c *countingStreams) DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
+	c.calls.Add(1)
+	return c.StreamsAPI.DescribeStream(ctx, in, optFns...)
+}
+
+func (c *countingStreams) GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
+	c.calls.Add(1)
+	return c.StreamsAPI.GetShardIterator(ctx, in, optFns...)
+}
+
+func (c *countingStreams) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	c.calls.Add(1)
+	return c.StreamsAPI.GetRecords(ctx, in, optFns...)
 }
 
 // Commits whose answers are lost (applied, then the connection reset) are
