@@ -161,7 +161,7 @@ func TestFaultsStream(t *testing.T) {
 					rep.Acked++
 				}
 				mu.Unlock()
-				time.Sleep(20 * time.Millisecond) // pace the writers
+				time.Sleep(40 * time.Millisecond) // pace the writers
 			}
 		}()
 	}
@@ -299,7 +299,7 @@ func TestFaultsStream(t *testing.T) {
 
 	ws := []*worker{start(0), start(1), start(2)}
 	next := 3
-	waitHandled(50, "start", nil)
+	waitHandled(scaled(20), "start", nil)
 	handovers := 0
 	for range scaled(2) {
 		mu.Lock()
@@ -313,7 +313,7 @@ func TestFaultsStream(t *testing.T) {
 		ws = append(slices.Delete(ws, i, i+1), start(next))
 		next++
 		handovers++
-		waitHandled(50, "after a handover", h)
+		waitHandled(scaled(20), "after a handover", h)
 	}
 	// A pause: the holder's next batch is held with its network cut until
 	// another worker has handled records of the shard.
@@ -327,10 +327,10 @@ func TestFaultsStream(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("%s held no batch within 30 s", paused.name)
 	}
-	waitHandled(20, "while "+paused.name+" is paused", paused)
+	waitHandled(10, "while "+paused.name+" is paused", paused)
 	close(paused.letGo)
 	handovers++
-	waitHandled(50, "after the pause", nil)
+	waitHandled(scaled(20), "after the pause", nil)
 	stopWriters()
 	wwg.Wait()
 	<-cpDone
@@ -402,8 +402,10 @@ func TestFaultsStream(t *testing.T) {
 // fsApply adds b's effects to the totals and views, written by the
 // processor with b's checkpoint.
 func fsApply(ctx context.Context, totals *dynamo.Table[fsTotal], views *dynamo.Table[fsView], b *stream.Batch[fsItem]) error {
-	tot := map[string]*fsTotal{}
-	vw := map[string]*fsView{}
+	// Read the batch's views and totals: two requests.
+	vw, tot := map[string]*fsView{}, map[string]*fsTotal{}
+	var vkeys []fsView
+	var tkeys []fsTotal
 	for _, r := range b.Records {
 		it := r.New
 		if it == nil {
@@ -412,27 +414,39 @@ func fsApply(ctx context.Context, totals *dynamo.Table[fsTotal], views *dynamo.T
 		if it == nil {
 			return fmt.Errorf("record %s carries no image", r.Seq)
 		}
-		key := it.Customer + "/" + it.ID
-		v := vw[key]
-		if v == nil {
-			cur, err := views.Load(ctx, fsView{Key: key}, dynamo.ConsistentRead())
-			if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-				return err
-			}
-			cur.Key = key
-			v = &cur
-			vw[key] = v
+		if k := it.Customer + "/" + it.ID; vw[k] == nil {
+			vw[k] = &fsView{Key: k}
+			vkeys = append(vkeys, fsView{Key: k})
 		}
-		tt := tot[it.Customer]
-		if tt == nil {
-			cur, err := totals.Load(ctx, fsTotal{Customer: it.Customer}, dynamo.ConsistentRead())
-			if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-				return err
-			}
-			cur.Customer = it.Customer
-			tt = &cur
-			tot[it.Customer] = tt
+		if tot[it.Customer] == nil {
+			tot[it.Customer] = &fsTotal{Customer: it.Customer}
+			tkeys = append(tkeys, fsTotal{Customer: it.Customer})
 		}
+	}
+	vs, vfound, err := views.BatchLoadIndexed(ctx, vkeys, dynamo.ConsistentRead())
+	if err != nil {
+		return err
+	}
+	for i, v := range vs {
+		if vfound[i] {
+			*vw[v.Key] = v
+		}
+	}
+	ts, tfound, err := totals.BatchLoadIndexed(ctx, tkeys, dynamo.ConsistentRead())
+	if err != nil {
+		return err
+	}
+	for i, tt := range ts {
+		if tfound[i] {
+			*tot[tt.Customer] = tt
+		}
+	}
+	for _, r := range b.Records {
+		it := r.New
+		if it == nil {
+			it = r.Old
+		}
+		v, tt := vw[it.Customer+"/"+it.ID], tot[it.Customer]
 		if r.Old != nil {
 			tt.Sum -= r.Old.Amount
 		}
