@@ -53,6 +53,10 @@ type Migration[T any] struct {
 	keyNames []string
 	// query is the key condition of a query migration (nil: a scan).
 	query *expression.KeyConditionBuilder
+	// indexSort is the sort key attribute of the Index a query migration
+	// reads ("" without one), which the function must leave as it is
+	// (readIndexSortKey, at Run's start).
+	indexSort string
 	// reread makes every item go through Table.Update, which reads it
 	// again from the table: items of an index may lack attributes.
 	reread bool
@@ -392,6 +396,11 @@ func (m *Migration[T]) Run(ctx context.Context) error {
 				m.mu.Unlock()
 			}
 		}()
+	}
+	if m.o.index != "" && m.query != nil {
+		if err := m.readIndexSortKey(ctx); err != nil {
+			return err
+		}
 	}
 	if m.o.dryRun {
 		return m.runLocal(ctx)

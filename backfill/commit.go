@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
@@ -449,6 +451,8 @@ func (m *Migration[T]) commit(ctx context.Context, l *lease.Lease, cp *checkpoin
 					continue
 				case err == nil && !keepsKey(cur, out, m.keys):
 					err = fmt.Errorf("%w: the function changed the item's key: return the item under the key it was given", dynamo.ErrInvalidInput)
+				case err == nil && m.movesIndexSort(cur, out):
+					err = fmt.Errorf("%w: the function changed %q, the sort key of index %q the migration queries: the item would move along the query and be changed again; leave it as it is, or migrate with New (a scan)", dynamo.ErrInvalidInput, m.indexSort, m.o.index)
 				}
 				if err != nil {
 					ferr := fmt.Errorf("backfill: migration %q: item %+v: %w", m.id, cur, err)
@@ -614,4 +618,56 @@ func keyFieldNames(t reflect.Type, paths [][]int) []string {
 func keepsKey[T any](in, out T, paths [][]int) bool {
 	k, ok := keyValues(in, paths)
 	return ok && sameKey(k, out, paths)
+}
+
+// readIndexSortKey learns the sort key attribute of the index a query
+// migration reads (DescribeTable): an item whose function changes it would
+// move along the query, past its cursor, and be found again.
+func (m *Migration[T]) readIndexSortKey(ctx context.Context) error {
+	d, err := m.meter.Client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(m.table.Name())})
+	if err != nil {
+		return fmt.Errorf("backfill: migration %q: describing table %q for its index: %w", m.id, m.table.Name(), err)
+	}
+	var schema []types.KeySchemaElement
+	found := false
+	for _, g := range d.Table.GlobalSecondaryIndexes {
+		if aws.ToString(g.IndexName) == m.o.index {
+			schema, found = g.KeySchema, true
+		}
+	}
+	for _, l := range d.Table.LocalSecondaryIndexes {
+		if aws.ToString(l.IndexName) == m.o.index {
+			schema, found = l.KeySchema, true
+		}
+	}
+	if !found {
+		return fmt.Errorf("%w: backfill: migration %q: table %q has no index %q: give Index the name of one of its secondary indexes", dynamo.ErrInvalidInput, m.id, m.table.Name(), m.o.index)
+	}
+	m.indexSort = ""
+	for _, k := range schema {
+		if k.KeyType == types.KeyTypeRange {
+			m.indexSort = aws.ToString(k.AttributeName)
+		}
+	}
+	return nil
+}
+
+// movesIndexSort reports whether out holds another value of the index's
+// sort key than cur (both encoded as the key would be).
+func (m *Migration[T]) movesIndexSort(cur, out T) bool {
+	if m.indexSort == "" {
+		return false
+	}
+	enc := func(v T) types.AttributeValue {
+		item, err := attributevalue.MarshalMapWithOptions(v, func(o *attributevalue.EncoderOptions) { o.TagKey = "dynamo" })
+		if err != nil {
+			return nil
+		}
+		return item[m.indexSort]
+	}
+	a, b := enc(cur), enc(out)
+	if a == nil || b == nil {
+		return a != b
+	}
+	return !av.Equal(a, b)
 }

@@ -34,7 +34,9 @@
 // condition; the function then runs again on the item as stored (counted in
 // Progress.Reruns) and the page is committed again. Every write of this
 // library moves the version or the write token, so none is lost or undone;
-// writers outside it are in docs/backfill.md. The function must have no
+// T must model the version attribute the service's types use. Writers
+// outside this library, and query migrations of an index (a function may
+// not move the index's sort key), are in docs/backfill.md. The function must have no
 // side effects: it may run several times for one item.
 //
 // A migration's Table, Segments, query and Index are recorded at its first

@@ -80,10 +80,12 @@ func Capacity(read, write float64) Option {
 	return func(o *options) { o.readRate, o.writeRate = read, write }
 }
 
-// DryRun makes Run scan and call the function on every item not yet
-// changed, counting what would change (Progress.Changed) and writing
-// nothing: no item, no checkpoint, no lease. All segments run in this
-// process, from the start.
+// DryRun makes Run scan and call the function on every item, counting what
+// would change (Progress.Changed) and writing nothing: no item, no
+// checkpoint, no lease. All segments run in this process, from the start;
+// the migration's checkpoints are not read, so after it finished only a
+// function that returns dynamo.ErrNoChange for items in the new form counts
+// nothing.
 func DryRun() Option { return func(o *options) { o.dryRun = true } }
 
 // SkipFailures makes Run record an item whose function or write fails
@@ -140,6 +142,7 @@ func StronglyConsistent() Option { return func(o *options) { o.consistent = true
 
 // Index makes a query migration (NewQuery) query the secondary index name
 // instead of the table. Each item found is read again from the table
-// (strongly consistent) before it changes, through Table.Update, as an
-// index may project only some attributes. A scan migration (New) refuses it.
+// (strongly consistent) before it changes, as an index may project only
+// some attributes; a function that changes the index's sort key is refused
+// (the item would move along the query). A scan migration (New) refuses it.
 func Index(name string) Option { return func(o *options) { o.index = name } }
