@@ -383,25 +383,6 @@ type updateRecorder struct {
 	ins   []*dynamodb.UpdateItemInput
 }
 
-// runRecorded runs the migration id (addMigrated, two segments, one
-// worker) over e's table to the end, checks that every item was changed
-// once, and returns the UpdateItems it sent to the table.
-func runRecorded(t *testing.T, e *env, id string) []*dynamodb.UpdateItemInput {
-	t.Helper()
-	rec := &updateRecorder{Client: e.c, table: e.table}
-	m, err := New(rec, e.table, id, addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	e.check(nil)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return rec.ins
-}
-
 func (r *updateRecorder) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	if aws.ToString(in.TableName) == r.table {
 		r.mu.Lock()

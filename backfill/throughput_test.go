@@ -2,7 +2,6 @@ package backfill
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,27 +148,4 @@ func TestCheckpointsEachInterval(t *testing.T) {
 			t.Errorf("%s: checkpoint %+v: want done, 500 scanned, written %d to %d times", c.id, cp, c.min, c.max)
 		}
 	}
-}
-
-// markInCondition reports whether the condition of in names the attribute
-// mark.
-func markInCondition(in *dynamodb.UpdateItemInput, mark string) bool {
-	cond := aws.ToString(in.ConditionExpression)
-	for ph, name := range in.ExpressionAttributeNames {
-		if name != mark {
-			continue
-		}
-		for i := strings.Index(cond, ph); i >= 0; i = strings.Index(cond, ph) {
-			end := i + len(ph)
-			if end == len(cond) || !isPlaceholderByte(cond[end]) {
-				return true
-			}
-			cond = cond[end:]
-		}
-	}
-	return false
-}
-
-func isPlaceholderByte(c byte) bool {
-	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
