@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -491,5 +492,91 @@ func TestIdempotentUpdateKeepsUpdatesRules(t *testing.T) {
 	calls := 0
 	if m, err := tb.Update(ctx, meter{ID: "r"}, incr[meter](&calls), IdempotencyKey("k")); err != nil || m.Count != 1 || calls != 1 {
 		t.Errorf("the key applied after them: %+v, %v, %d calls", m, err, calls)
+	}
+}
+
+// Two instances (Tables over one table) sending the same keyed change at
+// once, Adds and Updates mixed: it is applied once, and every run returns
+// an item holding it.
+func TestSameKeyFromTwoInstancesAtOnceAppliesOnce(t *testing.T) {
+	c, name := meterTable(t)
+	ctx := t.Context()
+	tables := []*Table[meter]{newTestTable[meter](t, c, name), newTestTable[meter](t, c, name)}
+	const runs = 8
+	var wg sync.WaitGroup
+	got := make([]meter, runs)
+	errs := make([]error, runs)
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				got[i], errs[i] = tables[i%2].Add(ctx, meter{ID: "same"}, Increment("count", 1), IdempotencyKey("ev"))
+			} else {
+				got[i], errs[i] = tables[i%2].Update(ctx, meter{ID: "same"}, incr[meter](new(int)), IdempotencyKey("ev"))
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range runs {
+		if errs[i] != nil || got[i].Count != 1 {
+			t.Errorf("run %d: %+v, %v; want count 1, nil", i, got[i], errs[i])
+		}
+	}
+}
+
+// A keyed Update whose function fails writes nothing and records nothing:
+// the key is free, and a run whose function succeeds applies it.
+func TestIdempotentUpdateWhoseFunctionFailsRecordsNothing(t *testing.T) {
+	db := (&fakeDB{}).table("M", "id", "")
+	tb := newTestTable[meter](t, db, "M")
+	ctx := t.Context()
+	boom := errors.New("boom")
+	if _, err := tb.Update(ctx, meter{ID: "f"}, func(m meter) (meter, error) { return m, boom }, IdempotencyKey("k")); !errors.Is(err, boom) {
+		t.Fatalf("err = %v; want the function's", err)
+	}
+	if n := db.count("UpdateItem") + db.count("PutItem"); n != 0 {
+		t.Errorf("%d writes sent after the function failed", n)
+	}
+	calls := 0
+	for range 2 {
+		if m, err := tb.Update(ctx, meter{ID: "f"}, incr[meter](&calls), IdempotencyKey("k")); err != nil || m.Count != 1 {
+			t.Fatalf("re-run: %+v, %v; want count 1", m, err)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("function called %d times; want once", calls)
+	}
+}
+
+// A type modelling ddbkit_idem itself refuses keyed calls (above), and its
+// SavePut writes the field as any other: no window condition, no resend.
+func TestTypeModellingTheWindowAttributePutsItAsAField(t *testing.T) {
+	type clash struct {
+		ID      string   `dynamo:"id,hash"`
+		Idem    []string `dynamo:"ddbkit_idem"`
+		Version int64    `dynamo:"version,version"`
+	}
+	db := (&fakeDB{}).table("M", "id", "")
+	ct := newTestTable[clash](t, db, "M")
+	ctx := t.Context()
+	saved, err := ct.Save(ctx, clash{ID: "x", Idem: []string{"mine"}}, WithSaveBehavior(SavePut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved.Idem = []string{"other"}
+	if _, err := ct.Save(ctx, saved, WithSaveBehavior(SavePut)); err != nil {
+		t.Fatal(err)
+	}
+	for _, put := range db.puts() {
+		if strings.Contains(aws.ToString(put.ConditionExpression), "#ik") {
+			t.Errorf("put conditioned on the window: %q", aws.ToString(put.ConditionExpression))
+		}
+	}
+	if n := len(db.puts()); n != 2 {
+		t.Errorf("%d puts; want 2", n)
+	}
+	if got, err := ct.Load(ctx, clash{ID: "x"}); err != nil || !reflect.DeepEqual(got.Idem, []string{"other"}) {
+		t.Errorf("stored %+v, %v; want the field as saved", got, err)
 	}
 }
