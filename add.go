@@ -136,12 +136,40 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 	if t.p.s.version >= 0 {
 		blind = append(blind, t.p.versionAttr[0])
 	}
+	var once *addOnce[T] // with IdempotencyKey
+	if wo.idemSet {
+		var done map[string]types.AttributeValue
+		if once, done, err = t.newAddOnce(ctx, k, wo.idemKey); err != nil {
+			return zero, err
+		}
+		if done != nil {
+			return t.decodeWritten("add to", done)
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		r, err := t.buildAdd(k, delta, &wo)
 		if err != nil {
 			return zero, err
 		}
+		if once != nil {
+			once.write().update(&r.up)
+			if err := t.checkCondLen(r.up.cond, nil); err != nil {
+				return zero, err
+			}
+		}
 		allNew, err := t.sendSave(ctx, &r, &wo, nil)
+		if err != nil && once != nil {
+			again, done, ferr := once.failed(ctx, err)
+			switch {
+			case done != nil:
+				return t.decodeWritten("add to", done)
+			case ferr != nil:
+				return zero, ferr
+			case again:
+				attempt-- // not a NULL's attempt (storedNulls)
+				continue
+			}
+		}
 		if err != nil {
 			if ce, ok := asConditionError(err); ok && wo.mustExist && !ce.Exists && !ce.unknown {
 				return zero, fmt.Errorf("%w: Add to table %q key %s with MustExist: the key holds no item: %w", ErrNotFound, t.name, formatKey(k), err)
@@ -157,6 +185,9 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 				nullsKeptChanging(err, attempt)
 			}
 			return zero, err
+		}
+		if once != nil {
+			once.stored(allNew)
 		}
 		return t.decodeWritten("add to", allNew)
 	}

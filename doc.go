@@ -287,7 +287,7 @@
 // returns the item read; anything else — and any lost answer for a type
 // without a version — is an error satisfying errors.Is(err,
 // ErrUnknownOutcome): look at the stored item (Table.Current) before adding
-// again.
+// again, or give the Add an IdempotencyKey and simply run it again.
 //
 // # Save behaviours
 //
@@ -341,6 +341,16 @@
 // settling read failed) also satisfies ErrUnknownOutcome; so does a WriteTx
 // that may have been applied. These guarantees need the per-call options the
 // mapper passes to reach the SDK (see Client).
+//
+// # Exactly once across your own retries
+//
+// IdempotencyKey(id) on an Update or Add records id in the item with its
+// change, in a window of the item's last IdempotencyWindow keys, and a run
+// that finds id there applies nothing and returns the item as stored. Such a
+// call may be run again after ErrUnknownOutcome, a timeout or a crash, from
+// any process: its change is applied once. What the window costs, and what
+// the other writes do to it (the UpdateItem writes keep it, SavePut carries it
+// over, Delete, batch puts and transaction puts end it): docs/idempotency.md.
 //
 // A version is not an identity. With the default settings, Save and Delete
 // of a copy loaded before the item was deleted and created again succeed when
@@ -729,20 +739,20 @@
 // and is taken everywhere). Options given together are each ruled so; of
 // a behaviour given twice the last counts, as it does when it is taken.
 //
-//	                       SkipNulls Put Clobber AppendSet other If MustExist GuardedBy ChangedFrom
-//	Save                   .         .   .       .         u     .  -         .         .
-//	Save with GuardedBy    t         .   t       t         u     .  -         .         w
-//	Update                 .         .   .       .         u     .  .         .         r
-//	Update with GuardedBy  t         .   t       t         u     .  .         .         r
-//	Add                    a         a   a       a         u     .  .         g         f
-//	Delete                 d         d   .       d         u     .  -         .         f
-//	TxSave                 t         .   t       t         u     .  -         .         w
-//	TxDelete               d         d   .       d         u     .  -         .         f
-//	TxCheck                d         d   .       d         u     .  -         .         f
-//	Table.In(tx).Save      c         .   c       c         u     .  -         .         w
-//	Table.In(tx).Delete    x         x   x       x         u     .  -         .         f
-//	BatchSave              b         b   .       b         u     b  b         b         b
-//	BatchDelete            b         b   .       b         u     b  b         b         b
+//	                       SkipNulls Put Clobber AppendSet other If MustExist GuardedBy ChangedFrom IdempotencyKey
+//	Save                   .         .   .       .         u     .  -         .         .           i
+//	Save with GuardedBy    t         .   t       t         u     .  -         .         w           i
+//	Update                 .         .   .       .         u     .  .         .         r           .
+//	Update with GuardedBy  t         .   t       t         u     .  .         .         r           i
+//	Add                    a         a   a       a         u     .  .         g         f           .
+//	Delete                 d         d   .       d         u     .  -         .         f           i
+//	TxSave                 t         .   t       t         u     .  -         .         w           i
+//	TxDelete               d         d   .       d         u     .  -         .         f           i
+//	TxCheck                d         d   .       d         u     .  -         .         f           i
+//	Table.In(tx).Save      c         .   c       c         u     .  -         .         w           i
+//	Table.In(tx).Delete    x         x   x       x         u     .  -         .         f           i
+//	BatchSave              b         b   .       b         u     b  b         b         b           i
+//	BatchDelete            b         b   .       b         u     b  b         b         b           i
 //
 //	u  not a save behaviour
 //	a  Add adds without a version check
@@ -755,6 +765,7 @@
 //	f  only Save sends the changes from an item read
 //	r  Update knows the stored item itself
 //	w  a transaction writes whole items
+//	i  only Update and Add record an idempotency key
 //
 // MustExist is a rule of Update and Add: a Save of an unsaved item creates
 // it (require an existing item there with If). The other refusals depend on

@@ -158,6 +158,15 @@ type writeOptions struct {
 	// so a SaveUpdate may encode straight into its request's values
 	// (buildSaveValues) and return no item.
 	unkept bool
+	// idemKey is the IdempotencyKey given (idemSet: one was); idem, when
+	// not nil, is what this write does to the item's window of keys.
+	idemKey string
+	idemSet bool
+	idem    *idemWrite
+	// window is the window of idempotency keys a Save with SavePut
+	// expects stored and carries over (nil: none), as its last attempt's
+	// condition failure found it (Table.windowMoved).
+	window types.AttributeValue
 }
 
 // applyWriteOptions returns the defaults with opts applied. The package's
@@ -179,6 +188,8 @@ func applyWriteOptions(opts []WriteOption) writeOptions {
 		case GuardOption:
 			o.applyWrite(&wo)
 		case changedFromOption:
+			o.applyWrite(&wo)
+		case idemKeyOption:
 			o.applyWrite(&wo)
 		default:
 			h := new(writeOptions)

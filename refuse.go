@@ -69,6 +69,7 @@ const (
 	kindMustExist
 	kindGuardedBy // with at least one check: GuardedBy() is no guard
 	kindChangedFrom
+	kindIdemKey
 	numOptKinds
 )
 
@@ -77,7 +78,7 @@ const (
 var optKindNames = [numOptKinds]string{
 	kindSkipNulls: "SkipNulls", kindPut: "Put", kindClobber: "Clobber", kindAppendSet: "AppendSet",
 	kindBadBehavior: "other", kindIf: "If", kindMustExist: "MustExist", kindGuardedBy: "GuardedBy",
-	kindChangedFrom: "ChangedFrom",
+	kindChangedFrom: "ChangedFrom", kindIdemKey: "IdempotencyKey",
 }
 
 // refusal is why a call refuses a kind of option: mark is its letter in
@@ -121,11 +122,13 @@ var (
 		"Update writes what its function computed from the item it read itself; remove ChangedFrom"}
 	refuseChangedFromTx = &refusal{'w', "a transaction writes whole items",
 		"a transaction member (or a write with GuardedBy) writes the whole item; remove ChangedFrom"}
+	refuseIdemKey = &refusal{'i', "only Update and Add record an idempotency key",
+		"only Update (without GuardedBy) and Add record the key in the item with their change; remove IdempotencyKey, or make the change with Update or Add"}
 )
 
 // refusals lists the reasons, in the order of the package doc's legend.
 var refusals = []*refusal{refuseBadBehavior, refuseAddBehavior, refuseAddGuard, refuseDeleteBehavior, refuseTxBehavior,
-	refuseTxnBehavior, refuseTxnDeleteBehavior, refuseBatch, refuseChangedFrom, refuseChangedFromUpdate, refuseChangedFromTx}
+	refuseTxnBehavior, refuseTxnDeleteBehavior, refuseBatch, refuseChangedFrom, refuseChangedFromUpdate, refuseChangedFromTx, refuseIdemKey}
 
 // writeRules is the table: writeRules[call][kind]. Every pair not named by
 // a row of buildWriteRules is taken.
@@ -152,6 +155,8 @@ func buildWriteRules() (rules [numWriteCalls][numOptKinds]optRule) {
 		{append([]writeCall{callAdd, callTxnDelete}, deletes...), []optKind{kindChangedFrom}, optRule{refused: refuseChangedFrom}},
 		{[]writeCall{callUpdate, callUpdateGuarded}, []optKind{kindChangedFrom}, optRule{refused: refuseChangedFromUpdate}},
 		{[]writeCall{callTxSave, callSaveGuarded, callTxnSave}, []optKind{kindChangedFrom}, optRule{refused: refuseChangedFromTx}},
+		{[]writeCall{callSave, callSaveGuarded, callUpdateGuarded, callDelete, callTxSave, callTxDelete, callTxCheck,
+			callTxnSave, callTxnDelete, callBatchSave, callBatchDelete}, []optKind{kindIdemKey}, optRule{refused: refuseIdemKey}},
 		// MustExist is a rule of Update and Add: a Save of an unsaved item
 		// creates it (require an existing item there with If).
 		{append([]writeCall{callSave, callSaveGuarded, callTxSave, callTxnSave, callTxnDelete}, deletes...),
@@ -198,6 +203,8 @@ func (wo *writeOptions) has(k optKind) bool {
 		return len(wo.guards) > 0
 	case kindChangedFrom:
 		return wo.fromSet
+	case kindIdemKey:
+		return wo.idemSet
 	}
 	return false
 }
@@ -216,7 +223,7 @@ func (wo *writeOptions) kindName(k optKind) string {
 // them all. Save and Update given GuardedBy checks are their guarded rows.
 // It is to be called before anything is sent.
 func (wo *writeOptions) refuse(call writeCall, table string) error {
-	if wo.behavior == SaveUpdate && len(wo.ifs) == 0 && !wo.mustExist && len(wo.guards) == 0 && !wo.fromSet {
+	if wo.behavior == SaveUpdate && len(wo.ifs) == 0 && !wo.mustExist && len(wo.guards) == 0 && !wo.fromSet && !wo.idemSet {
 		return nil // no option of any kind: the common case, without a loop
 	}
 	if len(wo.guards) > 0 {

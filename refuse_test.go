@@ -108,6 +108,7 @@ var refusalOptions = []refusalOption{
 	{kindMustExist, "MustExist", func(*Table[Book]) WriteOption { return MustExist() }},
 	{kindGuardedBy, "GuardedBy", func(b *Table[Book]) WriteOption { return GuardedBy(b.TxCheck(Book{ISBN: "4"})) }},
 	{kindChangedFrom, "ChangedFrom", func(*Table[Book]) WriteOption { return ChangedFrom(storedBook()) }},
+	{kindIdemKey, "IdempotencyKey", func(*Table[Book]) WriteOption { return IdempotencyKey("ev-1") }},
 }
 
 // Every call taking WriteOptions, given each kind of option alone, does

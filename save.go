@@ -97,6 +97,12 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		if err == nil {
 			break
 		}
+		if w, again := t.windowMoved(err, &r, wo, bs, guarded); again && attempt < maxNullAttempts {
+			nw := *wo
+			nw.window = w
+			wo = &nw
+			continue
+		}
 		if nulls := storedNulls(err, p.blindAttrs(wo.behavior), wo.nulls, p.zeroIsNoVersion()); nulls != nil {
 			if attempt < maxNullAttempts {
 				nw := *wo
@@ -422,8 +428,22 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		return saveRequest{}, err
 	}
 	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v, size: size}
+	iw := wo.idem
+	if iw == nil && wo.behavior == SavePut && !tx {
+		iw = t.putWindow(bs, wo)
+	}
+	if iw != nil && iw.next != nil {
+		if r.size += len(IdempotencyAttribute) + av.Size(iw.next); r.size > maxItemSize {
+			return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes with its window of idempotency keys, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), r.size)
+		}
+	}
 	if wo.behavior == SavePut {
 		err := t.putRequest(&r, bs)
+		if err == nil && iw != nil {
+			iw.put(r.item, &r.pc)
+			err = t.checkCondLen(r.pc.cond, bs)
+		}
 		return r, err
 	}
 	// The key map is built only where it is sent (UpdateItem) or reported
@@ -445,6 +465,9 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		} else {
 			r.allNew = true
 		}
+	}
+	if iw != nil {
+		iw.update(&r.up)
 	}
 	return r, t.checkCondLen(r.up.cond, bs)
 }

@@ -165,10 +165,12 @@ func TestSavePutRequest(t *testing.T) {
 		t.Errorf("input %+v, saved %+v: want input untouched and a new copy at 5", in, saved)
 	}
 	put := c.puts()[0]
-	if got := aws.ToString(put.ConditionExpression); got != "(#a4 = :v0) AND (attribute_exists (#0))" {
+	// The version, the If, and the stored window of idempotency keys the
+	// put carries over: none expected (putWindow).
+	if got := aws.ToString(put.ConditionExpression); got != "((#a4 = :v0) AND (attribute_exists (#0))) AND (attribute_not_exists(#ik))" {
 		t.Errorf("cond = %q", got)
 	}
-	want := map[string]string{"#a4": "version", "#0": "title"}
+	want := map[string]string{"#a4": "version", "#0": "title", "#ik": IdempotencyAttribute}
 	if !reflect.DeepEqual(put.ExpressionAttributeNames, want) {
 		t.Errorf("names = %v", put.ExpressionAttributeNames)
 	}

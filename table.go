@@ -34,6 +34,9 @@ type Table[T any] struct {
 	p       *plan
 	ptr     bool    // T is a pointer to the struct
 	gate    gate[T] // queues and combines Update calls per key; see gate.go
+	// idemSeen is the window of idempotency keys last seen per item, the
+	// first guess of a keyed Add (idem.go).
+	idemSeen idemSeen
 	// enc and dec are the compiled codec of the struct type when the
 	// mapper may use it for encoding and decoding; nil otherwise.
 	enc, dec *codec.Struct

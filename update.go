@@ -70,6 +70,9 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 	if fn == nil {
 		return zero, fmt.Errorf("%w: Update on table %q with a nil function", ErrInvalidInput, t.name)
 	}
+	if wo.idemSet {
+		return t.updateOnce(ctx, key, fn, wo)
+	}
 	// The key map: the one an earlier Update of the key made, kept with
 	// the key's state (hotKey.keyMap), when the key's fields tell its
 	// identity without it (fastKeyID); else made now.
@@ -509,8 +512,8 @@ func (t *Table[T]) batchFailure(err error, attempt int, bs *basis, pol RetryPoli
 		return nil, err
 	case ce.unknown:
 		return nil, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err)
-	case ce.Err != ErrVersionConflict && t.p.sameState(bs.item, ce.Item):
-		return nil, err // an If condition failed on the item fn saw
+	case ce.Err != ErrVersionConflict && t.p.sameState(bs.item, ce.Item) && sameWindow(bs.item, ce.Item):
+		return nil, err // an If condition failed on the item fn saw (a put's condition on the window is no If)
 	case pol.exhausted(attempt):
 		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
 	}

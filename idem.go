@@ -1,0 +1,490 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
+)
+
+// Idempotency keys: exactly once across a caller's own retries.
+//
+// An Update or Add given IdempotencyKey(k) records k in the item, in the
+// same write as its change, in a list of the item's most recent keys (the
+// window, attribute IdempotencyAttribute, newest last). A run that finds k
+// in the window applies nothing and returns the item as stored. Every write
+// that records a key is conditioned on the window it read (its exact
+// value, or its absence), so two runs of one key — a retry after
+// ErrUnknownOutcome while the first is still in flight, a restarted
+// process — cannot both record it. See docs/idempotency.md.
+
+const (
+	// IdempotencyAttribute is the attribute holding an item's window of
+	// idempotency keys: a list of strings, newest last. A type must not
+	// model an attribute of this name to write with IdempotencyKey.
+	IdempotencyAttribute = "ddbkit_idem"
+	// IdempotencyWindow is how many keys an item's window holds: a call
+	// re-run after more than this many other keyed writes of the same
+	// item no longer finds its key, and applies its change again.
+	IdempotencyWindow = 64
+	// MaxIdempotencyKeyLen is the longest key IdempotencyKey takes, in
+	// bytes: a full window is at most about 8.5 KB of the item's 400 KB.
+	MaxIdempotencyKeyLen = 128
+)
+
+// The placeholders of the window (see expr.go's list): its name, the
+// window written and the window the write expects stored.
+const (
+	idemNamePH = "#ik"
+	idemNewPH  = ":ik"
+	idemOldPH  = ":iko"
+)
+
+// IdempotencyKey makes an Update or Add apply its change exactly once for
+// key, however often the call is run: after ErrUnknownOutcome, after a
+// crash of the caller, through another Table value or process. A run that
+// finds key among the item's last IdempotencyWindow keys calls no function,
+// writes nothing and returns the item as stored — what the first run
+// stored, unless other writes came after it. The key (1 to
+// MaxIdempotencyKeyLen bytes of UTF-8) is the caller's id of the change: an
+// event id, a request id.
+//
+// Cost: the write carries the window (up to 64 keys) and is conditioned on
+// it; concurrent keyed writes of one item conflict and retry (Update with
+// the item the conflict carries; Add too, where it otherwise never
+// conflicts), and an Add through a Table that has not seen the item's
+// window yet sends a second request. Only Update (without GuardedBy) and
+// Add take it. What other writes do to the window is in
+// docs/idempotency.md: the library's UpdateItem writes keep it, Update with
+// SavePut and Save with SavePut carry it over, Delete, batch puts and
+// transactions with SavePut do not.
+func IdempotencyKey(key string) WriteOption { return idemKeyOption{key: key} }
+
+type idemKeyOption struct{ key string }
+
+func (o idemKeyOption) applyWrite(w *writeOptions)           { w.idemKey, w.idemSet = o.key, true }
+func (o idemKeyOption) applyBatchWrite(b *batchWriteOptions) { o.applyWrite(&b.write) }
+
+// checkIdemKey refuses an idempotency key, or a type, that a keyed write of
+// call cannot record.
+func (t *Table[T]) checkIdemKey(call, key string) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s on table %q with IdempotencyKey: %s", ErrInvalidInput, call, t.name, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case key == "":
+		return fail("the key is empty: pass the caller's id of the change (an event id, a request id)")
+	case len(key) > MaxIdempotencyKeyLen:
+		return fail("the key is %d bytes, over the %d bytes (MaxIdempotencyKeyLen) an item's window keeps per key: pass a shorter id (a SHA-256 of a longer one in hex is 64)", len(key), MaxIdempotencyKeyLen)
+	case !utf8.ValidString(key):
+		return fail("the key is not valid UTF-8, which DynamoDB strings must be: pass text (hex or base64 of bytes)")
+	case t.p.tokenAttr == IdempotencyAttribute:
+		return fail("the write token attribute is %q, where the window of keys lives: pick another with WithWriteTokenAttribute", IdempotencyAttribute)
+	}
+	if i, ok := t.p.s.byName[IdempotencyAttribute]; ok {
+		return fail("%s field %s is stored as %q, where the window of keys lives: rename the attribute", t.p.s.typ, t.p.s.fields[i].goName, IdempotencyAttribute)
+	}
+	return nil
+}
+
+// windowOf returns the keys of the window stored in item (nil: none, or a
+// missing item), refusing an attribute of that name that is no window.
+func (t *Table[T]) windowOf(item map[string]types.AttributeValue) ([]string, error) {
+	a, ok := item[IdempotencyAttribute]
+	if !ok || isNull(a) {
+		return nil, nil
+	}
+	bad := func() error {
+		return fmt.Errorf("dynamo: table %q key %s: attribute %q holds %s, not the list of idempotency keys this library writes: remove the attribute (another writer stored it)",
+			t.name, formatKey(t.pickKey(item)), IdempotencyAttribute, formatAV(a, 40))
+	}
+	l, ok := a.(*types.AttributeValueMemberL)
+	if !ok {
+		return nil, bad()
+	}
+	keys := make([]string, len(l.Value))
+	for i, e := range l.Value {
+		s, ok := e.(*types.AttributeValueMemberS)
+		if !ok {
+			return nil, bad()
+		}
+		keys[i] = s.Value
+	}
+	return keys, nil
+}
+
+// storedWindow returns the window attribute of item as stored (nil: none).
+func storedWindow(item map[string]types.AttributeValue) types.AttributeValue {
+	a := item[IdempotencyAttribute]
+	if isNull(a) {
+		return nil
+	}
+	return a
+}
+
+// sameWindow reports whether two stored items hold the same window.
+func sameWindow(a, b map[string]types.AttributeValue) bool {
+	wa, wb := storedWindow(a), storedWindow(b)
+	return wa == nil && wb == nil || wa != nil && wb != nil && av.Equal(wa, wb)
+}
+
+// idemWrite is what a write does to the window: it expects old stored (nil:
+// no window) and stores next.
+type idemWrite struct {
+	old, next types.AttributeValue
+	// pinned: the write's other conditions pin the stored window to old's
+	// (putWindow); it adds no condition of its own.
+	pinned bool
+}
+
+// newIdemWrite returns the write recording key in the window keys, stored
+// as old: key appended, the oldest dropped beyond IdempotencyWindow.
+func newIdemWrite(old types.AttributeValue, keys []string, key string) *idemWrite {
+	keys = append(slices.Clip(keys), key)
+	if n := len(keys) - IdempotencyWindow; n > 0 {
+		keys = keys[n:]
+	}
+	l := make([]types.AttributeValue, len(keys))
+	for i, k := range keys {
+		l[i] = &types.AttributeValueMemberS{Value: k}
+	}
+	return &idemWrite{old: old, next: &types.AttributeValueMemberL{Value: l}}
+}
+
+// putWindow returns what a non-transaction put (SavePut) does to the
+// stored window of idempotency keys: a put replaces the whole item, so it
+// carries the window over, on condition that it is still the one stored.
+// Where the put's other conditions already pin the window, it adds none,
+// and the request is the one it was before keys existed:
+//
+//   - the type models IdempotencyAttribute itself (keyed calls refuse it):
+//     nil, the put writes the field as any other;
+//   - Update's put of an item read as missing (its basis condition wants no
+//     item): nil;
+//   - Update's put of an item read with a write token (its basis condition
+//     is that token, and every keyed write writes a new one): the window
+//     read is carried over, without a condition of its own;
+//   - otherwise (a Save's put, an Update's put of an unversioned type) the
+//     window read, or for a Save the one its last attempt's condition
+//     failure found (wo.window; none at first), on condition that it is
+//     still the one stored (Table.windowMoved sends a Save's put again).
+func (t *Table[T]) putWindow(bs *basis, wo *writeOptions) *idemWrite {
+	p := t.p
+	if _, ok := p.s.byName[IdempotencyAttribute]; ok {
+		return nil
+	}
+	if bs == nil {
+		return &idemWrite{old: wo.window, next: wo.window}
+	}
+	if bs.item == nil {
+		return nil
+	}
+	w := storedWindow(bs.item)
+	if _, ok := bs.item[p.tokenAttr]; ok && p.s.version >= 0 && p.tokenAttr != "" {
+		if w == nil {
+			return nil
+		}
+		return &idemWrite{next: w, pinned: true}
+	}
+	return &idemWrite{old: w, next: w}
+}
+
+// cond is the write's condition on the stored window ("" when pinned).
+func (w *idemWrite) cond() string {
+	switch {
+	case w.pinned:
+		return ""
+	case w.old == nil:
+		return "attribute_not_exists(" + idemNamePH + ")"
+	}
+	return idemNamePH + " = " + idemOldPH
+}
+
+// expr adds the window's condition, names and values to a write's.
+func (w *idemWrite) expr(cond string, names map[string]string, values map[string]types.AttributeValue) (string, map[string]string, map[string]types.AttributeValue) {
+	if w.pinned {
+		return cond, names, values
+	}
+	n := make(map[string]string, len(names)+1)
+	for k, v := range names {
+		n[k] = v
+	}
+	n[idemNamePH] = IdempotencyAttribute
+	if w.old != nil {
+		if values == nil {
+			values = make(map[string]types.AttributeValue, 2)
+		}
+		values[idemOldPH] = w.old
+	}
+	return joinConds(cond, w.cond()), n, values
+}
+
+// update adds the window to an UpdateItem: SET, under its condition.
+func (w *idemWrite) update(up *updateParts) {
+	up.cond, up.names, up.values = w.expr(up.cond, up.names, up.values)
+	if up.values == nil {
+		up.values = make(map[string]types.AttributeValue, 1)
+	}
+	up.values[idemNewPH] = w.next
+	set := idemNamePH + " = " + idemNewPH
+	switch u := up.update; {
+	case strings.HasPrefix(u, "SET "):
+		up.update = "SET " + set + ", " + u[len("SET "):]
+	case u == "":
+		up.update = "SET " + set
+	default:
+		up.update = "SET " + set + " " + u
+	}
+}
+
+// put adds the window to a PutItem's item, under its condition.
+func (w *idemWrite) put(item map[string]types.AttributeValue, pc *putParts) {
+	pc.cond, pc.names, pc.values = w.expr(pc.cond, pc.names, pc.values)
+	if w.next != nil {
+		item[IdempotencyAttribute] = w.next
+	}
+}
+
+// idemSeen is what a Table saw last of each item's window (Add's first
+// guess), bounded: forgotten all at once when full.
+type idemSeen struct {
+	mu sync.Mutex
+	m  map[keyID]types.AttributeValue
+}
+
+const idemSeenMax = 4096
+
+func (s *idemSeen) get(k keyID) types.AttributeValue {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[k]
+}
+
+func (s *idemSeen) put(k keyID, w types.AttributeValue) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil || len(s.m) >= idemSeenMax {
+		s.m = make(map[keyID]types.AttributeValue)
+	}
+	if w == nil {
+		delete(s.m, k)
+		return
+	}
+	s.m[k] = w
+}
+
+// updateOnce is Update with an idempotency key (wo.idemKey): a loop of its
+// own, outside the key's queue (a keyed change is written alone, so that
+// its key rides in no other caller's write), reading the item, returning
+// it when the window holds the key, else writing fn's change with the key
+// recorded, conditioned on the item read; on a conflict, again from the
+// item the conflict carries.
+func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error), wo *writeOptions) (T, error) {
+	var zero T
+	k, err := t.keyOfItem(&key, "Update")
+	if err != nil {
+		return zero, err
+	}
+	if err := t.checkIdemKey("Update", wo.idemKey); err != nil {
+		return zero, err
+	}
+	if err := ctx.Err(); err != nil {
+		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+	}
+	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
+	cur, err := t.readRaw(ctx, k)
+	if err != nil {
+		return zero, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+	}
+	for attempt := 1; ; {
+		keys, err := t.windowOf(cur)
+		if err != nil {
+			return zero, err
+		}
+		if slices.Contains(keys, wo.idemKey) {
+			return t.decode(cur) // applied by an earlier run
+		}
+		if wo.mustExist && cur == nil {
+			return zero, fmt.Errorf("%w: Update of table %q key %s with MustExist: the key holds no item", ErrNotFound, t.name, formatKey(k))
+		}
+		from := cur
+		if from == nil {
+			from = k
+		}
+		in, err := t.decode(from)
+		if err != nil {
+			return zero, err
+		}
+		held := t.p.s.versionOf(t.structOf(&in))
+		next, err := fn(in)
+		if errors.Is(err, ErrNoChange) {
+			return t.decode(from) // nothing written, nothing recorded
+		}
+		if err != nil {
+			return zero, err
+		}
+		boxed, v, err := t.changeOf(k, next, held)
+		if err != nil {
+			return zero, err
+		}
+		w := *wo
+		w.key, w.now = k, t.versionClock()
+		w.idem = newIdemWrite(storedWindow(cur), keys, wo.idemKey)
+		saved, _, _, _, err := t.save(ctx, boxed, v, &w, &basis{item: cur})
+		if err == nil {
+			return saved, nil
+		}
+		ce, ok := asConditionError(err)
+		if !ok {
+			return zero, err
+		}
+		if found, werr := t.windowOf(ce.Item); werr == nil && slices.Contains(found, wo.idemKey) {
+			// Applied: a lost answer settled by the window, or another
+			// run of the same key that got there first.
+			return t.decodeWritten("update", ce.Item)
+		}
+		switch {
+		case ce.unknown:
+			return zero, fmt.Errorf("dynamo: Update stopped at attempt %d; run it again with the same IdempotencyKey, which applies its change at most once: %w", attempt, err)
+		case ce.Err != ErrVersionConflict && t.p.sameState(cur, ce.Item) && sameWindow(cur, ce.Item):
+			return zero, err // an If condition failed on the item fn saw
+		case pol.exhausted(attempt):
+			return zero, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+		}
+		t.noteConflict(ctx, attempt, ce)
+		cur = ce.Item
+		attempt++
+		if err := pol.wait(ctx, attempt-1); err != nil {
+			return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+		}
+	}
+}
+
+// windowMoved reports whether the save r, a Save's SavePut (no basis, no
+// guard), failed only because the stored window of idempotency keys is not
+// the one it expected (wo.window): then it is sent again carrying the
+// window found (w), so that a put never drops the keys of the item it
+// replaces. The version and If conditions are checked again by that
+// attempt.
+func (t *Table[T]) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *basis, guarded bool) (w types.AttributeValue, again bool) {
+	if !r.put || bs != nil || guarded {
+		return nil, false
+	}
+	if _, ok := t.p.s.byName[IdempotencyAttribute]; ok {
+		return nil, false // the type's own field (putWindow)
+	}
+	ce, ok := asConditionError(err)
+	if !ok || ce.unknown || ce.Item == nil || ce.Err == ErrVersionConflict {
+		return nil, false // a version conflict is the answer, whatever the window
+	}
+	w = storedWindow(ce.Item)
+	if w == nil && wo.window == nil || w != nil && wo.window != nil && av.Equal(w, wo.window) {
+		return nil, false
+	}
+	return w, true
+}
+
+// addOnce is an Add's idempotency key (key) for the item with key k: the
+// window it expects stored (old, holding keys), which it learns from the
+// Table (idemSeen) or from its failed attempts.
+type addOnce[T any] struct {
+	t        *Table[T]
+	k        map[string]types.AttributeValue
+	id       keyID
+	key      string
+	old      types.AttributeValue
+	keys     []string
+	attempts int
+	pol      RetryPolicy
+}
+
+// newAddOnce checks key and returns the addOnce of an Add of k, or done,
+// the item as stored, when the window the Table saw last holds key and the
+// stored one still does (a strongly consistent read tells).
+func (t *Table[T]) newAddOnce(ctx context.Context, k map[string]types.AttributeValue, key string) (*addOnce[T], map[string]types.AttributeValue, error) {
+	if err := t.checkIdemKey("Add", key); err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("dynamo: Add to table %q key %s: %w", t.name, formatKey(k), err)
+	}
+	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
+	o := &addOnce[T]{t: t, k: k, id: t.p.keyID(k), key: key, pol: pol}
+	o.old = t.idemSeen.get(o.id)
+	if o.old != nil {
+		keys, err := t.windowOf(map[string]types.AttributeValue{IdempotencyAttribute: o.old})
+		if err != nil {
+			o.old = nil
+		}
+		o.keys = keys
+	}
+	if slices.Contains(o.keys, key) {
+		cur, err := t.readRaw(ctx, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dynamo: Add to table %q key %s: read: %w", t.name, formatKey(k), err)
+		}
+		keys, err := t.windowOf(cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		if slices.Contains(keys, key) {
+			return nil, cur, nil
+		}
+		o.old, o.keys = storedWindow(cur), keys
+	}
+	return o, nil, nil
+}
+
+// write is what the next attempt does to the window.
+func (o *addOnce[T]) write() *idemWrite { return newIdemWrite(o.old, o.keys, o.key) }
+
+// stored notes the window of the item as an attempt stored it.
+func (o *addOnce[T]) stored(allNew map[string]types.AttributeValue) {
+	o.t.idemSeen.put(o.id, storedWindow(allNew))
+}
+
+// failed looks at the failure err of an attempt: done is the item as
+// stored when its window holds the key (applied: by this call, its answer
+// lost, or by an earlier run); again says the window was not the one
+// expected, and the Add is to be sent again for the one found (after the
+// mapper's backoff, within its attempts); ferr ends the Add. All zero: err
+// is the Add's own failure.
+func (o *addOnce[T]) failed(ctx context.Context, err error) (again bool, done map[string]types.AttributeValue, ferr error) {
+	t := o.t
+	ce, ok := asConditionError(err)
+	if !ok {
+		return false, nil, nil
+	}
+	keys, werr := t.windowOf(ce.Item)
+	if werr != nil {
+		return false, nil, werr
+	}
+	if slices.Contains(keys, o.key) {
+		o.stored(ce.Item)
+		return false, ce.Item, nil
+	}
+	if ce.unknown {
+		return false, nil, fmt.Errorf("dynamo: Add to table %q key %s: run it again with the same IdempotencyKey, which applies its change at most once: %w", t.name, formatKey(o.k), err)
+	}
+	w := storedWindow(ce.Item)
+	if w == nil && o.old == nil || w != nil && o.old != nil && av.Equal(w, o.old) {
+		return false, nil, nil
+	}
+	o.old, o.keys = w, keys
+	o.stored(ce.Item)
+	o.attempts++
+	if o.pol.exhausted(o.attempts) {
+		return false, nil, fmt.Errorf("dynamo: Add gave up after %d attempts, each finding another window of idempotency keys (other keyed writes of the item in between): %w", o.attempts, err)
+	}
+	if err := o.pol.wait(ctx, o.attempts); err != nil {
+		return false, nil, fmt.Errorf("dynamo: Add to table %q key %s: %w", t.name, formatKey(o.k), err)
+	}
+	return true, nil, nil
+}
