@@ -39,8 +39,9 @@ const (
 	// unknownCommits bounds how often a commit whose outcome stayed unknown,
 	// and that the checkpoint shows did not land, is sent again.
 	unknownCommits = 5
-	// commitTimeout bounds a commit in flight once Run stops (a failure
-	// elsewhere, its ctx done): it is finished, so that it is counted.
+	// commitTimeout bounds each commit, which a stop of Run (a failure
+	// elsewhere, its ctx done) does not cut short: it is finished, so that
+	// it is counted.
 	commitTimeout = 30 * time.Second
 )
 
@@ -224,9 +225,7 @@ func (m *Migration[T]) txSegment(ctx, wctx context.Context, l *lease.Lease, seg 
 	m.mu.Lock()
 	stopping, started := m.stopping, m.started
 	m.mu.Unlock()
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(wctx), commitTimeout)
-	defer cancel()
-	if err := m.retryFailed(ctx, cctx, l, &cp, started); err != nil {
+	if err := m.retryFailed(ctx, wctx, l, &cp, started); err != nil {
 		return err
 	}
 	lastSave := m.o.clock.Now()
@@ -272,7 +271,9 @@ func (m *Migration[T]) txSegment(ctx, wctx context.Context, l *lease.Lease, seg 
 			return errors.Join(errStopping, flushQuiet(ctx, flush))
 		default:
 		}
+		cctx, cancel := commitContext(wctx)
 		wrote, n, err := m.commitPage(cctx, l, &cp, p)
+		cancel()
 		switch {
 		case errors.Is(err, errSplit):
 			r.stop()
@@ -301,6 +302,13 @@ func (m *Migration[T]) txSegment(ctx, wctx context.Context, l *lease.Lease, seg 
 		}
 	}
 	return nil
+}
+
+// commitContext returns the context of one commit: not cancelled when Run
+// stops (a commit in flight is finished, so that it is counted), and
+// bounded by commitTimeout from now.
+func commitContext(wctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(wctx), commitTimeout)
 }
 
 // flushQuiet saves the checkpoint while ctx lasts, reporting a failure.
@@ -520,7 +528,7 @@ func (m *Migration[T]) handedOver(err error, l *lease.Lease, cpKey string) bool 
 // retryFailed tries again, once, the failed items cp records from before
 // this Run started (started): those that change now are written, with cp, in
 // one commit; those that fail again stay recorded, as of now.
-func (m *Migration[T]) retryFailed(ctx, cctx context.Context, l *lease.Lease, cp *checkpoint, started time.Time) error {
+func (m *Migration[T]) retryFailed(ctx, wctx context.Context, l *lease.Lease, cp *checkpoint, started time.Time) error {
 	for {
 		var again, keep failedKeys
 		for _, f := range cp.Failed {
@@ -547,7 +555,9 @@ func (m *Migration[T]) retryFailed(ctx, cctx context.Context, l *lease.Lease, cp
 		}
 		next := *cp
 		next.Failed = append(keep, again[len(part):]...)
+		cctx, cancel := commitContext(wctx)
 		t, saved, err := m.commit(cctx, l, cp, next, changes, nil, true)
+		cancel()
 		if err != nil {
 			return err
 		}
