@@ -35,12 +35,14 @@ const imports = `import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/commitlog"
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/lease"
+	"github.com/ddbkit/dynamo/stream"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -112,6 +114,35 @@ var (
 	report  Report
 	stock   *dynamo.Table[Stock]
 	work    func(context.Context) <-chan struct{}
+)
+`,
+	"idempotency.md": `
+type Meter struct {
+	Customer string ` + "`dynamo:\"customer,hash\"`" + `
+	Calls    int64  ` + "`dynamo:\"calls\"`" + `
+	Version  int64  ` + "`dynamo:\"v,version\"`" + `
+}
+
+var (
+	meters *dynamo.Table[Meter]
+	ev     struct{ ID, Customer string }
+)
+`,
+	"streams.md": `
+type Order struct {
+	ID      string ` + "`dynamo:\"id,hash\"`" + `
+	Version int64  ` + "`dynamo:\"v,version\"`" + `
+}
+
+type View struct {
+	ID      string ` + "`dynamo:\"id,hash\"`" + `
+	Version int64  ` + "`dynamo:\"v,version\"`" + `
+}
+
+var (
+	views *dynamo.Table[View]
+	host  string
+	cfg   aws.Config
 )
 `,
 	"tour.md": `
