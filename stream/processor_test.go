@@ -600,7 +600,7 @@ func TestLostCommitAnswersApplyOnce(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		mu.Lock()
-		l := last
+		l, batches := last, n
 		mu.Unlock()
 		cps, err := e.checkpoints("totals")
 		if err != nil {
@@ -608,13 +608,13 @@ func TestLostCommitAnswersApplyOnce(t *testing.T) {
 		}
 		done := false
 		for _, c := range cps {
-			done = done || (l.String() != "" && c.Compare(l) >= 0 && n >= 6)
+			done = done || (l.String() != "" && c.Compare(l) >= 0 && batches >= 6)
 		}
 		if done {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("checkpoints %v after %d batches", cps, n)
+			t.Fatalf("checkpoints %v after %d batches", cps, batches)
 		}
 		time.Sleep(20 * time.Millisecond) // polling the table
 	}
