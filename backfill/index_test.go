@@ -24,11 +24,10 @@ type ranked struct {
 	Migrated int64  `dynamo:"migrated"`
 }
 
-// A query migration of an index whose function changes the index's sort
-// key would move each item past the query's cursor, to be found and changed
-// again (an outsider saw 20 of 20 items changed up to 5 times): the change
-// is refused, naming the attribute, and no item is changed twice.
-func TestIndexQueryMigrationRefusesMovingTheSortKey(t *testing.T) {
+// newRanked returns an env and a table of its own with n ranked items, all
+// in group "g", ranked 0 to n-1.
+func newRanked(t *testing.T, n int) (*env, *dynamo.Table[ranked]) {
+	t.Helper()
 	e := newEnv(t, 0)
 	items, err := dynamo.NewTable[ranked](dynamo.NewMapper(e.c), fmt.Sprintf("backfill-rank-%d", time.Now().UnixNano()))
 	if err != nil {
@@ -38,12 +37,21 @@ func TestIndexQueryMigrationRefusesMovingTheSortKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = items.DeleteTable(context.Background()) })
-	const n = 20
 	for i := range n {
 		if _, err := items.Save(t.Context(), ranked{ID: key(i), Grp: "g", Rank: int64(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return e, items
+}
+
+// A query migration of an index whose function changes the index's sort
+// key would move each item past the query's cursor, to be found and changed
+// again (an outsider saw 20 of 20 items changed up to 5 times): the change
+// is refused, naming the attribute, and no item is changed twice.
+func TestIndexQueryMigrationRefusesMovingTheSortKey(t *testing.T) {
+	const n = 20
+	e, items := newRanked(t, n)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var calls atomic.Int64
@@ -77,21 +85,8 @@ func TestIndexQueryMigrationRefusesMovingTheSortKey(t *testing.T) {
 // runs to its end, each item changed once; an Index the table lacks is
 // refused before any item is read.
 func TestIndexQueryMigrationKeepingTheSortKeyChangesEachItemOnce(t *testing.T) {
-	e := newEnv(t, 0)
-	items, err := dynamo.NewTable[ranked](dynamo.NewMapper(e.c), fmt.Sprintf("backfill-rank-%d", time.Now().UnixNano()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := items.CreateTable(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = items.DeleteTable(context.Background()) })
 	const n = 12
-	for i := range n {
-		if _, err := items.Save(t.Context(), ranked{ID: key(i), Grp: "g", Rank: int64(i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e, items := newRanked(t, n)
 	bump := func(r ranked) (ranked, error) { r.Migrated++; return r, nil }
 	q := expression.Key("grp").Equal(expression.Value("g"))
 	bad, err := NewQuery(e.c, items.Name(), "no-index", q, bump, Index("ByNothing"), Fleet(e.leaseClient("w1"), e.leases))
