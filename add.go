@@ -97,7 +97,7 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 //
 // The rules — attributes named as stored, NULLs, the guards that keep
 // integer and float32 fields loadable, entity types, what is refused
-// before sending — are in the package doc, "Counters without a read".
+// before sending — are in docs/mapper.md, "Counters without a read".
 //
 // IAM: dynamodb:UpdateItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOption) (T, error) {

@@ -44,7 +44,7 @@ type batchReadOptions struct {
 // writes; but a batch write carries no condition and always replaces or
 // deletes whole items, so the others (If, MustExist, GuardedBy, ChangedFrom,
 // the other save behaviours) are refused with ErrInvalidInput before
-// anything is sent (see the package doc's table).
+// anything is sent (see the table in docs/mapper.md).
 type BatchWriteOption interface {
 	applyBatchWrite(*batchWriteOptions)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // TagKey is the struct tag the mapper reads: `dynamo:"name,opt,..."` (with
-// a field's `dynamodbav` tag: see "Struct tags" in the package doc).
+// a field's `dynamodbav` tag: see "Struct tags" in docs/mapper.md).
 const TagKey = codec.TagKey
 
 // DefaultWriteTokenAttribute is the attribute in which the mapper stores a

@@ -224,8 +224,8 @@ func (b saveBehaviorOption) applyBatchWrite(o *batchWriteOptions) { b.applyWrite
 // refused by it (while the version matched) fails with ErrConditionFailed,
 // whose message (and ConditionError.Condition) shows the condition with its
 // names and values. How the values in cond are sent (to javabool, javadate
-// and text-typed attributes, say) and how a dotted name is read: see the
-// package documentation, section "Conditions". An If kept and passed to many
+// and text-typed attributes, say) and how a dotted name is read: see
+// docs/mapper.md, section "Conditions". An If kept and passed to many
 // writes sends at each write what a fresh If would: its values are read as
 // each write is built (a pointer's target as it is then).
 func If(cond expression.ConditionBuilder) WriteOption {
@@ -421,7 +421,7 @@ type mustExistOption struct{}
 // the item does not change, is left as stored, where a plain Save would
 // write it over; an item created again by a writer that stores no write
 // token, over a read without one, is not told apart (see "Lost responses
-// and incarnations" in the package doc).
+// and incarnations" in docs/mapper.md).
 //
 // Only a Save with SaveUpdate (the default) of a type with a version
 // attribute, of an item holding a version (saved), takes it; read must hold

@@ -68,7 +68,7 @@ type queryOptions struct {
 // expression.NameNoDotSplit). An ordering comparison (<, <=, >, >=,
 // BETWEEN) of an attribute of a text type with anything but a string is
 // refused with ErrInvalidInput: DynamoDB would compare the texts, not the
-// values (see "Text types" in the package doc).
+// values (see "Text types" in docs/mapper.md).
 func Filter(cond expression.ConditionBuilder) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.filters = append(o.filters, cond) })
 }
@@ -191,7 +191,7 @@ type listing struct {
 // stops there, one that skips errors loses no item unseen (Limit counts the
 // item as read). ctx bounds the whole iteration,
 // including the SDK's retries. The key condition is checked against the
-// key schema before anything is sent; see the package doc, "Queries", for
+// key schema before anything is sent; see docs/mapper.md, "Queries", for
 // what is refused and how values (text types among them) are encoded.
 //
 // IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the

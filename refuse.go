@@ -12,7 +12,7 @@ import (
 // is sent, with ErrInvalidInput naming the option and the fix. writeRules
 // says, for each call and kind of option, whether the call takes it, takes
 // it and does nothing, or refuses it and why; every call asks
-// writeOptions.refuse, and the package doc's table is generated from
+// writeOptions.refuse, and the table in docs/mapper.md is generated from
 // writeRules (TestRefusalTableInDoc). Checks of the values given (a
 // ChangedFrom read of another version, a TxCheck left with nothing to
 // check) stay with the code that reads the values.
@@ -37,7 +37,7 @@ const (
 	numWriteCalls
 )
 
-// writeCallNames are the calls' names in the package doc's table (doc) and
+// writeCallNames are the calls' names in the table in docs/mapper.md (doc) and
 // in errors (msg).
 var writeCallNames = [numWriteCalls]struct{ doc, msg string }{
 	callSave:          {"Save", "Save"},
@@ -73,7 +73,7 @@ const (
 	numOptKinds
 )
 
-// optKindNames are the kinds' column heads in the package doc's table; an
+// optKindNames are the kinds' column heads in the table in docs/mapper.md; an
 // error names the option as given (writeOptions.kindName).
 var optKindNames = [numOptKinds]string{
 	kindSkipNulls: "SkipNulls", kindPut: "Put", kindClobber: "Clobber", kindAppendSet: "AppendSet",
@@ -82,7 +82,7 @@ var optKindNames = [numOptKinds]string{
 }
 
 // refusal is why a call refuses a kind of option: mark is its letter in
-// the package doc's table, doc the short reason there, why what the error
+// the table in docs/mapper.md, doc the short reason there, why what the error
 // says after naming the option (the reason and the fix).
 type refusal struct {
 	mark byte
@@ -97,7 +97,7 @@ type optRule struct {
 	inert   bool
 }
 
-// The reasons of refusal, in the order of the package doc's legend.
+// The reasons of refusal, in the order of the legend in docs/mapper.md.
 var (
 	refuseBadBehavior = &refusal{'u', "not a save behaviour",
 		"a value that is no save behaviour; use one of the dynamo.Save* constants"}
@@ -126,7 +126,7 @@ var (
 		"only Update (without GuardedBy) and Add record the key in the item with their change; remove IdempotencyKey, or make the change with Update or Add"}
 )
 
-// refusals lists the reasons, in the order of the package doc's legend.
+// refusals lists the reasons, in the order of the legend in docs/mapper.md.
 var refusals = []*refusal{refuseBadBehavior, refuseAddBehavior, refuseAddGuard, refuseDeleteBehavior, refuseTxBehavior,
 	refuseTxnBehavior, refuseTxnDeleteBehavior, refuseBatch, refuseChangedFrom, refuseChangedFromUpdate, refuseChangedFromTx, refuseIdemKey}
 

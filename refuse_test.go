@@ -170,17 +170,17 @@ func TestWriteOptionsRefusedOrTakenCoversTheTable(t *testing.T) {
 	}
 }
 
-// The package doc's table of what each call does with each kind of
-// WriteOption is writeRules, cell by cell, with every reason's letter
-// explained once.
+// The guide's table of what each call does with each kind of WriteOption
+// (docs/mapper.md, "Options and retries") is writeRules, cell by cell, with
+// every reason's letter explained once.
 func TestRefusalTableInDoc(t *testing.T) {
-	doc, err := os.ReadFile("doc.go")
+	doc, err := os.ReadFile("docs/mapper.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := refusalDocTable()
 	if !strings.Contains(string(doc), want) {
-		t.Errorf("doc.go does not hold the table writeRules makes; put this in its place:\n%s", want)
+		t.Errorf("docs/mapper.md does not hold the table writeRules makes; put this in its place:\n%s", want)
 	}
 	marks := map[byte]bool{}
 	for _, r := range refusals {
@@ -206,7 +206,7 @@ func refusalDocTable() string {
 		w = max(w, len(n.doc)+2)
 	}
 	var b strings.Builder
-	line := func(s string) { b.WriteString(strings.TrimRight("//\t"+s, " ") + "\n") }
+	line := func(s string) { b.WriteString(strings.TrimRight(s, " ") + "\n") }
 	line(strings.Repeat(" ", w) + strings.Join(optKindNames[:], " "))
 	for c := range numWriteCalls {
 		row := fmt.Sprintf("%-*s", w, writeCallNames[c].doc)
@@ -222,7 +222,7 @@ func refusalDocTable() string {
 		}
 		line(row)
 	}
-	b.WriteString("//\n")
+	b.WriteString("\n")
 	for _, r := range refusals {
 		line(string(r.mark) + "  " + r.doc)
 	}

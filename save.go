@@ -27,7 +27,7 @@ import (
 // stored version is v. When a condition fails, the error is a
 // *ConditionError wrapping ErrVersionConflict or ErrConditionFailed (an If
 // condition), carrying the stored item (Table.Current). SaveClobber writes
-// without a version condition; see the package doc, "Save behaviours".
+// without a version condition; see docs/mapper.md, "Save behaviours".
 //
 // A write whose answer was lost is settled by a read, never sent again
 // blindly: Save succeeds when its own write is found, and otherwise returns

@@ -160,7 +160,7 @@ func (tx *Tx) Run() int {
 // whole call; WithRetry (here or on NewMapper) bounds the runs.
 //
 // What fn sees, how a run commits, retries, lost answers and limits are in
-// the package documentation, section "Transactions as a function". With
+// docs/mapper.md, section "Transactions as a function". With
 // GuardedBy (here or on a Save or Delete in fn), every commit carries the
 // checks given, and a failed check ends Transact with its *TxError.
 //

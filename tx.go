@@ -332,7 +332,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 // wrapping ErrInvalidInput. ctx bounds the whole call, retries and backoff
 // included.
 //
-// The package doc, "Write transactions", says how requests are sent,
+// docs/mapper.md, "Write transactions", says how requests are sent,
 // retried and settled, what is refused, and how GuardedBy adds its checks.
 //
 // IAM: transactions have no action of their own; each member needs, on its

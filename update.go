@@ -36,13 +36,13 @@ import (
 // (ErrUnknownOutcome), since calling fn again could apply its change twice.
 //
 // The write sets only the attributes fn changed and removes only those it
-// emptied, when the Table encodes the type itself (see the package doc,
+// emptied, when the Table encodes the type itself (see docs/mapper.md,
 // "Update: one key, many callers"): its condition pins the stored item to
 // the one fn was given, so what fn left as it was is stored already.
 //
 // Calls for one key through one Table queue and are combined into one
-// write, with the outcome of running them one after another; see the
-// package doc, "Update: one key, many callers", for the rules. With
+// write, with the outcome of running them one after another; see
+// docs/mapper.md, "Update: one key, many callers", for the rules. With
 // GuardedBy, each write goes in one transaction with the checks given (a
 // lease's Guard, say), and a failed check ends the loop with its *TxError;
 // checks it could never send (see GuardedBy) are refused with

@@ -145,6 +145,19 @@ var (
 	cfg   aws.Config
 )
 `,
+	"mapper.md": `
+type Page struct {
+	URL       string   ` + "`dynamo:\"url,hash\"`" + `
+	Views     int64    ` + "`dynamo:\"views\"`" + `
+	Referrers []string ` + "`dynamo:\"referrers,set\"`" + `
+	Version   int64    ` + "`dynamo:\"v,version\"`" + `
+}
+
+var (
+	pages  *dynamo.Table[Page]
+	u, ref string
+)
+`,
 	"tour.md": `
 type Book struct {
 	ISBN    string ` + "`dynamo:\"ISBN,hash\"`" + `
@@ -206,6 +219,9 @@ var (
 
 // tolerated are the compile errors a fragment may cause without being wrong:
 // it is cut out of a longer program, which uses what it declares.
+// raceBuild says the snippets are built with -race (see race_test.go).
+var raceBuild bool
+
 var tolerated = regexp.MustCompile(`declared and not used|imported and not used|no new variables on left side`)
 
 var (
@@ -270,6 +286,9 @@ func TestGoSnippetsCompile(t *testing.T) {
 		t.Fatalf("found %d Go snippets in %v: the pattern no longer finds them", len(snippets), guides)
 	}
 	args := []string{"build", "-o", os.DevNull, "-gcflags=-e"}
+	if raceBuild {
+		args = append(args, "-race")
+	}
 	for _, s := range snippets {
 		args = append(args, "./"+filepath.Base(root)+"/"+filepath.Base(s.dir))
 	}
