@@ -57,16 +57,6 @@ type batchWriteOptions struct {
 	retrySet bool
 }
 
-type clobberOption struct{}
-
-func (clobberOption) applyBatchWrite(o *batchWriteOptions) { o.write.behavior = SaveClobber }
-
-// Clobber is the old name of WithSaveBehavior(SaveClobber) for BatchSave
-// and BatchDelete; it does the same.
-//
-// Deprecated: use WithSaveBehavior(SaveClobber).
-func Clobber() BatchWriteOption { return clobberOption{} }
-
 // batchReadPolicy returns the options of a batch read and its retry policy.
 func (t *Table[T]) batchReadOpts(op string, opts []BatchReadOption) (readOptions, RetryPolicy, error) {
 	var o batchReadOptions

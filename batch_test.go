@@ -274,7 +274,7 @@ func TestBatchSaveClobber(t *testing.T) {
 	for i, b := range items {
 		before[i] = *b
 	}
-	if err := books.BatchSave(context.Background(), items, Clobber()); err != nil {
+	if err := books.BatchSave(context.Background(), items, WithSaveBehavior(SaveClobber)); err != nil {
 		t.Fatal(err)
 	}
 	for i, b := range items {
@@ -302,7 +302,7 @@ func TestBatchSaveClobber(t *testing.T) {
 		}
 	}
 	// SaveClobber deletes versioned items without a check.
-	if err := books.BatchDelete(context.Background(), items[:30], Clobber()); err != nil {
+	if err := books.BatchDelete(context.Background(), items[:30], WithSaveBehavior(SaveClobber)); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.items("Books")) != 30 {

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -62,7 +61,8 @@ type position struct {
 }
 
 // cursorDoc is the JSON inside a Cursor, as encodeCursor writes it
-// (parseCursorJSON reads it). Key values use DynamoDB's own JSON notation:
+// (parseCursorJSON reads it back, and takes only what re-encodes to the
+// same bytes). Key values use DynamoDB's own JSON notation:
 // {"S": "x"}, {"N": "12"}, {"B": "<base64>"}.
 type cursorDoc struct {
 	V int                       `json:"v"`
@@ -85,13 +85,13 @@ type cursorKeyValue struct {
 // refused; to start from the beginning, pass no StartAfter (or the empty
 // Cursor, which StartAfter takes as "from the start").
 //
-// The check is strict: besides malformed base64 or JSON, it refuses
-// duplicated fields, unknown fields (names are case-sensitive), null where a
-// value belongs, strings that are not valid UTF-8 (or hold an escaped lone
-// surrogate), key values of another type than S, N or B, and numbers
-// DynamoDB would refuse (more than 38 significant digits, or a magnitude
-// outside 1E-130 to 9.9999999999999999999999999999999999999E+125). A cursor
-// it accepts stands for exactly one position.
+// The check is strict: it takes only the exact text this package writes
+// for a position (no other spelling of the same JSON: whitespace, escapes,
+// member order, duplicated or unknown fields, null), and then refuses key
+// values of another type than S, N or B and numbers DynamoDB would refuse
+// (more than 38 significant digits, or a magnitude outside 1E-130 to
+// 9.9999999999999999999999999999999999999E+125). A cursor it accepts
+// stands for exactly one position. It costs a few microseconds.
 //
 // ParseCursor checks the cursor's form only. Whether it fits the table,
 // index, partition and key condition it is used with is checked by
@@ -359,360 +359,97 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// parseCursorJSON reads the JSON inside a cursor. It is stricter than
-// encoding/json, which would take a duplicated field's last value, match
-// field names regardless of case, read null as "absent" and replace invalid
-// UTF-8 with U+FFFD: here each of them is refused, so that a cursor means
-// one position or none.
+// parseCursorJSON reads the JSON inside a cursor with encoding/json and
+// takes it only if re-encoding what it read gives back raw byte for byte:
+// the text encodeCursor writes for that position. That refuses what
+// encoding/json alone would let through — a duplicated field (it keeps the
+// last), a field name in another case, null, unknown fields, invalid UTF-8
+// (it substitutes U+FFFD) — and any other spelling (whitespace, escapes,
+// member order), so that a cursor means one position or none. What it
+// holds is checked next: version, index name, segment, key attributes.
 func parseCursorJSON(raw []byte) (position, error) {
-	p := &cursorParser{b: raw}
-	var pos position
-	haveV, haveK := false, false
-	err := p.object("the cursor", func(name string) error {
-		var err error
-		switch name {
-		case "v":
-			var v int
-			if v, err = p.integer("the format version"); err == nil && v != cursorVersion {
-				err = fmt.Errorf("format version %d, this release reads version %d", v, cursorVersion)
-			}
-			haveV = true
-		case "i":
-			if pos.index, err = p.str("the index name"); err == nil {
-				if err = checkIndexName(pos.index); err != nil {
-					err = fmt.Errorf("index name: %v", err)
-				}
-			}
-		case "g":
-			err = p.segment(&pos)
-		case "k":
-			pos.key, err = p.key()
-			haveK = true
-		default:
-			err = fmt.Errorf("unknown field %.40q (a cursor has v, i, g and k)", name)
+	if !utf8.Valid(raw) {
+		return position{}, cursorError("the JSON inside is not valid UTF-8")
+	}
+	var doc cursorDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return position{}, cursorError("bad JSON inside (%v)", err)
+	}
+	if again, err := json.Marshal(doc); err != nil || !bytes.Equal(again, raw) {
+		i := 0
+		for i < len(raw) && i < len(again) && raw[i] == again[i] {
+			i++
 		}
-		return err
-	})
+		return position{}, cursorError("the JSON inside is not as this package writes it, from offset %d: %.24q", i, raw[i:])
+	}
+	pos, err := doc.position()
 	if err != nil {
 		return position{}, cursorError("%v", err)
-	}
-	if p.ws(); p.i != len(p.b) {
-		return position{}, cursorError("data after the JSON inside")
-	}
-	if !haveV {
-		return position{}, cursorError("format version 0, this release reads version %d", cursorVersion)
-	}
-	if !haveK {
-		return position{}, cursorError("0 key attributes, want 1 to %d", maxKeyAttrs)
 	}
 	return pos, nil
 }
 
-// cursorParser is a strict reader of the small JSON documents inside
-// cursors.
-type cursorParser struct {
-	b []byte
-	i int
-}
-
-func (p *cursorParser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
+// position checks what a cursor's JSON holds and returns it.
+func (d *cursorDoc) position() (position, error) {
+	if d.V != cursorVersion {
+		return position{}, fmt.Errorf("format version %d, this release reads version %d", d.V, cursorVersion)
+	}
+	pos := position{index: d.I}
+	if d.I != "" {
+		if err := checkIndexName(d.I); err != nil {
+			return position{}, fmt.Errorf("index name: %v", err)
 		}
 	}
-}
-
-func (p *cursorParser) peek() byte {
-	p.ws()
-	if p.i < len(p.b) {
-		return p.b[p.i]
-	}
-	return 0
-}
-
-// unexpected describes what stands at the current offset instead of want.
-func (p *cursorParser) unexpected(want string) error {
-	switch {
-	case p.i >= len(p.b):
-		return fmt.Errorf("bad JSON inside (it ends where %s should be)", want)
-	case bytes.HasPrefix(p.b[p.i:], []byte("null")):
-		return fmt.Errorf("bad JSON inside (null at offset %d, where %s should be)", p.i, want)
-	}
-	return fmt.Errorf("bad JSON inside (%q at offset %d, where %s should be)", p.b[p.i], p.i, want)
-}
-
-func (p *cursorParser) expect(c byte, want string) error {
-	if p.peek() != c {
-		return p.unexpected(want)
-	}
-	p.i++
-	return nil
-}
-
-// object reads a JSON object, calling member for each field name with the
-// parser at the field's value; a field name may appear only once.
-func (p *cursorParser) object(what string, member func(name string) error) error {
-	if err := p.expect('{', what+" (an object)"); err != nil {
-		return err
-	}
-	if p.peek() == '}' {
-		p.i++
-		return nil
-	}
-	var seen []string // a handful at most: maxKeyAttrs is checked by the caller as it goes
-	for {
-		name, err := p.str("a field name in " + what)
-		if err != nil {
-			return err
+	if d.G != nil {
+		if len(d.G) != 2 {
+			return position{}, fmt.Errorf("segment field has %d numbers, not 2", len(d.G))
 		}
-		if slices.Contains(seen, name) {
-			return fmt.Errorf("field %.40q twice in %s", name, what)
-		}
-		seen = append(seen, name)
-		if err := p.expect(':', "':'"); err != nil {
-			return err
-		}
-		if err := member(name); err != nil {
-			return err
-		}
-		switch p.peek() {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return nil
-		default:
-			return p.unexpected("',' or '}' in " + what)
+		pos.segment, pos.total = d.G[0], d.G[1]
+		if err := checkSegment(pos.segment, pos.total); err != nil {
+			return position{}, err
 		}
 	}
-}
-
-// str reads a JSON string. Invalid UTF-8, control characters and escaped
-// lone surrogates are refused, not replaced.
-func (p *cursorParser) str(what string) (string, error) {
-	if p.peek() != '"' {
-		return "", p.unexpected(what + " (a string)")
+	if len(d.K) == 0 || len(d.K) > maxKeyAttrs {
+		return position{}, fmt.Errorf("%d key attributes, want 1 to %d", len(d.K), maxKeyAttrs)
 	}
-	p.i++
-	start := p.i
-	var buf []byte // nil until the first escape
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			var s string
-			if buf == nil {
-				s = string(p.b[start:p.i])
-			} else {
-				s = string(buf)
-			}
-			p.i++
-			if !utf8.ValidString(s) {
-				return "", fmt.Errorf("%s is not valid UTF-8", what)
-			}
-			return s, nil
-		case c < 0x20:
-			return "", fmt.Errorf("bad JSON inside (control character %#x in %s)", c, what)
-		case c == '\\':
-			if buf == nil {
-				buf = append(make([]byte, 0, 2*(p.i-start)+8), p.b[start:p.i]...)
-			}
-			p.i++
-			if p.i >= len(p.b) {
-				return "", p.unexpected("an escape in " + what)
-			}
-			e := p.b[p.i]
-			p.i++
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, ok := p.hex4()
-				if !ok {
-					return "", fmt.Errorf("bad JSON inside (bad \\u escape in %s)", what)
-				}
-				if utf16.IsSurrogate(r) {
-					var r2 rune
-					if r < 0xdc00 && p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
-						p.i += 2
-						r2, ok = p.hex4()
-					}
-					if r = utf16.DecodeRune(r, r2); !ok || r == utf8.RuneError {
-						return "", fmt.Errorf("%s holds a lone UTF-16 surrogate, which is not valid UTF-8", what)
-					}
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				return "", fmt.Errorf("bad JSON inside (unknown escape \\%c in %s)", e, what)
-			}
-		default:
-			if buf != nil {
-				buf = append(buf, c)
-			}
-			p.i++
-		}
-	}
-	return "", p.unexpected("the end of " + what)
-}
-
-func (p *cursorParser) hex4() (rune, bool) {
-	if p.i+4 > len(p.b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range p.b[p.i : p.i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	p.i += 4
-	return r, true
-}
-
-// integer reads a small JSON integer (at most 9 digits).
-func (p *cursorParser) integer(what string) (int, error) {
-	p.ws()
-	start := p.i
-	if p.i < len(p.b) && p.b[p.i] == '-' {
-		p.i++
-	}
-	ds := p.i
-	for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
-		p.i++
-	}
-	digits := p.b[ds:p.i]
-	switch {
-	case len(digits) == 0:
-		p.i = start
-		return 0, p.unexpected(what + " (an integer)")
-	case len(digits) > 1 && digits[0] == '0':
-		return 0, fmt.Errorf("bad JSON inside (%s has a leading zero)", what)
-	case p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E'):
-		return 0, fmt.Errorf("%s is not an integer", what)
-	case len(digits) > 9:
-		return 0, fmt.Errorf("%s %.20s… is out of range", what, p.b[start:p.i])
-	}
-	n, _ := strconv.Atoi(string(p.b[start:p.i]))
-	return n, nil
-}
-
-// segment reads "g": [segment, total].
-func (p *cursorParser) segment(pos *position) error {
-	if err := p.expect('[', "the segment field (an array)"); err != nil {
-		return err
-	}
-	var g []int
-	for p.peek() != ']' || len(g) == 0 {
-		if len(g) > 0 {
-			if err := p.expect(',', "',' or ']' in the segment field"); err != nil {
-				return err
-			}
-		}
-		n, err := p.integer("a segment number")
-		if err != nil {
-			return err
-		}
-		if g = append(g, n); len(g) > 2 {
-			return errors.New("segment field has more than 2 numbers")
-		}
-	}
-	p.i++ // ']'
-	if len(g) != 2 {
-		return fmt.Errorf("segment field has %d numbers, not 2", len(g))
-	}
-	pos.segment, pos.total = g[0], g[1]
-	return checkSegment(pos.segment, pos.total)
-}
-
-// key reads "k": the key attributes in DynamoDB's JSON notation.
-func (p *cursorParser) key() (map[string]types.AttributeValue, error) {
-	key := make(map[string]types.AttributeValue, 2)
-	err := p.object("the key", func(name string) error {
-		if len(key) == maxKeyAttrs {
-			return fmt.Errorf("%d key attributes, want 1 to %d", len(key)+1, maxKeyAttrs)
-		}
+	pos.key = make(map[string]types.AttributeValue, len(d.K))
+	for _, name := range slices.Sorted(maps.Keys(d.K)) {
 		if name == "" || len(name) > maxKeyNameLen {
-			return fmt.Errorf("key attribute name of %d bytes, want 1 to %d", len(name), maxKeyNameLen)
+			return position{}, fmt.Errorf("key attribute name of %d bytes, want 1 to %d", len(name), maxKeyNameLen)
 		}
-		av, err := p.keyValue(fmt.Sprintf("key attribute %.40q", name))
+		v, err := d.K[name].attributeValue()
 		if err != nil {
-			return err
+			return position{}, fmt.Errorf("key attribute %.40q: %v", name, err)
 		}
-		key[name] = av
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		pos.key[name] = v
 	}
-	if len(key) == 0 {
-		return nil, fmt.Errorf("0 key attributes, want 1 to %d", maxKeyAttrs)
-	}
-	return key, nil
+	return pos, nil
 }
 
-// keyValue reads {"S": "..."}, {"N": "..."} or {"B": "<base64>"}.
-func (p *cursorParser) keyValue(what string) (types.AttributeValue, error) {
-	var av types.AttributeValue
+// attributeValue returns the key value {"S": "..."}, {"N": "..."} or
+// {"B": "<base64>"}.
+func (v cursorKeyValue) attributeValue() (types.AttributeValue, error) {
 	tags := 0
-	err := p.object(what, func(tag string) error {
-		if tag != "S" && tag != "N" && tag != "B" {
-			return fmt.Errorf("%s: type tag %.10q, want exactly one of S, N, B (keys are strings, numbers or binary)", what, tag)
+	for _, set := range [...]bool{v.S != nil, v.N != nil, v.B != nil} {
+		if set {
+			tags++
 		}
-		v, err := p.str(what + "'s " + tag + " value")
-		if err != nil {
-			return err
-		}
-		if tags++; tags > 1 {
-			return fmt.Errorf("%s: %d type tags, want exactly one of S, N, B", what, tags)
-		}
-		switch tag {
-		case "S":
-			if v == "" {
-				return fmt.Errorf("%s: empty string, which no key can be", what)
-			}
-			av = &types.AttributeValueMemberS{Value: v}
-		case "N":
-			if err := checkNumber(v); err != nil {
-				return fmt.Errorf("%s: %v", what, err)
-			}
-			av = &types.AttributeValueMemberN{Value: v}
-		case "B":
-			b, err := base64.StdEncoding.Strict().DecodeString(v)
-			switch {
-			case err != nil:
-				return fmt.Errorf("%s: binary value is not base64 (%v)", what, err)
-			case len(b) == 0:
-				return fmt.Errorf("%s: empty binary value, which no key can be", what)
-			}
-			av = &types.AttributeValueMemberB{Value: b}
-		}
-		return nil
-	})
-	if err == nil && tags == 0 {
-		err = fmt.Errorf("%s: 0 type tags, want exactly one of S, N, B", what)
 	}
-	return av, err
+	if tags != 1 {
+		return nil, fmt.Errorf("%d type tags, want exactly one of S, N, B", tags)
+	}
+	switch {
+	case v.S != nil && *v.S == "":
+		return nil, errors.New("empty string, which no key can be")
+	case v.S != nil:
+		return &types.AttributeValueMemberS{Value: *v.S}, nil
+	case v.N != nil:
+		if err := checkNumber(*v.N); err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberN{Value: *v.N}, nil
+	}
+	return &types.AttributeValueMemberB{Value: v.B}, nil // not empty: json.Marshal omits an empty B
 }
 
 // checkNumber accepts the numbers DynamoDB stores (the rule is

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // A forged cursor whose key values exceed DynamoDB's key size limits
@@ -30,6 +31,40 @@ func TestCursorOversizedKeyRefused(t *testing.T) {
 			}
 			if n := cl.count(""); n != 0 {
 				t.Errorf("sent %d requests (err = %v); want ErrInvalidInput before sending", n, err)
+			}
+		})
+	}
+}
+
+// BenchmarkParseCursor measures reading back a cursor as QueryPage and
+// ScanPage write it: a table's key, and an index position of four key
+// attributes (string, number, binary) in a scan segment.
+func BenchmarkParseCursor(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		p    position
+	}{
+		{"table", position{key: map[string]types.AttributeValue{
+			"p": &types.AttributeValueMemberS{Value: "customer#00042"},
+			"n": &types.AttributeValueMemberN{Value: "1700000000123"},
+		}}},
+		{"index", position{index: "byOwner", segment: 3, total: 8, key: map[string]types.AttributeValue{
+			"p":     &types.AttributeValueMemberS{Value: "customer#00042"},
+			"n":     &types.AttributeValueMemberN{Value: "1700000000123"},
+			"owner": &types.AttributeValueMemberS{Value: "ann <ann@example.com>"},
+			"at":    &types.AttributeValueMemberB{Value: []byte("\x00\x01\x02\x03\x04\x05\x06\x07")},
+		}}},
+	} {
+		c, err := encodeCursor(bc.p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decodeCursor(c); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

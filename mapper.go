@@ -110,6 +110,17 @@ func NewMapper(c Client, opts ...Option) *Mapper {
 	if o.clock == nil {
 		o.clock = clock.Real()
 	}
+	return newMapper(c, o)
+}
+
+// WithClient returns a Mapper with m's options that sends its requests
+// through c: for a package that wraps the caller's client (to meter or
+// pace its requests, say) and must write items as the caller's mapper
+// does. It sends no request; m is unchanged.
+func (m *Mapper) WithClient(c Client) *Mapper { return newMapper(c, m.opts) }
+
+// newMapper is NewMapper once the options are applied.
+func newMapper(c Client, o mapperOptions) *Mapper {
 	m := &Mapper{raw: c, opts: o, compiledEnc: len(o.encoderOpts) == 0, compiledDec: len(o.decoderOpts) == 0}
 	m.tel = &telemetry.T{Config: o.tel}
 	if c != nil {

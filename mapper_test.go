@@ -55,6 +55,25 @@ func TestNewMapperDefaults(t *testing.T) {
 	}
 }
 
+// Mapper.WithClient keeps every option of the mapper it is called on and
+// sends through the client given; the original mapper is unchanged.
+func TestMapperWithClientKeepsOptions(t *testing.T) {
+	db, other := silentDB(), silentDB()
+	fake := clock.NewFake(time.Unix(1e9, 0))
+	m := NewMapper(db, WithWriteTokenAttribute("tok"), WithClock(fake), WithDecoderOptions(func(*attributevalue.DecoderOptions) {}))
+	w := m.WithClient(other)
+	if w.Client() != Client(other) || m.Client() != Client(db) {
+		t.Errorf("WithClient: clients %v and %v, want the one given and the original's unchanged", w.Client(), m.Client())
+	}
+	if w.WriteTokenAttribute() != "tok" || w.opts.clock != clock.Clock(fake) || !w.compiledEnc || w.compiledDec {
+		t.Errorf("WithClient: token %q, clock %T, compiled %v/%v; want m's options (tok, the fake, encoder only)",
+			w.WriteTokenAttribute(), w.opts.clock, w.compiledEnc, w.compiledDec)
+	}
+	if _, err := NewTable[Book](w, "Books"); err != nil {
+		t.Errorf("NewTable over WithClient's mapper: %v", err)
+	}
+}
+
 // TestMapperCodecOptions: the attributevalue encoder and decoder keep the
 // dynamo tag whatever the caller's options set, skip nil option functions,
 // and decode numbers into interface values as attributevalue.Number (its

@@ -86,16 +86,6 @@ type TxTable[T any] struct {
 	tx *Tx
 }
 
-// Txn is the old name of Tx.
-//
-// Deprecated: use Tx.
-type Txn = Tx
-
-// TxnTable is the old name of TxTable.
-//
-// Deprecated: use TxTable.
-type TxnTable[T any] = TxTable[T]
-
 // entry returns x's struct and the run's entry for the item with x's
 // primary key (made on its first use in the run), for the call op; an error
 // fails the run.

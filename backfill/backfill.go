@@ -24,12 +24,13 @@ import (
 	"github.com/ddbkit/dynamo/lease"
 )
 
-// ErrNotDone is the error of a Clean's Run while the migration it cleans is
-// not done: see Clean.
+// ErrNotDone is the error of a clean migration's Run while the migration it
+// cleans is not done: see NewCleanMigration.
 var ErrNotDone = errors.New("backfill: the migration is not done")
 
 // Migration applies a function to every item of a table. Make one with
-// New and call Run in every process that shares it.
+// NewMigration (or NewQueryMigration) and call Run in every process that
+// shares it.
 type Migration[T any] struct {
 	id     string
 	fn     func(T) (T, error)
@@ -145,40 +146,93 @@ type Progress[T any] struct {
 	Remaining time.Duration
 }
 
-// New returns the migration id of the table (T's items, read and written
-// through c) applying fn to every item. fn is called as Table.Update calls
-// its function: on the stored item, again after a version conflict, and
-// returning dynamo.ErrNoChange when the item needs nothing. The id names the
-// migration: its lease group and its checkpoints; a process that runs the
-// same id again resumes it, and a new id changes every item again. Fleet is
-// required unless DryRun is given.
-func New[T any](c dynamo.Client, table, id string, fn func(T) (T, error), opts ...Option) (*Migration[T], error) {
-	return newMigration("New", c, table, id, nil, fn, opts)
-}
-
-// NewQuery returns the migration id of the items a Query of the table
-// selects (T's items, read and written through c), applying fn to each:
-// key names one partition and, optionally, a condition on its sort key, as
-// for dynamo.Table.Query; with Index, it is a query of that secondary
-// index. It works as New's migrations do — live writes win, each item
-// changed once, resumable, shared, within Capacity — with one segment: the
-// query is read in order, page by page, by one goroutine of one process of
-// the fleet at a time, and its checkpoint is the query's cursor. Segments
-// other than 1 are refused. Options and errors are New's.
-//
-// IAM: dynamodb:Query (on the index too, with Index), GetItem and
-// UpdateItem on the table; on the lease and checkpoint tables what New
-// needs.
-func NewQuery[T any](c dynamo.Client, table, id string, key expression.KeyConditionBuilder, fn func(T) (T, error), opts ...Option) (*Migration[T], error) {
-	if _, err := expression.NewBuilder().WithKeyCondition(key).Build(); err != nil {
-		return nil, fmt.Errorf("backfill: NewQuery: key condition: %w: give expression.Key(hashAttr).Equal(value), optionally ANDed with a sort key condition", err)
+// NewMigration returns the migration id of the table (T's items, read
+// and written through m, as m writes them: its encoders, write token
+// attribute, retry policy and telemetry) applying fn to every item. fn is
+// called as Table.Update calls its function: on the stored item, again
+// after a version conflict, and returning dynamo.ErrNoChange when the item
+// needs nothing. The id names the migration: its lease group and its
+// checkpoints; a process that runs the same id again resumes it, and a new
+// id changes every item again. WithFleet is required unless WithDryRun is
+// given. It sends no request.
+func NewMigration[T any](m *dynamo.Mapper, table, id string, fn func(T) (T, error), opts ...Option) (*Migration[T], error) {
+	if m == nil {
+		return nil, errNilMapper("NewMigration")
 	}
-	return newMigration("NewQuery", c, table, id, &key, fn, opts)
+	return newMigration("NewMigration", m, m.Client(), table, id, nil, fn, opts)
 }
 
-// newMigration is New (query nil) and NewQuery; op names the caller in
-// errors.
-func newMigration[T any](op string, c dynamo.Client, table, id string, query *expression.KeyConditionBuilder, fn func(T) (T, error), opts []Option) (*Migration[T], error) {
+// NewQueryMigration returns the migration id of the items a Query of the
+// table selects (T's items, read and written through m), applying fn to
+// each: key names one partition and, optionally, a condition on its sort
+// key, as for dynamo.Table.Query; with WithIndex, it is a query of that
+// secondary index. It works as NewMigration's migrations do — live writes
+// win, each item changed once, resumable, shared, within WithCapacity —
+// with one segment: the query is read in order, page by page, by one
+// goroutine of one process of the fleet at a time, and its checkpoint is
+// the query's cursor. WithSegments other than 1 is refused. Options and
+// errors are NewMigration's.
+//
+// IAM: dynamodb:Query (on the index too, with WithIndex), GetItem and
+// UpdateItem on the table; on the lease and checkpoint tables what
+// NewMigration needs.
+func NewQueryMigration[T any](m *dynamo.Mapper, table, id string, key expression.KeyConditionBuilder, fn func(T) (T, error), opts ...Option) (*Migration[T], error) {
+	if m == nil {
+		return nil, errNilMapper("NewQueryMigration")
+	}
+	return newQueryMigration("NewQueryMigration", m, m.Client(), table, id, key, fn, opts)
+}
+
+// NewCleanMigration returns the migration that removes the mark an
+// earlier release of this package wrote for the migration id (this release
+// writes none) from every item holding it (and from no other), once the
+// migration is done and nothing needs to resume it. It is a migration of
+// its own, named "clean:" + id (its lease group and checkpoints), which
+// writes each marked item back unchanged but for the mark, through
+// Table.Update as NewMigration does (the version moves on). Options are
+// NewMigration's; WithFleet is required unless WithDryRun, and WithMark
+// must be the migration's.
+//
+// Its Run refuses to start, with an error wrapping ErrNotDone, unless the
+// checkpoint of every segment of the migration says done: a migration not
+// done (a Run of it live in some process, or stopped to be resumed) reads
+// again the items it changed since a segment's last checkpoint, and would
+// change again those whose marks it had removed.
+func NewCleanMigration[T any](m *dynamo.Mapper, table, id string, opts ...Option) (*Migration[T], error) {
+	if m == nil {
+		return nil, errNilMapper("NewCleanMigration")
+	}
+	return newMigration("NewCleanMigration", m, m.Client(), table, "clean:"+id, nil, unchanged[T], cleaning(id, opts))
+}
+
+// errNilMapper is the error of a constructor given no mapper.
+func errNilMapper(op string) error {
+	return fmt.Errorf("backfill: %s: nil mapper: pass the dynamo.Mapper of the table's items (dynamo.NewMapper(client))", op)
+}
+
+// unchanged is a Clean migration's function: the mark goes (meter), the
+// item stays.
+func unchanged[T any](item T) (T, error) { return item, nil }
+
+// cleaning returns a Clean migration's options: opts, and the id whose
+// mark it removes.
+func cleaning(id string, opts []Option) []Option {
+	return append(opts[:len(opts):len(opts)], func(o *options) { o.clean = id })
+}
+
+// newQueryMigration checks a query migration's key condition and makes it.
+func newQueryMigration[T any](op string, mapper *dynamo.Mapper, c dynamo.Client, table, id string, key expression.KeyConditionBuilder, fn func(T) (T, error), opts []Option) (*Migration[T], error) {
+	if _, err := expression.NewBuilder().WithKeyCondition(key).Build(); err != nil {
+		return nil, fmt.Errorf("backfill: %s: key condition: %w: give expression.Key(hashAttr).Equal(value), optionally ANDed with a sort key condition", op, err)
+	}
+	return newMigration(op, mapper, c, table, id, &key, fn, opts)
+}
+
+// newMigration makes every migration (query nil: a scan); op names the
+// caller in errors. Its writes go through mapper's options over a meter
+// of c (mapper.Client()), or, from the deprecated constructors (mapper
+// nil), through dynamo.NewMapper's with MapperOptions.
+func newMigration[T any](op string, mapper *dynamo.Mapper, c dynamo.Client, table, id string, query *expression.KeyConditionBuilder, fn func(T) (T, error), opts []Option) (*Migration[T], error) {
 	o := options{segments: DefaultSegments, pageSize: DefaultPageSize, mark: DefaultMark, poll: DefaultPollInterval,
 		maxFailures: DefaultMaxFailures, cpEvery: DefaultCheckpointInterval}
 	for _, opt := range opts {
@@ -191,11 +245,15 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	}
 	if query != nil {
 		if o.segmentsSet && o.segments != 1 {
-			return nil, fmt.Errorf("backfill: %s: %d segments: a query migration has one segment: leave Segments out", op, o.segments)
+			return nil, fmt.Errorf("backfill: %s: %d segments: a query migration has one segment: leave WithSegments out", op, o.segments)
 		}
 		o.segments = 1
 	}
 	switch {
+	case mapper != nil && o.mapperSet:
+		return nil, fmt.Errorf("backfill: %s: MapperOptions with a mapper: build the mapper with those options (dynamo.NewMapper(client, opts...)) and leave MapperOptions out", op)
+	case c == nil && mapper != nil:
+		return nil, fmt.Errorf("backfill: %s: the mapper has no client: make it with dynamo.NewMapper(client)", op)
 	case c == nil:
 		return nil, fmt.Errorf("backfill: %s: nil client: pass the DynamoDB client of the table", op)
 	case fn == nil:
@@ -209,25 +267,31 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 	case !(o.readRate >= 0) || !(o.writeRate >= 0): // NaN too
 		return nil, fmt.Errorf("backfill: %s: capacity %g read, %g write: give units per second, 0 for no limit", op, o.readRate, o.writeRate)
 	case o.mark == "":
-		return nil, fmt.Errorf("backfill: %s: empty Mark attribute: name the attribute that records the migration", op)
+		return nil, fmt.Errorf("backfill: %s: empty WithMark attribute: name the attribute that records the migration", op)
 	case o.poll <= 0:
 		return nil, fmt.Errorf("backfill: %s: poll interval %v: give a positive duration", op, o.poll)
 	case o.cpEvery < 0:
 		return nil, fmt.Errorf("backfill: %s: checkpoint interval %v: give a duration of zero (every page) or more", op, o.cpEvery)
 	case o.index != "" && query == nil:
-		return nil, fmt.Errorf("backfill: %s: Index(%q) is for query migrations: use NewQuery, or leave Index out to scan the table", op, o.index)
+		return nil, fmt.Errorf("backfill: %s: WithIndex(%q) is for query migrations: use NewQueryMigration, or leave WithIndex out to scan the table", op, o.index)
 	case !o.dryRun && (o.leases == nil || o.checkpoints == ""):
-		return nil, fmt.Errorf("backfill: %s: no Fleet: pass Fleet(leaseClient, checkpointTable) so the migration can checkpoint and be shared (or DryRun)", op)
+		return nil, fmt.Errorf("backfill: %s: no WithFleet: pass WithFleet(leaseClient, checkpointTable) so the migration can checkpoint and be shared (or WithDryRun)", op)
 	}
 	if modelsAttr(reflect.TypeFor[T](), o.mark) {
-		return nil, fmt.Errorf("backfill: %s: Mark attribute %q is a field of %v: T must not model the mark; give Mark another attribute name", op, o.mark, reflect.TypeFor[T]())
+		return nil, fmt.Errorf("backfill: %s: WithMark attribute %q is a field of %v: T must not model the mark; give WithMark another attribute name", op, o.mark, reflect.TypeFor[T]())
 	}
 	m := &Migration[T]{id: id, fn: fn, o: o, query: query, reread: o.index != "",
 		segs: make([]segState, o.segments), wake: make(chan struct{}, 1), writers: newWriters()}
 	m.meter = &meter{Client: c, id: id, markAV: &types.AttributeValueMemberS{Value: id}, clk: o.clock, maxBackoff: 5 * time.Second,
 		reads: newBudget(o.clock, o.readRate), writes: newBudget(o.clock, o.writeRate)}
+	var writes *dynamo.Mapper
+	if mapper != nil {
+		writes = mapper.WithClient(m.meter)
+	} else {
+		writes = dynamo.NewMapper(m.meter, o.mapperOpts...)
+	}
 	var err error
-	if m.table, err = dynamo.NewTable[T](dynamo.NewMapper(m.meter, o.mapperOpts...), table); err != nil {
+	if m.table, err = dynamo.NewTable[T](writes, table); err != nil {
 		return nil, fmt.Errorf("backfill: %s: %w", op, err)
 	}
 	m.version = versionField(reflect.TypeFor[T]())
@@ -261,25 +325,6 @@ func newMigration[T any](op string, c dynamo.Client, table, id string, query *ex
 		return nil, fmt.Errorf("backfill: %s: %w", op, err)
 	}
 	return m, nil
-}
-
-// Clean returns the migration that removes the mark an earlier release of
-// this package wrote for the migration id (this release writes none) from
-// every item holding it (and from no other), once the migration is done and
-// nothing needs to resume it. It is a migration of its own, named
-// "clean:" + id (its lease group and checkpoints), which writes each marked
-// item back unchanged but for the mark, through Table.Update as New does
-// (the version moves on). Options are New's; Fleet is required unless
-// DryRun, and Mark must be the migration's.
-//
-// Its Run refuses to start, with an error wrapping ErrNotDone, unless the
-// checkpoint of every segment of the migration says done: a migration not
-// done (a Run of it live in some process, or stopped to be resumed) reads
-// again the items it changed since a segment's last checkpoint, and would
-// change again those whose marks Clean had removed.
-func Clean[T any](c dynamo.Client, table, id string, opts ...Option) (*Migration[T], error) {
-	opts = append(opts[:len(opts):len(opts)], func(o *options) { o.clean = id })
-	return New(c, table, "clean:"+id, func(item T) (T, error) { return item, nil }, opts...)
 }
 
 // segmentKey is the lease group's key of segment i.
@@ -368,7 +413,7 @@ func (m *Migration[T]) cleanable(ctx context.Context) error {
 // of the work (no table, access denied, a request that failed after the
 // SDK's retries) stop Run too; errors of the lease group are lease.Group.Run's.
 //
-// IAM: dynamodb:Scan (NewQuery: Query), GetItem, UpdateItem and
+// IAM: dynamodb:Scan (NewQueryMigration: Query), GetItem, UpdateItem and
 // DescribeTable on the table; on the lease table what lease.Group.Run
 // needs; on the checkpoint table BatchGetItem, GetItem, UpdateItem and
 // ConditionCheckItem (through lease.Save's transaction).

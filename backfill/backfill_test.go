@@ -108,8 +108,8 @@ func (e *env) leaseClient(owner string) *lease.Client {
 
 func (e *env) migration(id, owner string, fn func(account) (account, error), opts ...Option) *Migration[account] {
 	e.t.Helper()
-	opts = append([]Option{Fleet(e.leaseClient(owner), e.leases), Segments(8), PageSize(50), PollInterval(50 * time.Millisecond)}, opts...)
-	m, err := New(e.c, e.table, id, fn, opts...)
+	opts = append([]Option{WithFleet(e.leaseClient(owner), e.leases), WithSegments(8), WithPageSize(50), WithPollInterval(50 * time.Millisecond)}, opts...)
+	m, err := NewMigration(dynamo.NewMapper(e.c), e.table, id, fn, opts...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -452,10 +452,10 @@ func TestUnversionedMigrationUnderLiveWrites(t *testing.T) {
 		})
 		return err
 	})
-	m, err := New(e.c, e.table, "plain", func(a plainAccount) (plainAccount, error) {
+	m, err := NewMigration(dynamo.NewMapper(e.c), e.table, "plain", func(a plainAccount) (plainAccount, error) {
 		a.Migrated++
 		return a, nil
-	}, Fleet(e.leaseClient("w1"), e.leases), Segments(4), PageSize(50), PollInterval(50*time.Millisecond))
+	}, WithFleet(e.leaseClient("w1"), e.leases), WithSegments(4), WithPageSize(50), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func (h *holdWrite) PutItem(ctx context.Context, in *dynamodb.PutItemInput, optF
 func TestLostSegmentFinishesTheItemInHand(t *testing.T) {
 	e := newEnv(t, 3)
 	h := &holdWrite{Client: e.c, held: make(chan struct{}), release: make(chan struct{})}
-	m, err := New(h, e.table, "inhand", addMigrated, Fleet(e.leaseClient("w"), e.leases), Segments(1), PageSize(10))
+	m, err := NewMigration(dynamo.NewMapper(h), e.table, "inhand", addMigrated, WithFleet(e.leaseClient("w"), e.leases), WithSegments(1), WithPageSize(10))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +546,7 @@ func TestFunctionChangingTheKeyWritesNoOtherItem(t *testing.T) {
 		a.ID = key(1)
 		a.Migrated = 100
 		return a, nil
-	}, Segments(1))
+	}, WithSegments(1))
 	err := m.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "key") {
 		t.Errorf("Run = %v, want the item's failure for a changed key", err)
@@ -567,9 +567,9 @@ func TestFunctionChangingTheKeyWritesNoOtherItem(t *testing.T) {
 func TestMarkModeledByTheTypeRefused(t *testing.T) {
 	e := newEnv(t, 0)
 	for _, attr := range []string{"id", "version", "hits"} {
-		_, err := New(e.c, e.table, "mark-"+attr, addMigrated, Fleet(e.leaseClient("p"), e.leases), Mark(attr))
+		_, err := NewMigration(dynamo.NewMapper(e.c), e.table, "mark-"+attr, addMigrated, WithFleet(e.leaseClient("p"), e.leases), WithMark(attr))
 		if err == nil {
-			t.Errorf("New with Mark(%q), an attribute of account: no error", attr)
+			t.Errorf("NewMigration with WithMark(%q), an attribute of account: no error", attr)
 		}
 	}
 }
@@ -591,7 +591,7 @@ func TestVersionTheFunctionReturnsIgnored(t *testing.T) {
 				set(&a)
 				a.Migrated++
 				return a, nil
-			}, Segments(1))
+			}, WithSegments(1))
 			if err := m.Run(context.Background()); err != nil {
 				t.Fatalf("Run = %v", err)
 			}
@@ -614,8 +614,8 @@ func TestVersionTheFunctionReturnsIgnored(t *testing.T) {
 func TestCapacityNaNRefused(t *testing.T) {
 	e := newEnv(t, 0)
 	for _, c := range [][2]float64{{math.NaN(), 0}, {0, math.NaN()}} {
-		if _, err := New(e.c, e.table, "nan", addMigrated, Fleet(e.leaseClient("p"), e.leases), Capacity(c[0], c[1])); err == nil {
-			t.Errorf("New with Capacity(%g, %g): no error", c[0], c[1])
+		if _, err := NewMigration(dynamo.NewMapper(e.c), e.table, "nan", addMigrated, WithFleet(e.leaseClient("p"), e.leases), WithCapacity(c[0], c[1])); err == nil {
+			t.Errorf("NewMigration with WithCapacity(%g, %g): no error", c[0], c[1])
 		}
 	}
 }
@@ -633,7 +633,7 @@ func TestSecondConcurrentRunRefusedLeavingTheFirstAlone(t *testing.T) {
 	m := e.migration("twice", "p", func(a account) (account, error) {
 		once.Do(func() { close(entered); <-release })
 		return addMigrated(a)
-	}, Segments(1), WithClock(clk))
+	}, WithSegments(1), WithClock(clk))
 	first := make(chan error, 1)
 	go func() { first <- m.Run(context.Background()) }()
 	<-entered
@@ -665,11 +665,11 @@ func TestUndecodableItemIsAFailureNamingIt(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	m := e.migration("undecodable", "p", addMigrated, Segments(1))
+	m := e.migration("undecodable", "p", addMigrated, WithSegments(1))
 	if err := m.Run(ctx); err == nil || !strings.Contains(err.Error(), `"bad"`) || ctx.Err() != nil {
 		t.Errorf("Run = %v, want an error naming the key \"bad\" before the ctx ends", err)
 	}
-	m = e.migration("undecodable", "p", addMigrated, Segments(1), SkipFailures())
+	m = e.migration("undecodable", "p", addMigrated, WithSegments(1), WithSkipFailures())
 	if err := m.Run(ctx); err != nil {
 		t.Fatalf("Run with SkipFailures = %v, want nil (the item recorded as failed)", err)
 	}
@@ -690,13 +690,13 @@ func TestUndecodableItemIsAFailureNamingIt(t *testing.T) {
 // place: the key scanned is compared, not the (shared) item's.
 func TestFunctionChangingTheKeyInPlaceWritesNoOtherItem(t *testing.T) {
 	e := newEnv(t, 2)
-	m, err := New(e.c, e.table, "move-key-ptr", func(a *account) (*account, error) {
+	m, err := NewMigration(dynamo.NewMapper(e.c), e.table, "move-key-ptr", func(a *account) (*account, error) {
 		if a.ID != key(0) {
 			return a, dynamo.ErrNoChange
 		}
 		a.ID, a.Migrated = key(1), 100
 		return a, nil
-	}, Fleet(e.leaseClient("p"), e.leases), Segments(1), PollInterval(50*time.Millisecond))
+	}, WithFleet(e.leaseClient("p"), e.leases), WithSegments(1), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -731,7 +731,7 @@ func TestMigrationCancelledAtRandomAndResumed(t *testing.T) {
 					cancel()
 				}
 				return addMigrated(a)
-			}, Segments(4), PageSize(20))
+			}, WithSegments(4), WithPageSize(20))
 			ms = append(ms, m)
 			go func() { errs <- m.Run(ctx) }()
 		}
@@ -880,7 +880,7 @@ func TestPausedAfterFirstPageAndCheckpointChangesNothingAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = lc.Close(context.Background()) })
-	paused, err := New(p, e.table, "peer", addMigrated, Fleet(lc, e.leases), Segments(1), PageSize(100))
+	paused, err := NewMigration(dynamo.NewMapper(p), e.table, "peer", addMigrated, WithFleet(lc, e.leases), WithSegments(1), WithPageSize(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -893,7 +893,7 @@ func TestPausedAfterFirstPageAndCheckpointChangesNothingAgain(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("Run returned %v before reading its first page and checkpoint", err)
 	}
-	peer := e.migration("peer", "peer", addMigrated, Segments(1), PageSize(100))
+	peer := e.migration("peer", "peer", addMigrated, WithSegments(1), WithPageSize(100))
 	if err := peer.Run(ctx); err != nil {
 		t.Fatalf("the peer's Run: %v", err)
 	}

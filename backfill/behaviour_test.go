@@ -23,12 +23,12 @@ import (
 func TestDryRunCountsAndWritesNothing(t *testing.T) {
 	leaktest.Check(t, backfillPkg)
 	e := newEnv(t, 300)
-	m, err := New(e.c, e.table, "dry", func(a account) (account, error) {
+	m, err := NewMigration(dynamo.NewMapper(e.c), e.table, "dry", func(a account) (account, error) {
 		if a.ID < key(100) {
 			return a, dynamo.ErrNoChange
 		}
 		return addMigrated(a)
-	}, DryRun(), Segments(4))
+	}, WithDryRun(), WithSegments(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestSkipFailuresRecordsAndGoesOn(t *testing.T) {
 			return a, boom
 		}
 		return addMigrated(a)
-	}, SkipFailures())
+	}, WithSkipFailures())
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestLostAnswersChangeOnce(t *testing.T) {
 	drop := dynamotest.NewDropper("TransactWriteItems")
 	dc := drop.Client(t)
 	var armed sync.Once
-	m, err := New(dc, e.table, "lost", func(a account) (account, error) {
+	m, err := NewMigration(dynamo.NewMapper(dc), e.table, "lost", func(a account) (account, error) {
 		if a.ID == key(5) {
 			armed.Do(func() {
 				drop.ArmThen(func() {
@@ -201,7 +201,7 @@ func TestLostAnswersChangeOnce(t *testing.T) {
 			})
 		}
 		return addMigrated(a)
-	}, Fleet(e.leaseClient("w1"), e.leases), Segments(1), PollInterval(50*time.Millisecond))
+	}, WithFleet(e.leaseClient("w1"), e.leases), WithSegments(1), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestCleanRemovesTheMark(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := Clean[account](e.c, e.table, "first", Fleet(e.leaseClient("w1"), e.leases), Segments(4), PollInterval(50*time.Millisecond))
+	c, err := NewCleanMigration[account](dynamo.NewMapper(e.c), e.table, "first", WithFleet(e.leaseClient("w1"), e.leases), WithSegments(4), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,11 +290,11 @@ func TestCleanRefusedUntilTheMigrationIsDone(t *testing.T) {
 		}
 		return addMigrated(a)
 	}
-	if err := e.migration("mig", "w1", fn, Segments(1), PageSize(100)).Run(t.Context()); !errors.Is(err, boom) {
+	if err := e.migration("mig", "w1", fn, WithSegments(1), WithPageSize(100)).Run(t.Context()); !errors.Is(err, boom) {
 		t.Fatalf("Run = %v, want boom (the case under test: stopped with items changed since its checkpoint)", err)
 	}
 	clean := func(owner string) error {
-		c, err := Clean[account](e.c, e.table, "mig", Fleet(e.leaseClient(owner), e.leases), Segments(3), PollInterval(50*time.Millisecond))
+		c, err := NewCleanMigration[account](dynamo.NewMapper(e.c), e.table, "mig", WithFleet(e.leaseClient(owner), e.leases), WithSegments(3), WithPollInterval(50*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func TestCleanRefusedUntilTheMigrationIsDone(t *testing.T) {
 		t.Errorf("Clean while the migration is not done = %v, want ErrNotDone naming the segment", err)
 	}
 	failing.Store(false)
-	if err := e.migration("mig", "w2", fn, Segments(1), PageSize(100)).Run(t.Context()); err != nil {
+	if err := e.migration("mig", "w2", fn, WithSegments(1), WithPageSize(100)).Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if err := clean("c2"); err != nil {
@@ -328,8 +328,8 @@ func TestCleanRefusedUntilTheMigrationIsDone(t *testing.T) {
 // error saying so, instead of the segments being retried for ever.
 func TestMissingTableStopsRun(t *testing.T) {
 	e := newEnv(t, 0)
-	m, err := New(e.c, "no-such-table-backfill", "missing", addMigrated,
-		Fleet(e.leaseClient("w1"), e.leases), Segments(2), PollInterval(50*time.Millisecond))
+	m, err := NewMigration(dynamo.NewMapper(e.c), "no-such-table-backfill", "missing", addMigrated,
+		WithFleet(e.leaseClient("w1"), e.leases), WithSegments(2), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestTwoMigrationsOfOneIDOnOneLeaseClient(t *testing.T) {
 	e := newEnv(t, 400)
 	lc := e.leaseClient("shared")
 	mk := func() *Migration[account] {
-		m, err := New(e.c, e.table, "twin", addMigrated, Fleet(lc, e.leases), Segments(4), PageSize(20), PollInterval(50*time.Millisecond))
+		m, err := NewMigration(dynamo.NewMapper(e.c), e.table, "twin", addMigrated, WithFleet(lc, e.leases), WithSegments(4), WithPageSize(20), WithPollInterval(50*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -452,12 +452,12 @@ func TestCleanRacingTheMigrationsRun(t *testing.T) {
 	m := e.migration("raced", "w1", func(a account) (account, error) {
 		once.Do(func() { close(entered); <-release })
 		return addMigrated(a)
-	}, Segments(2), PageSize(20))
+	}, WithSegments(2), WithPageSize(20))
 	ran := make(chan error, 1)
 	go func() { ran <- m.Run(t.Context()) }()
 	<-entered
 	clean := func(owner string) *Migration[account] {
-		c, err := Clean[account](e.c, e.table, "raced", Fleet(e.leaseClient(owner), e.leases), Segments(2), PollInterval(50*time.Millisecond))
+		c, err := NewCleanMigration[account](dynamo.NewMapper(e.c), e.table, "raced", WithFleet(e.leaseClient(owner), e.leases), WithSegments(2), WithPollInterval(50*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -224,22 +224,22 @@ func benchMigration(b *testing.B, n int) {
 			start, busyBefore := time.Now(), inFlight.nano.Load()
 			switch way {
 			case "backfill", "backfill-budget":
-				opts := []Option{Fleet(lc, env.leases), Segments(benchSegments), PageSize(100), PollInterval(20 * time.Millisecond)}
+				opts := []Option{WithFleet(lc, env.leases), WithSegments(benchSegments), WithPageSize(100), WithPollInterval(20 * time.Millisecond)}
 				if way == "backfill-budget" {
 					// A write budget never reached: every write asks for
 					// its consumed capacity (without one, one in 16 does).
-					opts = append(opts, Capacity(0, 1e9))
+					opts = append(opts, WithCapacity(0, 1e9))
 				}
 				id := way + "-" + strconv.Itoa(i)
 				var run func(context.Context) error
 				if *benchAttrs == 0 {
-					m, err := New(env.c, env.table, id, addMigrated, opts...)
+					m, err := NewMigration(dynamo.NewMapper(env.c), env.table, id, addMigrated, opts...)
 					if err != nil {
 						b.Fatal(err)
 					}
 					run = m.Run
 				} else {
-					m, err := New(env.c, env.table, id, addMigratedWide, opts...)
+					m, err := NewMigration(dynamo.NewMapper(env.c), env.table, id, addMigratedWide, opts...)
 					if err != nil {
 						b.Fatal(err)
 					}

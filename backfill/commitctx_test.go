@@ -32,8 +32,8 @@ func (d *deadlines) TransactWriteItems(ctx context.Context, in *dynamodb.Transac
 func TestEachCommitHasItsOwnDeadline(t *testing.T) {
 	e := newEnv(t, 12)
 	rec := &deadlines{Client: e.c}
-	m, err := New(rec, e.table, "deadlines", addMigrated, Fleet(e.leaseClient("p1"), e.leases),
-		Segments(1), PageSize(1), PollInterval(20*time.Millisecond))
+	m, err := NewMigration(dynamo.NewMapper(rec), e.table, "deadlines", addMigrated, WithFleet(e.leaseClient("p1"), e.leases),
+		WithSegments(1), WithPageSize(1), WithPollInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,7 +121,7 @@ func BenchmarkItemCPU(b *testing.B) {
 					b.Fatal(err)
 				}
 				pass = func() {
-					m, err := New(c, table, "bench", addMigrated, Fleet(lc, "checkpoints"), Segments(benchSegments), PageSize(memPageSize))
+					m, err := NewMigration(dynamo.NewMapper(c), table, "bench", addMigrated, WithFleet(lc, "checkpoints"), WithSegments(benchSegments), WithPageSize(memPageSize))
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -3,26 +3,31 @@
 // budget — changing each item exactly once per migration, without losing
 // the writes the service makes meanwhile.
 //
-//	m, err := backfill.New(client, "Orders", "orders-adopt-entity", func(o legacyOrder) (legacyOrder, error) {
+//	m, err := backfill.NewMigration(mapper, "Orders", "orders-adopt-entity", func(o legacyOrder) (legacyOrder, error) {
 //		if o.Kind != "" {
 //			return o, dynamo.ErrNoChange
 //		}
 //		o.Kind = "order"
 //		return o, nil
-//	}, backfill.Fleet(leases, "Leases"), backfill.Capacity(200, 100))
+//	}, backfill.WithFleet(leases, "Leases"), backfill.WithCapacity(200, 100))
 //	...
 //	err = m.Run(ctx) // in every process that shares the work; nil when all is done
 //
+// The migration writes items as mapper (the service's *dynamo.Mapper)
+// does. Constructor options are With* names; the earlier New, NewQuery,
+// Clean (over a dynamo.Client, with MapperOptions) and bare option names
+// are kept, deprecated (docs/backfill.md, "Constructors and names").
+//
 // # Each item changed once
 //
-// A migration is cut into Segments scan segments, the keys of a lease group
-// (lease.Client.Group) named after the migration id: every process running
-// the id joins it and works on the segments it is given. A segment reads a
-// page (at most PageSize and 98 items), runs the function on each item, and
-// commits the page in one TransactWriteItems: each changed item, conditioned
-// on the item as scanned (its version and write token; for a type without a
-// version, every attribute it models), the segment's checkpoint advanced
-// past the page, and the lease's fencing guard. The change of an item lands
+// A migration is cut into WithSegments scan segments, the keys of a lease
+// group (lease.Client.Group) named after the migration id: every process
+// running the id joins it and works on the segments it is given. A segment
+// reads a page (at most WithPageSize and 98 items), runs the function on
+// each item, and commits the page in one TransactWriteItems: each changed
+// item, conditioned on the item as scanned (its version and write token;
+// for a type without a version, every attribute it models), the segment's
+// checkpoint advanced past the page, and the lease's fencing guard. The change of an item lands
 // if and only if the checkpoint moves past it, and only under the
 // segment's current lease: whatever stops a process — a crash, a stop, a
 // handover, a lost answer, a failed item — the next Run continues from the
@@ -39,14 +44,14 @@
 // not move the index's sort key), are in docs/backfill.md. The function must have no
 // side effects: it may run several times for one item.
 //
-// A migration's Table, Segments, query and Index are recorded at its first
+// A migration's Table, WithSegments, query and WithIndex are recorded at its first
 // Run; a later Run with others is refused with ErrShapeChanged, naming the
 // options to give. Other options may change between runs.
 //
 // # Failures, stops and progress
 //
 // A function (or write) that fails stops Run with the item's error. With
-// SkipFailures the item is recorded in its segment's checkpoint (at most 100
+// WithSkipFailures the item is recorded in its segment's checkpoint (at most 100
 // per segment) and the run goes on; the next Run tries the recorded items
 // again first, so "fix and rerun" retries them, even after the migration
 // finished. Progress counts what this process committed; a commit in flight
@@ -57,14 +62,14 @@
 // Per page with changes: one TransactWriteItems of its changed items, the
 // checkpoint and the guard (a transactional write costs twice the write
 // units of a plain one); per item, its share of an eventually consistent
-// scan (StronglyConsistent: twice that); per conflict, a strongly
+// scan (WithStronglyConsistent: twice that); per conflict, a strongly
 // consistent read and a commit again. Pages with nothing to change write
-// nothing but a checkpoint each CheckpointInterval. Capacity holds each
-// process to a read and write budget; PollInterval sets how often Run
+// nothing but a checkpoint each WithCheckpointInterval. WithCapacity holds
+// each process to a read and write budget; WithPollInterval sets how often Run
 // reads the checkpoints of segments other processes work on. See
 // BENCHMARKS.md for throughput.
 //
-// IAM: dynamodb:Scan (NewQuery: Query), GetItem, UpdateItem and
+// IAM: dynamodb:Scan (NewQueryMigration: Query), GetItem, UpdateItem and
 // DescribeTable on the table; on the lease table what lease.Group.Run needs
 // and ConditionCheckItem (the guard); on the checkpoint table GetItem,
 // BatchGetItem and UpdateItem. Members of a transaction are authorized by
@@ -72,5 +77,5 @@
 //
 // The rules in depth — live writers outside this library, queries over
 // indexes, what is read again after a crash, the checkpoint table's records,
-// Clean — are in docs/backfill.md.
+// NewCleanMigration — are in docs/backfill.md.
 package backfill

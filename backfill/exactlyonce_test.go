@@ -69,8 +69,8 @@ func (e *env) multiRun(id, owner string, fn func(multi) (multi, error), stopAfte
 		}
 		return fn(m)
 	}
-	opts = append([]Option{Fleet(e.leaseClient(owner), e.leases), Segments(2), PageSize(4), PollInterval(20 * time.Millisecond)}, opts...)
-	m, err := New(e.c, e.table, id, wrapped, opts...)
+	opts = append([]Option{WithFleet(e.leaseClient(owner), e.leases), WithSegments(2), WithPageSize(4), WithPollInterval(20 * time.Millisecond)}, opts...)
+	m, err := NewMigration(dynamo.NewMapper(e.c), e.table, id, wrapped, opts...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -121,11 +121,11 @@ func (e *env) checkMulti(hits []int64, ids ...string) {
 // resumed, the first changes none of its items again.
 func TestSecondMigrationKeepsFirstsItems(t *testing.T) {
 	e := newEnv(t, 60)
-	if _, err := e.multiRun("first", "p1", bump("first"), 30, true, Segments(1), PageSize(60)); err == nil {
+	if _, err := e.multiRun("first", "p1", bump("first"), 30, true, WithSegments(1), WithPageSize(60)); err == nil {
 		t.Fatal("the first migration's first run: no error from its failing function")
 	}
-	e.multiRun("second", "p2", bump("second"), 0, false, Segments(1), PageSize(60))
-	e.multiRun("first", "p3", bump("first"), 0, false, Segments(1), PageSize(60))
+	e.multiRun("second", "p2", bump("second"), 0, false, WithSegments(1), WithPageSize(60))
+	e.multiRun("first", "p3", bump("first"), 0, false, WithSegments(1), WithPageSize(60))
 	e.checkMulti(nil, "first", "second")
 }
 
@@ -183,37 +183,36 @@ func TestResumeWithChangedOptions(t *testing.T) {
 	}
 	for _, segs := range []int{1, 3, 8} {
 		before := count()
-		_, err := e.multiRun("first", fmt.Sprintf("segs-%d", segs), bump("first"), 1<<40, false, Segments(segs))
+		_, err := e.multiRun("first", fmt.Sprintf("segs-%d", segs), bump("first"), 1<<40, false, WithSegments(segs))
 		if !errors.Is(err, ErrShapeChanged) || !strings.Contains(err.Error(), "Segments(2)") {
-			t.Fatalf("resumed with Segments(%d): %v; want ErrShapeChanged naming Segments(2)", segs, err)
+			t.Fatalf("resumed with WithSegments(%d): %v; want ErrShapeChanged naming WithSegments(2)", segs, err)
 		}
 		if after := count(); after != before {
-			t.Fatalf("resumed with Segments(%d): %d changes made, want none", segs, after-before)
+			t.Fatalf("resumed with WithSegments(%d): %d changes made, want none", segs, after-before)
 		}
 	}
 	other := newEnv(t, 1)
 	lc := e.leaseClient("other-table")
-	if m, err := New(e.c, other.table, "first", bump("first"), Fleet(lc, e.leases), Segments(2)); err != nil {
+	if m, err := NewMigration(dynamo.NewMapper(e.c), other.table, "first", bump("first"), WithFleet(lc, e.leases), WithSegments(2)); err != nil {
 		t.Fatal(err)
 	} else if err := m.Run(t.Context()); !errors.Is(err, ErrShapeChanged) {
 		t.Fatalf("the same id on another table: %v; want ErrShapeChanged", err)
 	}
-	if m, err := NewQuery(e.c, e.table, "first", keyEq("acct-00001"), bump("first"), Fleet(lc, e.leases)); err != nil {
+	if m, err := NewQueryMigration(dynamo.NewMapper(e.c), e.table, "first", keyEq("acct-00001"), bump("first"), WithFleet(lc, e.leases)); err != nil {
 		t.Fatal(err)
 	} else if err := m.Run(t.Context()); !errors.Is(err, ErrShapeChanged) {
 		t.Fatalf("the same id as a query: %v; want ErrShapeChanged", err)
 	}
 	honoured := map[string][]Option{
-		"PageSize(3)":            {PageSize(3)},
-		"PageSize(200)":          {PageSize(200)},
-		"CheckpointInterval(0)":  {CheckpointInterval(0)},
-		"CheckpointInterval(1h)": {CheckpointInterval(time.Hour)},
-		"StronglyConsistent":     {StronglyConsistent()},
-		"SkipFailures":           {SkipFailures()},
-		"Capacity":               {Capacity(10000, 10000)},
-		"PollInterval":           {PollInterval(time.Millisecond)},
-		"Mark":                   {Mark("other")},
-		"MapperOptions":          {MapperOptions(dynamo.WithRetry(dynamo.RetryPolicy{MaxAttempts: 3}))},
+		"PageSize(3)":            {WithPageSize(3)},
+		"PageSize(200)":          {WithPageSize(200)},
+		"CheckpointInterval(0)":  {WithCheckpointInterval(0)},
+		"CheckpointInterval(1h)": {WithCheckpointInterval(time.Hour)},
+		"StronglyConsistent":     {WithStronglyConsistent()},
+		"SkipFailures":           {WithSkipFailures()},
+		"Capacity":               {WithCapacity(10000, 10000)},
+		"PollInterval":           {WithPollInterval(time.Millisecond)},
+		"Mark":                   {WithMark("other")},
 	}
 	i := 0
 	for name, opts := range honoured {
@@ -248,7 +247,7 @@ func TestSkipFailuresRetriedByARerun(t *testing.T) {
 		}
 		return bump("first")(m)
 	}
-	m, err := e.multiRun("first", "p1", fn, 0, false, SkipFailures())
+	m, err := e.multiRun("first", "p1", fn, 0, false, WithSkipFailures())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +255,7 @@ func TestSkipFailuresRetriedByARerun(t *testing.T) {
 		t.Fatalf("first run: %d failed, %d changed; want 1 and %d", p.Failed, p.Changed, e.n-1)
 	}
 	// Run again, still failing: recorded again.
-	if m, err = e.multiRun("first", "p2", fn, 0, false, SkipFailures()); err != nil || m.Progress().Failed != 1 || m.Progress().Changed != 0 {
+	if m, err = e.multiRun("first", "p2", fn, 0, false, WithSkipFailures()); err != nil || m.Progress().Failed != 1 || m.Progress().Changed != 0 {
 		t.Fatalf("second run, still failing: %v, %+v", err, m.Progress())
 	}
 	broken.Store(false)
@@ -298,8 +297,8 @@ func TestChangedCountsEveryCommitWhenAFunctionFails(t *testing.T) {
 			}
 			return bump("first")(m)
 		}
-		m, err := New(slowCommits{e.c}, e.table, "first", fn, Fleet(e.leaseClient(fmt.Sprint("r", round)), e.leases),
-			Segments(8), PageSize(5), PollInterval(20*time.Millisecond))
+		m, err := NewMigration(dynamo.NewMapper(slowCommits{e.c}), e.table, "first", fn, WithFleet(e.leaseClient(fmt.Sprint("r", round)), e.leases),
+			WithSegments(8), WithPageSize(5), WithPollInterval(20*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -455,7 +454,7 @@ func TestLiveWritesOfEveryKindKeepExactlyOnce(t *testing.T) {
 				if run >= 8 {
 					stopAfter = 0
 				}
-				_, err := e.multiRun(id, fmt.Sprintf("%s-%d", id, run), bump(id), stopAfter, run%2 == 1, PageSize(10), Segments(4))
+				_, err := e.multiRun(id, fmt.Sprintf("%s-%d", id, run), bump(id), stopAfter, run%2 == 1, WithPageSize(10), WithSegments(4))
 				if err == nil {
 					return
 				}

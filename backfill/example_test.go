@@ -102,14 +102,14 @@ func Example_renameAttribute() {
 	leases, leaseTable := newLeases(ctx)
 	defer leases.Close(ctx)
 
-	m, err := backfill.New(client, users.Name(), "users-rename-nm", func(u User) (User, error) {
+	m, err := backfill.NewMigration(users.Mapper(), users.Name(), "users-rename-nm", func(u User) (User, error) {
 		if u.OldName == "" {
 			return u, dynamo.ErrNoChange
 		}
 		u.Name, u.OldName = u.OldName, ""
 		return u, nil
-	}, backfill.Fleet(leases, leaseTable), backfill.Segments(4), backfill.PollInterval(50*time.Millisecond),
-		backfill.Capacity(500, 200))
+	}, backfill.WithFleet(leases, leaseTable), backfill.WithSegments(4), backfill.WithPollInterval(50*time.Millisecond),
+		backfill.WithCapacity(500, 200))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -163,12 +163,12 @@ func Example_firstVersion() {
 	leases, leaseTable := newLeases(ctx)
 	defer leases.Close(ctx)
 
-	m, err := backfill.New(client, name, "events-first-version", func(e Event) (Event, error) {
+	m, err := backfill.NewMigration(events.Mapper(), name, "events-first-version", func(e Event) (Event, error) {
 		if e.Version != 0 {
 			return e, dynamo.ErrNoChange
 		}
 		return e, nil // written back as version 1
-	}, backfill.Fleet(leases, leaseTable), backfill.Segments(2), backfill.PollInterval(50*time.Millisecond))
+	}, backfill.WithFleet(leases, leaseTable), backfill.WithSegments(2), backfill.WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -234,13 +234,13 @@ func Example_adoptEntity() {
 
 	leases, leaseTable := newLeases(ctx)
 	defer leases.Close(ctx)
-	m, err := backfill.New(client, old.Name(), "orders-adopt-entity", func(o untypedOrder) (untypedOrder, error) {
+	m, err := backfill.NewMigration(old.Mapper(), old.Name(), "orders-adopt-entity", func(o untypedOrder) (untypedOrder, error) {
 		if o.Kind != "" {
 			return o, dynamo.ErrNoChange
 		}
 		o.Kind = "order"
 		return o, nil
-	}, backfill.Fleet(leases, leaseTable), backfill.Segments(2), backfill.PollInterval(50*time.Millisecond))
+	}, backfill.WithFleet(leases, leaseTable), backfill.WithSegments(2), backfill.WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -265,7 +265,7 @@ type Line struct {
 // Recipe: the items of one Query. One order's lines, written before the
 // service stored a currency, get the currency of the order; the other
 // orders' lines are left alone.
-func ExampleNewQuery() {
+func ExampleNewQueryMigration() {
 	ctx := context.Background()
 	lines, err := dynamo.NewTable[Line](dynamo.NewMapper(client), unique("Lines"))
 	if err != nil {
@@ -286,13 +286,13 @@ func ExampleNewQuery() {
 	defer leases.Close(ctx)
 
 	o1 := expression.Key("order").Equal(expression.Value("o1"))
-	m, err := backfill.NewQuery(client, lines.Name(), "lines-o1-currency", o1, func(l Line) (Line, error) {
+	m, err := backfill.NewQueryMigration(lines.Mapper(), lines.Name(), "lines-o1-currency", o1, func(l Line) (Line, error) {
 		if l.Currency != "" {
 			return l, dynamo.ErrNoChange
 		}
 		l.Currency = "EUR"
 		return l, nil
-	}, backfill.Fleet(leases, leaseTable), backfill.PollInterval(50*time.Millisecond))
+	}, backfill.WithFleet(leases, leaseTable), backfill.WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestIndexQueryMigrationRefusesMovingTheSortKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var calls atomic.Int64
-	m, err := NewQuery(e.c, items.Name(), "rerank", expression.Key("grp").Equal(expression.Value("g")),
+	m, err := NewQueryMigration(dynamo.NewMapper(e.c), items.Name(), "rerank", expression.Key("grp").Equal(expression.Value("g")),
 		func(r ranked) (ranked, error) {
 			if calls.Add(1) > 4*n {
 				cancel() // it would go on for ever
@@ -63,7 +63,7 @@ func TestIndexQueryMigrationRefusesMovingTheSortKey(t *testing.T) {
 			r.Rank += 1000
 			r.Migrated++
 			return r, nil
-		}, Index("ByRank"), Fleet(e.leaseClient("w1"), e.leases), PageSize(5), PollInterval(20*time.Millisecond))
+		}, WithIndex("ByRank"), WithFleet(e.leaseClient("w1"), e.leases), WithPageSize(5), WithPollInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +89,14 @@ func TestIndexQueryMigrationKeepingTheSortKeyChangesEachItemOnce(t *testing.T) {
 	e, items := newRanked(t, n)
 	bump := func(r ranked) (ranked, error) { r.Migrated++; return r, nil }
 	q := expression.Key("grp").Equal(expression.Value("g"))
-	bad, err := NewQuery(e.c, items.Name(), "no-index", q, bump, Index("ByNothing"), Fleet(e.leaseClient("w1"), e.leases))
+	bad, err := NewQueryMigration(dynamo.NewMapper(e.c), items.Name(), "no-index", q, bump, WithIndex("ByNothing"), WithFleet(e.leaseClient("w1"), e.leases))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := bad.Run(t.Context()); !errors.Is(err, dynamo.ErrInvalidInput) || !strings.Contains(err.Error(), "ByNothing") {
 		t.Errorf("Run with a missing index: %v; want ErrInvalidInput naming it", err)
 	}
-	m, err := NewQuery(e.c, items.Name(), "keep", q, bump, Index("ByRank"), Fleet(e.leaseClient("w1"), e.leases), PageSize(5), PollInterval(20*time.Millisecond))
+	m, err := NewQueryMigration(dynamo.NewMapper(e.c), items.Name(), "keep", q, bump, WithIndex("ByRank"), WithFleet(e.leaseClient("w1"), e.leases), WithPageSize(5), WithPollInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,8 +149,8 @@ func TestQueryMigrationChangesOnlyItsItems(t *testing.T) {
 	e := newQEnv(t, 600, false)
 	stop := e.writers(4)
 	q := expression.Key("pk").Equal(expression.Value("b")).And(expression.Key("sk").LessThan(expression.Value(key(400))))
-	m, err := NewQuery(e.c, e.table, "query-b", q, migrateEntry,
-		Fleet(e.leaseClient("w1"), e.leases), PageSize(50), PollInterval(50*time.Millisecond))
+	m, err := NewQueryMigration(dynamo.NewMapper(e.c), e.table, "query-b", q, migrateEntry,
+		WithFleet(e.leaseClient("w1"), e.leases), WithPageSize(50), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +182,12 @@ func TestQueryMigrationResumesFromItsCursor(t *testing.T) {
 	q := expression.Key("pk").Equal(expression.Value("c"))
 	ctx, cancel := context.WithCancel(t.Context())
 	var calls atomic.Int64
-	m1, err := NewQuery(e.c, e.table, "query-c", q, func(x entry) (entry, error) {
+	m1, err := NewQueryMigration(dynamo.NewMapper(e.c), e.table, "query-c", q, func(x entry) (entry, error) {
 		if calls.Add(1) == 175 {
 			cancel()
 		}
 		return migrateEntry(x)
-	}, Fleet(e.leaseClient("w1"), e.leases), PageSize(pageSize), PollInterval(50*time.Millisecond), CheckpointInterval(time.Hour))
+	}, WithFleet(e.leaseClient("w1"), e.leases), WithPageSize(pageSize), WithPollInterval(50*time.Millisecond), WithCheckpointInterval(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,8 +195,8 @@ func TestQueryMigrationResumesFromItsCursor(t *testing.T) {
 		t.Fatalf("first run: %v, want context.Canceled", err)
 	}
 	p1 := m1.Progress()
-	m2, err := NewQuery(e.c, e.table, "query-c", q, migrateEntry,
-		Fleet(e.leaseClient("w2"), e.leases), PageSize(pageSize), PollInterval(50*time.Millisecond))
+	m2, err := NewQueryMigration(dynamo.NewMapper(e.c), e.table, "query-c", q, migrateEntry,
+		WithFleet(e.leaseClient("w2"), e.leases), WithPageSize(pageSize), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,8 +234,8 @@ func checkCountsOf(t *testing.T, n, a, b int64, segments int64) {
 func TestQueryMigrationOfIndexKeepsUnprojected(t *testing.T) {
 	e := newQEnv(t, 300, true)
 	stop := e.writers(4)
-	m, err := NewQuery(e.c, e.table, "query-open", expression.Key("status").Equal(expression.Value("open")), migrateEntry,
-		Index("ByStatus"), Fleet(e.leaseClient("w1"), e.leases), PageSize(50), PollInterval(50*time.Millisecond))
+	m, err := NewQueryMigration(dynamo.NewMapper(e.c), e.table, "query-open", expression.Key("status").Equal(expression.Value("open")), migrateEntry,
+		WithIndex("ByStatus"), WithFleet(e.leaseClient("w1"), e.leases), WithPageSize(50), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,15 +260,15 @@ func TestQueryOptionsRefused(t *testing.T) {
 	q := expression.Key("pk").Equal(expression.Value("a"))
 	for name, err := range map[string]error{
 		"segments": func() error {
-			_, err := NewQuery(c, "t", "id", q, migrateEntry, DryRun(), Segments(4))
+			_, err := NewQueryMigration(dynamo.NewMapper(c), "t", "id", q, migrateEntry, WithDryRun(), WithSegments(4))
 			return err
 		}(),
 		"no key": func() error {
-			_, err := NewQuery(c, "t", "id", expression.KeyConditionBuilder{}, migrateEntry, DryRun())
+			_, err := NewQueryMigration(dynamo.NewMapper(c), "t", "id", expression.KeyConditionBuilder{}, migrateEntry, WithDryRun())
 			return err
 		}(),
 		"index on a scan": func() error {
-			_, err := New(c, "t", "id", migrateEntry, DryRun(), Index("ByStatus"))
+			_, err := NewMigration(dynamo.NewMapper(c), "t", "id", migrateEntry, WithDryRun(), WithIndex("ByStatus"))
 			return err
 		}(),
 	} {
@@ -276,7 +276,7 @@ func TestQueryOptionsRefused(t *testing.T) {
 			t.Errorf("%s: %v, want an error of New or NewQuery", name, err)
 		}
 	}
-	if _, err := NewQuery(c, "t", "id", q, migrateEntry, DryRun(), Segments(1)); err != nil {
+	if _, err := NewQueryMigration(dynamo.NewMapper(c), "t", "id", q, migrateEntry, WithDryRun(), WithSegments(1)); err != nil {
 		t.Errorf("one segment: %v", err)
 	}
 }
@@ -285,7 +285,7 @@ func TestQueryOptionsRefused(t *testing.T) {
 // the query's items only and writes nothing.
 func TestQueryDryRun(t *testing.T) {
 	e := newQEnv(t, 100, false)
-	m, err := NewQuery(e.c, e.table, "dry", expression.Key("pk").Equal(expression.Value("a")), migrateEntry, DryRun())
+	m, err := NewQueryMigration(dynamo.NewMapper(e.c), e.table, "dry", expression.Key("pk").Equal(expression.Value("a")), migrateEntry, WithDryRun())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,8 +78,8 @@ func TestStaleScanOnlyConflicts(t *testing.T) {
 		hits[i*4] = 1
 	}
 	stale := &staleScans{Client: e.c, table: e.table, snapshot: snap}
-	m, err := New(stale, e.table, "stale", addMigrated,
-		Fleet(e.leaseClient("w1"), e.leases), Segments(4), PageSize(50), PollInterval(50*time.Millisecond))
+	m, err := NewMigration(dynamo.NewMapper(stale), e.table, "stale", addMigrated,
+		WithFleet(e.leaseClient("w1"), e.leases), WithSegments(4), WithPageSize(50), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +102,8 @@ func TestStaleScanOnlyConflicts(t *testing.T) {
 func TestStronglyConsistentScans(t *testing.T) {
 	e := newEnv(t, 100)
 	counter := &staleScans{Client: e.c, table: e.table, snapshot: e.table}
-	m, err := New(counter, e.table, "strong", addMigrated, StronglyConsistent(),
-		Fleet(e.leaseClient("w1"), e.leases), Segments(2), PageSize(50), PollInterval(50*time.Millisecond))
+	m, err := NewMigration(dynamo.NewMapper(counter), e.table, "strong", addMigrated, WithStronglyConsistent(),
+		WithFleet(e.leaseClient("w1"), e.leases), WithSegments(2), WithPageSize(50), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestCheckpointsEachInterval(t *testing.T) {
 		{"at-end", time.Hour, 1, 1},
 	} {
 		m := e.migration(c.id, "w1", func(a account) (account, error) { return a, dynamo.ErrNoChange },
-			Segments(1), CheckpointInterval(c.every))
+			WithSegments(1), WithCheckpointInterval(c.every))
 		if err := m.Run(t.Context()); err != nil {
 			t.Fatal(err)
 		}

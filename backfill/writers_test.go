@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/ddbkit/dynamo"
 )
 
 // notStopped is a page's stopped of a segment that goes on.
@@ -144,7 +146,7 @@ func (c *concurrentUpdates) TransactWriteItems(ctx context.Context, in *dynamodb
 func TestWritesInFlightBoundedBySegments(t *testing.T) {
 	e := newEnv(t, 120)
 	c := &concurrentUpdates{updateRecorder: updateRecorder{Client: e.c, table: e.table}}
-	m, err := New(c, e.table, "bounded", addMigrated, Fleet(e.leaseClient("w1"), e.leases), Segments(3), PageSize(10), PollInterval(50*time.Millisecond))
+	m, err := NewMigration(dynamo.NewMapper(c), e.table, "bounded", addMigrated, WithFleet(e.leaseClient("w1"), e.leases), WithSegments(3), WithPageSize(10), WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -432,7 +432,7 @@ func TestDeadWriterReclaimedAfterTimeoutTimesRate(t *testing.T) {
 	const timeout, rate, poll = 10 * time.Second, 3.0, time.Second
 	clk := clock.NewFake(time.Now())
 	s := newHookStore(NewMemStore())
-	c := newCommitter(t, table, nil, s, WithClock(clk), WithTimeout(timeout), WithMaxClockSkewRate(rate), WithPollInterval(poll))
+	c := newCommitter(t, table, nil, s, WithClock(clk), WithTimeout(timeout), WithClockSkewRate(rate), WithPollInterval(poll))
 	dead := deadRecord(t, c, "p", "*", timeout)
 
 	start := clk.Now()

@@ -76,10 +76,6 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 // lease.WithClockSkewRate.
 func WithClockSkewRate(r float64) Option { return func(o *options) { o.skew = r } }
 
-// WithMaxClockSkewRate is WithClockSkewRate under its earlier name (an
-// alias kept for existing code); prefer WithClockSkewRate.
-func WithMaxClockSkewRate(r float64) Option { return WithClockSkewRate(r) }
-
 // WithTTL sets how long after it was written a Committer's record may be
 // removed by DynamoDB's TTL (default DefaultTTL, 1 h). It must be at least
 // ten timeouts × skew rate; TTL only cleans up, nothing depends on it. Log

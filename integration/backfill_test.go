@@ -110,9 +110,9 @@ func newBFRunner(c dynamo.Client, table, leaseTable, id, owner string, opts ...b
 	if err != nil {
 		return nil, err
 	}
-	opts = append([]backfill.Option{backfill.Fleet(lc, leaseTable), backfill.Segments(bfSegments),
-		backfill.PollInterval(100 * time.Millisecond)}, opts...)
-	m, err := backfill.New(c, table, id, bfMigrate, opts...)
+	opts = append([]backfill.Option{backfill.WithFleet(lc, leaseTable), backfill.WithSegments(bfSegments),
+		backfill.WithPollInterval(100 * time.Millisecond)}, opts...)
+	m, err := backfill.NewMigration(dynamo.NewMapper(c), table, id, bfMigrate, opts...)
 	if err != nil {
 		return nil, err
 	}

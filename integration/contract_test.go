@@ -63,8 +63,9 @@ var (
 	_ func(string) (commitlog.Store, error)                                                              = commitlog.NewDirStore
 	_ func(*s3.Client, string) commitlog.Store                                                           = commitlog.NewS3Store
 	_ func(time.Duration) commitlog.Option                                                               = commitlog.WithTimeout
-	_ func(float64) commitlog.Option                                                                     = commitlog.WithMaxClockSkewRate
-	_ func(time.Duration) commitlog.Option                                                               = commitlog.WithTTL
+	//lint:ignore SA1019 the contract pins the deprecated alias as well
+	_ func(float64) commitlog.Option       = commitlog.WithMaxClockSkewRate
+	_ func(time.Duration) commitlog.Option = commitlog.WithTTL
 
 	_ func(testing.TB) *dynamodb.Client = dynamotest.Client
 )

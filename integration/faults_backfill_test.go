@@ -48,9 +48,9 @@ func newBFSecond(c dynamo.Client, table, leaseTable, id, owner string, opts ...b
 	if err != nil {
 		return bfProcess{}, err
 	}
-	opts = append([]backfill.Option{backfill.Fleet(lc, leaseTable), backfill.Segments(bfSegments / 2),
-		backfill.PollInterval(100 * time.Millisecond)}, opts...)
-	m, err := backfill.New(c, table, id, func(a bfSecond) (bfSecond, error) { a.Second++; return a, nil }, opts...)
+	opts = append([]backfill.Option{backfill.WithFleet(lc, leaseTable), backfill.WithSegments(bfSegments / 2),
+		backfill.WithPollInterval(100 * time.Millisecond)}, opts...)
+	m, err := backfill.NewMigration(dynamo.NewMapper(c), table, id, func(a bfSecond) (bfSecond, error) { a.Second++; return a, nil }, opts...)
 	if err != nil {
 		return bfProcess{}, err
 	}
@@ -137,7 +137,7 @@ func TestFaultsBackfill(t *testing.T) {
 					c := newClient(uint64(1200 + 1000*mi + 100*ri + res.runs))
 					var p bfProcess
 					if mi == 0 {
-						r, err := newBFRunner(c, table, leaseTable, mig, owner, backfill.PageSize(25))
+						r, err := newBFRunner(c, table, leaseTable, mig, owner, backfill.WithPageSize(25))
 						if err != nil {
 							t.Error(err)
 							return
@@ -145,7 +145,7 @@ func TestFaultsBackfill(t *testing.T) {
 						p = bfProcess{run: r.m.Run, changed: func() int64 { return r.m.Progress().Changed }, close: r.close}
 					} else {
 						var err error
-						if p, err = newBFSecond(c, table, leaseTable, mig, owner, backfill.PageSize(20)); err != nil {
+						if p, err = newBFSecond(c, table, leaseTable, mig, owner, backfill.WithPageSize(20)); err != nil {
 							t.Error(err)
 							return
 						}

@@ -395,10 +395,10 @@ func walkTelemetry(t *testing.T, client *dynamodb.Client, cap *telCapture, items
 		t.Fatal(err)
 	}
 	defer bc.Close(context.Background())
-	mig, err := backfill.New(client, items, "telemetry"+suffix, func(a telAccount) (telAccount, error) {
+	mig, err := backfill.NewMigration(dynamo.NewMapper(client, cap.opts...), items, "telemetry"+suffix, func(a telAccount) (telAccount, error) {
 		a.Balance += 10
 		return a, nil
-	}, backfill.Fleet(bc, leases), backfill.Segments(2), backfill.PollInterval(20*time.Millisecond), backfill.MapperOptions(cap.opts...))
+	}, backfill.WithFleet(bc, leases), backfill.WithSegments(2), backfill.WithPollInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,14 +101,14 @@ func run(ctx context.Context, w io.Writer, endpoint string, n int) error {
 		}()
 	}
 
-	m, err := backfill.New(client, customers.Name(), "customers-tier", func(c Customer) (Customer, error) {
+	m, err := backfill.NewMigration(customers.Mapper(), customers.Name(), "customers-tier", func(c Customer) (Customer, error) {
 		if c.Tier != "" {
 			return c, dynamo.ErrNoChange
 		}
 		c.Tier = "standard"
 		return c, nil
-	}, backfill.Fleet(leases, leaseTable), backfill.Segments(8), backfill.PollInterval(200*time.Millisecond),
-		backfill.Capacity(0, 2000))
+	}, backfill.WithFleet(leases, leaseTable), backfill.WithSegments(8), backfill.WithPollInterval(200*time.Millisecond),
+		backfill.WithCapacity(0, 2000))
 	if err != nil {
 		return err
 	}
