@@ -1,0 +1,989 @@
+package integration
+
+// Linearizability of the fault suite's histories, checked by porcupine
+// against small sequential models rather than by our own invariants.
+//
+// A linRecorder stamps each call with a monotonic counter when it is invoked
+// and when it returns, and keeps its outcome: ok with what it returned, a
+// typed failure that means "not applied" (linRefused), or unknown
+// (linUnknown). An unknown call is pending forever (its return stamp is
+// math.MaxInt64): it may take effect at any point after its call, or never.
+// checkLinear partitions a history by key, caps each partition's length,
+// runs porcupine on each with a timeout, and on a history that is not
+// linearizable writes porcupine's visualisation (an HTML file) into the
+// directory -faults.out names and fails the test with its path.
+//
+// The models read like the docs:
+//
+//   - regModel, a versioned register: Load (ConsistentRead), Save in each
+//     behaviour, Update (a read-modify-write appending an id), Delete, and a
+//     raw delete that returns the old item. An eventually consistent Load is
+//     not linearizable and is not modelled: the suite's reads are consistent.
+//   - ctrModel, a counter with a set: Add (increment and add to a set in one
+//     UpdateItem) and consistent reads.
+//   - leaseModel, a lease record with fencing tokens and the resource it
+//     guards, as one object (a guarded write is a transaction over both):
+//     acquire (taking over included: expiry is time, which the model does
+//     not see, so any acquisition with a token above every earlier one is
+//     legal), release, Holder reads, deletion of the record, guarded writes
+//     (legal only while the record names the writer's token, unreleased)
+//     and reads of the resource.
+//   - logModel, an append-only log: Append, Read, Latest.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/lease"
+)
+
+var faultOut = flag.String("faults.out", os.TempDir(), "directory for porcupine's visualisation of a history that is not linearizable")
+
+// linUnknown is the output of a call whose outcome is unknown: it may have
+// taken effect at any point after its call, or never.
+type linUnknown struct{}
+
+// linRefused is the output of a call that failed with an error meaning
+// "not applied": it has no effect.
+type linRefused struct{}
+
+// linRecorder records calls for a linearizability check. It is safe for
+// concurrent use.
+type linRecorder struct {
+	clock atomic.Int64
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+}
+
+// linCall is one call in flight.
+type linCall struct {
+	r      *linRecorder
+	client int
+	input  any
+	call   int64
+}
+
+// begin stamps the invocation of a call of client with input.
+func (r *linRecorder) begin(client int, input any) *linCall {
+	return &linCall{r: r, client: client, input: input, call: r.clock.Add(1)}
+}
+
+func (c *linCall) finish(output any, ret int64, meta string) {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	c.r.ops = append(c.r.ops, porcupine.Operation{ClientId: c.client, Input: c.input, Call: c.call,
+		Output: output, Return: ret, Metadata: meta})
+}
+
+// ok records that the call returned output.
+func (c *linCall) ok(output any) { c.finish(output, c.r.clock.Add(1), "") }
+
+// refused records that the call failed with err, which means it was not
+// applied.
+func (c *linCall) refused(err error) { c.finish(linRefused{}, c.r.clock.Add(1), shortErr(err)) }
+
+// unknown records that the call failed with err, which leaves its outcome
+// unknown: it is pending forever.
+func (c *linCall) unknown(err error) {
+	c.r.clock.Add(1)
+	c.finish(linUnknown{}, math.MaxInt64, shortErr(err))
+}
+
+// failed records err as refused when notApplied says so, else as unknown.
+func (c *linCall) failed(err error, notApplied func(error) bool) {
+	if notApplied(err) {
+		c.refused(err)
+	} else {
+		c.unknown(err)
+	}
+}
+
+// history returns the calls recorded so far.
+func (r *linRecorder) history() []porcupine.Operation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ops)
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// mapperNotApplied reports whether err, returned by a mapper write, means
+// that nothing was written: a version conflict, a failed condition or a
+// missing item, without ErrUnknownOutcome. Anything else (the SDK gave up,
+// a lost answer) may have been applied.
+func mapperNotApplied(err error) bool {
+	if errors.Is(err, dynamo.ErrUnknownOutcome) {
+		return false
+	}
+	return errors.Is(err, dynamo.ErrVersionConflict) || errors.Is(err, dynamo.ErrConditionFailed) ||
+		errors.Is(err, dynamo.ErrNotFound) || errors.Is(err, lease.ErrLost)
+}
+
+// linKeyed is an input that names the partition (the object) it belongs to.
+type linKeyed interface {
+	linKey() string
+	readOnly() bool // a read: may be left out of a truncated history
+}
+
+// linCheck is what checkLinear found.
+type linCheck struct {
+	Histories int // partitions checked
+	Ops       int // operations checked
+	Pending   int // of which pending forever (outcome unknown)
+	Illegal   int // partitions that are not linearizable
+	TimedOut  int // partitions whose check did not finish
+	Truncated int // partitions longer than the cap, checked on their first part
+	Longest   int // operations in the longest partition checked
+	Elapsed   time.Duration
+	Files     []string // visualisations of the illegal partitions
+}
+
+func (c linCheck) String() string {
+	return fmt.Sprintf("%d histories (%d operations, %d pending forever, longest %d, %d truncated): %d not linearizable, %d timed out, checked in %v",
+		c.Histories, c.Ops, c.Pending, c.Longest, c.Truncated, c.Illegal, c.TimedOut, c.Elapsed.Round(time.Millisecond))
+}
+
+// Anomalies is the number of histories not shown linearizable.
+func (c linCheck) Anomalies() int { return c.Illegal + c.TimedOut }
+
+// linCap is the most operations of one partition checked at once.
+const linCap = 2000
+
+// checkLinear checks ops against model, partitioned by key, at most limit
+// operations per partition and timeout per check; it logs a LINEAR line and
+// fails t for each partition that is not shown linearizable, naming the
+// visualisation it wrote into -faults.out.
+func checkLinear(t *testing.T, what string, model porcupine.Model, ops []porcupine.Operation, limit int, timeout time.Duration) linCheck {
+	t.Helper()
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()) + "-" + what
+	c, problems := linearize(name, model, ops, limit, timeout)
+	for _, p := range problems {
+		t.Errorf("%s: %s (seed %d)", what, p, *faultSeed)
+	}
+	t.Logf("LINEAR %s seed=%d scale=%d %s: %v", t.Name(), *faultSeed, max(1, *faultScale), what, c)
+	return c
+}
+
+// linearize checks ops against model, partition by partition, and returns
+// the figures and one line per partition not shown linearizable. The
+// visualisation of an illegal partition goes to a file in -faults.out whose
+// name starts with name.
+func linearize(name string, model porcupine.Model, ops []porcupine.Operation, limit int, timeout time.Duration) (linCheck, []string) {
+	start := time.Now()
+	var c linCheck
+	var problems []string
+	parts := map[string][]porcupine.Operation{}
+	for _, op := range ops {
+		k := op.Input.(linKeyed).linKey()
+		parts[k] = append(parts[k], op)
+	}
+	keys := make([]string, 0, len(parts))
+	for k := range parts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	model.Partition = nil
+	for _, k := range keys {
+		h := parts[k]
+		if len(h) > limit {
+			h = truncateHistory(h, limit)
+			c.Truncated++
+		}
+		c.Histories++
+		c.Ops += len(h)
+		c.Longest = max(c.Longest, len(h))
+		for _, op := range h {
+			if op.Return == math.MaxInt64 {
+				c.Pending++
+			}
+		}
+		res, info := porcupine.CheckOperationsVerbose(model, h, timeout)
+		switch res {
+		case porcupine.Illegal:
+			c.Illegal++
+			msg := fmt.Sprintf("%q: the history of %d operations is not linearizable", k, len(h))
+			f, err := os.CreateTemp(*faultOut, name+"-*.html")
+			if err == nil {
+				f.Close()
+				err = porcupine.VisualizePath(model, info, f.Name())
+			}
+			if err != nil {
+				msg += fmt.Sprintf("; writing porcupine's visualisation failed: %v", err)
+			} else {
+				c.Files = append(c.Files, f.Name())
+				msg += "; porcupine's visualisation: " + f.Name()
+			}
+			problems = append(problems, msg)
+		case porcupine.Unknown:
+			c.TimedOut++
+			problems = append(problems, fmt.Sprintf("%q: the linearizability check of %d operations did not finish within %v", k, len(h), timeout))
+		}
+	}
+	c.Elapsed = time.Since(start)
+	return c, problems
+}
+
+// truncateHistory returns the first part of h, the calls before a cut
+// chosen so that about limit remain: calls that returned before the cut are
+// kept; calls that were in flight at the cut become pending forever with an
+// unknown outcome (writes) or are left out (reads); calls after the cut are
+// left out. Every linearization of h gives one of the result, so a result
+// that is not linearizable means h is not.
+func truncateHistory(h []porcupine.Operation, limit int) []porcupine.Operation {
+	h = slices.Clone(h)
+	sort.Slice(h, func(i, j int) bool { return h[i].Call < h[j].Call })
+	cut := h[limit-1].Call
+	var out []porcupine.Operation
+	for _, op := range h {
+		switch {
+		case op.Call > cut:
+		case op.Return <= cut:
+			out = append(out, op)
+		case op.Input.(linKeyed).readOnly():
+		default:
+			op.Output, op.Return = linUnknown{}, math.MaxInt64
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// outcome sorts a write's output: ok (returned normally), refused (not
+// applied) or unknown (may be applied).
+func outcome(output any) (ok, unknown bool) {
+	switch output.(type) {
+	case linRefused:
+		return false, false
+	case linUnknown:
+		return false, true
+	}
+	return true, false
+}
+
+func describeOutput(output any) string {
+	switch output.(type) {
+	case linRefused:
+		return "refused"
+	case linUnknown:
+		return "unknown"
+	case nil:
+		return "ok"
+	}
+	return fmt.Sprint(output)
+}
+
+// --- the versioned register ---
+
+// regKind is an operation of the versioned register.
+type regKind int
+
+const (
+	regLoad   regKind = iota // Load with ConsistentRead; output regState
+	regSave                  // Save holding Held with Behavior, writing Value; output the saved version (int64)
+	regUpdate                // Update appending ID to the value; output the saved regState
+	regDelete                // Delete holding Held (SaveClobber: no condition); output nil
+	regTake                  // an unconditional delete returning the old item (ALL_OLD); output regState
+)
+
+// regInput is an operation on the register of Key.
+type regInput struct {
+	Key      string
+	Kind     regKind
+	Behavior dynamo.SaveBehavior
+	Held     int64  // the version the caller holds (0: none, the item is new)
+	Value    string // what a Save writes
+	ID       string // what an Update appends
+}
+
+func (in regInput) linKey() string { return in.Key }
+func (in regInput) readOnly() bool { return in.Kind == regLoad }
+
+// regState is an item as the register holds it: absent, or at a version
+// with a value (for items whose ops list is the value: the ids, space
+// separated).
+type regState struct {
+	Found   bool
+	Version int64
+	Value   string
+}
+
+// regAppend returns value with id appended.
+func regAppend(value, id string) string {
+	if value == "" {
+		return id
+	}
+	return value + " " + id
+}
+
+// regModel is the mapper's versioned register, per key:
+//
+//   - a Load returns the item as it is;
+//   - a Save holding version h (0: a new item) applies only when the stored
+//     version is h (h = 0: the item is absent), and stores version h+1 —
+//     except SaveClobber, which has no condition and stores the version
+//     after the stored one;
+//   - an Update reads, appends its id, and stores version+1 (1 when it
+//     creates the item), atomically;
+//   - a Delete holding h applies only at version h (SaveClobber: always);
+//     a raw delete removes whatever is there and returns it.
+//
+// A refused write (version conflict, failed condition) has no effect; a
+// write with an unknown outcome applies at some point after its call, or
+// never.
+var regModel = porcupine.Model{
+	Init: func() any { return regState{} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in := state.(regState), input.(regInput)
+		if in.Kind == regLoad {
+			got, isState := output.(regState)
+			return isState && got == s, s
+		}
+		ok, unknown := outcome(output)
+		if !ok && !unknown {
+			return true, s
+		}
+		holds := in.Behavior == dynamo.SaveClobber ||
+			(in.Held == 0 && !s.Found) || (in.Held != 0 && s.Found && s.Version == in.Held)
+		switch in.Kind {
+		case regSave:
+			next := regState{Found: true, Version: in.Held + 1, Value: in.Value}
+			if in.Behavior == dynamo.SaveClobber {
+				next.Version = s.Version + 1
+			}
+			if unknown {
+				return true, pick(holds, next, s)
+			}
+			return holds && output == next.Version, next
+		case regUpdate:
+			next := regState{Found: true, Version: s.Version + 1, Value: regAppend(s.Value, in.ID)}
+			if unknown {
+				return true, next
+			}
+			return output == next, next
+		case regDelete:
+			if unknown {
+				return true, pick(holds, regState{}, s)
+			}
+			return holds, regState{}
+		case regTake:
+			if unknown {
+				return true, regState{}
+			}
+			return output == s, regState{}
+		}
+		return false, s
+	},
+	DescribeOperation: func(input, output any) string {
+		in := input.(regInput)
+		out := describeOutput(output)
+		switch in.Kind {
+		case regLoad:
+			return fmt.Sprintf("load(%s) → %s", in.Key, out)
+		case regSave:
+			return fmt.Sprintf("save(%s, %v holding v%d, %q) → %s", in.Key, in.Behavior, in.Held, in.Value, out)
+		case regUpdate:
+			return fmt.Sprintf("update(%s, +%s) → %s", in.Key, in.ID, out)
+		case regDelete:
+			return fmt.Sprintf("delete(%s holding v%d) → %s", in.Key, in.Held, out)
+		}
+		return fmt.Sprintf("take(%s) → %s", in.Key, out)
+	},
+	DescribeState: func(state any) string { return fmt.Sprint(state) },
+}
+
+func pick[T any](cond bool, a, b T) T {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// --- the counter with a set ---
+
+// ctrInput is an operation on the counter of Key: an Add of N and of the
+// elements Elems (sorted, space separated), or (Read) a consistent Load.
+type ctrInput struct {
+	Key   string
+	Read  bool
+	N     int64
+	Elems string
+}
+
+func (in ctrInput) linKey() string { return in.Key }
+func (in ctrInput) readOnly() bool { return in.Read }
+
+// ctrState is a counter item: its count and its set (sorted, space
+// separated).
+type ctrState struct {
+	Found bool
+	Count int64
+	Set   string
+}
+
+// setUnion returns the union of two sorted, space-separated sets.
+func setUnion(a, b string) string {
+	m := map[string]bool{}
+	for _, e := range strings.Fields(a + " " + b) {
+		m[e] = true
+	}
+	return strings.Join(slices.Sorted(func(yield func(string) bool) {
+		for e := range m {
+			if !yield(e) {
+				return
+			}
+		}
+	}), " ")
+}
+
+// ctrModel is Table.Add's counter with a set, per key: an Add adds N to the
+// count and its elements to the set in one step, creating the item, and
+// returns the item as stored afterwards; a read returns it as it is.
+var ctrModel = porcupine.Model{
+	Init: func() any { return ctrState{} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in := state.(ctrState), input.(ctrInput)
+		if in.Read {
+			got, isState := output.(ctrState)
+			return isState && got == s, s
+		}
+		ok, unknown := outcome(output)
+		if !ok && !unknown {
+			return true, s
+		}
+		next := ctrState{Found: true, Count: s.Count + in.N, Set: setUnion(s.Set, in.Elems)}
+		return unknown || output == next, next
+	},
+	DescribeOperation: func(input, output any) string {
+		in := input.(ctrInput)
+		if in.Read {
+			return fmt.Sprintf("read(%s) → %s", in.Key, describeOutput(output))
+		}
+		return fmt.Sprintf("add(%s, %d, {%s}) → %s", in.Key, in.N, in.Elems, describeOutput(output))
+	},
+	DescribeState: func(state any) string { return fmt.Sprint(state) },
+}
+
+// --- the lease register with fencing tokens ---
+
+// leaseKind is an operation of the lease model.
+type leaseKind int
+
+const (
+	lkAcquire leaseKind = iota // Acquire/TryAcquire by Owner; output the token (int64)
+	lkRenew                    // a heartbeat of Owner's lease Token; output nil
+	lkRelease                  // Release of Owner's lease Token; output nil
+	lkHolder                   // Client.Holder; output leaseView
+	lkDelete                   // the record deleted (ALL_OLD); output leaseView of what was there
+	lkWrite                    // a guarded write of Owner's Token, from resource From to To; output nil
+	lkReadRes                  // a consistent read of the resource; output its value (string)
+)
+
+// leaseInput is an operation on the lease of Key and the resource it guards.
+type leaseInput struct {
+	Key      string
+	Kind     leaseKind
+	Owner    string
+	Token    int64
+	From, To string // lkWrite: the resource's value read, and written
+}
+
+func (in leaseInput) linKey() string { return in.Key }
+func (in leaseInput) readOnly() bool { return in.Kind == lkHolder || in.Kind == lkReadRes }
+
+// leaseView is a lease record as read: absent, or naming a holder and
+// token, released or not.
+type leaseView struct {
+	Found    bool
+	Owner    string
+	Token    int64
+	Released bool
+}
+
+// leaseState is the record, the highest token ever given (token records
+// outlive deleted records), and the resource. Token -1 is a record written
+// by an Acquire whose outcome is unknown: some token above Max, not yet
+// seen, released or not.
+type leaseState struct {
+	Rec leaseView
+	Max int64
+	Res string
+}
+
+// leaseResolve returns whether the record of s can read as v, and the state
+// in which it does (an unknown acquisition's token seen).
+func leaseResolve(s leaseState, v leaseView) (bool, leaseState) {
+	if s.Rec.Token != -1 {
+		return s.Rec == v, s
+	}
+	if !v.Found || v.Owner != s.Rec.Owner || v.Token <= s.Max {
+		return false, s
+	}
+	s.Rec, s.Max = v, v.Token
+	return true, s
+}
+
+// leaseModel is the lease package's record with fencing tokens, per key,
+// together with the resource its guarded writes change:
+//
+//   - an acquisition (taking a free key, or taking over: when a lease has
+//     expired is time, which the model does not see) is legal with a token
+//     above every token given before, and makes its owner the holder;
+//   - a renewal (heartbeat) succeeds only while the record names the
+//     lease's owner and token, unreleased; a release marks it released;
+//   - Holder returns the record as it is; a deletion removes it (tokens go
+//     on from the highest given);
+//   - a guarded write applies only while the record names the writer's
+//     owner and token, unreleased, and the resource holds what the write was
+//     computed from; it is refused otherwise (ErrLost, a conflict);
+//   - a read of the resource returns it as it is.
+var leaseModel = porcupine.Model{
+	Init: func() any { return leaseState{} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in := state.(leaseState), input.(leaseInput)
+		held := s.Rec.Found && !s.Rec.Released && s.Rec.Owner == in.Owner && s.Rec.Token == in.Token
+		switch in.Kind {
+		case lkHolder:
+			v, isView := output.(leaseView)
+			if !isView {
+				return false, s
+			}
+			return leaseResolve(s, v)
+		case lkReadRes:
+			return output == s.Res, s
+		}
+		ok, unknown := outcome(output)
+		if !ok && !unknown {
+			return true, s
+		}
+		switch in.Kind {
+		case lkAcquire:
+			if unknown {
+				s.Rec = leaseView{Found: true, Owner: in.Owner, Token: -1}
+				return true, s
+			}
+			t, _ := output.(int64)
+			if t <= s.Max {
+				return false, s
+			}
+			s.Rec, s.Max = leaseView{Found: true, Owner: in.Owner, Token: t}, t
+			return true, s
+		case lkRenew:
+			return unknown || held, s
+		case lkRelease:
+			if held {
+				s.Rec.Released = true
+			}
+			return true, s
+		case lkDelete:
+			if unknown {
+				s.Rec = leaseView{}
+				return true, s
+			}
+			v, isView := output.(leaseView)
+			if !isView {
+				return false, s
+			}
+			legal, s := leaseResolve(s, v)
+			s.Rec = leaseView{}
+			return legal, s
+		case lkWrite:
+			applies := held && s.Res == in.From
+			if applies {
+				s.Res = in.To
+			}
+			return unknown || applies, s
+		}
+		return false, s
+	},
+	DescribeOperation: func(input, output any) string {
+		in := input.(leaseInput)
+		out := describeOutput(output)
+		switch in.Kind {
+		case lkAcquire:
+			return fmt.Sprintf("acquire(%s, %s) → %s", in.Key, in.Owner, out)
+		case lkRenew:
+			return fmt.Sprintf("renew(%s, %s #%d) → %s", in.Key, in.Owner, in.Token, out)
+		case lkRelease:
+			return fmt.Sprintf("release(%s, %s #%d) → %s", in.Key, in.Owner, in.Token, out)
+		case lkHolder:
+			return fmt.Sprintf("holder(%s) → %s", in.Key, out)
+		case lkDelete:
+			return fmt.Sprintf("delete record(%s) → %s", in.Key, out)
+		case lkWrite:
+			return fmt.Sprintf("guarded write(%s, %s #%d, %q → %q) → %s", in.Key, in.Owner, in.Token, in.From, in.To, out)
+		}
+		return fmt.Sprintf("read resource(%s) → %q", in.Key, out)
+	},
+	DescribeState: func(state any) string { return fmt.Sprintf("%+v", state) },
+}
+
+// --- the append-only log ---
+
+// logKind is an operation of the log model.
+type logKind int
+
+const (
+	logAppendOp logKind = iota // Append of Data; output the version (int64)
+	logReadOp                  // Read of Version; output the data (string)
+	logLatestOp                // Latest; output the version (int64)
+)
+
+// logInput is an operation on the log Name.
+type logInput struct {
+	Name    string
+	Kind    logKind
+	Data    string
+	Version int64
+}
+
+func (in logInput) linKey() string { return in.Name }
+func (in logInput) readOnly() bool { return in.Kind != logAppendOp }
+
+// logModelState is the log's entries, newline separated (payloads hold no
+// newline), and their number.
+type logModelState struct {
+	N       int64
+	Entries string
+}
+
+func (s logModelState) entry(v int64) (string, bool) {
+	if v < 1 || v > s.N {
+		return "", false
+	}
+	return strings.Split(s.Entries, "\n")[v-1], true
+}
+
+// logModel is commitlog.Log: an Append claims the next version (Latest+1)
+// and that version holds its data for ever; Read returns a version's data;
+// Latest returns the highest version claimed.
+var logModel = porcupine.Model{
+	Init: func() any { return logModelState{} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in := state.(logModelState), input.(logInput)
+		switch in.Kind {
+		case logReadOp:
+			d, found := s.entry(in.Version)
+			return found && output == d, s
+		case logLatestOp:
+			return output == s.N, s
+		}
+		ok, unknown := outcome(output)
+		if !ok && !unknown {
+			return true, s
+		}
+		next := logModelState{N: s.N + 1, Entries: s.Entries + "\n" + in.Data}
+		if s.N == 0 {
+			next.Entries = in.Data
+		}
+		return unknown || output == next.N, next
+	},
+	DescribeOperation: func(input, output any) string {
+		in := input.(logInput)
+		out := describeOutput(output)
+		switch in.Kind {
+		case logReadOp:
+			return fmt.Sprintf("read(%s, %d) → %s", in.Name, in.Version, out)
+		case logLatestOp:
+			return fmt.Sprintf("latest(%s) → %s", in.Name, out)
+		}
+		return fmt.Sprintf("append(%s, %s) → %s", in.Name, in.Data, out)
+	},
+	DescribeState: func(state any) string {
+		s := state.(logModelState)
+		return fmt.Sprintf("%d: %s", s.N, strings.ReplaceAll(s.Entries, "\n", " | "))
+	},
+}
+
+// --- the models' own tests: a broken client's history is refused ---
+
+// lop is one operation of a hand-built history: client, call and return
+// stamps (ret 0: pending forever), input and output.
+func lop(client int, call, ret int64, input, output any) porcupine.Operation {
+	if ret == 0 {
+		ret, output = math.MaxInt64, linUnknown{}
+	}
+	return porcupine.Operation{ClientId: client, Call: call, Return: ret, Input: input, Output: output}
+}
+
+// linCase is a hand-built history and whether the model must accept it.
+type linCase struct {
+	name  string
+	ops   []porcupine.Operation
+	legal bool
+}
+
+func runLinCases(t *testing.T, model porcupine.Model, cases []linCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, problems := linearize("model-test", model, tc.ops, linCap, 5*time.Second)
+			for _, f := range c.Files {
+				os.Remove(f)
+			}
+			switch {
+			case c.TimedOut > 0:
+				t.Fatalf("check timed out: %q", problems)
+			case tc.legal && c.Illegal > 0:
+				t.Errorf("a correct history was refused: %q", problems)
+			case !tc.legal && c.Illegal == 0:
+				t.Errorf("a broken client's history was accepted (%v)", c)
+			}
+		})
+	}
+}
+
+// TestLinearRegisterRefusesBrokenClients: the versioned register accepts
+// what the mapper promises — an Update whose answer was lost applied once,
+// or not at all — and refuses what a broken client does: an Update resent
+// blindly after its answer was lost (its id twice), a Save resent without
+// its condition over another client's acknowledged write, a Load from a
+// stale cache, a Delete that "succeeded" on a version it did not hold.
+func TestLinearRegisterRefusesBrokenClients(t *testing.T) {
+	upd := func(id string) regInput { return regInput{Key: "k", Kind: regUpdate, ID: id} }
+	load := regInput{Key: "k", Kind: regLoad}
+	st := func(v int64, value string) regState { return regState{Found: true, Version: v, Value: value} }
+	save := func(b dynamo.SaveBehavior, held int64, value string) regInput {
+		return regInput{Key: "k", Kind: regSave, Behavior: b, Held: held, Value: value}
+	}
+	runLinCases(t, regModel, []linCase{
+		{"updates and reads", []porcupine.Operation{
+			lop(0, 1, 4, upd("x"), st(1, "x")),
+			lop(1, 2, 5, upd("y"), st(2, "x y")),
+			lop(2, 3, 3, load, st(1, "x")),
+			lop(2, 6, 7, load, st(2, "x y")),
+		}, true},
+		{"lost answer, not applied", []porcupine.Operation{
+			lop(0, 1, 0, upd("x"), nil),
+			lop(1, 2, 3, load, regState{}),
+			lop(1, 4, 5, upd("y"), st(1, "y")),
+		}, true},
+		{"lost answer, applied later", []porcupine.Operation{
+			lop(0, 1, 0, upd("x"), nil),
+			lop(1, 2, 3, load, regState{}),
+			lop(1, 4, 5, upd("y"), st(2, "x y")),
+		}, true},
+		{"blind resend of a lost update", []porcupine.Operation{
+			// The first attempt applied, its answer was lost; the
+			// client resent the write blindly and reported success.
+			lop(0, 1, 4, upd("x"), st(2, "x x")),
+			lop(1, 5, 6, load, st(2, "x x")),
+		}, false},
+		{"blind resend of a lost update, failed", []porcupine.Operation{
+			// Reported as unknown, but applied twice all the same.
+			lop(0, 1, 0, upd("x"), nil),
+			lop(1, 5, 6, load, st(2, "x x")),
+		}, false},
+		{"versioned saves", []porcupine.Operation{
+			lop(0, 1, 2, save(dynamo.SaveUpdate, 0, "a"), int64(1)),
+			lop(1, 3, 4, save(dynamo.SavePut, 1, "b"), int64(2)),
+			lop(0, 5, 6, save(dynamo.SaveUpdate, 1, "c"), linRefused{}),
+			lop(0, 7, 8, save(dynamo.SaveClobber, 1, "d"), int64(3)),
+			lop(2, 9, 10, load, st(3, "d")),
+		}, true},
+		{"save resent without its condition", []porcupine.Operation{
+			// A's create was applied and its answer lost; B saved over
+			// it; A's resend, without the condition, put its item back.
+			lop(0, 1, 6, save(dynamo.SaveUpdate, 0, "a"), int64(1)),
+			lop(1, 3, 4, save(dynamo.SaveUpdate, 1, "b"), int64(2)),
+			lop(2, 7, 8, load, st(1, "a")),
+		}, false},
+		{"read from a stale cache", []porcupine.Operation{
+			lop(0, 1, 2, upd("x"), st(1, "x")),
+			lop(0, 3, 4, upd("y"), st(2, "x y")),
+			lop(1, 5, 6, load, st(1, "x")),
+		}, false},
+		{"delete holding the wrong version", []porcupine.Operation{
+			lop(0, 1, 2, upd("x"), st(1, "x")),
+			lop(0, 3, 4, upd("y"), st(2, "x y")),
+			lop(1, 5, 6, regInput{Key: "k", Kind: regDelete, Held: 1}, nil),
+		}, false},
+		{"raw delete returns what is there", []porcupine.Operation{
+			lop(0, 1, 2, upd("x"), st(1, "x")),
+			lop(1, 3, 4, regInput{Key: "k", Kind: regTake}, st(1, "x")),
+			lop(0, 5, 6, upd("y"), st(1, "y")),
+		}, true},
+		{"an update computed from a deleted incarnation", []porcupine.Operation{
+			lop(0, 1, 2, upd("x"), st(1, "x")),
+			lop(1, 3, 4, regInput{Key: "k", Kind: regTake}, st(1, "x")),
+			lop(0, 5, 6, upd("y"), st(2, "x y")),
+		}, false},
+	})
+}
+
+// TestLinearCounterRefusesBrokenClients: an Add whose answer was lost counts
+// once or not at all; a blind resend counts twice and is refused, as is a
+// read from a stale cache.
+func TestLinearCounterRefusesBrokenClients(t *testing.T) {
+	add := func(n int64, elems string) ctrInput { return ctrInput{Key: "k", N: n, Elems: elems} }
+	read := ctrInput{Key: "k", Read: true}
+	st := func(n int64, set string) ctrState { return ctrState{Found: true, Count: n, Set: set} }
+	runLinCases(t, ctrModel, []linCase{
+		{"adds and reads", []porcupine.Operation{
+			lop(0, 1, 4, add(1, "a"), st(1, "a")),
+			lop(1, 2, 5, add(2, "b"), st(3, "a b")),
+			lop(2, 6, 7, read, st(3, "a b")),
+		}, true},
+		{"lost answer, applied once", []porcupine.Operation{
+			lop(0, 1, 0, add(1, "a"), nil),
+			lop(1, 2, 3, add(1, "b"), st(1, "b")),
+			lop(2, 4, 5, read, st(2, "a b")),
+		}, true},
+		{"blind resend of a lost add", []porcupine.Operation{
+			lop(0, 1, 0, add(1, "a"), nil),
+			lop(2, 4, 5, read, st(2, "a")),
+		}, false},
+		{"read from a stale cache", []porcupine.Operation{
+			lop(0, 1, 2, add(1, "a"), st(1, "a")),
+			lop(0, 3, 4, add(1, "b"), st(2, "a b")),
+			lop(1, 5, 6, read, st(1, "a")),
+		}, false},
+	})
+}
+
+// TestLinearLeaseRefusesBrokenClients: tokens increase, a takeover ends the
+// old holder's renewals and guarded writes; a lease renewed after another
+// client took it over, a guarded write accepted from a holder whose lease
+// was taken over, or a token given twice is refused.
+func TestLinearLeaseRefusesBrokenClients(t *testing.T) {
+	acq := func(owner string) leaseInput { return leaseInput{Key: "k", Kind: lkAcquire, Owner: owner} }
+	renew := func(owner string, tok int64) leaseInput {
+		return leaseInput{Key: "k", Kind: lkRenew, Owner: owner, Token: tok}
+	}
+	write := func(owner string, tok int64, from, to string) leaseInput {
+		return leaseInput{Key: "k", Kind: lkWrite, Owner: owner, Token: tok, From: from, To: to}
+	}
+	readRes := leaseInput{Key: "k", Kind: lkReadRes}
+	holder := leaseInput{Key: "k", Kind: lkHolder}
+	runLinCases(t, leaseModel, []linCase{
+		{"holders one after another", []porcupine.Operation{
+			lop(0, 1, 2, acq("a"), int64(1)),
+			lop(0, 3, 4, renew("a", 1), nil),
+			lop(0, 5, 6, write("a", 1, "", "1"), nil),
+			lop(1, 7, 8, acq("b"), int64(2)), // a's lease expired: taken over
+			lop(0, 9, 10, write("a", 1, "1", "1 1"), linRefused{}),
+			lop(1, 11, 12, write("b", 2, "1", "1 2"), nil),
+			lop(2, 13, 14, readRes, "1 2"),
+			lop(1, 15, 16, leaseInput{Key: "k", Kind: lkRelease, Owner: "b", Token: 2}, nil),
+			lop(2, 17, 18, holder, leaseView{Found: true, Owner: "b", Token: 2, Released: true}),
+			lop(3, 19, 20, leaseInput{Key: "k", Kind: lkDelete}, leaseView{Found: true, Owner: "b", Token: 2, Released: true}),
+			lop(0, 21, 22, acq("a"), int64(3)),
+		}, true},
+		{"acquire with an unknown outcome seen later", []porcupine.Operation{
+			lop(0, 1, 0, acq("a"), nil),
+			lop(2, 3, 4, holder, leaseView{Found: true, Owner: "a", Token: 1}),
+			lop(1, 5, 6, acq("b"), int64(2)),
+		}, true},
+		{"lease renewed after its expiry", []porcupine.Operation{
+			lop(0, 1, 2, acq("a"), int64(1)),
+			lop(1, 3, 4, acq("b"), int64(2)),
+			lop(0, 5, 6, renew("a", 1), nil),
+		}, false},
+		{"guarded write accepted after a takeover", []porcupine.Operation{
+			lop(0, 1, 2, acq("a"), int64(1)),
+			lop(1, 3, 4, acq("b"), int64(2)),
+			lop(0, 5, 6, write("a", 1, "", "1"), nil),
+		}, false},
+		{"guarded write after the record was deleted", []porcupine.Operation{
+			lop(0, 1, 2, acq("a"), int64(1)),
+			lop(1, 3, 4, leaseInput{Key: "k", Kind: lkDelete}, leaseView{Found: true, Owner: "a", Token: 1}),
+			lop(0, 5, 6, write("a", 1, "", "1"), nil),
+		}, false},
+		{"token given twice", []porcupine.Operation{
+			lop(0, 1, 2, acq("a"), int64(1)),
+			lop(0, 3, 4, leaseInput{Key: "k", Kind: lkRelease, Owner: "a", Token: 1}, nil),
+			lop(1, 5, 6, acq("b"), int64(1)),
+		}, false},
+		{"a write resent blindly over a newer one", []porcupine.Operation{
+			lop(0, 1, 2, acq("a"), int64(1)),
+			lop(0, 3, 4, write("a", 1, "", "1"), nil),
+			lop(2, 5, 6, readRes, ""),
+		}, false},
+	})
+}
+
+// TestLinearLogRefusesBrokenClients: versions are claimed one after another
+// and never change; an append applied twice (its claim resent blindly after
+// a lost answer), a version read with another payload, or a Latest from a
+// stale cache is refused.
+func TestLinearLogRefusesBrokenClients(t *testing.T) {
+	app := func(data string) logInput { return logInput{Name: "l", Kind: logAppendOp, Data: data} }
+	read := func(v int64) logInput { return logInput{Name: "l", Kind: logReadOp, Version: v} }
+	latest := logInput{Name: "l", Kind: logLatestOp}
+	runLinCases(t, logModel, []linCase{
+		{"appends and reads", []porcupine.Operation{
+			lop(0, 1, 4, app("a"), int64(2)),
+			lop(1, 2, 3, app("b"), int64(1)),
+			lop(2, 5, 6, latest, int64(2)),
+			lop(2, 7, 8, read(1), "b"),
+			lop(2, 9, 10, read(2), "a"),
+		}, true},
+		{"unknown append seen", []porcupine.Operation{
+			lop(0, 1, 0, app("a"), nil),
+			lop(2, 2, 3, latest, int64(0)),
+			lop(1, 4, 5, app("b"), int64(2)),
+			lop(2, 6, 7, read(1), "a"),
+		}, true},
+		{"append applied twice", []porcupine.Operation{
+			lop(0, 1, 2, app("a"), int64(1)),
+			lop(2, 3, 4, read(2), "a"),
+		}, false},
+		{"a version rewritten", []porcupine.Operation{
+			lop(0, 1, 2, app("a"), int64(1)),
+			lop(2, 3, 4, read(1), "a"),
+			lop(1, 5, 6, app("b"), int64(1)),
+		}, false},
+		{"latest from a stale cache", []porcupine.Operation{
+			lop(0, 1, 2, app("a"), int64(1)),
+			lop(0, 3, 4, app("b"), int64(2)),
+			lop(2, 5, 6, latest, int64(1)),
+		}, false},
+	})
+}
+
+// TestLinearTruncatedHistory: a partition longer than the cap is checked on
+// its first part, with the calls in flight at the cut pending forever; a
+// violation before the cut is still found.
+func TestLinearTruncatedHistory(t *testing.T) {
+	var ops []porcupine.Operation
+	value := ""
+	for i := range 50 {
+		id := fmt.Sprintf("x%d", i)
+		value = regAppend(value, id)
+		call := int64(3 * i)
+		// Each update overlaps the next one's call.
+		ops = append(ops, lop(i%3, call+1, call+4, regInput{Key: "k", Kind: regUpdate, ID: id},
+			regState{Found: true, Version: int64(i + 1), Value: value}))
+	}
+	c, problems := linearize("model-test", regModel, ops, 20, 5*time.Second)
+	if c.Truncated != 1 || c.Ops > 21 || len(problems) != 0 {
+		t.Fatalf("a correct long history: %v, %q; want it truncated to about 20 operations and accepted", c, problems)
+	}
+	// A stale read early on.
+	ops = append(ops, lop(5, 8, 9, regInput{Key: "k", Kind: regLoad}, regState{}))
+	c, problems = linearize("model-test", regModel, ops, 20, 5*time.Second)
+	for _, f := range c.Files {
+		os.Remove(f)
+	}
+	if c.Illegal != 1 {
+		t.Fatalf("a stale read before the cut: %v, %q; want it refused", c, problems)
+	}
+}
