@@ -717,6 +717,59 @@ func (s logModelState) entry(v int64) (string, bool) {
 	return strings.Split(s.Entries, "\n")[v-1], true
 }
 
+// logPruneAppends is the log's linPrune: when the history ends with a
+// Latest called after every Append was called, and Reads of every version
+// up to it called after it returned, an Append of unknown outcome whose data
+// no Read returned was not applied before that Latest: had it been, a
+// version up to it would hold its data, and its final Read would have
+// returned that. Otherwise the history is returned whole.
+func logPruneAppends(h []porcupine.Operation) ([]porcupine.Operation, int) {
+	var last *porcupine.Operation
+	var lastAppend int64
+	for i := range h {
+		switch in := h[i].Input.(logInput); in.Kind {
+		case logLatestOp:
+			if last == nil || h[i].Call > last.Call {
+				last = &h[i]
+			}
+		case logAppendOp:
+			lastAppend = max(lastAppend, h[i].Call)
+		}
+	}
+	if last == nil || last.Call < lastAppend {
+		return h, 0
+	}
+	n, _ := last.Output.(int64)
+	final := map[int64]bool{}
+	seen := map[string]bool{}
+	for _, op := range h {
+		in := op.Input.(logInput)
+		if in.Kind != logReadOp {
+			continue
+		}
+		if d, ok := op.Output.(string); ok {
+			seen[d] = true
+			if op.Call > last.Return {
+				final[in.Version] = true
+			}
+		}
+	}
+	for v := int64(1); v <= n; v++ {
+		if !final[v] {
+			return h, 0
+		}
+	}
+	out := h[:0:0]
+	for _, op := range h {
+		in := op.Input.(logInput)
+		if _, unknown := op.Output.(linUnknown); unknown && in.Kind == logAppendOp && !seen[in.Data] {
+			continue
+		}
+		out = append(out, op)
+	}
+	return out, len(h) - len(out)
+}
+
 // logModel is commitlog.Log: an Append claims the next version (Latest+1)
 // and that version holds its data for ever; Read returns a version's data;
 // Latest returns the highest version claimed.
@@ -1031,6 +1084,27 @@ func TestLinearLogRefusesBrokenClients(t *testing.T) {
 			lop(0, 3, 4, app("b"), int64(2)),
 			lop(2, 5, 6, latest, int64(1)),
 		}, false},
+	})
+	// Pruning: an unknown Append that the final reads do not show is left
+	// out; one they show is kept, and a payload at two versions is still
+	// refused.
+	final := []porcupine.Operation{
+		lop(0, 1, 0, app("a"), nil),
+		lop(1, 2, 0, app("b"), nil),
+		lop(1, 3, 4, app("c"), int64(1)),
+		lop(3, 5, 6, latest, int64(2)),
+		lop(3, 7, 8, read(1), "c"),
+		lop(3, 9, 10, read(2), "b"),
+	}
+	if pruned, n := logPruneAppends(final); n != 1 || slices.ContainsFunc(pruned, func(op porcupine.Operation) bool { return op.Input.(logInput).Data == "a" }) {
+		t.Errorf("pruned %d appends, want 1 (a)", n)
+	}
+	runLinCases(t, logModel, logPruneAppends, []linCase{
+		{"final reads, pruned", final, true},
+		{"final reads, a payload twice", append(slices.Clone(final[:3]),
+			lop(3, 5, 6, latest, int64(2)),
+			lop(3, 7, 8, read(1), "c"),
+			lop(3, 9, 10, read(2), "c")), false},
 	})
 }
 
