@@ -76,12 +76,19 @@ type linCall struct {
 	call   int64
 }
 
-// begin stamps the invocation of a call of client with input.
+// begin stamps the invocation of a call of client with input. On a nil
+// recorder it returns nil, whose methods record nothing.
 func (r *linRecorder) begin(client int, input any) *linCall {
+	if r == nil {
+		return nil
+	}
 	return &linCall{r: r, client: client, input: input, call: r.clock.Add(1)}
 }
 
 func (c *linCall) finish(output any, ret int64, meta string) {
+	if c == nil {
+		return
+	}
 	c.r.mu.Lock()
 	defer c.r.mu.Unlock()
 	c.r.ops = append(c.r.ops, porcupine.Operation{ClientId: c.client, Input: c.input, Call: c.call,
@@ -89,16 +96,22 @@ func (c *linCall) finish(output any, ret int64, meta string) {
 }
 
 // ok records that the call returned output.
-func (c *linCall) ok(output any) { c.finish(output, c.r.clock.Add(1), "") }
+func (c *linCall) ok(output any) { c.finish(output, c.stamp(), "") }
 
 // refused records that the call failed with err, which means it was not
 // applied.
-func (c *linCall) refused(err error) { c.finish(linRefused{}, c.r.clock.Add(1), shortErr(err)) }
+func (c *linCall) refused(err error) { c.finish(linRefused{}, c.stamp(), shortErr(err)) }
+
+func (c *linCall) stamp() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.r.clock.Add(1)
+}
 
 // unknown records that the call failed with err, which leaves its outcome
 // unknown: it is pending forever.
 func (c *linCall) unknown(err error) {
-	c.r.clock.Add(1)
 	c.finish(linUnknown{}, math.MaxInt64, shortErr(err))
 }
 
@@ -1135,4 +1148,156 @@ func TestLinearTruncatedHistory(t *testing.T) {
 	if c.Illegal != 1 {
 		t.Fatalf("a stale read before the cut: %v, %q; want it refused", c, problems)
 	}
+}
+
+// --- the bank: transactions over several keys ---
+
+// bankAccounts is the most accounts the bank model holds.
+const bankAccounts = 16
+
+// bankInput is a transfer of up to Amount from account From to account To
+// (indexes), one Transact run; or (Audit) a read of every balance.
+type bankInput struct {
+	Audit    bool
+	ID       string
+	From, To int
+	Amount   int64
+}
+
+func (bankInput) linKey() string    { return "bank" }
+func (in bankInput) readOnly() bool { return in.Audit }
+
+// bankBalances is the state of the bank model: every account's balance.
+type bankBalances [bankAccounts]int64
+
+// bankView is what an audit returned: the balances, and (for the final read
+// only) the ids of the transfers the accounts' lists show applied.
+type bankView struct {
+	Balances bankBalances
+	Applied  []string
+}
+
+// bankModel is the accounts that TestFaultsTransactBank's transactions
+// change, n of them opening with opening each, as one object (a transfer
+// touches two, an audit all): a transfer moves min(Amount, the balance of
+// From) and returns what it moved; an audit returns every balance.
+func bankModel(n int, opening int64) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any {
+			var b bankBalances
+			for i := range n {
+				b[i] = opening
+			}
+			return b
+		},
+		Step: func(state, input, output any) (bool, any) {
+			b, in := state.(bankBalances), input.(bankInput)
+			if in.Audit {
+				v, isView := output.(bankView)
+				return isView && v.Balances == b, b
+			}
+			ok, unknown := outcome(output)
+			if !ok && !unknown {
+				return true, b
+			}
+			moved := min(in.Amount, b[in.From])
+			b[in.From] -= moved
+			b[in.To] += moved
+			return unknown || output == moved, b
+		},
+		DescribeOperation: func(input, output any) string {
+			in := input.(bankInput)
+			if in.Audit {
+				if v, isView := output.(bankView); isView {
+					return fmt.Sprintf("audit → %v", v.Balances[:n])
+				}
+				return "audit → " + describeOutput(output)
+			}
+			return fmt.Sprintf("transfer %s: ≤%d from %d to %d → %s", in.ID, in.Amount, in.From, in.To, describeOutput(output))
+		},
+		DescribeState: func(state any) string {
+			b := state.(bankBalances)
+			return fmt.Sprint(b[:n])
+		},
+	}
+}
+
+// bankPrune is the bank's linPrune: with a final audit called after every
+// transfer was called, whose Applied lists the transfers the accounts show,
+// a transfer of unknown outcome not in that list was not applied before it
+// (the accounts' lists only grow). Otherwise the history is returned whole.
+func bankPrune(h []porcupine.Operation) ([]porcupine.Operation, int) {
+	var final *bankView
+	var finalCall, lastTransfer int64
+	for _, op := range h {
+		in := op.Input.(bankInput)
+		if !in.Audit {
+			lastTransfer = max(lastTransfer, op.Call)
+			continue
+		}
+		if v, ok := op.Output.(bankView); ok && v.Applied != nil && op.Call > finalCall {
+			final, finalCall = &v, op.Call
+		}
+	}
+	if final == nil || finalCall < lastTransfer {
+		return h, 0
+	}
+	applied := map[string]bool{}
+	for _, id := range final.Applied {
+		applied[id] = true
+	}
+	out := h[:0:0]
+	for _, op := range h {
+		in := op.Input.(bankInput)
+		if _, unknown := op.Output.(linUnknown); unknown && !in.Audit && !applied[in.ID] {
+			continue
+		}
+		out = append(out, op)
+	}
+	return out, len(h) - len(out)
+}
+
+// TestLinearBankRefusesBrokenClients: transfers move what the sender has,
+// atomically over both accounts; a transfer applied twice (resent blindly),
+// half applied, or an audit from a stale cache is refused.
+func TestLinearBankRefusesBrokenClients(t *testing.T) {
+	tr := func(id string, from, to int, amount int64) bankInput {
+		return bankInput{ID: id, From: from, To: to, Amount: amount}
+	}
+	audit := bankInput{Audit: true}
+	view := func(b ...int64) bankView {
+		var v bankView
+		copy(v.Balances[:], b)
+		return v
+	}
+	final := func(v bankView, applied ...string) bankView { v.Applied = append([]string{}, applied...); return v }
+	model := bankModel(3, 100)
+	runLinCases(t, model, bankPrune, []linCase{
+		{"transfers and audits", []porcupine.Operation{
+			lop(0, 1, 4, tr("a", 0, 1, 30), int64(30)),
+			lop(1, 2, 5, tr("b", 1, 2, 200), int64(130)),
+			lop(2, 3, 3, audit, view(70, 130, 100)),
+			lop(2, 6, 7, audit, final(view(70, 0, 230), "a", "b")),
+		}, true},
+		{"unknown outcome, applied", []porcupine.Operation{
+			lop(0, 1, 0, tr("a", 0, 1, 30), nil),
+			lop(1, 2, 0, tr("b", 0, 2, 30), nil),
+			lop(2, 6, 7, audit, final(view(70, 130, 100), "a")),
+		}, true},
+		{"transfer resent blindly", []porcupine.Operation{
+			lop(0, 1, 0, tr("a", 0, 1, 30), nil),
+			lop(2, 6, 7, audit, final(view(40, 160, 100), "a")),
+		}, false},
+		{"half applied", []porcupine.Operation{
+			lop(0, 1, 2, tr("a", 0, 1, 30), int64(30)),
+			lop(2, 3, 4, audit, view(70, 100, 100)),
+		}, false},
+		{"moved more than the balance", []porcupine.Operation{
+			lop(0, 1, 2, tr("a", 0, 1, 300), int64(300)),
+		}, false},
+		{"audit from a stale cache", []porcupine.Operation{
+			lop(0, 1, 2, tr("a", 0, 1, 30), int64(30)),
+			lop(2, 3, 4, audit, view(100, 100, 100)),
+		}, false},
+	})
 }
