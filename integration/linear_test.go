@@ -132,6 +132,9 @@ func (r *linRecorder) history() []porcupine.Operation {
 }
 
 func shortErr(err error) string {
+	if err == nil {
+		return ""
+	}
 	s := err.Error()
 	if len(s) > 160 {
 		s = s[:160] + "…"
@@ -1298,6 +1301,143 @@ func TestLinearBankRefusesBrokenClients(t *testing.T) {
 		{"audit from a stale cache", []porcupine.Operation{
 			lop(0, 1, 2, tr("a", 0, 1, 30), int64(30)),
 			lop(2, 3, 4, audit, view(100, 100, 100)),
+		}, false},
+	})
+}
+
+// --- backfill: each item a register whose migration step applies once ---
+
+// bfKind is an operation on one item of TestFaultsBackfill.
+type bfKind int
+
+const (
+	bkHit     bfKind = iota // a live Update adding one hit; output the saved bfView
+	bkPut                   // a live SavePut of From with one more hit, holding From's version; output the saved version
+	bkRead                  // a consistent Load or the final Scan; output bfView
+	bkMigrate               // a migration's step: Second false adds 1 to migrated, true to second; pending forever
+)
+
+// bfInput is an operation on the item Key.
+type bfInput struct {
+	Key    string
+	Kind   bfKind
+	Second bool   // bkMigrate: the second migration
+	From   bfView // bkPut: the item as loaded
+}
+
+func (in bfInput) linKey() string { return in.Key }
+func (in bfInput) readOnly() bool { return in.Kind == bkRead }
+
+// bfView is an item as read or saved; Second is -1 when the reader's type
+// does not model it.
+type bfView struct {
+	Version, Hits, Migrated, Second int64
+}
+
+// bfModel is one item of a table being backfilled, per key: created at
+// version 1 before the run; each live Update adds a hit, each SavePut holding
+// the version it loaded writes what it loaded with one more hit (refused at
+// another version), each migration's step adds 1 to its counter — every
+// write advancing the version by one. A migration's step is one call, pending
+// from the start: it can take effect once, or (until the final read says
+// otherwise) not yet; twice is no linearization.
+var bfModel = porcupine.Model{
+	Init: func() any { return bfView{Version: 1} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in := state.(bfView), input.(bfInput)
+		if in.Kind == bkRead {
+			v, isView := output.(bfView)
+			return isView && bfSees(v, s), s
+		}
+		ok, unknown := outcome(output)
+		if !ok && !unknown {
+			return true, s
+		}
+		switch in.Kind {
+		case bkHit:
+			next := s
+			next.Version++
+			next.Hits++
+			v, isView := output.(bfView)
+			return unknown || isView && bfSees(v, next), next
+		case bkPut:
+			if s.Version != in.From.Version || !bfSees(in.From, s) {
+				return unknown, s
+			}
+			next := s
+			next.Version++
+			next.Hits++
+			return unknown || output == next.Version, next
+		case bkMigrate:
+			next := s
+			next.Version++
+			if in.Second {
+				next.Second++
+			} else {
+				next.Migrated++
+			}
+			return true, next
+		}
+		return false, s
+	},
+	DescribeOperation: func(input, output any) string {
+		in := input.(bfInput)
+		out := describeOutput(output)
+		switch in.Kind {
+		case bkHit:
+			return fmt.Sprintf("hit(%s) → %s", in.Key, out)
+		case bkPut:
+			return fmt.Sprintf("put(%s, %+v + hit) → %s", in.Key, in.From, out)
+		case bkRead:
+			return fmt.Sprintf("read(%s) → %s", in.Key, out)
+		}
+		return fmt.Sprintf("migrate(%s, second %v) → %s", in.Key, in.Second, out)
+	},
+	DescribeState: func(state any) string { return fmt.Sprintf("%+v", state) },
+}
+
+// bfSees reports whether v is what a reader of s would see (Second -1: not
+// modelled by the reader's type).
+func bfSees(v, s bfView) bool {
+	if v.Second == -1 {
+		v.Second = s.Second
+	}
+	return v == s
+}
+
+// TestLinearBackfillRefusesBrokenClients: each migration's step applies
+// at most once between live writes; a step applied twice (a page resent
+// blindly), a live put resent over the step, or a stale read is refused.
+func TestLinearBackfillRefusesBrokenClients(t *testing.T) {
+	mig := func(second bool) bfInput { return bfInput{Key: "k", Kind: bkMigrate, Second: second} }
+	hit := bfInput{Key: "k", Kind: bkHit}
+	read := bfInput{Key: "k", Kind: bkRead}
+	runLinCases(t, bfModel, nil, []linCase{
+		{"steps and live writes", []porcupine.Operation{
+			lop(8, 1, 0, mig(false), nil),
+			lop(9, 2, 0, mig(true), nil),
+			lop(0, 3, 4, hit, bfView{2, 1, 0, -1}),
+			lop(1, 5, 6, read, bfView{3, 1, 1, 0}),
+			lop(1, 7, 8, bfInput{Key: "k", Kind: bkPut, From: bfView{3, 1, 1, 0}}, int64(4)),
+			lop(2, 9, 10, read, bfView{5, 2, 1, 1}),
+		}, true},
+		{"a step applied twice", []porcupine.Operation{
+			lop(8, 1, 0, mig(false), nil),
+			lop(2, 9, 10, read, bfView{3, 0, 2, 0}),
+		}, false},
+		{"a put resent over the step", []porcupine.Operation{
+			// The put of version 1 landed, its answer was lost; the step
+			// applied; the put, resent without its condition, undid it.
+			lop(8, 1, 0, mig(false), nil),
+			lop(1, 2, 3, read, bfView{1, 0, 0, 0}),
+			lop(1, 4, 9, bfInput{Key: "k", Kind: bkPut, From: bfView{1, 0, 0, 0}}, int64(2)),
+			lop(2, 10, 11, read, bfView{2, 1, 0, 0}),
+			lop(2, 12, 13, read, bfView{3, 1, 1, 0}),
+			lop(2, 14, 15, read, bfView{2, 1, 0, 0}),
+		}, false},
+		{"a stale read", []porcupine.Operation{
+			lop(0, 1, 2, hit, bfView{2, 1, 0, -1}),
+			lop(2, 3, 4, read, bfView{1, 0, 0, 0}),
 		}, false},
 	})
 }
