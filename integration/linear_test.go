@@ -38,6 +38,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,6 +114,22 @@ func (c *linCall) stamp() int64 {
 // unknown: it is pending forever.
 func (c *linCall) unknown(err error) {
 	c.finish(linUnknown{}, math.MaxInt64, shortErr(err))
+}
+
+// okThenRead records that the call returned normally (output done) and
+// what it returned as a separate read (input read, output seen) over the same
+// interval: for calls that return the item as stored at some point after
+// their own write — Add settling a lost answer with a read, a re-run that
+// finds its IdempotencyKey — rather than as their write left it.
+func (c *linCall) okThenRead(done, read, seen any) {
+	if c == nil {
+		return
+	}
+	ret := c.stamp()
+	c.finish(done, ret, "")
+	r := *c
+	r.input = read
+	r.finish(seen, ret, "what it returned")
 }
 
 // failed records err as refused when notApplied says so, else as unknown.
@@ -247,6 +264,7 @@ func linearize(name string, model porcupine.Model, prune linPrune, ops []porcupi
 			}
 		}
 		res, info := porcupine.CheckOperationsVerbose(model, h, timeout)
+		setUnions.Clear() // the memo of one check
 		switch res {
 		case porcupine.Illegal:
 			c.Illegal++
@@ -261,6 +279,10 @@ func linearize(name string, model porcupine.Model, prune linPrune, ops []porcupi
 			} else {
 				c.Files = append(c.Files, f.Name())
 				msg += "; porcupine's visualisation: " + f.Name()
+				if txt := strings.TrimSuffix(f.Name(), ".html") + ".txt"; os.WriteFile(txt, []byte(historyText(model, h, info)), 0o644) == nil {
+					c.Files = append(c.Files, txt)
+					msg += " (as text: " + txt + ")"
+				}
 			}
 			problems = append(problems, msg)
 		case porcupine.Unknown:
@@ -270,6 +292,42 @@ func linearize(name string, model porcupine.Model, prune linPrune, ops []porcupi
 	}
 	c.Elapsed = time.Since(start)
 	return c, problems
+}
+
+// historyText is h as text, by call, and the longest linearization of it
+// porcupine found, with the state after each step: the call after it is
+// where the history stops being explainable.
+func historyText(model porcupine.Model, h []porcupine.Operation, info porcupine.LinearizationInfo) string {
+	var b strings.Builder
+	stamp := func(t int64) string {
+		if t == math.MaxInt64 {
+			return "∞"
+		}
+		return strconv.FormatInt(t, 10)
+	}
+	h = slices.Clone(h)
+	sort.SliceStable(h, func(i, j int) bool { return h[i].Call < h[j].Call })
+	fmt.Fprintf(&b, "history (%d operations, by call):\n", len(h))
+	for _, op := range h {
+		fmt.Fprintf(&b, "  [%s, %s] client %d: %s  %v\n", stamp(op.Call), stamp(op.Return), op.ClientId,
+			model.DescribeOperation(op.Input, op.Output), op.Metadata)
+	}
+	for _, part := range info.PartialLinearizationsOperations() {
+		longest := []porcupine.Operation{}
+		for _, l := range part {
+			if len(l) > len(longest) {
+				longest = l
+			}
+		}
+		fmt.Fprintf(&b, "longest linearization found (%d operations):\n", len(longest))
+		state := model.Init()
+		for _, op := range longest {
+			_, state = model.Step(state, op.Input, op.Output)
+			fmt.Fprintf(&b, "  [%s, %s] %s  ⇒ %s\n", stamp(op.Call), stamp(op.Return),
+				model.DescribeOperation(op.Input, op.Output), model.DescribeState(state))
+		}
+	}
+	return b.String()
 }
 
 // truncateHistory returns the first part of h, the calls before a cut
@@ -482,22 +540,66 @@ func pick[T any](cond bool, a, b T) T {
 
 // ctrInput is an operation on the counter of Key: an Add of N and of the
 // elements Elems (sorted, space separated), or (Read) a consistent Load.
+// Once is the call's IdempotencyKey, if any (an Update with one changes the
+// item as its Add would). A read that is what an Add returned (okThenRead)
+// has the Add's elements as Must: it comes after the Add's write.
 type ctrInput struct {
 	Key   string
 	Read  bool
 	N     int64
 	Elems string
+	Once  string
+	Must  string
 }
 
 func (in ctrInput) linKey() string { return in.Key }
 func (in ctrInput) readOnly() bool { return in.Read }
 
-// ctrState is a counter item: its count and its set (sorted, space
-// separated).
+// ctrState is a counter item: its count, its set (sorted, space separated)
+// and the idempotency keys applied (sorted, space separated). The item's
+// window forgets a key after dynamo.IdempotencyWindow later keyed writes;
+// the model's never does, which holds while the runs of one change come
+// within the window, as the suite's do (its re-runs follow at once): a key
+// re-applied after that fails the check. A set, not the window's order,
+// keeps the states of writes in either order equal, and the check fast.
+// Outputs are ctrStates without the keys.
 type ctrState struct {
 	Found bool
 	Count int64
 	Set   string
+	Keys  string
+}
+
+// view is s as a caller sees it: without the window.
+func (s ctrState) view() ctrState { s.Keys = ""; return s }
+
+// setHas reports whether the sorted, space-separated set holds every
+// element of elems.
+func setHas(set, elems string) bool {
+	for _, e := range strings.Fields(elems) {
+		if !strings.Contains(" "+set+" ", " "+e+" ") {
+			return false
+		}
+	}
+	return true
+}
+
+// setUnions memoizes setUnion for the model's steps: porcupine's search
+// takes the same step again and again.
+var setUnions sync.Map
+
+// setUnionMemo is setUnion, memoized.
+func setUnionMemo(a, b string) string {
+	if setHas(a, b) {
+		return a
+	}
+	k := a + "|" + b
+	if u, ok := setUnions.Load(k); ok {
+		return u.(string)
+	}
+	u := setUnion(a, b)
+	setUnions.Store(k, u)
+	return u
 }
 
 // setUnion returns the union of two sorted, space-separated sets.
@@ -515,32 +617,109 @@ func setUnion(a, b string) string {
 	}), " ")
 }
 
+// ctrApplied is the output of an Add that returned normally, recorded with
+// okThenRead: what it returned is a read of its own.
+type ctrApplied struct{}
+
 // ctrModel is Table.Add's counter with a set, per key: an Add adds N to the
 // count and its elements to the set in one step, creating the item, and
-// returns the item as stored afterwards; a read returns it as it is.
+// returns the item as stored afterwards (output ctrApplied: recorded as a
+// read of its own, since "afterwards" may be after later writes); a read
+// returns it as it is. A call with an IdempotencyKey already applied
+// changes nothing and returns the item as stored.
 var ctrModel = porcupine.Model{
 	Init: func() any { return ctrState{} },
 	Step: func(state, input, output any) (bool, any) {
 		s, in := state.(ctrState), input.(ctrInput)
 		if in.Read {
 			got, isState := output.(ctrState)
-			return isState && got == s, s
+			return isState && got == s.view() && setHas(s.Set, in.Must), s
 		}
 		ok, unknown := outcome(output)
 		if !ok && !unknown {
 			return true, s
 		}
-		next := ctrState{Found: true, Count: s.Count + in.N, Set: setUnion(s.Set, in.Elems)}
-		return unknown || output == next, next
+		_, applied := output.(ctrApplied)
+		if in.Once != "" && setHas(s.Keys, in.Once) {
+			return unknown || applied || output == s.view(), s
+		}
+		next := ctrState{Found: true, Count: s.Count + in.N, Set: setUnionMemo(s.Set, in.Elems), Keys: s.Keys}
+		if in.Once != "" {
+			next.Keys = setUnionMemo(s.Keys, in.Once)
+		}
+		return unknown || applied || output == next.view(), next
 	},
 	DescribeOperation: func(input, output any) string {
 		in := input.(ctrInput)
 		if in.Read {
 			return fmt.Sprintf("read(%s) → %s", in.Key, describeOutput(output))
 		}
-		return fmt.Sprintf("add(%s, %d, {%s}) → %s", in.Key, in.N, in.Elems, describeOutput(output))
+		return fmt.Sprintf("add(%s, %d, {%s}, key %q) → %s", in.Key, in.N, in.Elems, in.Once, describeOutput(output))
 	},
 	DescribeState: func(state any) string { return fmt.Sprint(state) },
+}
+
+// ctrPrune is the counter's linPrune:
+//
+//   - sets only grow, so a call of unknown outcome whose elements no
+//     output's set holds was not applied before the end: it is left out;
+//   - of the calls of unknown outcome with one IdempotencyKey, the first
+//     called stands for the others (it may take effect wherever a later one
+//     could; the others then find its key): they are left out;
+//   - when a call with that key returned normally after the first was
+//     called, the key was applied by then, so the first took effect before
+//     that return or finds its key: its return is set to that one's.
+//
+// The last two hold while a key stays in the window between the runs of
+// one change (fewer than dynamo.IdempotencyWindow keyed writes come
+// between), as in TestFaultsIdempotentMetering, whose runs follow at once.
+func ctrPrune(h []porcupine.Operation) ([]porcupine.Operation, int) {
+	seen := map[string]bool{}
+	first := map[string]int64{} // idempotency key → call of its first unknown call
+	for _, op := range h {
+		if st, ok := op.Output.(ctrState); ok {
+			for _, e := range strings.Fields(st.Set) {
+				seen[e] = true
+			}
+		}
+		in := op.Input.(ctrInput)
+		if _, unknown := op.Output.(linUnknown); unknown && in.Once != "" {
+			if c, ok := first[in.Once]; !ok || op.Call < c {
+				first[in.Once] = op.Call
+			}
+		}
+	}
+	applied := map[string]int64{} // idempotency key → return of its first normal return after first[key]
+	for _, op := range h {
+		in := op.Input.(ctrInput)
+		c, ok := first[in.Once]
+		_, isState := op.Output.(ctrState)
+		_, isApplied := op.Output.(ctrApplied)
+		if !ok || !(isState || isApplied) || in.Read || op.Call < c {
+			continue
+		}
+		if r, ok := applied[in.Once]; !ok || op.Return < r {
+			applied[in.Once] = op.Return
+		}
+	}
+	out := h[:0:0]
+	for _, op := range h {
+		in := op.Input.(ctrInput)
+		if _, unknown := op.Output.(linUnknown); unknown {
+			elems := strings.Fields(in.Elems)
+			if len(elems) > 0 && !slices.ContainsFunc(elems, func(e string) bool { return seen[e] }) {
+				continue
+			}
+			if in.Once != "" && op.Call != first[in.Once] {
+				continue
+			}
+			if r, ok := applied[in.Once]; ok && in.Once != "" {
+				op.Return = r
+			}
+		}
+		out = append(out, op)
+	}
+	return out, len(h) - len(out)
 }
 
 // --- the lease register with fencing tokens ---
@@ -980,7 +1159,7 @@ func TestLinearCounterRefusesBrokenClients(t *testing.T) {
 	add := func(n int64, elems string) ctrInput { return ctrInput{Key: "k", N: n, Elems: elems} }
 	read := ctrInput{Key: "k", Read: true}
 	st := func(n int64, set string) ctrState { return ctrState{Found: true, Count: n, Set: set} }
-	runLinCases(t, ctrModel, nil, []linCase{
+	cases := []linCase{
 		{"adds and reads", []porcupine.Operation{
 			lop(0, 1, 4, add(1, "a"), st(1, "a")),
 			lop(1, 2, 5, add(2, "b"), st(3, "a b")),
@@ -1000,7 +1179,38 @@ func TestLinearCounterRefusesBrokenClients(t *testing.T) {
 			lop(0, 3, 4, add(1, "b"), st(2, "a b")),
 			lop(1, 5, 6, read, st(1, "a")),
 		}, false},
-	})
+	}
+	once := func(id string) ctrInput { return ctrInput{Key: "k", N: 1, Elems: id, Once: id} }
+	cases = append(cases, []linCase{
+		{"idempotent re-runs", []porcupine.Operation{
+			lop(0, 1, 0, once("e1"), nil),
+			lop(0, 2, 3, once("e1"), st(1, "e1")),
+			lop(1, 4, 5, once("e2"), st(2, "e1 e2")),
+			lop(0, 6, 7, once("e1"), st(2, "e1 e2")), // redelivered: finds its key, returns the item as stored
+			lop(2, 8, 9, read, st(2, "e1 e2")),
+		}, true},
+		{"returned as stored after a later write", []porcupine.Operation{
+			lop(0, 1, 6, once("e1"), ctrApplied{}),
+			lop(0, 1, 6, ctrInput{Key: "k", Read: true, Must: "e1"}, st(2, "e1 e2")),
+			lop(1, 2, 3, once("e2"), st(1, "e2")),
+		}, true},
+		{"returned as stored before its write", []porcupine.Operation{
+			lop(0, 1, 6, once("e1"), ctrApplied{}),
+			lop(0, 1, 6, ctrInput{Key: "k", Read: true, Must: "e1"}, st(1, "e2")),
+			lop(1, 2, 3, once("e2"), st(1, "e2")),
+			lop(2, 7, 8, read, st(2, "e1 e2")),
+		}, false},
+		{"idempotent re-run applied again", []porcupine.Operation{
+			lop(0, 1, 0, once("e1"), nil),
+			lop(0, 2, 3, once("e1"), st(1, "e1")),
+			lop(0, 4, 5, once("e1"), st(2, "e1")),
+		}, false},
+	}...)
+	runLinCases(t, ctrModel, nil, cases)
+	t.Run("pruned", func(t *testing.T) { runLinCases(t, ctrModel, ctrPrune, cases) })
+	if _, n := ctrPrune(cases[len(cases)-2].ops); n != 0 {
+		t.Errorf("pruned %d calls of a seen key, want 0", n)
+	}
 }
 
 // TestLinearLeaseRefusesBrokenClients: tokens increase, a takeover ends the
