@@ -185,7 +185,7 @@ func TestFaultsIdempotentMetering(t *testing.T) {
 		}
 	}
 	reportAnomalies(t, anomalies)
-	nonLinear := checkLinear(t, "counter", ctrModel, ctrPrune, lin.history(), linCap, 30*time.Second).Anomalies()
+	nonLinear := checkLinear(t, "counter", ctrModel, ctrPrune, lin.history(), linCap/2, 30*time.Second).Anomalies()
 	t.Logf("%v: %d events, %d calls (%d ErrUnknownOutcome), %d events re-run or redelivered, %d acknowledged",
 		elapsed.Round(time.Millisecond), ops, runs, unknown, retried, acked)
 	for _, c := range customers {

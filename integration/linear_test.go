@@ -876,6 +876,51 @@ var leaseModel = porcupine.Model{
 	DescribeState: func(state any) string { return fmt.Sprintf("%+v", state) },
 }
 
+// leaseHiddenTakes returns h with the takes an Acquire call made but did
+// not report: a take whose record was deleted before the call could
+// recognise it as its own is followed by another take, and the call returns
+// only the last token. A deletion (or Holder read) that saw a record with a
+// token no call returned, of an owner whose Acquire was in flight then,
+// shows such a take: it is added as a call of its own, over that Acquire's
+// interval, returning the token seen. A record that no Acquire in flight
+// explains is left for the check to refuse.
+func leaseHiddenTakes(h []porcupine.Operation) ([]porcupine.Operation, int) {
+	known := map[int64]bool{}
+	var acquires []porcupine.Operation
+	for _, op := range h {
+		if in := op.Input.(leaseInput); in.Kind == lkAcquire {
+			acquires = append(acquires, op)
+			if t, ok := op.Output.(int64); ok {
+				known[t] = true
+			}
+		}
+	}
+	out := slices.Clone(h)
+	added := 0
+	for _, op := range h {
+		in := op.Input.(leaseInput)
+		v, isView := op.Output.(leaseView)
+		if (in.Kind != lkDelete && in.Kind != lkHolder) || !isView || !v.Found || known[v.Token] {
+			continue
+		}
+		var during []porcupine.Operation
+		for _, a := range acquires {
+			if a.Input.(leaseInput).Owner == v.Owner && a.Call < op.Return && a.Return > op.Call {
+				during = append(during, a)
+			}
+		}
+		if len(during) != 1 {
+			continue
+		}
+		a := during[0]
+		a.Output, a.Metadata = v.Token, "a take this Acquire did not report (its record was deleted)"
+		out = append(out, a)
+		known[v.Token] = true
+		added++
+	}
+	return out, added
+}
+
 // --- the append-only log ---
 
 // logKind is an operation of the log model.
@@ -1266,6 +1311,21 @@ func TestLinearLeaseRefusesBrokenClients(t *testing.T) {
 			lop(0, 3, 4, leaseInput{Key: "k", Kind: lkRelease, Owner: "a", Token: 1}, nil),
 			lop(1, 5, 6, acq("b"), int64(1)),
 		}, false},
+		{"a take an Acquire did not report, seen by a deletion", func() []porcupine.Operation {
+			h, _ := leaseHiddenTakes([]porcupine.Operation{
+				lop(0, 1, 6, acq("a"), int64(3)),
+				lop(3, 2, 3, leaseInput{Key: "k", Kind: lkDelete}, leaseView{Found: true, Owner: "a", Token: 2}),
+				lop(2, 7, 8, holder, leaseView{Found: true, Owner: "a", Token: 3}),
+			})
+			return h
+		}(), true},
+		{"a record no Acquire explains", func() []porcupine.Operation {
+			h, _ := leaseHiddenTakes([]porcupine.Operation{
+				lop(0, 1, 2, acq("a"), int64(3)),
+				lop(3, 4, 5, leaseInput{Key: "k", Kind: lkDelete}, leaseView{Found: true, Owner: "a", Token: 2}),
+			})
+			return h
+		}(), false},
 		{"a write resent blindly over a newer one", []porcupine.Operation{
 			lop(0, 1, 2, acq("a"), int64(1)),
 			lop(0, 3, 4, write("a", 1, "", "1"), nil),
