@@ -27,7 +27,10 @@
 //     write kept (backfill_test.go);
 //   - the mapper, leases, the commit log and backfills under injected
 //     faults: delays, lost responses, 500s, throttling, connection resets
-//     (faults_test.go);
+//     (faults_test.go), their recorded histories checked for
+//     linearizability with porcupine against models of the register, the
+//     idempotent counter, the lease, the log, the bank and backfilled items
+//     (linear_test.go);
 //   - a compile-time check of every name and signature the contract fixes
 //     (contract_test.go).
 //

@@ -75,6 +75,14 @@ func TestFaultsBackfill(t *testing.T) {
 		return f.Client(t)
 	}
 
+	// The history for the backfill model (linear_test.go): each item's live
+	// writes and reads, each migration's step on it (one call pending from
+	// the start), and the final read.
+	lin := &linRecorder{}
+	for i := range n {
+		lin.begin(6, bfInput{Key: bfKey(i), Kind: bkMigrate}).unknown(nil)
+		lin.begin(7, bfInput{Key: bfKey(i), Kind: bkMigrate, Second: true}).unknown(nil)
+	}
 	var writes []func(ctx context.Context, i int) error
 	for g := range 4 {
 		tb, err := dynamo.NewTable[bfAccount](dynamo.NewMapper(newClient(uint64(1100+g))), table)
@@ -82,10 +90,16 @@ func TestFaultsBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 		writes = append(writes, func(ctx context.Context, i int) error {
-			_, err := tb.Update(ctx, bfAccount{ID: bfKey(i)}, func(a bfAccount) (bfAccount, error) {
+			call := lin.begin(g, bfInput{Key: bfKey(i), Kind: bkHit})
+			saved, err := tb.Update(ctx, bfAccount{ID: bfKey(i)}, func(a bfAccount) (bfAccount, error) {
 				a.Hits++
 				return a, nil
 			})
+			if err == nil {
+				call.ok(bfView{saved.Version, saved.Hits, saved.Migrated, -1})
+			} else {
+				call.failed(err, mapperNotApplied)
+			}
 			return err
 		})
 	}
@@ -95,12 +109,21 @@ func TestFaultsBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 		writes = append(writes, func(ctx context.Context, i int) error { // a put of the whole item, as loaded
+			read := lin.begin(4+g, bfInput{Key: bfKey(i), Kind: bkRead})
 			it, err := tb.Load(ctx, bfStored{ID: bfKey(i)}, dynamo.ConsistentRead())
 			if err != nil {
 				return err
 			}
+			from := bfView{it.Version, it.Hits, it.Migrated, it.Second}
+			read.ok(from)
 			it.Hits++
-			_, err = tb.Save(ctx, it, dynamo.WithSaveBehavior(dynamo.SavePut))
+			call := lin.begin(4+g, bfInput{Key: bfKey(i), Kind: bkPut, From: from})
+			saved, err := tb.Save(ctx, it, dynamo.WithSaveBehavior(dynamo.SavePut))
+			if err == nil {
+				call.ok(saved.Version)
+			} else {
+				call.failed(err, mapperNotApplied)
+			}
 			return err
 		})
 	}
@@ -197,8 +220,13 @@ func TestFaultsBackfill(t *testing.T) {
 		stats = stats.Add(f.Stats())
 	}
 
-	anomalies := checkBackfill(bfFinal(t, table), n, true, live)
+	final := bfFinal(t, table)
+	for _, it := range final {
+		lin.begin(8, bfInput{Key: it.ID, Kind: bkRead}).ok(bfView{it.Version, it.Hits, it.Migrated, it.Second})
+	}
+	anomalies := checkBackfill(final, n, true, live)
 	reportAnomalies(t, anomalies)
+	nonLinear := checkLinear(t, "items", bfModel, nil, lin.history(), linCap, 30*time.Second).Anomalies()
 	for _, res := range results {
 		t.Logf("runner %s: %d runs, finished %v; earlier runs ended by: %v", res.name, res.runs, res.finished, res.causes)
 		if !res.finished {
@@ -214,7 +242,7 @@ func TestFaultsBackfill(t *testing.T) {
 	if acked == 0 {
 		t.Errorf("no live write was acknowledged: the writers did not write during the migration")
 	}
-	logFaults(t, faultReport{Ops: int(acked+unknown) + 2*n, Acked: int(acked) + int(changed.Load()), Anomalies: len(anomalies), Stats: stats})
+	logFaults(t, faultReport{Ops: int(acked+unknown) + 2*n, Acked: int(acked) + int(changed.Load()), Anomalies: len(anomalies) + nonLinear, Stats: stats})
 }
 
 // backfillCause names why a Run under faults ended, for the log.

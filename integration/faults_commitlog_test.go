@@ -287,6 +287,7 @@ func TestFaultsCommitlog(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	lin := &linRecorder{} // the history for the log model (linear_test.go)
 	var mu sync.Mutex
 	var appends []logAppend
 	var incs []casIncrement
@@ -303,9 +304,15 @@ func TestFaultsCommitlog(t *testing.T) {
 			defer wg.Done()
 			for i := range perWriter {
 				a := logAppend{owner: owner, payload: fmt.Sprintf(`{"writer":%d,"i":%d}`, w, i)}
+				call := lin.begin(w, logInput{Name: name, Kind: logAppendOp, Data: a.payload})
 				actx, acancel := context.WithTimeout(ctx, 30*time.Second)
 				a.version, a.err = l.Append(actx, []byte(a.payload))
 				acancel()
+				if a.err == nil {
+					call.ok(a.version)
+				} else {
+					call.unknown(a.err)
+				}
 				mu.Lock()
 				appends = append(appends, a)
 				mu.Unlock()
@@ -346,12 +353,22 @@ func TestFaultsCommitlog(t *testing.T) {
 	go func() {
 		defer close(readerDone)
 		next := int64(1)
+		read := func(v int64) ([]byte, error) {
+			call := lin.begin(writers, logInput{Name: name, Kind: logReadOp, Version: v})
+			data, err := reader.Read(ctx, v)
+			if err == nil {
+				call.ok(string(data))
+			}
+			return data, err
+		}
 		for {
+			call := lin.begin(writers, logInput{Name: name, Kind: logLatestOp})
 			if latest, err := reader.Latest(ctx); err != nil {
 				readErrs++
 			} else {
+				call.ok(latest)
 				for ; next <= latest; next++ {
-					data, err := reader.Read(ctx, next)
+					data, err := read(next)
 					if err != nil {
 						readErrs++
 						break
@@ -361,7 +378,7 @@ func TestFaultsCommitlog(t *testing.T) {
 			}
 			if next > 1 {
 				v := 1 + rand.Int64N(next-1)
-				if data, err := reader.Read(ctx, v); err == nil {
+				if data, err := read(v); err == nil {
 					seen = append(seen, logSeen{v, string(data)})
 				} else {
 					readErrs++
@@ -398,7 +415,16 @@ func TestFaultsCommitlog(t *testing.T) {
 	}
 
 	st := readLogState(ctx, t, cleanMapper, logTable, cleanStore, name)
+	// readLogState read Latest, then each version, after every other call
+	// had returned: they go into the history in that order.
+	lin.begin(writers+1, logInput{Name: name, Kind: logLatestOp}).ok(st.latest)
+	for v := int64(1); v <= st.latest; v++ {
+		if data, ok := st.reads[v]; ok {
+			lin.begin(writers+1, logInput{Name: name, Kind: logReadOp, Version: v}).ok(data)
+		}
+	}
 	anomalies := checkLogFaults(appends, seen, st)
+	nonLinear := checkLinear(t, "log", logModel, logPruneAppends, lin.history(), linCap, 30*time.Second).Anomalies()
 	counter, _, err := cleanStore.Get(ctx, "counter")
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +466,7 @@ func TestFaultsCommitlog(t *testing.T) {
 		len(appends), ackedAppends, len(appends)-ackedAppends, failedIn, st.latest, len(seen), readErrs, len(st.temps))
 	t.Logf("counter: %d increments, %d acknowledged, %d found applied after a failure, %d given up; %d met an unknown outcome; the object holds %d",
 		len(incs), ackedIncs, foundIncs, gaveUp, unsureIncs, strings.Count(string(counter), "\n")-1)
-	logFaults(t, faultReport{Ops: len(appends) + len(incs), Acked: ackedAppends + ackedIncs, Anomalies: len(anomalies), Stats: stats})
+	logFaults(t, faultReport{Ops: len(appends) + len(incs), Acked: ackedAppends + ackedIncs, Anomalies: len(anomalies) + nonLinear, Stats: stats})
 }
 
 // reapCommitRecords deletes the records of the Committer table table until

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -73,26 +74,31 @@ func TestFaultsIdempotentMetering(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 
+	lin := &linRecorder{} // the history for the counter model (linear_test.go)
 	// count runs one call for ev through tb until one succeeds.
-	count := func(tb *dynamo.Table[usageMeter], ev *meterEvent, useUpdate bool) {
+	count := func(client int, tb *dynamo.Table[usageMeter], ev *meterEvent, useUpdate bool) {
 		key := dynamo.IdempotencyKey(ev.ID)
 		for ev.Runs < maxRuns && ctx.Err() == nil {
 			ev.Runs++
 			var err error
+			var saved usageMeter
+			call := lin.begin(client, ctrInput{Key: ev.Customer, N: 1, Elems: ev.ID, Once: ev.ID})
 			if useUpdate {
-				_, err = tb.Update(ctx, usageMeter{Customer: ev.Customer}, func(m usageMeter) (usageMeter, error) {
+				saved, err = tb.Update(ctx, usageMeter{Customer: ev.Customer}, func(m usageMeter) (usageMeter, error) {
 					m.Calls++
 					m.Events = append(slices.Clip(m.Events), ev.ID)
 					return m, nil
 				}, key)
 			} else {
-				_, err = tb.Add(ctx, usageMeter{Customer: ev.Customer},
+				saved, err = tb.Add(ctx, usageMeter{Customer: ev.Customer},
 					dynamo.Increment("calls", 1).AddToSet("events", []string{ev.ID}), key)
 			}
 			if err == nil {
+				call.okThenRead(ctrApplied{}, ctrInput{Key: ev.Customer, Read: true, Must: ev.ID}, meterState(saved))
 				ev.Acked, ev.Err = true, nil
 				return
 			}
+			call.failed(err, mapperNotApplied)
 			if errors.Is(err, dynamo.ErrUnknownOutcome) {
 				ev.Unknown++
 			}
@@ -112,11 +118,11 @@ func TestFaultsIdempotentMetering(t *testing.T) {
 				ev := &meterEvent{ID: fmt.Sprintf("ev-%d-%d", g, i), Customer: customers[rng.IntN(len(customers))]}
 				all[g] = append(all[g], ev)
 				useUpdate := rng.IntN(3) == 0
-				count(tables[inst], ev, useUpdate)
+				count(g, tables[inst], ev, useUpdate)
 				if rng.IntN(5) == 0 {
 					// Delivered again, to the other instance.
 					ev.Runs = min(ev.Runs, maxRuns-5)
-					count(tables[(inst+1)%instances], ev, !useUpdate)
+					count(g, tables[(inst+1)%instances], ev, !useUpdate)
 				}
 			}
 		}()
@@ -135,10 +141,12 @@ func TestFaultsIdempotentMetering(t *testing.T) {
 	}
 	final := map[string]usageMeter{}
 	for _, c := range customers {
+		call := lin.begin(len(all), ctrInput{Key: c, Read: true})
 		m, err := clean.Load(t.Context(), usageMeter{Customer: c}, dynamo.ConsistentRead())
 		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
 			t.Fatalf("reading %s without faults: %v", c, err)
 		}
+		call.ok(meterState(m))
 		final[c] = m
 	}
 
@@ -177,10 +185,20 @@ func TestFaultsIdempotentMetering(t *testing.T) {
 		}
 	}
 	reportAnomalies(t, anomalies)
+	nonLinear := checkLinear(t, "counter", ctrModel, ctrPrune, lin.history(), linCap/2, 30*time.Second).Anomalies()
 	t.Logf("%v: %d events, %d calls (%d ErrUnknownOutcome), %d events re-run or redelivered, %d acknowledged",
 		elapsed.Round(time.Millisecond), ops, runs, unknown, retried, acked)
 	for _, c := range customers {
 		t.Logf("customer %s: %d calls, %d events, version %d", c, final[c].Calls, len(final[c].Events), final[c].Version)
 	}
-	logFaults(t, faultReport{Ops: runs, Acked: acked, Anomalies: len(anomalies), Stats: stats})
+	logFaults(t, faultReport{Ops: runs, Acked: acked, Anomalies: len(anomalies) + nonLinear, Stats: stats})
+}
+
+// meterState is a usageMeter as the counter model shows it (a zero meter:
+// not found).
+func meterState(m usageMeter) ctrState {
+	if m.Version == 0 {
+		return ctrState{}
+	}
+	return ctrState{Found: true, Count: m.Calls, Set: setUnion("", strings.Join(m.Events, " "))}
 }

@@ -104,6 +104,7 @@ func TestFaultsMapperIncarnations(t *testing.T) {
 	defer cancel()
 
 	progress := make(chan struct{}, writers*perWriter)
+	lin := &linRecorder{} // the history for the register model (linear_test.go)
 	opsOf := make([][]incarnationOp, writers)
 	var wg sync.WaitGroup
 	for w := range writers {
@@ -114,6 +115,7 @@ func TestFaultsMapperIncarnations(t *testing.T) {
 			for seq := range perWriter {
 				id := fmt.Sprintf("w%d-%d", w, seq)
 				key := keys[rng.IntN(len(keys))]
+				call := lin.begin(w, regInput{Key: key, Kind: regUpdate, ID: id})
 				saved, err := tables[w].Update(ctx, faultCounter{Key: key}, func(c faultCounter) (faultCounter, error) {
 					c.Count++
 					c.Ops = append(slices.Clip(c.Ops), id)
@@ -122,6 +124,9 @@ func TestFaultsMapperIncarnations(t *testing.T) {
 				op := incarnationOp{ID: id, Key: key, Err: err}
 				if err == nil {
 					op.Acked, op.Version, op.Len = true, saved.Version, len(saved.Ops)
+					call.ok(counterState(true, saved))
+				} else {
+					call.failed(err, mapperNotApplied)
 				}
 				opsOf[w] = append(opsOf[w], op)
 				progress <- struct{}{}
@@ -142,24 +147,29 @@ func TestFaultsMapperIncarnations(t *testing.T) {
 				continue
 			}
 			key := keys[rng.IntN(len(keys))]
+			call := lin.begin(writers, regInput{Key: key, Kind: regTake})
 			out, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 				TableName:    aws.String(name),
 				Key:          map[string]types.AttributeValue{"key": &types.AttributeValueMemberS{Value: key}},
 				ReturnValues: types.ReturnValueAllOld,
 			})
 			if err != nil {
+				call.unknown(err)
 				t.Errorf("deleter: %v", err)
 				return
 			}
-			if out.Attributes != nil {
-				var fc faultCounter
-				if err := attributevalue.UnmarshalMapWithOptions(out.Attributes, &fc, func(o *attributevalue.DecoderOptions) { o.TagKey = "dynamo" }); err != nil {
-					t.Errorf("deleter: %v", err)
-					return
-				}
-				deleted[key] = append(deleted[key], fc)
-				deletions++
+			if out.Attributes == nil {
+				call.ok(regState{})
+				continue
 			}
+			var fc faultCounter
+			if err := attributevalue.UnmarshalMapWithOptions(out.Attributes, &fc, func(o *attributevalue.DecoderOptions) { o.TagKey = "dynamo" }); err != nil {
+				t.Errorf("deleter: %v", err)
+				return
+			}
+			call.ok(counterState(true, fc))
+			deleted[key] = append(deleted[key], fc)
+			deletions++
 		}
 	}()
 	wg.Wait()
@@ -174,17 +184,22 @@ func TestFaultsMapperIncarnations(t *testing.T) {
 	incs := map[string][]faultCounter{}
 	for _, k := range keys {
 		incs[k] = deleted[k]
+		call := lin.begin(writers+1, regInput{Key: k, Kind: regLoad})
 		got, err := clean.Load(t.Context(), faultCounter{Key: k}, dynamo.ConsistentRead())
 		switch {
 		case err == nil:
+			call.ok(counterState(true, got))
 			incs[k] = append(incs[k], got)
 		case !errors.Is(err, dynamo.ErrNotFound):
 			t.Fatal(err)
+		default:
+			call.ok(regState{})
 		}
 	}
 	ops := slices.Concat(opsOf...)
 	anomalies := checkIncarnations(ops, incs)
 	reportAnomalies(t, anomalies)
+	nonLinear := checkLinear(t, "register", regModel, regPruneUpdates, lin.history(), linCap, 30*time.Second).Anomalies()
 	acked, unknown := 0, 0
 	for _, op := range ops {
 		switch {
@@ -198,7 +213,7 @@ func TestFaultsMapperIncarnations(t *testing.T) {
 	if deletions == 0 {
 		t.Errorf("the deleter deleted nothing: the test proved nothing (seed %d)", *faultSeed)
 	}
-	logFaults(t, faultReport{Ops: len(ops), Acked: acked, Anomalies: len(anomalies), Stats: stats})
+	logFaults(t, faultReport{Ops: len(ops), Acked: acked, Anomalies: len(anomalies) + nonLinear, Stats: stats})
 }
 
 // The checker finds what it is meant to find.

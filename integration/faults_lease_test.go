@@ -13,12 +13,15 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -226,6 +229,7 @@ func TestFaultsLease(t *testing.T) {
 		return lc, res
 	}
 
+	lin := &linRecorder{} // the history for the lease model (linear_test.go)
 	var mu sync.Mutex
 	var record []leaseHolding
 	var acquires, acquireErrs int // Acquire calls of the five clients, and how many failed
@@ -238,32 +242,41 @@ func TestFaultsLease(t *testing.T) {
 	// guardedWrite writes l's token into the resource, unless a re-read
 	// finds it there already (an earlier attempt applied although it
 	// failed): then found is true and nothing is sent.
-	guardedWrite := func(ctx context.Context, res *dynamo.Table[fencedResource], l *lease.Lease) (found bool, err error) {
+	guardedWrite := func(ctx context.Context, client int, owner string, res *dynamo.Table[fencedResource], l *lease.Lease) (found bool, err error) {
+		read := lin.begin(client, leaseInput{Key: "job", Kind: lkReadRes})
 		cur, err := res.Load(ctx, fencedResource{ID: "r"}, dynamo.ConsistentRead())
 		if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
 			return false, err
 		}
+		read.ok(tokensValue(cur.Tokens))
 		if slices.Contains(cur.Tokens, l.Token()) {
 			return true, nil
 		}
+		from := tokensValue(cur.Tokens)
 		cur.ID, cur.Token = "r", l.Token()
 		cur.Writes++
 		cur.Tokens = append(slices.Clone(cur.Tokens), l.Token())
+		write := lin.begin(client, leaseInput{Key: "job", Kind: lkWrite, Owner: owner, Token: l.Token(), From: from, To: tokensValue(cur.Tokens)})
 		_, err = lease.Save(ctx, l, res, cur, dynamo.If(expression.Or(
 			expression.AttributeNotExists(expression.Name("token")),
 			expression.Name("token").LessThan(expression.Value(l.Token())))))
+		if err == nil {
+			write.ok(nil)
+		} else {
+			write.failed(err, mapperNotApplied)
+		}
 		return false, err
 	}
 	// writeUntilKnown tries the guarded write up to tries times, until it is
 	// acknowledged, found applied, or refused because the lease is lost.
-	writeUntilKnown := func(ctx context.Context, res *dynamo.Table[fencedResource], l *lease.Lease, h *leaseHolding, tries int, frozen bool) {
+	writeUntilKnown := func(ctx context.Context, client int, res *dynamo.Table[fencedResource], l *lease.Lease, h *leaseHolding, tries int, frozen bool) {
 		for range tries {
 			if !frozen && l.Err() != nil {
 				return
 			}
 			start := time.Now()
 			wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-			found, err := guardedWrite(wctx, res, l)
+			found, err := guardedWrite(wctx, client, h.owner, res, l)
 			wcancel()
 			if found {
 				h.found = true
@@ -283,9 +296,16 @@ func TestFaultsLease(t *testing.T) {
 	frozenAcquire := func(stop <-chan struct{}) *lease.Lease {
 		for {
 			// Acquire would wait on the frozen clock; TryAcquire does not.
+			call := lin.begin(clients, leaseInput{Key: "job", Kind: lkAcquire, Owner: "frozen"})
 			l, err := fc.TryAcquire(ctx, "job")
-			if err == nil {
+			switch {
+			case err == nil:
+				call.ok(l.Token())
 				return l
+			case errors.Is(err, lease.ErrHeld) && !errors.Is(err, dynamo.ErrUnknownOutcome):
+				// Not taken: no effect, left out of the history.
+			default:
+				call.unknown(err)
 			}
 			select {
 			case <-stop:
@@ -303,9 +323,16 @@ func TestFaultsLease(t *testing.T) {
 		h := leaseHolding{owner: "frozen", token: l.Token(), called: called, from: time.Now(), frozen: true}
 	poll:
 		for { // until the record names a newer holder
+			call := lin.begin(clients, leaseInput{Key: "job", Kind: lkHolder})
 			info, err := fc.Holder(ctx, "job")
+			switch {
+			case err == nil:
+				call.ok(leaseView{Found: true, Owner: info.Owner, Token: info.Token, Released: info.Released})
+			case errors.Is(err, dynamo.ErrNotFound):
+				call.ok(leaseView{})
+			}
 			if err == nil && info.Token > l.Token() {
-				writeUntilKnown(ctx, fres, l, &h, 5, true)
+				writeUntilKnown(ctx, clients, fres, l, &h, 5, true)
 				break
 			}
 			select {
@@ -364,14 +391,25 @@ func TestFaultsLease(t *testing.T) {
 				return
 			case <-time.After(300*time.Millisecond + rand.N(1200*time.Millisecond)):
 			}
+			call := lin.begin(clients+1, leaseInput{Key: "job", Kind: lkDelete})
 			out, err := clean.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 				TableName:    aws.String(table),
 				Key:          map[string]types.AttributeValue{"key": &types.AttributeValueMemberS{Value: "job"}},
 				ReturnValues: types.ReturnValueAllOld,
 			})
-			if err == nil && out.Attributes != nil {
-				deletions++
+			if err != nil {
+				call.unknown(err)
+				continue
 			}
+			var old leaseView
+			if out.Attributes != nil {
+				deletions++
+				if err := attributevalue.UnmarshalMapWithOptions(out.Attributes, &old, func(o *attributevalue.DecoderOptions) { o.TagKey = "dynamo" }); err != nil {
+					t.Errorf("deleter: decoding the record: %v", err)
+				}
+				old.Found = true
+			}
+			call.ok(old)
 		}
 	}()
 
@@ -392,9 +430,15 @@ func TestFaultsLease(t *testing.T) {
 			held := 0
 			for try := 0; held < rounds && try < 3*rounds && ctx.Err() == nil; try++ {
 				called := time.Now()
+				call := lin.begin(i, leaseInput{Key: "job", Kind: lkAcquire, Owner: lc.Owner()})
 				actx, acancel := context.WithTimeout(ctx, 20*time.Second)
 				l, err := lc.Acquire(actx, "job")
 				acancel()
+				if err == nil {
+					call.ok(l.Token())
+				} else {
+					call.unknown(err)
+				}
 				mu.Lock()
 				acquires++
 				if err != nil {
@@ -409,7 +453,7 @@ func TestFaultsLease(t *testing.T) {
 				}
 				held++
 				h := leaseHolding{owner: lc.Owner(), token: l.Token(), called: called, from: time.Now()}
-				writeUntilKnown(ctx, res, l, &h, 3, false)
+				writeUntilKnown(ctx, i, res, l, &h, 3, false)
 				// Hold the lease a while (its work), so heartbeats run.
 				select {
 				case <-l.Done():
@@ -418,8 +462,14 @@ func TestFaultsLease(t *testing.T) {
 				h.to = time.Now()
 				h.lost = errors.Is(l.Err(), lease.ErrLost)
 				rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+				call = lin.begin(i, leaseInput{Key: "job", Kind: lkRelease, Owner: lc.Owner(), Token: l.Token()})
 				h.released = l.Release(rctx)
 				rcancel()
+				if h.released == nil {
+					call.ok(nil)
+				} else {
+					call.failed(h.released, mapperNotApplied)
+				}
 				keep(h)
 			}
 		}()
@@ -447,8 +497,13 @@ func TestFaultsLease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading the resource: %v", err)
 	}
+	call := lin.begin(clients+1, leaseInput{Key: "job", Kind: lkReadRes})
+	call.ok(tokensValue(final.Tokens))
 	anomalies := checkLeaseFaults(record, final)
 	reportAnomalies(t, anomalies)
+	hist, hidden := leaseHiddenTakes(lin.history())
+	t.Logf("%d takes that an Acquire did not report (their record deleted first) added to the history", hidden)
+	nonLinear := checkLinear(t, "lease", leaseModel, nil, hist, linCap, 30*time.Second).Anomalies()
 	acked, found, lost, frozen, refusedLost, writes, releaseErrs := 0, 0, 0, 0, 0, 0, 0
 	for _, h := range record {
 		writes += len(h.writes)
@@ -482,7 +537,16 @@ func TestFaultsLease(t *testing.T) {
 	// Operations: Acquire calls, guarded-write attempts and releases.
 	ops := acquires + writes + len(record) - frozen
 	ok := acquires - acquireErrs + acked + len(record) - frozen - releaseErrs
-	logFaults(t, faultReport{Ops: ops, Acked: ok, Anomalies: len(anomalies), Stats: stats})
+	logFaults(t, faultReport{Ops: ops, Acked: ok, Anomalies: len(anomalies) + nonLinear, Stats: stats})
+}
+
+// tokensValue is the resource's list of tokens as the lease model holds it.
+func tokensValue(tokens []int64) string {
+	s := make([]string, len(tokens))
+	for i, tok := range tokens {
+		s[i] = strconv.FormatInt(tok, 10)
+	}
+	return strings.Join(s, " ")
 }
 
 // slogCounter is a slog.Handler that counts the records logged, by message.

@@ -306,7 +306,8 @@ func TestFaultsMapperCounters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 
-	var clk atomic.Int64 // logical time: Add(1) before each call and after it returns
+	var clk atomic.Int64  // logical time: Add(1) before each call and after it returns
+	lin := &linRecorder{} // the history for the register model (linear_test.go)
 	opsOf := make([][]counterOp, writers)
 	readsOf := make([][]counterRead, readers)
 	failedReads := make([]int, readers)
@@ -325,6 +326,7 @@ func TestFaultsMapperCounters(t *testing.T) {
 				id := fmt.Sprintf("w%d-%d", w, seq)
 				key := keys[rng.IntN(len(keys))]
 				op := counterOp{ID: id, Key: key, Client: w, Call: clk.Add(1)}
+				call := lin.begin(w, regInput{Key: key, Kind: regUpdate, ID: id})
 				saved, err := tb.Update(ctx, faultCounter{Key: key}, func(c faultCounter) (faultCounter, error) {
 					c.Count++
 					c.Ops = append(slices.Clip(c.Ops), id)
@@ -333,8 +335,10 @@ func TestFaultsMapperCounters(t *testing.T) {
 				op.Return = clk.Add(1)
 				if err == nil {
 					op.Acked, op.Count = true, saved.Count
+					call.ok(counterState(true, saved))
 				} else {
 					op.Err = err
+					call.failed(err, mapperNotApplied)
 				}
 				opsOf[w] = append(opsOf[w], op)
 			}
@@ -353,12 +357,15 @@ func TestFaultsMapperCounters(t *testing.T) {
 				}
 				key := keys[(i+r)%len(keys)]
 				call := clk.Add(1)
+				lcall := lin.begin(writers+r, regInput{Key: key, Kind: regLoad})
 				got, err := tb.Load(ctx, faultCounter{Key: key}, dynamo.ConsistentRead())
 				ret := clk.Add(1)
 				switch {
 				case err == nil:
+					lcall.ok(counterState(true, got))
 					readsOf[r] = append(readsOf[r], counterRead{Key: key, Client: writers + r, Call: call, Return: ret, Count: got.Count})
 				case errors.Is(err, dynamo.ErrNotFound):
+					lcall.ok(regState{})
 					readsOf[r] = append(readsOf[r], counterRead{Key: key, Client: writers + r, Call: call, Return: ret})
 				default:
 					failedReads[r]++
@@ -386,13 +393,16 @@ func TestFaultsMapperCounters(t *testing.T) {
 	}
 	final := map[string]counterFinal{}
 	for _, k := range keys {
+		call := lin.begin(writers+readers, regInput{Key: k, Kind: regLoad})
 		got, err := clean.Load(t.Context(), faultCounter{Key: k}, dynamo.ConsistentRead())
 		switch {
 		case errors.Is(err, dynamo.ErrNotFound):
+			call.ok(regState{})
 			final[k] = counterFinal{}
 		case err != nil:
 			t.Fatalf("reading the final item %s without faults: %v", k, err)
 		default:
+			call.ok(counterState(true, got))
 			final[k] = counterFinal{Found: true, Count: got.Count, Version: got.Version, Ops: got.Ops}
 		}
 	}
@@ -400,6 +410,9 @@ func TestFaultsMapperCounters(t *testing.T) {
 	check := checkCounters(ops, reads, final, end, 20*time.Second)
 	reportAnomalies(t, check.Anomalies)
 	anomalies := len(check.Anomalies)
+	// The same calls against the versioned register, failed Updates pending
+	// forever rather than placed by what the final items show.
+	anomalies += checkLinear(t, "register", regModel, regPruneUpdates, lin.history(), linCap, 30*time.Second).Anomalies()
 
 	acked, unexplained := 0, 0
 	causes := map[string]int{}
@@ -440,6 +453,15 @@ func TestFaultsMapperCounters(t *testing.T) {
 		t.Errorf("no Update was acknowledged: the faults drowned the test")
 	}
 	logFaults(t, faultReport{Ops: len(ops) + len(reads) + nFailedReads, Acked: acked + len(reads), Anomalies: anomalies, Stats: stats})
+}
+
+// counterState is a faultCounter as the register model holds it: its
+// version, and its ids as the value.
+func counterState(found bool, c faultCounter) regState {
+	if !found {
+		return regState{}
+	}
+	return regState{Found: true, Version: c.Version, Value: strings.Join(c.Ops, " ")}
 }
 
 // errorCause names the cause of a failed Update for the log.

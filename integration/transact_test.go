@@ -226,6 +226,7 @@ type bankRun struct {
 	// workers) i sends through.
 	table func(i int) *dynamo.Table[bankAccount]
 	opts  []dynamo.TxOption
+	lin   *linRecorder // when not nil, records the transfers and audits for the bank model
 }
 
 // run makes the transfers and audits, and returns what they recorded; audit
@@ -254,6 +255,7 @@ func (r bankRun) run(ctx context.Context, seed uint64) (h bankHistory, auditErrs
 				tr := bankTransfer{ID: fmt.Sprintf("w%d-%d", w, seq), From: r.accounts[f], To: r.accounts[to]}
 				amount := rng.Int64N(300) + 1
 				var moved int64
+				call := r.lin.begin(w, bankInput{ID: tr.ID, From: f, To: to, Amount: amount})
 				err := tb.Mapper().Transact(ctx, func(tx *dynamo.Tx) error {
 					from, to := bankAccount{ID: tr.From}, bankAccount{ID: tr.To}
 					if err := tx.Prefetch(tb.TxGet(from), tb.TxGet(to)); err != nil {
@@ -281,8 +283,10 @@ func (r bankRun) run(ctx context.Context, seed uint64) (h bankHistory, auditErrs
 				}, r.opts...)
 				if err == nil {
 					tr.Acked, tr.Moved = true, moved
+					call.ok(moved)
 				} else {
 					tr.Err = err
+					call.failed(err, mapperNotApplied)
 				}
 				transfers[w] = append(transfers[w], tr)
 			}
@@ -300,6 +304,8 @@ func (r bankRun) run(ctx context.Context, seed uint64) (h bankHistory, auditErrs
 				default:
 				}
 				var sum int64
+				var seen bankView
+				call := r.lin.begin(r.workers+a, bankInput{Audit: true})
 				err := tb.Mapper().Transact(ctx, func(tx *dynamo.Tx) error {
 					sum = 0
 					v := tb.In(tx)
@@ -312,12 +318,13 @@ func (r bankRun) run(ctx context.Context, seed uint64) (h bankHistory, auditErrs
 							return err
 						}
 					} // else one GetItem per account, checked together at the end
-					for _, id := range r.accounts {
+					for j, id := range r.accounts {
 						acc, err := v.Load(bankAccount{ID: id})
 						if err != nil {
 							return err
 						}
 						sum += acc.Balance
+						seen.Balances[j] = acc.Balance
 					}
 					return nil
 				}, r.opts...)
@@ -325,6 +332,7 @@ func (r bankRun) run(ctx context.Context, seed uint64) (h bankHistory, auditErrs
 					aErrs[a] = append(aErrs[a], err)
 					continue
 				}
+				call.ok(seen)
 				audits[a] = append(audits[a], sum)
 			}
 		}()
@@ -473,8 +481,9 @@ func TestFaultsTransactBank(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
+	lin := &linRecorder{} // the history for the bank model (linear_test.go)
 	h, auditErrs := bankRun{accounts: ids, workers: workers, perWorker: scaled(25), auditors: auditors,
-		table: func(i int) *dynamo.Table[bankAccount] { return tables[i] }}.run(ctx, *faultSeed)
+		table: func(i int) *dynamo.Table[bankAccount] { return tables[i] }, lin: lin}.run(ctx, *faultSeed)
 	h.Opening = opening
 	elapsed := time.Since(start)
 	var stats dynamotest.FaultStats
@@ -482,9 +491,20 @@ func TestFaultsTransactBank(t *testing.T) {
 		f.Stop()
 		stats = stats.Add(f.Stats())
 	}
-	check := checkBank(h, bankFinalState(t, name, ids))
+	call := lin.begin(workers+auditors, bankInput{Audit: true})
+	final := bankFinalState(t, name, ids)
+	view := bankView{Applied: []string{}}
+	for i, id := range ids {
+		view.Balances[i] = final[id].Balance
+		for _, op := range final[id].Ops {
+			view.Applied = append(view.Applied, op[:strings.LastIndexByte(op, ':')])
+		}
+	}
+	call.ok(view)
+	check := checkBank(h, final)
 	reportAnomalies(t, check.Anomalies)
 	anomalies := len(check.Anomalies)
+	anomalies += checkLinear(t, "bank", bankModel(len(ids), opening), bankPrune, lin.history(), linCap, 30*time.Second).Anomalies()
 	acked, unknown := 0, 0
 	for _, tr := range h.Transfers {
 		if tr.Acked {
