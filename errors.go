@@ -11,19 +11,20 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/errs"
 )
 
 // Sentinel errors. Match them with errors.Is; the errors returned carry more
 // detail (see ConditionError and SchemaError).
 var (
 	// ErrNotFound is returned by Load when no item has the key.
-	ErrNotFound = errors.New("dynamo: item not found")
+	ErrNotFound = errs.ErrNotFound
 	// ErrVersionConflict means the stored version is not the one the caller
 	// holds: someone else wrote (or deleted) the item since it was read.
-	ErrVersionConflict = errors.New("dynamo: version conflict")
+	ErrVersionConflict = errs.ErrVersionConflict
 	// ErrConditionFailed means a condition given with If failed while the
 	// version matched.
-	ErrConditionFailed = errors.New("dynamo: condition failed")
+	ErrConditionFailed = errs.ErrConditionFailed
 	// ErrUnknownOutcome means a write may or may not have been applied: an
 	// attempt got no answer (or a 5xx one, or the context ended while it was
 	// under way), and what the mapper could find out afterwards does not
@@ -39,12 +40,12 @@ var (
 	// (Table.Current(err)). Table.Update returns it rather than calling its
 	// function again, which could apply the change twice. Save, Delete,
 	// Update and WriteTx document when they return it.
-	ErrUnknownOutcome = errors.New("dynamo: outcome of the write unknown")
+	ErrUnknownOutcome = errs.ErrUnknownOutcome
 	// ErrInvalidInput means a request was refused before it was sent: an unset
 	// key, an empty string key, an item over 400 KB, a nil item, and the like.
-	ErrInvalidInput = errors.New("dynamo: invalid input")
+	ErrInvalidInput = errs.ErrInvalidInput
 	// ErrInvalidSchema means a struct's tags do not describe a usable table.
-	ErrInvalidSchema = errors.New("dynamo: invalid schema")
+	ErrInvalidSchema = errs.ErrInvalidSchema
 )
 
 // ConditionError is the error of a write whose condition failed. It wraps
@@ -209,21 +210,7 @@ func (e *ConditionError) Decode(out any) error {
 
 // SchemaError reports a struct whose tags do not describe a usable table. It
 // wraps ErrInvalidSchema.
-type SchemaError struct {
-	Struct string // the Go type, e.g. "main.Book"
-	Field  string // the Go field, "" when the problem is the whole struct
-	Reason string // what is wrong and how to fix it
-}
-
-func (e *SchemaError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("dynamo: struct %s: %s", e.Struct, e.Reason)
-	}
-	return fmt.Sprintf("dynamo: struct %s field %s: %s", e.Struct, e.Field, e.Reason)
-}
-
-// Unwrap returns ErrInvalidSchema.
-func (e *SchemaError) Unwrap() error { return ErrInvalidSchema }
+type SchemaError = errs.SchemaError
 
 // formatKey renders a key for messages: {ISBN: "978-1", Part: 3}.
 func formatKey(key map[string]types.AttributeValue) string {
