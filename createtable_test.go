@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Types for the table-creation tests.
@@ -523,12 +524,12 @@ func TestIndexesInSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, x := range s.indexes {
+	for _, x := range s.Indexes {
 		r := "-"
-		if x.rng >= 0 {
-			r = s.fields[x.rng].name
+		if x.Range >= 0 {
+			r = s.Fields[x.Range].Name
 		}
-		got = append(got, x.name+":"+strconv.FormatBool(x.local)+":"+s.fields[x.hash].name+":"+r)
+		got = append(got, x.Name+":"+strconv.FormatBool(x.Local)+":"+s.Fields[x.Hash].Name+":"+r)
 	}
 	want := "ByTitle:false:title:year ByYear:false:year:rating StudioYear:true:studio:year"
 	if strings.Join(got, " ") != want {
@@ -539,18 +540,18 @@ func TestIndexesInSchema(t *testing.T) {
 func TestParseIndexTag(t *testing.T) {
 	tests := []struct {
 		tag     string
-		want    []indexKey
+		want    []schema.IndexKey
 		wantErr string
 	}{
 		{tag: "", want: nil},
 		{tag: "   ", want: nil},
-		{tag: "ByTitle,hash", want: []indexKey{{name: "ByTitle"}}},
-		{tag: "ByTitle,range", want: []indexKey{{name: "ByTitle", rng: true}}},
-		{tag: "a-b.c_d,partition", want: []indexKey{{name: "a-b.c_d"}}},
-		{tag: "Seq-ID-index,sort", want: []indexKey{{name: "Seq-ID-index", rng: true}}},
-		{tag: "ByTitle,hash  ByYear,range", want: []indexKey{{name: "ByTitle"}, {name: "ByYear", rng: true}}},
-		{tag: " ByTitle,hash\tByYear,range ", want: []indexKey{{name: "ByTitle"}, {name: "ByYear", rng: true}}},
-		{tag: strings.Repeat("x", 255) + ",hash", want: []indexKey{{name: strings.Repeat("x", 255)}}},
+		{tag: "ByTitle,hash", want: []schema.IndexKey{{Name: "ByTitle"}}},
+		{tag: "ByTitle,range", want: []schema.IndexKey{{Name: "ByTitle", Range: true}}},
+		{tag: "a-b.c_d,partition", want: []schema.IndexKey{{Name: "a-b.c_d"}}},
+		{tag: "Seq-ID-index,sort", want: []schema.IndexKey{{Name: "Seq-ID-index", Range: true}}},
+		{tag: "ByTitle,hash  ByYear,range", want: []schema.IndexKey{{Name: "ByTitle"}, {Name: "ByYear", Range: true}}},
+		{tag: " ByTitle,hash\tByYear,range ", want: []schema.IndexKey{{Name: "ByTitle"}, {Name: "ByYear", Range: true}}},
+		{tag: strings.Repeat("x", 255) + ",hash", want: []schema.IndexKey{{Name: strings.Repeat("x", 255)}}},
 		{tag: strings.Repeat("x", 256) + ",hash", wantErr: "has 256 characters"},
 		{tag: "ab,hash", wantErr: "3 to 255"},
 		{tag: "ByTitle", wantErr: "no key role"},
@@ -563,7 +564,7 @@ func TestParseIndexTag(t *testing.T) {
 		{tag: "ByTitle,hash ByTitle,range", wantErr: `index "ByTitle" named twice`},
 	}
 	for _, tc := range tests {
-		got, err := parseIndexTag(tc.tag)
+		got, err := schema.ParseIndexTag(tc.tag)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("parseIndexTag(%q) error = %v, want it to contain %q", tc.tag, err, tc.wantErr)
@@ -589,7 +590,7 @@ func FuzzParseIndexTag(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tag string) {
-		keys, err := parseIndexTag(tag)
+		keys, err := schema.ParseIndexTag(tag)
 		if err != nil {
 			if keys != nil {
 				t.Fatalf("keys %v returned with error %v", keys, err)
@@ -605,16 +606,16 @@ func FuzzParseIndexTag(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for i, k := range keys {
-			if checkIndexName(k.name) != nil {
-				t.Fatalf("invalid index name %q accepted", k.name)
+			if schema.CheckIndexName(k.Name) != nil {
+				t.Fatalf("invalid index name %q accepted", k.Name)
 			}
-			if seen[k.name] {
-				t.Fatalf("index %q accepted twice", k.name)
+			if seen[k.Name] {
+				t.Fatalf("index %q accepted twice", k.Name)
 			}
-			seen[k.name] = true
+			seen[k.Name] = true
 			name, role, _ := strings.Cut(entries[i], ",")
 			wantRng := role == "range" || role == "sort"
-			if name != k.name || k.rng != wantRng || !wantRng && role != "hash" && role != "partition" {
+			if name != k.Name || k.Range != wantRng || !wantRng && role != "hash" && role != "partition" {
 				t.Fatalf("entry %q parsed as %+v", entries[i], k)
 			}
 		}

@@ -1,4 +1,4 @@
-package dynamo
+package schema
 
 import (
 	"strings"
@@ -15,14 +15,14 @@ func TestParseTag(t *testing.T) {
 		{tag: "-", want: tagOptions{skip: true}},
 		{tag: "-,", want: tagOptions{name: "-"}, wantErr: "empty option"},
 		{tag: "ISBN,hash", want: tagOptions{name: "ISBN", hash: true}},
-		{tag: ",range", want: tagOptions{rng: true}},
-		{tag: "version,version", want: tagOptions{name: "version", version: true}},
-		{tag: "exp,ttl,unixtime", want: tagOptions{name: "exp", ttl: true, unixTime: true}},
-		{tag: "tags,set,omitempty", want: tagOptions{name: "tags", set: true, omitEmpty: true}},
-		{tag: "a,omitemptyelem,nullempty,nullemptyelem,string", want: tagOptions{name: "a", omitEmptyElem: true, nullEmpty: true, nullEmptyElem: true, asString: true}},
-		{tag: "a,stringset", want: tagOptions{name: "a", stringSet: true}},
-		{tag: "a,numberset", want: tagOptions{name: "a", numberSet: true}},
-		{tag: "a,binaryset", want: tagOptions{name: "a", binarySet: true}},
+		{tag: ",range", want: tagOptions{Range: true}},
+		{tag: "version,version", want: tagOptions{name: "version", Version: true}},
+		{tag: "exp,ttl,unixtime", want: tagOptions{name: "exp", ttl: true, UnixTime: true}},
+		{tag: "tags,set,omitempty", want: tagOptions{name: "tags", set: true, OmitEmpty: true}},
+		{tag: "a,omitemptyelem,nullempty,nullemptyelem,string", want: tagOptions{name: "a", omitEmptyElem: true, nullEmpty: true, nullEmptyElem: true, AsString: true}},
+		{tag: "a,stringset", want: tagOptions{name: "a", StringSet: true}},
+		{tag: "a,numberset", want: tagOptions{name: "a", NumberSet: true}},
+		{tag: "a,binaryset", want: tagOptions{name: "a", BinarySet: true}},
 		{tag: "a,hsah", wantErr: `unknown option "hsah"`},
 		{tag: "a,hash,hash", wantErr: `repeated`},
 		{tag: "a,hash,range", wantErr: "both hash and range"},
@@ -31,8 +31,8 @@ func TestParseTag(t *testing.T) {
 		{tag: "v,version,omitempty", wantErr: "remove omitempty"},
 		{tag: "s,set,stringset", wantErr: "more than one set kind"},
 		{tag: "a,", wantErr: "empty option"},
-		{tag: "flag,javabool", want: tagOptions{name: "flag", javaBool: true}},
-		{tag: "at,javadate,omitempty", want: tagOptions{name: "at", javaDate: true, omitEmpty: true}},
+		{tag: "flag,javabool", want: tagOptions{name: "flag", JavaBool: true}},
+		{tag: "at,javadate,omitempty", want: tagOptions{name: "at", javaDate: true, OmitEmpty: true}},
 		{tag: "at,hash,javadate", want: tagOptions{name: "at", hash: true, javaDate: true}},
 		{tag: "a,javabool,javadate", wantErr: "both javabool and javadate"},
 		{tag: "a,javabool,javabool", wantErr: "repeated"},
@@ -44,7 +44,7 @@ func TestParseTag(t *testing.T) {
 		{tag: "a,javaBool", wantErr: `unknown option "javaBool"`},
 	}
 	for _, tc := range tests {
-		got, err := parseTag(tc.tag)
+		got, err := ParseTag(tc.tag)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("parseTag(%q) error = %v, want it to contain %q", tc.tag, err, tc.wantErr)
@@ -70,7 +70,7 @@ func FuzzParseTag(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tag string) {
-		o, err := parseTag(tag)
+		o, err := ParseTag(tag)
 		if err != nil {
 			if !strings.Contains(err.Error(), "tag") && !strings.Contains(err.Error(), "option") {
 				t.Fatalf("error %q does not say what is wrong", err)
@@ -84,16 +84,16 @@ func FuzzParseTag(f *testing.F) {
 		if o.skip && tag != "-" {
 			t.Fatalf("skip for %q", tag)
 		}
-		if o.hash && o.rng || o.version && (o.hash || o.rng) ||
-			o.javaBool && o.javaDate || (o.javaBool || o.javaDate) && (o.asString || o.unixTime || o.set || o.stringSet || o.numberSet || o.binarySet) {
+		if o.hash && o.Range || o.Version && (o.hash || o.Range) ||
+			o.JavaBool && o.javaDate || (o.JavaBool || o.javaDate) && (o.AsString || o.UnixTime || o.set || o.StringSet || o.NumberSet || o.BinarySet) {
 			t.Fatalf("contradictory options accepted: %+v", o)
 		}
-		if (o.versionStart != 0 || o.versionStep != 0 || o.versionClock) && !o.version ||
-			o.versionStart < 0 || o.versionStep < 0 || o.versionClock && o.versionStart != 0 {
+		if (o.VersionStart != 0 || o.VersionStep != 0 || o.VersionClock) && !o.Version ||
+			o.VersionStart < 0 || o.VersionStep < 0 || o.VersionClock && o.VersionStart != 0 {
 			t.Fatalf("bad version settings accepted: %+v", o)
 		}
-		if (o.created || o.modified) && (o.created && o.modified || o.hash || o.rng || o.version || o.ttl || o.asString ||
-			o.set || o.stringSet || o.numberSet || o.binarySet) {
+		if (o.created || o.modified) && (o.created && o.modified || o.hash || o.Range || o.Version || o.ttl || o.AsString ||
+			o.set || o.StringSet || o.NumberSet || o.BinarySet) {
 			t.Fatalf("contradictory timestamp options accepted: %+v", o)
 		}
 	})
