@@ -347,8 +347,8 @@ func (t *Table[T]) structOf(item *T) reflect.Value {
 
 // encode encodes the struct boxed points to, applying the mapper's `set`,
 // `javabool` and `javadate` conversions, and checks the result as DynamoDB
-// would (validate.go): every refusal wraps ErrInvalidInput and names the
-// field. Duplicate set elements are dropped.
+// would (internal/schema/validate.go): every refusal wraps ErrInvalidInput
+// and names the field. Duplicate set elements are dropped.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 	item, _, err := t.encodeSized(boxed, nil, false)
 	return item, err

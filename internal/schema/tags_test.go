@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -95,6 +96,90 @@ func FuzzParseTag(f *testing.F) {
 		if (o.created || o.modified) && (o.created && o.modified || o.hash || o.Range || o.Version || o.ttl || o.AsString ||
 			o.set || o.StringSet || o.NumberSet || o.BinarySet) {
 			t.Fatalf("contradictory timestamp options accepted: %+v", o)
+		}
+	})
+}
+func TestParseIndexTag(t *testing.T) {
+	tests := []struct {
+		tag     string
+		want    []IndexKey
+		wantErr string
+	}{
+		{tag: "", want: nil},
+		{tag: "   ", want: nil},
+		{tag: "ByTitle,hash", want: []IndexKey{{Name: "ByTitle"}}},
+		{tag: "ByTitle,range", want: []IndexKey{{Name: "ByTitle", Range: true}}},
+		{tag: "a-b.c_d,partition", want: []IndexKey{{Name: "a-b.c_d"}}},
+		{tag: "Seq-ID-index,sort", want: []IndexKey{{Name: "Seq-ID-index", Range: true}}},
+		{tag: "ByTitle,hash  ByYear,range", want: []IndexKey{{Name: "ByTitle"}, {Name: "ByYear", Range: true}}},
+		{tag: " ByTitle,hash\tByYear,range ", want: []IndexKey{{Name: "ByTitle"}, {Name: "ByYear", Range: true}}},
+		{tag: strings.Repeat("x", 255) + ",hash", want: []IndexKey{{Name: strings.Repeat("x", 255)}}},
+		{tag: strings.Repeat("x", 256) + ",hash", wantErr: "has 256 characters"},
+		{tag: "ab,hash", wantErr: "3 to 255"},
+		{tag: "ByTitle", wantErr: "no key role"},
+		{tag: "ByTitle,", wantErr: `unknown key role ""`},
+		{tag: "ByTitle,hash,range", wantErr: `unknown key role "hash,range"`},
+		{tag: "ByTitle,hash,ByYear,range", wantErr: "separate indexes with spaces"},
+		{tag: ",hash", wantErr: "3 to 255"},
+		{tag: "By Title,hash", wantErr: "no key role"},
+		{tag: "Bý,hash", wantErr: "contains"},
+		{tag: "ByTitle,hash ByTitle,range", wantErr: `index "ByTitle" named twice`},
+	}
+	for _, tc := range tests {
+		got, err := ParseIndexTag(tc.tag)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseIndexTag(%q) error = %v, want it to contain %q", tc.tag, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseIndexTag(%q): %v", tc.tag, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseIndexTag(%q) = %+v, want %+v", tc.tag, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseIndexTag checks that no tag panics, that an accepted tag yields
+// one valid, distinct index name per space-separated entry, each read back
+// from the entry, and that rejected tags say what is wrong.
+func FuzzParseIndexTag(f *testing.F) {
+	for _, s := range []string{"", "ByTitle,hash", "ByTitle,hash ByYear,range", "a-b.c,sort", "abc,partition",
+		"ab,hash", "ByTitle", "x,hash,range", "Idx,hash Idx,range", "é-index,hash", "\tabc,range\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tag string) {
+		keys, err := ParseIndexTag(tag)
+		if err != nil {
+			if keys != nil {
+				t.Fatalf("keys %v returned with error %v", keys, err)
+			}
+			if !strings.Contains(err.Error(), "tag") || !strings.Contains(err.Error(), "index") {
+				t.Fatalf("error %q does not say what is wrong", err)
+			}
+			return
+		}
+		entries := strings.Fields(tag)
+		if len(keys) != len(entries) {
+			t.Fatalf("%d keys from %d entries", len(keys), len(entries))
+		}
+		seen := map[string]bool{}
+		for i, k := range keys {
+			if CheckIndexName(k.Name) != nil {
+				t.Fatalf("invalid index name %q accepted", k.Name)
+			}
+			if seen[k.Name] {
+				t.Fatalf("index %q accepted twice", k.Name)
+			}
+			seen[k.Name] = true
+			name, role, _ := strings.Cut(entries[i], ",")
+			wantRng := role == "range" || role == "sort"
+			if name != k.Name || k.Range != wantRng || !wantRng && role != "hash" && role != "partition" {
+				t.Fatalf("entry %q parsed as %+v", entries[i], k)
+			}
 		}
 	})
 }
