@@ -61,8 +61,8 @@ type tagOptions struct {
 // tagOptionTable lists every option parseTag accepts, in the order error
 // messages list them. An option is either a flag (flag returns the field
 // it sets) or takes a value after '=' (value stores it). Users read what
-// each one does in the package documentation (doc.go, "Struct tags"): an
-// option added here is documented there too.
+// each one does in the package documentation (the root's doc.go, "Struct
+// tags"): an option added here is documented there too.
 var tagOptionTable = []tagOption{
 	{name: "hash", flag: func(o *tagOptions) *bool { return &o.hash }},
 	{name: "range", flag: func(o *tagOptions) *bool { return &o.Range }},

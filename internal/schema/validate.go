@@ -30,7 +30,7 @@ import (
 //
 // This file holds what both report with: badValue, and the naming of the
 // field an encoder error comes from. The checks are in checkgo.go and
-// checkitem.go; item sizes in size.go.
+// checkitem.go; item sizes in the root's size.go.
 
 // maxNesting is DynamoDB's nesting limit as its server counts it (checked
 // against DynamoDB Local): the item is level 1 and every map or list one
