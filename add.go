@@ -18,6 +18,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Delta is the list of changes of one Table.Add: numbers added to numeric
@@ -125,7 +126,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 	}
 	if wo.mustExist {
 		// Checked in the same request: the item's hash key exists.
-		hash := expression.NameNoDotSplit(t.p.s.fields[t.p.s.hash].name)
+		hash := expression.NameNoDotSplit(t.p.s.Fields[t.p.s.Hash].Name)
 		wo.conds = append(slices.Clip(wo.conds), expression.AttributeExists(hash))
 	}
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
@@ -133,7 +134,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 	for _, op := range delta.ops {
 		blind = append(blind, op.attr)
 	}
-	if t.p.s.version >= 0 {
+	if t.p.s.Version >= 0 {
 		blind = append(blind, t.p.versionAttr[0])
 	}
 	var once *addOnce[T] // with IdempotencyKey
@@ -196,7 +197,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 // addBound is the guard of an integer or float32 field's result: the
 // stored value must stay within [min, max] after n is added.
 type addBound struct {
-	f   *field
+	f   *schema.Field
 	n   string   // the number added, for messages
 	lim *big.Int // the value the stored one is compared with
 	max bool     // the bound is an upper one
@@ -208,16 +209,16 @@ type addBound struct {
 // the Add in range, and writes its value to eb.
 func (b *addBound) cond(eb *exprBuilder) string {
 	f := b.f
-	bph := ":x" + f.vph[2:]
+	bph := ":x" + f.ValuePH[2:]
 	eb.values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
 	cmp := " <= "
 	if !b.max {
 		cmp = " >= "
 	}
-	c := f.ph + cmp + bph
+	c := f.NamePH + cmp + bph
 	if b.fromZero {
 		// A missing attribute counts from 0, which n leaves in range.
-		c = "attribute_not_exists(" + f.ph + ") OR " + c
+		c = "attribute_not_exists(" + f.NamePH + ") OR " + c
 	}
 	return c
 }
@@ -263,7 +264,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	// What every write does: the version, the token, the timestamps.
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
-	if s.version >= 0 {
+	if s.Version >= 0 {
 		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), wo.nulls[p.versionAttr[0]]), p.versionNames)
 		if p.tokenAttr != "" {
 			r.token = newToken()
@@ -281,7 +282,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 	}
 	r.up = eb.updateParts(uc)
 	r.bounds = bounds
-	if len(r.up.cond) > maxExprLen {
+	if len(r.up.cond) > schema.MaxExprLen {
 		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(r.up.cond))
 	}
 	return r, nil
@@ -299,26 +300,26 @@ func (t *Table[T]) badAdd(attr, format string, args ...any) error {
 // records in written, by attribute name, the value it sends (ADD or SET).
 func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *addBound, error) {
 	s := t.p.s
-	i, ok := s.byName[op.attr]
+	i, ok := s.ByName[op.attr]
 	if !ok {
-		for j := range s.fields {
-			if s.fields[j].goName == op.attr {
-				return nil, nil, t.badAdd(op.attr, "not an attribute of %s; field %s is stored as %q: name the attribute", s.typ, op.attr, s.fields[j].name)
+		for j := range s.Fields {
+			if s.Fields[j].GoName == op.attr {
+				return nil, nil, t.badAdd(op.attr, "not an attribute of %s; field %s is stored as %q: name the attribute", s.Type, op.attr, s.Fields[j].Name)
 			}
 		}
-		return nil, nil, t.badAdd(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.typ)
+		return nil, nil, t.badAdd(op.attr, "not an attribute of %s: Add changes the attributes the type models", s.Type)
 	}
 	switch i {
-	case s.hash, s.rng:
+	case s.Hash, s.Range:
 		return nil, nil, t.badAdd(op.attr, "is a key, which never changes: Add changes other attributes of the item with that key")
-	case s.version:
+	case s.Version:
 		return nil, nil, t.badAdd(op.attr, "is the version, which Add advances itself")
-	case s.created, s.modified:
+	case s.Created, s.Modified:
 		return nil, nil, t.badAdd(op.attr, "is a created or modified time, which the mapper sets itself")
 	}
-	f := &s.fields[i]
-	vph := ":d" + f.vph[2:]
-	eb.name(f.ph, f.name)
+	f := &s.Fields[i]
+	vph := ":d" + f.ValuePH[2:]
+	eb.name(f.NamePH, f.Name)
 	var av types.AttributeValue
 	var bound *addBound
 	var cond string // the bound's condition
@@ -338,41 +339,41 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool, written map
 		}
 		av = sav
 	}
-	checked := map[string]types.AttributeValue{f.name: av}
-	if err := s.checkEncoded(t.name, checked); err != nil { // drops duplicate elements
+	checked := map[string]types.AttributeValue{f.Name: av}
+	if err := s.CheckEncoded(t.name, checked); err != nil { // drops duplicate elements
 		return nil, nil, err
 	}
-	av = checked[f.name]
+	av = checked[f.Name]
 	eb.values[vph] = av
-	written[f.name] = av
+	written[f.Name] = av
 	if null && (bound == nil || bound.fromZero) {
 		// Stored as NULL: the change is made as to a missing attribute
 		// (from 0, from the empty set; the bound holds from 0), on
 		// condition that the attribute still holds NULL.
-		delete(eb.values, ":x"+f.vph[2:]) // the bound's value, unused now
+		delete(eb.values, ":x"+f.ValuePH[2:]) // the bound's value, unused now
 		eb.values[nullTypePH] = nullTypeAV
 		if op.kind == 'd' {
 			delete(eb.values, vph)
-			delete(written, f.name)
-			eb.remove(f.ph)
+			delete(written, f.Name)
+			eb.remove(f.NamePH)
 		} else {
-			eb.set(f.ph, vph)
+			eb.set(f.NamePH, vph)
 		}
-		return []string{"attribute_type(" + f.ph + ", " + nullTypePH + ")"}, bound, nil
+		return []string{"attribute_type(" + f.NamePH + ", " + nullTypePH + ")"}, bound, nil
 	}
 	if cond == "" {
 		// DynamoDB refuses ADD and DELETE on NULL (ValidationException):
 		// a NULL fails the condition instead, with the stored item, and
 		// Add sends the change again for it. A bound's comparison is
 		// already false on NULL.
-		cond = "NOT attribute_type(" + f.ph + ", " + nullTypePH + ")"
+		cond = "NOT attribute_type(" + f.NamePH + ", " + nullTypePH + ")"
 		eb.values[nullTypePH] = nullTypeAV
 	}
 	clause := clauseAdd
 	if op.kind == 'd' {
 		clause = clauseDelete
 	}
-	eb.addTo(clause, f.ph, vph)
+	eb.addTo(clause, f.NamePH, vph)
 	return []string{cond}, bound, nil
 }
 
@@ -381,39 +382,39 @@ func (t *Table[T]) addChange(eb *exprBuilder, op deltaOp, null bool, written map
 // and to written, by attribute name, the values it sets.
 func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time, written map[string]types.AttributeValue) error {
 	s := t.p.s
-	if s.entity >= 0 {
+	if s.Entity >= 0 {
 		// An item Add creates is of the type's entity (the entity
 		// condition keeps others' items out).
-		f := &s.fields[s.entity]
-		eb.set(f.ph, f.vph)
-		eb.values[f.vph] = &types.AttributeValueMemberS{Value: s.entityName}
-		written[f.name] = eb.values[f.vph]
-		eb.name(f.ph, f.name)
+		f := &s.Fields[s.Entity]
+		eb.set(f.NamePH, f.ValuePH)
+		eb.values[f.ValuePH] = &types.AttributeValueMemberS{Value: s.EntityName}
+		written[f.Name] = eb.values[f.ValuePH]
+		eb.name(f.NamePH, f.Name)
 	}
-	if !s.hasStamps() {
+	if !s.HasStamps() {
 		return nil
 	}
 	// Encode the times as a write of the struct would (unixtime, javadate):
 	// stamp a zero item and pick them out.
-	z := reflect.New(s.typ)
+	z := reflect.New(s.Type)
 	boxed, _ := t.stamp(z.Interface(), z.Elem(), now)
 	item, err := t.encodeUnchecked(boxed)
 	if err != nil {
 		return err
 	}
-	for _, i := range [2]int{s.modified, s.created} {
+	for _, i := range [2]int{s.Modified, s.Created} {
 		if i < 0 {
 			continue
 		}
-		f := &s.fields[i]
-		if i == s.created {
-			eb.setIfAbsent(f.ph, f.vph)
+		f := &s.Fields[i]
+		if i == s.Created {
+			eb.setIfAbsent(f.NamePH, f.ValuePH)
 		} else {
-			eb.set(f.ph, f.vph)
+			eb.set(f.NamePH, f.ValuePH)
 		}
-		eb.values[f.vph] = item[f.name]
-		written[f.name] = item[f.name]
-		eb.name(f.ph, f.name)
+		eb.values[f.ValuePH] = item[f.Name]
+		written[f.Name] = item[f.Name]
+		eb.name(f.NamePH, f.Name)
 	}
 	return nil
 }
@@ -422,16 +423,16 @@ func (t *Table[T]) addStamps(eb *exprBuilder, now time.Time, written map[string]
 // DynamoDB number, with the bound that keeps an integer or float32 field's
 // result within its Go type, so that the item always loads (nil for
 // float64, which holds every number DynamoDB stores).
-func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
-	ft := derefType(f.typ)
+func addNumber(f *schema.Field, n any) (types.AttributeValue, *addBound, error) {
+	ft := schema.DerefType(f.Type)
 	switch {
 	case codec.IsText(ft):
-		return nil, nil, fmt.Errorf("field %s (%s) is stored as text (the string its MarshalText returns), not a number: Increment adds to numbers (N); use Table.Update to change it", f.goName, f.typ)
-	case f.opts.asString || f.custom || f.opts.javaBool:
-		return nil, nil, fmt.Errorf("field %s is not stored as a number: Increment adds to numbers (N)", f.goName)
+		return nil, nil, fmt.Errorf("field %s (%s) is stored as text (the string its MarshalText returns), not a number: Increment adds to numbers (N); use Table.Update to change it", f.GoName, f.Type)
+	case f.Opts.AsString || f.Custom || f.Opts.JavaBool:
+		return nil, nil, fmt.Errorf("field %s is not stored as a number: Increment adds to numbers (N)", f.GoName)
 	case ft.Kind() >= reflect.Int && ft.Kind() <= reflect.Float64 && ft.Kind() != reflect.Uintptr:
 	default:
-		return nil, nil, fmt.Errorf("field %s is of type %s, not a number: Increment adds to integer and floating-point fields", f.goName, f.typ)
+		return nil, nil, fmt.Errorf("field %s is of type %s, not a number: Increment adds to integer and floating-point fields", f.GoName, f.Type)
 	}
 	var text string
 	rv := reflect.ValueOf(n)
@@ -471,7 +472,7 @@ func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 	} else {
 		i, ok := av.Int(text)
 		if !ok {
-			return nil, nil, fmt.Errorf("Increment by %s, not a whole number, of the integer field %s (%s): add whole numbers, or make the field a float64", text, f.goName, f.typ)
+			return nil, nil, fmt.Errorf("Increment by %s, not a whole number, of the integer field %s (%s): add whole numbers, or make the field a float64", text, f.GoName, f.Type)
 		}
 		by, b.n = new(big.Rat).SetInt(i), i.String()
 	}
@@ -482,7 +483,7 @@ func addNumber(f *field, n any) (types.AttributeValue, *addBound, error) {
 		b.lim = limit(new(big.Rat).Sub(new(big.Rat).SetInt(lo), by), true)
 	}
 	if b.max && b.lim.Cmp(lo) < 0 || !b.max && b.lim.Cmp(hi) > 0 {
-		return nil, nil, fmt.Errorf("Increment by %s is beyond what field %s (%s) holds", text, f.goName, f.typ)
+		return nil, nil, fmt.Errorf("Increment by %s is beyond what field %s (%s) holds", text, f.GoName, f.Type)
 	}
 	return num, b, nil
 }
@@ -543,36 +544,36 @@ var float32Max = func() *big.Int {
 
 // setElems checks that elems may be added to or deleted from the set field
 // f and returns them as a DynamoDB set of the field's kind.
-func setElems(f *field, elems any) (types.AttributeValue, error) {
-	kind := f.storedSetKind()
-	ft := derefType(f.typ)
-	if kind == 0 && oneValueWhateverSet(ft) && (f.setKind != 0 || f.opts.stringSet || f.opts.numberSet || f.opts.binarySet) {
+func setElems(f *schema.Field, elems any) (types.AttributeValue, error) {
+	kind := f.StoredSetKind()
+	ft := schema.DerefType(f.Type)
+	if kind == 0 && schema.OneValueWhateverSet(ft) && (f.SetKind != 0 || f.Opts.StringSet || f.Opts.NumberSet || f.Opts.BinarySet) {
 		as := "one binary value (B)"
 		if codec.IsText(ft) {
 			as = "its text, one string (S)"
 		}
-		return nil, fmt.Errorf("field %s (%s) is stored as %s whatever its set option, as attributevalue stores it, not as a set: make it a slice of numbers, strings or [][]byte to add elements, or use Table.Update to change it", f.goName, f.typ, as)
+		return nil, fmt.Errorf("field %s (%s) is stored as %s whatever its set option, as attributevalue stores it, not as a set: make it a slice of numbers, strings or [][]byte to add elements, or use Table.Update to change it", f.GoName, f.Type, as)
 	}
 	var textElem reflect.Type // the field's elements are of this text type, stored as their text
-	if (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && !codec.IsText(ft) && codec.IsText(derefType(ft.Elem())) &&
-		(f.setKind != 0 || f.opts.stringSet) {
-		kind, textElem = 'S', derefType(ft.Elem())
+	if (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && !codec.IsText(ft) && codec.IsText(schema.DerefType(ft.Elem())) &&
+		(f.SetKind != 0 || f.Opts.StringSet) {
+		kind, textElem = 'S', schema.DerefType(ft.Elem())
 	}
 	if kind == 0 {
-		return nil, fmt.Errorf("field %s (%s) is not stored as a set: tag it `set` (or stringset, numberset, binaryset) to add elements, or use Table.Update to change a list", f.goName, f.typ)
+		return nil, fmt.Errorf("field %s (%s) is not stored as a set: tag it `set` (or stringset, numberset, binaryset) to add elements, or use Table.Update to change a list", f.GoName, f.Type)
 	}
 	what := map[byte]string{'S': "strings", 'N': "numbers", 'B': "[]byte values"}[kind]
 	if textElem != nil {
 		what = fmt.Sprintf("%s values (stored as their text) or strings", textElem)
 	}
 	rv := reflect.ValueOf(elems)
-	if elems == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Type() == byteSliceType && kind != 'B' {
+	if elems == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Type() == schema.ByteSliceType && kind != 'B' {
 		return nil, fmt.Errorf("elements given as %T: pass a slice of %s", elems, what)
 	}
 	if codec.IsText(rv.Type()) { // one value, such as a [16]byte UUID
 		return nil, fmt.Errorf("elements given as one %s: pass a slice, []%s{v}", rv.Type(), rv.Type())
 	}
-	if rv.Type() == byteSliceType { // one binary value
+	if rv.Type() == schema.ByteSliceType { // one binary value
 		return nil, fmt.Errorf("elements given as one []byte: pass a [][]byte")
 	}
 	if rv.Len() == 0 {
@@ -591,7 +592,7 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 		}
 		switch {
 		case kind == 'S' && codec.IsText(e.Type()):
-			text, err := marshalText(e)
+			text, err := schema.MarshalText(e)
 			if err != nil {
 				return nil, fmt.Errorf("element [%d]: %w", j, err)
 			}
@@ -604,8 +605,8 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 				return nil, fmt.Errorf("element [%d] %w", j, err)
 			}
 			out = append(out, e.String())
-		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat() || numberLike(e.Type())):
-			if numberLike(e.Type()) { // attributevalue.Number, json.Number: a number as text
+		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat() || schema.NumberLike(e.Type())):
+			if schema.NumberLike(e.Type()) { // attributevalue.Number, json.Number: a number as text
 				text := e.String()
 				if p := av.Problem(text); p != "" {
 					return nil, fmt.Errorf("element [%d] (a %s) %s: pass numbers DynamoDB stores (at most %d significant digits)", j, e.Type(), p, av.MaxDigits)
@@ -622,7 +623,7 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 				if numElem != nil {
 					held = numElem.String()
 				}
-				return nil, fmt.Errorf("element [%d] %w: field %s is a set of %s; pass elements it holds", j, err, f.goName, held)
+				return nil, fmt.Errorf("element [%d] %w: field %s is a set of %s; pass elements it holds", j, err, f.GoName, held)
 			}
 			out = append(out, text)
 		case kind == 'B' && e.Kind() == reflect.Slice && e.Type().Elem().Kind() == reflect.Uint8:
@@ -631,7 +632,7 @@ func setElems(f *field, elems any) (types.AttributeValue, error) {
 			}
 			bs = append(bs, bytes.Clone(e.Bytes())) // an empty element stays empty, not nil (no element)
 		default:
-			return nil, fmt.Errorf("element [%d] is a %s, but field %s is a set of %s", j, e.Type(), f.goName, what)
+			return nil, fmt.Errorf("element [%d] is a %s, but field %s is a set of %s", j, e.Type(), f.GoName, what)
 		}
 	}
 	switch kind {
@@ -661,9 +662,9 @@ func goNumber(text string) reflect.Value {
 // the kind given, when it is a Go number (else nil): an element is stored
 // as the field would store it (converted to that type), and one it cannot
 // hold is refused — stored, it would make the item fail to load.
-func numberElem(f *field, kind byte) reflect.Type {
-	if ft := derefType(f.typ); kind == 'N' && (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) {
-		if et := derefType(ft.Elem()); et.Kind() >= reflect.Int && et.Kind() <= reflect.Float64 && et.Kind() != reflect.Uintptr {
+func numberElem(f *schema.Field, kind byte) reflect.Type {
+	if ft := schema.DerefType(f.Type); kind == 'N' && (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) {
+		if et := schema.DerefType(ft.Elem()); et.Kind() >= reflect.Int && et.Kind() <= reflect.Float64 && et.Kind() != reflect.Uintptr {
 			return et
 		}
 	}
@@ -794,7 +795,7 @@ func boundsFailure(bounds []addBound, old map[string]types.AttributeValue) strin
 	for _, b := range bounds {
 		text := "missing (0)"
 		cur := new(big.Rat)
-		if n, ok := old[b.f.name].(*types.AttributeValueMemberN); ok {
+		if n, ok := old[b.f.Name].(*types.AttributeValueMemberN); ok {
 			r, ok := av.Rat(n.Value)
 			if !ok {
 				continue
@@ -806,7 +807,7 @@ func boundsFailure(bounds []addBound, old map[string]types.AttributeValue) strin
 		if c := cur.Cmp(new(big.Rat).SetInt(b.lim)); b.max && c <= 0 || !b.max && c >= 0 {
 			continue
 		}
-		return fmt.Sprintf("%s is %s, and adding %s would pass what field %s (%s) holds: widen the field", b.f.name, text, b.n, b.f.goName, b.f.typ)
+		return fmt.Sprintf("%s is %s, and adding %s would pass what field %s (%s) holds: widen the field", b.f.Name, text, b.n, b.f.GoName, b.f.Type)
 	}
 	return ""
 }

@@ -32,8 +32,8 @@ func (p *plan) sameState(read, cur map[string]types.AttributeValue) bool {
 		return read == nil && cur == nil
 	}
 	s := p.s
-	if s.version >= 0 {
-		name := s.fields[s.version].name
+	if s.Version >= 0 {
+		name := s.Fields[s.Version].Name
 		va, vb := read[name], cur[name]
 		if (va == nil) != (vb == nil) || va != nil && !av.Equal(va, vb) {
 			return false
@@ -46,7 +46,7 @@ func (p *plan) sameState(read, cur map[string]types.AttributeValue) bool {
 		}
 	}
 	for _, i := range p.nonKeyNoVerFs {
-		name := s.fields[i].name
+		name := s.Fields[i].Name
 		a, aok := read[name]
 		b, bok := cur[name]
 		switch {
@@ -71,7 +71,7 @@ func (p *plan) sameState(read, cur map[string]types.AttributeValue) bool {
 // transaction derives from its request token do: uniqueToken). Nothing
 // proves an absence, an item without a token, or a type without a version.
 func (p *plan) proves(read map[string]types.AttributeValue) bool {
-	if p.s.version < 0 || p.tokenAttr == "" {
+	if p.s.Version < 0 || p.tokenAttr == "" {
 		return false
 	}
 	b, ok := read[p.tokenAttr].(*types.AttributeValueMemberB)

@@ -219,7 +219,7 @@ func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.Attr
 		}
 		for _, it := range out.Responses[t.name] {
 			if j, ok := index[t.p.keyID(it)]; ok {
-				if _, other := t.p.s.otherEntity(it); !other { // another entity's item is not a T
+				if _, other := t.p.s.OtherEntity(it); !other { // another entity's item is not a T
 					found[j] = it
 				}
 			}
@@ -286,14 +286,14 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 			return fmt.Errorf("%w (BatchSave items[%d])", err, i)
 		}
 		keys[i] = t.pickKey(item)
-		if s.version >= 0 {
-			held := s.versionOf(v)
+		if s.Version >= 0 {
+			held := s.VersionOf(v)
 			next, ok := t.p.nextVersion(held, now.UnixMilli())
 			if held < 0 || !ok {
 				return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: version %s is negative or its next value does not fit %s: use int64",
-					ErrInvalidInput, t.name, i, formatKey(keys[i]), s.fields[s.version].goName, s.fields[s.version].typ)
+					ErrInvalidInput, t.name, i, formatKey(keys[i]), s.Fields[s.Version].GoName, s.Fields[s.Version].Type)
 			}
-			item[s.fields[s.version].name] = numberAV(next)
+			item[s.Fields[s.Version].Name] = numberAV(next)
 		}
 		if size := av.ItemSize(item); size > maxItemSize {
 			return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
@@ -360,12 +360,12 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 	}
 	s := t.p.s
 	clobber := bo.write.behavior == SaveClobber
-	if s.entity >= 0 && !clobber {
+	if s.Entity >= 0 && !clobber {
 		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), and BatchWriteItem cannot carry conditions, so it could write over (or delete) an item of another entity at the same key unnoticed; "+
 			"use %s in a loop or a transaction, or pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber()) if no other entity can be at these keys",
-			ErrInvalidInput, op, t.name, s.typ, s.entityName, s.fields[s.entity].goName, strings.TrimPrefix(op, "Batch"))
+			ErrInvalidInput, op, t.name, s.Type, s.EntityName, s.Fields[s.Entity].GoName, strings.TrimPrefix(op, "Batch"))
 	}
-	if s.version >= 0 && !clobber {
+	if s.Version >= 0 && !clobber {
 		single, verb, note := "Save", "overwrite", " (each item is then written with its held version + 1, which can move a stored version backwards)"
 		if op == "BatchDelete" {
 			single, verb, note = "Delete", "delete", ""
@@ -374,7 +374,7 @@ func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPol
 			"and concurrent changes could be lost silently. For version-checked writes of several items use a transaction "+
 			"(Mapper.WriteTx with Table.Tx%s, up to 100 items at once) or %s in a loop; "+
 			"to %s without a version check, pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber())%s",
-			ErrInvalidInput, op, t.name, s.typ, s.fields[s.version].goName, single, single, verb, note)
+			ErrInvalidInput, op, t.name, s.Type, s.Fields[s.Version].GoName, single, single, verb, note)
 	}
 	return pol, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ddbkit/dynamo/dynamotest"
 	avs "github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // TestEncodedSetsDropDuplicatesByValue: checkEncoded drops the later
@@ -57,18 +58,18 @@ func TestEncodedSetsDropDuplicatesByValue(t *testing.T) {
 		"ok":  ss("a", "b"),
 	}
 	for k, v := range item {
-		if got := validAV(v, 1); got != (k == "ok") {
+		if got := schema.ValidAV(v, 1); got != (k == "ok") {
 			t.Errorf("validAV(%s) = %v, want %v", k, got, k == "ok")
 		}
 	}
-	if err := tb.p.s.checkEncoded("Books", item); err != nil {
+	if err := tb.p.s.CheckEncoded("Books", item); err != nil {
 		t.Fatal(err)
 	}
 	for k := range want {
 		if !reflect.DeepEqual(item[k], want[k]) {
 			t.Errorf("%s = %v, want %v", k, item[k], want[k])
 		}
-		if !validAV(item[k], 1) {
+		if !schema.ValidAV(item[k], 1) {
 			t.Errorf("validAV(%s) false after checkEncoded", k)
 		}
 	}
@@ -115,7 +116,7 @@ func TestEncodedItemRefusals(t *testing.T) {
 		{"31 lists inside one another", map[string]types.AttributeValue{"x": nested(31)}, nil},
 		{"32 lists inside one another", map[string]types.AttributeValue{"x": nested(32)}, []string{"deeper than DynamoDB's 32 levels"}},
 	} {
-		err := tb.p.s.checkEncoded("Books", c.item)
+		err := tb.p.s.CheckEncoded("Books", c.item)
 		if c.want == nil {
 			if err != nil {
 				t.Errorf("%s: %v, want it accepted", c.name, err)
@@ -133,15 +134,15 @@ func TestEncodedItemRefusals(t *testing.T) {
 // value, is refused and left as it is, not deduplicated).
 func TestCondValuesCheckedAsItems(t *testing.T) {
 	dup := &types.AttributeValueMemberSS{Value: []string{"a", "a"}}
-	if err := checkCondValues(map[string]string{"#n": "name"}, map[string]types.AttributeValue{":v": dup}); err == nil || !strings.Contains(err.Error(), "element twice") || len(dup.Value) != 2 {
+	if err := schema.CheckCondValues(map[string]string{"#n": "name"}, map[string]types.AttributeValue{":v": dup}); err == nil || !strings.Contains(err.Error(), "element twice") || len(dup.Value) != 2 {
 		t.Errorf("a set with duplicates: %v, %v; want it refused and left unchanged", err, dup.Value)
 	}
-	if err := checkCondValues(map[string]string{"#n": "n\xffame"}, nil); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+	if err := schema.CheckCondValues(map[string]string{"#n": "n\xffame"}, nil); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
 		t.Errorf("name not UTF-8: %v", err)
 	}
 	bad := &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"a": &types.AttributeValueMemberL{
 		Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "ok"}, &types.AttributeValueMemberN{Value: "1e-131"}}}}}
-	err := checkCondValues(nil, map[string]types.AttributeValue{":v": bad})
+	err := schema.CheckCondValues(nil, map[string]types.AttributeValue{":v": bad})
 	if err == nil || !strings.HasPrefix(err.Error(), `a value at ["a"][1] `) {
 		t.Errorf("bad number deep in a value: %v, want it named by its path", err)
 	}

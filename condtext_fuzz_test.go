@@ -13,6 +13,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/codec/codectest"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // FuzzTextCondValue: converting a value compared with a text attribute
@@ -58,7 +59,7 @@ func FuzzTextCondValue(f *testing.F) {
 		}
 		before := avString(av)
 		for _, fn := range []string{"", "contains", "begins_with"} {
-			got, err := textCondValue(typ, fn, av)
+			got, err := schema.TextCondValue(typ, fn, av)
 			if after := avString(av); after != before {
 				t.Fatalf("the value was modified: %s, now %s", before, after)
 			}
@@ -71,7 +72,7 @@ func FuzzTextCondValue(f *testing.F) {
 			if validStrings(av) && !validStrings(got) { // invalid input strings are checked elsewhere
 				t.Fatalf("textCondValue(%v, %s) = %s: not UTF-8", typ, before, avString(got))
 			}
-			if !codec.IsText(derefType(typ)) {
+			if !codec.IsText(schema.DerefType(typ)) {
 				continue
 			}
 			switch g := got.(type) {
@@ -80,7 +81,7 @@ func FuzzTextCondValue(f *testing.F) {
 				if in, ok := av.(*types.AttributeValueMemberS); ok && got != av {
 					t.Fatalf("a string %q sent as %q", in.Value, g.Value)
 				}
-				if in, ok := av.(*types.AttributeValueMemberB); ok && derefType(typ) == reflect.TypeFor[codectest.UUID]() {
+				if in, ok := av.(*types.AttributeValueMemberB); ok && schema.DerefType(typ) == reflect.TypeFor[codectest.UUID]() {
 					var u codectest.UUID
 					if err := u.UnmarshalText([]byte(g.Value)); err != nil || !bytes.Equal(u[:], in.Value) {
 						t.Fatalf("%x sent as %q", in.Value, g.Value)

@@ -370,18 +370,18 @@ func TestCondTextUnencodable(t *testing.T) {
 func TestCondTextSharedValue(t *testing.T) {
 	s := javaTestTable[condItem](t).p.s
 	values := map[string]types.AttributeValue{":0": &types.AttributeValueMemberB{Value: uuid1[:]}}
-	_, _, err := s.rewriteCond("#0 = :0 OR #1 = :0", map[string]string{"#0": "owner", "#1": "bin"}, values)
+	_, _, err := s.RewriteCond("#0 = :0 OR #1 = :0", map[string]string{"#0": "owner", "#1": "bin"}, values)
 	if err == nil || !strings.Contains(err.Error(), "separate expression.Value") {
 		t.Errorf("rewriteCond = %v", err)
 	}
-	if _, _, err := s.rewriteCond("#0 = = :0", map[string]string{"#0": "owner"}, values); err == nil {
+	if _, _, err := s.RewriteCond("#0 = = :0", map[string]string{"#0": "owner"}, values); err == nil {
 		t.Error("unreadable expression on a text attribute accepted")
 	}
 	// The caller's value is never modified, only replaced in the map.
 	b := &types.AttributeValueMemberB{Value: uuid1[:]}
 	l := avL(b)
 	values = map[string]types.AttributeValue{":0": l}
-	if _, _, err := s.rewriteCond("#0 = :0", map[string]string{"#0": "peers"}, values); err != nil {
+	if _, _, err := s.RewriteCond("#0 = :0", map[string]string{"#0": "peers"}, values); err != nil {
 		t.Fatal(err)
 	}
 	if l.Value[0] != b || !reflect.DeepEqual(values[":0"], avL(str(uuid1Text))) {
@@ -407,7 +407,7 @@ func TestQueryTextKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := tb.keyKind(&tb.p.s.fields[tb.p.s.hash]); k != 'S' {
+	if k := tb.keyKind(&tb.p.s.Fields[tb.p.s.Hash]); k != 'S' {
 		t.Errorf("keyKind = %q, want 'S'", k)
 	}
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/condexpr"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 var (
@@ -131,19 +132,19 @@ func TestCondJavaValueErrors(t *testing.T) {
 func TestCondValueSharedAcrossAttributes(t *testing.T) {
 	s := javaTestTable[javaItem](t).p.s
 	values := map[string]types.AttributeValue{":0": &types.AttributeValueMemberBOOL{Value: true}}
-	_, _, err := s.rewriteCond("#0 = :0 OR #1 = :0", map[string]string{"#0": "b", "#1": "plain"}, values)
+	_, _, err := s.RewriteCond("#0 = :0 OR #1 = :0", map[string]string{"#0": "b", "#1": "plain"}, values)
 	if err == nil || !strings.Contains(err.Error(), "separate expression.Value") {
 		t.Errorf("rewriteCond = %v", err)
 	}
 	// Compared twice with the same attribute: fine.
-	if _, _, err := s.rewriteCond("#0 = :0 OR #0 <> :0", map[string]string{"#0": "b"}, values); err != nil {
+	if _, _, err := s.RewriteCond("#0 = :0 OR #0 <> :0", map[string]string{"#0": "b"}, values); err != nil {
 		t.Errorf("rewriteCond = %v", err)
 	}
 	// An expression it cannot read: refused only when it names a converted attribute.
-	if _, _, err := s.rewriteCond("#0 = = :0", map[string]string{"#0": "b"}, values); err == nil {
+	if _, _, err := s.RewriteCond("#0 = = :0", map[string]string{"#0": "b"}, values); err == nil {
 		t.Error("unreadable expression on a javabool attribute accepted")
 	}
-	if e, _, err := s.rewriteCond("#0 = = :0", map[string]string{"#0": "plain"}, values); err != nil || e != "#0 = = :0" {
+	if e, _, err := s.RewriteCond("#0 = = :0", map[string]string{"#0": "plain"}, values); err != nil || e != "#0 = = :0" {
 		t.Errorf("unreadable expression on a plain attribute = %q, %v", e, err)
 	}
 }
@@ -193,7 +194,7 @@ func TestCondDottedName(t *testing.T) {
 	}
 	// A name used elsewhere is kept.
 	s := javaTestTable[dotted](t).p.s
-	e, names, err := s.rewriteCond("#0.#1 = :0", map[string]string{"#0": "a", "#1": "b"}, map[string]types.AttributeValue{":0": n("1")}, "#1 = :k")
+	e, names, err := s.RewriteCond("#0.#1 = :0", map[string]string{"#0": "a", "#1": "b"}, map[string]types.AttributeValue{":0": n("1")}, "#1 = :k")
 	if err != nil || e != "#dot0 = :0" || !reflect.DeepEqual(names, map[string]string{"#dot0": "a.b", "#1": "b"}) {
 		t.Errorf("rewriteCond = %q %v %v", e, names, err)
 	}
@@ -259,12 +260,12 @@ func TestReadableCond(t *testing.T) {
 		":1": &types.AttributeValueMemberSS{Value: []string{"p", "q"}},
 		":2": str(strings.Repeat("x", 100)),
 	}
-	got := readableCond("#0 = :0 AND #1 IN (:1, :9) AND #2 = :2 AND #3 = #1", names, values)
+	got := schema.ReadableCond("#0 = :0 AND #1 IN (:1, :9) AND #2 = :2 AND #3 = #1", names, values)
 	want := `"a.b" = {"a": ["x", true], "z": 1} AND plain IN (SS{"p", "q"}, :9) AND "" = "` + strings.Repeat("x", 59) + `… AND #3 = plain`
 	if got != want {
 		t.Errorf("readableCond =\n%s\nwant\n%s", got, want)
 	}
-	if got := readableCond("#0 ! :0", names, values); got != "#0 ! :0" {
+	if got := schema.ReadableCond("#0 ! :0", names, values); got != "#0 ! :0" {
 		t.Errorf("unreadable: %q", got)
 	}
 }
@@ -291,12 +292,12 @@ func FuzzParseCond(f *testing.F) {
 		_, _ = condexpr.Parse(expr)
 		names := map[string]string{"#0": "a", "#1": "b", "#2": "x", "#3": "y", "#4": "b", "#5": "doc", "#6": "flags", "#7": "d"}
 		values := map[string]types.AttributeValue{":0": &types.AttributeValueMemberBOOL{Value: true}, ":1": str("2020-01-01T00:00:00Z"), ":2": n("1")}
-		_ = readableCond(expr, names, values)
-		if r := readableCond(expr, names, values); !utf8.ValidString(r) && utf8.ValidString(expr) {
+		_ = schema.ReadableCond(expr, names, values)
+		if r := schema.ReadableCond(expr, names, values); !utf8.ValidString(r) && utf8.ValidString(expr) {
 			t.Fatalf("readableCond(%q) = %q, not UTF-8", expr, r)
 		}
-		for _, sc := range []*schema{s, sj} {
-			e, nm, err := sc.rewriteCond(expr, maps2(names), maps2(values))
+		for _, sc := range []*schema.Schema{s, sj} {
+			e, nm, err := sc.RewriteCond(expr, maps2(names), maps2(values))
 			if err != nil {
 				continue
 			}
@@ -322,7 +323,7 @@ func maps2[K comparable, V any](m map[K]V) map[K]V {
 	return out
 }
 
-func javaTestTableF[T any](f *testing.F) *schema {
+func javaTestTableF[T any](f *testing.F) *schema.Schema {
 	tb, err := NewTable[T](NewMapper(&fakeDB{noStore: true}), "f")
 	if err != nil {
 		f.Fatal(err)
@@ -368,7 +369,7 @@ type plainB struct {
 func TestIfCompiledPerSchema(t *testing.T) {
 	opt := If(cName("b").Equal(cValue(true)))
 	java, plain := javaTestTable[javaItem](t).p.s, javaTestTable[plainB](t).p.s
-	compile := func(s *schema) *userCond {
+	compile := func(s *schema.Schema) *userCond {
 		t.Helper()
 		var wo writeOptions
 		opt.applyWrite(&wo)
@@ -383,7 +384,7 @@ func TestIfCompiledPerSchema(t *testing.T) {
 		t.Error("the same option compiled again for the same schema")
 	}
 	for _, c := range []struct {
-		s    *schema
+		s    *schema.Schema
 		want types.AttributeValue
 	}{{plain, &types.AttributeValueMemberBOOL{Value: true}}, {java, n("1")}, {plain, &types.AttributeValueMemberBOOL{Value: true}}} {
 		if got := compile(c.s).values[":0"]; !reflect.DeepEqual(got, c.want) {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Sentinel errors of table creation and deletion.
@@ -192,15 +193,15 @@ func (t *Table[T]) createTable(ctx context.Context, opts []CreateTableOption) er
 	}
 	s := t.p.s
 	if _, err := t.waitActive(ctx, pol); err != nil {
-		if s.ttl >= 0 {
-			return fmt.Errorf("%w (the table was created; TTL on attribute %q is not enabled)", err, s.fields[s.ttl].name)
+		if s.TTL >= 0 {
+			return fmt.Errorf("%w (the table was created; TTL on attribute %q is not enabled)", err, s.Fields[s.TTL].Name)
 		}
 		return err
 	}
-	if s.ttl < 0 {
+	if s.TTL < 0 {
 		return nil
 	}
-	attr := s.fields[s.ttl].name
+	attr := s.Fields[s.TTL].Name
 	_, err = t.m.client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName: aws.String(t.name),
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{
@@ -243,7 +244,7 @@ func (t *Table[T]) createTableInput(o *createTableOptions) (*dynamodb.CreateTabl
 	if err := b.capacity(); err != nil {
 		return nil, err
 	}
-	ks, err := b.keySchema(t.p.s.hash, t.p.s.rng)
+	ks, err := b.keySchema(t.p.s.Hash, t.p.s.Range)
 	if err != nil {
 		return nil, err
 	}
@@ -297,12 +298,12 @@ func (b *tableInput[T]) define(i int) error {
 	}
 	b.defined[i] = true
 	s := b.t.p.s
-	at, err := b.t.keyAttrType(&s.fields[i], b.o.keyTypes)
+	at, err := b.t.keyAttrType(&s.Fields[i], b.o.keyTypes)
 	if err != nil {
 		return err
 	}
 	b.in.AttributeDefinitions = append(b.in.AttributeDefinitions,
-		types.AttributeDefinition{AttributeName: aws.String(s.fields[i].name), AttributeType: at})
+		types.AttributeDefinition{AttributeName: aws.String(s.Fields[i].Name), AttributeType: at})
 	return nil
 }
 
@@ -310,12 +311,12 @@ func (b *tableInput[T]) define(i int) error {
 // defining their attributes.
 func (b *tableInput[T]) keySchema(hash, rng int) ([]types.KeySchemaElement, error) {
 	s := b.t.p.s
-	ks := []types.KeySchemaElement{{AttributeName: aws.String(s.fields[hash].name), KeyType: types.KeyTypeHash}}
+	ks := []types.KeySchemaElement{{AttributeName: aws.String(s.Fields[hash].Name), KeyType: types.KeyTypeHash}}
 	if err := b.define(hash); err != nil {
 		return nil, err
 	}
 	if rng >= 0 {
-		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(s.fields[rng].name), KeyType: types.KeyTypeRange})
+		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(s.Fields[rng].Name), KeyType: types.KeyTypeRange})
 		if err := b.define(rng); err != nil {
 			return nil, err
 		}
@@ -329,29 +330,29 @@ func (b *tableInput[T]) keySchema(hash, rng int) ([]types.KeySchemaElement, erro
 func (b *tableInput[T]) indexes() error {
 	s, o, in := b.t.p.s, b.o, b.in
 	for name := range o.projections {
-		if !slices.ContainsFunc(s.indexes, func(x secondaryIndex) bool { return x.name == name }) {
-			return b.bad("WithProjection(%q): %s declares no such index (%s)", name, s.typ, indexNames(s.indexes))
+		if !slices.ContainsFunc(s.Indexes, func(x schema.SecondaryIndex) bool { return x.Name == name }) {
+			return b.bad("WithProjection(%q): %s declares no such index (%s)", name, s.Type, indexNames(s.Indexes))
 		}
 	}
-	for _, x := range s.indexes {
-		ks, err := b.keySchema(x.hash, x.rng)
+	for _, x := range s.Indexes {
+		ks, err := b.keySchema(x.Hash, x.Range)
 		if err != nil {
 			return err
 		}
 		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
-		if p, ok := o.projections[x.name]; ok {
+		if p, ok := o.projections[x.Name]; ok {
 			if err := checkProjection(p); err != nil {
-				return b.bad("WithProjection(%q): %v", x.name, err)
+				return b.bad("WithProjection(%q): %v", x.Name, err)
 			}
 			proj = &types.Projection{ProjectionType: p.ProjectionType, NonKeyAttributes: slices.Clone(p.NonKeyAttributes)}
 		}
-		if x.local {
+		if x.Local {
 			in.LocalSecondaryIndexes = append(in.LocalSecondaryIndexes, types.LocalSecondaryIndex{
-				IndexName: aws.String(x.name), KeySchema: ks, Projection: proj,
+				IndexName: aws.String(x.Name), KeySchema: ks, Projection: proj,
 			})
 			continue
 		}
-		gsi := types.GlobalSecondaryIndex{IndexName: aws.String(x.name), KeySchema: ks, Projection: proj}
+		gsi := types.GlobalSecondaryIndex{IndexName: aws.String(x.Name), KeySchema: ks, Projection: proj}
 		if o.provisioned { // each global index has its own capacity
 			gsi.ProvisionedThroughput = &types.ProvisionedThroughput{
 				ReadCapacityUnits: aws.Int64(o.read), WriteCapacityUnits: aws.Int64(o.write),
@@ -367,8 +368,8 @@ func (b *tableInput[T]) indexes() error {
 func (b *tableInput[T]) checkKeyTypes() error {
 	s := b.t.p.s
 	for attr := range b.o.keyTypes {
-		if i, ok := s.byName[attr]; !ok || !b.defined[i] {
-			return b.bad("WithKeyType(%q): not a key attribute of the table or of an index of %s", attr, s.typ)
+		if i, ok := s.ByName[attr]; !ok || !b.defined[i] {
+			return b.bad("WithKeyType(%q): not a key attribute of the table or of an index of %s", attr, s.Type)
 		}
 	}
 	return nil
@@ -393,13 +394,13 @@ func (b *tableInput[T]) streamAndTags() error {
 	return nil
 }
 
-func indexNames(xs []secondaryIndex) string {
+func indexNames(xs []schema.SecondaryIndex) string {
 	if len(xs) == 0 {
 		return "it has no `index` or `localIndex` tags"
 	}
 	names := make([]string, len(xs))
 	for i, x := range xs {
-		names[i] = x.name
+		names[i] = x.Name
 	}
 	return "its indexes: " + strings.Join(names, ", ")
 }
@@ -422,25 +423,25 @@ func checkProjection(p types.Projection) error {
 
 // keyAttrType tells the DynamoDB type of key field f from its Go type, its
 // tag options and, for types with custom encodings, the mapper's encoder.
-func (t *Table[T]) keyAttrType(f *field, override map[string]types.ScalarAttributeType) (types.ScalarAttributeType, error) {
-	if at, ok := override[f.name]; ok {
+func (t *Table[T]) keyAttrType(f *schema.Field, override map[string]types.ScalarAttributeType) (types.ScalarAttributeType, error) {
+	if at, ok := override[f.Name]; ok {
 		switch at {
 		case types.ScalarAttributeTypeS, types.ScalarAttributeTypeN, types.ScalarAttributeTypeB:
 			return at, nil
 		}
-		return "", fmt.Errorf("%w: CreateTable %q: WithKeyType(%q, %q): key types are S, N or B", ErrInvalidInput, t.name, f.name, at)
+		return "", fmt.Errorf("%w: CreateTable %q: WithKeyType(%q, %q): key types are S, N or B", ErrInvalidInput, t.name, f.Name, at)
 	}
-	bt := derefType(f.typ)
+	bt := schema.DerefType(f.Type)
 	if codec.IsText(bt) {
 		return types.ScalarAttributeTypeS, nil // stored as text (NewTable refuses types it could not store so)
 	}
-	if !hasCustomMarshaler(bt) {
+	if !schema.HasCustomMarshaler(bt) {
 		switch {
-		case bt == timeType && f.opts.unixTime:
+		case bt == schema.TimeType && f.Opts.UnixTime:
 			return types.ScalarAttributeTypeN, nil
 		case bt.Kind() == reflect.Slice: // []byte; checkKeyType allows no other slice
 			return types.ScalarAttributeTypeB, nil
-		case f.opts.asString && bt.Kind() != reflect.String: // a number stored as a string
+		case f.Opts.AsString && bt.Kind() != reflect.String: // a number stored as a string
 			return types.ScalarAttributeTypeS, nil
 		}
 	}
@@ -458,7 +459,7 @@ func (t *Table[T]) keyAttrType(f *field, override map[string]types.ScalarAttribu
 		what = fmt.Sprintf("fails to encode its zero value (%v)", err)
 	}
 	return "", fmt.Errorf("%w: CreateTable %q: key attribute %q (field %s.%s) is of type %s, which %s, so its DynamoDB type cannot be told: give it with dynamo.WithKeyType(%q, types.ScalarAttributeTypeS) (or N, or B)",
-		ErrInvalidInput, t.name, f.name, t.p.s.typ, f.goName, f.typ, what, f.name)
+		ErrInvalidInput, t.name, f.Name, t.p.s.Type, f.GoName, f.Type, what, f.Name)
 }
 
 func scalarType(av types.AttributeValue) (types.ScalarAttributeType, bool) {
@@ -537,7 +538,7 @@ func (t *Table[T]) checkExisting(want *dynamodb.CreateTableInput, got *types.Tab
 			return nil
 		}
 		return fmt.Errorf("%w: %q, but %s is %s where the tags of %s say %s: use another table name, or make the tags match the table",
-			ErrTableExists, t.name, what, h, t.p.s.typ, w)
+			ErrTableExists, t.name, what, h, t.p.s.Type, w)
 	}
 	if err := check("its key", got.KeySchema, want.KeySchema, true); err != nil {
 		return err

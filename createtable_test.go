@@ -523,102 +523,17 @@ func TestIndexesInSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, x := range s.indexes {
+	for _, x := range s.Indexes {
 		r := "-"
-		if x.rng >= 0 {
-			r = s.fields[x.rng].name
+		if x.Range >= 0 {
+			r = s.Fields[x.Range].Name
 		}
-		got = append(got, x.name+":"+strconv.FormatBool(x.local)+":"+s.fields[x.hash].name+":"+r)
+		got = append(got, x.Name+":"+strconv.FormatBool(x.Local)+":"+s.Fields[x.Hash].Name+":"+r)
 	}
 	want := "ByTitle:false:title:year ByYear:false:year:rating StudioYear:true:studio:year"
 	if strings.Join(got, " ") != want {
 		t.Errorf("indexes = %v, want %s", got, want)
 	}
-}
-
-func TestParseIndexTag(t *testing.T) {
-	tests := []struct {
-		tag     string
-		want    []indexKey
-		wantErr string
-	}{
-		{tag: "", want: nil},
-		{tag: "   ", want: nil},
-		{tag: "ByTitle,hash", want: []indexKey{{name: "ByTitle"}}},
-		{tag: "ByTitle,range", want: []indexKey{{name: "ByTitle", rng: true}}},
-		{tag: "a-b.c_d,partition", want: []indexKey{{name: "a-b.c_d"}}},
-		{tag: "Seq-ID-index,sort", want: []indexKey{{name: "Seq-ID-index", rng: true}}},
-		{tag: "ByTitle,hash  ByYear,range", want: []indexKey{{name: "ByTitle"}, {name: "ByYear", rng: true}}},
-		{tag: " ByTitle,hash\tByYear,range ", want: []indexKey{{name: "ByTitle"}, {name: "ByYear", rng: true}}},
-		{tag: strings.Repeat("x", 255) + ",hash", want: []indexKey{{name: strings.Repeat("x", 255)}}},
-		{tag: strings.Repeat("x", 256) + ",hash", wantErr: "has 256 characters"},
-		{tag: "ab,hash", wantErr: "3 to 255"},
-		{tag: "ByTitle", wantErr: "no key role"},
-		{tag: "ByTitle,", wantErr: `unknown key role ""`},
-		{tag: "ByTitle,hash,range", wantErr: `unknown key role "hash,range"`},
-		{tag: "ByTitle,hash,ByYear,range", wantErr: "separate indexes with spaces"},
-		{tag: ",hash", wantErr: "3 to 255"},
-		{tag: "By Title,hash", wantErr: "no key role"},
-		{tag: "Bý,hash", wantErr: "contains"},
-		{tag: "ByTitle,hash ByTitle,range", wantErr: `index "ByTitle" named twice`},
-	}
-	for _, tc := range tests {
-		got, err := parseIndexTag(tc.tag)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("parseIndexTag(%q) error = %v, want it to contain %q", tc.tag, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("parseIndexTag(%q): %v", tc.tag, err)
-			continue
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parseIndexTag(%q) = %+v, want %+v", tc.tag, got, tc.want)
-		}
-	}
-}
-
-// FuzzParseIndexTag checks that no tag panics, that an accepted tag yields
-// one valid, distinct index name per space-separated entry, each read back
-// from the entry, and that rejected tags say what is wrong.
-func FuzzParseIndexTag(f *testing.F) {
-	for _, s := range []string{"", "ByTitle,hash", "ByTitle,hash ByYear,range", "a-b.c,sort", "abc,partition",
-		"ab,hash", "ByTitle", "x,hash,range", "Idx,hash Idx,range", "é-index,hash", "\tabc,range\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, tag string) {
-		keys, err := parseIndexTag(tag)
-		if err != nil {
-			if keys != nil {
-				t.Fatalf("keys %v returned with error %v", keys, err)
-			}
-			if !strings.Contains(err.Error(), "tag") || !strings.Contains(err.Error(), "index") {
-				t.Fatalf("error %q does not say what is wrong", err)
-			}
-			return
-		}
-		entries := strings.Fields(tag)
-		if len(keys) != len(entries) {
-			t.Fatalf("%d keys from %d entries", len(keys), len(entries))
-		}
-		seen := map[string]bool{}
-		for i, k := range keys {
-			if checkIndexName(k.name) != nil {
-				t.Fatalf("invalid index name %q accepted", k.name)
-			}
-			if seen[k.name] {
-				t.Fatalf("index %q accepted twice", k.name)
-			}
-			seen[k.name] = true
-			name, role, _ := strings.Cut(entries[i], ",")
-			wantRng := role == "range" || role == "sort"
-			if name != k.name || k.rng != wantRng || !wantRng && role != "hash" && role != "partition" {
-				t.Fatalf("entry %q parsed as %+v", entries[i], k)
-			}
-		}
-	})
 }
 
 // describing answers DescribeTable call n with the description fn

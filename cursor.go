@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Cursor is a position in the results of a Query or Scan: the key of the
@@ -215,9 +216,9 @@ func (t *Table[T]) checkPositionKey(p position, index string) error {
 	// table's key and the index's. The index's key is known when T's tags
 	// declare the index; otherwise only the table's part is checked.
 	s := t.p.s
-	fields := []int{s.hash}
-	if s.rng >= 0 {
-		fields = append(fields, s.rng)
+	fields := []int{s.Hash}
+	if s.Range >= 0 {
+		fields = append(fields, s.Range)
 	}
 	what := "the table's key"
 	ihash, irng, exact := t.listingKey(index)
@@ -231,7 +232,7 @@ func (t *Table[T]) checkPositionKey(p position, index string) error {
 	}
 	names := make([]string, len(fields))
 	for j, i := range fields {
-		names[j] = s.fields[i].name
+		names[j] = s.Fields[i].Name
 	}
 	for _, n := range names {
 		if _, ok := p.key[n]; !ok {
@@ -245,11 +246,11 @@ func (t *Table[T]) checkPositionKey(p position, index string) error {
 	// index the tags do not declare, which DynamoDB stores as T's field is
 	// written or not at all).
 	for _, n := range slices.Sorted(maps.Keys(p.key)) {
-		i, ok := s.byName[n]
-		if !ok || !slices.Contains(names, n) && checkKeyType(&s.fields[i]) != nil {
+		i, ok := s.ByName[n]
+		if !ok || !slices.Contains(names, n) && schema.CheckKeyType(&s.Fields[i]) != nil {
 			continue // not modeled, or of a Go type no key can have
 		}
-		if want, got := t.keyKind(&s.fields[i]), kindOf(p.key[n]); want != 0 && got != want {
+		if want, got := t.keyKind(&s.Fields[i]), kindOf(p.key[n]); want != 0 && got != want {
 			return t.badCursor("its key attribute %q is a %s, but the table stores it as a %s", n, kindName(got), kindName(want))
 		}
 	}
@@ -257,7 +258,7 @@ func (t *Table[T]) checkPositionKey(p position, index string) error {
 	// a sort key (of the table or of the index).
 	for n, v := range p.key {
 		limit := maxPartitionKeyLen
-		if (s.rng >= 0 && n == s.fields[s.rng].name) || (exact && irng >= 0 && n == s.fields[irng].name) {
+		if (s.Range >= 0 && n == s.Fields[s.Range].Name) || (exact && irng >= 0 && n == s.Fields[irng].Name) {
 			limit = maxSortKeyLen
 		}
 		if what, _ := keyValueFault(v, limit, false); what != "" {
@@ -396,7 +397,7 @@ func (d *cursorDoc) position() (position, error) {
 	}
 	pos := position{index: d.I}
 	if d.I != "" {
-		if err := checkIndexName(d.I); err != nil {
+		if err := schema.CheckIndexName(d.I); err != nil {
 			return position{}, fmt.Errorf("index name: %v", err)
 		}
 	}
@@ -465,7 +466,7 @@ func checkNumber(s string) error {
 // shortScalar renders a key value for a message, cut to a readable length
 // (a forged cursor's value can be long).
 func shortScalar(av types.AttributeValue) string {
-	s := formatScalar(av)
+	s := schema.FormatScalar(av)
 	if len(s) > 64 {
 		cut := 60
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

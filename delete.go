@@ -56,7 +56,7 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	if err != nil {
 		return fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	held := t.p.s.versionOf(v)
+	held := t.p.s.VersionOf(v)
 	if held < 0 {
 		return t.heldVersionError(key)
 	}

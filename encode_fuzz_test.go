@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	avs "github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 type fzNode struct {
@@ -263,8 +264,8 @@ func FuzzEncode(f *testing.F) {
 func checkSent(t *testing.T, item map[string]types.AttributeValue) {
 	t.Helper()
 	for k, v := range item {
-		if b := checkAVReadOnly(v, 1); b != nil {
-			t.Fatalf("sent %q%s: %s", k, b.where(), b.what)
+		if b := schema.CheckAVReadOnly(v, 1); b != nil {
+			t.Fatalf("sent %q%s: %s", k, b.Where(), b.What)
 		}
 		if hasDuplicates(v) {
 			t.Fatalf("sent %q with duplicate set elements: %v", k, v)
@@ -280,12 +281,12 @@ func checkSent(t *testing.T, item map[string]types.AttributeValue) {
 func hasDuplicates(av types.AttributeValue) bool {
 	switch v := av.(type) {
 	case *types.AttributeValueMemberN:
-		return checkItemNumber(v.Value) != nil
+		return schema.CheckItemNumber(v.Value) != nil
 	case *types.AttributeValueMemberSS:
 		return anyEqualPair(v.Value, func(a, b string) bool { return a == b })
 	case *types.AttributeValueMemberNS:
 		for _, n := range v.Value {
-			if checkItemNumber(n) != nil {
+			if schema.CheckItemNumber(n) != nil {
 				return true
 			}
 		}

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Several entity types in one table (single-table design).
@@ -24,53 +24,17 @@ import (
 // find) items of other entities, and Entities reads items of several types
 // from one Query or Scan, each decoded as its own type.
 
-// stampEntity stores the entity name in item, refusing a field that holds
-// another name.
-func (s *schema) stampEntity(table string, item map[string]types.AttributeValue) error {
-	f := &s.fields[s.entity]
-	if av, ok := item[f.name].(*types.AttributeValueMemberS); ok && av.Value != "" && av.Value != s.entityName {
-		return fmt.Errorf("%w: table %q: field %s.%s holds %q, but %s is entity %q (tag entity=%s): leave the field empty or set it to %q",
-			ErrInvalidInput, table, s.typ, f.goName, av.Value, s.typ, s.entityName, s.entityName, s.entityName)
-	}
-	item[f.name] = &types.AttributeValueMemberS{Value: s.entityName}
-	return nil
-}
-
-// entityCond is the condition every write of an entity type carries: the
-// key holds no item, or an item of this entity.
-func (s *schema) entityCond() expression.ConditionBuilder {
-	return expression.Name(s.fields[s.hash].name).AttributeNotExists().
-		Or(expression.Name(s.fields[s.entity].name).Equal(expression.Value(s.entityName)))
-}
-
-// otherEntity reports whether item (nil: none) is an item of another entity
-// than the type's, and which (quoted, or "(none)" for an item without the
-// attribute). Types without an entity accept every item.
-func (s *schema) otherEntity(item map[string]types.AttributeValue) (string, bool) {
-	if s.entity < 0 || item == nil {
-		return "", false
-	}
-	av, ok := item[s.fields[s.entity].name].(*types.AttributeValueMemberS)
-	if !ok {
-		return "(none)", true
-	}
-	if av.Value != s.entityName {
-		return strconv.Quote(av.Value), true
-	}
-	return "", false
-}
-
 // notOurs is the error of a read of table at key that found item (nil:
 // none), an item of another entity than the type's: ErrNotFound naming
 // both entities, as every read of the type reports it (Load, a Transact
 // Load, Table.Current, ConditionError.Decode); nil when item is the
 // type's or there is none.
-func (s *schema) notOurs(table string, key, item map[string]types.AttributeValue) error {
-	other, ok := s.otherEntity(item)
+func notOurs(s *schema.Schema, table string, key, item map[string]types.AttributeValue) error {
+	other, ok := s.OtherEntity(item)
 	if !ok {
 		return nil
 	}
-	return fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, table, formatKey(key), other, s.entityName)
+	return fmt.Errorf("%w: table %q key %s holds an item of entity %s, not %q", ErrNotFound, table, formatKey(key), other, s.EntityName)
 }
 
 // withEntity returns boxed and v unchanged unless the type has an entity
@@ -78,23 +42,17 @@ func (s *schema) notOurs(table string, key, item map[string]types.AttributeValue
 // as stored (stampEntity) and as a Load returns it.
 func (t *Table[T]) withEntity(boxed any, v reflect.Value) (any, reflect.Value) {
 	s := t.p.s
-	if s.entity < 0 {
+	if s.Entity < 0 {
 		return boxed, v
 	}
-	f := &s.fields[s.entity]
-	if fv := v.FieldByIndex(f.index); fv.String() != "" {
+	f := &s.Fields[s.Entity]
+	if fv := v.FieldByIndex(f.Index); fv.String() != "" {
 		return boxed, v // another name is refused by stampEntity
 	}
-	nv := reflect.New(s.typ)
+	nv := reflect.New(s.Type)
 	nv.Elem().Set(v)
-	nv.Elem().FieldByIndex(f.index).SetString(s.entityName)
+	nv.Elem().FieldByIndex(f.Index).SetString(s.EntityName)
 	return nv.Interface(), nv.Elem()
-}
-
-// entityFilter is the filter a Query or Scan of an entity type adds: only
-// items of its entity.
-func (s *schema) entityFilter() expression.ConditionBuilder {
-	return expression.Name(s.fields[s.entity].name).Equal(expression.Value(s.entityName))
 }
 
 // UnknownItem is what Entities yields for an item that no member type
@@ -132,10 +90,10 @@ func Member[T any](t *Table[T], match ...EntityMatch) EntityMember {
 		return &entityMember{typ: reflect.TypeFor[T]().String(), err: fmt.Errorf("%w: NewEntities: Member of a nil *Table[%s]: pass a Table from NewTable", ErrInvalidInput, reflect.TypeFor[T]())}
 	}
 	s := t.p.s
-	m := &entityMember{table: t.name, typ: s.typ.String(), name: s.entityName, client: t.m.client, prepare: t.prepareAll}
-	m.keys[0] = s.fields[s.hash].name
-	if s.rng >= 0 {
-		m.keys[1] = s.fields[s.rng].name
+	m := &entityMember{table: t.name, typ: s.Type.String(), name: s.EntityName, client: t.m.client, prepare: t.prepareAll}
+	m.keys[0] = s.Fields[s.Hash].Name
+	if s.Range >= 0 {
+		m.keys[1] = s.Fields[s.Range].Name
 	}
 	m.decode = func(item map[string]types.AttributeValue) (any, error) {
 		// As Table.Query decodes: an *ItemDecodeError naming the item.
@@ -161,8 +119,8 @@ func Member[T any](t *Table[T], match ...EntityMatch) EntityMember {
 				m.err = fmt.Errorf("%w: NewEntities: %s: KeyPrefix prefix %q is not valid UTF-8, so no stored string can start with it: give a valid UTF-8 prefix", ErrInvalidInput, m.typ, mt.prefix)
 			}
 		}
-	case s.entity >= 0:
-		m.match = func(item map[string]types.AttributeValue) bool { _, other := s.otherEntity(item); return !other }
+	case s.Entity >= 0:
+		m.match = func(item map[string]types.AttributeValue) bool { _, other := s.OtherEntity(item); return !other }
 	}
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/itemstate"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 type shopCustomer struct {
@@ -193,7 +194,7 @@ func TestNewEntitiesRefuses(t *testing.T) {
 		}
 	}
 	for _, tag := range []string{"kind,entity=", "kind,entity=a,entity=b", "kind,hash,entity=a", "kind,entity=\xff"} {
-		if _, err := parseTag(tag); err == nil {
+		if _, err := schema.ParseTag(tag); err == nil {
 			t.Errorf("parseTag(%q) accepted", tag)
 		}
 	}

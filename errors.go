@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,19 +10,21 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/errs"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Sentinel errors. Match them with errors.Is; the errors returned carry more
 // detail (see ConditionError and SchemaError).
 var (
 	// ErrNotFound is returned by Load when no item has the key.
-	ErrNotFound = errors.New("dynamo: item not found")
+	ErrNotFound = errs.ErrNotFound
 	// ErrVersionConflict means the stored version is not the one the caller
 	// holds: someone else wrote (or deleted) the item since it was read.
-	ErrVersionConflict = errors.New("dynamo: version conflict")
+	ErrVersionConflict = errs.ErrVersionConflict
 	// ErrConditionFailed means a condition given with If failed while the
 	// version matched.
-	ErrConditionFailed = errors.New("dynamo: condition failed")
+	ErrConditionFailed = errs.ErrConditionFailed
 	// ErrUnknownOutcome means a write may or may not have been applied: an
 	// attempt got no answer (or a 5xx one, or the context ended while it was
 	// under way), and what the mapper could find out afterwards does not
@@ -39,12 +40,12 @@ var (
 	// (Table.Current(err)). Table.Update returns it rather than calling its
 	// function again, which could apply the change twice. Save, Delete,
 	// Update and WriteTx document when they return it.
-	ErrUnknownOutcome = errors.New("dynamo: outcome of the write unknown")
+	ErrUnknownOutcome = errs.ErrUnknownOutcome
 	// ErrInvalidInput means a request was refused before it was sent: an unset
 	// key, an empty string key, an item over 400 KB, a nil item, and the like.
-	ErrInvalidInput = errors.New("dynamo: invalid input")
+	ErrInvalidInput = errs.ErrInvalidInput
 	// ErrInvalidSchema means a struct's tags do not describe a usable table.
-	ErrInvalidSchema = errors.New("dynamo: invalid schema")
+	ErrInvalidSchema = errs.ErrInvalidSchema
 )
 
 // ConditionError is the error of a write whose condition failed. It wraps
@@ -85,7 +86,7 @@ type ConditionError struct {
 	decode      func(map[string]types.AttributeValue, any) error
 	// s is the schema of the type written (nil in errors made by hand):
 	// Decode into that type refuses another entity's item.
-	s *schema
+	s *schema.Schema
 	// unknown: an earlier attempt of the write may have been applied (see
 	// ErrUnknownOutcome).
 	unknown bool
@@ -134,7 +135,7 @@ func (e *ConditionError) describe() string {
 				b.WriteString("; " + e.full)
 			}
 		case e.wrongVersion != nil:
-			b.WriteString(": stored " + e.versionAttr + " " + formatAV(e.wrongVersion, 40))
+			b.WriteString(": stored " + e.versionAttr + " " + schema.FormatAV(e.wrongVersion, 40))
 		}
 	} else if e.versionAttr != "" {
 		b.WriteString(": held ")
@@ -150,7 +151,7 @@ func (e *ConditionError) describe() string {
 		case !e.Exists:
 			b.WriteString("item does not exist")
 		case e.wrongVersion != nil:
-			b.WriteString("found " + formatAV(e.wrongVersion, 40))
+			b.WriteString("found " + schema.FormatAV(e.wrongVersion, 40))
 		case !e.HasVersion:
 			b.WriteString("item exists without " + e.versionAttr)
 		default:
@@ -196,10 +197,10 @@ func (e *ConditionError) Decode(out any) error {
 	if e.Item == nil {
 		return fmt.Errorf("%w: table %q key %s no longer exists", ErrNotFound, e.Table, formatKey(e.Key))
 	}
-	if e.s != nil && e.s.entity >= 0 {
+	if e.s != nil && e.s.Entity >= 0 {
 		if rt := reflect.TypeOf(out); rt != nil && rt.Kind() == reflect.Pointer &&
-			(rt.Elem() == e.s.typ || rt.Elem() == reflect.PointerTo(e.s.typ)) {
-			if err := e.s.notOurs(e.Table, e.Key, e.Item); err != nil {
+			(rt.Elem() == e.s.Type || rt.Elem() == reflect.PointerTo(e.s.Type)) {
+			if err := notOurs(e.s, e.Table, e.Key, e.Item); err != nil {
 				return err
 			}
 		}
@@ -209,21 +210,7 @@ func (e *ConditionError) Decode(out any) error {
 
 // SchemaError reports a struct whose tags do not describe a usable table. It
 // wraps ErrInvalidSchema.
-type SchemaError struct {
-	Struct string // the Go type, e.g. "main.Book"
-	Field  string // the Go field, "" when the problem is the whole struct
-	Reason string // what is wrong and how to fix it
-}
-
-func (e *SchemaError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("dynamo: struct %s: %s", e.Struct, e.Reason)
-	}
-	return fmt.Sprintf("dynamo: struct %s field %s: %s", e.Struct, e.Field, e.Reason)
-}
-
-// Unwrap returns ErrInvalidSchema.
-func (e *SchemaError) Unwrap() error { return ErrInvalidSchema }
+type SchemaError = errs.SchemaError
 
 // formatKey renders a key for messages: {ISBN: "978-1", Part: 3}.
 func formatKey(key map[string]types.AttributeValue) string {
@@ -240,29 +227,10 @@ func formatKey(key map[string]types.AttributeValue) string {
 		}
 		b.WriteString(k)
 		b.WriteString(": ")
-		b.WriteString(formatScalar(key[k]))
+		b.WriteString(schema.FormatScalar(key[k]))
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-func formatScalar(av types.AttributeValue) string {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return strconv.Quote(v.Value)
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return "b64:" + base64.StdEncoding.EncodeToString(v.Value)
-	case *types.AttributeValueMemberBOOL:
-		return strconv.FormatBool(v.Value)
-	case *types.AttributeValueMemberNULL:
-		return "NULL"
-	case nil:
-		return "<unset>"
-	default:
-		return fmt.Sprintf("%T", av)
-	}
 }
 
 func asConditionError(err error) (*ConditionError, bool) {
@@ -282,18 +250,18 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 		Err: ErrConditionFailed, Table: table, Key: maps.Clone(key), HeldVersion: held,
 		Exists: old != nil, Item: old, Cause: cause, decode: decode, s: p.s,
 	}
-	if other, ok := p.s.otherEntity(old); ok {
+	if other, ok := p.s.OtherEntity(old); ok {
 		// Whatever the versions, no write of this type lands there: not a
 		// conflict that reloading resolves, nor a failed If.
 		defer func() {
 			ce.Err = ErrConditionFailed
-			ce.reason = fmt.Sprintf("the key holds an item of entity %s, not %q: a %s never writes over another entity's item", other, p.s.entityName, p.s.typ)
+			ce.reason = fmt.Sprintf("the key holds an item of entity %s, not %q: a %s never writes over another entity's item", other, p.s.EntityName, p.s.Type)
 		}()
 	}
-	if p.s.version < 0 {
+	if p.s.Version < 0 {
 		return ce
 	}
-	ce.versionAttr, ce.checked = p.s.fields[p.s.version].name, checkedVersion
+	ce.versionAttr, ce.checked = p.s.Fields[p.s.Version].Name, checkedVersion
 	var big bool
 	ce.FoundVersion, ce.HasVersion, big = storedVersion(old, ce.versionAttr)
 	if big {
@@ -302,7 +270,7 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 	if checkedVersion && (big || !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion)) {
 		ce.Err = ErrVersionConflict
 	}
-	if what, fix, wrong := p.s.wrongVersion(old); wrong && !ce.HasVersion {
+	if what, fix, wrong := wrongVersion(p.s, old); wrong && !ce.HasVersion {
 		// Another writer stored the version as a string, a bool, ...:
 		// every write of this type compares or adds numbers there, so
 		// none lands, and reloading does not help (nor does the item
@@ -313,9 +281,9 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 			// condition holds on it, yet SaveClobber and Add land (no
 			// condition tells a whole number), and their result does
 			// not load either.
-			ce.reason = fmt.Sprintf("%s: no version condition of a %s holds on it, nor does the item load (and a SaveClobber or Add lands on it, keeping it so): %s", what, p.s.typ, fix)
+			ce.reason = fmt.Sprintf("%s: no version condition of a %s holds on it, nor does the item load (and a SaveClobber or Add lands on it, keeping it so): %s", what, p.s.Type, fix)
 		} else {
-			ce.reason = fmt.Sprintf("%s, and no write of a %s lands on it (each compares or adds numbers there), nor does the item load: %s", what, p.s.typ, fix)
+			ce.reason = fmt.Sprintf("%s, and no write of a %s lands on it (each compares or adds numbers there), nor does the item load: %s", what, p.s.Type, fix)
 		}
 	}
 	return ce

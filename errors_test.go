@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // TestConditionFailureClassifiesByStoredVersion: a failed write is a
@@ -187,12 +188,12 @@ func TestWronglyTypedStoredVersionIsNamed(t *testing.T) {
 		for call, err := range map[string]error{"SaveClobber": clobber, "Add": add, "Save unsaved": save0, "Save version 3": save3, "Delete": del, "TxSave": tx} {
 			msg := fmt.Sprint(err)
 			if !errors.Is(err, ErrConditionFailed) || errors.Is(err, ErrVersionConflict) ||
-				!strings.Contains(msg, "not a number") || !strings.Contains(msg, avKind(stored)) || !strings.Contains(msg, "store a number") {
-				t.Errorf("%s over a version stored as a %s: %v; want ErrConditionFailed (not a conflict) naming the stored %s and the fix", call, avKind(stored), err, avKind(stored))
+				!strings.Contains(msg, "not a number") || !strings.Contains(msg, schema.AVKind(stored)) || !strings.Contains(msg, "store a number") {
+				t.Errorf("%s over a version stored as a %s: %v; want ErrConditionFailed (not a conflict) naming the stored %s and the fix", call, schema.AVKind(stored), err, schema.AVKind(stored))
 			}
 		}
 		if got := db.item("t", map[string]types.AttributeValue{"id": str("k")}); !reflect.DeepEqual(got, item) {
-			t.Errorf("over a version stored as a %s: stored %v, want it unchanged %v", avKind(stored), got, item)
+			t.Errorf("over a version stored as a %s: stored %v, want it unchanged %v", schema.AVKind(stored), got, item)
 		}
 	}
 }
@@ -228,7 +229,7 @@ func TestWronglyStoredVersionIsNamedByReads(t *testing.T) {
 		called := false
 		_, errs["Update"] = tb.Update(ctx, counter{ID: "k"}, func(c counter) (counter, error) { called = true; return c, nil })
 		if called {
-			t.Errorf("over a version stored as %s: Update called its function", formatScalar(tc.stored))
+			t.Errorf("over a version stored as %s: Update called its function", schema.FormatScalar(tc.stored))
 		}
 		errs["Transact"] = tb.Mapper().Transact(ctx, func(tx *Tx) error { _, err := tb.In(tx).Load(counter{ID: "k"}); return err })
 		errs["ReadTx"] = tb.Mapper().ReadTx(ctx, []TxGetOp{tb.TxGet(counter{ID: "k"})})
@@ -253,7 +254,7 @@ func TestWronglyStoredVersionIsNamedByReads(t *testing.T) {
 				ok = ok && strings.Contains(msg, s)
 			}
 			if !ok {
-				t.Errorf("%s over a version stored as %s: %v; want the decoder's error naming the stored v and the fix (%q)", call, formatScalar(tc.stored), err, tc.says)
+				t.Errorf("%s over a version stored as %s: %v; want the decoder's error naming the stored v and the fix (%q)", call, schema.FormatScalar(tc.stored), err, tc.says)
 			}
 		}
 	}
@@ -370,7 +371,7 @@ func TestStoredVersionAttacksOnReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"+2", "002", "-0", "2"} {
-		if what, _, wrong := tb.p.s.wrongVersion(map[string]types.AttributeValue{"v": n(v)}); wrong {
+		if what, _, wrong := wrongVersion(tb.p.s, map[string]types.AttributeValue{"v": n(v)}); wrong {
 			t.Errorf("version stored as %s: named as %q, want it not blamed", v, what)
 		}
 	}

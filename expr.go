@@ -1,16 +1,20 @@
 package dynamo
 
 import (
+	"fmt"
 	"maps"
 	"math/bits"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // This file builds request expressions. It is pure: no I/O, no reflection
@@ -44,7 +48,7 @@ const (
 // maps in it may be handed to the SDK by many goroutines at once (the SDK
 // only reads request maps).
 type plan struct {
-	s         *schema
+	s         *schema.Schema
 	tokenAttr string // "" when the type is not versioned or tokens are off
 
 	// allNames maps every non-key placeholder (and #wt) to its attribute name:
@@ -108,37 +112,37 @@ type plan struct {
 	projNames map[string]string
 }
 
-func newPlan(s *schema, tokenAttr string) *plan {
+func newPlan(s *schema.Schema, tokenAttr string) *plan {
 	p := &plan{s: s}
-	if s.version >= 0 {
+	if s.Version >= 0 {
 		p.tokenAttr = tokenAttr
 	}
-	p.keyNames[0] = s.fields[s.hash].name
-	if s.rng >= 0 {
-		p.keyNames[1] = s.fields[s.rng].name
+	p.keyNames[0] = s.Fields[s.Hash].Name
+	if s.Range >= 0 {
+		p.keyNames[1] = s.Fields[s.Range].Name
 		p.hasRangeKey = true
 	}
 	p.allNames = map[string]string{}
 	p.versionNames = map[string]string{}
-	for i := range s.fields {
-		if i == s.hash || i == s.rng {
+	for i := range s.Fields {
+		if i == s.Hash || i == s.Range {
 			continue
 		}
-		f := &s.fields[i]
-		p.allNames[f.ph] = f.name
+		f := &s.Fields[i]
+		p.allNames[f.NamePH] = f.Name
 		p.nonKeyFields = append(p.nonKeyFields, i)
-		if f.storedSetKind() != 0 {
-			p.setAttrs = append(p.setAttrs, f.name)
+		if f.StoredSetKind() != 0 {
+			p.setAttrs = append(p.setAttrs, f.Name)
 		}
-		if i != s.version {
+		if i != s.Version {
 			p.nonKeyNoVerFs = append(p.nonKeyNoVerFs, i)
 		}
 	}
-	if s.version >= 0 {
-		p.versionPH = s.fields[s.version].ph
-		p.versionAttr[0] = s.fields[s.version].name
-		p.versionNames[p.versionPH] = s.fields[s.version].name
-		p.putNames = map[string]string{p.versionPH: s.fields[s.version].name}
+	if s.Version >= 0 {
+		p.versionPH = s.Fields[s.Version].NamePH
+		p.versionAttr[0] = s.Fields[s.Version].Name
+		p.versionNames[p.versionPH] = s.Fields[s.Version].Name
+		p.putNames = map[string]string{p.versionPH: s.Fields[s.Version].Name}
 		p.condMatch = p.versionPH + " = " + heldVersionPH
 		// A version stored as NULL (by another writer) is no version, as
 		// a missing one is: an item holding it is saved as unsaved.
@@ -147,9 +151,9 @@ func newPlan(s *schema, tokenAttr string) *plan {
 		// either: no Save of this type holds it, and advancing it would
 		// store 0 (unsaved) or a version the type refuses.
 		p.condClobber = "attribute_not_exists(" + p.versionPH + ") OR (" + p.versionPH + " >= " + zeroVersionPH + " AND " + p.versionPH + " < " + maxVersionPH + ")"
-		p.maxVersion = s.maxVersion()
-		o := &s.fields[s.version].opts
-		p.verStart, p.verStep, p.verClock = max(o.versionStart, 1), max(o.versionStep, 1), o.versionClock
+		p.maxVersion = s.MaxVersion()
+		o := &s.Fields[s.Version].Opts
+		p.verStart, p.verStep, p.verClock = max(o.VersionStart, 1), max(o.VersionStep, 1), o.VersionClock
 		p.condMatchPtr, p.condCreatePtr = &p.condMatch, &p.condCreate
 	}
 	if p.tokenAttr != "" {
@@ -171,7 +175,7 @@ func newPlan(s *schema, tokenAttr string) *plan {
 	// named by its token; read without it, it looks like an item no mapper
 	// wrote, and a write pinned to it fails as over an item deleted and
 	// created again.
-	p.proj, p.projNames = s.projection(p.tokenAttr)
+	p.proj, p.projNames = s.Projection(tokenNamePH, p.tokenAttr)
 	return p
 }
 
@@ -225,7 +229,7 @@ const tokenBasisCond = tokenNamePH + " = " + heldTokenPH
 // sameIncarnation is its counterpart. An item created again by a writer
 // that stores no token, over a read without one, is not told apart.
 func (p *plan) incarnationCond(read, values map[string]types.AttributeValue) (string, map[string]string) {
-	if p.s.version < 0 || p.tokenAttr == "" {
+	if p.s.Version < 0 || p.tokenAttr == "" {
 		return "", nil
 	}
 	if wt, ok := read[p.tokenAttr]; ok {
@@ -275,29 +279,29 @@ func (p *plan) basisCond(b *basis, values map[string]types.AttributeValue) (stri
 		return "attribute_not_exists(" + hashNamePH + ")", p.hashNames
 	}
 	s := p.s
-	if _, ok := b.item[p.tokenAttr]; ok && s.version >= 0 && p.tokenAttr != "" {
+	if _, ok := b.item[p.tokenAttr]; ok && s.Version >= 0 && p.tokenAttr != "" {
 		return p.incarnationCond(b.item, values)
 	}
 	var c strings.Builder
 	c.WriteString("attribute_exists(" + hashNamePH + ")")
-	if s.version >= 0 && p.tokenAttr != "" {
+	if s.Version >= 0 && p.tokenAttr != "" {
 		c.WriteString(" AND attribute_not_exists(" + tokenNamePH + ")")
 	}
 	for _, i := range p.nonKeyFields {
-		if i == s.version {
+		if i == s.Version {
 			continue // the version condition checks it
 		}
-		f := &s.fields[i]
+		f := &s.Fields[i]
 		c.WriteString(" AND ")
-		switch av, ok := b.item[f.name]; {
+		switch av, ok := b.item[f.Name]; {
 		case !ok:
-			c.WriteString("attribute_not_exists(" + f.ph + ")")
+			c.WriteString("attribute_not_exists(" + f.NamePH + ")")
 		case isNull(av):
-			c.WriteString("(attribute_not_exists(" + f.ph + ") OR attribute_type(" + f.ph + ", " + nullTypePH + "))")
+			c.WriteString("(attribute_not_exists(" + f.NamePH + ") OR attribute_type(" + f.NamePH + ", " + nullTypePH + "))")
 			values[nullTypePH] = &types.AttributeValueMemberS{Value: "NULL"}
 		default:
-			vph := ":o" + f.vph[2:]
-			c.WriteString(f.ph + " = " + vph)
+			vph := ":o" + f.ValuePH[2:]
+			c.WriteString(f.NamePH + " = " + vph)
 			values[vph] = av
 		}
 	}
@@ -312,7 +316,7 @@ type userCond struct {
 	// ifs are the caller's If conditions when expr also holds an entity
 	// type's entity condition (compileConds): String shows them alone.
 	ifs    []expression.ConditionBuilder
-	entity *schema
+	entity *schema.Schema
 }
 
 // compileConds ANDs the If conditions of a call on a table of schema s into
@@ -323,13 +327,13 @@ type userCond struct {
 //
 // An entity type's writes never land on (or delete) another entity type's
 // item: its entity condition is ANDed in, compiled once per type
-// (schema.entityUC) when there are no If conditions.
-func compileConds(s *schema, conds []expression.ConditionBuilder) (*userCond, error) {
-	if s.entity >= 0 {
+// (entityCondOf) when there are no If conditions.
+func compileConds(s *schema.Schema, conds []expression.ConditionBuilder) (*userCond, error) {
+	if s.Entity >= 0 {
 		if len(conds) == 0 {
-			return s.entityUC, nil
+			return entityCondOf(s)
 		}
-		uc, err := buildConds(s, append([]expression.ConditionBuilder{s.entityCond()}, conds...))
+		uc, err := buildConds(s, append([]expression.ConditionBuilder{s.EntityCond()}, conds...))
 		if uc != nil {
 			uc.ifs, uc.entity = conds, s
 		}
@@ -338,8 +342,40 @@ func compileConds(s *schema, conds []expression.ConditionBuilder) (*userCond, er
 	return buildConds(s, conds)
 }
 
+// entityConds holds the entity condition of each entity type compiled
+// (*schema → *userCond), shared read-only by every write of the type.
+var entityConds sync.Map
+
+// entityCondOf returns the entity condition of s, an entity type, compiled
+// on first use: later calls cost a map lookup.
+func entityCondOf(s *schema.Schema) (*userCond, error) {
+	if uc, ok := entityConds.Load(s); ok {
+		return uc.(*userCond), nil
+	}
+	uc, err := buildConds(s, []expression.ConditionBuilder{s.EntityCond()})
+	if err != nil {
+		return nil, err
+	}
+	uc.entity = s // the entity condition alone: no If to show (userCond.String)
+	r, _ := entityConds.LoadOrStore(s, uc)
+	return r.(*userCond), nil
+}
+
+// schemaFor returns the schema of struct type t (For) with its entity
+// condition compiled, refusing a type whose entity condition cannot be.
+func schemaFor(t reflect.Type) (*schema.Schema, error) {
+	s, err := schema.For(t)
+	if err != nil || s.Entity < 0 {
+		return s, err
+	}
+	if _, err := entityCondOf(s); err != nil {
+		return nil, &SchemaError{Struct: t.String(), Field: s.Fields[s.Entity].GoName, Reason: fmt.Sprintf("entity condition: %v", err)}
+	}
+	return s, nil
+}
+
 // buildConds ANDs conds into one expression; nil when there are none.
-func buildConds(s *schema, conds []expression.ConditionBuilder) (*userCond, error) {
+func buildConds(s *schema.Schema, conds []expression.ConditionBuilder) (*userCond, error) {
 	if len(conds) == 0 {
 		return nil, nil
 	}
@@ -352,10 +388,10 @@ func buildConds(s *schema, conds []expression.ConditionBuilder) (*userCond, erro
 		return nil, err
 	}
 	values := e.Values()
-	if err := checkCondValues(e.Names(), values); err != nil {
+	if err := schema.CheckCondValues(e.Names(), values); err != nil {
 		return nil, err
 	}
-	cond, names, err := s.rewriteCond(*e.Condition(), e.Names(), values)
+	cond, names, err := s.RewriteCond(*e.Condition(), e.Names(), values)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +403,7 @@ func buildConds(s *schema, conds []expression.ConditionBuilder) (*userCond, erro
 // type's entity condition alone (the caller gave no If).
 func (uc *userCond) String() string {
 	switch {
-	case uc == nil || uc.entity != nil && uc == uc.entity.entityUC:
+	case uc == nil || uc.entity != nil && uc.ifs == nil:
 		return ""
 	case uc.ifs != nil:
 		own, err := buildConds(uc.entity, uc.ifs)
@@ -375,7 +411,7 @@ func (uc *userCond) String() string {
 			return own.String()
 		}
 	}
-	return readableCond(uc.expr, uc.names, uc.values)
+	return schema.ReadableCond(uc.expr, uc.names, uc.values)
 }
 
 // versionCond returns the version condition for a caller holding held, and
@@ -645,45 +681,45 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 			allUsed = false
 			continue
 		}
-		f := &s.fields[i]
-		av, ok := item[f.name]
+		f := &s.Fields[i]
+		av, ok := item[f.Name]
 		if ok {
 			if _, null := av.(*types.AttributeValueMemberNULL); null {
 				ok = false
 			}
 		}
 		switch {
-		case from != nil && unchanged(av, ok, from[f.name]):
+		case from != nil && unchanged(av, ok, from[f.Name]):
 			allUsed = false
 		case !ok && (b == SaveUpdateSkipNulls || b == SaveAppendSet):
 			allUsed = false
 		case !ok && cached:
 			missing |= 1 << n
 		case !ok:
-			eb.remove(f.ph)
+			eb.remove(f.NamePH)
 			if from != nil {
 				removed = append(removed, i)
 			}
 		case b == SaveAppendSet && isSet(av):
 			// DynamoDB refuses ADD on NULL: a set stored as NULL is
 			// replaced, one that is not is added to (storedNulls).
-			values[f.vph] = av
+			values[f.ValuePH] = av
 			values[nullTypePH] = nullTypeAV
-			if nulls[f.name] {
-				eb.set(f.ph, f.vph)
-				eb.and("attribute_type("+f.ph+", "+nullTypePH+")", nil)
+			if nulls[f.Name] {
+				eb.set(f.NamePH, f.ValuePH)
+				eb.and("attribute_type("+f.NamePH+", "+nullTypePH+")", nil)
 			} else {
-				eb.addTo(clauseAdd, f.ph, f.vph)
-				eb.and("NOT attribute_type("+f.ph+", "+nullTypePH+")", nil)
+				eb.addTo(clauseAdd, f.NamePH, f.ValuePH)
+				eb.and("NOT attribute_type("+f.NamePH+", "+nullTypePH+")", nil)
 			}
 		default:
 			if !cached {
 				p.setAction(&eb, i)
 			}
-			values[f.vph] = av
+			values[f.ValuePH] = av
 		}
 	}
-	if s.version >= 0 {
+	if s.Version >= 0 {
 		p.versionActions(&eb, b, held, newVersion, nulls, token, cached, bs)
 	}
 	if cached {
@@ -693,7 +729,7 @@ func (p *plan) buildUpdate(b SaveBehavior, item map[string]types.AttributeValue,
 	}
 	if !allUsed {
 		for _, i := range removed {
-			eb.names[s.fields[i].ph] = s.fields[i].name // updateNames named the values' only
+			eb.names[s.Fields[i].NamePH] = s.Fields[i].Name // updateNames named the values' only
 		}
 	}
 	eb.and(p.basisCond(bs, values))
@@ -713,7 +749,7 @@ func (p *plan) buildUpdateValues(values map[string]types.AttributeValue, held, n
 	eb := exprBuilder{p: p, values: values}
 	var missing uint64
 	for n, i := range p.nonKeyNoVerFs {
-		vph := p.s.fields[i].vph
+		vph := p.s.Fields[i].ValuePH
 		switch av, ok := values[vph]; {
 		case !ok:
 			missing |= 1 << n
@@ -779,7 +815,7 @@ func (p *plan) updateValuesRoom(item map[string]types.AttributeValue, uc *userCo
 	if kept != 0 {
 		n = len(p.nonKeyNoVerFs) - bits.OnesCount64(kept) + 1 // those written at most, and the write token's
 	}
-	if p.s.version >= 0 {
+	if p.s.Version >= 0 {
 		n += 2
 	}
 	if bs != nil {
@@ -832,12 +868,12 @@ func (p *plan) tokenValue(eb *exprBuilder, token []byte) {
 // version, of an item that holds it: a creation time is set once, by the
 // write that creates the item (if_not_exists).
 func (p *plan) setAction(eb *exprBuilder, i int) {
-	f := &p.s.fields[i]
-	if i == p.s.created {
-		eb.setIfAbsent(f.ph, f.vph)
+	f := &p.s.Fields[i]
+	if i == p.s.Created {
+		eb.setIfAbsent(f.NamePH, f.ValuePH)
 		return
 	}
-	eb.set(f.ph, f.vph)
+	eb.set(f.NamePH, f.ValuePH)
 }
 
 // maxCachedFields is the most attributes (besides the key and the version)
@@ -880,7 +916,7 @@ func (p *plan) saveUpdateExpr(missing, kept uint64) (string, map[string]string) 
 		e.names = maps.Clone(p.allNames)
 		for n, i := range p.nonKeyNoVerFs {
 			if kept&(1<<n) != 0 {
-				delete(e.names, p.s.fields[i].ph)
+				delete(e.names, p.s.Fields[i].NamePH)
 			}
 		}
 	}
@@ -900,12 +936,12 @@ func (p *plan) setUpdateExpr(missing, kept uint64) string {
 			continue
 		}
 		if missing&(1<<n) != 0 {
-			eb.remove(p.s.fields[i].ph)
+			eb.remove(p.s.Fields[i].NamePH)
 		} else {
 			p.setAction(&eb, i)
 		}
 	}
-	if p.s.version >= 0 {
+	if p.s.Version >= 0 {
 		eb.set(p.versionPH, newVersionPH)
 		if p.tokenAttr != "" {
 			eb.set(tokenNamePH, tokenValuePH)
@@ -953,7 +989,7 @@ func (p *plan) advanceVersion(eb *exprBuilder, first int64, noVersion bool) stri
 // request of its own from advanceVersion (the first version written is not
 // the step), else "": see storedNulls.
 func (p *plan) zeroIsNoVersion() string {
-	if p.s.version >= 0 && (p.verClock || p.verStart != p.verStep) {
+	if p.s.Version >= 0 && (p.verClock || p.verStart != p.verStep) {
 		return p.versionAttr[0]
 	}
 	return ""
@@ -965,12 +1001,12 @@ func (p *plan) zeroIsNoVersion() string {
 // transaction members). names and values may be shared (plan maps) or nil:
 // they are copied, never modified.
 func (p *plan) withCreatedCond(cond string, names map[string]string, values map[string]types.AttributeValue, item map[string]types.AttributeValue) (string, map[string]string, map[string]types.AttributeValue) {
-	f := &p.s.fields[p.s.created]
+	f := &p.s.Fields[p.s.Created]
 	eb := exprBuilder{cond: cond, names: names, values: make(map[string]types.AttributeValue, len(values)+1)}
 	maps.Copy(eb.values, values)
-	eb.and("attribute_not_exists("+f.ph+") OR "+f.ph+" = "+f.vph, nil)
-	eb.name(f.ph, f.name)
-	eb.values[f.vph] = item[f.name]
+	eb.and("attribute_not_exists("+f.NamePH+") OR "+f.NamePH+" = "+f.ValuePH, nil)
+	eb.name(f.NamePH, f.Name)
+	eb.values[f.ValuePH] = item[f.Name]
 	return eb.cond, eb.names, eb.values
 }
 
@@ -1003,14 +1039,14 @@ func (pc putParts) deleteItem(table string, key map[string]types.AttributeValue)
 // with clobber meaning no version condition). bs, when not nil, pins the
 // write to the stored state it was computed from (basisCond).
 func (p *plan) buildPutCond(held int64, clobber bool, uc *userCond, bs *basis) putParts {
-	if p.s.version >= 0 && !clobber && bs == nil && uc == nil {
+	if p.s.Version >= 0 && !clobber && bs == nil && uc == nil {
 		// The version condition alone (a SavePut or Delete of an item
 		// held): what the builder below would return, without it.
 		values := make(map[string]types.AttributeValue, 2)
 		return putParts{cond: p.versionCond(held, bs, values), names: p.putNames, values: values}
 	}
 	eb := exprBuilder{values: map[string]types.AttributeValue{}}
-	if p.s.version >= 0 && !clobber {
+	if p.s.Version >= 0 && !clobber {
 		eb.and(p.versionCond(held, bs, eb.values), nil)
 		eb.names = p.putNames
 	}

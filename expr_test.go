@@ -228,8 +228,8 @@ func TestSaveUpdateExpressionPerMissingSet(t *testing.T) {
 	p := tb.p
 	opt := []string{"a", "b", "made", "c", "d", "e", "f"}
 	ph := map[string]string{}
-	for _, f := range p.s.fields {
-		ph[f.name] = f.ph
+	for _, f := range p.s.Fields {
+		ph[f.Name] = f.NamePH
 	}
 	want := func(mask int) (map[string]types.AttributeValue, string) {
 		item := map[string]types.AttributeValue{"id": str("k"), "version": n("3")}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Idempotency keys: exactly once across a caller's own retries.
@@ -88,8 +89,8 @@ func (t *Table[T]) checkIdemKey(call, key string) error {
 	case t.p.tokenAttr == IdempotencyAttribute:
 		return fail("the write token attribute is %q, where the window of keys lives: pick another with WithWriteTokenAttribute", IdempotencyAttribute)
 	}
-	if i, ok := t.p.s.byName[IdempotencyAttribute]; ok {
-		return fail("%s field %s is stored as %q, where the window of keys lives: rename the attribute", t.p.s.typ, t.p.s.fields[i].goName, IdempotencyAttribute)
+	if i, ok := t.p.s.ByName[IdempotencyAttribute]; ok {
+		return fail("%s field %s is stored as %q, where the window of keys lives: rename the attribute", t.p.s.Type, t.p.s.Fields[i].GoName, IdempotencyAttribute)
 	}
 	return nil
 }
@@ -103,7 +104,7 @@ func (t *Table[T]) windowOf(item map[string]types.AttributeValue) ([]string, err
 	}
 	bad := func() error {
 		return fmt.Errorf("dynamo: table %q key %s: attribute %q holds %s, not the list of idempotency keys this library writes: remove the attribute (another writer stored it)",
-			t.name, formatKey(t.pickKey(item)), IdempotencyAttribute, formatAV(a, 40))
+			t.name, formatKey(t.pickKey(item)), IdempotencyAttribute, schema.FormatAV(a, 40))
 	}
 	l, ok := a.(*types.AttributeValueMemberL)
 	if !ok {
@@ -177,7 +178,7 @@ func newIdemWrite(old types.AttributeValue, keys []string, key string) *idemWrit
 //     still the one stored (Table.windowMoved sends a Save's put again).
 func (t *Table[T]) putWindow(bs *basis, wo *writeOptions) *idemWrite {
 	p := t.p
-	if _, ok := p.s.byName[IdempotencyAttribute]; ok {
+	if _, ok := p.s.ByName[IdempotencyAttribute]; ok {
 		return nil
 	}
 	if bs == nil {
@@ -187,7 +188,7 @@ func (t *Table[T]) putWindow(bs *basis, wo *writeOptions) *idemWrite {
 		return nil
 	}
 	w := storedWindow(bs.item)
-	if _, ok := bs.item[p.tokenAttr]; ok && p.s.version >= 0 && p.tokenAttr != "" {
+	if _, ok := bs.item[p.tokenAttr]; ok && p.s.Version >= 0 && p.tokenAttr != "" {
 		if w == nil {
 			return nil
 		}
@@ -322,7 +323,7 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 		if err != nil {
 			return zero, err
 		}
-		held := t.p.s.versionOf(t.structOf(&in))
+		held := t.p.s.VersionOf(t.structOf(&in))
 		next, err := fn(in)
 		if errors.Is(err, ErrNoChange) {
 			return t.decode(from) // nothing written, nothing recorded
@@ -377,7 +378,7 @@ func (t *Table[T]) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *
 	if !r.put || bs != nil || guarded {
 		return nil, false
 	}
-	if _, ok := t.p.s.byName[IdempotencyAttribute]; ok {
+	if _, ok := t.p.s.ByName[IdempotencyAttribute]; ok {
 		return nil, false // the type's own field (putWindow)
 	}
 	ce, ok := asConditionError(err)

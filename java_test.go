@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 type javaDoc struct {
@@ -241,12 +242,12 @@ func TestJavaBoolReadsEverySpelling(t *testing.T) {
 		n    string
 		want bool
 	}{{"1", true}, {"1.0", true}, {"10e-1", true}, {"+1", true}, {"0", false}, {"-0", false}, {"0.000", false}, {"0e5", false}} {
-		if got, err := parseJavaBool(tc.n); err != nil || got != tc.want {
+		if got, err := schema.ParseJavaBool(tc.n); err != nil || got != tc.want {
 			t.Errorf("parseJavaBool(%q) = %v, %v; want %v", tc.n, got, err, tc.want)
 		}
 	}
 	for _, s := range []string{"1.00000000000000000001", "1e-400", "0x1p0", "0x0p0", "Inf", "2", "0.5", "", "1e"} {
-		if got, err := parseJavaBool(s); err == nil {
+		if got, err := schema.ParseJavaBool(s); err == nil {
 			t.Errorf("parseJavaBool(%q) = %v, nil; want an error (neither 1 nor 0)", s, got)
 		}
 	}
@@ -291,11 +292,11 @@ func TestJavaConversionsOnlyWhereNeeded(t *testing.T) {
 			t.Fatal(err)
 		}
 		var names []string
-		for _, i := range sc.javaFields {
-			names = append(names, sc.fields[i].name)
+		for _, i := range sc.JavaFields {
+			names = append(names, sc.Fields[i].Name)
 		}
-		if len(sc.javaFields) != tc.enc || len(sc.javaDecFields) != tc.dec || !reflect.DeepEqual(names, tc.converted) {
-			t.Errorf("%s: converted %v (%d to decode), want %v (%d)", tc.typ, names, len(sc.javaDecFields), tc.converted, tc.dec)
+		if len(sc.JavaFields) != tc.enc || len(sc.JavaDecFields) != tc.dec || !reflect.DeepEqual(names, tc.converted) {
+			t.Errorf("%s: converted %v (%d to decode), want %v (%d)", tc.typ, names, len(sc.JavaDecFields), tc.converted, tc.dec)
 		}
 	}
 }
@@ -465,7 +466,7 @@ func TestJavaLoadSaveThroughClient(t *testing.T) {
 		"b": n("1"), "pb": n("0"), "active": n("1"), "plain": &types.AttributeValueMemberBOOL{Value: true},
 		"d": str("2023-11-14T22:13:20.123Z"),
 	} {
-		if got := vals[sc.fields[sc.byName[attr]].vph]; !reflect.DeepEqual(got, want) {
+		if got := vals[sc.Fields[sc.ByName[attr]].ValuePH]; !reflect.DeepEqual(got, want) {
 			t.Errorf("UpdateItem value of %s = %s, want %s", attr, avString(got), avString(want))
 		}
 	}

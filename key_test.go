@@ -115,7 +115,7 @@ func TestNumberKeyIsN(t *testing.T) {
 			t.Errorf("key sent as %#v, want N 1.50", k["id"])
 		}
 	}
-	if got := tb.keyKind(&tb.p.s.fields[tb.p.s.hash]); got != 'N' {
+	if got := tb.keyKind(&tb.p.s.Fields[tb.p.s.Hash]); got != 'N' {
 		t.Errorf("keyKind = %q, want 'N' (a Query with a number value must be accepted)", got)
 	}
 }

@@ -46,7 +46,7 @@ func (t *Table[T]) load(ctx context.Context, c *call, key *T, opts []ReadOption)
 	if out.Item == nil {
 		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
 	}
-	if err := t.p.s.notOurs(t.name, k, out.Item); err != nil {
+	if err := notOurs(t.p.s, t.name, k, out.Item); err != nil {
 		return zero, err
 	}
 	return t.decode(out.Item)

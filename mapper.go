@@ -4,13 +4,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"github.com/ddbkit/dynamo/clock"
-	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
-
-// TagKey is the struct tag the mapper reads: `dynamo:"name,opt,..."` (with
-// a field's `dynamodbav` tag: see "Struct tags" in docs/mapper.md).
-const TagKey = codec.TagKey
 
 // DefaultWriteTokenAttribute is the attribute in which the mapper stores a
 // random token with every versioned write (see WithWriteTokenAttribute).

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // SaveBehavior selects how Save writes an item. The zero value is SaveUpdate.
@@ -356,7 +357,7 @@ func marshalsItself(t reflect.Type) bool {
 
 // compiledIf is an If condition compiled for schema s.
 type compiledIf struct {
-	s  *schema
+	s  *schema.Schema
 	uc *userCond
 }
 
@@ -370,7 +371,7 @@ func (c *ifOption) applyBatchWrite(o *batchWriteOptions) { c.applyWrite(&o.write
 // compileIfs is compileConds(s, wo.conds), taken from the If option's
 // cache when its condition is the only one. The userCond is shared by the
 // writes: it is only read (mergeNames and addValues copy its maps).
-func (wo *writeOptions) compileIfs(s *schema) (*userCond, error) {
+func (wo *writeOptions) compileIfs(s *schema.Schema) (*userCond, error) {
 	if len(wo.conds) != 1 || len(wo.ifs) != 1 {
 		return compileConds(s, wo.conds)
 	}

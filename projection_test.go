@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // seenNames makes db record the attribute names of the items its reads
@@ -191,15 +192,15 @@ func TestProjectionWithTheTokenKeepsTheLimit(t *testing.T) {
 	for i := len(fields); i < 601; i++ {
 		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(fmt.Sprintf(`dynamo:"f%d"`, i))})
 	}
-	s, err := buildSchema(reflect.StructOf(fields))
+	s, err := schema.Build(reflect.StructOf(fields))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if proj, _ := s.projection(""); proj == "" || len(proj) > maxExprLen {
-		t.Fatalf("without the token: a projection of %d bytes; want one of at most %d (the case this test is built on)", len(proj), maxExprLen)
+	if proj, _ := s.Projection(tokenNamePH, ""); proj == "" || len(proj) > schema.MaxExprLen {
+		t.Fatalf("without the token: a projection of %d bytes; want one of at most %d (the case this test is built on)", len(proj), schema.MaxExprLen)
 	}
-	if proj, names := s.projection("ddbkit_wt"); proj != "" || names != nil {
-		t.Errorf("with the token: a projection of %d bytes; want none (whole items): over DynamoDB's limit of %d", len(proj), maxExprLen)
+	if proj, names := s.Projection(tokenNamePH, "ddbkit_wt"); proj != "" || names != nil {
+		t.Errorf("with the token: a projection of %d bytes; want none (whole items): over DynamoDB's limit of %d", len(proj), schema.MaxExprLen)
 	}
 	if p := newPlan(s, "ddbkit_wt"); p.proj != "" {
 		t.Errorf("the plan's projection is %d bytes; want none (whole items)", len(p.proj))

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/condexpr"
+	"github.com/ddbkit/dynamo/internal/schema"
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
@@ -261,7 +262,7 @@ func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Curs
 // A read of the table itself (not of an Index, whose projection already
 // decides) asks for the attributes T models only.
 func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
-	l := t.prepareFor(op, key, opts, t.p.s.entity >= 0)
+	l := t.prepareFor(op, key, opts, t.p.s.Entity >= 0)
 	if l.err == nil && l.index == "" && t.p.proj != "" {
 		names := l.names()
 		merged := make(map[string]string, len(names)+len(t.p.projNames))
@@ -294,7 +295,7 @@ func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, op
 	var o queryOptions
 	applyOptions(&o, opts, QueryOption.applyQuery)
 	if entityOnly {
-		o.filters = append(o.filters, t.p.s.entityFilter())
+		o.filters = append(o.filters, t.p.s.EntityFilter())
 	}
 	l := &listing{tel: t.m.tel, op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
 	if o.segmented {
@@ -375,7 +376,7 @@ func (t *Table[T]) rewriteListingExpr(op, index string, isQuery, filtered bool, 
 	x := listingExpr{keyExpr: e.KeyCondition(), filter: e.Filter(), names: e.Names(), values: e.Values()}
 	var kc *keyCond
 	if isQuery {
-		k, n, err := t.p.s.rewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
+		k, n, err := t.p.s.RewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
 		if err != nil {
 			return x, nil, fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
 		}
@@ -388,7 +389,7 @@ func (t *Table[T]) rewriteListingExpr(op, index string, isQuery, filtered bool, 
 		return x, nil, err
 	}
 	if filtered {
-		f, n, err := t.p.s.rewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
+		f, n, err := t.p.s.RewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
 		if err != nil {
 			return x, nil, fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
 		}
@@ -457,12 +458,12 @@ func (t *Table[T]) checkQueryOptions(op string, isQuery bool, o *queryOptions) e
 		}
 	}
 	if o.index != "" {
-		if err := checkIndexName(o.index); err != nil {
+		if err := schema.CheckIndexName(o.index); err != nil {
 			return fail("Index: %v", err)
 		}
 		if o.read.consistent {
-			for _, x := range t.p.s.indexes {
-				if x.name == o.index && !x.local {
+			for _, x := range t.p.s.Indexes {
+				if x.Name == o.index && !x.Local {
 					return fail("ConsistentRead on the global secondary index %q, which DynamoDB reads only eventually consistently: drop ConsistentRead, or read the table or a local index", o.index)
 				}
 			}
@@ -554,14 +555,14 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	t := d.t
 	d.m.Value = item
 	var err error
-	if len(t.p.s.javaDecFields) > 0 {
-		if d.m.Value, err = t.p.s.javaDecode(item); err != nil {
+	if len(t.p.s.JavaDecFields) > 0 {
+		if d.m.Value, err = t.p.s.JavaDecode(item); err != nil {
 			return t.decodeError(item, err)
 		}
 	}
 	if t.dec != nil {
 		if t.ptr {
-			pv := reflect.New(t.p.s.typ)
+			pv := reflect.New(t.p.s.Type)
 			if err = t.dec.Decode(d.m.Value, pv.UnsafePointer(), t.m.dec); err == nil {
 				*out = pv.Interface().(T)
 			}
@@ -575,7 +576,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	} else if t.dec == nil || err != nil {
 		d.m.Value = t.avItem(d.m.Value)
 		if t.ptr {
-			pv := reflect.New(t.p.s.typ)
+			pv := reflect.New(t.p.s.Type)
 			err = codec.SafeDecode(t.avDec, &d.m, pv.Interface())
 			*out = pv.Interface().(T)
 		} else {
@@ -795,11 +796,11 @@ func parseKeyCondition(s string, names map[string]string, values map[string]type
 func (t *Table[T]) listingKey(index string) (hash, rng int, known bool) {
 	s := t.p.s
 	if index == "" {
-		return s.hash, s.rng, true
+		return s.Hash, s.Range, true
 	}
-	for _, x := range s.indexes {
-		if x.name == index {
-			return x.hash, x.rng, true
+	for _, x := range s.Indexes {
+		if x.Name == index {
+			return x.Hash, x.Range, true
 		}
 	}
 	return -1, -1, false
@@ -807,25 +808,25 @@ func (t *Table[T]) listingKey(index string) (hash, rng int, known bool) {
 
 // keyKind tells the DynamoDB type ('S', 'N' or 'B') the mapper writes for
 // key field f; 0 when it cannot be told without a value.
-func (t *Table[T]) keyKind(f *field) byte {
-	if f.conv != nil {
+func (t *Table[T]) keyKind(f *schema.Field) byte {
+	if f.Conv != nil {
 		return 0
 	}
-	bt := derefType(f.typ)
+	bt := schema.DerefType(f.Type)
 	if codec.IsText(bt) {
 		return 'S' // the text MarshalText returns, whatever the type's kind
 	}
-	if !hasCustomMarshaler(bt) {
+	if !schema.HasCustomMarshaler(bt) {
 		switch bt.Kind() {
 		case reflect.String:
-			if numberLike(bt) && !f.opts.asString {
+			if schema.NumberLike(bt) && !f.Opts.AsString {
 				return 'N' // as fastKeyValue and the encoder write it
 			}
 			return 'S'
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 			reflect.Float32, reflect.Float64:
-			if f.opts.asString {
+			if f.Opts.AsString {
 				return 'S'
 			}
 			return 'N'
@@ -944,9 +945,9 @@ func checkKeyTermValues(terms []keyTerm, fail func(format string, args ...any) e
 // attribute, two on one key, and a partition key not fixed with Equal.
 func (t *Table[T]) placeKeyTerms(kc *keyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
 	s := t.p.s
-	hashName, rngName := s.fields[hash].name, ""
+	hashName, rngName := s.Fields[hash].Name, ""
 	if rng >= 0 {
-		rngName = s.fields[rng].name
+		rngName = s.Fields[rng].Name
 	}
 	keys := func() string { // for messages only
 		if rngName == "" {
@@ -996,7 +997,7 @@ func (t *Table[T]) checkKeyTermKinds(kc *keyCond, hash, rng int, fail func(forma
 		if x.kt == nil {
 			continue
 		}
-		want := t.keyKind(&s.fields[x.f])
+		want := t.keyKind(&s.Fields[x.f])
 		if x.kt.op == "begins_with" && want == 'N' {
 			return fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.name)
 		}
@@ -1037,12 +1038,12 @@ func (t *Table[T]) keyHint(name, index, hashName, rngName string) string {
 		}
 	}
 	s := t.p.s
-	if index != "" && name == s.fields[s.hash].name {
+	if index != "" && name == s.Fields[s.Hash].Name {
 		return ": it is the table's partition key; leave out Index to query the table"
 	}
-	for _, x := range s.indexes {
-		if !x.local && x.name != index && s.fields[x.hash].name == name {
-			return fmt.Sprintf(": it is the partition key of index %q; add Index(%q) to query by it", x.name, x.name)
+	for _, x := range s.Indexes {
+		if !x.Local && x.Name != index && s.Fields[x.Hash].Name == name {
+			return fmt.Sprintf(": it is the partition key of index %q; add Index(%q) to query by it", x.Name, x.Name)
 		}
 	}
 	if rngName == "" {
@@ -1067,14 +1068,14 @@ func (t *Table[T]) checkExprText(op string, e expression.Expression) error {
 			return fmt.Errorf("%w: %s on table %q: a Filter value %v: pass valid UTF-8 text and numbers DynamoDB stores",
 				ErrInvalidInput, op, t.name, err)
 		}
-		if p := badSetValue(v); p != "" {
+		if p := schema.BadSetValue(v); p != "" {
 			return fmt.Errorf("%w: %s on table %q: a Filter value %s", ErrInvalidInput, op, t.name, p)
 		}
 	}
 	// The rest of what an If condition's names and values are refused
 	// for (checkCondValues): names and map keys over 65535 bytes or empty,
 	// values nesting deeper than DynamoDB's limit.
-	if err := checkCondValues(e.Names(), e.Values()); err != nil {
+	if err := schema.CheckCondValues(e.Names(), e.Values()); err != nil {
 		return fmt.Errorf("%w: %s on table %q: in its expressions, %w", ErrInvalidInput, op, t.name, err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Save writes item and returns the saved copy: item with its new version
@@ -116,7 +117,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	}
 	item := r.item // nil when encoded into the request's values (wo.unkept)
 	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
-		if s.version >= 0 && !r.put && item != nil { // a put's item carries them already
+		if s.Version >= 0 && !r.put && item != nil { // a put's item carries them already
 			// The request is done with item. The version and the token
 			// are the values the update wrote (buildUpdate): the same
 			// attribute values, shared (nobody modifies one).
@@ -124,7 +125,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			if ver == nil {
 				ver = numberAV(r.next)
 			}
-			item[s.fields[s.version].name] = ver
+			item[s.Fields[s.Version].Name] = ver
 			if r.token != nil {
 				if tok == nil {
 					tok = &types.AttributeValueMemberB{Value: r.token}
@@ -227,18 +228,18 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 		ce.reason = "the item was deleted and created again since it was read (its write token is not the one read): the changes from the item read do not apply to it"
 	}
 	if r.createdCond && ce.Err == ErrConditionFailed && ce.reason == "" {
-		ce.reason = t.p.createdMismatch(old, r.item[t.p.s.fields[t.p.s.created].name])
+		ce.reason = t.p.createdMismatch(old, r.item[t.p.s.Fields[t.p.s.Created].Name])
 	}
 	if len(r.bounds) > 0 && ce.Err == ErrConditionFailed && ce.reason == "" {
 		ce.reason = boundsFailure(r.bounds, old)
 	}
-	if s := t.p.s; wo.behavior == SaveClobber && s.version >= 0 && ce.HasVersion {
-		f := &s.fields[s.version]
+	if s := t.p.s; wo.behavior == SaveClobber && s.Version >= 0 && ce.HasVersion {
+		f := &s.Fields[s.Version]
 		switch {
 		case ce.FoundVersion > t.p.maxVersion-t.p.verStep:
-			ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.goName, f.typ, t.p.maxVersion, t.p.verStep, s.widen())
+			ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.GoName, f.Type, t.p.maxVersion, t.p.verStep, s.Widen())
 		case ce.FoundVersion < 0:
-			ce.full = fmt.Sprintf("a negative version, which no write of a %s holds or advances (it would store 0, unsaved, or another negative version): store a version of 0 or more there (or remove the attribute, which makes the item unsaved) with a write of your own", s.typ)
+			ce.full = fmt.Sprintf("a negative version, which no write of a %s holds or advances (it would store 0, unsaved, or another negative version): store a version of 0 or more there (or remove the attribute, which makes the item unsaved) with a write of your own", s.Type)
 		}
 	}
 	return ce
@@ -318,7 +319,7 @@ const maxNullAttempts = 4
 func (p *plan) blindAttrs(b SaveBehavior) []string {
 	switch b {
 	case SaveClobber:
-		if p.s.version >= 0 {
+		if p.s.Version >= 0 {
 			return p.versionAttr[:]
 		}
 	case SaveAppendSet:
@@ -377,7 +378,7 @@ func (r *saveRequest) cond() string {
 // ErrInvalidInput.
 func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool, now time.Time) (saveRequest, error) {
 	p, s := t.p, t.p.s
-	if now.IsZero() && (s.hasStamps() || p.verClock) {
+	if now.IsZero() && (s.HasStamps() || p.verClock) {
 		now = t.m.opts.clock.Now()
 	}
 	boxed, v = t.stamp(boxed, v, now)
@@ -417,7 +418,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 			return saveRequest{}, err
 		}
 	}
-	if s.version >= 0 && p.tokenAttr != "" && token == nil {
+	if s.Version >= 0 && p.tokenAttr != "" && token == nil {
 		token = newToken()
 	}
 	if p.tokenAttr == "" {
@@ -458,7 +459,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 		kept = t.keptAttrs(sz)
 	}
 	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs, wo.from, kept)
-	if s.created >= 0 {
+	if s.Created >= 0 {
 		if tx {
 			r.createdCond = true
 			r.up.cond, r.up.names, r.up.values = p.withCreatedCond(r.up.cond, r.up.names, r.up.values, item)
@@ -484,8 +485,8 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 // error or checks it.
 func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
 	p, s := t.p, t.p.s
-	if s.walk {
-		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
+	if s.Walk {
+		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
 			return saveRequest{}, true, err
 		}
 	}
@@ -529,8 +530,8 @@ func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions,
 	if err != nil {
 		return saveRequest{}, true, err
 	}
-	delete(key, s.fields[s.version].name)
-	r = saveRequest{key: key, held: held, next: next, token: token, uc: uc, v: v, size: size, allNew: s.created >= 0}
+	delete(key, s.Fields[s.Version].Name)
+	r = saveRequest{key: key, held: held, next: next, token: token, uc: uc, v: v, size: size, allNew: s.Created >= 0}
 	r.up = p.buildUpdateValues(to.Dst, held, next, token, uc)
 	return r, true, t.checkCondLen(r.up.cond, nil)
 }
@@ -540,15 +541,15 @@ func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions,
 // basis condition, when not nil).
 func (t *Table[T]) putRequest(r *saveRequest, bs *basis) error {
 	p, s := t.p, t.p.s
-	if s.version >= 0 {
-		r.item[s.fields[s.version].name] = numberAV(r.next)
+	if s.Version >= 0 {
+		r.item[s.Fields[s.Version].Name] = numberAV(r.next)
 		if r.token != nil {
 			r.item[p.tokenAttr] = &types.AttributeValueMemberB{Value: r.token}
 		}
 	}
 	r.put = true
 	r.pc = p.buildPutCond(r.held, false, r.uc, bs)
-	if s.created >= 0 {
+	if s.Created >= 0 {
 		r.createdCond = true
 		r.pc.cond, r.pc.names, r.pc.values = p.withCreatedCond(r.pc.cond, r.pc.names, r.pc.values, r.item)
 	}
@@ -560,7 +561,7 @@ func (t *Table[T]) putRequest(r *saveRequest, bs *basis) error {
 // token), refusing one over DynamoDB's 400 KB limit.
 func (t *Table[T]) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, b SaveBehavior) (int, error) {
 	sizedAs := next
-	if b == SaveClobber && t.p.s.version >= 0 {
+	if b == SaveClobber && t.p.s.Version >= 0 {
 		// DynamoDB ADDs 1 to the stored version, which may have more
 		// digits than the one held: count the widest the field holds.
 		sizedAs = t.p.maxVersion
@@ -581,22 +582,22 @@ func (t *Table[T]) checkSaveSize(item map[string]types.AttributeValue, sz itemSi
 // leaves no room for the step is refused.
 func (t *Table[T]) saveVersions(v reflect.Value, item map[string]types.AttributeValue, wo *writeOptions, now time.Time) (held, next int64, err error) {
 	p, s := t.p, t.p.s
-	if s.version < 0 {
+	if s.Version < 0 {
 		return 0, 0, nil
 	}
-	if held = s.versionOf(v); held < 0 {
+	if held = s.VersionOf(v); held < 0 {
 		return 0, 0, t.heldVersionError(t.pickKey(item))
 	}
 	var ok bool
 	if next, ok = p.nextVersion(held, now.UnixMilli()); !ok {
 		return 0, 0, fmt.Errorf("%w: table %q key %s: version %d leaves no room for the next (step %d) in field %s (%s), which holds at most %d: %s",
-			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, p.maxVersion, s.widen())
+			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.verStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, p.maxVersion, s.Widen())
 	}
 	if wo.step > 1 {
 		// Update's combined write of several changes: one step each.
 		if next, ok = p.advance(held, wo.step, now.UnixMilli()); !ok {
 			return 0, 0, fmt.Errorf("%w: table %q key %s: version %d leaves no room for %d more steps (step %d) in field %s (%s): %s",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, wo.step, p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, wo.step, p.verStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
 		}
 	}
 	if wo.behavior == SaveClobber {
@@ -607,24 +608,21 @@ func (t *Table[T]) saveVersions(v reflect.Value, item map[string]types.Attribute
 	return held, next, nil
 }
 
-// maxExprLen is DynamoDB's limit on the length of an expression string.
-const maxExprLen = 4096
-
 // checkCondLen refuses a condition expression longer than DynamoDB takes.
 // Update's guard of a type without a version (or of an item written
 // without a write token) names every attribute the type models, so a type
 // with very many attributes can reach the limit.
 func (t *Table[T]) checkCondLen(cond string, bs *basis) error {
-	if len(cond) <= maxExprLen {
+	if len(cond) <= schema.MaxExprLen {
 		return nil
 	}
 	if bs != nil {
 		fix := "add a version attribute (`dynamo:\",version\"`), whose write token pins the write instead"
-		if t.p.s.version >= 0 {
+		if t.p.s.Version >= 0 {
 			fix = "the item carries no write token (another client wrote it): Save it once through this mapper, which stores one"
 		}
 		return fmt.Errorf("%w: Update on table %q: the condition that guards the write with the %d attributes %s models is %d bytes, over DynamoDB's 4 KB limit for an expression: %s",
-			ErrInvalidInput, t.name, len(t.p.nonKeyFields), t.p.s.typ, len(cond), fix)
+			ErrInvalidInput, t.name, len(t.p.nonKeyFields), t.p.s.Type, len(cond), fix)
 	}
 	return fmt.Errorf("%w: table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(cond))
 }
@@ -637,8 +635,8 @@ func (t *Table[T]) checkChangedFrom(wo *writeOptions) error {
 	switch {
 	case wo.behavior != SaveUpdate:
 		why = fmt.Sprintf("only SaveUpdate (the default) writes the changes alone; remove WithSaveBehavior(%v) or ChangedFrom", wo.behavior)
-	case t.p.s.version < 0:
-		why = fmt.Sprintf("%s has no version attribute, and only the version condition makes the stored item the one read; add a `dynamo:\",version\"` field, or remove ChangedFrom", t.p.s.typ)
+	case t.p.s.Version < 0:
+		why = fmt.Sprintf("%s has no version attribute, and only the version condition makes the stored item the one read; add a `dynamo:\",version\"` field, or remove ChangedFrom", t.p.s.Type)
 	case wo.from == nil:
 		why = "the item read is nil; pass the item as read (a Scan's, Query's or GetItem's), or remove ChangedFrom"
 	default:

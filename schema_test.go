@@ -42,17 +42,17 @@ func TestSchemaParsesTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, f := range s.fields {
-		names = append(names, f.name)
+	for _, f := range s.Fields {
+		names = append(names, f.Name)
 	}
 	if got := strings.Join(names, ","); got != "ISBN,title,authors,note,version" {
 		t.Errorf("fields = %s", got)
 	}
-	if s.fields[s.hash].name != "ISBN" || s.rng != -1 || s.fields[s.version].name != "version" {
-		t.Errorf("hash/range/version = %d/%d/%d", s.hash, s.rng, s.version)
+	if s.Fields[s.Hash].Name != "ISBN" || s.Range != -1 || s.Fields[s.Version].Name != "version" {
+		t.Errorf("hash/range/version = %d/%d/%d", s.Hash, s.Range, s.Version)
 	}
-	if s.fields[2].setKind != 'S' {
-		t.Errorf("authors setKind = %q", s.fields[2].setKind)
+	if s.Fields[2].SetKind != 'S' {
+		t.Errorf("authors setKind = %q", s.Fields[2].SetKind)
 	}
 	s2, _ := schemaFor(reflect.TypeFor[Book]())
 	if s2 != s {
@@ -63,10 +63,10 @@ func TestSchemaParsesTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.fields[0].name != "created_by" || o.fields[0].goName != "Audit.CreatedBy" {
-		t.Errorf("embedded field = %+v", o.fields[0])
+	if o.Fields[0].Name != "created_by" || o.Fields[0].GoName != "Audit.CreatedBy" {
+		t.Errorf("embedded field = %+v", o.Fields[0])
 	}
-	if o.fields[o.rng].name != "id" || o.fields[o.ttl].name != "expires" || o.fields[o.version].name != "v" {
+	if o.Fields[o.Range].Name != "id" || o.Fields[o.TTL].Name != "expires" || o.Fields[o.Version].Name != "v" {
 		t.Errorf("order schema = %+v", o)
 	}
 }

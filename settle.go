@@ -44,7 +44,7 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 			t.noteSettle(ctx, telemetry.VerdictReadFailed)
 			return nil, unknownOutcome("save to", t.name, key, cause, err)
 		}
-		if isOwnWrite(cur, t.p.tokenAttr, r.token) || !r.noResend && r.cond() == "" && t.p.s.version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
+		if isOwnWrite(cur, t.p.tokenAttr, r.token) || !r.noResend && r.cond() == "" && t.p.s.Version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
 			// Applied; or, for an unconditional write of a type without a
 			// version, the item holds exactly what it writes, so it may be
 			// taken to have landed now.
@@ -108,7 +108,7 @@ func (t *Table[T]) settleDelete(ctx context.Context, key map[string]types.Attrib
 // which would say the write was refused).
 func (p *plan) markUnknown(ce *ConditionError) {
 	ce.unknown = true
-	if p.s.version >= 0 {
+	if p.s.Version >= 0 {
 		ce.Err = ErrVersionConflict
 	} else {
 		ce.Err = ErrUnknownOutcome
@@ -140,10 +140,10 @@ func unknownOutcome(op, table string, key map[string]types.AttributeValue, cause
 // attribute equal, NULL or absent alike.
 func (p *plan) sameAttrs(item, cur map[string]types.AttributeValue) bool {
 	for _, i := range p.nonKeyFields {
-		if i == p.s.created {
+		if i == p.s.Created {
 			continue // if_not_exists keeps a stored one: not what the write sent
 		}
-		name := p.s.fields[i].name
+		name := p.s.Fields[i].Name
 		a, aok := item[name]
 		b, bok := cur[name]
 		aNull, bNull := !aok || isNull(a), !bok || isNull(b)

@@ -19,8 +19,8 @@ const maxItemSize = avs.MaxItemSize
 func (t *Table[T]) writtenSize(item map[string]types.AttributeValue, next int64, token []byte, put bool) int {
 	s := t.p.s
 	var version, tokenAttr string
-	if s.version >= 0 {
-		version = s.fields[s.version].name
+	if s.Version >= 0 {
+		version = s.Fields[s.Version].Name
 	}
 	if token != nil {
 		tokenAttr = t.p.tokenAttr
@@ -56,8 +56,8 @@ func (t *Table[T]) sizeOf(item map[string]types.AttributeValue, sz itemSizes, ne
 	if !put {
 		n -= sz.nulls
 	}
-	if s.version >= 0 {
-		name := s.fields[s.version].name
+	if s.Version >= 0 {
+		name := s.Fields[s.Version].Name
 		if v, ok := item[name]; ok && (put || !isNull(v)) {
 			n -= len(name) + avs.Size(v) // counted below as written
 		}

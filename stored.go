@@ -11,7 +11,7 @@ import (
 // table, the item's key and the attribute. item is not modified. It sends
 // nothing.
 func (t *Table[T]) Decode(item map[string]types.AttributeValue) (T, error) {
-	if err := t.p.s.notOurs(t.name, t.pickKey(item), item); err != nil {
+	if err := notOurs(t.p.s, t.name, t.pickKey(item), item); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -33,8 +33,8 @@ func (t *Table[T]) Attributes() Attributes {
 		if i < 0 {
 			return ""
 		}
-		return s.fields[i].name
+		return s.Fields[i].Name
 	}
-	return Attributes{Hash: name(s.hash), Range: name(s.rng), Version: name(s.version),
-		TTL: name(s.ttl), Entity: name(s.entity), EntityName: s.entityName}
+	return Attributes{Hash: name(s.Hash), Range: name(s.Range), Version: name(s.Version),
+		TTL: name(s.TTL), Entity: name(s.Entity), EntityName: s.EntityName}
 }

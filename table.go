@@ -15,6 +15,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/schema"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -109,9 +110,9 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	if tok := m.opts.tokenAttr; tok != "" && s.version >= 0 {
-		if i, clash := s.byName[tok]; clash {
-			return nil, &SchemaError{Struct: rt.String(), Field: s.fields[i].goName,
+	if tok := m.opts.tokenAttr; tok != "" && s.Version >= 0 {
+		if i, clash := s.ByName[tok]; clash {
+			return nil, &SchemaError{Struct: rt.String(), Field: s.Fields[i].GoName,
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
@@ -125,12 +126,12 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 			t.dec = c
 		}
 	}
-	t.nullIndexKeys = s.indexOnlyKeys()
+	t.nullIndexKeys = s.IndexOnlyKeys()
 	if err := t.textCoders(c); err != nil {
 		return nil, err
 	}
-	t.readsBack = t.enc != nil && t.dec == t.enc && c.Copyable() && len(s.javaFields) == 0 && len(s.javaDecFields) == 0 &&
-		!s.convertsSets() && len(t.textSets) == 0 && len(t.textIndexKeys) == 0 && s.entity < 0 && !s.hasStamps() &&
+	t.readsBack = t.enc != nil && t.dec == t.enc && c.Copyable() && len(s.JavaFields) == 0 && len(s.JavaDecFields) == 0 &&
+		!s.ConvertsSets() && len(t.textSets) == 0 && len(t.textIndexKeys) == 0 && s.Entity < 0 && !s.HasStamps() &&
 		!foldsAny(t.p.tokenAttr, s)
 	t.valueNames, t.keptBit = t.savesValues()
 	return t, nil
@@ -144,23 +145,23 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 // encodeItem, encodeSized), and the codec's fields are exactly the schema's.
 func (t *Table[T]) savesValues() ([]string, []int8) {
 	p, s := t.p, t.p.s
-	if t.enc == nil || s.version < 0 || len(p.nonKeyNoVerFs) > maxCachedFields || len(t.textIndexKeys) > 0 ||
-		len(s.javaFields) > 0 || s.convertsSets() || s.entity >= 0 {
+	if t.enc == nil || s.Version < 0 || len(p.nonKeyNoVerFs) > maxCachedFields || len(t.textIndexKeys) > 0 ||
+		len(s.JavaFields) > 0 || s.ConvertsSets() || s.Entity >= 0 {
 		return nil, nil
 	}
 	names := t.enc.Names()
-	if len(names) != len(s.fields) {
+	if len(names) != len(s.Fields) {
 		return nil, nil
 	}
 	bit := make([]int8, len(names))
 	for i, name := range names {
-		j, ok := s.byName[name]
+		j, ok := s.ByName[name]
 		if !ok {
 			return nil, nil
 		}
 		names[i], bit[i] = "", -1
-		if j != s.hash && j != s.rng && j != s.version {
-			names[i] = s.fields[j].vph
+		if j != s.Hash && j != s.Range && j != s.Version {
+			names[i] = s.Fields[j].ValuePH
 			bit[i] = int8(slices.Index(p.nonKeyNoVerFs, j))
 		}
 	}
@@ -185,23 +186,12 @@ func (t *Table[T]) keptAttrs(sz itemSizes) uint64 {
 	return kept
 }
 
-// convertsSets reports whether a field of s is a `set`, which encodeItem
-// turns from the list the codec makes into a set (listToSet).
-func (s *schema) convertsSets() bool {
-	for i := range s.fields {
-		if s.fields[i].setKind != 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // foldsAny reports whether attr, an attribute the mapper adds to items,
 // matches an attribute of s by case only: decoding would read it into that
 // field (attributevalue matches names case-insensitively).
-func foldsAny(attr string, s *schema) bool {
-	for i := range s.fields {
-		if strings.EqualFold(s.fields[i].name, attr) {
+func foldsAny(attr string, s *schema.Schema) bool {
+	for i := range s.Fields {
+		if strings.EqualFold(s.Fields[i].Name, attr) {
 			return true
 		}
 	}
@@ -226,7 +216,7 @@ func (t *Table[T]) readBack(saved *T, room *T) unsafe.Pointer {
 		if src = *(*unsafe.Pointer)(src); src == nil {
 			return nil
 		}
-		dst = reflect.New(t.p.s.typ).UnsafePointer()
+		dst = reflect.New(t.p.s.Type).UnsafePointer()
 	} else {
 		var zero T
 		*room = zero // CopyDecoded sets a zero struct
@@ -259,22 +249,22 @@ func (t *Table[T]) structAsT(p unsafe.Pointer) T {
 // says) and types with only some of the text and binary methods.
 func (t *Table[T]) textCoders(c *codec.Struct) error {
 	s := t.p.s
-	if d := codec.LostEmbedded(s.typ); d != "" {
-		return &SchemaError{Struct: s.typ.String(), Reason: d}
+	if d := codec.LostEmbedded(s.Type); d != "" {
+		return &SchemaError{Struct: s.Type.String(), Reason: d}
 	}
-	r := codec.ReachOf(s.typ)
+	r := codec.ReachOf(s.Type)
 	if r.Text == nil {
 		return nil
 	}
-	for i := range s.fields {
-		if f := &s.fields[i]; f.setKind == 'S' && codec.IsText(derefType(f.typ.Elem())) {
+	for i := range s.Fields {
+		if f := &s.Fields[i]; f.SetKind == 'S' && codec.IsText(schema.DerefType(f.Type.Elem())) {
 			t.textSets = append(t.textSets, i)
 		}
-		if f := &s.fields[i]; f.opts.omitEmpty && (f.gsi != nil || f.lsi != nil) && codec.IsText(derefType(f.typ)) {
+		if f := &s.Fields[i]; f.Opts.OmitEmpty && (f.GSI != nil || f.LSI != nil) && codec.IsText(schema.DerefType(f.Type)) {
 			t.textIndexKeys = append(t.textIndexKeys, i)
 		}
 	}
-	fail := func(reason string) error { return &SchemaError{Struct: s.typ.String(), Reason: reason} }
+	fail := func(reason string) error { return &SchemaError{Struct: s.Type.String(), Reason: reason} }
 	if t.enc == nil || t.dec == nil {
 		// attributevalue encodes or decodes the whole item.
 		why := "NewMapper was given WithEncoderOptions or WithDecoderOptions, so items are encoded by attributevalue"
@@ -322,7 +312,7 @@ func (t *Table[T]) Current(err error) (T, error) {
 	if ce.Item == nil {
 		return zero, ce.Decode(nil)
 	}
-	if err := t.p.s.notOurs(t.name, ce.Key, ce.Item); err != nil {
+	if err := notOurs(t.p.s, t.name, ce.Key, ce.Item); err != nil {
 		return zero, err
 	}
 	return t.decode(ce.Item)
@@ -357,8 +347,8 @@ func (t *Table[T]) structOf(item *T) reflect.Value {
 
 // encode encodes the struct boxed points to, applying the mapper's `set`,
 // `javabool` and `javadate` conversions, and checks the result as DynamoDB
-// would (validate.go): every refusal wraps ErrInvalidInput and names the
-// field. Duplicate set elements are dropped.
+// would (internal/schema/validate.go): every refusal wraps ErrInvalidInput
+// and names the field. Duplicate set elements are dropped.
 func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 	item, _, err := t.encodeSized(boxed, nil, false)
 	return item, err
@@ -377,13 +367,13 @@ func (t *Table[T]) encodeSized(boxed any, prev map[string]types.AttributeValue, 
 		return nil, itemSizes{}, err
 	}
 	if !clean {
-		if err := t.p.s.checkEncoded(t.name, item); err != nil {
+		if err := t.p.s.CheckEncoded(t.name, item); err != nil {
 			return nil, itemSizes{}, err
 		}
 		sz = itemSizes{} // checkEncoded may have dropped set elements
 	}
-	if t.p.s.entity >= 0 {
-		if err := t.p.s.stampEntity(t.name, item); err != nil {
+	if t.p.s.Entity >= 0 {
+		if err := t.p.s.StampEntity(t.name, item); err != nil {
 			return nil, itemSizes{}, err
 		}
 		sz = itemSizes{} // the entity attribute changed: count again
@@ -411,7 +401,7 @@ func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, 
 	return item, err
 }
 
-var codecHooks = &codec.Hooks{Check: validAV, Size: av.Size}
+var codecHooks = &codec.Hooks{Check: schema.ValidAV, Size: av.Size}
 
 // encodeItem encodes the struct boxed points to, through the compiled codec
 // where the table has one, else (and for the error of a value it refuses)
@@ -421,8 +411,8 @@ var codecHooks = &codec.Hooks{Check: validAV, Size: av.Size}
 // sizes. prev and into are encodeSized's.
 func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, into bool) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
 	s := t.p.s
-	if s.walk {
-		if err := s.checkGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
+	if s.Walk {
+		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
 			return nil, false, sz, err
 		}
 	}
@@ -440,17 +430,17 @@ func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, i
 			item, clean = r.Item, r.Clean
 			sz = itemSizes{ok: true, total: r.Size, nulls: r.NullSize, kept: r.Kept}
 		} else if te := (*codec.TextError)(nil); errors.As(err, &te) {
-			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w", ErrInvalidInput, t.name, s.typ, err)
+			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w", ErrInvalidInput, t.name, s.Type, err)
 		}
 	}
 	if item == nil {
 		enc, err := codec.SafeEncode(t.avEnc, boxed)
 		if err != nil {
-			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.typ, err, s.failingField(t.avEnc, reflect.ValueOf(boxed).Elem()))
+			return nil, false, sz, fmt.Errorf("%w: table %q: encode %s: %w%s", ErrInvalidInput, t.name, s.Type, err, s.FailingField(t.avEnc, reflect.ValueOf(boxed).Elem()))
 		}
 		m, ok := enc.(*types.AttributeValueMemberM)
 		if !ok {
-			return nil, false, sz, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.typ, enc)
+			return nil, false, sz, fmt.Errorf("dynamo: %s encodes to %T, not a map: a table item must encode as a map", s.Type, enc)
 		}
 		// A copy: a marshaler of the item or of a field may return a
 		// value it keeps, which the mapper writes into (version, write
@@ -458,36 +448,36 @@ func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, i
 		item = av.CloneItem(m.Value)
 	}
 	for _, i := range t.textIndexKeys {
-		if v, ok := item[s.fields[i].name].(*types.AttributeValueMemberS); ok && v.Value == "" {
-			delete(item, s.fields[i].name)
+		if v, ok := item[s.Fields[i].Name].(*types.AttributeValueMemberS); ok && v.Value == "" {
+			delete(item, s.Fields[i].Name)
 			sz = itemSizes{}
 		}
 	}
 	for _, i := range t.nullIndexKeys {
-		if _, ok := item[s.fields[i].name].(*types.AttributeValueMemberNULL); ok {
-			delete(item, s.fields[i].name)
+		if _, ok := item[s.Fields[i].Name].(*types.AttributeValueMemberNULL); ok {
+			delete(item, s.Fields[i].Name)
 			sz = itemSizes{}
 		}
 	}
-	if len(s.javaFields) > 0 {
+	if len(s.JavaFields) > 0 {
 		clean, sz = false, itemSizes{}
-		if err := s.javaEncode(item); err != nil {
-			return nil, false, sz, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.typ, err)
+		if err := s.JavaEncode(item); err != nil {
+			return nil, false, sz, fmt.Errorf("%w: encode %s: %w", ErrInvalidInput, s.Type, err)
 		}
 	}
-	if s.hasSets {
-		for i := range s.fields {
-			f := &s.fields[i]
-			if f.setKind == 0 {
+	if s.HasSets {
+		for i := range s.Fields {
+			f := &s.Fields[i]
+			if f.SetKind == 0 {
 				continue
 			}
 			clean, sz = false, itemSizes{}
-			if v, ok := item[f.name]; ok {
-				sv, err := listToSet(v, f.setKind)
+			if v, ok := item[f.Name]; ok {
+				sv, err := listToSet(v, f.SetKind)
 				if err != nil {
-					return nil, false, sz, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.typ, f.goName, f.name, err)
+					return nil, false, sz, fmt.Errorf("%w: table %q: field %s.%s (attribute %q) %v", ErrInvalidInput, t.name, s.Type, f.GoName, f.Name, err)
 				}
-				item[f.name] = sv
+				item[f.Name] = sv
 			}
 		}
 	}
@@ -524,16 +514,16 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 func (t *Table[T]) decodeRaw(item map[string]types.AttributeValue) (T, error) {
 	var out T
 	var err error
-	if len(t.p.s.javaDecFields) > 0 {
+	if len(t.p.s.JavaDecFields) > 0 {
 		var jitem map[string]types.AttributeValue
-		if jitem, err = t.p.s.javaDecode(item); err != nil {
+		if jitem, err = t.p.s.JavaDecode(item); err != nil {
 			return out, err
 		}
 		item = jitem
 	}
 	if t.dec != nil {
 		if t.ptr {
-			pv := reflect.New(t.p.s.typ)
+			pv := reflect.New(t.p.s.Type)
 			if err = t.dec.Decode(item, pv.UnsafePointer(), t.m.dec); err == nil {
 				return pv.Interface().(T), nil
 			}
@@ -551,7 +541,7 @@ func (t *Table[T]) decodeRaw(item map[string]types.AttributeValue) (T, error) {
 	// it is given, and item may be what the mapper keeps (a key's last).
 	avItem := av.CloneItem(t.avItem(item))
 	if t.ptr {
-		pv := reflect.New(t.p.s.typ)
+		pv := reflect.New(t.p.s.Type)
 		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: avItem}, pv.Interface())
 		out = pv.Interface().(T)
 	} else {
@@ -580,11 +570,11 @@ func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error) 
 	if name := t.failingAttr(item); name != "" && !strings.Contains(err.Error(), strconv.Quote(name)) {
 		err = fmt.Errorf("attribute %q: %w", name, err)
 	}
-	if what, fix, wrong := t.p.s.wrongVersion(item); wrong {
+	if what, fix, wrong := wrongVersion(t.p.s, item); wrong {
 		return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s; %s, and no %s loads from it: %s",
-			t.name, t.p.s.typ, err, key, what, t.p.s.typ, fix)
+			t.name, t.p.s.Type, err, key, what, t.p.s.Type, fix)
 	}
-	return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s", t.name, t.p.s.typ, err, key)
+	return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s", t.name, t.p.s.Type, err, key)
 }
 
 // failingAttr returns the name of the first attribute of item, in the
@@ -593,11 +583,11 @@ func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error) 
 // refuse any part of an item). Only for errors: it decodes once per
 // attribute.
 func (t *Table[T]) failingAttr(item map[string]types.AttributeValue) string {
-	if typ := t.p.s.typ; typ.Implements(unmarshalerType) || reflect.PointerTo(typ).Implements(unmarshalerType) {
+	if typ := t.p.s.Type; typ.Implements(schema.UnmarshalerType) || reflect.PointerTo(typ).Implements(schema.UnmarshalerType) {
 		return ""
 	}
-	for i := range t.p.s.fields {
-		name := t.p.s.fields[i].name
+	for i := range t.p.s.Fields {
+		name := t.p.s.Fields[i].Name
 		v, ok := item[name]
 		if !ok {
 			continue
@@ -614,7 +604,7 @@ func (t *Table[T]) failingAttr(item map[string]types.AttributeValue) string {
 func (t *Table[T]) avItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	out, copied := item, false
 	for _, i := range t.textSets {
-		ss, ok := item[t.p.s.fields[i].name].(*types.AttributeValueMemberSS)
+		ss, ok := item[t.p.s.Fields[i].Name].(*types.AttributeValueMemberSS)
 		if !ok {
 			continue
 		}
@@ -625,7 +615,7 @@ func (t *Table[T]) avItem(item map[string]types.AttributeValue) map[string]types
 		if !copied {
 			out, copied = maps.Clone(item), true
 		}
-		out[t.p.s.fields[i].name] = &types.AttributeValueMemberL{Value: l}
+		out[t.p.s.Fields[i].Name] = &types.AttributeValueMemberL{Value: l}
 	}
 	return out
 }
@@ -641,7 +631,7 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 				*out.(*T) = v
 			}
 			return err
-		case t.p.s.typ:
+		case t.p.s.Type:
 			v, err := t.decode(item)
 			if err == nil {
 				vv := reflect.ValueOf(&v).Elem()
@@ -653,14 +643,14 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 			return err
 		}
 	}
-	if len(t.p.s.javaDecFields) > 0 {
+	if len(t.p.s.JavaDecFields) > 0 {
 		var err error
-		if item, err = t.p.s.javaDecode(item); err != nil {
+		if item, err = t.p.s.JavaDecode(item); err != nil {
 			return fmt.Errorf("dynamo: decode item of table %q into %T: %w", t.name, out, err)
 		}
 	}
 	dec := t.m.dec
-	if rt := reflect.TypeOf(out); rt != nil && rt.Kind() == reflect.Pointer && holdsText(rt.Elem()) {
+	if rt := reflect.TypeOf(out); rt != nil && rt.Kind() == reflect.Pointer && schema.HoldsText(rt.Elem()) {
 		dec = t.m.decText
 	}
 	// A copy, as decode gives its unmarshalers.
@@ -673,20 +663,20 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 // withVersion returns a shallow copy of the struct v with version n, as a T.
 func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
 	s := t.p.s
-	if !t.ptr && v.CanAddr() && (s.version < 0 || s.fields[s.version].typ.Kind() != reflect.Pointer) {
+	if !t.ptr && v.CanAddr() && (s.Version < 0 || s.Fields[s.Version].Type.Kind() != reflect.Pointer) {
 		// T is the struct and the version a plain integer: copy the struct
 		// into the result directly, without the two heap copies of
 		// reflect.New and Interface (setIntValue keeps out on the stack).
 		out := *v.Addr().Interface().(*T)
-		if s.version >= 0 {
-			setIntValue(reflect.ValueOf(&out).Elem().FieldByIndex(s.fields[s.version].index), n)
+		if s.Version >= 0 {
+			schema.SetIntValue(reflect.ValueOf(&out).Elem().FieldByIndex(s.Fields[s.Version].Index), n)
 		}
 		return out
 	}
-	nv := reflect.New(t.p.s.typ)
+	nv := reflect.New(t.p.s.Type)
 	nv.Elem().Set(v)
-	if t.p.s.version >= 0 {
-		t.p.s.setVersion(nv.Elem(), n)
+	if t.p.s.Version >= 0 {
+		t.p.s.SetVersion(nv.Elem(), n)
 	}
 	if t.ptr {
 		return nv.Interface().(T)
@@ -726,16 +716,16 @@ func (t *Table[T]) fastKeyID(item *T) (id keyID, ok bool) {
 		v = v.Elem()
 	}
 	s := t.p.s
-	for n, i := range [2]int{s.hash, s.rng} {
+	for n, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
 			continue
 		}
-		f := &s.fields[i]
-		if f.opts.asString || f.opts.unixTime || f.custom {
+		f := &s.Fields[i]
+		if f.Opts.AsString || f.Opts.UnixTime || f.Custom {
 			return id, false
 		}
-		fv, ok := fieldValue(v, f)
-		if !ok || fv.Kind() != reflect.String || fv.Type() != stringType && numberLike(fv.Type()) {
+		fv, ok := schema.FieldValue(v, f)
+		if !ok || fv.Kind() != reflect.String || fv.Type() != schema.StringType && schema.NumberLike(fv.Type()) {
 			return id, false
 		}
 		str := fv.String()
@@ -765,20 +755,20 @@ func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, erro
 func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue, ok bool, err error) {
 	s := t.p.s
 	key = make(map[string]types.AttributeValue, 2)
-	for _, i := range [2]int{s.hash, s.rng} {
+	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
 			continue
 		}
-		f := &s.fields[i]
-		fv, ok := fieldValue(v, f)
+		f := &s.Fields[i]
+		fv, ok := schema.FieldValue(v, f)
 		if !ok {
 			return nil, true, t.keyError(f, "is inside a nil embedded struct pointer", setIt)
 		}
-		av, ok := fastKeyValue(fv, f)
+		av, ok := schema.FastKeyValue(fv, f)
 		if !ok {
 			return nil, false, nil
 		}
-		key[f.name] = av
+		key[f.Name] = av
 	}
 	return key, true, t.checkKey(key)
 }
@@ -789,25 +779,25 @@ func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeVal
 // encoding. false means not the same, or not known: ask keyOf.
 func (t *Table[T]) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
 	s := t.p.s
-	for _, i := range [2]int{s.hash, s.rng} {
+	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
 			continue
 		}
-		f := &s.fields[i]
-		if f.opts.asString || f.opts.unixTime || f.custom {
+		f := &s.Fields[i]
+		if f.Opts.AsString || f.Opts.UnixTime || f.Custom {
 			return false
 		}
-		fv, ok := fieldValue(v, f)
+		fv, ok := schema.FieldValue(v, f)
 		if !ok {
 			return false
 		}
-		switch want := key[f.name].(type) {
+		switch want := key[f.Name].(type) {
 		case *types.AttributeValueMemberS:
-			if fv.Kind() != reflect.String || fv.Type() != stringType && numberLike(fv.Type()) || fv.String() != want.Value {
+			if fv.Kind() != reflect.String || fv.Type() != schema.StringType && schema.NumberLike(fv.Type()) || fv.String() != want.Value {
 				return false
 			}
 		case *types.AttributeValueMemberB:
-			if fv.Kind() != reflect.Slice || fv.Type() != byteSliceType || !bytes.Equal(fv.Bytes(), want.Value) {
+			if fv.Kind() != reflect.Slice || fv.Type() != schema.ByteSliceType || !bytes.Equal(fv.Bytes(), want.Value) {
 				return false
 			}
 		default:
@@ -879,16 +869,16 @@ func (t *Table[T]) reusesKey(key, item map[string]types.AttributeValue) bool {
 // may also be a whole encoded item: only the key attributes are looked at.
 func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
 	s := t.p.s
-	for _, i := range [2]int{s.hash, s.rng} {
+	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
 			continue
 		}
-		f := &s.fields[i]
+		f := &s.Fields[i]
 		limit := maxPartitionKeyLen
-		if i == s.rng {
+		if i == s.Range {
 			limit = maxSortKeyLen
 		}
-		if what, fix := keyValueFault(key[f.name], limit, false); what != "" {
+		if what, fix := keyValueFault(key[f.Name], limit, false); what != "" {
 			return t.keyError(f, what, fix)
 		}
 	}
@@ -915,30 +905,30 @@ func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
 // table's partition key as an index's sort key (1024 bytes, not 2048).
 func (t *Table[T]) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPlaceholder bool) error {
 	s := t.p.s
-	for j := range s.indexes {
-		x := &s.indexes[j]
-		for _, i := range [2]int{x.hash, x.rng} {
+	for j := range s.Indexes {
+		x := &s.Indexes[j]
+		for _, i := range [2]int{x.Hash, x.Range} {
 			limit := maxPartitionKeyLen
-			if i == x.rng {
+			if i == x.Range {
 				limit = maxSortKeyLen
 			}
-			if i < 0 || i == s.rng || (i == s.hash && limit == maxPartitionKeyLen) {
+			if i < 0 || i == s.Range || (i == s.Hash && limit == maxPartitionKeyLen) {
 				continue // none, or the table's own, checked by checkKey
 			}
-			f := &s.fields[i]
-			from, at := attrs, f.name
-			if i == s.hash {
+			f := &s.Fields[i]
+			from, at := attrs, f.Name
+			if i == s.Hash {
 				from = key
 			} else if byPlaceholder {
-				at = f.vph
+				at = f.ValuePH
 			}
 			if what, fix := keyValueFault(from[at], limit, true); what != "" {
 				role := "hash"
-				if i == x.rng {
+				if i == x.Range {
 					role = "range"
 				}
 				return fmt.Errorf("%w: table %q: index %q %s key %s (field %s.%s) %s: %s",
-					ErrInvalidInput, t.name, x.name, role, f.name, s.typ, f.goName, what, fix)
+					ErrInvalidInput, t.name, x.Name, role, f.Name, s.Type, f.GoName, what, fix)
 			}
 		}
 	}
@@ -965,7 +955,7 @@ func keyValueFault(v types.AttributeValue, limit int, absentOK bool) (what, fix 
 		if !utf8.ValidString(v.Value) {
 			// The SDK would send U+FFFD for each bad byte, so that
 			// "k\xff" and "k\xfe" would address the same item.
-			return fmt.Sprintf("%q is not valid UTF-8", truncate(v.Value, 40)),
+			return fmt.Sprintf("%q is not valid UTF-8", schema.Truncate(v.Value, 40)),
 				"the SDK would replace the bad bytes with U+FFFD, so other keys would address the same item; use a []byte key for binary data"
 		}
 		n = len(v.Value)
@@ -995,13 +985,13 @@ const (
 	maxSortKeyLen      = 1024
 )
 
-func (t *Table[T]) keyError(f *field, what, fix string) error {
+func (t *Table[T]) keyError(f *schema.Field, what, fix string) error {
 	role := "hash"
-	if f.opts.rng {
+	if f.Opts.Range {
 		role = "range"
 	}
 	return fmt.Errorf("%w: table %q: %s key %s (field %s.%s) %s: %s",
-		ErrInvalidInput, t.name, role, f.name, t.p.s.typ, f.goName, what, fix)
+		ErrInvalidInput, t.name, role, f.Name, t.p.s.Type, f.GoName, what, fix)
 }
 
 // listToSet turns the list attributevalue produced for a `set` field into a

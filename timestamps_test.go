@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 type stampItem struct {
@@ -45,7 +46,7 @@ func TestTimestampTags(t *testing.T) {
 		{"c,created,string", "remove \"string\""},
 		{"c,created,created", "repeated"},
 	} {
-		if _, err := parseTag(tc.tag); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := schema.ParseTag(tc.tag); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseTag(%q) = %v, want an error saying %q", tc.tag, err, tc.want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Transactions as a function: Mapper.Transact runs a function over a Tx,
@@ -266,7 +267,7 @@ func (tx *Tx) entry(table string, key map[string]types.AttributeValue, p *plan, 
 	if e, ok := tx.entries[id]; ok {
 		if e.plan.s != p.s {
 			return nil, tx.fail(fmt.Errorf("%w: Transact: table %q key %s used as %s and as %s in one run: use one type per table",
-				ErrInvalidInput, table, formatKey(key), e.plan.s.typ, p.s.typ))
+				ErrInvalidInput, table, formatKey(key), e.plan.s.Type, p.s.Type))
 		}
 		return e, nil
 	}
@@ -433,7 +434,7 @@ func (v TxTable[T]) Load(key T) (T, error) {
 	if e.raw == nil {
 		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
 	}
-	if err := t.p.s.notOurs(t.name, k, e.raw); err != nil {
+	if err := notOurs(t.p.s, t.name, k, e.raw); err != nil {
 		return zero, err
 	}
 	out, err := t.decode(e.raw)
@@ -465,10 +466,10 @@ func (e *txnEntry) base(held func() int64) error {
 // an absent item or a type without a version, an error wrapping
 // ErrInvalidInput when it does not fit an int64.
 func (e *txnEntry) readVersion() (int64, error) {
-	if e.plan.s.version < 0 || e.raw == nil {
+	if e.plan.s.Version < 0 || e.raw == nil {
 		return 0, nil
 	}
-	v, _, big := storedVersion(e.raw, e.plan.s.fields[e.plan.s.version].name)
+	v, _, big := storedVersion(e.raw, e.plan.s.Fields[e.plan.s.Version].Name)
 	if big || v < 0 {
 		return 0, fmt.Errorf("%w: table %q key %s: the stored version does not fit an int64", ErrInvalidInput, e.table, formatKey(e.key))
 	}
@@ -498,7 +499,7 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	if err := e.base(func() int64 { return t.p.s.versionOf(iv) }); err != nil {
+	if err := e.base(func() int64 { return t.p.s.VersionOf(iv) }); err != nil {
 		return zero, tx.fail(err)
 	}
 	if e.written && e.deleted && wo.behavior == SaveUpdate {
@@ -540,7 +541,7 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 		return err
 	}
 	k := e.key
-	if err := e.base(func() int64 { return t.p.s.versionOf(kv) }); err != nil {
+	if err := e.base(func() int64 { return t.p.s.VersionOf(kv) }); err != nil {
 		return tx.fail(err)
 	}
 	if e.held < 0 {
@@ -573,9 +574,9 @@ func (e *txnEntry) checkMember() (*txMember, error) {
 		pc = putParts{cond: "attribute_not_exists(" + hashNamePH + ")", names: p.hashNames}
 	} else {
 		pc = p.buildPutCond(held, false, nil, &basis{item: e.raw})
-		if len(pc.cond) > maxExprLen {
+		if len(pc.cond) > schema.MaxExprLen {
 			return nil, fmt.Errorf("%w: Transact: the check that table %q key %s is unchanged names every attribute %s models and is %d bytes, over DynamoDB's 4 KB limit for an expression: add a version attribute, whose write token pins the item instead",
-				ErrInvalidInput, e.table, formatKey(e.key), p.s.typ, len(pc.cond))
+				ErrInvalidInput, e.table, formatKey(e.key), p.s.Type, len(pc.cond))
 		}
 	}
 	m := &txMember{kind: "TxCheck", table: e.table, key: e.key, held: held, plan: p, decode: e.decode, checked: true, size: av.ItemSize(e.key)}

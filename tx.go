@@ -164,7 +164,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 		return nil, err
 	}
 	var now time.Time
-	if t.p.s.hasStamps() || t.p.verClock {
+	if t.p.s.HasStamps() || t.p.verClock {
 		if token != nil && bytes.Equal(token, s.stampTok) {
 			now = s.stampNow
 		} else {
@@ -213,7 +213,7 @@ func (t *Table[T]) saveMember(r *saveRequest) *txMember {
 	}
 	m.size = t.writtenSize(r.item, r.next, r.token, r.put)
 	if r.createdCond {
-		m.created = r.item[t.p.s.fields[t.p.s.created].name]
+		m.created = r.item[t.p.s.Fields[t.p.s.Created].Name]
 	}
 	return m
 }
@@ -289,7 +289,7 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	held := t.p.s.versionOf(v)
+	held := t.p.s.VersionOf(v)
 	if held < 0 {
 		return nil, t.heldVersionError(key)
 	}
@@ -298,8 +298,8 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 		checked: !clobber, size: av.ItemSize(key), done: func() {}, guards: wo.guards}
 	if c.check {
 		if pc.cond == "" {
-			why := "type " + t.p.s.typ.String() + " has no version attribute"
-			if t.p.s.version >= 0 {
+			why := "type " + t.p.s.Type.String() + " has no version attribute"
+			if t.p.s.Version >= 0 {
 				why = "SaveClobber turns the version check off"
 			}
 			return nil, fmt.Errorf("%w: TxCheck on table %q key %s checks nothing (%s): add an If condition, or leave the item out of the transaction",

@@ -61,7 +61,7 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 	}
 	mem.setValue = func(v any) { g.item, g.found = v.(T), true }
 	mem.set = func(item map[string]types.AttributeValue) (func(), error) {
-		if _, other := t.p.s.otherEntity(item); len(item) == 0 || other {
+		if _, other := t.p.s.OtherEntity(item); len(item) == 0 || other {
 			// Absent, or an item of another entity: not a T.
 			return func() { var zero T; g.item, g.found = zero, false }, nil
 		}

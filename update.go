@@ -270,7 +270,7 @@ func (t *Table[T]) ask(w *waiter[T], in T, held bool, prep *preparer[T]) compute
 // goroutine of its own (drive), and self waits for it like the others, so
 // that each returns when its own ctx ends, whatever the batch waits for.
 func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *waiter[T]) outcome[T] {
-	combine := !t.p.s.hasStamps()
+	combine := !t.p.s.HasStamps()
 	t.gate.gather(e, self, combine)
 	ws := t.gate.batchFor(e, self, combine)
 	if len(ws) > 1 {
@@ -428,9 +428,9 @@ func (t *Table[T]) batchBasis(ctx context.Context, k map[string]types.AttributeV
 		}
 		bs = &basis{item: raw}
 	}
-	if other, ok := t.p.s.otherEntity(bs.item); ok {
+	if other, ok := t.p.s.OtherEntity(bs.item); ok {
 		return nil, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
-			ErrConditionFailed, t.name, formatKey(k), other, t.p.s.entityName)
+			ErrConditionFailed, t.name, formatKey(k), other, t.p.s.EntityName)
 	}
 	return bs, nil
 }
@@ -466,7 +466,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 		wo.own, wo.ownBoxed = v, boxed
 		boxed, v, _ = t.box(cp, "Update")
 	}
-	if s := t.p.s; s.version >= 0 && s.versionOf(v) != held {
+	if s := t.p.s; s.Version >= 0 && s.VersionOf(v) != held {
 		// Several changes: the last was computed from a later version
 		// than the write's (held, advanced by one step per change).
 		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
@@ -600,7 +600,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 	// The write carries a token like the one save makes (nil: none): each
 	// change is sized with it, as a write of it alone would be.
 	var sizeToken []byte
-	if s.version >= 0 && t.p.tokenAttr != "" && len(live) > 1 {
+	if s.Version >= 0 && t.p.tokenAttr != "" && len(live) > 1 {
 		sizeToken = newToken()
 	}
 	for pos, i := range live {
@@ -613,7 +613,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 			return 0, nil, nil, err
 		}
 		if len(changes) == 0 {
-			held = s.versionOf(t.structOf(&cur))
+			held = s.VersionOf(t.structOf(&cur))
 		}
 		if w.wo.mustExist && bs.item == nil && len(changes) == 0 {
 			// Absent as read (or as a conflict found it): never remembered.
@@ -767,7 +767,7 @@ func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer i
 				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))
 		}
 	}
-	if s := t.p.s; s.version >= 0 && s.versionOf(nv) != fromVer {
+	if s := t.p.s; s.Version >= 0 && s.VersionOf(nv) != fromVer {
 		boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
 	}
 	boxed, nv = t.withEntity(boxed, nv) // the copy as stored
@@ -789,19 +789,19 @@ func (t *Table[T]) checkAlone(k map[string]types.AttributeValue, boxed any, from
 		return nil, fmt.Errorf("%w (returned by the Update function)", err)
 	}
 	var next int64
-	if s.version >= 0 {
+	if s.Version >= 0 {
 		var ok bool
 		if next, ok = t.p.nextVersion(fromVer, nowMs); !ok {
 			return nil, fmt.Errorf("%w: table %q key %s: version %d leaves no room for this change (step %d) in field %s (%s): %s",
-				ErrInvalidInput, t.name, formatKey(k), fromVer, t.p.verStep, s.fields[s.version].goName, s.fields[s.version].typ, s.widen())
+				ErrInvalidInput, t.name, formatKey(k), fromVer, t.p.verStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
 		}
 	}
 	if size := t.writtenSize(item, next, sizeToken, put); size > maxItemSize {
 		return nil, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
 			ErrInvalidInput, t.name, formatKey(k), size)
 	}
-	if s.version >= 0 {
-		item[s.fields[s.version].name] = numberAV(next)
+	if s.Version >= 0 {
+		item[s.Fields[s.Version].Name] = numberAV(next)
 	}
 	return item, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // Version math: which stored versions a caller's held version accepts, and
@@ -74,28 +75,28 @@ func wholeNumber(s string) (v int64, ok, big bool) {
 // is stored ("the stored v is a string (S), not a number (N)"), fix what
 // to store instead. ok is false when the stored version is one s holds, or
 // NULL, or absent (or s has no version).
-func (s *schema) wrongVersion(item map[string]types.AttributeValue) (what, fix string, ok bool) {
-	if s.version < 0 {
+func wrongVersion(s *schema.Schema, item map[string]types.AttributeValue) (what, fix string, ok bool) {
+	if s.Version < 0 {
 		return "", "", false
 	}
-	f := &s.fields[s.version]
-	stored, has := item[f.name]
+	f := &s.Fields[s.Version]
+	stored, has := item[f.Name]
 	if !has || isNull(stored) {
 		return "", "", false
 	}
 	const remedy = " there (or remove the attribute, which makes the item unsaved) with a write of your own, such as an UpdateItem outside this type"
 	num, isN := stored.(*types.AttributeValueMemberN)
 	if !isN {
-		return fmt.Sprintf("the stored %s is a %s, not a number (N)", f.name, avKind(stored)), "store a number" + remedy, true
+		return fmt.Sprintf("the stored %s is a %s, not a number (N)", f.Name, schema.AVKind(stored)), "store a number" + remedy, true
 	}
-	v, whole, big := storedVersion(item, f.name)
+	v, whole, big := storedVersion(item, f.Name)
 	if p := av.Problem(num.Value); p != "" {
-		return fmt.Sprintf("the stored %s %s", f.name, p), "store a whole number" + remedy, true
+		return fmt.Sprintf("the stored %s %s", f.Name, p), "store a whole number" + remedy, true
 	}
 	if !whole {
-		return fmt.Sprintf("the stored %s is %s, not a whole number", f.name, num.Value), "store a whole number" + remedy, true
+		return fmt.Sprintf("the stored %s is %s, not a whole number", f.Name, num.Value), "store a whole number" + remedy, true
 	}
-	t := f.typ
+	t := f.Type
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -115,12 +116,12 @@ func (s *schema) wrongVersion(item map[string]types.AttributeValue) (what, fix s
 		return "", "", false
 	}
 	if !fits {
-		return fmt.Sprintf("the stored %s is %s, beyond what %s's version (%s) holds", f.name, num.Value, s.typ, t), "store a number the version holds" + remedy, true
+		return fmt.Sprintf("the stored %s is %s, beyond what %s's version (%s) holds", f.Name, num.Value, s.Type, t), "store a number the version holds" + remedy, true
 	}
 	if !decoderReads(num.Value, big) {
 		// DynamoDB itself stores 2.0 as 2: the item came another way.
 		c := av.Canonical(num.Value)
-		return fmt.Sprintf("the stored %s is %s, version %s spelled in a way the decoder does not read (DynamoDB stores it as %s)", f.name, num.Value, c, c), "store it as " + c + remedy, true
+		return fmt.Sprintf("the stored %s is %s, version %s spelled in a way the decoder does not read (DynamoDB stores it as %s)", f.Name, num.Value, c, c), "store it as " + c + remedy, true
 	}
 	return "", "", false
 }
@@ -144,5 +145,5 @@ func decoderReads(s string, big bool) bool {
 func (t *Table[T]) heldVersionError(key map[string]types.AttributeValue) error {
 	s := t.p.s
 	return fmt.Errorf("%w: table %q key %s: version field %s.%s holds a version no write takes (negative, or over %d): versions count up from 0 (unsaved); if the item is stored so (another writer's), repair its version outside the mapper, or delete it with Delete and WithSaveBehavior(SaveClobber) from a copy whose version is 0",
-		ErrInvalidInput, t.name, formatKey(key), s.typ, s.fields[s.version].goName, int64(math.MaxInt64))
+		ErrInvalidInput, t.name, formatKey(key), s.Type, s.Fields[s.Version].GoName, int64(math.MaxInt64))
 }

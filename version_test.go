@@ -16,6 +16,7 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/itemstate"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 func TestParseVersionSettings(t *testing.T) {
@@ -32,12 +33,12 @@ func TestParseVersionSettings(t *testing.T) {
 		{"v,version,versionstart=9223372036854775807", 9223372036854775807, 0, false},
 	}
 	for _, tc := range good {
-		o, err := parseTag(tc.tag)
+		o, err := schema.ParseTag(tc.tag)
 		if err != nil {
 			t.Errorf("parseTag(%q): %v", tc.tag, err)
 			continue
 		}
-		if o.versionStart != tc.start || o.versionStep != tc.step || o.versionClock != tc.clock || !o.version {
+		if o.VersionStart != tc.start || o.VersionStep != tc.step || o.VersionClock != tc.clock || !o.Version {
 			t.Errorf("parseTag(%q) = %+v", tc.tag, o)
 		}
 	}
@@ -61,7 +62,7 @@ func TestParseVersionSettings(t *testing.T) {
 		{"v,version,versionstart=5=6", "not a whole number"},
 	}
 	for _, tc := range bad {
-		_, err := parseTag(tc.tag)
+		_, err := schema.ParseTag(tc.tag)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseTag(%q) = %v, want an error saying %q", tc.tag, err, tc.want)
 		}
@@ -579,7 +580,7 @@ func TestStoredVersionReadsEverySpelling(t *testing.T) {
 		}
 		v, ok, big := storedVersion(item, "v")
 		if v != tc.v || ok != tc.ok || big != tc.big {
-			t.Errorf("storedVersion(%s) = %d, %t, %t; want %d, %t, %t", formatScalar(tc.stored), v, ok, big, tc.v, tc.ok, tc.big)
+			t.Errorf("storedVersion(%s) = %d, %t, %t; want %d, %t, %t", schema.FormatScalar(tc.stored), v, ok, big, tc.v, tc.ok, tc.big)
 		}
 	}
 }

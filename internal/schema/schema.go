@@ -1,4 +1,4 @@
-package dynamo
+package schema
 
 import (
 	"fmt"
@@ -12,36 +12,36 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/errs"
 )
 
 // field is one attribute of a schema.
-type field struct {
-	goName string // Go path for messages, e.g. "Base.ID"
-	name   string // attribute name
-	index  []int  // reflect index path from the top struct
-	typ    reflect.Type
-	opts   tagOptions
+type Field struct {
+	GoName string // Go path for messages, e.g. "Base.ID"
+	Name   string // attribute name
+	Index  []int  // reflect index path from the top struct
+	Type   reflect.Type
+	Opts   tagOptions
 	// setKind is 'S', 'N' or 'B' when the `set` option asks the mapper to turn
 	// the list attributevalue produces into a DynamoDB set; 0 otherwise.
-	setKind byte
+	SetKind byte
 	// viaPtr reports whether index passes through an embedded pointer.
 	viaPtr bool
 	// ph is the expression name placeholder for this attribute ("#a3"), and
 	// vph the value placeholder (":a3"); computed once per type.
-	ph, vph string
+	NamePH, ValuePH string
 	// custom reports whether typ (or, for a pointer, the type it points to)
 	// has an encoding of its own: attributevalue.Marshaler, or a text type
 	// (codec.IsText); computed once per type so that fastKeyValue needs no
 	// reflection on types per call.
-	custom bool
+	Custom bool
 	// gsi and lsi are the field's `index` and `localIndex` tags, parsed.
-	gsi, lsi []indexKey
+	GSI, LSI []IndexKey
 	// conv converts the field's javabool and javadate values, its own or
 	// those of the structs it holds (java.go); nil when there are none.
-	conv *javaConv
+	Conv *javaConv
 	// walk reports whether values of the field's type can hold a cycle, a
 	// func or chan, or nest too deep, so that checkGo must look at them
 	// before encoding (checkgo.go); computed once per type.
@@ -50,78 +50,76 @@ type field struct {
 
 // secondaryIndex is a secondary index declared with `index` or `localIndex`
 // struct tags.
-type secondaryIndex struct {
-	name  string
-	local bool // a local secondary index: its hash key is the table's
-	hash  int  // index into fields; for a local index, schema.hash
-	rng   int  // index into fields; -1 when the index has no range key
+type SecondaryIndex struct {
+	Name  string
+	Local bool // a local secondary index: its hash key is the table's
+	Hash  int  // index into fields; for a local index, Schema.Hash
+	Range int  // index into fields; -1 when the index has no range key
 }
 
 // schema is everything the mapper knows about a struct type. It is built
-// once per type (schemaFor) and never modified afterwards, so it is shared
+// once per type (For) and never modified afterwards, so it is shared
 // by all tables and goroutines without locking.
-type schema struct {
-	typ     reflect.Type // the struct type (never a pointer)
-	fields  []field      // in struct order, embedded structs flattened
-	byName  map[string]int
-	hash    int // index into fields
-	rng     int // -1 when the table has no sort key
-	version int // -1 when the type is not versioned
-	ttl     int // -1 when no ttl attribute
+type Schema struct {
+	Type    reflect.Type // the struct type (never a pointer)
+	Fields  []Field      // in struct order, embedded structs flattened
+	ByName  map[string]int
+	Hash    int // index into fields
+	Range   int // -1 when the table has no sort key
+	Version int // -1 when the type is not versioned
+	TTL     int // -1 when no ttl attribute
 	// entity is the index of the field whose attribute holds entityName,
 	// telling this type's items apart in a table of several types; -1 when
 	// the type declares none (entity.go).
-	entity     int
-	entityName string
-	// entityUC is the entity condition compiled (compileConds), shared
-	// read-only by every write of the type; nil without an entity.
-	entityUC *userCond
+	Entity     int
+	EntityName string
 	// created and modified are the timestamp fields (-1: none).
-	created, modified int
-	hasSets           bool
+	Created, Modified int
+	HasSets           bool
 	// hasText reports whether a field holds values of a text type
 	// (holdsText): values compared with its attributes may need converting.
 	hasText bool
 	// walk reports whether any field has walk set: checkGo has work to do.
-	walk bool
+	Walk bool
 	// javaFields are the fields with a conv (java.go), javaDecFields those
 	// of them whose stored values decoding must rewrite; both empty for
 	// types without javabool and javadate fields.
-	javaFields, javaDecFields []int
+	JavaFields, JavaDecFields []int
 	// indexes are the secondary indexes the tags declare, in the order
 	// their names first appear in the struct.
-	indexes []secondaryIndex
+	Indexes []SecondaryIndex
 }
 
 var schemaCache sync.Map // reflect.Type → schemaResult; immutable values
 
 type schemaResult struct {
-	s   *schema
+	s   *Schema
 	err error
 }
 
-// schemaFor returns the schema of struct type t, parsing it on first use.
-func schemaFor(t reflect.Type) (*schema, error) {
+// For returns the schema of struct type t, parsing it on first use. The
+// result (or the error) is cached per type: later calls cost a map lookup.
+func For(t reflect.Type) (*Schema, error) {
 	if r, ok := schemaCache.Load(t); ok {
 		res := r.(schemaResult)
 		return res.s, res.err
 	}
-	s, err := buildSchema(t)
+	s, err := Build(t)
 	r, _ := schemaCache.LoadOrStore(t, schemaResult{s, err})
 	res := r.(schemaResult)
 	return res.s, res.err
 }
 
 var (
-	timeType      = reflect.TypeFor[time.Time]()
-	byteSliceType = reflect.TypeFor[[]byte]()
+	TimeType      = reflect.TypeFor[time.Time]()
+	ByteSliceType = reflect.TypeFor[[]byte]()
 	marshalerType = reflect.TypeFor[attributevalue.Marshaler]()
 )
 
-func buildSchema(t reflect.Type) (*schema, error) {
-	s := &schema{typ: t, byName: map[string]int{}, hash: -1, rng: -1, version: -1, ttl: -1, entity: -1, created: -1, modified: -1}
+func Build(t reflect.Type) (*Schema, error) {
+	s := &Schema{Type: t, ByName: map[string]int{}, Hash: -1, Range: -1, Version: -1, TTL: -1, Entity: -1, Created: -1, Modified: -1}
 	fail := func(f, format string, args ...any) error {
-		return &SchemaError{Struct: t.String(), Field: f, Reason: fmt.Sprintf(format, args...)}
+		return &errs.SchemaError{Struct: t.String(), Field: f, Reason: fmt.Sprintf(format, args...)}
 	}
 	if t.Kind() != reflect.Struct {
 		return nil, fail("", "is of kind %s: tables map structs or pointers to structs", t.Kind())
@@ -129,31 +127,31 @@ func buildSchema(t reflect.Type) (*schema, error) {
 	if err := s.collect(t, fail); err != nil {
 		return nil, err
 	}
-	for i := range s.fields {
-		f := &s.fields[i]
-		if prev, dup := s.byName[f.name]; dup {
-			return nil, fail(f.goName, "attribute name %q is also used by field %s: give one of them another name with `dynamo:\"name\"`",
-				f.name, s.fields[prev].goName)
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		if prev, dup := s.ByName[f.Name]; dup {
+			return nil, fail(f.GoName, "attribute name %q is also used by field %s: give one of them another name with `dynamo:\"name\"`",
+				f.Name, s.Fields[prev].GoName)
 		}
-		s.byName[f.name] = i
-		f.ph = "#a" + strconv.Itoa(i)
-		f.vph = ":a" + strconv.Itoa(i)
-		if f.typ.Kind() == reflect.Pointer {
-			f.custom = hasOwnEncoding(f.typ.Elem())
+		s.ByName[f.Name] = i
+		f.NamePH = "#a" + strconv.Itoa(i)
+		f.ValuePH = ":a" + strconv.Itoa(i)
+		if f.Type.Kind() == reflect.Pointer {
+			f.Custom = hasOwnEncoding(f.Type.Elem())
 		} else {
-			f.custom = hasOwnEncoding(f.typ)
+			f.Custom = hasOwnEncoding(f.Type)
 		}
 		if err := s.checkField(i, fail); err != nil {
 			return nil, err
 		}
-		if f.walk = walkInfo(f.typ).walk; f.walk {
-			s.walk = true
+		if f.walk = walkInfo(f.Type).walk; f.walk {
+			s.Walk = true
 		}
-		if holdsText(f.typ) {
+		if HoldsText(f.Type) {
 			s.hasText = true
 		}
 	}
-	if s.hash < 0 {
+	if s.Hash < 0 {
 		return nil, fail("", "has no hash key: tag one field `dynamo:\"name,hash\"`")
 	}
 	if err := s.buildIndexes(fail); err != nil {
@@ -162,22 +160,14 @@ func buildSchema(t reflect.Type) (*schema, error) {
 	if err := s.buildJava(fail); err != nil {
 		return nil, err
 	}
-	if s.entity >= 0 {
-		uc, err := buildConds(s, []expression.ConditionBuilder{s.entityCond()})
-		if err != nil {
-			return nil, fail(s.fields[s.entity].goName, "entity condition: %v", err)
-		}
-		uc.entity = s // the entity condition alone: no If to show (userCond.String)
-		s.entityUC = uc
-	}
 	return s, nil
 }
 
 // collect appends the fields of struct type t (codec.LayoutOf: embedded
 // structs flattened the way attributevalue does), and refuses tags that
 // would do nothing. Fields attributevalue leaves out because another has
-// their name are appended too: buildSchema refuses the name used twice.
-func (s *schema) collect(t reflect.Type, fail func(string, string, ...any) error) error {
+// their name are appended too: Build refuses the name used twice.
+func (s *Schema) collect(t reflect.Type, fail func(string, string, ...any) error) error {
 	l := codec.LayoutOf(t)
 	for i := range l.All {
 		cf := &l.All[i]
@@ -226,18 +216,18 @@ func (s *schema) collect(t reflect.Type, fail func(string, string, ...any) error
 			}
 			continue
 		}
-		s.fields = append(s.fields, field{goName: cf.GoName, name: cf.Name, index: cf.Index, typ: cf.Type, opts: opts, viaPtr: cf.ViaPtr, gsi: gsi, lsi: lsi})
+		s.Fields = append(s.Fields, Field{GoName: cf.GoName, Name: cf.Name, Index: cf.Index, Type: cf.Type, Opts: opts, viaPtr: cf.ViaPtr, GSI: gsi, LSI: lsi})
 	}
 	return nil
 }
 
-func (s *schema) checkField(i int, fail func(string, string, ...any) error) error {
-	f := &s.fields[i]
-	o := f.opts
+func (s *Schema) checkField(i int, fail func(string, string, ...any) error) error {
+	f := &s.Fields[i]
+	o := f.Opts
 	if err := s.checkKeyField(i, fail); err != nil {
 		return err
 	}
-	if o.version {
+	if o.Version {
 		if err := s.checkVersionField(i, fail); err != nil {
 			return err
 		}
@@ -258,39 +248,39 @@ func (s *schema) checkField(i int, fail func(string, string, ...any) error) erro
 		}
 	}
 	if o.set {
-		kind, err := setKindOf(f.typ)
+		kind, err := setKindOf(f.Type)
 		if err != nil {
-			return fail(f.goName, "%v", err)
+			return fail(f.GoName, "%v", err)
 		}
-		f.setKind = kind
-		s.hasSets = true
+		f.SetKind = kind
+		s.HasSets = true
 	}
-	if o.stringSet || o.numberSet || o.binarySet || f.typ == reflect.TypeFor[[][]byte]() {
-		s.hasSets = true
+	if o.StringSet || o.NumberSet || o.BinarySet || f.Type == reflect.TypeFor[[][]byte]() {
+		s.HasSets = true
 	}
 	return nil
 }
 
 // checkKeyField records field i as the hash or range key, if tagged so:
 // one of each at most, of a type a key can have.
-func (s *schema) checkKeyField(i int, fail func(string, string, ...any) error) error {
-	f := &s.fields[i]
-	o := f.opts
+func (s *Schema) checkKeyField(i int, fail func(string, string, ...any) error) error {
+	f := &s.Fields[i]
+	o := f.Opts
 	switch {
 	case o.hash:
-		if s.hash >= 0 {
-			return fail(f.goName, "second hash key (the first is %s): a table has exactly one; make this one `range` or drop `hash`", s.fields[s.hash].goName)
+		if s.Hash >= 0 {
+			return fail(f.GoName, "second hash key (the first is %s): a table has exactly one; make this one `range` or drop `hash`", s.Fields[s.Hash].GoName)
 		}
-		s.hash = i
-	case o.rng:
-		if s.rng >= 0 {
-			return fail(f.goName, "second range key (the first is %s): a table has at most one", s.fields[s.rng].goName)
+		s.Hash = i
+	case o.Range:
+		if s.Range >= 0 {
+			return fail(f.GoName, "second range key (the first is %s): a table has at most one", s.Fields[s.Range].GoName)
 		}
-		s.rng = i
+		s.Range = i
 	}
-	if o.hash || o.rng {
-		if err := checkKeyType(f); err != nil {
-			return fail(f.goName, "%v", err)
+	if o.hash || o.Range {
+		if err := CheckKeyType(f); err != nil {
+			return fail(f.GoName, "%v", err)
 		}
 	}
 	return nil
@@ -299,108 +289,108 @@ func (s *schema) checkKeyField(i int, fail func(string, string, ...any) error) e
 // checkVersionField records field i, tagged version, as the version: the
 // only one, an integer not inside an embedded pointer, whose type holds
 // versionstart, versionstep and clock starts.
-func (s *schema) checkVersionField(i int, fail func(string, string, ...any) error) error {
-	f := &s.fields[i]
-	o := f.opts
-	if s.version >= 0 {
-		return fail(f.goName, "second version attribute (the first is %s): a table has at most one", s.fields[s.version].goName)
+func (s *Schema) checkVersionField(i int, fail func(string, string, ...any) error) error {
+	f := &s.Fields[i]
+	o := f.Opts
+	if s.Version >= 0 {
+		return fail(f.GoName, "second version attribute (the first is %s): a table has at most one", s.Fields[s.Version].GoName)
 	}
-	if !isIntegerType(f.typ) {
-		return fail(f.goName, "version attribute of type %s: use an integer type such as int64 (or a pointer to one)", f.typ)
+	if !isIntegerType(f.Type) {
+		return fail(f.GoName, "version attribute of type %s: use an integer type such as int64 (or a pointer to one)", f.Type)
 	}
 	if f.viaPtr {
-		return fail(f.goName, "version attribute inside an embedded pointer: embed the struct by value")
+		return fail(f.GoName, "version attribute inside an embedded pointer: embed the struct by value")
 	}
-	s.version = i
-	limit, bt := s.maxVersion(), derefType(f.typ)
+	s.Version = i
+	limit, bt := s.MaxVersion(), DerefType(f.Type)
 	switch {
-	case o.versionClock && limit < math.MaxInt64:
-		return fail(f.goName, "versionstart=clock on a version of type %s: clock starts are Unix milliseconds (about 1.8e12 today), which need 64 bits: use int64", f.typ)
-	case o.versionStart > limit:
-		return fail(f.goName, "versionstart=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStart, bt, limit)
-	case o.versionStep > limit:
-		return fail(f.goName, "versionstep=%d does not fit the version's type %s (at most %d): lower it or use int64", o.versionStep, bt, limit)
+	case o.VersionClock && limit < math.MaxInt64:
+		return fail(f.GoName, "versionstart=clock on a version of type %s: clock starts are Unix milliseconds (about 1.8e12 today), which need 64 bits: use int64", f.Type)
+	case o.VersionStart > limit:
+		return fail(f.GoName, "versionstart=%d does not fit the version's type %s (at most %d): lower it or use int64", o.VersionStart, bt, limit)
+	case o.VersionStep > limit:
+		return fail(f.GoName, "versionstep=%d does not fit the version's type %s (at most %d): lower it or use int64", o.VersionStep, bt, limit)
 	}
 	return nil
 }
 
 // checkEntityField records field i, tagged entity=name, as the entity
 // attribute: the only one, a string not inside an embedded pointer.
-func (s *schema) checkEntityField(i int, fail func(string, string, ...any) error) error {
-	f := &s.fields[i]
-	if s.entity >= 0 {
-		return fail(f.goName, "second entity attribute (the first is %s): a type has at most one", s.fields[s.entity].goName)
+func (s *Schema) checkEntityField(i int, fail func(string, string, ...any) error) error {
+	f := &s.Fields[i]
+	if s.Entity >= 0 {
+		return fail(f.GoName, "second entity attribute (the first is %s): a type has at most one", s.Fields[s.Entity].GoName)
 	}
-	if f.typ.Kind() != reflect.String || f.viaPtr {
-		return fail(f.goName, "entity attribute of type %s: use a string field (not inside an embedded pointer), e.g. Kind string `dynamo:\"kind,entity=order\"`", f.typ)
+	if f.Type.Kind() != reflect.String || f.viaPtr {
+		return fail(f.GoName, "entity attribute of type %s: use a string field (not inside an embedded pointer), e.g. Kind string `dynamo:\"kind,entity=order\"`", f.Type)
 	}
-	s.entity, s.entityName = i, f.opts.entity
+	s.Entity, s.EntityName = i, f.Opts.entity
 	return nil
 }
 
 // checkTTLField records field i, tagged ttl, as the TTL attribute: the
 // only one, stored as a number of epoch seconds.
-func (s *schema) checkTTLField(i int, fail func(string, string, ...any) error) error {
-	f := &s.fields[i]
-	if s.ttl >= 0 {
-		return fail(f.goName, "second ttl attribute (the first is %s)", s.fields[s.ttl].goName)
+func (s *Schema) checkTTLField(i int, fail func(string, string, ...any) error) error {
+	f := &s.Fields[i]
+	if s.TTL >= 0 {
+		return fail(f.GoName, "second ttl attribute (the first is %s)", s.Fields[s.TTL].GoName)
 	}
-	bt := derefType(f.typ)
+	bt := DerefType(f.Type)
 	switch {
 	case codec.IsText(bt):
-		return fail(f.goName, "ttl attribute of type %s, which is stored as text (it implements encoding.TextMarshaler), but DynamoDB TTL reads a number of epoch seconds (and ignores a string): use time.Time with `unixtime` or an integer type without text methods", f.typ)
+		return fail(f.GoName, "ttl attribute of type %s, which is stored as text (it implements encoding.TextMarshaler), but DynamoDB TTL reads a number of epoch seconds (and ignores a string): use time.Time with `unixtime` or an integer type without text methods", f.Type)
 	case isIntegerType(bt):
-	case bt == timeType && f.opts.unixTime:
-	case bt == timeType:
-		return fail(f.goName, "ttl attribute of type time.Time needs `unixtime`: DynamoDB TTL reads epoch seconds, e.g. `dynamo:\"expires,ttl,unixtime\"`")
+	case bt == TimeType && f.Opts.UnixTime:
+	case bt == TimeType:
+		return fail(f.GoName, "ttl attribute of type time.Time needs `unixtime`: DynamoDB TTL reads epoch seconds, e.g. `dynamo:\"expires,ttl,unixtime\"`")
 	default:
-		return fail(f.goName, "ttl attribute of type %s: use time.Time with `unixtime` or an integer of epoch seconds", f.typ)
+		return fail(f.GoName, "ttl attribute of type %s: use time.Time with `unixtime` or an integer of epoch seconds", f.Type)
 	}
-	s.ttl = i
+	s.TTL = i
 	return nil
 }
 
 // checkStampField records field i, tagged created or modified, as that
 // timestamp: the only one of its kind, a time.Time or an int64 of Unix
 // milliseconds (or a pointer to one), set in a copy of the item.
-func (s *schema) checkStampField(i int, fail func(string, string, ...any) error) error {
-	f := &s.fields[i]
-	o := f.opts
-	opt, prev := "created", &s.created
+func (s *Schema) checkStampField(i int, fail func(string, string, ...any) error) error {
+	f := &s.Fields[i]
+	o := f.Opts
+	opt, prev := "created", &s.Created
 	if o.modified {
-		opt, prev = "modified", &s.modified
+		opt, prev = "modified", &s.Modified
 	}
 	if *prev >= 0 {
-		return fail(f.goName, "second %s attribute (the first is %s): a table has at most one", opt, s.fields[*prev].goName)
+		return fail(f.GoName, "second %s attribute (the first is %s): a table has at most one", opt, s.Fields[*prev].GoName)
 	}
 	if f.viaPtr {
-		return fail(f.goName, "%s attribute inside an embedded pointer: embed the struct by value (the mapper sets it in a copy of the item)", opt)
+		return fail(f.GoName, "%s attribute inside an embedded pointer: embed the struct by value (the mapper sets it in a copy of the item)", opt)
 	}
-	bt := derefType(f.typ)
+	bt := DerefType(f.Type)
 	switch {
-	case f.custom:
-		return fail(f.goName, "%s attribute of type %s, which encodes itself: use time.Time (or an int64 of Unix milliseconds)", opt, f.typ)
-	case bt == timeType:
+	case f.Custom:
+		return fail(f.GoName, "%s attribute of type %s, which encodes itself: use time.Time (or an int64 of Unix milliseconds)", opt, f.Type)
+	case bt == TimeType:
 	case (bt.Kind() == reflect.Int64 || bt.Kind() == reflect.Uint64 || bt.Kind() == reflect.Int || bt.Kind() == reflect.Uint) && bt.Size() == 8:
-		if o.unixTime || o.javaDate {
-			return fail(f.goName, "%s attribute of type %s with unixtime or javadate: those encode a time.Time; an integer %s time is Unix milliseconds", opt, f.typ, opt)
+		if o.UnixTime || o.javaDate {
+			return fail(f.GoName, "%s attribute of type %s with unixtime or javadate: those encode a time.Time; an integer %s time is Unix milliseconds", opt, f.Type, opt)
 		}
 	default:
-		return fail(f.goName, "%s attribute of type %s: use time.Time (stored as RFC 3339, or with unixtime as epoch seconds, or with javadate as Java's date string) or int64 (Unix milliseconds)", opt, f.typ)
+		return fail(f.GoName, "%s attribute of type %s: use time.Time (stored as RFC 3339, or with unixtime as epoch seconds, or with javadate as Java's date string) or int64 (Unix milliseconds)", opt, f.Type)
 	}
-	if f.typ.Kind() == reflect.Pointer && f.typ.Elem().Kind() == reflect.Pointer {
-		return fail(f.goName, "%s attribute of type %s: use time.Time or *time.Time", opt, f.typ)
+	if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Pointer {
+		return fail(f.GoName, "%s attribute of type %s: use time.Time or *time.Time", opt, f.Type)
 	}
 	*prev = i
 	return nil
 }
 
 // parseIndexTags parses a field's `index` and `localIndex` tags.
-func parseIndexTags(tag reflect.StructTag) (gsi, lsi []indexKey, err error) {
-	if gsi, err = parseIndexTag(tag.Get(indexTagKey)); err != nil {
+func parseIndexTags(tag reflect.StructTag) (gsi, lsi []IndexKey, err error) {
+	if gsi, err = ParseIndexTag(tag.Get(indexTagKey)); err != nil {
 		return nil, nil, fmt.Errorf("`%s` tag: %w", indexTagKey, err)
 	}
-	if lsi, err = parseIndexTag(tag.Get(localIndexTagKey)); err != nil {
+	if lsi, err = ParseIndexTag(tag.Get(localIndexTagKey)); err != nil {
 		return nil, nil, fmt.Errorf("`%s` tag: %w", localIndexTagKey, err)
 	}
 	return gsi, lsi, nil
@@ -408,11 +398,11 @@ func parseIndexTags(tag reflect.StructTag) (gsi, lsi []indexKey, err error) {
 
 // indexOnlyKeys returns the fields that key a secondary index and not the
 // table, each once.
-func (s *schema) indexOnlyKeys() []int {
+func (s *Schema) IndexOnlyKeys() []int {
 	var out []int
-	for j := range s.indexes {
-		for _, i := range [2]int{s.indexes[j].hash, s.indexes[j].rng} {
-			if i >= 0 && i != s.hash && i != s.rng && !slices.Contains(out, i) {
+	for j := range s.Indexes {
+		for _, i := range [2]int{s.Indexes[j].Hash, s.Indexes[j].Range} {
+			if i >= 0 && i != s.Hash && i != s.Range && !slices.Contains(out, i) {
 				out = append(out, i)
 			}
 		}
@@ -425,65 +415,65 @@ func (s *schema) indexOnlyKeys() []int {
 // and at most one range key, a local index one range key (its hash key is
 // the table's, so the table needs a range key too), every key is of a key
 // type, and no name is both a global and a local index.
-func (s *schema) buildIndexes(fail func(string, string, ...any) error) error {
+func (s *Schema) buildIndexes(fail func(string, string, ...any) error) error {
 	pos := map[string]int{} // index name → position in s.indexes
-	for i := range s.fields {
-		f := &s.fields[i]
+	for i := range s.Fields {
+		f := &s.Fields[i]
 		for _, local := range [2]bool{false, true} {
-			keys, tagKey := f.gsi, indexTagKey
+			keys, tagKey := f.GSI, indexTagKey
 			if local {
-				keys, tagKey = f.lsi, localIndexTagKey
+				keys, tagKey = f.LSI, localIndexTagKey
 			}
 			for _, k := range keys {
 				role := "hash"
-				if k.rng {
+				if k.Range {
 					role = "range"
 				}
-				if err := checkKeyType(f); err != nil {
-					return fail(f.goName, "%s key of index %q: %v; remove it from the `%s` tag", role, k.name, err, tagKey)
+				if err := CheckKeyType(f); err != nil {
+					return fail(f.GoName, "%s key of index %q: %v; remove it from the `%s` tag", role, k.Name, err, tagKey)
 				}
-				j, seen := pos[k.name]
+				j, seen := pos[k.Name]
 				if !seen {
-					j = len(s.indexes)
-					pos[k.name] = j
-					s.indexes = append(s.indexes, secondaryIndex{name: k.name, local: local, hash: -1, rng: -1})
+					j = len(s.Indexes)
+					pos[k.Name] = j
+					s.Indexes = append(s.Indexes, SecondaryIndex{Name: k.Name, Local: local, Hash: -1, Range: -1})
 				}
-				x := &s.indexes[j]
-				if x.local != local {
-					return fail(f.goName, "index %q is declared both global (`index` tag) and local (`localIndex` tag): index names are unique per table; rename one", k.name)
+				x := &s.Indexes[j]
+				if x.Local != local {
+					return fail(f.GoName, "index %q is declared both global (`index` tag) and local (`localIndex` tag): index names are unique per table; rename one", k.Name)
 				}
-				if local && !k.rng {
-					return fail(f.goName, "local index %q with a hash key: a local index shares the table's hash key (%s); tag this field `localIndex:\"%s,range\"`, or use `index` for a global index",
-						k.name, s.fields[s.hash].goName, k.name)
+				if local && !k.Range {
+					return fail(f.GoName, "local index %q with a hash key: a local index shares the table's hash key (%s); tag this field `localIndex:\"%s,range\"`, or use `index` for a global index",
+						k.Name, s.Fields[s.Hash].GoName, k.Name)
 				}
-				prev := &x.hash
-				if k.rng {
-					prev = &x.rng
+				prev := &x.Hash
+				if k.Range {
+					prev = &x.Range
 				}
 				if *prev >= 0 {
-					return fail(f.goName, "second %s key of index %q (the first is %s): an index has one hash key and at most one range key", role, k.name, s.fields[*prev].goName)
+					return fail(f.GoName, "second %s key of index %q (the first is %s): an index has one hash key and at most one range key", role, k.Name, s.Fields[*prev].GoName)
 				}
 				*prev = i
 			}
 		}
 	}
-	for j := range s.indexes {
-		x := &s.indexes[j]
+	for j := range s.Indexes {
+		x := &s.Indexes[j]
 		switch {
-		case x.local && s.rng < 0:
-			return fail(s.fields[x.rng].goName, "local index %q on a table without a range key: DynamoDB allows local indexes only with a composite primary key; add `dynamo:\",range\"` to a field or declare a global index with `index:\"%s,hash\"`", x.name, x.name)
-		case x.local && x.rng == s.rng:
-			return fail(s.fields[x.rng].goName, "local index %q has the table's range key as its range key: it would repeat the table; index another attribute", x.name)
-		case x.local:
-			x.hash = s.hash
-		case x.hash < 0:
-			return fail(s.fields[x.rng].goName, "index %q has a range key but no hash key: tag the attribute that partitions it `index:\"%s,hash\"`", x.name, x.name)
+		case x.Local && s.Range < 0:
+			return fail(s.Fields[x.Range].GoName, "local index %q on a table without a range key: DynamoDB allows local indexes only with a composite primary key; add `dynamo:\",range\"` to a field or declare a global index with `index:\"%s,hash\"`", x.Name, x.Name)
+		case x.Local && x.Range == s.Range:
+			return fail(s.Fields[x.Range].GoName, "local index %q has the table's range key as its range key: it would repeat the table; index another attribute", x.Name)
+		case x.Local:
+			x.Hash = s.Hash
+		case x.Hash < 0:
+			return fail(s.Fields[x.Range].GoName, "index %q has a range key but no hash key: tag the attribute that partitions it `index:\"%s,hash\"`", x.Name, x.Name)
 		}
 	}
 	return nil
 }
 
-func derefType(t reflect.Type) reflect.Type {
+func DerefType(t reflect.Type) reflect.Type {
 	for i := 0; t.Kind() == reflect.Pointer && i < maxHops; i++ { // bounded: type P *P
 		t = t.Elem()
 	}
@@ -502,7 +492,7 @@ func isIntegerType(t reflect.Type) bool {
 	return false
 }
 
-func hasCustomMarshaler(t reflect.Type) bool {
+func HasCustomMarshaler(t reflect.Type) bool {
 	pt := reflect.PointerTo(t)
 	return t.Implements(marshalerType) || pt.Implements(marshalerType)
 }
@@ -511,12 +501,12 @@ func hasCustomMarshaler(t reflect.Type) bool {
 // custom attributevalue.Marshaler, or MarshalText for a text type (stored
 // as S).
 func hasOwnEncoding(t reflect.Type) bool {
-	return hasCustomMarshaler(t) || codec.IsText(t)
+	return HasCustomMarshaler(t) || codec.IsText(t)
 }
 
 // checkKeyType accepts the Go types that encode to S, N or B.
-func checkKeyType(f *field) error {
-	t := derefType(f.typ)
+func CheckKeyType(f *Field) error {
+	t := DerefType(f.Type)
 	if hasOwnEncoding(t) {
 		return nil
 	}
@@ -530,30 +520,30 @@ func checkKeyType(f *field) error {
 			return nil
 		}
 	case reflect.Struct:
-		if t == timeType {
+		if t == TimeType {
 			return nil
 		}
 	}
-	return fmt.Errorf("key of type %s: keys must be strings, numbers or []byte, or types stored as strings (encoding.TextMarshaler and TextUnmarshaler, e.g. a UUID) or with their own attributevalue.Marshaler", f.typ)
+	return fmt.Errorf("key of type %s: keys must be strings, numbers or []byte, or types stored as strings (encoding.TextMarshaler and TextUnmarshaler, e.g. a UUID) or with their own attributevalue.Marshaler", f.Type)
 }
 
 // storedSetKind returns the kind of set ('S', 'N' or 'B') f is stored as,
 // 0 when it is not stored as a set: also for bytes ([]byte, [N]byte, of any
 // uint8 kind) and a text type, which a set option leaves one value, as
 // attributevalue and the codec store them (a B; the text, an S).
-func (f *field) storedSetKind() byte {
-	if t := derefType(f.typ); oneValueWhateverSet(t) {
+func (f *Field) StoredSetKind() byte {
+	if t := DerefType(f.Type); OneValueWhateverSet(t) {
 		return 0
 	}
 	switch {
-	case f.opts.stringSet:
+	case f.Opts.StringSet:
 		return 'S'
-	case f.opts.numberSet:
+	case f.Opts.NumberSet:
 		return 'N'
-	case f.opts.binarySet, f.typ == reflect.TypeFor[[][]byte]():
+	case f.Opts.BinarySet, f.Type == reflect.TypeFor[[][]byte]():
 		return 'B'
 	}
-	return f.setKind
+	return f.SetKind
 }
 
 // oneValueWhateverSet reports whether a field of type t (not a pointer) is
@@ -561,17 +551,17 @@ func (f *field) storedSetKind() byte {
 // set: bytes (attributevalue writes any slice or array of a uint8 kind as
 // one binary value before it looks at the tag) and text types (the codec
 // writes their text).
-func oneValueWhateverSet(t reflect.Type) bool {
+func OneValueWhateverSet(t reflect.Type) bool {
 	return codec.IsText(t) || (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() == reflect.Uint8
 }
 
 // setKindOf maps the element type of a `set` field to the DynamoDB set type.
 func setKindOf(t reflect.Type) (byte, error) {
-	t = derefType(t)
+	t = DerefType(t)
 	if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
 		return 0, fmt.Errorf("`set` on a %s: use a slice such as []string, []int or [][]byte", t)
 	}
-	et := derefType(t.Elem())
+	et := DerefType(t.Elem())
 	if codec.IsText(et) {
 		return 'S', nil // stored as text
 	}
@@ -595,7 +585,7 @@ func setKindOf(t reflect.Type) (byte, error) {
 
 // fieldValue returns the value of field f in the struct value v, and false
 // when an embedded pointer on the way is nil.
-func fieldValue(v reflect.Value, f *field) (reflect.Value, bool) { return fieldByIndex(v, f.index) }
+func FieldValue(v reflect.Value, f *Field) (reflect.Value, bool) { return fieldByIndex(v, f.Index) }
 
 // fieldByIndex is reflect's FieldByIndex, reporting false at a nil
 // embedded pointer instead of panicking.
@@ -613,11 +603,11 @@ func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
 }
 
 // versionOf reads the version of struct value v: 0 for unsaved (zero or nil).
-func (s *schema) versionOf(v reflect.Value) int64 {
-	if s.version < 0 {
+func (s *Schema) VersionOf(v reflect.Value) int64 {
+	if s.Version < 0 {
 		return 0
 	}
-	fv, ok := fieldValue(v, &s.fields[s.version])
+	fv, ok := FieldValue(v, &s.Fields[s.Version])
 	if !ok {
 		return 0
 	}
@@ -638,18 +628,18 @@ func (s *schema) versionOf(v reflect.Value) int64 {
 }
 
 // setVersion stores n in the version field of the addressable struct value v.
-func (s *schema) setVersion(v reflect.Value, n int64) {
-	fv := v.FieldByIndex(s.fields[s.version].index) // never via a pointer (checkField)
+func (s *Schema) SetVersion(v reflect.Value, n int64) {
+	fv := v.FieldByIndex(s.Fields[s.Version].Index) // never via a pointer (checkField)
 	if fv.Kind() == reflect.Pointer {
 		p := reflect.New(fv.Type().Elem())
 		fv.Set(p)
 		fv = p.Elem()
 	}
-	setIntValue(fv, n)
+	SetIntValue(fv, n)
 }
 
 // setIntValue stores n in the settable integer value fv.
-func setIntValue(fv reflect.Value, n int64) {
+func SetIntValue(fv reflect.Value, n int64) {
 	if fv.CanInt() {
 		fv.SetInt(n)
 	} else {
@@ -661,8 +651,8 @@ func setIntValue(fv reflect.Value, n int64) {
 // allows (string, integers, []byte, unannotated); ok is false otherwise. fv
 // is the value of f (of type f.typ), so f.custom says whether it, or what it
 // points to, has a custom encoding.
-func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool) {
-	if f.opts.asString || f.opts.unixTime || f.custom {
+func FastKeyValue(fv reflect.Value, f *Field) (av types.AttributeValue, ok bool) {
+	if f.Opts.AsString || f.Opts.UnixTime || f.Custom {
 		return nil, false
 	}
 	if fv.Kind() == reflect.Pointer {
@@ -673,7 +663,7 @@ func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool)
 	}
 	switch fv.Kind() {
 	case reflect.String:
-		if fv.Type() != stringType && numberLike(fv.Type()) {
+		if fv.Type() != StringType && NumberLike(fv.Type()) {
 			return &types.AttributeValueMemberN{Value: fv.String()}, true
 		}
 		return &types.AttributeValueMemberS{Value: fv.String()}, true
@@ -682,7 +672,7 @@ func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return &types.AttributeValueMemberN{Value: strconv.FormatUint(fv.Uint(), 10)}, true
 	case reflect.Slice:
-		if fv.Type() == byteSliceType {
+		if fv.Type() == ByteSliceType {
 			return &types.AttributeValueMemberB{Value: append([]byte(nil), fv.Bytes()...)}, true
 		}
 	}
@@ -693,12 +683,12 @@ func fastKeyValue(fv reflect.Value, f *field) (av types.AttributeValue, ok bool)
 // though t is of the string kind: attributevalue writes json.Number,
 // attributevalue.Number and any string type with methods Float64, Int64
 // and String so, their text being the number (S with the `string` option).
-func numberLike(t reflect.Type) bool {
+func NumberLike(t reflect.Type) bool {
 	return t.Kind() == reflect.String && t.Implements(numbererType)
 }
 
 var (
-	stringType   = reflect.TypeFor[string]()
+	StringType   = reflect.TypeFor[string]()
 	numbererType = reflect.TypeFor[interface {
 		Float64() (float64, error)
 		Int64() (int64, error)
@@ -708,8 +698,8 @@ var (
 
 // maxVersion returns the largest version the version field's type holds
 // (math.MaxInt64 for the 64-bit kinds: versions are int64 in the mapper).
-func (s *schema) maxVersion() int64 {
-	t := derefType(s.fields[s.version].typ)
+func (s *Schema) MaxVersion() int64 {
+	t := DerefType(s.Fields[s.Version].Type)
 	bits := t.Bits() // an integer kind (checkVersionField); int and uint: the platform's
 	if k := t.Kind(); k >= reflect.Int && k <= reflect.Int64 {
 		bits-- // the sign
@@ -721,39 +711,53 @@ func (s *schema) maxVersion() int64 {
 }
 
 // widen says how to make room for more versions in the version field.
-func (s *schema) widen() string {
-	if s.maxVersion() == math.MaxInt64 {
+func (s *Schema) Widen() string {
+	if s.MaxVersion() == math.MaxInt64 {
 		return "the mapper's versions stop at 9223372036854775807 (math.MaxInt64), whatever the field's type; delete the item and save it again as unsaved, or copy it to a new key"
 	}
 	return "widen it (int64) so that the version can advance"
 }
 
 // projection returns the ProjectionExpression naming every attribute of s,
-// and tokenAttr when not "" (as tokenNamePH), and its names; "" when the
+// and tokenAttr when not "" (as the placeholder tokenPH), and its names; "" when the
 // type's reads must take whole items (it decodes itself, or the expression
 // would be over DynamoDB's limit).
-func (s *schema) projection(tokenAttr string) (string, map[string]string) {
-	if reflect.PointerTo(s.typ).Implements(unmarshalerType) || s.typ.Implements(unmarshalerType) {
+func (s *Schema) Projection(tokenPH, tokenAttr string) (string, map[string]string) {
+	if reflect.PointerTo(s.Type).Implements(UnmarshalerType) || s.Type.Implements(UnmarshalerType) {
 		return "", nil // it decodes itself, from whatever the item holds
 	}
 	var b strings.Builder
-	names := make(map[string]string, len(s.fields))
-	for i := range s.fields {
+	names := make(map[string]string, len(s.Fields))
+	for i := range s.Fields {
 		ph := "#p" + strconv.Itoa(i)
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(ph)
-		names[ph] = s.fields[i].name
+		names[ph] = s.Fields[i].Name
 	}
 	if tokenAttr != "" {
-		b.WriteString(", " + tokenNamePH)
-		names[tokenNamePH] = tokenAttr
+		b.WriteString(", " + tokenPH)
+		names[tokenPH] = tokenAttr
 	}
-	if b.Len() > maxExprLen {
+	if b.Len() > MaxExprLen {
 		return "", nil
 	}
 	return b.String(), names
 }
 
-var unmarshalerType = reflect.TypeFor[attributevalue.Unmarshaler]()
+var UnmarshalerType = reflect.TypeFor[attributevalue.Unmarshaler]()
+
+// convertsSets reports whether a field of s is a `set`, which encodeItem
+// turns from the list the codec makes into a set (listToSet).
+func (s *Schema) ConvertsSets() bool {
+	for i := range s.Fields {
+		if s.Fields[i].SetKind != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// maxExprLen is DynamoDB's limit on the length of an expression string.
+const MaxExprLen = 4096

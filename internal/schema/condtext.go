@@ -1,4 +1,4 @@
-package dynamo
+package schema
 
 import (
 	"encoding"
@@ -19,8 +19,8 @@ import (
 // MarshalText: a uuid-style [16]byte is a binary (B), a netip.Addr an empty
 // map (its fields are unexported). The functions here work on types and
 // attribute values only, with no I/O; rewriteCond (condvalues.go) applies
-// them to conditions, filters and key conditions, and setElems (add.go) to
-// the elements of a set of a text type.
+// them to conditions, filters and key conditions, and setElems (the root's
+// add.go) to the elements of a set of a text type.
 
 // holdsTextCache maps a reflect.Type to whether a text type lies in it
 // (holdsText); immutable entries.
@@ -31,7 +31,7 @@ var holdsTextCache sync.Map
 // elements of slices, arrays and maps, or as fields of nested structs
 // (codec.ReachOf, cached per type). Types with their own DynamoDB encoding
 // are not looked into.
-func holdsText(t reflect.Type) bool {
+func HoldsText(t reflect.Type) bool {
 	if v, ok := holdsTextCache.Load(t); ok {
 		return v.(bool)
 	}
@@ -44,8 +44,8 @@ func holdsText(t reflect.Type) bool {
 // step reaches: a list element (index) or a map entry or nested struct
 // attribute (name); nil when there is no such part or it cannot be told.
 func textStep(t reflect.Type, index bool, name string) reflect.Type {
-	t = derefType(t)
-	if t.Kind() == reflect.Pointer || codec.IsText(t) || hasCustomMarshaler(t) {
+	t = DerefType(t)
+	if t.Kind() == reflect.Pointer || codec.IsText(t) || HasCustomMarshaler(t) {
 		return nil
 	}
 	switch t.Kind() {
@@ -58,7 +58,7 @@ func textStep(t reflect.Type, index bool, name string) reflect.Type {
 			return t.Elem()
 		}
 	case reflect.Struct:
-		if !index && t != timeType {
+		if !index && t != TimeType {
 			for _, f := range codec.Fields(t) {
 				if f.Name == name {
 					return f.Type
@@ -74,21 +74,21 @@ func textStep(t reflect.Type, index bool, name string) reflect.Type {
 // whose values are of Go type t, as the attribute stores the text types in
 // it: a new value, or av itself when nothing changes. It never modifies av.
 // Lists, maps and documents are followed by t's element and field types.
-func textCondValue(t reflect.Type, fn string, av types.AttributeValue) (types.AttributeValue, error) {
-	t = derefType(t)
+func TextCondValue(t reflect.Type, fn string, av types.AttributeValue) (types.AttributeValue, error) {
+	t = DerefType(t)
 	if t.Kind() == reflect.Pointer {
 		return av, nil
 	}
 	if codec.IsText(t) {
 		return textScalar(t, av)
 	}
-	if _, null := av.(*types.AttributeValueMemberNULL); null || hasCustomMarshaler(t) || !holdsText(t) {
+	if _, null := av.(*types.AttributeValueMemberNULL); null || HasCustomMarshaler(t) || !HoldsText(t) {
 		return av, nil
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
 		if fn == "contains" {
-			return textCondValue(t.Elem(), "", av) // an element of the list or set
+			return TextCondValue(t.Elem(), "", av) // an element of the list or set
 		}
 		l, ok := av.(*types.AttributeValueMemberL)
 		if !ok {
@@ -96,7 +96,7 @@ func textCondValue(t reflect.Type, fn string, av types.AttributeValue) (types.At
 		}
 		out := make([]types.AttributeValue, len(l.Value))
 		for i, e := range l.Value {
-			ne, err := textCondValue(t.Elem(), "", e)
+			ne, err := TextCondValue(t.Elem(), "", e)
 			if err != nil {
 				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}
@@ -110,7 +110,7 @@ func textCondValue(t reflect.Type, fn string, av types.AttributeValue) (types.At
 		}
 		out := make(map[string]types.AttributeValue, len(m.Value))
 		for k, e := range m.Value {
-			ne, err := textCondValue(t.Elem(), "", e)
+			ne, err := TextCondValue(t.Elem(), "", e)
 			if err != nil {
 				return nil, fmt.Errorf("[%q]: %w", k, err)
 			}
@@ -125,10 +125,10 @@ func textCondValue(t reflect.Type, fn string, av types.AttributeValue) (types.At
 		var out map[string]types.AttributeValue
 		for _, f := range codec.Fields(t) {
 			e, ok := m.Value[f.Name]
-			if !ok || !holdsText(f.Type) {
+			if !ok || !HoldsText(f.Type) {
 				continue
 			}
-			ne, err := textCondValue(f.Type, "", e)
+			ne, err := TextCondValue(f.Type, "", e)
 			if err != nil {
 				return nil, fmt.Errorf(".%s: %w", f.Name, err)
 			}
@@ -193,9 +193,9 @@ func textScalar(t reflect.Type, av types.AttributeValue) (types.AttributeValue, 
 		}
 		v.SetBool(a.Value)
 	default:
-		return nil, textValueError(t, "a "+avKind(av))
+		return nil, textValueError(t, "a "+AVKind(av))
 	}
-	text, err := marshalText(v)
+	text, err := MarshalText(v)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func setTextNumber(v reflect.Value, s string) error {
 
 // marshalText returns the text of v, a value of a text type, as it is
 // stored: MarshalText's output, which must be valid UTF-8.
-func marshalText(v reflect.Value) (string, error) {
+func MarshalText(v reflect.Value) (string, error) {
 	p := reflect.New(v.Type()) // through a pointer: pointer-receiver MarshalText too
 	p.Elem().Set(v)
 	b, err := p.Interface().(encoding.TextMarshaler).MarshalText()

@@ -1,4 +1,4 @@
-package dynamo
+package schema
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/ddbkit/dynamo/internal/errs"
 )
 
 // The checks of the encoder's front door: what the caller passes is refused
@@ -29,7 +30,7 @@ import (
 //
 // This file holds what both report with: badValue, and the naming of the
 // field an encoder error comes from. The checks are in checkgo.go and
-// checkitem.go; item sizes in size.go.
+// checkitem.go; item sizes in the root's size.go.
 
 // maxNesting is DynamoDB's nesting limit as its server counts it (checked
 // against DynamoDB Local): the item is level 1 and every map or list one
@@ -43,7 +44,7 @@ const maxHops = 64
 // badValue describes a value refused by a check: what is wrong with it, the
 // fix, and where it is (path, innermost last; built while unwinding).
 type badValue struct {
-	what, fix string
+	What, fix string
 	path      []string // reversed: innermost first
 	addrs     []uintptr
 }
@@ -55,7 +56,7 @@ func (b *badValue) push(seg string) *badValue {
 
 // where renders the path, outermost first: `["k"][3].name`; the path of a
 // value that refers to itself is cut after 8 steps.
-func (b *badValue) where() string {
+func (b *badValue) Where() string {
 	var sb strings.Builder
 	for i, n := len(b.path)-1, 0; i >= 0; i, n = i-1, n+1 {
 		if n == 8 {
@@ -85,34 +86,34 @@ func idxSeg(i int) string       { return "[" + strconv.Itoa(i) + "]" }
 
 // fieldOf returns the Go field name and attribute of top-level attribute
 // name, for messages.
-func (s *schema) fieldOf(name string) string {
-	if i, ok := s.byName[name]; ok {
-		return fmt.Sprintf("field %s.%s (attribute %q)", s.typ, s.fields[i].goName, name)
+func (s *Schema) fieldOf(name string) string {
+	if i, ok := s.ByName[name]; ok {
+		return fmt.Sprintf("field %s.%s (attribute %q)", s.Type, s.Fields[i].GoName, name)
 	}
-	return fmt.Sprintf("attribute %q of %s", name, s.typ)
+	return fmt.Sprintf("attribute %q of %s", name, s.Type)
 }
 
 // invalidValue turns a badValue found under the top-level attribute attr of
 // an item of table into an error wrapping ErrInvalidInput.
-func (s *schema) invalidValue(table, attr string, b *badValue) error {
+func (s *Schema) invalidValue(table, attr string, b *badValue) error {
 	where := s.fieldOf(attr)
-	if p := b.where(); p != "" {
+	if p := b.Where(); p != "" {
 		where += " at " + p
 	}
-	return fmt.Errorf("%w: table %q: %s %s: %s", ErrInvalidInput, table, where, b.what, b.fix)
+	return fmt.Errorf("%w: table %q: %s %s: %s", errs.ErrInvalidInput, table, where, b.What, b.fix)
 }
 
 // nilSetElem returns, for an encoder error, the name of the top-level set
 // field (stringset, numberset, binaryset or [][]byte) of struct value v that
 // holds a nil element, which attributevalue refuses without naming the field;
 // "" when there is none.
-func (s *schema) nilSetElem(v reflect.Value) string {
-	for i := range s.fields {
-		f := &s.fields[i]
-		if !f.opts.stringSet && !f.opts.numberSet && !f.opts.binarySet && derefType(f.typ) != reflect.TypeFor[[][]byte]() {
+func (s *Schema) nilSetElem(v reflect.Value) string {
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		if !f.Opts.StringSet && !f.Opts.NumberSet && !f.Opts.BinarySet && DerefType(f.Type) != reflect.TypeFor[[][]byte]() {
 			continue
 		}
-		fv, ok := fieldValue(v, f)
+		fv, ok := FieldValue(v, f)
 		for ok && fv.Kind() == reflect.Pointer {
 			if fv.IsNil() {
 				ok = false
@@ -128,7 +129,7 @@ func (s *schema) nilSetElem(v reflect.Value) string {
 			case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Map:
 				if e.IsNil() {
 					return fmt.Sprintf(" (field %s.%s, attribute %q, holds a nil element at [%d], which a DynamoDB set cannot hold: remove it, or use a list to keep nils)",
-						s.typ, f.goName, f.name, j)
+						s.Type, f.GoName, f.Name, j)
 				}
 			}
 		}
@@ -139,18 +140,18 @@ func (s *schema) nilSetElem(v reflect.Value) string {
 // failingField returns, for an encoder error, " (field F, attribute "a")"
 // naming the first top-level field of struct value v that fails to encode
 // on its own; "" when none does. Only called on the error path.
-func (s *schema) failingField(enc *attributevalue.Encoder, v reflect.Value) string {
+func (s *Schema) FailingField(enc *attributevalue.Encoder, v reflect.Value) string {
 	if hint := s.nilSetElem(v); hint != "" {
 		return hint
 	}
-	for i := range s.fields {
-		f := &s.fields[i]
-		fv, ok := fieldValue(v, f)
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		fv, ok := FieldValue(v, f)
 		if !ok || !fv.CanInterface() {
 			continue
 		}
 		if _, err := enc.Encode(fv.Interface()); err != nil {
-			return fmt.Sprintf(" (field %s.%s, attribute %q)", s.typ, f.goName, f.name)
+			return fmt.Sprintf(" (field %s.%s, attribute %q)", s.Type, f.GoName, f.Name)
 		}
 	}
 	return ""

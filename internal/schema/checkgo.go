@@ -1,11 +1,13 @@
-package dynamo
+package schema
 
 import (
 	"fmt"
 	"reflect"
 	"sync"
 
+	avs "github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/errs"
 )
 
 // Go value checks, before encoding (checkGo): see validate.go.
@@ -50,10 +52,10 @@ func walkInfo(t reflect.Type) *typeWalk {
 // without looking inside (times, custom marshalers, text types, byte
 // slices).
 func isLeafType(t reflect.Type) bool {
-	if t == timeType || hasOwnEncoding(t) {
+	if t == TimeType || hasOwnEncoding(t) {
 		return true
 	}
-	if t.Kind() == reflect.Struct && t.ConvertibleTo(timeType) {
+	if t.Kind() == reflect.Struct && t.ConvertibleTo(TimeType) {
 		return true
 	}
 	return (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && t.Elem().Kind() == reflect.Uint8
@@ -73,7 +75,7 @@ func hidden(t reflect.Type) bool {
 		return false
 	}
 	for i := 0; i < t.NumField(); i++ {
-		if f := t.Field(i); f.IsExported() || f.Anonymous && !opaqueStruct(derefType(f.Type)) {
+		if f := t.Field(i); f.IsExported() || f.Anonymous && !opaqueStruct(DerefType(f.Type)) {
 			return false
 		}
 	}
@@ -106,7 +108,7 @@ func findHiddenText(t reflect.Type, seen map[reflect.Type]bool) reflect.Type {
 		}
 		return nil
 	}
-	if hasCustomMarshaler(t) || t == timeType {
+	if HasCustomMarshaler(t) || t == TimeType {
 		return nil
 	}
 	switch t.Kind() {
@@ -133,7 +135,7 @@ func findHiddenText(t reflect.Type, seen map[reflect.Type]bool) reflect.Type {
 // interface holds goes to attributevalue, which would store an empty map.
 func lostInInterface(t reflect.Type) *badValue {
 	return &badValue{
-		what: fmt.Sprintf("holds a %s in an interface value, where the encoder would store an empty map and the value would be lost", t),
+		What: fmt.Sprintf("holds a %s in an interface value, where the encoder would store an empty map and the value would be lost", t),
 		fix:  fmt.Sprintf("declare the field (or element) as %s, which the mapper stores as text, or store its String()", t),
 	}
 }
@@ -203,17 +205,17 @@ func (w *typeWalk) collect(t reflect.Type, onPath map[reflect.Type]bool) {
 // will, and refuses values that refer to themselves, nest deeper than
 // DynamoDB allows, or hold func, chan or unsafe.Pointer values. It returns
 // nil at once for types that cannot hold any of these.
-func (s *schema) checkGo(table string, v reflect.Value) error {
-	if !s.walk {
+func (s *Schema) CheckGo(table string, v reflect.Value) error {
+	if !s.Walk {
 		return nil
 	}
 	w := goWalker{left: maxWalk}
-	for i := range s.fields {
-		f := &s.fields[i]
+	for i := range s.Fields {
+		f := &s.Fields[i]
 		if !f.walk {
 			continue
 		}
-		fv, ok := fieldValue(v, f)
+		fv, ok := FieldValue(v, f)
 		if !ok {
 			continue
 		}
@@ -224,21 +226,21 @@ func (s *schema) checkGo(table string, v reflect.Value) error {
 	return nil
 }
 
-func (s *schema) invalidGo(table string, f *field, b *badValue) error {
-	where := fmt.Sprintf("field %s.%s (attribute %q)", s.typ, f.goName, f.name)
-	if p := b.where(); p != "" {
+func (s *Schema) invalidGo(table string, f *Field, b *badValue) error {
+	where := fmt.Sprintf("field %s.%s (attribute %q)", s.Type, f.GoName, f.Name)
+	if p := b.Where(); p != "" {
 		where += " at " + p
 	}
 	if b.fix == "" { // too deep: tell a cycle from a deep value
 		if b.cyclic() {
-			b.what = "refers to itself (a cycle of pointers, maps, slices or interfaces)"
+			b.What = "refers to itself (a cycle of pointers, maps, slices or interfaces)"
 			b.fix = "DynamoDB stores trees, not graphs: break the cycle (e.g. store an ID instead of the pointer) or tag the field `dynamo:\"-\"`"
 		} else {
-			b.what = fmt.Sprintf("nests deeper than DynamoDB's %d levels of maps and lists", maxNesting)
+			b.What = fmt.Sprintf("nests deeper than DynamoDB's %d levels of maps and lists", maxNesting)
 			b.fix = "flatten the value or store it encoded (e.g. as JSON in a []byte)"
 		}
 	}
-	return fmt.Errorf("%w: table %q: %s %s: %s", ErrInvalidInput, table, where, b.what, b.fix)
+	return fmt.Errorf("%w: table %q: %s %s: %s", errs.ErrInvalidInput, table, where, b.What, b.fix)
 }
 
 // tooDeep is the badValue for a value past the nesting or pointer limit;
@@ -249,7 +251,7 @@ func tooDeep() *badValue { return &badValue{} }
 // several pointers is encoded once per pointer, so a small value whose
 // pointers branch and meet again (a DAG) can encode to billions of values;
 // far fewer already exceed DynamoDB's 400 KB.
-const maxWalk = 4 * maxItemSize
+const maxWalk = 4 * avs.MaxItemSize
 
 // goWalker walks one item; left is what remains of maxWalk.
 type goWalker struct{ left int }
@@ -260,7 +262,7 @@ type goWalker struct{ left int }
 // any omitted field and come back nil, so they are allowed).
 func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValue {
 	if w.left--; w.left < 0 {
-		return &badValue{what: fmt.Sprintf("holds more than %d values (a value reached through several pointers counts once per pointer)", maxWalk),
+		return &badValue{What: fmt.Sprintf("holds more than %d values (a value reached through several pointers counts once per pointer)", maxWalk),
 			fix: "DynamoDB items are at most 400 KB: store large or shared data elsewhere and keep a reference"}
 	}
 	switch v.Kind() {
@@ -292,7 +294,7 @@ func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValu
 			return nil
 		}
 		return &badValue{
-			what: fmt.Sprintf("holds a %s value, which the encoder would drop while the returned copy keeps it", v.Type()),
+			What: fmt.Sprintf("holds a %s value, which the encoder would drop while the returned copy keeps it", v.Type()),
 			fix:  "DynamoDB cannot store functions or channels: remove the value, or tag the field `dynamo:\"-\"`",
 		}
 	case reflect.Struct:
@@ -314,7 +316,7 @@ func (w *goWalker) structValue(v reflect.Value, level int) *badValue {
 	}
 	if opaqueStruct(t) {
 		return &badValue{
-			what: fmt.Sprintf("holds a %s, whose fields are all unexported: the encoder would store an empty map and the value would be lost", t),
+			What: fmt.Sprintf("holds a %s, whose fields are all unexported: the encoder would store an empty map and the value would be lost", t),
 			fix:  "store it in a form DynamoDB keeps, e.g. a string (big.Int's String/SetString) or a type with a MarshalDynamoDBAttributeValue method",
 		}
 	}

@@ -1,4 +1,4 @@
-package dynamo
+package schema
 
 import (
 	"fmt"
@@ -87,12 +87,12 @@ type convBuilder struct {
 // buildJava works out the conversions of the schema's fields (javaFields,
 // javaDecFields, field.conv), and checks that javabool and javadate are on
 // fields of a type they apply to, also in nested structs.
-func (s *schema) buildJava(fail func(string, string, ...any) error) error {
+func (s *Schema) buildJava(fail func(string, string, ...any) error) error {
 	b := &convBuilder{structs: map[reflect.Type]*javaConv{}, fail: fail}
-	convs := make([]*javaConv, len(s.fields))
-	for i := range s.fields {
-		f := &s.fields[i]
-		c, err := b.fieldConv(f.typ, f.opts, f.goName)
+	convs := make([]*javaConv, len(s.Fields))
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		c, err := b.fieldConv(f.Type, f.Opts, f.GoName)
 		if err != nil {
 			return err
 		}
@@ -106,10 +106,10 @@ func (s *schema) buildJava(fail func(string, string, ...any) error) error {
 		if c.live, c.dec = c.status(); !c.live {
 			continue
 		}
-		s.fields[i].conv = c
-		s.javaFields = append(s.javaFields, i)
+		s.Fields[i].Conv = c
+		s.JavaFields = append(s.JavaFields, i)
 		if c.dec {
-			s.javaDecFields = append(s.javaDecFields, i)
+			s.JavaDecFields = append(s.JavaDecFields, i)
 		}
 	}
 	return nil
@@ -119,18 +119,18 @@ func (s *schema) buildJava(fail func(string, string, ...any) error) error {
 // there is nothing to convert), path naming it in errors.
 func (b *convBuilder) fieldConv(t reflect.Type, opts tagOptions, path string) (*javaConv, error) {
 	switch {
-	case opts.javaBool:
+	case opts.JavaBool:
 		if c := leafConv(t, convBool); c != nil {
 			return c, nil
 		}
 		return nil, b.fail(path, "javabool on a field of type %s: javabool stores a bool as the number 1 or 0; use bool or *bool (or a slice, array or map of them)", t)
 	case opts.javaDate:
 		if c := leafConv(t, convDate); c != nil {
-			c.omitZero = opts.omitEmpty && t == timeType
+			c.omitZero = opts.OmitEmpty && t == TimeType
 			return c, nil
 		}
 		return nil, b.fail(path, "javadate on a field of type %s: javadate stores a time as an ISO-8601 string; use time.Time or *time.Time (or a slice, array or map of them)", t)
-	case opts.omitEmpty && t == timeType:
+	case opts.OmitEmpty && t == TimeType:
 		// A zero time.Time is not empty to attributevalue, which would
 		// store year 0001; Java reads that back as a date, not null.
 		return &javaConv{kind: convDate, omitZero: true, plainTime: true, live: true}, nil
@@ -154,7 +154,7 @@ func leafConv(t reflect.Type, kind convKind) *javaConv {
 			return &javaConv{kind: convBool, live: true, dec: true}
 		}
 	case reflect.Struct:
-		if kind == convDate && t == timeType {
+		if kind == convDate && t == TimeType {
 			return &javaConv{kind: convDate, live: true}
 		}
 	case reflect.Slice, reflect.Array:
@@ -196,7 +196,7 @@ func (b *convBuilder) nested(t reflect.Type, path string) (*javaConv, error) {
 		}
 		return &javaConv{kind: convMap, elem: e}, nil
 	case reflect.Struct:
-		if t == timeType {
+		if t == TimeType {
 			return nil, nil
 		}
 		if c, ok := b.structs[t]; ok {
@@ -291,22 +291,22 @@ func (c *javaConv) status() (live, dec bool) {
 // value on the way to a converted one was built by the encoder for this item
 // from a Go bool, time, struct, slice or map (types with custom encodings are
 // never followed), so nothing else refers to it.
-func (s *schema) javaEncode(item map[string]types.AttributeValue) error {
-	for _, i := range s.javaFields {
-		f := &s.fields[i]
-		av, ok := item[f.name]
+func (s *Schema) JavaEncode(item map[string]types.AttributeValue) error {
+	for _, i := range s.JavaFields {
+		f := &s.Fields[i]
+		av, ok := item[f.Name]
 		if !ok {
 			continue
 		}
-		nv, err := f.conv.encode(av)
+		nv, err := f.Conv.encode(av)
 		if err != nil {
-			return fmt.Errorf("attribute %q (field %s): %w", f.name, f.goName, err)
+			return fmt.Errorf("attribute %q (field %s): %w", f.Name, f.GoName, err)
 		}
 		if nv == nil {
-			delete(item, f.name) // a zero time tagged omitempty
+			delete(item, f.Name) // a zero time tagged omitempty
 			continue
 		}
-		item[f.name] = nv
+		item[f.Name] = nv
 	}
 	return nil
 }
@@ -320,7 +320,7 @@ func (c *javaConv) encode(av types.AttributeValue) (types.AttributeValue, error)
 	switch c.kind {
 	case convBool:
 		if b, ok := av.(*types.AttributeValueMemberBOOL); ok {
-			return javaBoolAV(b.Value), nil
+			return JavaBoolAV(b.Value), nil
 		}
 	case convDate:
 		if c.plainTime {
@@ -385,17 +385,17 @@ func (c *javaConv) encode(av types.AttributeValue) (types.AttributeValue, error)
 // stored as numbers are BOOL. item, and every value in it, is left as it is:
 // it may belong to the caller or to the SDK's response, and only the maps and
 // lists on the way to a rewritten value are copied.
-func (s *schema) javaDecode(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+func (s *Schema) JavaDecode(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	out, copied := item, false
-	for _, i := range s.javaDecFields {
-		f := &s.fields[i]
-		av, ok := item[f.name]
+	for _, i := range s.JavaDecFields {
+		f := &s.Fields[i]
+		av, ok := item[f.Name]
 		if !ok {
 			continue
 		}
-		nv, err := f.conv.decode(av)
+		nv, err := f.Conv.decode(av)
 		if err != nil {
-			return nil, fmt.Errorf("attribute %q (field %s): %w", f.name, f.goName, err)
+			return nil, fmt.Errorf("attribute %q (field %s): %w", f.Name, f.GoName, err)
 		}
 		if nv == av {
 			continue
@@ -403,7 +403,7 @@ func (s *schema) javaDecode(item map[string]types.AttributeValue) (map[string]ty
 		if !copied {
 			out, copied = maps.Clone(item), true
 		}
-		out[f.name] = nv
+		out[f.Name] = nv
 	}
 	return out, nil
 }
@@ -417,7 +417,7 @@ func (c *javaConv) decode(av types.AttributeValue) (types.AttributeValue, error)
 		if !ok {
 			return av, nil // BOOL, NULL, or something the decoder will refuse
 		}
-		b, err := parseJavaBool(n.Value)
+		b, err := ParseJavaBool(n.Value)
 		if err != nil {
 			return nil, err
 		}
@@ -530,7 +530,7 @@ func isZeroTimeAV(av types.AttributeValue) bool {
 }
 
 // javaBoolAV is a bool as DynamoDBMapper stores it.
-func javaBoolAV(b bool) *types.AttributeValueMemberN {
+func JavaBoolAV(b bool) *types.AttributeValueMemberN {
 	if b {
 		return &types.AttributeValueMemberN{Value: "1"}
 	}
@@ -540,7 +540,7 @@ func javaBoolAV(b bool) *types.AttributeValueMemberN {
 // parseJavaBool reads a bool DynamoDBMapper stored as a number: 1 is true, 0
 // false (in any spelling DynamoDB allows, such as 1.0: equal by
 // av.NumberEqual); any other number is an error rather than a guess.
-func parseJavaBool(n string) (bool, error) {
+func ParseJavaBool(n string) (bool, error) {
 	switch {
 	case av.NumberEqual(n, "1"):
 		return true, nil

@@ -1,4 +1,4 @@
-package dynamo
+package schema
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	avs "github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/errs"
 )
 
 // Checks of the encoded item (checkEncoded) and of condition values: see
@@ -18,11 +19,11 @@ import (
 // checkEncoded checks the encoded item of table: names and strings valid
 // UTF-8, no empty names, nesting within DynamoDB's limit; it drops duplicate
 // set elements, comparing numbers by value.
-func (s *schema) checkEncoded(table string, item map[string]types.AttributeValue) error {
+func (s *Schema) CheckEncoded(table string, item map[string]types.AttributeValue) error {
 	for k, v := range item {
 		if !codec.ValidName(k) {
 			b := badName(k)
-			return fmt.Errorf("%w: table %q: %s: %s", ErrInvalidInput, table, b.what, b.fix)
+			return fmt.Errorf("%w: table %q: %s: %s", errs.ErrInvalidInput, table, b.What, b.fix)
 		}
 		nv, b := checkAV(v, 1)
 		if b != nil {
@@ -37,23 +38,23 @@ func (s *schema) checkEncoded(table string, item map[string]types.AttributeValue
 
 func badName(k string) *badValue {
 	if k == "" {
-		return &badValue{what: "an empty attribute name", fix: "DynamoDB refuses empty names: give the map key or attribute a name"}
+		return &badValue{What: "an empty attribute name", fix: "DynamoDB refuses empty names: give the map key or attribute a name"}
 	}
 	if len(k) > codec.MaxNameLen {
-		return &badValue{what: fmt.Sprintf("attribute name %s is %d bytes", strconv.Quote(truncate(k, 40)), len(k)), fix: nameTooLong}
+		return &badValue{What: fmt.Sprintf("attribute name %s is %d bytes", strconv.Quote(Truncate(k, 40)), len(k)), fix: nameTooLong}
 	}
-	return &badValue{what: fmt.Sprintf("attribute name %s is not valid UTF-8", strconv.Quote(k)),
+	return &badValue{What: fmt.Sprintf("attribute name %s is not valid UTF-8", strconv.Quote(k)),
 		fix: "DynamoDB names are UTF-8 and the SDK would replace the bad bytes with U+FFFD: use valid UTF-8 names (binary data belongs in []byte values)"}
 }
 
 func badString(s string) *badValue {
 	return &badValue{
-		what: fmt.Sprintf("is a string that is not valid UTF-8 (%s)", strconv.Quote(truncate(s, 40))),
+		What: fmt.Sprintf("is a string that is not valid UTF-8 (%s)", strconv.Quote(Truncate(s, 40))),
 		fix:  "the SDK would replace the bad bytes with U+FFFD, so the stored value (and any key) would differ from yours: use []byte for binary data",
 	}
 }
 
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -70,7 +71,7 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 			return nil, badString(v.Value)
 		}
 	case *types.AttributeValueMemberN:
-		if b := checkItemNumber(v.Value); b != nil {
+		if b := CheckItemNumber(v.Value); b != nil {
 			return nil, b
 		}
 	case *types.AttributeValueMemberSS:
@@ -84,7 +85,7 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 		}
 	case *types.AttributeValueMemberNS:
 		for i, e := range v.Value {
-			if b := checkItemNumber(e); b != nil {
+			if b := CheckItemNumber(e); b != nil {
 				return nil, b.push(idxSeg(i))
 			}
 		}
@@ -148,8 +149,8 @@ func checkAV(av types.AttributeValue, level int) (types.AttributeValue, *badValu
 // not check itself: av, at nesting level level, passes checkEncoded
 // unchanged — valid strings, names and numbers, nesting within the limit, no
 // duplicate set elements.
-func validAV(av types.AttributeValue, level int) bool {
-	return checkAVReadOnly(av, level) == nil && !hasDupes(av)
+func ValidAV(av types.AttributeValue, level int) bool {
+	return CheckAVReadOnly(av, level) == nil && !hasDupes(av)
 }
 
 // badSetValue says why DynamoDB would refuse av, a value sent with an
@@ -157,7 +158,7 @@ func validAV(av types.AttributeValue, level int) bool {
 // element, or with an element twice (numbers compared by value, as hasDupes
 // does: "1" and "1.0"); "" when it has none. Items are not checked so:
 // checkAV drops their duplicates and the encoder writes no empty set.
-func badSetValue(av types.AttributeValue) string {
+func BadSetValue(av types.AttributeValue) string {
 	switch v := av.(type) {
 	case *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
 		if setLen(v) == 0 {
@@ -168,13 +169,13 @@ func badSetValue(av types.AttributeValue) string {
 		}
 	case *types.AttributeValueMemberM:
 		for _, e := range v.Value {
-			if p := badSetValue(e); p != "" {
+			if p := BadSetValue(e); p != "" {
 				return p
 			}
 		}
 	case *types.AttributeValueMemberL:
 		for _, e := range v.Value {
-			if p := badSetValue(e); p != "" {
+			if p := BadSetValue(e); p != "" {
 				return p
 			}
 		}
@@ -228,21 +229,21 @@ func hasDupes(av types.AttributeValue) bool {
 // like an item's: valid UTF-8, within the nesting limit; and sets DynamoDB
 // takes (badSetValue). It changes nothing.
 // Its callers wrap the error in ErrInvalidInput.
-func checkCondValues(names map[string]string, values map[string]types.AttributeValue) error {
+func CheckCondValues(names map[string]string, values map[string]types.AttributeValue) error {
 	for _, n := range names {
 		if !codec.ValidName(n) {
 			b := badName(n)
-			return fmt.Errorf("%s: %s", b.what, b.fix)
+			return fmt.Errorf("%s: %s", b.What, b.fix)
 		}
 	}
 	for _, v := range values {
-		if b := checkAVReadOnly(v, 1); b != nil {
-			if p := b.where(); p != "" {
-				b.what = "at " + p + " " + b.what
+		if b := CheckAVReadOnly(v, 1); b != nil {
+			if p := b.Where(); p != "" {
+				b.What = "at " + p + " " + b.What
 			}
-			return fmt.Errorf("a value %s: %s", b.what, b.fix)
+			return fmt.Errorf("a value %s: %s", b.What, b.fix)
 		}
-		if p := badSetValue(v); p != "" {
+		if p := BadSetValue(v); p != "" {
 			return fmt.Errorf("a value %s", p)
 		}
 	}
@@ -251,17 +252,17 @@ func checkCondValues(names map[string]string, values map[string]types.AttributeV
 
 // checkAVReadOnly is checkAV without dropping duplicate set elements: the
 // strings, numbers, names and depth of av are checked, nothing is changed.
-func checkAVReadOnly(av types.AttributeValue, level int) *badValue {
+func CheckAVReadOnly(av types.AttributeValue, level int) *badValue {
 	switch v := av.(type) {
 	case *types.AttributeValueMemberS:
 		if !utf8.ValidString(v.Value) {
 			return badString(v.Value)
 		}
 	case *types.AttributeValueMemberN:
-		return checkItemNumber(v.Value)
+		return CheckItemNumber(v.Value)
 	case *types.AttributeValueMemberNS:
 		for i, e := range v.Value {
-			if b := checkItemNumber(e); b != nil {
+			if b := CheckItemNumber(e); b != nil {
 				return b.push(idxSeg(i))
 			}
 		}
@@ -279,7 +280,7 @@ func checkAVReadOnly(av types.AttributeValue, level int) *badValue {
 			if !codec.ValidName(k) {
 				return badMapKey(k)
 			}
-			if b := checkAVReadOnly(e, level); b != nil {
+			if b := CheckAVReadOnly(e, level); b != nil {
 				return b.push(keySeg(k))
 			}
 		}
@@ -288,7 +289,7 @@ func checkAVReadOnly(av types.AttributeValue, level int) *badValue {
 			return tooDeepEncoded()
 		}
 		for i, e := range v.Value {
-			if b := checkAVReadOnly(e, level); b != nil {
+			if b := CheckAVReadOnly(e, level); b != nil {
 				return b.push(idxSeg(i))
 			}
 		}
@@ -297,7 +298,7 @@ func checkAVReadOnly(av types.AttributeValue, level int) *badValue {
 }
 
 func tooDeepEncoded() *badValue {
-	return &badValue{what: fmt.Sprintf("nests deeper than DynamoDB's %d levels of maps and lists", maxNesting),
+	return &badValue{What: fmt.Sprintf("nests deeper than DynamoDB's %d levels of maps and lists", maxNesting),
 		fix: "flatten the value or store it encoded (e.g. as JSON in a []byte)"}
 }
 
@@ -306,12 +307,12 @@ const nameTooLong = "DynamoDB refuses names and map keys over 65535 bytes: short
 
 func badMapKey(k string) *badValue {
 	if k == "" {
-		return &badValue{what: "holds an empty map key", fix: "DynamoDB refuses empty attribute names: give every map entry a non-empty key"}
+		return &badValue{What: "holds an empty map key", fix: "DynamoDB refuses empty attribute names: give every map entry a non-empty key"}
 	}
 	if len(k) > codec.MaxNameLen {
-		return &badValue{what: fmt.Sprintf("holds a map key %s of %d bytes", strconv.Quote(truncate(k, 40)), len(k)), fix: nameTooLong}
+		return &badValue{What: fmt.Sprintf("holds a map key %s of %d bytes", strconv.Quote(Truncate(k, 40)), len(k)), fix: nameTooLong}
 	}
-	return &badValue{what: fmt.Sprintf("holds a map key %s that is not valid UTF-8", strconv.Quote(k)),
+	return &badValue{What: fmt.Sprintf("holds a map key %s that is not valid UTF-8", strconv.Quote(k)),
 		fix: "the SDK would replace the bad bytes with U+FFFD: use valid UTF-8 keys"}
 }
 
@@ -364,9 +365,9 @@ func dedupe[E any](elems []E, key func(E) string) ([]E, bool) {
 
 // checkItemNumber refuses what DynamoDB would refuse as a number (the rule
 // is av.Problem's).
-func checkItemNumber(s string) *badValue {
+func CheckItemNumber(s string) *badValue {
 	if p := avs.Problem(s); p != "" {
-		return &badValue{what: p, fix: "DynamoDB numbers have up to 38 significant digits and magnitudes from 1E-130 to 9.99E+125: store other values as strings"}
+		return &badValue{What: p, fix: "DynamoDB numbers have up to 38 significant digits and magnitudes from 1E-130 to 9.99E+125: store other values as strings"}
 	}
 	return nil
 }
