@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,10 +345,14 @@ func checkCounts(t *testing.T, n int, a, b int64) {
 }
 
 // TestMigrationProcessKilled: a runner in another process is killed
-// (SIGKILL) a quarter of the way while a runner in this process shares the
-// migration: this one takes over the dead one's segments once their leases
-// run out and finishes; every item is changed exactly once and every live
-// write is kept.
+// (SIGKILL) while it holds every segment, a quarter of the way through,
+// with items in hand; a runner in this process then takes over the dead
+// one's segments once their leases run out and finishes: every item is
+// changed exactly once and every live write is kept.
+//
+// The child holds still at a point this test controls — its function
+// blocks from the n/4-th call on and it says so — so the kill lands in
+// the middle of the work however loaded the machine is.
 func TestMigrationProcessKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a process")
@@ -355,7 +360,7 @@ func TestMigrationProcessKilled(t *testing.T) {
 	e := newEnv(t, 2000)
 	stop := e.writers(4)
 	child := exec.Command(os.Args[0], "-test.run=^TestChildRunner$", "-test.count=1")
-	child.Env = append(os.Environ(), "BACKFILL_CHILD="+e.table+","+e.leases)
+	child.Env = append(os.Environ(), fmt.Sprintf("BACKFILL_CHILD=%s,%s,%d", e.table, e.leases, e.n/4))
 	out, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -364,67 +369,71 @@ func TestMigrationProcessKilled(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	killed := make(chan int64, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var n int64
-			if _, err := fmt.Sscanf(sc.Text(), "changed %d", &n); err == nil && n >= int64(e.n/4) {
-				_ = child.Process.Kill()
-				killed <- n
-				break
-			}
+	n, held := int64(0), false
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if _, err := fmt.Sscanf(sc.Text(), "holding after %d changed", &n); err == nil {
+			held = true
+			break
 		}
-		_, _ = io.Copy(io.Discard, out)
-		_ = child.Wait()
-		close(killed)
-	}()
+	}
+	_ = child.Process.Kill()
+	_, _ = io.Copy(io.Discard, out)
+	_ = child.Wait()
+	if !held {
+		stop()
+		t.Fatal("the child ended before it held still: the test did not kill a runner")
+	}
 	m := e.migration("killed", "parent", addMigrated)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	if err := m.Run(ctx); err != nil {
+		stop()
 		t.Fatal(err)
 	}
-	n, ok := <-killed
 	hits := stop()
-	if !ok {
-		t.Fatal("the child ended before it was killed: the test did not kill a runner")
-	}
 	e.check(hits)
 	p := m.Progress()
-	t.Logf("child changed about %d before it was killed; this runner: %+v", n, p)
-	// The child changed at least n (it printed so), and maybe more before
-	// the kill landed; this runner the rest.
-	if p.Changed > int64(e.n)-n || p.Changed < int64(e.n)/4 {
-		t.Errorf("this runner changed %d items, the child at least %d: want the rest of %d", p.Changed, n, e.n)
+	t.Logf("child changed at least %d before it was killed; this runner: %+v", n, p)
+	// The child changed at least n (it said so) and at most n/4 calls'
+	// worth, some of whose writes may have landed after it said so; this
+	// runner the rest.
+	if p.Changed > int64(e.n)-n || p.Changed < int64(e.n)-int64(e.n/4) {
+		t.Errorf("this runner changed %d items, the child at least %d of at most %d: want the rest of %d", p.Changed, n, e.n/4, e.n)
 	}
 }
 
 // TestChildRunner is the runner TestMigrationProcessKilled starts in a
-// process of its own and kills; it prints its count of changed items as it
-// goes.
+// process of its own and kills. Its function blocks from its limit-th call
+// on; once it blocks the runner prints "holding after N changed" and waits
+// to be killed.
 func TestChildRunner(t *testing.T) {
 	spec := os.Getenv("BACKFILL_CHILD")
 	if spec == "" {
 		t.Skip("run by TestMigrationProcessKilled")
 	}
-	table, leases, _ := strings.Cut(spec, ",")
+	parts := strings.Split(spec, ",")
+	limit, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := dynamotest.Client(t)
-	e := &env{t: t, c: c, table: table, leases: leases}
-	m := e.migration("killed", "child", addMigrated)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(10 * time.Millisecond):
-				fmt.Printf("changed %d\n", m.Progress().Changed)
-			}
+	e := &env{t: t, c: c, table: parts[0], leases: parts[1]}
+	var calls atomic.Int64
+	holding, never := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	m := e.migration("killed", "child", func(a account) (account, error) {
+		if calls.Add(1) >= limit {
+			once.Do(func() { close(holding) })
+			<-never
 		}
+		return addMigrated(a)
+	})
+	go func() {
+		<-holding
+		fmt.Printf("holding after %d changed\n", m.Progress().Changed)
 	}()
-	err := m.Run(t.Context())
-	close(done)
+	err = m.Run(t.Context())
 	t.Fatalf("the child runner was not killed: Run returned %v", err)
 }
 
