@@ -94,25 +94,28 @@ func runGroupWorker(name, table, logs string, n int) error {
 	return g.Run(ctx, func(ctx context.Context, l *lease.Lease) error {
 		say("hold %s %d", l.Key(), l.Token())
 		defer say("drop %s", l.Key())
-		for ctx.Err() == nil {
+		for {
 			time.Sleep(grpWrite) // a SIGSTOP lands here or in a write
-			// Beyond ctx: a worker resumed after its lease tries its write.
+			// Beyond ctx, and once more after it ends: a worker resumed
+			// after its lease tries its write whichever of its goroutines
+			// wakes first, so its refusal does not hang on the scheduler.
 			cur, err := lt.Load(context.WithoutCancel(ctx), keyLog{Key: l.Key()}, dynamo.ConsistentRead())
-			if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-				continue
+			if err == nil || errors.Is(err, dynamo.ErrNotFound) {
+				cur.Key = l.Key()
+				cur.Entries = append(cur.Entries, fmt.Sprintf("%d %s", l.Token(), name))
+				_, err = lease.Save(context.WithoutCancel(ctx), l, lt, cur)
+				switch {
+				case errors.Is(err, lease.ErrLost):
+					say("refused %s %d", l.Key(), l.Token())
+					return nil
+				case err != nil && ctx.Err() == nil:
+					fmt.Fprintf(os.Stderr, "%s: guarded write of %s: %v\n", name, l.Key(), err)
+				}
 			}
-			cur.Key = l.Key()
-			cur.Entries = append(cur.Entries, fmt.Sprintf("%d %s", l.Token(), name))
-			_, err = lease.Save(context.WithoutCancel(ctx), l, lt, cur)
-			switch {
-			case errors.Is(err, lease.ErrLost):
-				say("refused %s %d", l.Key(), l.Token())
+			if ctx.Err() != nil {
 				return nil
-			case err != nil && ctx.Err() == nil:
-				fmt.Fprintf(os.Stderr, "%s: guarded write of %s: %v\n", name, l.Key(), err)
 			}
 		}
-		return nil
 	})
 }
 
