@@ -1,7 +1,7 @@
 package peers
 
 // Where the end-to-end excess of Save and Update comes from (BENCHMARKS.md,
-// "What is left for Update's 1.10×"): impl=alone+sdk does in each
+// "The cost of one request, end to end"): impl=alone+sdk does in each
 // iteration the mapper's own work against the stub client (as
 // BenchmarkMapperAlone) and then sends the floor's request through the real
 // client (as impl=sdk of the end-to-end benchmarks). So
