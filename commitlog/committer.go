@@ -24,7 +24,7 @@ var ErrTimeout = errors.New("commitlog: timeout passed before the operation coul
 
 // Committer makes PutIfNotExists, PutIfMatch and CopyIfNotExists on a Store
 // conditional by synchronizing writers through a DynamoDB table, with the
-// DynamoCommit protocol described in the package documentation. It is safe
+// DynamoCommit protocol described in docs/commitlog.md. It is safe
 // for concurrent use.
 //
 // Every writer of the paths a Committer writes must go through a Committer
@@ -84,7 +84,7 @@ func (c *Committer) Store() Store { return c.store }
 // ctx bounds the whole call, waiting included; the store write itself is
 // also bounded by the timeout (WithTimeout). A call whose ctx ends while
 // waiting has written nothing. The store write is sent once, never again
-// (see the package documentation): a write that landed although its answer
+// (see docs/commitlog.md): a write that landed although its answer
 // was lost is a success, even when another writer has replaced the object
 // since (the ObjectInfo returned is then what our write made); one whose
 // outcome cannot be settled, and one that returns after the timeout by the

@@ -29,7 +29,7 @@ var (
 	// attempt that may have been applied and that could not be settled: the store write
 	// (or the log's claim) was sent, no answer said whether it took effect, and nothing
 	// read since proves either way. The write may be in the store, or may still land
-	// (see "Assumptions" in the package documentation); it is never sent again. Read the
+	// (see "Assumptions" in docs/commitlog.md); it is never sent again. Read the
 	// object (or the log) before deciding to write again.
 	//
 	// It is the same value as dynamo.ErrUnknownOutcome, so errors.Is matches either.

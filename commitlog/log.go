@@ -26,8 +26,8 @@ var ErrGap = errors.New("commitlog: version would leave a gap in the log")
 // <name>/00000000000000000001.json, <name>/00000000000000000002.json, ...
 // (the number is zero-padded to 20 digits, so names sort in version order;
 // the data is stored as given, whatever the .json suffix suggests). Versions
-// are claimed in a DynamoDB table; see the package documentation for the
-// protocol. Writers never wait out a timeout and never overwrite each other.
+// are claimed in a DynamoDB table; see "The Log's protocol" in
+// docs/commitlog.md. Writers never wait out a timeout and never overwrite each other.
 //
 // A Log is safe for concurrent use, and any number of Logs, in any number of
 // processes, may write the same log (the same table, store and name).

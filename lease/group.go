@@ -26,7 +26,7 @@ import (
 // Group shares a fixed set of keys among the worker processes that run it:
 // each key is held by at most one worker at a time, as a Lease with a
 // fencing token, and the keys are spread evenly over the live workers. Make
-// one with Client.Group and call Run; see "Groups" in the package doc.
+// one with Client.Group and call Run; see "Groups" in docs/leases.md.
 type Group struct {
 	c       *Client
 	name    string

@@ -18,7 +18,7 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
-// The round trips on the way of a group's moves, as the package doc states
+// The round trips on the way of a group's moves, as docs/leases.md states
 // them: the requests sent one after another between the event and the
 // take, each costing its time to be answered on top of the waits on the
 // workers' clocks.

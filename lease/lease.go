@@ -187,8 +187,8 @@ func checkKey(key string) error {
 // holder's lease duration × the clock-skew rate on this client's clock. A
 // key whose record was deleted while it may have been held is treated like
 // a silent holder: Acquire waits that holder's duration × skew rate from
-// when it first found the record missing (see "Deleting a record" in the
-// package doc). ctx bounds the waiting, not the lease.
+// when it first found the record missing (see "Deleting a record" in
+// docs/leases.md). ctx bounds the waiting, not the lease.
 //
 // Failures that may pass — throttling, 5xx answers, connections that failed,
 // once the SDK's own retries are spent — are waited through: Acquire reads
