@@ -1,0 +1,529 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/ddbkit/dynamo/internal/av"
+)
+
+// change is one function's result in a batch: the value it returned, boxed,
+// with the version it was computed from.
+type change struct {
+	who   int // index in the batch
+	boxed any
+	v     reflect.Value
+	// item is the change encoded when its function returned (nil: the
+	// batch ran in the caller's goroutine): fn's value may be its caller's
+	// again by the time of the write.
+	item map[string]types.AttributeValue
+}
+
+// prepared is a function's result as a change of a batch (computeBatch):
+// boxed and v as changeOf returns them, and item, the change encoded
+// (checkAlone), nil when not needed; err fails only its caller.
+type prepared struct {
+	boxed any
+	v     reflect.Value
+	item  map[string]types.AttributeValue
+	err   error
+}
+
+// runBatch runs the functions of ws (ws[0] is the caller's own) and writes
+// their changes, retrying on conflict, and fills res.
+func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], res []outcome[T]) {
+	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
+	ctx := ws[0].ctx
+	if len(ws) > 1 {
+		var stop func()
+		ctx, stop = batchContext(ws)
+		defer stop()
+	}
+	fail := func(idx []int, err error) {
+		for _, i := range idx {
+			res[i] = outcome[T]{err: err}
+		}
+	}
+	live := make([]int, len(ws))
+	for i := range live {
+		live[i] = i
+	}
+	// bs is the stored item the functions start from, and every write is
+	// pinned to (basisCond), so that it cannot land on another incarnation
+	// of the item, nor — for a type without a version — on attributes
+	// someone else changed. verified: it was read (or came with a
+	// conflict) during this batch, rather than remembered. val, when not
+	// nil, is the struct decoding bs.item gives (hotKey.lastVal), for the
+	// first function.
+	bs, bsSize, val := e.takeLast()
+	verified := false
+	var one [1]change  // the room of a lone change
+	var whoRoom [1]int // and of its writer (writeBatch)
+	for attempt := 1; ; {
+		if bs == nil {
+			bsSize, verified, val = 0, true, nil
+		}
+		var err error
+		if bs, err = t.batchBasis(ctx, k, bs); err != nil {
+			fail(live, err)
+			return
+		}
+		now := t.versionClock() // the time of this attempt's write
+		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &val, &verified, res, now.UnixMilli(), one[:0])
+		if err != nil {
+			fail(live, err)
+			return
+		}
+		if again != nil {
+			bs, bsSize, val = again, 0, nil // the remembered item was stale: start over from the stored one
+			continue
+		}
+		if len(changes) == 0 {
+			e.remember(bs.item, bsSize, val, bs.own) // val: nil once handed to a function
+			return
+		}
+		who, err := t.writeBatch(ctx, e, k, ws, live, bs, held, changes, now, res, whoRoom[:0])
+		if err == nil {
+			return
+		}
+		ce, final := t.batchFailure(err, attempt, bs, pol)
+		if final != nil {
+			fail(who, final)
+			return
+		}
+		// The item is not what the functions saw: another version, another
+		// incarnation (deleted and created again), or other attributes.
+		// The changes are computed again on it, and so are the outcomes of
+		// the functions that failed on an item an earlier change of this
+		// write had left, which was never stored; those that failed before
+		// the first change saw the stored item and stand.
+		t.noteConflict(ctx, attempt, ce)
+		bs, bsSize, verified, live, val = &basis{item: ce.Item}, 0, true, rerun(live, who[0], res), nil
+		attempt++
+		if err := pol.wait(ctx, attempt-1); err != nil {
+			for _, i := range who {
+				res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), ctxErr(ws[i].ctx, err))}
+			}
+			return
+		}
+	}
+}
+
+// batchBasis returns the stored item a batch's functions start from: bs,
+// or when nil the item read now; an item of another entity is refused.
+func (t *Table[T]) batchBasis(ctx context.Context, k map[string]types.AttributeValue, bs *basis) (*basis, error) {
+	if bs == nil {
+		raw, err := t.readRaw(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+		}
+		bs = &basis{item: raw}
+	}
+	if other, ok := t.p.s.OtherEntity(bs.item); ok {
+		return nil, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
+			ErrConditionFailed, t.name, formatKey(k), other, t.p.s.EntityName)
+	}
+	return bs, nil
+}
+
+// writeBatch sends the write of a batch's changes to the item with key k,
+// computed from bs at version held, and returns who: the callers whose fate it decides (those
+// who changed the item, then those who ride on their changes; who[0] is the
+// first change; appended to room, empty). When it succeeds each gets its
+// outcome and e remembers the item as stored.
+func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, held int64,
+	changes []change, now time.Time, res []outcome[T], room []int) ([]int, error) {
+	who := room
+	for _, c := range changes {
+		who = append(who, c.who)
+	}
+	for _, i := range live {
+		if res[i].rides {
+			who = append(who, i) // after the first change: who[0] stays first
+		}
+	}
+	last := changes[len(changes)-1]
+	boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
+	wo := *ws[0].wo
+	if last.item != nil {
+		// Its caller may have left Update and be changing the slices and
+		// maps of the value its function returned: write a copy of the
+		// change as encoded then. The caller gets its own value back (its
+		// fields the item does not store included), as a lone caller does.
+		cp, err := t.decode(last.item)
+		if err != nil {
+			return who, err
+		}
+		wo.own, wo.ownBoxed = v, boxed
+		boxed, v, _ = t.box(cp, "Update")
+	}
+	if s := t.p.s; s.Version >= 0 && s.VersionOf(v) != held {
+		// Several changes: the last was computed from a later version
+		// than the write's (held, advanced by one step per change).
+		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
+	}
+	wo.step, wo.now, wo.key = int64(len(changes)), now, k
+	t.noteCombined(ctx, len(changes))
+	var start time.Time
+	timed := t.gate.timeWrite(len(ws))
+	if timed {
+		start = t.gate.timing().Now()
+	}
+	saved, stored, size, own, err := t.save(ctx, boxed, v, &wo, bs)
+	if timed {
+		t.gate.noteRTT(t.gate.timing().Now().Sub(start))
+	}
+	if err == nil {
+		for j, c := range changes[:len(changes)-1] {
+			after, _ := t.p.advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
+			res[c.who] = outcome[T]{saved: t.withVersion(c.v, after)}
+		}
+		// The last change's copy is the write's own (as stamped, or as
+		// stored for the save behaviours that return it).
+		res[last.who] = outcome[T]{saved: saved}
+		e.remember(stored, size, nil, own)
+		if len(changes) == 1 && last.item == nil && (wo.behavior == SaveUpdate || wo.behavior == SavePut) {
+			// A lone change, written from fn's value: stored is its
+			// encoding, with the version saved holds.
+			e.lastVal = t.readBack(&saved, &e.lastRoom)
+		}
+	}
+	return who, err
+}
+
+// batchFailure classifies the failed write (err, at attempt) of a batch
+// computed from bs: final is the error that ends the batch for its callers
+// (not a condition failure, an unknown outcome, an If condition failed on
+// the item the functions saw, attempts exhausted); nil when the changes are
+// to be computed again on ce.Item, the item the conflict found.
+func (t *Table[T]) batchFailure(err error, attempt int, bs *basis, pol RetryPolicy) (ce *ConditionError, final error) {
+	ce, ok := asConditionError(err)
+	switch {
+	case !ok:
+		return nil, err
+	case ce.unknown:
+		return nil, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err)
+	case ce.Err != ErrVersionConflict && t.p.sameState(bs.item, ce.Item) && sameWindow(bs.item, ce.Item):
+		return nil, err // an If condition failed on the item fn saw (a put's condition on the window is no If)
+	case pol.exhausted(attempt):
+		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+	}
+	return ce, nil
+}
+
+// versionClock returns the time a write takes its first version from when
+// the type's versions start from the clock (versionstart=clock), else the
+// zero time.
+func (t *Table[T]) versionClock() time.Time {
+	if t.p.verClock {
+		return t.m.opts.clock.Now()
+	}
+	return time.Time{}
+}
+
+// takeLast returns the item e remembers as stored after its last write
+// (nil when none), its size when known (else 0) and the struct decoding it
+// gives when known (else nil), and forgets them until a write of the batch
+// that takes them succeeds.
+func (e *hotKey[T]) takeLast() (*basis, int, unsafe.Pointer) {
+	var bs *basis
+	size := 0
+	if e.last != nil {
+		bs, size = &basis{item: e.last, own: e.lastOwn}, e.lastSize
+	}
+	val := e.lastVal
+	if bs == nil {
+		val = nil
+	}
+	e.remember(nil, 0, nil, false)
+	return bs, size, val
+}
+
+// remember sets what e remembers of the key's stored item (hotKey.last,
+// lastSize, lastVal, lastOwn).
+func (e *hotKey[T]) remember(item map[string]types.AttributeValue, size int, val unsafe.Pointer, own bool) {
+	e.last, e.lastSize, e.lastVal, e.lastOwn = item, size, val, own
+}
+
+// rerun returns the members of live from first on whose callers are still
+// in Update.
+func rerun[T any](live []int, first int, res []outcome[T]) []int {
+	var out []int
+	for _, i := range live {
+		if i >= first && !res[i].gone && !res[i].requeue {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// ctxErr returns the error of ctx when it is done, else err.
+func ctxErr(ctx context.Context, err error) error {
+	if e := ctx.Err(); e != nil {
+		return e
+	}
+	return err
+}
+
+// computeBatch calls the functions of the batch members live, in order,
+// starting from the stored item bs: each gets the item as the previous
+// change left it. It returns the version the first function saw and the
+// changes made; members whose function failed, panicked or whose ctx ended
+// get their outcome in res. When a function fails on a remembered item
+// (!*verified), the stored item is read: when it differs, computeBatch
+// returns it (again) and the batch starts over from it. err is a failure of
+// that read or of decoding the stored item, for all.
+//
+// *val, when not nil, is the struct decoding bs.item gives (hotKey.lastVal):
+// the first function called is given it instead, and *val is set to nil.
+//
+// nowMs is the time of the write in Unix milliseconds: the first version of
+// a type whose versions start from the clock. room is where the changes are
+// appended (empty).
+func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, val *unsafe.Pointer, verified *bool,
+	res []outcome[T], nowMs int64, room []change) (held int64, changes []change, again *basis, err error) {
+	changes = room
+	from := bs.item
+	if from == nil {
+		from = k
+	}
+	s := t.p.s
+	// The write carries a token like the one save makes (nil: none): each
+	// change is sized with it, as a write of it alone would be.
+	var sizeToken []byte
+	if s.Version >= 0 && t.p.tokenAttr != "" && len(live) > 1 {
+		sizeToken = newToken()
+	}
+	for pos, i := range live {
+		w := ws[i]
+		if res[i].gone {
+			continue
+		}
+		cur, err := t.inputOf(from, val, len(changes) == 0)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		if len(changes) == 0 {
+			held = s.VersionOf(t.structOf(&cur))
+		}
+		if w.wo.mustExist && bs.item == nil && len(changes) == 0 {
+			// Absent as read (or as a conflict found it): never remembered.
+			res[i] = outcome[T]{err: fmt.Errorf("%w: Update of table %q key %s with MustExist: the key holds no item", ErrNotFound, t.name, formatKey(k))}
+			continue
+		}
+		n := int64(len(changes))
+		fromVer := held // the version this change was computed from
+		if n > 0 {
+			fromVer, _ = t.p.advance(held, n, nowMs) // fits: checked for the previous change
+		}
+		// The change is checked on its own, as a write of it alone would
+		// be, so that a bad one fails only its caller, and encoded for the
+		// next function, when others share the batch; and whenever the
+		// batch runs outside the caller's goroutine, so that the write
+		// never reads the value fn returned after its caller may have
+		// left Update (writeBatch writes from item).
+		encode := len(live) > 1 || !w.inline
+		prep := preparer[T]{t: t, k: k, w: w, fromVer: fromVer, sizeToken: sizeToken, encode: encode, nowMs: nowMs}
+		c := t.ask(w, cur, len(changes) > 0, &prep)
+		switch {
+		case c.cut:
+			// Slow: the changes before it are written without it; it and
+			// the calls after it go to the next batch.
+			for _, j := range live[pos:] {
+				res[j] = outcome[T]{requeue: true}
+			}
+			return held, changes, nil, nil
+		case c.gone:
+			res[i] = outcome[T]{err: c.err, gone: true}
+			continue
+		case c.withdrawn:
+			res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
+			continue
+		case c.err != nil || c.panicked:
+			if res[i], again, err = t.noChange(ctx, k, bs, verified, from, c, len(changes) > 0); again != nil || err != nil {
+				return 0, nil, again, err
+			}
+			continue
+		}
+		pr := c.prep // c.prepped: fn returned no error
+		if pr.err != nil {
+			res[i] = outcome[T]{err: pr.err}
+			continue
+		}
+		if pr.item != nil {
+			from = pr.item
+		}
+		changes = append(changes, change{who: i, boxed: pr.boxed, v: pr.v, item: pr.item})
+	}
+	return held, changes, nil, nil
+}
+
+// inputOf returns the value a function of a batch is given: the item from
+// decoded, or, for the batch's first function (first: from is bs.item),
+// the decoding kept from the last write in *val, handed over once
+// (nothing else refers to it) and cleared.
+func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val *unsafe.Pointer, first bool) (T, error) {
+	if first && *val != nil {
+		cur := t.structAsT(*val)
+		if !t.ptr {
+			// The key's room (readBack): its slices and maps are cur's
+			// now, so it keeps none.
+			var zero T
+			*(*T)(*val) = zero
+		}
+		*val = nil
+		return cur, nil
+	}
+	return t.decode(from)
+}
+
+// preparer is what ask runs on the value fn returns (run), computed from
+// version fromVer: the change checked, and, with encode, checked on its own
+// and encoded (checkAlone) as a write of it alone would be, so that a bad
+// one fails only its caller and the next function reads it. A value, not a
+// closure: a batch run in its caller's goroutine calls run in place, with
+// nothing to allocate.
+type preparer[T any] struct {
+	t         *Table[T]
+	k         map[string]types.AttributeValue
+	w         *waiter[T]
+	fromVer   int64
+	sizeToken []byte
+	encode    bool
+	nowMs     int64
+}
+
+func (pr *preparer[T]) run(next T) prepared {
+	t := pr.t
+	boxed, nv, err := t.changeOf(pr.k, next, pr.fromVer)
+	if err != nil || !pr.encode {
+		return prepared{boxed: boxed, v: nv, err: err}
+	}
+	if t.ptr && boxed == any(next) {
+		// fn's own pointer: the batch reads a copy of the struct,
+		// taken here, before its caller may leave Update.
+		boxed, nv, _ = t.box(t.withVersion(nv, pr.fromVer), "Update")
+	}
+	item, err := t.checkAlone(pr.k, boxed, pr.fromVer, pr.sizeToken, pr.w.wo.behavior == SavePut, pr.nowMs)
+	return prepared{boxed: boxed, v: nv, item: item, err: err}
+}
+
+// noChange returns the outcome of a caller whose function returned an
+// error (ErrNoChange among them) or panicked, computed from the item from
+// (bs as read, or as the changes before it leave it: rides). Such an answer
+// is final only for the item as stored: the first one of a batch has the
+// item read again (verified), and when it is no longer bs the batch is
+// computed again from it (again).
+func (t *Table[T]) noChange(ctx context.Context, k map[string]types.AttributeValue, bs *basis, verified *bool,
+	from map[string]types.AttributeValue, c computed[T], rides bool) (outcome[T], *basis, error) {
+	if !*verified {
+		fresh, err := t.readRaw(ctx, k)
+		if err != nil {
+			return outcome[T]{}, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+		}
+		*verified = true
+		if !t.p.sameState(bs.item, fresh) {
+			return outcome[T]{}, &basis{item: fresh}, nil
+		}
+	}
+	if errors.Is(c.err, ErrNoChange) {
+		// The item as given (fn may have changed its copy): stored, or as
+		// the changes before it in this write leave it, with whom it then
+		// shares the write's fate (rides).
+		given, err := t.decode(from)
+		if err != nil {
+			return outcome[T]{}, nil, err
+		}
+		return outcome[T]{saved: given, rides: rides}, nil, nil
+	}
+	return outcome[T]{err: c.err, panicked: c.panicked, pv: c.pv}, nil, nil
+}
+
+// changeOf returns next, a value the Update function returned for the item
+// with key k, as it is written: boxed, its key checked to be k, carrying the
+// version fromVer it was computed from (a copy: fn's value is never
+// modified) and the type's entity. An error fails only its caller.
+func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer int64) (any, reflect.Value, error) {
+	boxed, nv, err := t.box(next, "Update")
+	if err != nil {
+		return nil, nv, fmt.Errorf("%w (returned by the Update function)", err)
+	}
+	if !t.sameKey(k, nv) {
+		nk, err := t.keyOf(nv)
+		if err != nil {
+			return nil, nv, err
+		}
+		if !maps.EqualFunc(k, nk, av.Equal) { // numbers by value, as item identity (keyID)
+			return nil, nv, fmt.Errorf("%w: the Update function changed the key of table %q from %s to %s: keep the key; use Save and Delete to move an item",
+				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))
+		}
+	}
+	if s := t.p.s; s.Version >= 0 && s.VersionOf(nv) != fromVer {
+		boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
+	}
+	boxed, nv = t.withEntity(boxed, nv) // the copy as stored
+	return boxed, nv, nil
+}
+
+// checkAlone checks one change of a combined write (boxed, computed from
+// version fromVer) as a write of it alone would be checked — it encodes,
+// its keys are ones DynamoDB takes, its version has room for a step, it fits in 400 KB with a write token of
+// sizeToken's size — and returns its item at its new version, which the
+// next function of the write is given.
+func (t *Table[T]) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer int64, sizeToken []byte, put bool, nowMs int64) (map[string]types.AttributeValue, error) {
+	s := t.p.s
+	item, err := t.encode(boxed)
+	if err == nil {
+		err = t.checkItemKeys(item) // its index keys: the table's are k
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w (returned by the Update function)", err)
+	}
+	var next int64
+	if s.Version >= 0 {
+		var ok bool
+		if next, ok = t.p.nextVersion(fromVer, nowMs); !ok {
+			return nil, fmt.Errorf("%w: table %q key %s: version %d leaves no room for this change (step %d) in field %s (%s): %s",
+				ErrInvalidInput, t.name, formatKey(k), fromVer, t.p.verStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
+		}
+	}
+	if size := t.writtenSize(item, next, sizeToken, put); size > maxItemSize {
+		return nil, fmt.Errorf("%w: table %q key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+			ErrInvalidInput, t.name, formatKey(k), size)
+	}
+	if s.Version >= 0 {
+		item[s.Fields[s.Version].Name] = numberAV(next)
+	}
+	return item, nil
+}
+
+// batchContext returns the context of a batch's requests: done when the
+// contexts of all its callers are, so that one caller's deadline does not
+// decide for the others whose changes the write carries.
+func batchContext[T any](ws []*waiter[T]) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ws[0].ctx))
+	var left atomic.Int64
+	left.Store(int64(len(ws)))
+	stops := make([]func() bool, len(ws))
+	for i, w := range ws {
+		stops[i] = context.AfterFunc(w.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
+}
