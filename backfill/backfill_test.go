@@ -156,9 +156,15 @@ func (e *env) writersWith(w int, update func(ctx context.Context, i int) error) 
 			}
 		}()
 	}
-	return func() []int64 {
+	halt := func() {
 		stopped.Store(true)
 		wg.Wait()
+	}
+	// A test that fails before it stops its writers still joins them
+	// before its table goes (cleanups run last first).
+	e.t.Cleanup(halt)
+	return func() []int64 {
+		halt()
 		out := make([]int64, e.n)
 		for i := range hits {
 			out[i] = hits[i].Load()
