@@ -94,11 +94,16 @@ func newEnv(t testing.TB, n int) *env {
 func key(i int) string { return fmt.Sprintf("acct-%05d", i) }
 
 // leaseClient is a lease client of the env's lease table with short,
-// real-time timings (the group's rounds run on the system clock).
+// real-time timings (the group's rounds run on the system clock). Its
+// heartbeat has 5.5 s to land before the lease is lost: a -race suite on a
+// loaded 2-core machine starves goroutines for over a second, and a 2 s
+// lease then ended migrations with "lease: lost" (seen twice in fresh
+// clones' runs at load 10–15). Only TestMigrationProcessKilled waits for
+// an expiry, once.
 func (e *env) leaseClient(owner string) *lease.Client {
 	e.t.Helper()
 	lc, err := lease.New(dynamo.NewMapper(e.c), e.leases, lease.WithOwner(owner),
-		lease.WithLeaseDuration(2*time.Second), lease.WithHeartbeatInterval(500*time.Millisecond),
+		lease.WithLeaseDuration(6*time.Second), lease.WithHeartbeatInterval(500*time.Millisecond),
 		lease.WithPollInterval(50*time.Millisecond))
 	if err != nil {
 		e.t.Fatal(err)
