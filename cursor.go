@@ -175,7 +175,7 @@ func checkSegment(segment, total int) error {
 // partition the query reads, and a sort key the condition selects. What
 // DynamoDB would refuse with a ValidationException is refused here, before
 // anything is sent.
-func (t *Table[T]) checkPosition(p position, index string, segment, total int, kc *keyCond) error {
+func (t *table) checkPosition(p position, index string, segment, total int, kc *keyCond) error {
 	if err := t.checkListing(p, index, segment, total); err != nil {
 		return err
 	}
@@ -186,14 +186,14 @@ func (t *Table[T]) checkPosition(p position, index string, segment, total int, k
 }
 
 // badCursor is the error of a cursor that does not belong to the call.
-func (t *Table[T]) badCursor(format string, args ...any) error {
+func (t *table) badCursor(format string, args ...any) error {
 	return fmt.Errorf("%w: cursor for table %q: %s: pass a cursor back to the same query or scan it came from",
 		ErrInvalidInput, t.name, fmt.Sprintf(format, args...))
 }
 
 // checkListing checks that p was made reading index, and by a scan of the
 // same segment (when total > 0) or of none.
-func (t *Table[T]) checkListing(p position, index string, segment, total int) error {
+func (t *table) checkListing(p position, index string, segment, total int) error {
 	if p.index != index {
 		return t.badCursor("it was made reading %s, this call reads %s", whereName(p.index), whereName(index))
 	}
@@ -211,7 +211,7 @@ func (t *Table[T]) checkListing(p position, index string, segment, total int) er
 // checkPositionKey checks the key p holds, read on index: the key
 // attributes, the types T's fields give them, and DynamoDB's limits on
 // their sizes.
-func (t *Table[T]) checkPositionKey(p position, index string) error {
+func (t *table) checkPositionKey(p position, index string) error {
 	// A position in the table holds the table's key; in an index, the
 	// table's key and the index's. The index's key is known when T's tags
 	// declare the index; otherwise only the table's part is checked.
@@ -271,7 +271,7 @@ func (t *Table[T]) checkPositionKey(p position, index string) error {
 // checkPositionInQuery checks that p lies in what the query's key
 // condition kc selects: its partition, and a sort key the condition holds
 // for. A scan (kc nil) selects every position.
-func (t *Table[T]) checkPositionInQuery(p position, kc *keyCond) error {
+func (t *table) checkPositionInQuery(p position, kc *keyCond) error {
 	if kc == nil {
 		return nil
 	}

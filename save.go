@@ -185,7 +185,7 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 
 // sendSaveOnce sends the save r once: the SDK retries only attempts that
 // were certainly not applied when noResend is set.
-func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptions, att *attempts, noResend bool) (map[string]types.AttributeValue, error) {
+func (t *table) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptions, att *attempts, noResend bool) (map[string]types.AttributeValue, error) {
 	if r.put {
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                           t.namePtr,
@@ -376,7 +376,7 @@ func (r *saveRequest) cond() string {
 // clock reading for the timestamps and a clock-started version; zero means
 // read the clock. Nothing is sent; bad input is an error wrapping
 // ErrInvalidInput.
-func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool, now time.Time) (saveRequest, error) {
+func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool, now time.Time) (saveRequest, error) {
 	p, s := t.p, t.p.s
 	if now.IsZero() && (s.HasStamps() || p.verClock) {
 		now = t.m.opts.clock.Now()
@@ -483,7 +483,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 // done, when the codec refuses a value or does not vouch for the values
 // (codec.Result.Clean): buildSave encodes the item then, and words the
 // error or checks it.
-func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
+func (t *table) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
 	p, s := t.p, t.p.s
 	if s.Walk {
 		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
@@ -539,7 +539,7 @@ func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions,
 // putRequest completes r as a SavePut's PutItem: the item holds the new
 // version and the write token, under the version condition (and bs's
 // basis condition, when not nil).
-func (t *Table[T]) putRequest(r *saveRequest, bs *basis) error {
+func (t *table) putRequest(r *saveRequest, bs *basis) error {
 	p, s := t.p, t.p.s
 	if s.Version >= 0 {
 		r.item[s.Fields[s.Version].Name] = numberAV(r.next)
@@ -559,7 +559,7 @@ func (t *Table[T]) putRequest(r *saveRequest, bs *basis) error {
 // checkSaveSize returns the size of the item a save with behaviour b
 // stores (item encoded, sz its size as encoded, writing version next and
 // token), refusing one over DynamoDB's 400 KB limit.
-func (t *Table[T]) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, b SaveBehavior) (int, error) {
+func (t *table) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, b SaveBehavior) (int, error) {
 	sizedAs := next
 	if b == SaveClobber && t.p.s.Version >= 0 {
 		// DynamoDB ADDs 1 to the stored version, which may have more
@@ -580,7 +580,7 @@ func (t *Table[T]) checkSaveSize(item map[string]types.AttributeValue, sz itemSi
 // changes, the first for SaveClobber (DynamoDB advances the stored one, or
 // stores the first where there is none). A version that is negative or
 // leaves no room for the step is refused.
-func (t *Table[T]) saveVersions(v reflect.Value, item map[string]types.AttributeValue, wo *writeOptions, now time.Time) (held, next int64, err error) {
+func (t *table) saveVersions(v reflect.Value, item map[string]types.AttributeValue, wo *writeOptions, now time.Time) (held, next int64, err error) {
 	p, s := t.p, t.p.s
 	if s.Version < 0 {
 		return 0, 0, nil
@@ -612,7 +612,7 @@ func (t *Table[T]) saveVersions(v reflect.Value, item map[string]types.Attribute
 // Update's guard of a type without a version (or of an item written
 // without a write token) names every attribute the type models, so a type
 // with very many attributes can reach the limit.
-func (t *Table[T]) checkCondLen(cond string, bs *basis) error {
+func (t *table) checkCondLen(cond string, bs *basis) error {
 	if len(cond) <= schema.MaxExprLen {
 		return nil
 	}
@@ -630,7 +630,7 @@ func (t *Table[T]) checkCondLen(cond string, bs *basis) error {
 // checkChangedFrom refuses ChangedFrom where the values given to a Save
 // (the only call that takes it: writeRules) cannot work: another save
 // behaviour than SaveUpdate, a type without a version, a nil item read.
-func (t *Table[T]) checkChangedFrom(wo *writeOptions) error {
+func (t *table) checkChangedFrom(wo *writeOptions) error {
 	var why string
 	switch {
 	case wo.behavior != SaveUpdate:
@@ -648,7 +648,7 @@ func (t *Table[T]) checkChangedFrom(wo *writeOptions) error {
 // checkChangedFromItem refuses a ChangedFrom item read that is not the
 // stored state the save of item (encoded, holding version held) replaces:
 // another key, another version, or an unsaved item.
-func (t *Table[T]) checkChangedFromItem(read, item map[string]types.AttributeValue, held int64) error {
+func (t *table) checkChangedFromItem(read, item map[string]types.AttributeValue, held int64) error {
 	p := t.p
 	fail := func(why string) error {
 		return fmt.Errorf("%w: Save on table %q key %s with ChangedFrom: %s", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), why)

@@ -26,6 +26,14 @@ import (
 // a pointer to a struct tagged with `dynamo:"..."`. It is safe for concurrent
 // use; its methods never modify the values passed to them.
 type Table[T any] struct {
+	table
+	gate gate[T] // queues and combines Update calls per key; see gate.go
+}
+
+// table is what a Table holds that does not depend on T: the mapper, the
+// name, the schema's plan and the codecs. Table[T] embeds it, and every
+// method that needs neither T nor a method that does is a method of table.
+type table struct {
 	m    *Mapper
 	name string
 	// namePtr points to a copy of name, for the TableName of requests: one
@@ -33,8 +41,7 @@ type Table[T any] struct {
 	// per call.
 	namePtr *string
 	p       *plan
-	ptr     bool    // T is a pointer to the struct
-	gate    gate[T] // queues and combines Update calls per key; see gate.go
+	ptr     bool // T is a pointer to the struct
 	// idemSeen is the window of idempotency keys last seen per item, the
 	// first guess of a keyed Add (idem.go).
 	idemSeen idemSeen
@@ -116,7 +123,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	t := &Table[T]{m: m, name: name, namePtr: aws.String(name), p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}
+	t := &Table[T]{table: table{m: m, name: name, namePtr: aws.String(name), p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}}
 	c := codec.For(rt)
 	if c != nil {
 		if m.compiledEnc {
@@ -143,7 +150,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 // (saveUpdateExpr), nothing changes the encoded item by name afterwards
 // (text index keys, javabool and javadate, `set`s, the entity attribute:
 // encodeItem, encodeSized), and the codec's fields are exactly the schema's.
-func (t *Table[T]) savesValues() ([]string, []int8) {
+func (t *table) savesValues() ([]string, []int8) {
 	p, s := t.p, t.p.s
 	if t.enc == nil || s.Version < 0 || len(p.nonKeyNoVerFs) > maxCachedFields || len(t.textIndexKeys) > 0 ||
 		len(s.JavaFields) > 0 || s.ConvertsSets() || s.Entity >= 0 {
@@ -173,7 +180,7 @@ func (t *Table[T]) savesValues() ([]string, []int8) {
 // codec left as the basis held them (sz.kept, by the codec's fields), when
 // sz still describes the item (nothing changed it after encoding) and the
 // codec's fields are the schema's (keptBit). 0: write them all.
-func (t *Table[T]) keptAttrs(sz itemSizes) uint64 {
+func (t *table) keptAttrs(sz itemSizes) uint64 {
 	if !sz.ok || t.keptBit == nil {
 		return 0
 	}
@@ -247,7 +254,7 @@ func (t *Table[T]) structAsT(p unsafe.Pointer) T {
 // only with its UseEncodingMarshalers and UseEncodingUnmarshalers options,
 // which also change how it stores time.Time (as text, whatever `unixtime`
 // says) and types with only some of the text and binary methods.
-func (t *Table[T]) textCoders(c *codec.Struct) error {
+func (t *table) textCoders(c *codec.Struct) error {
 	s := t.p.s
 	if d := codec.LostEmbedded(s.Type); d != "" {
 		return &SchemaError{Struct: s.Type.String(), Reason: d}
@@ -288,10 +295,10 @@ func (t *Table[T]) textCoders(c *codec.Struct) error {
 }
 
 // Name returns the table's name.
-func (t *Table[T]) Name() string { return t.name }
+func (t *table) Name() string { return t.name }
 
 // Mapper returns the mapper the table sends its requests through.
-func (t *Table[T]) Mapper() *Mapper { return t.m }
+func (t *table) Mapper() *Mapper { return t.m }
 
 // Current decodes the item carried by a ConditionError returned by this
 // table's writes (Save, Delete, Update; for a transaction, pass
@@ -349,7 +356,7 @@ func (t *Table[T]) structOf(item *T) reflect.Value {
 // `javabool` and `javadate` conversions, and checks the result as DynamoDB
 // would (internal/schema/validate.go): every refusal wraps ErrInvalidInput
 // and names the field. Duplicate set elements are dropped.
-func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
+func (t *table) encode(boxed any) (map[string]types.AttributeValue, error) {
 	item, _, err := t.encodeSized(boxed, nil, false)
 	return item, err
 }
@@ -361,7 +368,7 @@ func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 // (codec.Struct.EncodeOver); with into, the item is written into prev
 // itself (codec.Struct.EncodeInto), which the caller owns and drops: its
 // attributes no field names stay.
-func (t *Table[T]) encodeSized(boxed any, prev map[string]types.AttributeValue, into bool) (map[string]types.AttributeValue, itemSizes, error) {
+func (t *table) encodeSized(boxed any, prev map[string]types.AttributeValue, into bool) (map[string]types.AttributeValue, itemSizes, error) {
 	item, clean, sz, err := t.encodeItem(boxed, prev, into)
 	if err != nil {
 		return nil, itemSizes{}, err
@@ -396,7 +403,7 @@ type itemSizes struct {
 // encodeUnchecked is encode without the checks of the encoded values (UTF-8,
 // depth, set duplicates); the Go value is still checked, so that encoding
 // cannot crash.
-func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
+func (t *table) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
 	item, _, _, err := t.encodeItem(boxed, nil, false)
 	return item, err
 }
@@ -409,7 +416,7 @@ var codecHooks = &codec.Hooks{Check: schema.ValidAV, Size: av.Size}
 // as checkEncoded would check them and found valid, without duplicate set
 // elements: checkEncoded has nothing left to do; sz, when ok, the item's
 // sizes. prev and into are encodeSized's.
-func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, into bool) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
+func (t *table) encodeItem(boxed any, prev map[string]types.AttributeValue, into bool) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
 	s := t.p.s
 	if s.Walk {
 		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
@@ -601,7 +608,7 @@ func (t *Table[T]) failingAttr(item map[string]types.AttributeValue) string {
 
 // avItem returns item as avDec can read it: the string sets of textSets as
 // lists of S (copy on write; item itself when there are none).
-func (t *Table[T]) avItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+func (t *table) avItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	out, copied := item, false
 	for _, i := range t.textSets {
 		ss, ok := item[t.p.s.Fields[i].Name].(*types.AttributeValueMemberSS)
@@ -742,7 +749,7 @@ func (t *Table[T]) fastKeyID(item *T) (id keyID, ok bool) {
 }
 
 // keyOf returns the primary key of the struct v, checked.
-func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
+func (t *table) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
 	if key, ok, err := t.fastKeyOf(v); ok {
 		return key, err
 	}
@@ -752,7 +759,7 @@ func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, erro
 // fastKeyOf is keyOf for key fields that fastKeyValue encodes; ok is false
 // when one of them needs the general encoder (keyFromEncoded). It does not
 // retain v, so a caller's struct need not escape to the heap.
-func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue, ok bool, err error) {
+func (t *table) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue, ok bool, err error) {
 	s := t.p.s
 	key = make(map[string]types.AttributeValue, 2)
 	for _, i := range [2]int{s.Hash, s.Range} {
@@ -777,7 +784,7 @@ func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeVal
 // keyOf returned (so checked), when that is quick to tell: string and
 // binary key fields stored as S and B, compared in place, without
 // encoding. false means not the same, or not known: ask keyOf.
-func (t *Table[T]) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
+func (t *table) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
 	s := t.p.s
 	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
@@ -809,7 +816,7 @@ func (t *Table[T]) sameKey(key map[string]types.AttributeValue, v reflect.Value)
 
 // keyFromEncoded encodes the whole struct and picks the key (for key types
 // with custom encodings).
-func (t *Table[T]) keyFromEncoded(v reflect.Value) (map[string]types.AttributeValue, error) {
+func (t *table) keyFromEncoded(v reflect.Value) (map[string]types.AttributeValue, error) {
 	// Only the key attributes are sent: the others are not checked.
 	item, err := t.encodeUnchecked(v.Addr().Interface())
 	if err != nil {
@@ -819,13 +826,13 @@ func (t *Table[T]) keyFromEncoded(v reflect.Value) (map[string]types.AttributeVa
 }
 
 // keyFromItem picks the primary key out of an encoded item, checked.
-func (t *Table[T]) keyFromItem(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+func (t *table) keyFromItem(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	key := t.pickKey(item)
 	return key, t.checkKey(key)
 }
 
 // pickKey returns the primary key attributes of an encoded item, unchecked.
-func (t *Table[T]) pickKey(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+func (t *table) pickKey(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	key := make(map[string]types.AttributeValue, 2)
 	key[t.p.keyNames[0]] = item[t.p.keyNames[0]]
 	if t.p.hasRangeKey {
@@ -838,7 +845,7 @@ func (t *Table[T]) pickKey(item map[string]types.AttributeValue) map[string]type
 // attributes of the encoded item — the same types and text, so a request
 // sending key is byte for byte the one sending pickKey(item) — for key
 // attributes of S or B.
-func (t *Table[T]) reusesKey(key, item map[string]types.AttributeValue) bool {
+func (t *table) reusesKey(key, item map[string]types.AttributeValue) bool {
 	n := 1
 	if t.p.hasRangeKey {
 		n = 2
@@ -867,7 +874,7 @@ func (t *Table[T]) reusesKey(key, item map[string]types.AttributeValue) bool {
 
 // checkKey refuses keys DynamoDB would refuse, before anything is sent. key
 // may also be a whole encoded item: only the key attributes are looked at.
-func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
+func (t *table) checkKey(key map[string]types.AttributeValue) error {
 	s := t.p.s
 	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
@@ -890,7 +897,7 @@ func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
 // declare that the item holds — an item without an index's key attribute
 // (or with it NULL) is simply not in that index, but one holding it empty,
 // over the size limit or not a string, number or binary fails the write.
-func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
+func (t *table) checkItemKeys(item map[string]types.AttributeValue) error {
 	if err := t.checkKey(item); err != nil {
 		return err
 	}
@@ -903,7 +910,7 @@ func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
 // the table's key attributes from key by name. The table's keys, checked
 // by checkKey, are checked again only where an index limits them more: the
 // table's partition key as an index's sort key (1024 bytes, not 2048).
-func (t *Table[T]) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPlaceholder bool) error {
+func (t *table) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPlaceholder bool) error {
 	s := t.p.s
 	for j := range s.Indexes {
 		x := &s.Indexes[j]
@@ -985,7 +992,7 @@ const (
 	maxSortKeyLen      = 1024
 )
 
-func (t *Table[T]) keyError(f *schema.Field, what, fix string) error {
+func (t *table) keyError(f *schema.Field, what, fix string) error {
 	role := "hash"
 	if f.Opts.Range {
 		role = "range"

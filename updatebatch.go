@@ -119,7 +119,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 
 // batchBasis returns the stored item a batch's functions start from: bs,
 // or when nil the item read now; an item of another entity is refused.
-func (t *Table[T]) batchBasis(ctx context.Context, k map[string]types.AttributeValue, bs *basis) (*basis, error) {
+func (t *table) batchBasis(ctx context.Context, k map[string]types.AttributeValue, bs *basis) (*basis, error) {
 	if bs == nil {
 		raw, err := t.readRaw(ctx, k)
 		if err != nil {
@@ -204,7 +204,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 // (not a condition failure, an unknown outcome, an If condition failed on
 // the item the functions saw, attempts exhausted); nil when the changes are
 // to be computed again on ce.Item, the item the conflict found.
-func (t *Table[T]) batchFailure(err error, attempt int, bs *basis, pol RetryPolicy) (ce *ConditionError, final error) {
+func (t *table) batchFailure(err error, attempt int, bs *basis, pol RetryPolicy) (ce *ConditionError, final error) {
 	ce, ok := asConditionError(err)
 	switch {
 	case !ok:
@@ -222,7 +222,7 @@ func (t *Table[T]) batchFailure(err error, attempt int, bs *basis, pol RetryPoli
 // versionClock returns the time a write takes its first version from when
 // the type's versions start from the clock (versionstart=clock), else the
 // zero time.
-func (t *Table[T]) versionClock() time.Time {
+func (t *table) versionClock() time.Time {
 	if t.p.verClock {
 		return t.m.opts.clock.Now()
 	}
@@ -478,7 +478,7 @@ func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer i
 // its keys are ones DynamoDB takes, its version has room for a step, it fits in 400 KB with a write token of
 // sizeToken's size — and returns its item at its new version, which the
 // next function of the write is given.
-func (t *Table[T]) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer int64, sizeToken []byte, put bool, nowMs int64) (map[string]types.AttributeValue, error) {
+func (t *table) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer int64, sizeToken []byte, put bool, nowMs int64) (map[string]types.AttributeValue, error) {
 	s := t.p.s
 	item, err := t.encode(boxed)
 	if err == nil {
