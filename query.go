@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -563,10 +562,10 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	if t.dec != nil {
 		if t.ptr {
 			pv := reflect.New(t.p.s.Type)
-			if err = t.dec.Decode(d.m.Value, pv.UnsafePointer(), t.m.dec); err == nil {
+			if err = t.dec.DecodeValue(d.m.Value, pv, t.m.dec); err == nil {
 				*out = pv.Interface().(T)
 			}
-		} else if err = t.dec.Decode(d.m.Value, unsafe.Pointer(out), t.m.dec); err != nil {
+		} else if err = codec.DecodeTo(t.dec, d.m.Value, out, t.m.dec); err != nil {
 			var zero T
 			*out = zero // attributevalue words the error, on a fresh value
 		}

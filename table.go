@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
@@ -205,47 +204,37 @@ func foldsAny(attr string, s *schema.Schema) bool {
 	return false
 }
 
-// readBack returns a struct of T's struct type holding what decoding the
-// item saved is written as gives (codec.Struct.CopyDecoded), sharing no
-// slice or map with saved; nil when that is not known (!readsBack, or a
-// value CopyDecoded does not copy). saved is the value a lone Update change
+// readBack sets room, the key's (hotKey.lastRoom: nothing to allocate), to
+// a T holding what decoding the item saved is written as gives
+// (codec.Struct.CopyDecoded), sharing no slice or map with saved, and
+// returns room; nil when that is not known (!readsBack, or a value
+// CopyDecoded does not copy). saved is the value a lone Update change
 // wrote: the stored item is its encoding, with the version it holds. For a
-// struct T the struct is room, the key's (hotKey.lastRoom: nothing to
-// allocate), which the value's taker clears (inputOf); for a pointer T a
-// new one, handed out as it is.
-func (t *Table[T]) readBack(saved *T, room *T) unsafe.Pointer {
+// pointer T, room points to a new struct. The value's taker clears room
+// (inputOf).
+func (t *Table[T]) readBack(saved *T, room *T) *T {
 	if !t.readsBack {
 		return nil
 	}
-	src := unsafe.Pointer(saved)
-	var dst unsafe.Pointer
+	var zero T
+	*room = zero // CopyDecoded sets a zero struct
 	if t.ptr {
-		if src = *(*unsafe.Pointer)(src); src == nil {
+		src := reflect.ValueOf(*saved)
+		if src.IsNil() {
 			return nil
 		}
-		dst = reflect.New(t.p.s.Type).UnsafePointer()
-	} else {
-		var zero T
-		*room = zero // CopyDecoded sets a zero struct
-		dst = unsafe.Pointer(room)
-	}
-	if !t.dec.CopyDecoded(dst, src) {
-		if !t.ptr {
-			var zero T
-			*room = zero
+		dst := reflect.New(t.p.s.Type)
+		if !t.dec.CopyDecodedValue(dst, src) {
+			return nil
 		}
+		*room = dst.Interface().(T)
+		return room
+	}
+	if !t.dec.CopyDecodedValue(reflect.ValueOf(room), reflect.ValueOf(saved)) {
+		*room = zero
 		return nil
 	}
-	return dst
-}
-
-// structAsT returns p, a struct of T's struct type readBack made, as a T:
-// for a pointer T, p itself.
-func (t *Table[T]) structAsT(p unsafe.Pointer) T {
-	if t.ptr {
-		return *(*T)(unsafe.Pointer(&p))
-	}
-	return *(*T)(p)
+	return room
 }
 
 // textCoders chooses the attributevalue encoder and decoder of a type that
@@ -531,10 +520,10 @@ func (t *Table[T]) decodeRaw(item map[string]types.AttributeValue) (T, error) {
 	if t.dec != nil {
 		if t.ptr {
 			pv := reflect.New(t.p.s.Type)
-			if err = t.dec.Decode(item, pv.UnsafePointer(), t.m.dec); err == nil {
+			if err = t.dec.DecodeValue(item, pv, t.m.dec); err == nil {
 				return pv.Interface().(T), nil
 			}
-		} else if err = t.dec.Decode(item, unsafe.Pointer(&out), t.m.dec); err == nil {
+		} else if err = codec.DecodeTo(t.dec, item, &out, t.m.dec); err == nil {
 			return out, nil
 		}
 		var zero T

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -233,7 +232,7 @@ func (t *table) versionClock() time.Time {
 // (nil when none), its size when known (else 0) and the struct decoding it
 // gives when known (else nil), and forgets them until a write of the batch
 // that takes them succeeds.
-func (e *hotKey[T]) takeLast() (*basis, int, unsafe.Pointer) {
+func (e *hotKey[T]) takeLast() (*basis, int, *T) {
 	var bs *basis
 	size := 0
 	if e.last != nil {
@@ -249,7 +248,7 @@ func (e *hotKey[T]) takeLast() (*basis, int, unsafe.Pointer) {
 
 // remember sets what e remembers of the key's stored item (hotKey.last,
 // lastSize, lastVal, lastOwn).
-func (e *hotKey[T]) remember(item map[string]types.AttributeValue, size int, val unsafe.Pointer, own bool) {
+func (e *hotKey[T]) remember(item map[string]types.AttributeValue, size int, val *T, own bool) {
 	e.last, e.lastSize, e.lastVal, e.lastOwn = item, size, val, own
 }
 
@@ -288,7 +287,7 @@ func ctxErr(ctx context.Context, err error) error {
 // nowMs is the time of the write in Unix milliseconds: the first version of
 // a type whose versions start from the clock. room is where the changes are
 // appended (empty).
-func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, val *unsafe.Pointer, verified *bool,
+func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, val **T, verified *bool,
 	res []outcome[T], nowMs int64, room []change) (held int64, changes []change, again *basis, err error) {
 	changes = room
 	from := bs.item
@@ -370,15 +369,13 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 // decoded, or, for the batch's first function (first: from is bs.item),
 // the decoding kept from the last write in *val, handed over once
 // (nothing else refers to it) and cleared.
-func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val *unsafe.Pointer, first bool) (T, error) {
+func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val **T, first bool) (T, error) {
 	if first && *val != nil {
-		cur := t.structAsT(*val)
-		if !t.ptr {
-			// The key's room (readBack): its slices and maps are cur's
-			// now, so it keeps none.
-			var zero T
-			*(*T)(*val) = zero
-		}
+		// The key's room (readBack): its value is cur's now, so it keeps
+		// none.
+		var zero T
+		cur := **val
+		**val = zero
 		*val = nil
 		return cur, nil
 	}
