@@ -188,7 +188,7 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 func (t *table) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptions, att *attempts, noResend bool) (map[string]types.AttributeValue, error) {
 	if r.put {
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                           t.namePtr,
+			TableName:                           &t.name,
 			Item:                                r.item,
 			ConditionExpression:                 t.p.exprPtr(r.pc.cond),
 			ExpressionAttributeNames:            r.pc.names,
@@ -198,7 +198,7 @@ func (t *table) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptio
 		return nil, err
 	}
 	in := &dynamodb.UpdateItemInput{
-		TableName:                           t.namePtr,
+		TableName:                           &t.name,
 		Key:                                 r.key,
 		UpdateExpression:                    t.p.exprPtr(r.up.update),
 		ConditionExpression:                 t.p.exprPtr(r.up.cond),

@@ -117,7 +117,7 @@ func (p *plan) markUnknown(ce *ConditionError) {
 
 // readRaw reads the item with key strongly consistently; nil when absent.
 func (t *table) readRaw(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	out, err := t.m.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: t.namePtr, Key: key, ConsistentRead: aws.Bool(true)})
+	out, err := t.m.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, err
 	}

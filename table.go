@@ -16,7 +16,6 @@ import (
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/schema"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -33,14 +32,13 @@ type Table[T any] struct {
 // name, the schema's plan and the codecs. Table[T] embeds it, and every
 // method that needs neither T nor a method that does is a method of table.
 type table struct {
-	m    *Mapper
+	m *Mapper
+	// name is the table's name; &name is the TableName of requests, one
+	// pointer for all of them (the SDK only reads it): nothing to
+	// allocate per call.
 	name string
-	// namePtr points to a copy of name, for the TableName of requests: one
-	// pointer for all of them (the SDK only reads it), nothing to allocate
-	// per call.
-	namePtr *string
-	p       *plan
-	ptr     bool // T is a pointer to the struct
+	p    *plan
+	ptr  bool // T is a pointer to the struct
 	// idemSeen is the window of idempotency keys last seen per item, the
 	// first guess of a keyed Add (idem.go).
 	idemSeen idemSeen
@@ -122,7 +120,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	t := &Table[T]{table: table{m: m, name: name, namePtr: aws.String(name), p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}}
+	t := &Table[T]{table: table{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}}
 	c := codec.For(rt)
 	if c != nil {
 		if m.compiledEnc {
