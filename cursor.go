@@ -215,7 +215,7 @@ func (t *Table[T]) checkPositionKey(p position, index string) error {
 	// A position in the table holds the table's key; in an index, the
 	// table's key and the index's. The index's key is known when T's tags
 	// declare the index; otherwise only the table's part is checked.
-	s := t.p.s
+	s := t.p.S
 	fields := []int{s.Hash}
 	if s.Range >= 0 {
 		fields = append(fields, s.Range)

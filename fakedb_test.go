@@ -45,6 +45,7 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/condexpr"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 var errUnexpected = errors.New("fakedb: unexpected call")
@@ -1420,7 +1421,7 @@ func fakeOperand(o condexpr.Operand, names map[string]string, vals map[string]ty
 		default:
 			return nil, nil
 		}
-		return numberAV(int64(n)), nil
+		return plan.NumberAV(int64(n)), nil
 	}
 	return nil, fakeValidation("unreadable operand")
 }

@@ -461,7 +461,7 @@ func TestJavaLoadSaveThroughClient(t *testing.T) {
 		t.Error("Current modified the SDK's item")
 	}
 	vals := c.upds()[0].ExpressionAttributeValues
-	sc := tb.p.s
+	sc := tb.p.S
 	for attr, want := range map[string]types.AttributeValue{
 		"b": n("1"), "pb": n("0"), "active": n("1"), "plain": &types.AttributeValueMemberBOOL{Value: true},
 		"d": str("2023-11-14T22:13:20.123Z"),

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/condexpr"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
@@ -262,16 +263,16 @@ func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Curs
 // A read of the table itself (not of an Index, whose projection already
 // decides) asks for the attributes T models only.
 func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
-	l := t.prepareFor(op, key, opts, t.p.s.Entity >= 0)
-	if l.err == nil && l.index == "" && t.p.proj != "" {
+	l := t.prepareFor(op, key, opts, t.p.S.Entity >= 0)
+	if l.err == nil && l.index == "" && t.p.Proj != "" {
 		names := l.names()
-		merged := make(map[string]string, len(names)+len(t.p.projNames))
+		merged := make(map[string]string, len(names)+len(t.p.ProjNames))
 		maps.Copy(merged, names)
-		maps.Copy(merged, t.p.projNames)
+		maps.Copy(merged, t.p.ProjNames)
 		if l.query != nil {
-			l.query.ProjectionExpression, l.query.ExpressionAttributeNames = &t.p.proj, merged
+			l.query.ProjectionExpression, l.query.ExpressionAttributeNames = &t.p.Proj, merged
 		} else {
-			l.scan.ProjectionExpression, l.scan.ExpressionAttributeNames = &t.p.proj, merged
+			l.scan.ProjectionExpression, l.scan.ExpressionAttributeNames = &t.p.Proj, merged
 		}
 	}
 	return l
@@ -295,7 +296,7 @@ func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, op
 	var o queryOptions
 	applyOptions(&o, opts, QueryOption.applyQuery)
 	if entityOnly {
-		o.filters = append(o.filters, t.p.s.EntityFilter())
+		o.filters = append(o.filters, t.p.S.EntityFilter())
 	}
 	l := &listing{tel: t.m.tel, op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
 	if o.segmented {
@@ -376,7 +377,7 @@ func (t *Table[T]) rewriteListingExpr(op, index string, isQuery, filtered bool, 
 	x := listingExpr{keyExpr: e.KeyCondition(), filter: e.Filter(), names: e.Names(), values: e.Values()}
 	var kc *keyCond
 	if isQuery {
-		k, n, err := t.p.s.RewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
+		k, n, err := t.p.S.RewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
 		if err != nil {
 			return x, nil, fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
 		}
@@ -389,7 +390,7 @@ func (t *Table[T]) rewriteListingExpr(op, index string, isQuery, filtered bool, 
 		return x, nil, err
 	}
 	if filtered {
-		f, n, err := t.p.s.RewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
+		f, n, err := t.p.S.RewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
 		if err != nil {
 			return x, nil, fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
 		}
@@ -411,7 +412,7 @@ func (t *Table[T]) listingInput(l *listing, o *queryOptions, isQuery bool, x lis
 	if isQuery {
 		l.query = &dynamodb.QueryInput{
 			TableName:                 aws.String(t.name),
-			IndexName:                 strPtr(o.index),
+			IndexName:                 plan.StrPtr(o.index),
 			KeyConditionExpression:    x.keyExpr,
 			FilterExpression:          x.filter,
 			ExpressionAttributeNames:  x.names,
@@ -423,7 +424,7 @@ func (t *Table[T]) listingInput(l *listing, o *queryOptions, isQuery bool, x lis
 	}
 	l.scan = &dynamodb.ScanInput{
 		TableName:      aws.String(t.name),
-		IndexName:      strPtr(o.index),
+		IndexName:      plan.StrPtr(o.index),
 		ConsistentRead: consistent,
 	}
 	if l.filtered {
@@ -462,7 +463,7 @@ func (t *Table[T]) checkQueryOptions(op string, isQuery bool, o *queryOptions) e
 			return fail("Index: %v", err)
 		}
 		if o.read.consistent {
-			for _, x := range t.p.s.Indexes {
+			for _, x := range t.p.S.Indexes {
 				if x.Name == o.index && !x.Local {
 					return fail("ConsistentRead on the global secondary index %q, which DynamoDB reads only eventually consistently: drop ConsistentRead, or read the table or a local index", o.index)
 				}
@@ -555,14 +556,14 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	t := d.t
 	d.m.Value = item
 	var err error
-	if len(t.p.s.JavaDecFields) > 0 {
-		if d.m.Value, err = t.p.s.JavaDecode(item); err != nil {
+	if len(t.p.S.JavaDecFields) > 0 {
+		if d.m.Value, err = t.p.S.JavaDecode(item); err != nil {
 			return t.decodeError(item, err)
 		}
 	}
 	if t.dec != nil {
 		if t.ptr {
-			pv := reflect.New(t.p.s.Type)
+			pv := reflect.New(t.p.S.Type)
 			if err = t.dec.Decode(d.m.Value, pv.UnsafePointer(), t.m.dec); err == nil {
 				*out = pv.Interface().(T)
 			}
@@ -576,7 +577,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	} else if t.dec == nil || err != nil {
 		d.m.Value = t.avItem(d.m.Value)
 		if t.ptr {
-			pv := reflect.New(t.p.s.Type)
+			pv := reflect.New(t.p.S.Type)
 			err = codec.SafeDecode(t.avDec, &d.m, pv.Interface())
 			*out = pv.Interface().(T)
 		} else {
@@ -794,7 +795,7 @@ func parseKeyCondition(s string, names map[string]string, values map[string]type
 // none) of the table or of index, and whether they are known: an index the
 // tags do not declare has keys the mapper does not know.
 func (t *Table[T]) listingKey(index string) (hash, rng int, known bool) {
-	s := t.p.s
+	s := t.p.S
 	if index == "" {
 		return s.Hash, s.Range, true
 	}
@@ -944,7 +945,7 @@ func checkKeyTermValues(terms []keyTerm, fail func(format string, args ...any) e
 // and rng (-1: none), the keys of index, refusing a term on another
 // attribute, two on one key, and a partition key not fixed with Equal.
 func (t *Table[T]) placeKeyTerms(kc *keyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
-	s := t.p.s
+	s := t.p.S
 	hashName, rngName := s.Fields[hash].Name, ""
 	if rng >= 0 {
 		rngName = s.Fields[rng].Name
@@ -987,7 +988,7 @@ func (t *Table[T]) placeKeyTerms(kc *keyCond, index string, hash, rng int, fail 
 // and rng) with values of the keys' types, and begins_with only strings and
 // binary.
 func (t *Table[T]) checkKeyTermKinds(kc *keyCond, hash, rng int, fail func(format string, args ...any) error) error {
-	s := t.p.s
+	s := t.p.S
 	for _, x := range [...]struct {
 		kt    *keyTerm
 		f     int
@@ -1037,7 +1038,7 @@ func (t *Table[T]) keyHint(name, index, hashName, rngName string) string {
 			return fmt.Sprintf(": did you mean %q? (attribute names are case-sensitive)", k)
 		}
 	}
-	s := t.p.s
+	s := t.p.S
 	if index != "" && name == s.Fields[s.Hash].Name {
 		return ": it is the table's partition key; leave out Index to query the table"
 	}
