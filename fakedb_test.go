@@ -1256,7 +1256,7 @@ func fakeCloneAV(v types.AttributeValue) types.AttributeValue {
 // key order does (compareKeyValues); values of other types compare by type
 // name.
 func fakeCompare(a, b types.AttributeValue) int {
-	if c := compareKeyValues(a, b); c != 2 {
+	if c := plan.CompareKeyValues(a, b); c != 2 {
 		return c
 	}
 	return cmp.Compare(fmt.Sprintf("%T", a), fmt.Sprintf("%T", b))

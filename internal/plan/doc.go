@@ -5,7 +5,10 @@
 // was computed from (basis.go: BasisCond, SameState), the caller's If
 // conditions compiled (CompileConds), and the UpdateExpressions and
 // conditions of saves, puts and deletes (expr.go: ExprBuilder, BuildUpdate,
-// BuildPutCond). SaveBehavior is defined here; the root re-exports it.
+// BuildPutCond), a Query's key condition read and checked (keycond.go),
+// and cursor positions encoded, decoded and compared with a key condition
+// (cursor.go; the root's Cursor and ParseCursor call them). SaveBehavior is
+// defined here; the root re-exports it.
 //
 // It is pure: no I/O, no clock (callers pass the time), no client. A Plan
 // is read-only once built, but for its cache of SaveUpdate expressions,
