@@ -27,6 +27,9 @@ import (
 // did. Each example owns its keys, so any subset runs alone (-run).
 func TestMain(m *testing.M) {
 	flag.Parse()
+	if dynamotest.ShortWithoutServer() {
+		dynamotest.Main(m) // skips the examples and the tests that need a server
+	}
 	stop := func() {}
 	if runsExamples() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -29,6 +29,9 @@ var client *dynamodb.Client
 // too) and stopped at its end. When none can be had, the examples fail
 // naming why, and the tests fail as dynamotest.Client makes them.
 func TestMain(m *testing.M) {
+	if dynamotest.ShortWithoutServer() {
+		dynamotest.Main(m) // skips the examples and the tests that need a server
+	}
 	ep, stop, err := dynamotest.Start(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "backfill tests: no DynamoDB server for the examples: %v\n", err)

@@ -85,8 +85,15 @@ func ClientWith(tb testing.TB, optFns ...func(*dynamodb.Options)) *dynamodb.Clie
 // When DYNAMOTEST_SKIP_UNAVAILABLE is set to 1 (or true), a test that cannot
 // have a server is skipped instead, unless CI is set (to anything but false):
 // under CI it still fails. A malformed DYNAMODB_ENDPOINT always fails.
+//
+// Under go test -short a test that cannot have a server without starting
+// DynamoDB Local, or whose DYNAMODB_ENDPOINT does not answer, is skipped, even
+// under CI: see [ShortWithoutServer].
 func Endpoint(tb testing.TB) string {
 	tb.Helper()
+	if ShortWithoutServer() {
+		tb.Skip(skipShort)
+	}
 	if ep := os.Getenv(envEndpoint); ep != "" {
 		if err := checkEndpointOnce(context.Background(), ep); err != nil {
 			unavailable(tb, err)
@@ -110,7 +117,14 @@ func Endpoint(tb testing.TB) string {
 //
 // On Linux the server dies with the test binary anyway; Main stops it as soon as
 // the tests are done, and makes that happen on other systems too.
+//
+// Under go test -short with no server to reach ([ShortWithoutServer]), Main
+// skips the binary's examples, which cannot skip themselves: it adds ^Example
+// to -test.skip.
 func Main(m *testing.M) {
+	if ShortWithoutServer() {
+		skipExamples()
+	}
 	code := m.Run()
 	Stop()
 	os.Exit(code)

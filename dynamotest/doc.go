@@ -122,7 +122,9 @@
 //     fail, the tests that need a server when none can be had (no Java, no
 //     DynamoDB Local, a dead DYNAMODB_ENDPOINT). Ignored under CI: when CI is
 //     set to anything but false, such tests fail. A malformed
-//     DYNAMODB_ENDPOINT always fails.
+//     DYNAMODB_ENDPOINT always fails. Under go test -short such tests skip
+//     whatever this says, and DynamoDB Local is never started (see
+//     ShortWithoutServer).
 //   - AWS_REGION: the region clients use; default us-east-1.
 //   - AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN: used only for the
 //     DYNAMODB_ENDPOINT server, and only when AWS_ACCESS_KEY_ID is set. Otherwise

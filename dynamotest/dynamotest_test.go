@@ -168,6 +168,9 @@ func TestStartUsesDynamoDBEndpoint(t *testing.T) {
 }
 
 func TestStartAndStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local")
+	}
 	// Start its own server even when the run shares one through
 	// DYNAMODB_ENDPOINT (as scripts/test.sh does): starting is what this tests.
 	// t.Setenv rules out t.Parallel, and so keeps the change from other tests.
@@ -207,6 +210,9 @@ func runHelper() {
 func TestServerDiesWithTestBinary(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux has a parent-death signal")
+	}
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local")
 	}
 	t.Parallel()
 	cmd := exec.Command(os.Args[0])

@@ -15,6 +15,9 @@ import (
 // made through the client of a DynamoDB Local that dynamotest started: it runs
 // with -sharedDb, as a long-lived server named by DYNAMODB_ENDPOINT usually does.
 func TestOwnCredentialsSeeTheTestsTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local")
+	}
 	// Start its own server even when the run shares one through
 	// DYNAMODB_ENDPOINT (as scripts/test.sh does): how dynamotest starts
 	// DynamoDB Local is what this tests. t.Setenv rules out t.Parallel.

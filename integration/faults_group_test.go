@@ -5,16 +5,25 @@ package integration
 // join and leave while the work on every key appends "<token> <worker>" to
 // the key's log with writes guarded by the key's lease. Checked: no key's
 // work starts while another worker's lease on it is live, and every key's
-// log is one holder's run after another with rising tokens.
+// log is one holder's run after another with rising tokens. Each key's
+// holdings, reads and guarded writes of its log are also checked with
+// porcupine against the lease model (linear_test.go): a holding is an
+// acquisition whose token the Group reported when it called the work, over
+// an interval from before the worker could have sent the take (its Run's
+// start, or its previous holding of the key's end) to that call; the work's
+// return is a release (the holding reported over: no write of that token
+// may land after it); the log is the resource.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
@@ -38,7 +47,9 @@ func TestFaultsGroup(t *testing.T) {
 	active := map[string]map[string]*lease.Lease{} // key → worker → its lease while its work runs
 	var transports []*dynamotest.Faults
 
-	work := func(name string, logs *dynamo.Table[keyLog]) func(context.Context, *lease.Lease) error {
+	lin := &linRecorder{}       // the history for the lease model, one partition per key
+	ended := map[string]int64{} // worker NUL key → stamp of the end of its last holding of key
+	work := func(name string, client int, runStart int64, logs *dynamo.Table[keyLog]) func(context.Context, *lease.Lease) error {
 		return func(ctx context.Context, l *lease.Lease) error {
 			k := l.Key()
 			mu.Lock()
@@ -51,21 +62,39 @@ func TestFaultsGroup(t *testing.T) {
 				active[k] = map[string]*lease.Lease{}
 			}
 			active[k][name] = l
+			since := max(runStart, ended[name+"\x00"+k])
 			mu.Unlock()
+			// The take landed after since (this Run started, or its last
+			// holding of k ended) and before this call.
+			lin.beginAt(client, leaseInput{Key: k, Kind: lkAcquire, Owner: name}, since).ok(l.Token())
 			defer func() {
+				lin.begin(client, leaseInput{Key: k, Kind: lkRelease, Owner: name, Token: l.Token()}).ok(nil)
 				mu.Lock()
 				delete(active[k], name)
+				ended[name+"\x00"+k] = lin.now()
 				mu.Unlock()
 			}()
 			for ctx.Err() == nil {
 				time.Sleep(20 * time.Millisecond)
+				read := lin.begin(client, leaseInput{Key: k, Kind: lkReadRes})
 				cur, err := logs.Load(ctx, keyLog{Key: k}, dynamo.ConsistentRead())
 				if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
-					continue
+					continue // a failed read: left out of the history
 				}
+				read.ok(groupLogValue(cur.Entries))
+				if ctx.Err() != nil {
+					break // Save would refuse it unsent
+				}
+				from := groupLogValue(cur.Entries)
 				cur.Key = k
 				cur.Entries = append(cur.Entries, fmt.Sprintf("%d %s", l.Token(), name))
+				write := lin.begin(client, leaseInput{Key: k, Kind: lkWrite, Owner: name, Token: l.Token(), From: from, To: groupLogValue(cur.Entries)})
 				_, err = lease.Save(ctx, l, logs, cur)
+				if err == nil {
+					write.ok(nil)
+				} else {
+					write.failed(err, mapperNotApplied)
+				}
 				mu.Lock()
 				rep.Ops++
 				if err == nil {
@@ -102,7 +131,8 @@ func TestFaultsGroup(t *testing.T) {
 		}
 		wctx, wcancel := context.WithCancel(ctx)
 		w := &worker{cancel: wcancel, done: make(chan error, 1)}
-		go func() { w.done <- g.Run(wctx, work(name, logs)) }()
+		fn := work(name, i, lin.now(), logs)
+		go func() { w.done <- g.Run(wctx, fn) }()
 		return w
 	}
 	stop := func(w *worker) {
@@ -140,6 +170,7 @@ func TestFaultsGroup(t *testing.T) {
 			anomalies = append(anomalies, fmt.Sprintf("log of %s: %v", k, err))
 			continue
 		}
+		lin.begin(next, leaseInput{Key: k, Kind: lkReadRes}).ok(groupLogValue(kl.Entries))
 		var lastTok int64
 		lastWorker := ""
 		for i, e := range kl.Entries {
@@ -160,8 +191,106 @@ func TestFaultsGroup(t *testing.T) {
 	for _, f := range transports {
 		rep.Stats = rep.Stats.Add(f.Stats())
 	}
-	rep.Anomalies = len(anomalies)
 	t.Logf("%d holdings over %d keys, %d workers in all", holders, nkeys, next)
 	reportAnomalies(t, anomalies)
+	nonLinear := checkLinear(t, "keys", leaseModel, nil, lin.history(), linCap, 30*time.Second).Anomalies()
+	rep.Anomalies = len(anomalies) + nonLinear
 	logFaults(t, rep)
+}
+
+// groupLogValue is a key's log as the lease model's resource holds it: the
+// number of entries, the last one, and a hash of them all (a history holds
+// every value read and written: a few bytes each, not the whole log).
+func groupLogValue(entries []string) string {
+	if len(entries) == 0 {
+		return ""
+	}
+	h := fnv.New64a()
+	for _, e := range entries {
+		h.Write([]byte(e))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%d, last %q, #%016x", len(entries), entries[len(entries)-1], h.Sum64())
+}
+
+// TestLinearGroupRefusesBrokenClients: the lease model on a group's key as
+// TestFaultsGroup records it — holdings called from before the take could
+// have been sent, ended by the work's return — accepts handovers with
+// rising tokens, a take that landed while the old holder still wrote, and a
+// write lost in a handover that landed; it refuses a worker that writes
+// with its token after its key was handed over, one that writes after its
+// work was told the key is gone (fencing bypassed), a recorder that fakes
+// two holders with the same token, and tokens going backwards.
+func TestLinearGroupRefusesBrokenClients(t *testing.T) {
+	hold := func(owner string) leaseInput { return leaseInput{Key: "k", Kind: lkAcquire, Owner: owner} }
+	end := func(owner string, tok int64) leaseInput {
+		return leaseInput{Key: "k", Kind: lkRelease, Owner: owner, Token: tok}
+	}
+	write := func(owner string, tok int64, from, to string) leaseInput {
+		return leaseInput{Key: "k", Kind: lkWrite, Owner: owner, Token: tok, From: from, To: to}
+	}
+	read := leaseInput{Key: "k", Kind: lkReadRes}
+	runLinCases(t, leaseModel, nil, []linCase{
+		{"handovers, tokens rising", []porcupine.Operation{
+			lop(0, 1, 3, hold("a"), int64(1)),
+			lop(1, 2, 12, hold("b"), int64(2)), // b's Run started at 2; its work called at 12
+			lop(0, 4, 5, read, ""),
+			lop(0, 6, 7, write("a", 1, "", "x"), nil),
+			lop(0, 8, 9, write("a", 1, "x", "xy"), nil),
+			lop(0, 10, 11, end("a", 1), nil),
+			lop(1, 13, 14, read, "xy"),
+			lop(1, 15, 16, write("b", 2, "xy", "xyz"), nil),
+			lop(1, 17, 18, end("b", 2), nil),
+			lop(0, 19, 22, hold("a"), int64(3)), // a's earlier holding ended at 18
+			lop(2, 23, 24, read, "xyz"),
+		}, true},
+		{"taken over while the old holder still wrote", []porcupine.Operation{
+			// a's lease ran out on b's clock, not yet on its own: its
+			// write after the take is refused, and its work ends later.
+			lop(0, 1, 2, hold("a"), int64(1)),
+			lop(0, 3, 4, write("a", 1, "", "x"), nil),
+			lop(1, 2, 6, hold("b"), int64(2)),
+			lop(0, 7, 8, write("a", 1, "x", "xa"), linRefused{}),
+			lop(1, 9, 10, write("b", 2, "x", "xb"), nil),
+			lop(0, 11, 12, end("a", 1), nil),
+			lop(2, 13, 14, read, "xb"),
+		}, true},
+		{"a write lost in the handover, landed", []porcupine.Operation{
+			lop(0, 1, 2, hold("a"), int64(1)),
+			lop(0, 3, 0, write("a", 1, "", "x"), nil), // its ctx cancelled by the handover
+			lop(0, 4, 5, end("a", 1), nil),
+			lop(1, 2, 6, hold("b"), int64(2)),
+			lop(1, 7, 8, read, "x"),
+		}, true},
+		{"a write with the token after the key was handed over", []porcupine.Operation{
+			lop(0, 1, 2, hold("a"), int64(1)),
+			lop(1, 2, 4, hold("b"), int64(2)),
+			lop(0, 5, 6, write("a", 1, "", "x"), nil),
+		}, false},
+		{"a write after the work was told the key is gone", []porcupine.Operation{
+			lop(0, 1, 2, hold("a"), int64(1)),
+			lop(0, 3, 4, end("a", 1), nil),
+			lop(0, 5, 6, write("a", 1, "", "x"), nil),
+		}, false},
+		{"two holders with the same token", []porcupine.Operation{
+			lop(0, 1, 2, hold("a"), int64(1)),
+			lop(0, 3, 4, end("a", 1), nil),
+			lop(1, 1, 6, hold("b"), int64(1)),
+		}, false},
+		{"tokens going backwards", []porcupine.Operation{
+			lop(0, 1, 2, hold("a"), int64(2)),
+			lop(0, 3, 4, end("a", 2), nil),
+			lop(1, 5, 6, hold("b"), int64(1)),
+		}, false},
+		{"a write from a stale read", []porcupine.Operation{
+			lop(0, 1, 2, hold("a"), int64(1)),
+			lop(0, 3, 4, write("a", 1, "", "x"), nil),
+			lop(0, 5, 6, end("a", 1), nil),
+			lop(1, 1, 7, hold("b"), int64(2)),
+			lop(1, 8, 9, write("b", 2, "", "y"), nil),
+		}, false},
+	})
+	if groupLogValue([]string{"1 a", "2 b"}) == groupLogValue([]string{"1 c", "2 b"}) || groupLogValue(nil) != "" {
+		t.Error("groupLogValue: two logs read as one, or an empty log as not empty")
+	}
 }

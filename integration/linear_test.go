@@ -86,6 +86,16 @@ func (r *linRecorder) begin(client int, input any) *linCall {
 	return &linCall{r: r, client: client, input: input, call: r.clock.Add(1)}
 }
 
+// now returns a fresh stamp of r's clock, for beginAt.
+func (r *linRecorder) now() int64 { return r.clock.Add(1) }
+
+// beginAt is begin for a call whose invocation the test does not see, only
+// a moment before it, call (a stamp from now): the call is taken as invoked
+// then, which only widens its interval.
+func (r *linRecorder) beginAt(client int, input any, call int64) *linCall {
+	return &linCall{r: r, client: client, input: input, call: call}
+}
+
 func (c *linCall) finish(output any, ret int64, meta string) {
 	if c == nil {
 		return
