@@ -723,7 +723,7 @@ func TestJavaNestedFieldsReadAsEncoded(t *testing.T) {
 	m := NewMapper(&fakeDB{noStore: true})
 	_, topErr := NewTable[top](m, "t")
 	_, nestedErr := NewTable[nested](m, "t")
-	if topErr == nil || nestedErr == nil || !strings.Contains(nestedErr.Error(), "write the name in the `dynamo` tag") {
+	if topErr == nil || nestedErr == nil || !strings.Contains(nestedErr.Error(), "write `dynamo:\"x,omitempty\"`") {
 		t.Errorf("top-level tags: %v; the same tags nested: %v; want both refused", topErr, nestedErr)
 	}
 }
