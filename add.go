@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -119,7 +120,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 	}
 	if wo.mustExist {
 		// Checked in the same request: the item's hash key exists.
-		hash := expression.NameNoDotSplit(t.p.s.Fields[t.p.s.Hash].Name)
+		hash := expression.NameNoDotSplit(t.p.S.Fields[t.p.S.Hash].Name)
 		wo.conds = append(slices.Clip(wo.conds), expression.AttributeExists(hash))
 	}
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
@@ -127,8 +128,8 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 	for _, op := range delta.ops {
 		blind = append(blind, op.attr)
 	}
-	if t.p.s.Version >= 0 {
-		blind = append(blind, t.p.versionAttr[0])
+	if t.p.S.Version >= 0 {
+		blind = append(blind, t.p.VersionAttr[0])
 	}
 	var once *addOnce[T] // with IdempotencyKey
 	if wo.idemSet {
@@ -147,7 +148,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 		}
 		if once != nil {
 			once.write().update(&r.up)
-			if err := t.checkCondLen(r.up.cond, nil); err != nil {
+			if err := t.checkCondLen(r.up.Cond, nil); err != nil {
 				return zero, err
 			}
 		}
@@ -171,7 +172,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 			// A NULL where the request assumed none (or the reverse) failed
 			// its condition, certainly not applied: send it again for the
 			// item as stored.
-			if nulls := storedNulls(err, blind, wo.nulls, t.p.zeroIsNoVersion()); nulls != nil {
+			if nulls := storedNulls(err, blind, wo.nulls, t.p.ZeroIsNoVersion()); nulls != nil {
 				if attempt < maxNullAttempts {
 					wo.nulls = nulls
 					continue
@@ -200,10 +201,10 @@ type addBound struct {
 
 // cond returns the condition that the stored value leaves the result of
 // the Add in range, and writes its value to eb.
-func (b *addBound) cond(eb *exprBuilder) string {
+func (b *addBound) cond(eb *plan.ExprBuilder) string {
 	f := b.f
 	bph := ":x" + f.ValuePH[2:]
-	eb.values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
+	eb.Values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
 	cmp := " <= "
 	if !b.max {
 		cmp = " >= "
@@ -224,15 +225,15 @@ func (b *addBound) cond(eb *exprBuilder) string {
 // those, and only those, hold NULL; when that no longer holds it fails its
 // condition (see storedNulls).
 func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
-	p, s := t.p, t.p.s
+	p, s := t.p, t.p.S
 	if len(delta.ops) == 0 {
 		return saveRequest{}, fmt.Errorf("%w: Add on table %q with an empty Delta: name a change, e.g. dynamo.Increment(\"views\", 1)", ErrInvalidInput, t.name)
 	}
-	uc, err := compileConds(s, wo.conds)
+	uc, err := plan.CompileConds(s, wo.conds)
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	eb := exprBuilder{values: map[string]types.AttributeValue{}, names: map[string]string{}, owned: true}
+	eb := plan.ExprBuilder{Values: map[string]types.AttributeValue{}, Names: map[string]string{}, Owned: true}
 	var conds []string // the changes' conditions, ANDed in this order before the version's
 	var bounds []addBound
 	seen := map[string]bool{}
@@ -252,16 +253,16 @@ func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *wri
 		}
 	}
 	for _, c := range conds {
-		eb.and(c, nil)
+		eb.And(c, nil)
 	}
 	// What every write does: the version, the token, the timestamps.
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
 	if s.Version >= 0 {
-		eb.and(p.advanceVersion(&eb, p.firstVersion(now.UnixMilli()), wo.nulls[p.versionAttr[0]]), p.versionNames)
-		if p.tokenAttr != "" {
+		eb.And(p.AdvanceVersion(&eb, p.FirstVersion(now.UnixMilli()), wo.nulls[p.VersionAttr[0]]), p.VersionNames)
+		if p.TokenAttr != "" {
 			r.token = newToken()
-			p.writeToken(&eb, r.token)
+			p.WriteToken(&eb, r.token)
 		}
 	}
 	if err := t.addStamps(&eb, now, written); err != nil {
@@ -273,10 +274,10 @@ func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *wri
 	if err := t.checkIndexKeys(written, k, false); err != nil {
 		return saveRequest{}, err
 	}
-	r.up = eb.updateParts(uc)
+	r.up = eb.UpdateParts(uc)
 	r.bounds = bounds
-	if len(r.up.cond) > schema.MaxExprLen {
-		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(r.up.cond))
+	if len(r.up.Cond) > schema.MaxExprLen {
+		return saveRequest{}, fmt.Errorf("%w: Add on table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(r.up.Cond))
 	}
 	return r, nil
 }
@@ -291,8 +292,8 @@ func (t *table) badAdd(attr, format string, args ...any) error {
 // or float32 field, the bound that keeps the result in the field's range.
 // null: the stored item holds the attribute as NULL (see storedNulls). It
 // records in written, by attribute name, the value it sends (ADD or SET).
-func (t *table) addChange(eb *exprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *addBound, error) {
-	s := t.p.s
+func (t *table) addChange(eb *plan.ExprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *addBound, error) {
+	s := t.p.S
 	i, ok := s.ByName[op.attr]
 	if !ok {
 		for j := range s.Fields {
@@ -312,7 +313,7 @@ func (t *table) addChange(eb *exprBuilder, op deltaOp, null bool, written map[st
 	}
 	f := &s.Fields[i]
 	vph := ":d" + f.ValuePH[2:]
-	eb.name(f.NamePH, f.Name)
+	eb.Name(f.NamePH, f.Name)
 	var av types.AttributeValue
 	var bound *addBound
 	var cond string // the bound's condition
@@ -337,52 +338,52 @@ func (t *table) addChange(eb *exprBuilder, op deltaOp, null bool, written map[st
 		return nil, nil, err
 	}
 	av = checked[f.Name]
-	eb.values[vph] = av
+	eb.Values[vph] = av
 	written[f.Name] = av
 	if null && (bound == nil || bound.fromZero) {
 		// Stored as NULL: the change is made as to a missing attribute
 		// (from 0, from the empty set; the bound holds from 0), on
 		// condition that the attribute still holds NULL.
-		delete(eb.values, ":x"+f.ValuePH[2:]) // the bound's value, unused now
-		eb.values[nullTypePH] = nullTypeAV
+		delete(eb.Values, ":x"+f.ValuePH[2:]) // the bound's value, unused now
+		eb.Values[plan.NullTypePH] = plan.NullTypeAV
 		if op.kind == 'd' {
-			delete(eb.values, vph)
+			delete(eb.Values, vph)
 			delete(written, f.Name)
-			eb.remove(f.NamePH)
+			eb.Remove(f.NamePH)
 		} else {
-			eb.set(f.NamePH, vph)
+			eb.Set(f.NamePH, vph)
 		}
-		return []string{"attribute_type(" + f.NamePH + ", " + nullTypePH + ")"}, bound, nil
+		return []string{"attribute_type(" + f.NamePH + ", " + plan.NullTypePH + ")"}, bound, nil
 	}
 	if cond == "" {
 		// DynamoDB refuses ADD and DELETE on NULL (ValidationException):
 		// a NULL fails the condition instead, with the stored item, and
 		// Add sends the change again for it. A bound's comparison is
 		// already false on NULL.
-		cond = "NOT attribute_type(" + f.NamePH + ", " + nullTypePH + ")"
-		eb.values[nullTypePH] = nullTypeAV
+		cond = "NOT attribute_type(" + f.NamePH + ", " + plan.NullTypePH + ")"
+		eb.Values[plan.NullTypePH] = plan.NullTypeAV
 	}
-	clause := clauseAdd
+	clause := plan.ClauseAdd
 	if op.kind == 'd' {
-		clause = clauseDelete
+		clause = plan.ClauseDelete
 	}
-	eb.addTo(clause, f.NamePH, vph)
+	eb.AddTo(clause, f.NamePH, vph)
 	return []string{cond}, bound, nil
 }
 
 // addStamps writes to eb what an Add sets besides its changes, as a Save
 // would: the type's entity name and the modified and created times (now);
 // and to written, by attribute name, the values it sets.
-func (t *table) addStamps(eb *exprBuilder, now time.Time, written map[string]types.AttributeValue) error {
-	s := t.p.s
+func (t *table) addStamps(eb *plan.ExprBuilder, now time.Time, written map[string]types.AttributeValue) error {
+	s := t.p.S
 	if s.Entity >= 0 {
 		// An item Add creates is of the type's entity (the entity
 		// condition keeps others' items out).
 		f := &s.Fields[s.Entity]
-		eb.set(f.NamePH, f.ValuePH)
-		eb.values[f.ValuePH] = &types.AttributeValueMemberS{Value: s.EntityName}
-		written[f.Name] = eb.values[f.ValuePH]
-		eb.name(f.NamePH, f.Name)
+		eb.Set(f.NamePH, f.ValuePH)
+		eb.Values[f.ValuePH] = &types.AttributeValueMemberS{Value: s.EntityName}
+		written[f.Name] = eb.Values[f.ValuePH]
+		eb.Name(f.NamePH, f.Name)
 	}
 	if !s.HasStamps() {
 		return nil
@@ -401,13 +402,13 @@ func (t *table) addStamps(eb *exprBuilder, now time.Time, written map[string]typ
 		}
 		f := &s.Fields[i]
 		if i == s.Created {
-			eb.setIfAbsent(f.NamePH, f.ValuePH)
+			eb.SetIfAbsent(f.NamePH, f.ValuePH)
 		} else {
-			eb.set(f.NamePH, f.ValuePH)
+			eb.Set(f.NamePH, f.ValuePH)
 		}
-		eb.values[f.ValuePH] = item[f.Name]
+		eb.Values[f.ValuePH] = item[f.Name]
 		written[f.Name] = item[f.Name]
-		eb.name(f.NamePH, f.Name)
+		eb.Name(f.NamePH, f.Name)
 	}
 	return nil
 }

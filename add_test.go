@@ -24,6 +24,7 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 	avs "github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/itemstate"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 type counterItem struct {
@@ -636,7 +637,7 @@ func TestAddOverForeignStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	schema := itemstate.Schema{Version: "v", Token: DefaultWriteTokenAttribute, Attrs: map[string]types.AttributeValue{"n": numberAV(5)}}
+	schema := itemstate.Schema{Version: "v", Token: DefaultWriteTokenAttribute, Attrs: map[string]types.AttributeValue{"n": plan.NumberAV(5)}}
 	for _, st := range itemstate.States(schema) {
 		want := int64(6)
 		if !st.Present() {

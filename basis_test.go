@@ -13,6 +13,7 @@ import (
 
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/itemstate"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // foreignItems are the items a foreign writer may create under key ISBN "1"
@@ -35,7 +36,7 @@ func foreignBooks() map[itemstate.Kind]map[string]types.AttributeValue {
 // (attribute_not_exists of the hash key): the stubs' stand-in for
 // DynamoDB's evaluation on an item a foreign writer created.
 func requiresAbsence(cond *string) bool {
-	return strings.Contains(aws.ToString(cond), "attribute_not_exists("+hashNamePH+")")
+	return strings.Contains(aws.ToString(cond), "attribute_not_exists("+plan.HashNamePH+")")
 }
 
 // A write Update computed from an absent item commits only over absence:
@@ -80,7 +81,7 @@ func TestUpdateFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 // again on the stored item.
 func TestTransactFromAbsentDoesNotOverwriteForeignItem(t *testing.T) {
 	s := itemstate.Schema{Version: "version", Token: DefaultWriteTokenAttribute,
-		Attrs: map[string]types.AttributeValue{"bal": numberAV(100)}}
+		Attrs: map[string]types.AttributeValue{"bal": plan.NumberAV(100)}}
 	for _, st := range itemstate.States(s) {
 		if st.Kind != itemstate.Version0 && st.Kind != itemstate.NoVersion {
 			continue
@@ -147,7 +148,7 @@ func TestForeignItemCreatedAfterAbsentReadIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	schema := itemstate.Schema{Version: "v", Token: DefaultWriteTokenAttribute, Attrs: map[string]types.AttributeValue{"n": numberAV(5)}}
+	schema := itemstate.Schema{Version: "v", Token: DefaultWriteTokenAttribute, Attrs: map[string]types.AttributeValue{"n": plan.NumberAV(5)}}
 	for _, st := range itemstate.States(schema) {
 		if st.Kind != itemstate.Version0 && st.Kind != itemstate.NoVersion {
 			continue

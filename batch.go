@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // DynamoDB's limits on one batch request.
@@ -177,7 +178,7 @@ func (t *Table[T]) batchGet(ctx context.Context, op string, keys []T, ro readOpt
 		if err != nil {
 			return nil, fmt.Errorf("%w (%s keys[%d])", err, op, i)
 		}
-		id := t.p.keyID(k)
+		id := keyIDOf(t.p, k)
 		j, seen := index[id]
 		if !seen {
 			j = len(distinct)
@@ -212,14 +213,14 @@ func (t *table) getChunk(ctx context.Context, pending []map[string]types.Attribu
 	for attempt := 1; ; attempt++ {
 		out, err := t.m.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 			RequestItems: map[string]types.KeysAndAttributes{t.name: {Keys: pending, ConsistentRead: consistent,
-				ProjectionExpression: strPtr(t.p.proj), ExpressionAttributeNames: t.p.projNames}},
+				ProjectionExpression: plan.StrPtr(t.p.Proj), ExpressionAttributeNames: t.p.ProjNames}},
 		})
 		if err != nil {
 			return err
 		}
 		for _, it := range out.Responses[t.name] {
-			if j, ok := index[t.p.keyID(it)]; ok {
-				if _, other := t.p.s.OtherEntity(it); !other { // another entity's item is not a T
+			if j, ok := index[keyIDOf(t.p, it)]; ok {
+				if _, other := t.p.S.OtherEntity(it); !other { // another entity's item is not a T
 					found[j] = it
 				}
 			}
@@ -268,7 +269,7 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 	if err != nil {
 		return err
 	}
-	s := t.p.s
+	s := t.p.S
 	now := t.m.opts.clock.Now()
 	reqs := make([]types.WriteRequest, len(items))
 	keys := make([]map[string]types.AttributeValue, len(items))
@@ -288,12 +289,12 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 		keys[i] = t.pickKey(item)
 		if s.Version >= 0 {
 			held := s.VersionOf(v)
-			next, ok := t.p.nextVersion(held, now.UnixMilli())
+			next, ok := t.p.NextVersion(held, now.UnixMilli())
 			if held < 0 || !ok {
 				return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: version %s is negative or its next value does not fit %s: use int64",
 					ErrInvalidInput, t.name, i, formatKey(keys[i]), s.Fields[s.Version].GoName, s.Fields[s.Version].Type)
 			}
-			item[s.Fields[s.Version].Name] = numberAV(next)
+			item[s.Fields[s.Version].Name] = plan.NumberAV(next)
 		}
 		if size := av.ItemSize(item); size > maxItemSize {
 			return fmt.Errorf("%w: BatchSave on table %q items[%d] key %s: item is about %d bytes, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
@@ -358,7 +359,7 @@ func (t *table) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPolicy
 	if err := bo.write.refuse(call, t.name); err != nil {
 		return pol, err
 	}
-	s := t.p.s
+	s := t.p.S
 	clobber := bo.write.behavior == SaveClobber
 	if s.Entity >= 0 && !clobber {
 		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), and BatchWriteItem cannot carry conditions, so it could write over (or delete) an item of another entity at the same key unnoticed; "+
@@ -387,7 +388,7 @@ func (t *Table[T]) batchWrite(ctx context.Context, op string, reqs []types.Write
 	c.noteItems(len(reqs))
 	index := make(map[keyID]int, len(keys))
 	for i, k := range keys {
-		id := t.p.keyID(k)
+		id := keyIDOf(t.p, k)
 		if j, dup := index[id]; dup {
 			return fmt.Errorf("%w: %s on table %q: items[%d] and items[%d] have the same key %s: BatchWriteItem refuses two writes of one item in a request; pass each key once",
 				ErrInvalidInput, op, t.name, j, i, formatKey(k))
@@ -469,7 +470,7 @@ func (w *batchWriter[T]) unprocessed(un []types.WriteRequest) ([]int, error) {
 		case r.DeleteRequest != nil:
 			k = r.DeleteRequest.Key
 		}
-		if i, ok := w.index[w.t.p.keyID(k)]; ok {
+		if i, ok := w.index[keyIDOf(w.t.p, k)]; ok {
 			left = append(left, i)
 		}
 	}

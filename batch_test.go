@@ -484,7 +484,7 @@ func TestBatchWriteStops(t *testing.T) {
 func TestKeyID(t *testing.T) {
 	p := NewTableMust[batchEvent](t, NewMapper(&fakeDB{noStore: true})).p
 	id := func(hash types.AttributeValue, rng types.AttributeValue) keyID {
-		return p.keyID(map[string]types.AttributeValue{"stream": hash, "seq": rng})
+		return keyIDOf(p, map[string]types.AttributeValue{"stream": hash, "seq": rng})
 	}
 	if id(str("a"), n("1")) != id(str("a"), n("1.00")) {
 		t.Error("equal numbers give different IDs")

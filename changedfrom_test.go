@@ -364,3 +364,5 @@ func TestChangedFromReadsAnySpellingOfTheVersion(t *testing.T) {
 		}
 	}
 }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -62,7 +62,7 @@ func TestEncodedSetsDropDuplicatesByValue(t *testing.T) {
 			t.Errorf("validAV(%s) = %v, want %v", k, got, k == "ok")
 		}
 	}
-	if err := tb.p.s.CheckEncoded("Books", item); err != nil {
+	if err := tb.p.S.CheckEncoded("Books", item); err != nil {
 		t.Fatal(err)
 	}
 	for k := range want {
@@ -116,7 +116,7 @@ func TestEncodedItemRefusals(t *testing.T) {
 		{"31 lists inside one another", map[string]types.AttributeValue{"x": nested(31)}, nil},
 		{"32 lists inside one another", map[string]types.AttributeValue{"x": nested(32)}, []string{"deeper than DynamoDB's 32 levels"}},
 	} {
-		err := tb.p.s.CheckEncoded("Books", c.item)
+		err := tb.p.S.CheckEncoded("Books", c.item)
 		if c.want == nil {
 			if err != nil {
 				t.Errorf("%s: %v, want it accepted", c.name, err)

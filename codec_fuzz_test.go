@@ -246,7 +246,7 @@ func TestCodecUsedForBench(t *testing.T) {
 	if err != nil || clean {
 		t.Fatalf("a set with a duplicate: clean %v, err %v; want it left to checkEncoded", clean, err)
 	}
-	if err := tbl.p.s.CheckEncoded(tbl.name, got); err != nil || len(got["tags"].(*types.AttributeValueMemberSS).Value) != 2 {
+	if err := tbl.p.S.CheckEncoded(tbl.name, got); err != nil || len(got["tags"].(*types.AttributeValueMemberSS).Value) != 2 {
 		t.Fatalf("checkEncoded after the codec: %v, tags %s", err, fmtAV(got["tags"]))
 	}
 	item.Score = math.NaN()

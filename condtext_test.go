@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec/codectest"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 var uuid1 = codectest.UUID{0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8}
@@ -164,8 +165,8 @@ func TestCondTextValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			uc := compileFor[condItem](t, tc.cond)
 			for i, want := range tc.want {
-				ph := ":" + itoa(int64(i))
-				if got := uc.values[ph]; !reflect.DeepEqual(got, want) {
+				ph := ":" + plan.Itoa(int64(i))
+				if got := uc.Values[ph]; !reflect.DeepEqual(got, want) {
 					t.Errorf("%s (%s) = %s, want %s", ph, uc, avString(got), avString(want))
 				}
 			}
@@ -316,9 +317,9 @@ type textBytesItem struct {
 // TestCondTextNamedBytes: a binary compared with a text type of named
 // bytes (an array or a slice) is converted without reflect.Copy's panic.
 func TestCondTextNamedBytes(t *testing.T) {
-	s := javaTestTable[textBytesItem](t).p.s
-	uc, err := compileConds(s, []expression.ConditionBuilder{expression.And(cName("short").Equal(cValue([]byte{10, 0, 0, 2})), cName("blob").Equal(cValue([]byte{1, 0xab})))})
-	if err != nil || !reflect.DeepEqual(uc.values[":0"], str("10.0.0.2")) || !reflect.DeepEqual(uc.values[":1"], str("01ab")) {
+	s := javaTestTable[textBytesItem](t).p.S
+	uc, err := plan.CompileConds(s, []expression.ConditionBuilder{expression.And(cName("short").Equal(cValue([]byte{10, 0, 0, 2})), cName("blob").Equal(cValue([]byte{1, 0xab})))})
+	if err != nil || !reflect.DeepEqual(uc.Values[":0"], str("10.0.0.2")) || !reflect.DeepEqual(uc.Values[":1"], str("01ab")) {
 		t.Errorf("compileConds = %v, %v", uc, err)
 	}
 }
@@ -327,7 +328,7 @@ func TestCondTextNamedBytes(t *testing.T) {
 // expression.Value (an empty map) is refused, naming the fix; their text is
 // sent as it is.
 func TestCondTextUnencodable(t *testing.T) {
-	s := javaTestTable[textAddrItem](t).p.s
+	s := javaTestTable[textAddrItem](t).p.S
 	for _, tc := range []struct {
 		cond expression.ConditionBuilder
 		want string
@@ -338,15 +339,15 @@ func TestCondTextUnencodable(t *testing.T) {
 		{cName("big").Equal(cValue(1.5)), "big.Int.UnmarshalText does not take"},
 		{cName("addr").Equal(cValue(1)), "netip.Addr.UnmarshalText does not take"},
 	} {
-		_, err := compileConds(s, []expression.ConditionBuilder{tc.cond})
+		_, err := plan.CompileConds(s, []expression.ConditionBuilder{tc.cond})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("compileConds = %v, want an error saying %q", err, tc.want)
 		}
 	}
-	uc, err := compileConds(s, []expression.ConditionBuilder{expression.And(cName("addr").Equal(cValue("::1")), cName("big").GreaterThan(cValue("12")),
+	uc, err := plan.CompileConds(s, []expression.ConditionBuilder{expression.And(cName("addr").Equal(cValue("::1")), cName("big").GreaterThan(cValue("12")),
 		cName("big").Equal(cValue(1e3)), cName("big").NotEqual(cValue(1)))})
-	if err != nil || !reflect.DeepEqual(uc.values[":0"], str("::1")) || !reflect.DeepEqual(uc.values[":1"], str("12")) ||
-		!reflect.DeepEqual(uc.values[":2"], str("1000")) || !reflect.DeepEqual(uc.values[":3"], str("1")) {
+	if err != nil || !reflect.DeepEqual(uc.Values[":0"], str("::1")) || !reflect.DeepEqual(uc.Values[":1"], str("12")) ||
+		!reflect.DeepEqual(uc.Values[":2"], str("1000")) || !reflect.DeepEqual(uc.Values[":3"], str("1")) {
 		t.Errorf("compileConds = %v, %v", uc, err)
 	}
 	// Through a call: ErrInvalidInput, nothing sent.
@@ -368,7 +369,7 @@ func TestCondTextUnencodable(t *testing.T) {
 // TestCondTextSharedValue: one placeholder compared with a text attribute
 // and a plain one cannot be converted for both.
 func TestCondTextSharedValue(t *testing.T) {
-	s := javaTestTable[condItem](t).p.s
+	s := javaTestTable[condItem](t).p.S
 	values := map[string]types.AttributeValue{":0": &types.AttributeValueMemberB{Value: uuid1[:]}}
 	_, _, err := s.RewriteCond("#0 = :0 OR #1 = :0", map[string]string{"#0": "owner", "#1": "bin"}, values)
 	if err == nil || !strings.Contains(err.Error(), "separate expression.Value") {
@@ -407,7 +408,7 @@ func TestQueryTextKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := tb.keyKind(&tb.p.s.Fields[tb.p.s.Hash]); k != 'S' {
+	if k := tb.keyKind(&tb.p.S.Fields[tb.p.S.Hash]); k != 'S' {
 		t.Errorf("keyKind = %q, want 'S'", k)
 	}
 	for _, tc := range []struct {
@@ -438,7 +439,7 @@ func TestQueryTextKey(t *testing.T) {
 			}
 			q := c.queries()[0]
 			for i, want := range tc.want {
-				ph := ":" + itoa(int64(i))
+				ph := ":" + plan.Itoa(int64(i))
 				if got := q.ExpressionAttributeValues[ph]; !reflect.DeepEqual(got, want) {
 					t.Errorf("%s in %q = %s, want %s", ph, *q.KeyConditionExpression, avString(got), avString(want))
 				}
@@ -597,7 +598,7 @@ func TestCondTextOrderingRefused(t *testing.T) {
 		N("bal").Equal(V(100)), N("bal").In(V(1), V(2)), N("bal").NotEqual(V(3)),
 		N("bal").GreaterThan(V("0099")),
 	} {
-		if _, err := compileConds(tb.p.s, []expression.ConditionBuilder{cond}); err != nil {
+		if _, err := plan.CompileConds(tb.p.S, []expression.ConditionBuilder{cond}); err != nil {
 			t.Errorf("compileConds: %v", err)
 		}
 	}

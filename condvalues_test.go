@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/condexpr"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -25,10 +26,10 @@ var (
 
 // condValuesFor compiles cond as an If condition of javaItem and returns
 // the values sent, keyed by the attribute path they are compared with.
-func compileFor[T any](t *testing.T, conds ...expression.ConditionBuilder) *userCond {
+func compileFor[T any](t *testing.T, conds ...expression.ConditionBuilder) *plan.UserCond {
 	t.Helper()
 	tb := javaTestTable[T](t)
-	uc, err := compileConds(tb.p.s, conds)
+	uc, err := plan.CompileConds(tb.p.S, conds)
 	if err != nil {
 		t.Fatalf("compileConds: %v", err)
 	}
@@ -78,8 +79,8 @@ func TestCondJavaValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			uc := compileFor[javaItem](t, tc.cond)
 			for i, want := range tc.want {
-				ph := ":" + itoa(int64(i))
-				if got := uc.values[ph]; !reflect.DeepEqual(got, want) {
+				ph := ":" + plan.Itoa(int64(i))
+				if got := uc.Values[ph]; !reflect.DeepEqual(got, want) {
 					t.Errorf("%s (%s) = %s, want %s", ph, uc, avString(got), avString(want))
 				}
 			}
@@ -130,7 +131,7 @@ func TestCondJavaValueErrors(t *testing.T) {
 // TestCondValueSharedAcrossAttributes: one value placeholder compared with a
 // javabool attribute and another one cannot be converted for both.
 func TestCondValueSharedAcrossAttributes(t *testing.T) {
-	s := javaTestTable[javaItem](t).p.s
+	s := javaTestTable[javaItem](t).p.S
 	values := map[string]types.AttributeValue{":0": &types.AttributeValueMemberBOOL{Value: true}}
 	_, _, err := s.RewriteCond("#0 = :0 OR #1 = :0", map[string]string{"#0": "b", "#1": "plain"}, values)
 	if err == nil || !strings.Contains(err.Error(), "separate expression.Value") {
@@ -157,8 +158,8 @@ func TestCondValuesNotModified(t *testing.T) {
 	if _, ok := l.Value[0].(*types.AttributeValueMemberBOOL); !ok {
 		t.Error("the caller's list was modified")
 	}
-	if !reflect.DeepEqual(uc.values[":0"], avL(n("1"))) {
-		t.Errorf("sent %s", avString(uc.values[":0"]))
+	if !reflect.DeepEqual(uc.Values[":0"], avL(n("1"))) {
+		t.Errorf("sent %s", avString(uc.Values[":0"]))
 	}
 }
 
@@ -177,23 +178,23 @@ type dotted struct {
 func TestCondDottedName(t *testing.T) {
 	uc := compileFor[dotted](t, expression.And(cName("a.b").Equal(cValue(1)), cName("x.y").Equal(cValue(true)),
 		cName("c.d").Equal(cValue(2)), cName("a.b").GreaterThan(cName("other"))))
-	if want := "(#dot0 = :0) AND (#dot1 = :1) AND (#4.#5 = :2) AND (#dot0 > #6)"; uc.expr != want {
-		t.Errorf("expr = %q, want %q", uc.expr, want)
+	if want := "(#dot0 = :0) AND (#dot1 = :1) AND (#4.#5 = :2) AND (#dot0 > #6)"; uc.Expr != want {
+		t.Errorf("expr = %q, want %q", uc.Expr, want)
 	}
 	wantNames := map[string]string{"#dot0": "a.b", "#dot1": "x.y", "#4": "c", "#5": "d", "#6": "other"}
-	if !reflect.DeepEqual(uc.names, wantNames) {
-		t.Errorf("names = %v, want %v", uc.names, wantNames)
+	if !reflect.DeepEqual(uc.Names, wantNames) {
+		t.Errorf("names = %v, want %v", uc.Names, wantNames)
 	}
-	if !reflect.DeepEqual(uc.values[":1"], n("1")) {
-		t.Errorf(":1 = %s, want N 1 (x.y is javabool)", avString(uc.values[":1"]))
+	if !reflect.DeepEqual(uc.Values[":1"], n("1")) {
+		t.Errorf(":1 = %s, want N 1 (x.y is javabool)", avString(uc.Values[":1"]))
 	}
 	// NameNoDotSplit needs no rewriting.
 	uc = compileFor[dotted](t, expression.NameNoDotSplit("x.y").Equal(cValue(true)))
-	if uc.expr != "#0 = :0" || !reflect.DeepEqual(uc.values[":0"], n("1")) {
-		t.Errorf("NameNoDotSplit: %q %v", uc.expr, uc.values)
+	if uc.Expr != "#0 = :0" || !reflect.DeepEqual(uc.Values[":0"], n("1")) {
+		t.Errorf("NameNoDotSplit: %q %v", uc.Expr, uc.Values)
 	}
 	// A name used elsewhere is kept.
-	s := javaTestTable[dotted](t).p.s
+	s := javaTestTable[dotted](t).p.S
 	e, names, err := s.RewriteCond("#0.#1 = :0", map[string]string{"#0": "a", "#1": "b"}, map[string]types.AttributeValue{":0": n("1")}, "#1 = :k")
 	if err != nil || e != "#dot0 = :0" || !reflect.DeepEqual(names, map[string]string{"#dot0": "a.b", "#1": "b"}) {
 		t.Errorf("rewriteCond = %q %v %v", e, names, err)
@@ -213,7 +214,7 @@ func TestCondFilterRequest(t *testing.T) {
 	}
 	in := c.scans()[0]
 	filterNames := maps.Clone(in.ExpressionAttributeNames)
-	maps.DeleteFunc(filterNames, func(ph, _ string) bool { return strings.HasPrefix(ph, "#p") || ph == tokenNamePH }) // the projection's
+	maps.DeleteFunc(filterNames, func(ph, _ string) bool { return strings.HasPrefix(ph, "#p") || ph == plan.TokenNamePH }) // the projection's
 	if aws := *in.FilterExpression; aws != "#dot0 = :0" || !reflect.DeepEqual(filterNames, map[string]string{"#dot0": "x.y"}) ||
 		!reflect.DeepEqual(in.ExpressionAttributeValues[":0"], n("1")) {
 		t.Errorf("scan sent %q %v %v", aws, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
@@ -328,7 +329,7 @@ func javaTestTableF[T any](f *testing.F) *schema.Schema {
 	if err != nil {
 		f.Fatal(err)
 	}
-	return tb.p.s
+	return tb.p.S
 }
 
 // TestTxConditionErrorNamesCondition: in a transaction, a member whose If
@@ -368,8 +369,8 @@ type plainB struct {
 // whichever wrote with the option last.
 func TestIfCompiledPerSchema(t *testing.T) {
 	opt := If(cName("b").Equal(cValue(true)))
-	java, plain := javaTestTable[javaItem](t).p.s, javaTestTable[plainB](t).p.s
-	compile := func(s *schema.Schema) *userCond {
+	java, plain := javaTestTable[javaItem](t).p.S, javaTestTable[plainB](t).p.S
+	compile := func(s *schema.Schema) *plan.UserCond {
 		t.Helper()
 		var wo writeOptions
 		opt.applyWrite(&wo)
@@ -387,7 +388,7 @@ func TestIfCompiledPerSchema(t *testing.T) {
 		s    *schema.Schema
 		want types.AttributeValue
 	}{{plain, &types.AttributeValueMemberBOOL{Value: true}}, {java, n("1")}, {plain, &types.AttributeValueMemberBOOL{Value: true}}} {
-		if got := compile(c.s).values[":0"]; !reflect.DeepEqual(got, c.want) {
+		if got := compile(c.s).Values[":0"]; !reflect.DeepEqual(got, c.want) {
 			t.Errorf("sent %s, want %s", avString(got), avString(c.want))
 		}
 	}

@@ -191,7 +191,7 @@ func (t *Table[T]) createTable(ctx context.Context, opts []CreateTableOption) er
 	case err != nil:
 		return fmt.Errorf("dynamo: CreateTable %q: %w", t.name, err)
 	}
-	s := t.p.s
+	s := t.p.S
 	if _, err := t.waitActive(ctx, pol); err != nil {
 		if s.TTL >= 0 {
 			return fmt.Errorf("%w (the table was created; TTL on attribute %q is not enabled)", err, s.Fields[s.TTL].Name)
@@ -244,7 +244,7 @@ func (t *Table[T]) createTableInput(o *createTableOptions) (*dynamodb.CreateTabl
 	if err := b.capacity(); err != nil {
 		return nil, err
 	}
-	ks, err := b.keySchema(t.p.s.Hash, t.p.s.Range)
+	ks, err := b.keySchema(t.p.S.Hash, t.p.S.Range)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,7 @@ func (b *tableInput[T]) define(i int) error {
 		return nil
 	}
 	b.defined[i] = true
-	s := b.t.p.s
+	s := b.t.p.S
 	at, err := b.t.keyAttrType(&s.Fields[i], b.o.keyTypes)
 	if err != nil {
 		return err
@@ -310,7 +310,7 @@ func (b *tableInput[T]) define(i int) error {
 // keySchema returns the key schema of fields hash and rng (-1: none),
 // defining their attributes.
 func (b *tableInput[T]) keySchema(hash, rng int) ([]types.KeySchemaElement, error) {
-	s := b.t.p.s
+	s := b.t.p.S
 	ks := []types.KeySchemaElement{{AttributeName: aws.String(s.Fields[hash].Name), KeyType: types.KeyTypeHash}}
 	if err := b.define(hash); err != nil {
 		return nil, err
@@ -328,7 +328,7 @@ func (b *tableInput[T]) keySchema(hash, rng int) ([]types.KeySchemaElement, erro
 // projections (WithProjection, which must name one of them; default ALL)
 // and, for global ones, the table's provisioned capacity.
 func (b *tableInput[T]) indexes() error {
-	s, o, in := b.t.p.s, b.o, b.in
+	s, o, in := b.t.p.S, b.o, b.in
 	for name := range o.projections {
 		if !slices.ContainsFunc(s.Indexes, func(x schema.SecondaryIndex) bool { return x.Name == name }) {
 			return b.bad("WithProjection(%q): %s declares no such index (%s)", name, s.Type, indexNames(s.Indexes))
@@ -366,7 +366,7 @@ func (b *tableInput[T]) indexes() error {
 // checkKeyTypes refuses a WithKeyType of an attribute that is no key of
 // the table or of an index.
 func (b *tableInput[T]) checkKeyTypes() error {
-	s := b.t.p.s
+	s := b.t.p.S
 	for attr := range b.o.keyTypes {
 		if i, ok := s.ByName[attr]; !ok || !b.defined[i] {
 			return b.bad("WithKeyType(%q): not a key attribute of the table or of an index of %s", attr, s.Type)
@@ -459,7 +459,7 @@ func (t *table) keyAttrType(f *schema.Field, override map[string]types.ScalarAtt
 		what = fmt.Sprintf("fails to encode its zero value (%v)", err)
 	}
 	return "", fmt.Errorf("%w: CreateTable %q: key attribute %q (field %s.%s) is of type %s, which %s, so its DynamoDB type cannot be told: give it with dynamo.WithKeyType(%q, types.ScalarAttributeTypeS) (or N, or B)",
-		ErrInvalidInput, t.name, f.Name, t.p.s.Type, f.GoName, f.Type, what, f.Name)
+		ErrInvalidInput, t.name, f.Name, t.p.S.Type, f.GoName, f.Type, what, f.Name)
 }
 
 func scalarType(av types.AttributeValue) (types.ScalarAttributeType, bool) {
@@ -538,7 +538,7 @@ func (t *table) checkExisting(want *dynamodb.CreateTableInput, got *types.TableD
 			return nil
 		}
 		return fmt.Errorf("%w: %q, but %s is %s where the tags of %s say %s: use another table name, or make the tags match the table",
-			ErrTableExists, t.name, what, h, t.p.s.Type, w)
+			ErrTableExists, t.name, what, h, t.p.S.Type, w)
 	}
 	if err := check("its key", got.KeySchema, want.KeySchema, true); err != nil {
 		return err

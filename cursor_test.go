@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // A forged cursor whose key values exceed DynamoDB's key size limits
@@ -42,13 +43,13 @@ func TestCursorOversizedKeyRefused(t *testing.T) {
 func BenchmarkParseCursor(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		p    position
+		p    plan.Position
 	}{
-		{"table", position{key: map[string]types.AttributeValue{
+		{"table", plan.Position{Key: map[string]types.AttributeValue{
 			"p": &types.AttributeValueMemberS{Value: "customer#00042"},
 			"n": &types.AttributeValueMemberN{Value: "1700000000123"},
 		}}},
-		{"index", position{index: "byOwner", segment: 3, total: 8, key: map[string]types.AttributeValue{
+		{"index", plan.Position{Index: "byOwner", Segment: 3, Total: 8, Key: map[string]types.AttributeValue{
 			"p":     &types.AttributeValueMemberS{Value: "customer#00042"},
 			"n":     &types.AttributeValueMemberN{Value: "1700000000123"},
 			"owner": &types.AttributeValueMemberS{Value: "ann <ann@example.com>"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // Delete deletes the item with item's primary key. For a versioned type it
@@ -52,27 +53,27 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 		return err
 	}
 	t.m.noteKey(ctx, key)
-	uc, err := compileConds(t.p.s, wo.conds)
+	uc, err := plan.CompileConds(t.p.S, wo.conds)
 	if err != nil {
 		return fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	held := t.p.s.VersionOf(v)
+	held := t.p.S.VersionOf(v)
 	if held < 0 {
 		return t.heldVersionError(key)
 	}
-	pc := t.p.buildPutCond(held, clobber, uc, nil)
+	pc := t.p.BuildPutCond(held, clobber, uc, nil)
 	if len(wo.guards) > 0 {
 		m := &txMember{kind: "Delete", table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc, checked: !clobber}
-		m.item.Delete = pc.deleteItem(t.name, key)
+		m.item.Delete = pc.DeleteItem(t.name, key)
 		return t.m.writeGuarded(ctx, "Delete", m, wo.guards)
 	}
 	var att attempts
 	_, err = t.m.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                           &t.name,
 		Key:                                 key,
-		ConditionExpression:                 strPtr(pc.cond),
-		ExpressionAttributeNames:            pc.names,
-		ExpressionAttributeValues:           pc.values,
+		ConditionExpression:                 plan.StrPtr(pc.Cond),
+		ExpressionAttributeNames:            pc.Names,
+		ExpressionAttributeValues:           pc.Values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}, att.option(true))
 	if err == nil {
@@ -80,10 +81,10 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		ce := t.p.conditionFailure(t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)
+		ce := conditionFailure(t.p, t.name, key, held, !clobber, ccf.Item, err, t.decodeAny)
 		ce.Condition = uc.String()
 		if att.maybeApplied() {
-			t.p.markUnknown(ce) // a client that sent it again anyway
+			markUnknown(t.p, ce) // a client that sent it again anyway
 		}
 		return ce
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -41,7 +42,7 @@ func notOurs(s *schema.Schema, table string, key, item map[string]types.Attribut
 // attribute and v's is empty; then a new copy of v with the entity name set,
 // as stored (stampEntity) and as a Load returns it.
 func (t *table) withEntity(boxed any, v reflect.Value) (any, reflect.Value) {
-	s := t.p.s
+	s := t.p.S
 	if s.Entity < 0 {
 		return boxed, v
 	}
@@ -89,7 +90,7 @@ func Member[T any](t *Table[T], match ...EntityMatch) EntityMember {
 	if t == nil || t.p == nil {
 		return &entityMember{typ: reflect.TypeFor[T]().String(), err: fmt.Errorf("%w: NewEntities: Member of a nil *Table[%s]: pass a Table from NewTable", ErrInvalidInput, reflect.TypeFor[T]())}
 	}
-	s := t.p.s
+	s := t.p.S
 	m := &entityMember{table: t.name, typ: s.Type.String(), name: s.EntityName, client: t.m.client, prepare: t.prepareAll}
 	m.keys[0] = s.Fields[s.Hash].Name
 	if s.Range >= 0 {
@@ -263,4 +264,17 @@ func (e *Entities) unmade(op string) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
 		yield(nil, fmt.Errorf("%w: Entities.%s on an Entities with no members: make it with dynamo.NewEntities", ErrInvalidInput, op))
 	}
+}
+
+// schemaFor returns the schema of struct type t (For) with its entity
+// condition compiled, refusing a type whose entity condition cannot be.
+func schemaFor(t reflect.Type) (*schema.Schema, error) {
+	s, err := schema.For(t)
+	if err != nil || s.Entity < 0 {
+		return s, err
+	}
+	if _, err := plan.EntityCondOf(s); err != nil {
+		return nil, &SchemaError{Struct: t.String(), Field: s.Fields[s.Entity].GoName, Reason: fmt.Sprintf("entity condition: %v", err)}
+	}
+	return s, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/errs"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -244,24 +245,24 @@ func asConditionError(err error) (*ConditionError, bool) {
 // stored item old (nil: absent). checkedVersion is false for writes that
 // carried no version condition (SaveClobber), which can only fail a user's
 // condition.
-func (p *plan) conditionFailure(table string, key map[string]types.AttributeValue, held int64, checkedVersion bool,
+func conditionFailure(p *plan.Plan, table string, key map[string]types.AttributeValue, held int64, checkedVersion bool,
 	old map[string]types.AttributeValue, cause error, decode func(map[string]types.AttributeValue, any) error) *ConditionError {
 	ce := &ConditionError{
 		Err: ErrConditionFailed, Table: table, Key: maps.Clone(key), HeldVersion: held,
-		Exists: old != nil, Item: old, Cause: cause, decode: decode, s: p.s,
+		Exists: old != nil, Item: old, Cause: cause, decode: decode, s: p.S,
 	}
-	if other, ok := p.s.OtherEntity(old); ok {
+	if other, ok := p.S.OtherEntity(old); ok {
 		// Whatever the versions, no write of this type lands there: not a
 		// conflict that reloading resolves, nor a failed If.
 		defer func() {
 			ce.Err = ErrConditionFailed
-			ce.reason = fmt.Sprintf("the key holds an item of entity %s, not %q: a %s never writes over another entity's item", other, p.s.EntityName, p.s.Type)
+			ce.reason = fmt.Sprintf("the key holds an item of entity %s, not %q: a %s never writes over another entity's item", other, p.S.EntityName, p.S.Type)
 		}()
 	}
-	if p.s.Version < 0 {
+	if p.S.Version < 0 {
 		return ce
 	}
-	ce.versionAttr, ce.checked = p.s.Fields[p.s.Version].Name, checkedVersion
+	ce.versionAttr, ce.checked = p.S.Fields[p.S.Version].Name, checkedVersion
 	var big bool
 	ce.FoundVersion, ce.HasVersion, big = storedVersion(old, ce.versionAttr)
 	if big {
@@ -270,7 +271,7 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 	if checkedVersion && (big || !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion)) {
 		ce.Err = ErrVersionConflict
 	}
-	if what, fix, wrong := wrongVersion(p.s, old); wrong && !ce.HasVersion {
+	if what, fix, wrong := wrongVersion(p.S, old); wrong && !ce.HasVersion {
 		// Another writer stored the version as a string, a bool, ...:
 		// every write of this type compares or adds numbers there, so
 		// none lands, and reloading does not help (nor does the item
@@ -281,9 +282,9 @@ func (p *plan) conditionFailure(table string, key map[string]types.AttributeValu
 			// condition holds on it, yet SaveClobber and Add land (no
 			// condition tells a whole number), and their result does
 			// not load either.
-			ce.reason = fmt.Sprintf("%s: no version condition of a %s holds on it, nor does the item load (and a SaveClobber or Add lands on it, keeping it so): %s", what, p.s.Type, fix)
+			ce.reason = fmt.Sprintf("%s: no version condition of a %s holds on it, nor does the item load (and a SaveClobber or Add lands on it, keeping it so): %s", what, p.S.Type, fix)
 		} else {
-			ce.reason = fmt.Sprintf("%s, and no write of a %s lands on it (each compares or adds numbers there), nor does the item load: %s", what, p.s.Type, fix)
+			ce.reason = fmt.Sprintf("%s, and no write of a %s lands on it (each compares or adds numbers there), nor does the item load: %s", what, p.S.Type, fix)
 		}
 	}
 	return ce

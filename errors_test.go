@@ -50,7 +50,7 @@ func TestConditionFailureClassifiesByStoredVersion(t *testing.T) {
 			"item exists without version"},
 		{"SaveClobber: no version checked", 0, false, stored("5"), ErrConditionFailed, true, 5, ": stored version 5"},
 	} {
-		ce := books.p.conditionFailure("Books", key, c.held, c.checked, c.old, nil, nil)
+		ce := conditionFailure(books.p, "Books", key, c.held, c.checked, c.old, nil, nil)
 		if ce.Err != c.want || ce.Exists != c.exists || ce.FoundVersion != c.found || !errors.Is(ce, c.want) {
 			t.Errorf("%s: Err %v, Exists %v, FoundVersion %d; want %v, %v, %d", c.name, ce.Err, ce.Exists, ce.FoundVersion, c.want, c.exists, c.found)
 		}
@@ -68,7 +68,7 @@ func TestConditionFailureClassifiesByStoredVersion(t *testing.T) {
 	okey := map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "c1"}, "sk": &types.AttributeValueMemberS{Value: "x"}}
 	old := map[string]types.AttributeValue{"pk": okey["pk"], "sk": okey["sk"], "kind": &types.AttributeValueMemberS{Value: "customer"},
 		"v": &types.AttributeValueMemberN{Value: "7"}}
-	ce := orders.p.conditionFailure("Shop", okey, 3, true, old, nil, nil)
+	ce := conditionFailure(orders.p, "Shop", okey, 3, true, old, nil, nil)
 	if ce.Err != ErrConditionFailed || !strings.Contains(ce.Error(), `entity "customer", not "order"`) {
 		t.Errorf("other entity: Err %v, message %q; want ErrConditionFailed naming both entities", ce.Err, ce.Error())
 	}
@@ -371,7 +371,7 @@ func TestStoredVersionAttacksOnReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"+2", "002", "-0", "2"} {
-		if what, _, wrong := wrongVersion(tb.p.s, map[string]types.AttributeValue{"v": n(v)}); wrong {
+		if what, _, wrong := wrongVersion(tb.p.S, map[string]types.AttributeValue{"v": n(v)}); wrong {
 			t.Errorf("version stored as %s: named as %q, want it not blamed", v, what)
 		}
 	}

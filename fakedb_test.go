@@ -45,6 +45,7 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/condexpr"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 var errUnexpected = errors.New("fakedb: unexpected call")
@@ -1255,7 +1256,7 @@ func fakeCloneAV(v types.AttributeValue) types.AttributeValue {
 // key order does (compareKeyValues); values of other types compare by type
 // name.
 func fakeCompare(a, b types.AttributeValue) int {
-	if c := compareKeyValues(a, b); c != 2 {
+	if c := plan.CompareKeyValues(a, b); c != 2 {
 		return c
 	}
 	return cmp.Compare(fmt.Sprintf("%T", a), fmt.Sprintf("%T", b))
@@ -1420,7 +1421,7 @@ func fakeOperand(o condexpr.Operand, names map[string]string, vals map[string]ty
 		default:
 			return nil, nil
 		}
-		return numberAV(int64(n)), nil
+		return plan.NumberAV(int64(n)), nil
 	}
 	return nil, fakeValidation("unreadable operand")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // The cache of stored items keeps the most recently stored within its
@@ -127,7 +128,7 @@ func TestUpdatesOfOneKeyTakeTurns(t *testing.T) {
 	if got := len(storedTitle(c)); got != workers*each {
 		t.Errorf("title has %d x, want %d", got, workers*each)
 	}
-	if v := c.item("Books", book1)["version"].(*types.AttributeValueMemberN).Value; v != itoa(1+workers*each) {
+	if v := c.item("Books", book1)["version"].(*types.AttributeValueMemberN).Value; v != plan.Itoa(1+workers*each) {
 		t.Errorf("version %s, want %d: one per change", v, 1+workers*each)
 	}
 	if len(c.upds()) > workers*each {
@@ -840,11 +841,11 @@ func TestCoalescedEntityNarrowVersion(t *testing.T) {
 	lead := start()
 	<-holding
 	f1 := start()
-	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 2)
+	waitQueued(orders, keyIDOf(orders.p, map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 2)
 	f2 := start()
-	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 3)
+	waitQueued(orders, keyIDOf(orders.p, map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 3)
 	f3 := start()
-	waitQueued(orders, orders.p.keyID(map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 4)
+	waitQueued(orders, keyIDOf(orders.p, map[string]types.AttributeValue{"pk": str("C#1"), "sk": str("O#1")}), 4)
 	close(release)
 	r0, r1, r2, r3 := <-lead, <-f1, <-f2, <-f3
 	if r0.err != nil || r0.o.V != 47 || r0.o.Total != 2 || r0.o.Kind != "order" {

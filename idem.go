@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -86,11 +87,11 @@ func (t *table) checkIdemKey(call, key string) error {
 		return fail("the key is %d bytes, over the %d bytes (MaxIdempotencyKeyLen) an item's window keeps per key: pass a shorter id (a SHA-256 of a longer one in hex is 64)", len(key), MaxIdempotencyKeyLen)
 	case !utf8.ValidString(key):
 		return fail("the key is not valid UTF-8, which DynamoDB strings must be: pass text (hex or base64 of bytes)")
-	case t.p.tokenAttr == IdempotencyAttribute:
+	case t.p.TokenAttr == IdempotencyAttribute:
 		return fail("the write token attribute is %q, where the window of keys lives: pick another with WithWriteTokenAttribute", IdempotencyAttribute)
 	}
-	if i, ok := t.p.s.ByName[IdempotencyAttribute]; ok {
-		return fail("%s field %s is stored as %q, where the window of keys lives: rename the attribute", t.p.s.Type, t.p.s.Fields[i].GoName, IdempotencyAttribute)
+	if i, ok := t.p.S.ByName[IdempotencyAttribute]; ok {
+		return fail("%s field %s is stored as %q, where the window of keys lives: rename the attribute", t.p.S.Type, t.p.S.Fields[i].GoName, IdempotencyAttribute)
 	}
 	return nil
 }
@@ -176,19 +177,19 @@ func newIdemWrite(old types.AttributeValue, keys []string, key string) *idemWrit
 //     window read, or for a Save the one its last attempt's condition
 //     failure found (wo.window; none at first), on condition that it is
 //     still the one stored (Table.windowMoved sends a Save's put again).
-func (t *table) putWindow(bs *basis, wo *writeOptions) *idemWrite {
+func (t *table) putWindow(bs *plan.Basis, wo *writeOptions) *idemWrite {
 	p := t.p
-	if _, ok := p.s.ByName[IdempotencyAttribute]; ok {
+	if _, ok := p.S.ByName[IdempotencyAttribute]; ok {
 		return nil
 	}
 	if bs == nil {
 		return &idemWrite{old: wo.window, next: wo.window}
 	}
-	if bs.item == nil {
+	if bs.Item == nil {
 		return nil
 	}
-	w := storedWindow(bs.item)
-	if _, ok := bs.item[p.tokenAttr]; ok && p.s.Version >= 0 && p.tokenAttr != "" {
+	w := storedWindow(bs.Item)
+	if _, ok := bs.Item[p.TokenAttr]; ok && p.S.Version >= 0 && p.TokenAttr != "" {
 		if w == nil {
 			return nil
 		}
@@ -224,30 +225,30 @@ func (w *idemWrite) expr(cond string, names map[string]string, values map[string
 		}
 		values[idemOldPH] = w.old
 	}
-	return joinConds(cond, w.cond()), n, values
+	return plan.JoinConds(cond, w.cond()), n, values
 }
 
 // update adds the window to an UpdateItem: SET, under its condition.
-func (w *idemWrite) update(up *updateParts) {
-	up.cond, up.names, up.values = w.expr(up.cond, up.names, up.values)
-	if up.values == nil {
-		up.values = make(map[string]types.AttributeValue, 1)
+func (w *idemWrite) update(up *plan.UpdateParts) {
+	up.Cond, up.Names, up.Values = w.expr(up.Cond, up.Names, up.Values)
+	if up.Values == nil {
+		up.Values = make(map[string]types.AttributeValue, 1)
 	}
-	up.values[idemNewPH] = w.next
+	up.Values[idemNewPH] = w.next
 	set := idemNamePH + " = " + idemNewPH
-	switch u := up.update; {
+	switch u := up.Update; {
 	case strings.HasPrefix(u, "SET "):
-		up.update = "SET " + set + ", " + u[len("SET "):]
+		up.Update = "SET " + set + ", " + u[len("SET "):]
 	case u == "":
-		up.update = "SET " + set
+		up.Update = "SET " + set
 	default:
-		up.update = "SET " + set + " " + u
+		up.Update = "SET " + set + " " + u
 	}
 }
 
 // put adds the window to a PutItem's item, under its condition.
-func (w *idemWrite) put(item map[string]types.AttributeValue, pc *putParts) {
-	pc.cond, pc.names, pc.values = w.expr(pc.cond, pc.names, pc.values)
+func (w *idemWrite) put(item map[string]types.AttributeValue, pc *plan.PutParts) {
+	pc.Cond, pc.Names, pc.Values = w.expr(pc.Cond, pc.Names, pc.Values)
 	if w.next != nil {
 		item[IdempotencyAttribute] = w.next
 	}
@@ -323,7 +324,7 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 		if err != nil {
 			return zero, err
 		}
-		held := t.p.s.VersionOf(t.structOf(&in))
+		held := t.p.S.VersionOf(t.structOf(&in))
 		next, err := fn(in)
 		if errors.Is(err, ErrNoChange) {
 			return t.decode(from) // nothing written, nothing recorded
@@ -338,7 +339,7 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 		w := *wo
 		w.key, w.now = k, t.versionClock()
 		w.idem = newIdemWrite(storedWindow(cur), keys, wo.idemKey)
-		saved, _, _, _, err := t.save(ctx, boxed, v, &w, &basis{item: cur})
+		saved, _, _, _, err := t.save(ctx, boxed, v, &w, &plan.Basis{Item: cur})
 		if err == nil {
 			return saved, nil
 		}
@@ -354,7 +355,7 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 		switch {
 		case ce.unknown:
 			return zero, fmt.Errorf("dynamo: Update stopped at attempt %d; run it again with the same IdempotencyKey, which applies its change at most once: %w", attempt, err)
-		case ce.Err != ErrVersionConflict && t.p.sameState(cur, ce.Item) && sameWindow(cur, ce.Item):
+		case ce.Err != ErrVersionConflict && t.p.SameState(cur, ce.Item) && sameWindow(cur, ce.Item):
 			return zero, err // an If condition failed on the item fn saw
 		case pol.exhausted(attempt):
 			return zero, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
@@ -374,11 +375,11 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 // window found (w), so that a put never drops the keys of the item it
 // replaces. The version and If conditions are checked again by that
 // attempt.
-func (t *table) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *basis, guarded bool) (w types.AttributeValue, again bool) {
+func (t *table) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *plan.Basis, guarded bool) (w types.AttributeValue, again bool) {
 	if !r.put || bs != nil || guarded {
 		return nil, false
 	}
-	if _, ok := t.p.s.ByName[IdempotencyAttribute]; ok {
+	if _, ok := t.p.S.ByName[IdempotencyAttribute]; ok {
 		return nil, false // the type's own field (putWindow)
 	}
 	ce, ok := asConditionError(err)
@@ -417,7 +418,7 @@ func (t *Table[T]) newAddOnce(ctx context.Context, k map[string]types.AttributeV
 		return nil, nil, fmt.Errorf("dynamo: Add to table %q key %s: %w", t.name, formatKey(k), err)
 	}
 	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
-	o := &addOnce[T]{t: t, k: k, id: t.p.keyID(k), key: key, pol: pol}
+	o := &addOnce[T]{t: t, k: k, id: keyIDOf(t.p, k), key: key, pol: pol}
 	o.old = t.idemSeen.get(o.id)
 	if o.old != nil {
 		keys, err := t.windowOf(map[string]types.AttributeValue{IdempotencyAttribute: o.old})

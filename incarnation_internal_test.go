@@ -77,7 +77,7 @@ func TestUpdateQueueAcrossIncarnations(t *testing.T) {
 	}
 	other, _ := NewTable[queuedJob](NewMapper(c), name)
 	ctx := t.Context()
-	gk := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
+	gk := keyIDOf(tb.p, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
 	bDone := make(chan error, 1)
 	hc.afterOnce("UpdateItem", func() {
 		go func() {
@@ -122,7 +122,7 @@ func TestUpdateQueueUnversionedKeepsSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	gk := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
+	gk := keyIDOf(tb.p, map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
 	bDone := make(chan error, 1)
 	hc.afterOnce("UpdateItem", func() {
 		go func() {

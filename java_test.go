@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -461,7 +462,7 @@ func TestJavaLoadSaveThroughClient(t *testing.T) {
 		t.Error("Current modified the SDK's item")
 	}
 	vals := c.upds()[0].ExpressionAttributeValues
-	sc := tb.p.s
+	sc := tb.p.S
 	for attr, want := range map[string]types.AttributeValue{
 		"b": n("1"), "pb": n("0"), "active": n("1"), "plain": &types.AttributeValueMemberBOOL{Value: true},
 		"d": str("2023-11-14T22:13:20.123Z"),
@@ -640,7 +641,7 @@ func TestJavaDateCursorAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600))
-	c := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("a"), "at": JavaDate(at.Add(time.Minute))}})
+	c := qcCursor(t, plan.Position{Key: map[string]types.AttributeValue{"p": qcS("a"), "at": JavaDate(at.Add(time.Minute))}})
 	if _, _, err := tb.QueryPage(t.Context(), K("p").Equal(V("a")).And(K("at").GreaterThan(V(at))), StartAfter(c)); err != nil {
 		t.Errorf("a cursor one minute after the bound, for at > bound: %v", err)
 	}
@@ -722,7 +723,7 @@ func TestJavaNestedFieldsReadAsEncoded(t *testing.T) {
 	m := NewMapper(&fakeDB{noStore: true})
 	_, topErr := NewTable[top](m, "t")
 	_, nestedErr := NewTable[nested](m, "t")
-	if topErr == nil || nestedErr == nil || !strings.Contains(nestedErr.Error(), "write the name in the `dynamo` tag") {
+	if topErr == nil || nestedErr == nil || !strings.Contains(nestedErr.Error(), "write `dynamo:\"x,omitempty\"`") {
 		t.Errorf("top-level tags: %v; the same tags nested: %v; want both refused", topErr, nestedErr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // Item identity, defined once: batches (duplicate keys), transactions (two
@@ -19,11 +20,11 @@ type keyID struct {
 }
 
 // keyID returns the keyID of item (a key or a whole item).
-func (p *plan) keyID(item map[string]types.AttributeValue) keyID {
+func keyIDOf(p *plan.Plan, item map[string]types.AttributeValue) keyID {
 	var id keyID
-	id.hashType, id.hash = keyPart(item[p.keyNames[0]])
-	if p.hasRangeKey {
-		id.rangeType, id.rng = keyPart(item[p.keyNames[1]])
+	id.hashType, id.hash = keyPart(item[p.KeyNames[0]])
+	if p.HasRangeKey {
+		id.rangeType, id.rng = keyPart(item[p.KeyNames[1]])
 	}
 	return id
 }

@@ -24,9 +24,9 @@ type numKeyed struct {
 // members on 1 and 1.0 is refused as DynamoDB would (and as batches do).
 func TestItemIdentityCanonical(t *testing.T) {
 	tb := NewTableMust[numKeyed](t, NewMapper(&fakeDB{noStore: true}))
-	a := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "1"}, "part": &types.AttributeValueMemberS{Value: "x"}})
-	b := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "1.0"}, "part": &types.AttributeValueMemberS{Value: "x"}})
-	c := tb.p.keyID(map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "10e-1"}, "part": &types.AttributeValueMemberS{Value: "x"}})
+	a := keyIDOf(tb.p, map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "1"}, "part": &types.AttributeValueMemberS{Value: "x"}})
+	b := keyIDOf(tb.p, map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "1.0"}, "part": &types.AttributeValueMemberS{Value: "x"}})
+	c := keyIDOf(tb.p, map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "10e-1"}, "part": &types.AttributeValueMemberS{Value: "x"}})
 	if a != b || a != c {
 		t.Fatalf("keyIDs of 1, 1.0, 10e-1: %+v %+v %+v; want one", a, b, c)
 	}
@@ -115,7 +115,7 @@ func TestNumberKeyIsN(t *testing.T) {
 			t.Errorf("key sent as %#v, want N 1.50", k["id"])
 		}
 	}
-	if got := tb.keyKind(&tb.p.s.Fields[tb.p.s.Hash]); got != 'N' {
+	if got := tb.keyKind(&tb.p.S.Fields[tb.p.S.Hash]); got != 'N' {
 		t.Errorf("keyKind = %q, want 'N' (a Query with a number value must be accepted)", got)
 	}
 }

@@ -31,8 +31,8 @@ func (t *Table[T]) load(ctx context.Context, c *call, key *T, opts []ReadOption)
 		return zero, err
 	}
 	in := &dynamodb.GetItemInput{TableName: &t.name, Key: k}
-	if t.p.proj != "" {
-		in.ProjectionExpression, in.ExpressionAttributeNames = &t.p.proj, t.p.projNames
+	if t.p.Proj != "" {
+		in.ProjectionExpression, in.ExpressionAttributeNames = &t.p.Proj, t.p.ProjNames
 	}
 	if ro.consistent {
 		in.ConsistentRead = aws.Bool(true)
@@ -46,7 +46,7 @@ func (t *Table[T]) load(ctx context.Context, c *call, key *T, opts []ReadOption)
 	if out.Item == nil {
 		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
 	}
-	if err := notOurs(t.p.s, t.name, k, out.Item); err != nil {
+	if err := notOurs(t.p.S, t.name, k, out.Item); err != nil {
 		return zero, err
 	}
 	return t.decode(out.Item)

@@ -9,60 +9,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
-
-// SaveBehavior selects how Save writes an item. The zero value is SaveUpdate.
-type SaveBehavior int
-
-const (
-	// SaveUpdate (the default) writes with UpdateItem: modeled attributes are
-	// set, nil and omitted ones removed; attributes the struct does not model
-	// are kept. The version is checked and incremented.
-	SaveUpdate SaveBehavior = iota
-	// SaveUpdateSkipNulls writes with UpdateItem like SaveUpdate, but nil and
-	// omitted attributes are left as they are. The returned copy is the whole
-	// item as stored after the write.
-	SaveUpdateSkipNulls
-	// SavePut writes with PutItem: the whole item is replaced, including
-	// attributes the struct does not model. The version is still checked.
-	SavePut
-	// SaveClobber writes like SaveUpdate without a version condition. The
-	// version is incremented by DynamoDB (ADD), so it never moves backwards:
-	// whoever holds an older version conflicts afterwards. The returned copy
-	// carries the version DynamoDB wrote. On Delete and BatchDelete,
-	// SaveClobber deletes without a condition.
-	//
-	// BatchSave, which cannot increment inside DynamoDB, writes each item
-	// with the version after the one it holds (held + the versionstep; for
-	// an unsaved item the first version), with no check: Java
-	// DynamoDBMapper's CLOBBER. Unlike Save's, it can move a stored version
-	// backwards (an item stored at version 5 and saved holding 2 is stored
-	// at 3), after which holders of the overwritten versions may save over
-	// it without a conflict: use it for loading data nobody else writes
-	// concurrently. (Java's batchSave skips the version check silently;
-	// BatchSave asks for this option.)
-	SaveClobber
-	// SaveAppendSet is SaveUpdateSkipNulls, except that set attributes (SS,
-	// NS, BS) are added to the stored sets instead of replacing them.
-	SaveAppendSet
-)
-
-func (b SaveBehavior) String() string {
-	switch b {
-	case SaveUpdate:
-		return "SaveUpdate"
-	case SaveUpdateSkipNulls:
-		return "SaveUpdateSkipNulls"
-	case SavePut:
-		return "SavePut"
-	case SaveClobber:
-		return "SaveClobber"
-	case SaveAppendSet:
-		return "SaveAppendSet"
-	}
-	return "SaveBehavior(" + itoa(int64(b)) + ")"
-}
 
 // Every option of the package is a value of an interface type with an
 // unexported method per call it configures (applyRead, applyWrite,
@@ -358,7 +307,7 @@ func marshalsItself(t reflect.Type) bool {
 // compiledIf is an If condition compiled for schema s.
 type compiledIf struct {
 	s  *schema.Schema
-	uc *userCond
+	uc *plan.UserCond
 }
 
 func (c *ifOption) applyWrite(o *writeOptions) {
@@ -371,15 +320,15 @@ func (c *ifOption) applyBatchWrite(o *batchWriteOptions) { c.applyWrite(&o.write
 // compileIfs is compileConds(s, wo.conds), taken from the If option's
 // cache when its condition is the only one. The userCond is shared by the
 // writes: it is only read (mergeNames and addValues copy its maps).
-func (wo *writeOptions) compileIfs(s *schema.Schema) (*userCond, error) {
+func (wo *writeOptions) compileIfs(s *schema.Schema) (*plan.UserCond, error) {
 	if len(wo.conds) != 1 || len(wo.ifs) != 1 {
-		return compileConds(s, wo.conds)
+		return plan.CompileConds(s, wo.conds)
 	}
 	c := wo.ifs[0]
 	if ci := c.compiled.Load(); ci != nil && ci.s == s && c.isFixed() {
 		return ci.uc, nil
 	}
-	uc, err := compileConds(s, wo.conds)
+	uc, err := plan.CompileConds(s, wo.conds)
 	if err == nil && c.fixed.Load() != fixedNo {
 		c.compiled.Store(&compiledIf{s: s, uc: uc})
 	}

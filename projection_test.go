@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -196,14 +197,14 @@ func TestProjectionWithTheTokenKeepsTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if proj, _ := s.Projection(tokenNamePH, ""); proj == "" || len(proj) > schema.MaxExprLen {
+	if proj, _ := s.Projection(plan.TokenNamePH, ""); proj == "" || len(proj) > schema.MaxExprLen {
 		t.Fatalf("without the token: a projection of %d bytes; want one of at most %d (the case this test is built on)", len(proj), schema.MaxExprLen)
 	}
-	if proj, names := s.Projection(tokenNamePH, "ddbkit_wt"); proj != "" || names != nil {
+	if proj, names := s.Projection(plan.TokenNamePH, "ddbkit_wt"); proj != "" || names != nil {
 		t.Errorf("with the token: a projection of %d bytes; want none (whole items): over DynamoDB's limit of %d", len(proj), schema.MaxExprLen)
 	}
-	if p := newPlan(s, "ddbkit_wt"); p.proj != "" {
-		t.Errorf("the plan's projection is %d bytes; want none (whole items)", len(p.proj))
+	if p := plan.NewPlan(s, "ddbkit_wt"); p.Proj != "" {
+		t.Errorf("the plan's projection is %d bytes; want none (whole items)", len(p.Proj))
 	}
 }
 

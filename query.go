@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
-	"github.com/ddbkit/dynamo/internal/condexpr"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
@@ -261,16 +260,16 @@ func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Curs
 // A read of the table itself (not of an Index, whose projection already
 // decides) asks for the attributes T models only.
 func (t *table) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
-	l := t.prepareFor(op, key, opts, t.p.s.Entity >= 0)
-	if l.err == nil && l.index == "" && t.p.proj != "" {
+	l := t.prepareFor(op, key, opts, t.p.S.Entity >= 0)
+	if l.err == nil && l.index == "" && t.p.Proj != "" {
 		names := l.names()
-		merged := make(map[string]string, len(names)+len(t.p.projNames))
+		merged := make(map[string]string, len(names)+len(t.p.ProjNames))
 		maps.Copy(merged, names)
-		maps.Copy(merged, t.p.projNames)
+		maps.Copy(merged, t.p.ProjNames)
 		if l.query != nil {
-			l.query.ProjectionExpression, l.query.ExpressionAttributeNames = &t.p.proj, merged
+			l.query.ProjectionExpression, l.query.ExpressionAttributeNames = &t.p.Proj, merged
 		} else {
-			l.scan.ProjectionExpression, l.scan.ExpressionAttributeNames = &t.p.proj, merged
+			l.scan.ProjectionExpression, l.scan.ExpressionAttributeNames = &t.p.Proj, merged
 		}
 	}
 	return l
@@ -294,7 +293,7 @@ func (t *table) prepareFor(op string, key *expression.KeyConditionBuilder, opts 
 	var o queryOptions
 	applyOptions(&o, opts, QueryOption.applyQuery)
 	if entityOnly {
-		o.filters = append(o.filters, t.p.s.EntityFilter())
+		o.filters = append(o.filters, t.p.S.EntityFilter())
 	}
 	l := &listing{tel: t.m.tel, op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
 	if o.segmented {
@@ -323,7 +322,7 @@ func (t *table) prepareFor(op string, key *expression.KeyConditionBuilder, opts 
 			l.err = err
 			return l
 		}
-		l.start = p.key
+		l.start = p.Key
 	}
 	return l
 }
@@ -371,11 +370,11 @@ func (t *table) buildListingExpr(op string, key *expression.KeyConditionBuilder,
 // (a javadate sort key) and the filter — are encoded as stored, and
 // Name("a.b") may name the attribute "a.b" (condvalues.go). The key
 // condition is checked (and a cursor against it) as sent.
-func (t *table) rewriteListingExpr(op, index string, isQuery, filtered bool, e expression.Expression) (listingExpr, *keyCond, error) {
+func (t *table) rewriteListingExpr(op, index string, isQuery, filtered bool, e expression.Expression) (listingExpr, *plan.KeyCond, error) {
 	x := listingExpr{keyExpr: e.KeyCondition(), filter: e.Filter(), names: e.Names(), values: e.Values()}
-	var kc *keyCond
+	var kc *plan.KeyCond
 	if isQuery {
-		k, n, err := t.p.s.RewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
+		k, n, err := t.p.S.RewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
 		if err != nil {
 			return x, nil, fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
 		}
@@ -388,7 +387,7 @@ func (t *table) rewriteListingExpr(op, index string, isQuery, filtered bool, e e
 		return x, nil, err
 	}
 	if filtered {
-		f, n, err := t.p.s.RewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
+		f, n, err := t.p.S.RewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
 		if err != nil {
 			return x, nil, fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
 		}
@@ -410,7 +409,7 @@ func (t *table) listingInput(l *listing, o *queryOptions, isQuery bool, x listin
 	if isQuery {
 		l.query = &dynamodb.QueryInput{
 			TableName:                 aws.String(t.name),
-			IndexName:                 strPtr(o.index),
+			IndexName:                 plan.StrPtr(o.index),
 			KeyConditionExpression:    x.keyExpr,
 			FilterExpression:          x.filter,
 			ExpressionAttributeNames:  x.names,
@@ -422,7 +421,7 @@ func (t *table) listingInput(l *listing, o *queryOptions, isQuery bool, x listin
 	}
 	l.scan = &dynamodb.ScanInput{
 		TableName:      aws.String(t.name),
-		IndexName:      strPtr(o.index),
+		IndexName:      plan.StrPtr(o.index),
 		ConsistentRead: consistent,
 	}
 	if l.filtered {
@@ -452,7 +451,7 @@ func (t *table) checkQueryOptions(op string, isQuery bool, o *queryOptions) erro
 		return fail("StartAfter with ParallelScan, which keeps one position per segment: use ScanPage with Segment to page through one segment")
 	}
 	if o.segmented {
-		if err := checkSegment(o.segment, o.total); err != nil {
+		if err := plan.CheckSegment(o.segment, o.total); err != nil {
 			return fail("Segment(%d, %d): %v", o.segment, o.total, err)
 		}
 	}
@@ -461,7 +460,7 @@ func (t *table) checkQueryOptions(op string, isQuery bool, o *queryOptions) erro
 			return fail("Index: %v", err)
 		}
 		if o.read.consistent {
-			for _, x := range t.p.s.Indexes {
+			for _, x := range t.p.S.Indexes {
 				if x.Name == o.index && !x.Local {
 					return fail("ConsistentRead on the global secondary index %q, which DynamoDB reads only eventually consistently: drop ConsistentRead, or read the table or a local index", o.index)
 				}
@@ -554,14 +553,14 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	t := d.t
 	d.m.Value = item
 	var err error
-	if len(t.p.s.JavaDecFields) > 0 {
-		if d.m.Value, err = t.p.s.JavaDecode(item); err != nil {
+	if len(t.p.S.JavaDecFields) > 0 {
+		if d.m.Value, err = t.p.S.JavaDecode(item); err != nil {
 			return t.decodeError(item, err)
 		}
 	}
 	if t.dec != nil {
 		if t.ptr {
-			pv := reflect.New(t.p.s.Type)
+			pv := reflect.New(t.p.S.Type)
 			if err = t.dec.DecodeValue(d.m.Value, pv, t.m.dec); err == nil {
 				*out = pv.Interface().(T)
 			}
@@ -575,7 +574,7 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	} else if t.dec == nil || err != nil {
 		d.m.Value = t.avItem(d.m.Value)
 		if t.ptr {
-			pv := reflect.New(t.p.s.Type)
+			pv := reflect.New(t.p.S.Type)
 			err = codec.SafeDecode(t.avDec, &d.m, pv.Interface())
 			*out = pv.Interface().(T)
 		} else {
@@ -725,7 +724,7 @@ func (t *Table[T]) page(ctx context.Context, l *listing) ([]T, Cursor, error) {
 			return out, "", bad.orNil()
 		}
 		if l.limit == 0 || len(out)+bad.count() >= l.limit {
-			c, err := encodeCursor(position{index: l.index, segment: l.segment, total: l.total, key: last})
+			c, err := encodeCursor(plan.Position{Index: l.index, Segment: l.segment, Total: l.total, Key: last})
 			if err != nil {
 				return nil, "", err
 			}
@@ -735,65 +734,11 @@ func (t *Table[T]) page(ctx context.Context, l *listing) ([]T, Cursor, error) {
 	}
 }
 
-// keyTerm is one comparison of a Query's key condition: name op values.
-type keyTerm struct {
-	name   string
-	op     string // "=", "<", "<=", ">", ">=", "BETWEEN" or "begins_with"
-	values []types.AttributeValue
-}
-
-// keyCond is a Query's key condition, as the checks before sending see it.
-type keyCond struct {
-	terms []keyTerm
-	// hash and rng are the terms on the partition and sort key of what the
-	// query reads (table or index); nil when the condition has none, or when
-	// the index is not declared in T's tags (its keys are not known).
-	hash, rng *keyTerm
-}
-
-// parseKeyCondition reads a key condition expression (condexpr.Parse):
-// "#0 = :0", "#0 BETWEEN :0 AND :1", "begins_with (#0, :0)", and
-// "(c) AND (c)…" of them, as the expression package builds them. ok is
-// false for any other form, which the checks then leave to DynamoDB.
-func parseKeyCondition(s string, names map[string]string, values map[string]types.AttributeValue) (terms []keyTerm, ok bool) {
-	p, err := condexpr.Parse(s)
-	if err != nil || !p.Conjunction {
-		return nil, false
-	}
-	for _, g := range p.Groups {
-		var kt keyTerm
-		switch {
-		case g.Fn == "begins_with" && len(g.Operands) == 2:
-			kt.op = g.Fn
-		case g.Fn == "" && slices.Contains([]string{"=", "<", "<=", ">", ">=", "BETWEEN"}, g.Op):
-			kt.op = g.Op
-		default:
-			return nil, false
-		}
-		key := g.Operands[0].Path
-		if key == nil || len(key.Segs) != 1 {
-			return nil, false
-		}
-		if kt.name, ok = names[key.Segs[0].Text]; !ok {
-			return nil, false
-		}
-		for _, op := range g.Operands[1:] {
-			v, ok := values[op.Value]
-			if op.Value == "" || !ok {
-				return nil, false
-			}
-			kt.values = append(kt.values, v)
-		}
-		terms = append(terms, kt)
-	}
-	return terms, len(terms) > 0
-}
-
 // listingKey returns the key fields (indexes into s.fields; rng -1 when
 // none) of the table or of index, and whether they are known: an index the
 // tags do not declare has keys the mapper does not know.
 func (t *table) listingKey(index string) (hash, rng int, known bool) {
-	s := t.p.s
+	s := t.p.S
 	if index == "" {
 		return s.Hash, s.Range, true
 	}
@@ -838,31 +783,6 @@ func (t *table) keyKind(f *schema.Field) byte {
 	return at[0]
 }
 
-// kindOf returns 'S', 'N' or 'B' for a key value, 0 for any other type.
-func kindOf(av types.AttributeValue) byte {
-	switch av.(type) {
-	case *types.AttributeValueMemberS:
-		return 'S'
-	case *types.AttributeValueMemberN:
-		return 'N'
-	case *types.AttributeValueMemberB:
-		return 'B'
-	}
-	return 0
-}
-
-func kindName(k byte) string {
-	switch k {
-	case 'S':
-		return "string (S)"
-	case 'N':
-		return "number (N)"
-	case 'B':
-		return "binary (B)"
-	}
-	return "non-scalar"
-}
-
 // whereName names what a listing reads, for messages.
 func whereName(index string) string {
 	if index == "" {
@@ -877,7 +797,7 @@ func whereName(index string) string {
 // attributes named, each once, the partition key fixed with Equal, values
 // of the keys' types. A condition this package cannot read is left to
 // DynamoDB (nil, nil).
-func (t *table) checkKeyCondition(op, index, keyExpr string, names map[string]string, values map[string]types.AttributeValue) (*keyCond, error) {
+func (t *table) checkKeyCondition(op, index, keyExpr string, names map[string]string, values map[string]types.AttributeValue) (*plan.KeyCond, error) {
 	on := ""
 	if index != "" {
 		on = " index " + strconv.Quote(index)
@@ -885,14 +805,14 @@ func (t *table) checkKeyCondition(op, index, keyExpr string, names map[string]st
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s on table %q%s: %s", ErrInvalidInput, op, t.name, on, fmt.Sprintf(format, args...))
 	}
-	terms, ok := parseKeyCondition(keyExpr, names, values)
+	terms, ok := plan.ParseKeyCondition(keyExpr, names, values)
 	if !ok {
 		return nil, nil
 	}
-	if err := checkKeyTermValues(terms, fail); err != nil {
+	if err := plan.CheckKeyTermValues(terms, fail); err != nil {
 		return nil, err
 	}
-	kc := &keyCond{terms: terms}
+	kc := &plan.KeyCond{Terms: terms}
 	hash, rng, known := t.listingKey(index)
 	if !known {
 		return kc, nil
@@ -906,44 +826,11 @@ func (t *table) checkKeyCondition(op, index, keyExpr string, names map[string]st
 	return kc, nil
 }
 
-// checkKeyTermValues checks the names and values of a key condition's
-// terms, whatever the keys: valid UTF-8, numbers DynamoDB stores, scalar
-// key values, none empty, BETWEEN's bounds in order. fail makes the error.
-func checkKeyTermValues(terms []keyTerm, fail func(format string, args ...any) error) error {
-	for _, kt := range terms {
-		if !utf8.ValidString(kt.name) {
-			return fail("the key condition names %q, which is not valid UTF-8: name a key attribute", kt.name)
-		}
-		for _, v := range kt.values {
-			switch a := v.(type) {
-			case *types.AttributeValueMemberS:
-				if !utf8.ValidString(a.Value) {
-					return fail("the key condition's value for %q, %.40q, is not valid UTF-8, which DynamoDB would silently replace (and match another key): pass valid UTF-8 text", kt.name, a.Value)
-				}
-			case *types.AttributeValueMemberN:
-				if err := checkNumber(a.Value); err != nil {
-					return fail("the key condition's value for %q: %v", kt.name, err)
-				}
-			case *types.AttributeValueMemberB:
-			default:
-				return fail("the key condition compares %q with a %T: key values are strings, numbers or binary", kt.name, v)
-			}
-			if keyValueEmpty(v) {
-				return fail("the key condition's value for %q is empty, which no key can be: leave out the condition on %q to read all of its values", kt.name, kt.name)
-			}
-		}
-		if kt.op == "BETWEEN" && compareKeyValues(kt.values[0], kt.values[1]) == 1 {
-			return fail("the key condition has %q BETWEEN %s AND %s: the lower bound comes first", kt.name, shortScalar(kt.values[0]), shortScalar(kt.values[1]))
-		}
-	}
-	return nil
-}
-
 // placeKeyTerms sets kc.hash and kc.rng to the terms on the fields hash
 // and rng (-1: none), the keys of index, refusing a term on another
 // attribute, two on one key, and a partition key not fixed with Equal.
-func (t *table) placeKeyTerms(kc *keyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
-	s := t.p.s
+func (t *table) placeKeyTerms(kc *plan.KeyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
+	s := t.p.S
 	hashName, rngName := s.Fields[hash].Name, ""
 	if rng >= 0 {
 		rngName = s.Fields[rng].Name
@@ -954,30 +841,30 @@ func (t *table) placeKeyTerms(kc *keyCond, index string, hash, rng int, fail fun
 		}
 		return fmt.Sprintf("partition key %q, sort key %q", hashName, rngName)
 	}
-	for i := range kc.terms {
-		kt := &kc.terms[i]
-		var slot **keyTerm
+	for i := range kc.Terms {
+		kt := &kc.Terms[i]
+		var slot **plan.KeyTerm
 		switch {
-		case kt.name == hashName:
-			slot = &kc.hash
-		case rng >= 0 && kt.name == rngName:
-			slot = &kc.rng
+		case kt.Name == hashName:
+			slot = &kc.Hash
+		case rng >= 0 && kt.Name == rngName:
+			slot = &kc.Rng
 		default:
 			return fail("the key condition names %q, which is not a key of %s (%s)%s",
-				kt.name, whereName(index), keys(), t.keyHint(kt.name, index, hashName, rngName))
+				kt.Name, whereName(index), keys(), t.keyHint(kt.Name, index, hashName, rngName))
 		}
 		if *slot != nil {
-			return fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.name)
+			return fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.Name)
 		}
 		*slot = kt
 	}
-	if kc.hash == nil {
+	if kc.Hash == nil {
 		return fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
 			hashName, keys(), hashName)
 	}
-	if kc.hash.op != "=" {
+	if kc.Hash.Op != "=" {
 		return fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
-			kc.hash.op, hashName, hashName)
+			kc.Hash.Op, hashName, hashName)
 	}
 	return nil
 }
@@ -985,25 +872,25 @@ func (t *table) placeKeyTerms(kc *keyCond, index string, hash, rng int, fail fun
 // checkKeyTermKinds checks that kc's terms compare the keys (fields hash
 // and rng) with values of the keys' types, and begins_with only strings and
 // binary.
-func (t *table) checkKeyTermKinds(kc *keyCond, hash, rng int, fail func(format string, args ...any) error) error {
-	s := t.p.s
+func (t *table) checkKeyTermKinds(kc *plan.KeyCond, hash, rng int, fail func(format string, args ...any) error) error {
+	s := t.p.S
 	for _, x := range [...]struct {
-		kt    *keyTerm
+		kt    *plan.KeyTerm
 		f     int
 		who   string
 		limit int // DynamoDB's, for a key of this role (table or index)
-	}{{kc.hash, hash, "partition", maxPartitionKeyLen}, {kc.rng, rng, "sort", maxSortKeyLen}} {
+	}{{kc.Hash, hash, "partition", maxPartitionKeyLen}, {kc.Rng, rng, "sort", maxSortKeyLen}} {
 		if x.kt == nil {
 			continue
 		}
 		want := t.keyKind(&s.Fields[x.f])
-		if x.kt.op == "begins_with" && want == 'N' {
-			return fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.name)
+		if x.kt.Op == "begins_with" && want == 'N' {
+			return fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.Name)
 		}
-		for _, v := range x.kt.values {
-			if got := kindOf(v); want != 0 && got != want {
+		for _, v := range x.kt.Values {
+			if got := plan.KindOf(v); want != 0 && got != want {
 				return fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
-					x.who, x.kt.name, kindName(want), kindName(got), shortScalar(v))
+					x.who, x.kt.Name, plan.KindName(want), plan.KindName(got), plan.ShortScalar(v))
 			}
 			// DynamoDB refuses a key value over its role's limit, even a
 			// sort key value that only bounds a range ("Aggregated size of
@@ -1011,21 +898,11 @@ func (t *table) checkKeyTermKinds(kc *keyCond, hash, rng int, fail func(format s
 			// DynamoDB Local answers a partition value over 2048 bytes with
 			// no items instead (TestQueryKeyValueOverLimitOnDynamoDBLocal).
 			if what, _ := keyValueFault(v, x.limit, false); what != "" {
-				return fail("the key condition's value for the %s key %q %s, which DynamoDB refuses in a key condition: compare with a value of at most %d bytes (no stored key is longer)", x.who, x.kt.name, what, x.limit)
+				return fail("the key condition's value for the %s key %q %s, which DynamoDB refuses in a key condition: compare with a value of at most %d bytes (no stored key is longer)", x.who, x.kt.Name, what, x.limit)
 			}
 		}
 	}
 	return nil
-}
-
-func keyValueEmpty(av types.AttributeValue) bool {
-	switch a := av.(type) {
-	case *types.AttributeValueMemberS:
-		return a.Value == ""
-	case *types.AttributeValueMemberB:
-		return len(a.Value) == 0
-	}
-	return false
 }
 
 // keyHint suggests the right attribute for name, which is not a key of
@@ -1036,7 +913,7 @@ func (t *table) keyHint(name, index, hashName, rngName string) string {
 			return fmt.Sprintf(": did you mean %q? (attribute names are case-sensitive)", k)
 		}
 	}
-	s := t.p.s
+	s := t.p.S
 	if index != "" && name == s.Fields[s.Hash].Name {
 		return ": it is the table's partition key; leave out Index to query the table"
 	}
@@ -1090,7 +967,7 @@ func checkExprValue(av types.AttributeValue) error {
 			return fmt.Errorf("holds the string %.40q, which is not valid UTF-8", a.Value)
 		}
 	case *types.AttributeValueMemberN:
-		return checkNumber(a.Value)
+		return plan.CheckNumber(a.Value)
 	case *types.AttributeValueMemberSS:
 		for _, s := range a.Value {
 			if !utf8.ValidString(s) {
@@ -1099,7 +976,7 @@ func checkExprValue(av types.AttributeValue) error {
 		}
 	case *types.AttributeValueMemberNS:
 		for _, s := range a.Value {
-			if err := checkNumber(s); err != nil {
+			if err := plan.CheckNumber(s); err != nil {
 				return fmt.Errorf("holds a set element: %v", err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // qsStr has a string sort key, qsBin a binary one.
@@ -74,7 +75,7 @@ func qcTable[T any](t *testing.T, c Client) *Table[T] {
 	return tb
 }
 
-func qcCursor(t *testing.T, p position) Cursor {
+func qcCursor(t *testing.T, p plan.Position) Cursor {
 	t.Helper()
 	c, err := encodeCursor(p)
 	if err != nil {
@@ -249,8 +250,8 @@ func TestQueryCursorRefused(t *testing.T) {
 		}
 		return m
 	}
-	cur := func(kv ...any) Cursor { return qcCursor(t, position{key: key(kv...)}) }
-	idx := func(index string, kv ...any) Cursor { return qcCursor(t, position{index: index, key: key(kv...)}) }
+	cur := func(kv ...any) Cursor { return qcCursor(t, plan.Position{Key: key(kv...)}) }
+	idx := func(index string, kv ...any) Cursor { return qcCursor(t, plan.Position{Index: index, Key: key(kv...)}) }
 	owner := K("owner").Equal(V("ann"))
 	qcRefused(t, []qcRefusedCase{
 		{"another partition", items(pa, cur("p", qcS("b"), "n", qcN("1"))), []string{`in the partition p = "b", this query reads p = "a"`}},
@@ -305,37 +306,37 @@ func TestQueryCursorFits(t *testing.T) {
 		call     func(ctx context.Context, c Client) error
 	}{
 		{"number partition written another way", "p", "n", func(ctx context.Context, c Client) error {
-			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcN("1.0"), "n": qcN("-0.5e1")}})
+			cur := qcCursor(t, plan.Position{Key: map[string]types.AttributeValue{"p": qcN("1.0"), "n": qcN("-0.5e1")}})
 			_, _, err := qcTable[numKey](t, c).QueryPage(ctx, K("p").Equal(V(1)).And(K("n").Between(V(-5), V(0))), StartAfter(cur))
 			return err
 		}},
 		{"zero with an exponent", "p", "n", func(ctx context.Context, c Client) error {
-			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcN("0e999"), "n": qcN("1e-130")}})
+			cur := qcCursor(t, plan.Position{Key: map[string]types.AttributeValue{"p": qcN("0e999"), "n": qcN("1e-130")}})
 			_, _, err := qcTable[numKey](t, c).QueryPage(ctx, K("p").Equal(V(0)).And(K("n").GreaterThan(V(0))), StartAfter(cur))
 			return err
 		}},
 		{"begins_with", "p", "s", func(ctx context.Context, c Client) error {
-			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("a"), "s": qcS("abc")}})
+			cur := qcCursor(t, plan.Position{Key: map[string]types.AttributeValue{"p": qcS("a"), "s": qcS("abc")}})
 			_, _, err := qcTable[qsStr](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("s").BeginsWith("ab")), StartAfter(cur))
 			return err
 		}},
 		{"binary range", "p", "b", func(ctx context.Context, c Client) error {
-			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("a"), "b": qcB(1, 2, 3)}})
+			cur := qcCursor(t, plan.Position{Key: map[string]types.AttributeValue{"p": qcS("a"), "b": qcB(1, 2, 3)}})
 			_, _, err := qcTable[qsBin](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("b").Between(V([]byte{1, 2}), V([]byte{1, 2, 3}))), StartAfter(cur))
 			return err
 		}},
 		{"scan of another partition", "p", "n", func(ctx context.Context, c Client) error {
-			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("zzz"), "n": qcN("9")}})
+			cur := qcCursor(t, plan.Position{Key: map[string]types.AttributeValue{"p": qcS("zzz"), "n": qcN("9")}})
 			_, _, err := qcTable[qsItem](t, c).ScanPage(ctx, StartAfter(cur))
 			return err
 		}},
 		{"undeclared index", "p", "n", func(ctx context.Context, c Client) error {
-			cur := qcCursor(t, position{index: "byOther", key: map[string]types.AttributeValue{"p": qcS("a"), "n": qcN("1"), "x": qcS("q")}})
+			cur := qcCursor(t, plan.Position{Index: "byOther", Key: map[string]types.AttributeValue{"p": qcS("a"), "n": qcN("1"), "x": qcS("q")}})
 			_, _, err := qcTable[qsItem](t, c).QueryPage(ctx, K("x").Equal(V("q")), Index("byOther"), StartAfter(cur))
 			return err
 		}},
 		{"between bounds", "p", "n", func(ctx context.Context, c Client) error {
-			cur := qcCursor(t, position{key: map[string]types.AttributeValue{"p": qcS("a"), "n": qcN("5")}})
+			cur := qcCursor(t, plan.Position{Key: map[string]types.AttributeValue{"p": qcS("a"), "n": qcN("5")}})
 			_, _, err := qcTable[qsItem](t, c).QueryPage(ctx, K("p").Equal(V("a")).And(K("n").Between(V(1), V(5))), StartAfter(cur), Descending())
 			return err
 		}},
@@ -360,87 +361,6 @@ func TestQueryCursorFits(t *testing.T) {
 				t.Error("no ExclusiveStartKey sent")
 			}
 		})
-	}
-}
-
-// parseKeyCondition reads every form the expression package builds; if a
-// new SDK changes them, this test says so (the checks would be skipped).
-func TestParseKeyConditionForms(t *testing.T) {
-	K, V := expression.Key, expression.Value
-	cases := []struct {
-		kc   expression.KeyConditionBuilder
-		want string // name op, …
-	}{
-		{K("p").Equal(V("a")), "p ="},
-		{K("p").Equal(V("a")).And(K("n").LessThan(V(1))), "p =, n <"},
-		{K("p").Equal(V("a")).And(K("n").LessThanEqual(V(1))), "p =, n <="},
-		{K("p").Equal(V("a")).And(K("n").GreaterThan(V(1))), "p =, n >"},
-		{K("p").Equal(V("a")).And(K("n").GreaterThanEqual(V(1))), "p =, n >="},
-		{K("p").Equal(V("a")).And(K("n").Between(V(1), V(2))), "p =, n BETWEEN"},
-		{K("p").Equal(V("a")).And(K("n").BeginsWith("x")), "p =, n begins_with"},
-		{K("n").BeginsWith("x"), "n begins_with"},
-		{expression.KeyAnd(K("a").Equal(V(1)), K("b").Equal(V(2)), K("c").Between(V(1), V(2))), "a =, b =, c BETWEEN"},
-		{K("a (b)").Equal(V(") AND (")).And(K("b, c").BeginsWith(", ")), "a (b) =, b, c begins_with"},
-	}
-	for _, tc := range cases {
-		e, err := expression.NewBuilder().WithKeyCondition(tc.kc).Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		terms, ok := parseKeyCondition(*e.KeyCondition(), e.Names(), e.Values())
-		if !ok {
-			t.Errorf("%q not understood", *e.KeyCondition())
-			continue
-		}
-		var got []string
-		for _, kt := range terms {
-			got = append(got, kt.name+" "+kt.op)
-			if n := map[string]int{"BETWEEN": 2}[kt.op]; len(kt.values) != max(n, 1) {
-				t.Errorf("%q: %s has %d values", *e.KeyCondition(), kt.name, len(kt.values))
-			}
-		}
-		if g := strings.Join(got, ", "); g != tc.want {
-			t.Errorf("%q read as %q, want %q", *e.KeyCondition(), g, tc.want)
-		}
-	}
-}
-
-// Numbers compare by value, whatever their notation.
-func TestCompareKeyNumbers(t *testing.T) {
-	ordered := [][]string{
-		{"-9.9999999999999999999999999999999999999e125"},
-		{"-1500", "-1.5e3", "-0001500.000", "-15E+2"},
-		{"-1e-130", "-0.0000000001e-120"},
-		{"0", "-0", "0e999999", "0.000", "-0.0e-5"},
-		{"1e-130"},
-		{"0.05", ".05", "5e-2", "0.5E-1", "500e-4"},
-		{"1", "1.0", "1e0", "0.1e1", "10e-1", "01"},
-		{"12345678901234567890123456789012345678"},
-		{"12345678901234567890123456789012345679"},
-		{"9.9999999999999999999999999999999999999e125"},
-	}
-	for i, group := range ordered {
-		for _, a := range group {
-			if err := checkNumber(a); err != nil {
-				t.Fatal(err)
-			}
-			for j, other := range ordered {
-				for _, b := range other {
-					want := 0
-					if i < j {
-						want = -1
-					} else if i > j {
-						want = 1
-					}
-					if got := compareKeyValues(qcN(a), qcN(b)); got != want {
-						t.Errorf("compare(%s, %s) = %d, want %d", a, b, got, want)
-					}
-				}
-			}
-		}
-	}
-	if compareKeyValues(qcN("1"), qcS("1")) != 2 || compareKeyValues(qcB(1), qcS("\x01")) != 2 {
-		t.Error("values of different types compare as ordered")
 	}
 }
 
@@ -472,16 +392,16 @@ func FuzzQueryKeyCondition(f *testing.F) {
 			}
 			return
 		}
-		if !utf8.ValidString(part) || part == "" || !utf8.ValidString(filter) || checkNumber(num) != nil {
+		if !utf8.ValidString(part) || part == "" || !utf8.ValidString(filter) || plan.CheckNumber(num) != nil {
 			t.Fatalf("%q, %q, %q sent", part, num, filter)
 		}
 		sent := map[string]bool{}
 		for _, v := range qs[0].ExpressionAttributeValues {
-			sent[shortScalar(v)] = true
+			sent[plan.ShortScalar(v)] = true
 		}
 		for _, v := range []types.AttributeValue{qcS(part), qcN(num)} {
-			if !sent[shortScalar(v)] {
-				t.Fatalf("value %s not sent as it was: %v", shortScalar(v), sent)
+			if !sent[plan.ShortScalar(v)] {
+				t.Fatalf("value %s not sent as it was: %v", plan.ShortScalar(v), sent)
 			}
 		}
 	})

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ddbkit/dynamo/dynamotest"
 	avs "github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // qsItem is the item of the query and scan tests: partition "p", sort key
@@ -385,7 +386,7 @@ func TestQueryOptionsInRequest(t *testing.T) {
 func TestQueryInvalidInput(t *testing.T) {
 	tb, _ := newQSTable(t, 1)
 	ctx := t.Context()
-	cursor := func(p position) Cursor {
+	cursor := func(p plan.Position) Cursor {
 		c, err := encodeCursor(p)
 		if err != nil {
 			t.Fatal(err)
@@ -393,12 +394,12 @@ func TestQueryInvalidInput(t *testing.T) {
 		return c
 	}
 	key := map[string]types.AttributeValue{"p": &types.AttributeValueMemberS{Value: "a"}, "n": &types.AttributeValueMemberN{Value: "1"}}
-	baseCursor := cursor(position{key: key})
-	indexCursor := cursor(position{index: "byOwner", key: map[string]types.AttributeValue{
+	baseCursor := cursor(plan.Position{Key: key})
+	indexCursor := cursor(plan.Position{Index: "byOwner", Key: map[string]types.AttributeValue{
 		"p": key["p"], "n": key["n"], "owner": &types.AttributeValueMemberS{Value: "ann"}}})
-	segCursor := cursor(position{segment: 1, total: 4, key: key})
-	otherKey := cursor(position{key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "x"}}})
-	extraKey := cursor(position{key: map[string]types.AttributeValue{"p": key["p"], "n": key["n"], "owner": key["p"]}})
+	segCursor := cursor(plan.Position{Segment: 1, Total: 4, Key: key})
+	otherKey := cursor(plan.Position{Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "x"}}})
+	extraKey := cursor(plan.Position{Key: map[string]types.AttributeValue{"p": key["p"], "n": key["n"], "owner": key["p"]}})
 
 	query := func(opts ...QueryOption) func() error {
 		return func() error { _, err := collect(tb.Query(ctx, qsKeyCond, opts...)); return err }
@@ -492,7 +493,7 @@ func TestQueryCursorAccepted(t *testing.T) {
 		}
 	}
 	// An index cursor carries the table key and the index key.
-	idx, err := encodeCursor(position{index: "byOwner", key: map[string]types.AttributeValue{
+	idx, err := encodeCursor(plan.Position{Index: "byOwner", Key: map[string]types.AttributeValue{
 		"p": &types.AttributeValueMemberS{Value: "a"}, "n": &types.AttributeValueMemberN{Value: "3"},
 		"owner": &types.AttributeValueMemberS{Value: "ann"}}})
 	if err != nil {
@@ -653,19 +654,19 @@ func segmentGoroutines() int {
 }
 
 func TestCursorRoundTrip(t *testing.T) {
-	cases := []position{
-		{key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "ü/+ \"x\"\n<&>"}}},
-		{key: map[string]types.AttributeValue{
+	cases := []plan.Position{
+		{Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "ü/+ \"x\"\n<&>"}}},
+		{Key: map[string]types.AttributeValue{
 			"p": &types.AttributeValueMemberS{Value: "a"},
 			"n": &types.AttributeValueMemberN{Value: "-12.5E+3"},
 		}},
-		{index: "by.owner-1_x", key: map[string]types.AttributeValue{
+		{Index: "by.owner-1_x", Key: map[string]types.AttributeValue{
 			"p": &types.AttributeValueMemberS{Value: "a"},
 			"b": &types.AttributeValueMemberB{Value: []byte{0, 0xff, '/', '+'}},
 			"n": &types.AttributeValueMemberN{Value: "7"},
 			"o": &types.AttributeValueMemberS{Value: "ann"},
 		}},
-		{segment: 999_999, total: 1_000_000, key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "0"}}},
+		{Segment: 999_999, Total: 1_000_000, Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberN{Value: "0"}}},
 	}
 	for _, p := range cases {
 		c, err := encodeCursor(p)
@@ -686,7 +687,7 @@ func TestCursorRoundTrip(t *testing.T) {
 			t.Errorf("round trip of %+v gave %+v", p, got)
 		}
 	}
-	if _, err := encodeCursor(position{key: map[string]types.AttributeValue{"x": &types.AttributeValueMemberBOOL{}}}); err == nil {
+	if _, err := encodeCursor(plan.Position{Key: map[string]types.AttributeValue{"x": &types.AttributeValueMemberBOOL{}}}); err == nil {
 		t.Error("encoded a BOOL key")
 	}
 }
@@ -753,7 +754,7 @@ func TestParseCursorErrors(t *testing.T) {
 		{enc(`{"v":1,"g":[1],"k":{"a":{"S":"x"}}}`), "segment field has 1 numbers"},
 		{enc(`{"v":1,"g":[3,3],"k":{"a":{"S":"x"}}}`), "segment 3 of 3"},
 		{enc(`{"v":1,"g":[0,0],"k":{"a":{"S":"x"}}}`), "0 total segments"},
-		{strings.Repeat("A", maxCursorLen+1), "bytes long"},
+		{strings.Repeat("A", plan.MaxCursorLen+1), "bytes long"},
 	}
 	for _, tc := range cases {
 		_, err := ParseCursor(tc.in)
@@ -767,37 +768,13 @@ func TestParseCursorErrors(t *testing.T) {
 	}
 }
 
-// Numbers DynamoDB stores pass checkNumber; the others (no number, too
-// many significant digits, magnitudes out of range) are refused, as
-// DynamoDB Local accepts and refuses them ("+1" and a zero's exponent of 8
-// digits are numbers; an exponent beyond int32 is none).
-func TestCheckNumber(t *testing.T) {
-	for _, s := range []string{"0", "-0", "0e999", "0.000e-999", "1", "-1.5", "1e-130", "-1E-130", "0.1e-129", "10e-131",
-		"+1", ".5", "5.", "0e99999999", "1e0000000000001",
-		"9.9999999999999999999999999999999999999e125", "-9.9999999999999999999999999999999999999E+125",
-		"12345678901234567890123456789012345678", "1234567890123456789012345678901234567800000",
-		"0.00012345678901234567890123456789012345678", "100000000000000000000000000000000000000000"} {
-		if err := checkNumber(s); err != nil {
-			t.Errorf("checkNumber(%q) = %v", s, err)
-		}
-	}
-	for _, s := range []string{"", "x", "1e", "123456789012345678901234567890123456789", "1.00000000000000000000000000000000000001",
-		"1e126", "-1e126", "10e125", "99.9999999999999999999999999999999999999e124", "1e-131", "0.1e-130", "1e99999999999999999999",
-		"0." + strings.Repeat("0", 9950) + "1e100000", "1" + strings.Repeat("0", 200),
-		"0e999999999999", "NaN", "Inf", "0x1", " 1", "1 ", "--1", "1.2.3", "1_0", "-", ".", "e1", "1e+"} {
-		if err := checkNumber(s); err == nil {
-			t.Errorf("checkNumber(%q) accepted", s)
-		}
-	}
-}
-
 // ParseCursor takes only the text encodeCursor writes: another spelling of
 // the same JSON — whitespace, escapes, members in another order — is
 // refused, so that a position has one cursor.
 func TestParseCursorTakesOnlyWrittenText(t *testing.T) {
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	written := `{"v":1,"i":"by.x","g":[2,3],"k":{"b":{"B":"AP8="},"p":{"S":"é/<"}}}`
-	c, err := encodeCursor(position{index: "by.x", segment: 2, total: 3, key: map[string]types.AttributeValue{
+	c, err := encodeCursor(plan.Position{Index: "by.x", Segment: 2, Total: 3, Key: map[string]types.AttributeValue{
 		"p": &types.AttributeValueMemberS{Value: "é/<"}, "b": &types.AttributeValueMemberB{Value: []byte{0, 0xff}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -825,7 +802,7 @@ func TestParseCursorTakesOnlyWrittenText(t *testing.T) {
 	}
 	// A key that is not valid UTF-8 (DynamoDB never returns one) is not
 	// made into a cursor that would name another key.
-	if _, err := encodeCursor(position{key: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "k\xff"}}}); err == nil {
+	if _, err := encodeCursor(plan.Position{Key: map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "k\xff"}}}); err == nil {
 		t.Error("encoded a key that is not valid UTF-8")
 	}
 }
@@ -845,9 +822,9 @@ func mustUnbase64(t *testing.T, s string) string {
 // it is and as the JSON inside a cursor (base64url-encoded first), so that
 // the fuzzer also explores the checks behind the base64 layer.
 func FuzzParseCursor(f *testing.F) {
-	for _, p := range []position{
-		{key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "x"}}},
-		{index: "byOwner", segment: 1, total: 4, key: map[string]types.AttributeValue{
+	for _, p := range []plan.Position{
+		{Key: map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "x"}}},
+		{Index: "byOwner", Segment: 1, Total: 4, Key: map[string]types.AttributeValue{
 			"p": &types.AttributeValueMemberS{Value: "a"},
 			"n": &types.AttributeValueMemberN{Value: "-1.5e3"},
 			"b": &types.AttributeValueMemberB{Value: []byte{1, 2, 3}},
@@ -942,12 +919,12 @@ func checkCursorFits(t *testing.T, tb *Table[qsIndexed], s string) {
 					t.Fatalf("accepted a cursor with string %q", a.Value)
 				}
 			case *types.AttributeValueMemberN:
-				if err := checkNumber(a.Value); err != nil {
+				if err := plan.CheckNumber(a.Value); err != nil {
 					t.Fatalf("accepted a cursor with number %q: %v", a.Value, err)
 				}
 			}
 		}
-		again, err := encodeCursor(position{index: l.index, segment: l.segment, total: l.total, key: got.start})
+		again, err := encodeCursor(plan.Position{Index: l.index, Segment: l.segment, Total: l.total, Key: got.start})
 		if err != nil {
 			t.Fatalf("re-encode of accepted cursor %q: %v", s, err)
 		}
@@ -1037,7 +1014,7 @@ func TestCursorCheckedAgainstDeclaredIndex(t *testing.T) {
 		t.Errorf("ConsistentRead on a local index: %v", err)
 	}
 	for _, tc := range cases {
-		err := tb.checkPosition(position{index: tc.index, key: tc.key}, tc.index, 0, 0, nil)
+		err := tb.checkPosition(plan.Position{Index: tc.index, Key: tc.key}, tc.index, 0, 0, nil)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s %s: %v", tc.index, formatKey(tc.key), err)

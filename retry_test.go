@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // Each kind of call takes its own defaults; a mapper policy overrides them
@@ -97,7 +98,7 @@ func TestUpdateTakesMapperPolicy(t *testing.T) {
 	writes := 0
 	c.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		writes++
-		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n(itoa(int64(writes) + 10))})
+		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n(plan.Itoa(int64(writes) + 10))})
 	}
 	books := newBooks(t, c, WithRetry(RetryPolicy{MaxAttempts: 2, BackoffBase: time.Nanosecond, BackoffMax: time.Nanosecond}))
 	_, err := books.Update(context.Background(), Book{ISBN: "1"}, func(b Book) (Book, error) { return b, nil })

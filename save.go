@@ -14,6 +14,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -74,9 +75,9 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 // (the encoded item's), else 0. own reports that the item is the encoded
 // one of an UpdateItem, with the write token: a map sent nowhere, which a
 // write computed from it may encode into (basis.own).
-func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *basis) (saved T, stored map[string]types.AttributeValue, size int, own bool, err error) {
+func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *plan.Basis) (saved T, stored map[string]types.AttributeValue, size int, own bool, err error) {
 	var zero T
-	p, s := t.p, t.p.s
+	p, s := t.p, t.p.S
 	var r saveRequest
 	var allNew map[string]types.AttributeValue
 	guarded := len(wo.guards) > 0 // the behaviour was checked by the caller (writeRules)
@@ -104,7 +105,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			wo = &nw
 			continue
 		}
-		if nulls := storedNulls(err, p.blindAttrs(wo.behavior), wo.nulls, p.zeroIsNoVersion()); nulls != nil {
+		if nulls := storedNulls(err, p.BlindAttrs(wo.behavior), wo.nulls, p.ZeroIsNoVersion()); nulls != nil {
 			if attempt < maxNullAttempts {
 				nw := *wo
 				nw.nulls = nulls
@@ -121,16 +122,16 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			// The request is done with item. The version and the token
 			// are the values the update wrote (buildUpdate): the same
 			// attribute values, shared (nobody modifies one).
-			ver, tok := r.up.values[newVersionPH], r.up.values[tokenValuePH]
+			ver, tok := r.up.Values[plan.NewVersionPH], r.up.Values[plan.TokenValuePH]
 			if ver == nil {
-				ver = numberAV(r.next)
+				ver = plan.NumberAV(r.next)
 			}
 			item[s.Fields[s.Version].Name] = ver
 			if r.token != nil {
 				if tok == nil {
 					tok = &types.AttributeValueMemberB{Value: r.token}
 				}
-				item[p.tokenAttr] = tok
+				item[p.TokenAttr] = tok
 			}
 		}
 		written := r.v
@@ -147,7 +148,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 // sendSave sends the save r and settles it when an attempt's outcome is
 // unknown. It returns the item as stored after the write when DynamoDB said
 // so (ALL_NEW) or settling read it.
-func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOptions, bs *basis) (map[string]types.AttributeValue, error) {
+func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOptions, bs *plan.Basis) (map[string]types.AttributeValue, error) {
 	var att attempts
 	allNew, err := t.sendSaveOnce(ctx, r, wo, &att, true)
 	if err == nil {
@@ -160,14 +161,14 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 	t.m.noteKey(ctx, key)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		if isOwnWrite(ccf.Item, t.p.tokenAttr, r.token) {
+		if isOwnWrite(ccf.Item, t.p.TokenAttr, r.token) {
 			// A client that sends again despite our option: the write was
 			// applied, and its resend found it.
 			return ccf.Item, nil
 		}
 		ce := t.saveConditionFailure(key, r, wo, ccf.Item, err)
 		if att.maybeApplied() {
-			t.p.markUnknown(ce) // a client that sent it again anyway
+			markUnknown(t.p, ce) // a client that sent it again anyway
 		}
 		return nil, ce
 	}
@@ -190,9 +191,9 @@ func (t *table) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptio
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                           &t.name,
 			Item:                                r.item,
-			ConditionExpression:                 t.p.exprPtr(r.pc.cond),
-			ExpressionAttributeNames:            r.pc.names,
-			ExpressionAttributeValues:           r.pc.values,
+			ConditionExpression:                 t.p.ExprPtr(r.pc.Cond),
+			ExpressionAttributeNames:            r.pc.Names,
+			ExpressionAttributeValues:           r.pc.Values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}, att.option(noResend))
 		return nil, err
@@ -200,10 +201,10 @@ func (t *table) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptio
 	in := &dynamodb.UpdateItemInput{
 		TableName:                           &t.name,
 		Key:                                 r.key,
-		UpdateExpression:                    t.p.exprPtr(r.up.update),
-		ConditionExpression:                 t.p.exprPtr(r.up.cond),
-		ExpressionAttributeNames:            r.up.names,
-		ExpressionAttributeValues:           r.up.values,
+		UpdateExpression:                    t.p.ExprPtr(r.up.Update),
+		ConditionExpression:                 t.p.ExprPtr(r.up.Cond),
+		ExpressionAttributeNames:            r.up.Names,
+		ExpressionAttributeValues:           r.up.Values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if wo.behavior != SaveUpdate || r.allNew {
@@ -219,25 +220,25 @@ func (t *table) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptio
 // saveConditionFailure builds the error of the save r whose condition failed
 // on the stored item old.
 func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *saveRequest, wo *writeOptions, old map[string]types.AttributeValue, cause error) *ConditionError {
-	ce := t.p.conditionFailure(t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
+	ce := conditionFailure(t.p, t.name, key, r.held, wo.behavior != SaveClobber, old, cause, t.decodeAny)
 	ce.Condition = r.uc.String()
-	if wo.fromSet && ce.Err == ErrConditionFailed && ce.Exists && ce.wrongVersion == nil && !t.p.sameIncarnation(wo.from, old) {
+	if wo.fromSet && ce.Err == ErrConditionFailed && ce.Exists && ce.wrongVersion == nil && !t.p.SameIncarnation(wo.from, old) {
 		// The version read, but another incarnation (incarnationCond):
 		// the item read is gone, as after a conflict.
 		ce.Err = ErrVersionConflict
 		ce.reason = "the item was deleted and created again since it was read (its write token is not the one read): the changes from the item read do not apply to it"
 	}
 	if r.createdCond && ce.Err == ErrConditionFailed && ce.reason == "" {
-		ce.reason = t.p.createdMismatch(old, r.item[t.p.s.Fields[t.p.s.Created].Name])
+		ce.reason = t.p.CreatedMismatch(old, r.item[t.p.S.Fields[t.p.S.Created].Name])
 	}
 	if len(r.bounds) > 0 && ce.Err == ErrConditionFailed && ce.reason == "" {
 		ce.reason = boundsFailure(r.bounds, old)
 	}
-	if s := t.p.s; wo.behavior == SaveClobber && s.Version >= 0 && ce.HasVersion {
+	if s := t.p.S; wo.behavior == SaveClobber && s.Version >= 0 && ce.HasVersion {
 		f := &s.Fields[s.Version]
 		switch {
-		case ce.FoundVersion > t.p.maxVersion-t.p.verStep:
-			ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.GoName, f.Type, t.p.maxVersion, t.p.verStep, s.Widen())
+		case ce.FoundVersion > t.p.MaxVersion-t.p.VerStep:
+			ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.GoName, f.Type, t.p.MaxVersion, t.p.VerStep, s.Widen())
 		case ce.FoundVersion < 0:
 			ce.full = fmt.Sprintf("a negative version, which no write of a %s holds or advances (it would store 0, unsaved, or another negative version): store a version of 0 or more there (or remove the attribute, which makes the item unsaved) with a write of your own", s.Type)
 		}
@@ -313,21 +314,6 @@ const tooLargeFix = "the item as stored after this write would be over DynamoDB'
 // replaced a NULL meanwhile.
 const maxNullAttempts = 4
 
-// blindAttrs returns the attributes a save with behavior b changes without
-// reading them (see storedNulls): the version of SaveClobber, the sets of
-// SaveAppendSet.
-func (p *plan) blindAttrs(b SaveBehavior) []string {
-	switch b {
-	case SaveClobber:
-		if p.s.Version >= 0 {
-			return p.versionAttr[:]
-		}
-	case SaveAppendSet:
-		return p.setAttrs
-	}
-	return nil
-}
-
 // saveRequest is the request of one save, built by buildSave and sent by
 // save (as an UpdateItem or PutItem) or by WriteTx (as a transaction member).
 type saveRequest struct {
@@ -339,9 +325,9 @@ type saveRequest struct {
 	held, next int64  // the version held and the version written (0, 0 when unversioned)
 	token      []byte // the write token, nil when none is written
 	put        bool   // SavePut: pc holds the condition; otherwise up holds the update
-	pc         putParts
-	up         updateParts
-	uc         *userCond // the If condition, named when it fails (nil: none)
+	pc         plan.PutParts
+	up         plan.UpdateParts
+	uc         *plan.UserCond // the If condition, named when it fails (nil: none)
 	// v is the struct the request encodes: the caller's, or the copy with
 	// the timestamps set (stamp).
 	v reflect.Value
@@ -363,9 +349,9 @@ type saveRequest struct {
 // cond returns the condition expression of r, "" when it has none.
 func (r *saveRequest) cond() string {
 	if r.put {
-		return r.pc.cond
+		return r.pc.Cond
 	}
-	return r.up.cond
+	return r.up.Cond
 }
 
 // buildSave checks and encodes the struct boxed points to (v is the same
@@ -376,9 +362,9 @@ func (r *saveRequest) cond() string {
 // clock reading for the timestamps and a clock-started version; zero means
 // read the clock. Nothing is sent; bad input is an error wrapping
 // ErrInvalidInput.
-func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *basis, tx bool, now time.Time) (saveRequest, error) {
-	p, s := t.p, t.p.s
-	if now.IsZero() && (s.HasStamps() || p.verClock) {
+func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *plan.Basis, tx bool, now time.Time) (saveRequest, error) {
+	p, s := t.p, t.p.S
+	if now.IsZero() && (s.HasStamps() || p.VerClock) {
 		now = t.m.opts.clock.Now()
 	}
 	boxed, v = t.stamp(boxed, v, now)
@@ -390,7 +376,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 	var prev map[string]types.AttributeValue // the basis's values, shared where equal: nobody changes one
 	into := false                            // the item is encoded into the basis's map (basis.own)
 	if bs != nil {
-		prev, into = bs.item, bs.own && !tx && wo.behavior == SaveUpdate
+		prev, into = bs.Item, bs.Own && !tx && wo.behavior == SaveUpdate
 	}
 	if wo.fromSet {
 		if err := t.checkChangedFrom(wo); err != nil {
@@ -405,7 +391,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 	if err := t.checkItemKeys(item); err != nil {
 		return saveRequest{}, err
 	}
-	uc, err := wo.compileIfs(t.p.s)
+	uc, err := wo.compileIfs(t.p.S)
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
@@ -418,10 +404,10 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 			return saveRequest{}, err
 		}
 	}
-	if s.Version >= 0 && p.tokenAttr != "" && token == nil {
+	if s.Version >= 0 && p.TokenAttr != "" && token == nil {
 		token = newToken()
 	}
-	if p.tokenAttr == "" {
+	if p.TokenAttr == "" {
 		token = nil
 	}
 	size, err := t.checkSaveSize(item, sz, next, token, wo.behavior)
@@ -443,7 +429,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 		err := t.putRequest(&r, bs)
 		if err == nil && iw != nil {
 			iw.put(r.item, &r.pc)
-			err = t.checkCondLen(r.pc.cond, bs)
+			err = t.checkCondLen(r.pc.Cond, bs)
 		}
 		return r, err
 	}
@@ -453,16 +439,16 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 		r.key = t.pickKey(item)
 	}
 	var kept uint64
-	if bs != nil && bs.item != nil && !tx && !wo.fromSet && wo.behavior == SaveUpdate {
+	if bs != nil && bs.Item != nil && !tx && !wo.fromSet && wo.behavior == SaveUpdate {
 		// The basis's condition pins the stored item to bs.item: what
 		// the item holds as it does needs no writing.
 		kept = t.keptAttrs(sz)
 	}
-	r.up = p.buildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs, wo.from, kept)
+	r.up = p.BuildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs, wo.from, kept)
 	if s.Created >= 0 {
 		if tx {
 			r.createdCond = true
-			r.up.cond, r.up.names, r.up.values = p.withCreatedCond(r.up.cond, r.up.names, r.up.values, item)
+			r.up.Cond, r.up.Names, r.up.Values = p.WithCreatedCond(r.up.Cond, r.up.Names, r.up.Values, item)
 		} else {
 			r.allNew = true
 		}
@@ -470,7 +456,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 	if iw != nil {
 		iw.update(&r.up)
 	}
-	return r, t.checkCondLen(r.up.cond, bs)
+	return r, t.checkCondLen(r.up.Cond, bs)
 }
 
 // buildSaveValues is buildSave of a SaveUpdate whose item nobody keeps
@@ -484,25 +470,25 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 // (codec.Result.Clean): buildSave encodes the item then, and words the
 // error or checks it.
 func (t *table) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
-	p, s := t.p, t.p.s
+	p, s := t.p, t.p.S
 	if s.Walk {
 		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
 			return saveRequest{}, true, err
 		}
 	}
-	var uc *userCond
+	var uc *plan.UserCond
 	if len(wo.conds) > 0 {
 		// compiled before the values map is sized, for its values
 		if uc, err = wo.compileIfs(s); err != nil {
 			return saveRequest{}, false, nil // buildSave words it, after the checks before it
 		}
 	}
-	room := len(p.nonKeyNoVerFs) + 2 // the version held and written
-	if p.tokenAttr != "" {
+	room := len(p.NonKeyNoVerFs) + 2 // the version held and written
+	if p.TokenAttr != "" {
 		room++
 	}
 	if uc != nil {
-		room += len(uc.values)
+		room += len(uc.Values)
 	}
 	to := codec.Named{Names: t.valueNames, Dst: make(map[string]types.AttributeValue, room), Alt: make(map[string]types.AttributeValue, 3)}
 	res, err := t.enc.EncodeNamed(reflect.ValueOf(boxed).UnsafePointer(), &to, t.m.enc, codecHooks)
@@ -520,10 +506,10 @@ func (t *table) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, to
 	if err != nil {
 		return saveRequest{}, true, err
 	}
-	if p.tokenAttr != "" && token == nil {
+	if p.TokenAttr != "" && token == nil {
 		token = newToken()
 	}
-	if p.tokenAttr == "" {
+	if p.TokenAttr == "" {
 		token = nil
 	}
 	size, err := t.checkSaveSize(key, itemSizes{ok: true, total: res.Size, nulls: res.NullSize}, next, token, wo.behavior)
@@ -532,28 +518,28 @@ func (t *table) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, to
 	}
 	delete(key, s.Fields[s.Version].Name)
 	r = saveRequest{key: key, held: held, next: next, token: token, uc: uc, v: v, size: size, allNew: s.Created >= 0}
-	r.up = p.buildUpdateValues(to.Dst, held, next, token, uc)
-	return r, true, t.checkCondLen(r.up.cond, nil)
+	r.up = p.BuildUpdateValues(to.Dst, held, next, token, uc)
+	return r, true, t.checkCondLen(r.up.Cond, nil)
 }
 
 // putRequest completes r as a SavePut's PutItem: the item holds the new
 // version and the write token, under the version condition (and bs's
 // basis condition, when not nil).
-func (t *table) putRequest(r *saveRequest, bs *basis) error {
-	p, s := t.p, t.p.s
+func (t *table) putRequest(r *saveRequest, bs *plan.Basis) error {
+	p, s := t.p, t.p.S
 	if s.Version >= 0 {
-		r.item[s.Fields[s.Version].Name] = numberAV(r.next)
+		r.item[s.Fields[s.Version].Name] = plan.NumberAV(r.next)
 		if r.token != nil {
-			r.item[p.tokenAttr] = &types.AttributeValueMemberB{Value: r.token}
+			r.item[p.TokenAttr] = &types.AttributeValueMemberB{Value: r.token}
 		}
 	}
 	r.put = true
-	r.pc = p.buildPutCond(r.held, false, r.uc, bs)
+	r.pc = p.BuildPutCond(r.held, false, r.uc, bs)
 	if s.Created >= 0 {
 		r.createdCond = true
-		r.pc.cond, r.pc.names, r.pc.values = p.withCreatedCond(r.pc.cond, r.pc.names, r.pc.values, r.item)
+		r.pc.Cond, r.pc.Names, r.pc.Values = p.WithCreatedCond(r.pc.Cond, r.pc.Names, r.pc.Values, r.item)
 	}
-	return t.checkCondLen(r.pc.cond, bs)
+	return t.checkCondLen(r.pc.Cond, bs)
 }
 
 // checkSaveSize returns the size of the item a save with behaviour b
@@ -561,10 +547,10 @@ func (t *table) putRequest(r *saveRequest, bs *basis) error {
 // token), refusing one over DynamoDB's 400 KB limit.
 func (t *table) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, b SaveBehavior) (int, error) {
 	sizedAs := next
-	if b == SaveClobber && t.p.s.Version >= 0 {
+	if b == SaveClobber && t.p.S.Version >= 0 {
 		// DynamoDB ADDs 1 to the stored version, which may have more
 		// digits than the one held: count the widest the field holds.
-		sizedAs = t.p.maxVersion
+		sizedAs = t.p.MaxVersion
 	}
 	size := t.sizeOf(item, sz, sizedAs, token, b == SavePut)
 	if size > maxItemSize {
@@ -581,7 +567,7 @@ func (t *table) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes
 // stores the first where there is none). A version that is negative or
 // leaves no room for the step is refused.
 func (t *table) saveVersions(v reflect.Value, item map[string]types.AttributeValue, wo *writeOptions, now time.Time) (held, next int64, err error) {
-	p, s := t.p, t.p.s
+	p, s := t.p, t.p.S
 	if s.Version < 0 {
 		return 0, 0, nil
 	}
@@ -589,21 +575,21 @@ func (t *table) saveVersions(v reflect.Value, item map[string]types.AttributeVal
 		return 0, 0, t.heldVersionError(t.pickKey(item))
 	}
 	var ok bool
-	if next, ok = p.nextVersion(held, now.UnixMilli()); !ok {
+	if next, ok = p.NextVersion(held, now.UnixMilli()); !ok {
 		return 0, 0, fmt.Errorf("%w: table %q key %s: version %d leaves no room for the next (step %d) in field %s (%s), which holds at most %d: %s",
-			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.verStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, p.maxVersion, s.Widen())
+			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.VerStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, p.MaxVersion, s.Widen())
 	}
 	if wo.step > 1 {
 		// Update's combined write of several changes: one step each.
-		if next, ok = p.advance(held, wo.step, now.UnixMilli()); !ok {
+		if next, ok = p.Advance(held, wo.step, now.UnixMilli()); !ok {
 			return 0, 0, fmt.Errorf("%w: table %q key %s: version %d leaves no room for %d more steps (step %d) in field %s (%s): %s",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, wo.step, p.verStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, wo.step, p.VerStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
 		}
 	}
 	if wo.behavior == SaveClobber {
 		// DynamoDB advances the stored version; where there is none
 		// it stores the first version.
-		next = p.firstVersion(now.UnixMilli())
+		next = p.FirstVersion(now.UnixMilli())
 	}
 	return held, next, nil
 }
@@ -612,17 +598,17 @@ func (t *table) saveVersions(v reflect.Value, item map[string]types.AttributeVal
 // Update's guard of a type without a version (or of an item written
 // without a write token) names every attribute the type models, so a type
 // with very many attributes can reach the limit.
-func (t *table) checkCondLen(cond string, bs *basis) error {
+func (t *table) checkCondLen(cond string, bs *plan.Basis) error {
 	if len(cond) <= schema.MaxExprLen {
 		return nil
 	}
 	if bs != nil {
 		fix := "add a version attribute (`dynamo:\",version\"`), whose write token pins the write instead"
-		if t.p.s.Version >= 0 {
+		if t.p.S.Version >= 0 {
 			fix = "the item carries no write token (another client wrote it): Save it once through this mapper, which stores one"
 		}
 		return fmt.Errorf("%w: Update on table %q: the condition that guards the write with the %d attributes %s models is %d bytes, over DynamoDB's 4 KB limit for an expression: %s",
-			ErrInvalidInput, t.name, len(t.p.nonKeyFields), t.p.s.Type, len(cond), fix)
+			ErrInvalidInput, t.name, len(t.p.NonKeyFields), t.p.S.Type, len(cond), fix)
 	}
 	return fmt.Errorf("%w: table %q: the condition expression is %d bytes, over DynamoDB's 4 KB limit: shorten the If conditions", ErrInvalidInput, t.name, len(cond))
 }
@@ -635,8 +621,8 @@ func (t *table) checkChangedFrom(wo *writeOptions) error {
 	switch {
 	case wo.behavior != SaveUpdate:
 		why = fmt.Sprintf("only SaveUpdate (the default) writes the changes alone; remove WithSaveBehavior(%v) or ChangedFrom", wo.behavior)
-	case t.p.s.Version < 0:
-		why = fmt.Sprintf("%s has no version attribute, and only the version condition makes the stored item the one read; add a `dynamo:\",version\"` field, or remove ChangedFrom", t.p.s.Type)
+	case t.p.S.Version < 0:
+		why = fmt.Sprintf("%s has no version attribute, and only the version condition makes the stored item the one read; add a `dynamo:\",version\"` field, or remove ChangedFrom", t.p.S.Type)
 	case wo.from == nil:
 		why = "the item read is nil; pass the item as read (a Scan's, Query's or GetItem's), or remove ChangedFrom"
 	default:
@@ -653,8 +639,8 @@ func (t *table) checkChangedFromItem(read, item map[string]types.AttributeValue,
 	fail := func(why string) error {
 		return fmt.Errorf("%w: Save on table %q key %s with ChangedFrom: %s", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), why)
 	}
-	for i, name := range p.keyNames {
-		if i == 1 && !p.hasRangeKey {
+	for i, name := range p.KeyNames {
+		if i == 1 && !p.HasRangeKey {
 			break
 		}
 		if a, b := read[name], item[name]; a == nil || !av.Equal(a, b) {
@@ -665,9 +651,9 @@ func (t *table) checkChangedFromItem(read, item map[string]types.AttributeValue,
 		return fail("the item saved is unsaved (version zero), so the stored item it replaces is not known; remove ChangedFrom")
 	}
 	found := "no version"
-	if v, ok, big := storedVersion(read, p.versionAttr[0]); ok && !big && v == held {
+	if v, ok, big := storedVersion(read, p.VersionAttr[0]); ok && !big && v == held {
 		return nil
-	} else if got, isN := read[p.versionAttr[0]].(*types.AttributeValueMemberN); isN {
+	} else if got, isN := read[p.VersionAttr[0]].(*types.AttributeValueMemberN); isN {
 		found = "version " + got.Value
 	}
 	return fail(fmt.Sprintf("the item read holds %s, the item saved version %d: pass the item read at the version saved", found, held))

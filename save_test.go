@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 func n(s string) *types.AttributeValueMemberN   { return &types.AttributeValueMemberN{Value: s} }
@@ -78,7 +79,7 @@ func TestSaveRequests(t *testing.T) {
 			update:   "SET #a1 = :a1, #a4 = :v1, #wt = :wt ADD #a2 :a2",
 			cond:     "(NOT attribute_type(#a2, :onull)) AND (#a4 = :v0)", // ADD fails on NULL: storedNulls
 			names:    map[string]string{"#a1": "title", "#a2": "authors", "#a4": "version", "#wt": "ddbkit_wt"},
-			values:   map[string]types.AttributeValue{":a1": str("T"), ":a2": &types.AttributeValueMemberSS{Value: []string{"c"}}, ":onull": nullTypeAV, ":v0": n("2"), ":v1": n("3")},
+			values:   map[string]types.AttributeValue{":a1": str("T"), ":a2": &types.AttributeValueMemberSS{Value: []string{"c"}}, ":onull": plan.NullTypeAV, ":v0": n("2"), ":v1": n("3")},
 			allNew:   true,
 		},
 		{
@@ -445,7 +446,7 @@ func TestNullsKeptChangingIsNamed(t *testing.T) {
 	var n atomic.Int32
 	st := &fakeDB{noStore: true}
 	st.onUpd = func(_ int, in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
-		item := map[string]types.AttributeValue{"id": str("k"), "n": numberAV(1), "v": numberAV(3)}
+		item := map[string]types.AttributeValue{"id": str("k"), "n": plan.NumberAV(1), "v": plan.NumberAV(3)}
 		if n.Add(1)%2 == 1 {
 			item["v"] = &types.AttributeValueMemberNULL{Value: true}
 		}
@@ -486,7 +487,7 @@ func TestStoredNullsFollowsTheStoredItem(t *testing.T) {
 	}{
 		{"a NULL found", map[string]types.AttributeValue{"v": null}, nil, map[string]bool{"v": true}},
 		{"the NULL assumed is there: the error stands", map[string]types.AttributeValue{"v": null}, map[string]bool{"v": true}, nil},
-		{"the NULL assumed is gone", map[string]types.AttributeValue{"v": numberAV(3)}, map[string]bool{"v": true}, map[string]bool{}},
+		{"the NULL assumed is gone", map[string]types.AttributeValue{"v": plan.NumberAV(3)}, map[string]bool{"v": true}, map[string]bool{}},
 		{"the item assumed to hold a NULL is deleted", nil, map[string]bool{"v": true}, map[string]bool{}},
 		{"absent, as assumed: the error stands", nil, nil, nil},
 	}
@@ -496,7 +497,7 @@ func TestStoredNullsFollowsTheStoredItem(t *testing.T) {
 			t.Errorf("%s: storedNulls = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if got := storedNulls(fail(map[string]types.AttributeValue{"v": numberAV(0)}), []string{"v"}, nil, "v"); !got["v"] {
+	if got := storedNulls(fail(map[string]types.AttributeValue{"v": plan.NumberAV(0)}), []string{"v"}, nil, "v"); !got["v"] {
 		t.Errorf("a stored 0 where it counts as no version: storedNulls = %v, want v", got)
 	}
 }
@@ -690,8 +691,8 @@ func TestSaveValuesBuildTheItemPathsRequest(t *testing.T) {
 			if got.item != nil || want.item == nil {
 				t.Fatalf("tokens %q, mask %06b: the straight path made an item (%v), or the item path none", tokens, mask, got.item)
 			}
-			if !maps.EqualFunc(got.key, want.key, av.Equal) || got.up.update != want.up.update || got.up.cond != want.up.cond ||
-				!maps.Equal(got.up.names, want.up.names) || !maps.EqualFunc(got.up.values, want.up.values, av.Equal) ||
+			if !maps.EqualFunc(got.key, want.key, av.Equal) || got.up.Update != want.up.Update || got.up.Cond != want.up.Cond ||
+				!maps.Equal(got.up.Names, want.up.Names) || !maps.EqualFunc(got.up.Values, want.up.Values, av.Equal) ||
 				got.held != want.held || got.next != want.next || got.size != want.size || got.allNew != want.allNew ||
 				!bytes.Equal(got.token, want.token) || got.uc != want.uc {
 				t.Errorf("tokens %q, mask %06b: request\n %+v\nwant\n %+v", tokens, mask, got, want)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // ParallelScan scans the whole table (or Index) as segments concurrent
@@ -34,8 +35,8 @@ import (
 func (t *Table[T]) ParallelScan(ctx context.Context, segments int, opts ...QueryOption) iter.Seq2[T, error] {
 	l := t.prepare(opParallelScan, nil, opts)
 	if l.err == nil {
-		if err := checkSegment(0, segments); err != nil {
-			l.err = fmt.Errorf("%w: ParallelScan on table %q with %d segments: give 1 to %d", ErrInvalidInput, t.name, segments, maxTotalSegments)
+		if err := plan.CheckSegment(0, segments); err != nil {
+			l.err = fmt.Errorf("%w: ParallelScan on table %q with %d segments: give 1 to %d", ErrInvalidInput, t.name, segments, plan.MaxTotalSegments)
 		}
 	}
 	l.total = segments

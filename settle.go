@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
@@ -37,24 +37,24 @@ const maxResends = 3
 
 // settleSave settles the save r, one of whose attempts failed with cause
 // and may have been applied. key is r's key.
-func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOptions, bs *basis, key map[string]types.AttributeValue, cause error) (map[string]types.AttributeValue, error) {
+func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOptions, bs *plan.Basis, key map[string]types.AttributeValue, cause error) (map[string]types.AttributeValue, error) {
 	for round := 1; ; round++ {
 		cur, err := t.readRaw(ctx, key)
 		if err != nil {
 			t.noteSettle(ctx, telemetry.VerdictReadFailed)
 			return nil, unknownOutcome("save to", t.name, key, cause, err)
 		}
-		if isOwnWrite(cur, t.p.tokenAttr, r.token) || !r.noResend && r.cond() == "" && t.p.s.Version < 0 && cur != nil && t.p.sameAttrs(r.item, cur) {
+		if isOwnWrite(cur, t.p.TokenAttr, r.token) || !r.noResend && r.cond() == "" && t.p.S.Version < 0 && cur != nil && t.p.SameAttrs(r.item, cur) {
 			// Applied; or, for an unconditional write of a type without a
 			// version, the item holds exactly what it writes, so it may be
 			// taken to have landed now.
 			t.noteSettle(ctx, telemetry.VerdictApplied)
 			return cur, nil
 		}
-		if round > maxResends || r.noResend || bs == nil || !t.p.proves(bs.item) || !t.p.sameState(bs.item, cur) {
+		if round > maxResends || r.noResend || bs == nil || !t.p.Proves(bs.Item) || !t.p.SameState(bs.Item, cur) {
 			t.noteSettle(ctx, telemetry.VerdictConflict)
 			ce := t.saveConditionFailure(key, r, wo, cur, cause)
-			t.p.markUnknown(ce)
+			markUnknown(t.p, ce)
 			return nil, ce
 		}
 		// Not applied: the item is exactly what the write was computed from.
@@ -66,7 +66,7 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 		}
 		var ccf *types.ConditionalCheckFailedException
 		if errors.As(err, &ccf) {
-			if isOwnWrite(ccf.Item, t.p.tokenAttr, r.token) {
+			if isOwnWrite(ccf.Item, t.p.TokenAttr, r.token) {
 				return ccf.Item, nil
 			}
 			return nil, t.saveConditionFailure(key, r, wo, ccf.Item, err)
@@ -86,7 +86,7 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 // outcome cannot be told: ErrUnknownOutcome. A resend could delete an item
 // someone else created and was told was stored, and "gone" may be someone
 // else's delete of an item whose condition ours would have failed.
-func (t *Table[T]) settleDelete(ctx context.Context, key map[string]types.AttributeValue, held int64, checked bool, uc *userCond, cause error) error {
+func (t *Table[T]) settleDelete(ctx context.Context, key map[string]types.AttributeValue, held int64, checked bool, uc *plan.UserCond, cause error) error {
 	cur, err := t.readRaw(ctx, key)
 	if err != nil {
 		t.noteSettle(ctx, telemetry.VerdictReadFailed)
@@ -97,18 +97,18 @@ func (t *Table[T]) settleDelete(ctx context.Context, key map[string]types.Attrib
 		return nil
 	}
 	t.noteSettle(ctx, telemetry.VerdictConflict)
-	ce := t.p.conditionFailure(t.name, key, held, checked, cur, cause, t.decodeAny)
+	ce := conditionFailure(t.p, t.name, key, held, checked, cur, cause, t.decodeAny)
 	ce.Condition = uc.String()
-	t.p.markUnknown(ce)
+	markUnknown(t.p, ce)
 	return ce
 }
 
 // markUnknown makes ce an unknown outcome: it satisfies ErrUnknownOutcome,
 // and for a versioned type ErrVersionConflict (never ErrConditionFailed,
 // which would say the write was refused).
-func (p *plan) markUnknown(ce *ConditionError) {
+func markUnknown(p *plan.Plan, ce *ConditionError) {
 	ce.unknown = true
-	if p.s.Version >= 0 {
+	if p.S.Version >= 0 {
 		ce.Err = ErrVersionConflict
 	} else {
 		ce.Err = ErrUnknownOutcome
@@ -133,28 +133,4 @@ func unknownOutcome(op, table string, key map[string]types.AttributeValue, cause
 			op, table, formatKey(key), ErrUnknownOutcome, cause, readErr)
 	}
 	return fmt.Errorf("dynamo: %s table %q key %s: %w: the write may have been applied: %w", op, table, formatKey(key), ErrUnknownOutcome, cause)
-}
-
-// sameAttrs reports whether the stored item cur holds the attributes of the
-// encoded item as a write of it would leave them: each modeled non-key
-// attribute equal, NULL or absent alike.
-func (p *plan) sameAttrs(item, cur map[string]types.AttributeValue) bool {
-	for _, i := range p.nonKeyFields {
-		if i == p.s.Created {
-			continue // if_not_exists keeps a stored one: not what the write sent
-		}
-		name := p.s.Fields[i].Name
-		a, aok := item[name]
-		b, bok := cur[name]
-		aNull, bNull := !aok || isNull(a), !bok || isNull(b)
-		switch {
-		case aNull || bNull:
-			if aNull != bNull {
-				return false
-			}
-		case !av.Equal(a, b):
-			return false
-		}
-	}
-	return true
 }

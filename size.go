@@ -17,13 +17,13 @@ const maxItemSize = avs.MaxItemSize
 // UpdateItem removes (or leaves alone) the attributes that are NULL instead
 // of storing them, so they do not count.
 func (t *table) writtenSize(item map[string]types.AttributeValue, next int64, token []byte, put bool) int {
-	s := t.p.s
+	s := t.p.S
 	var version, tokenAttr string
 	if s.Version >= 0 {
 		version = s.Fields[s.Version].Name
 	}
 	if token != nil {
-		tokenAttr = t.p.tokenAttr
+		tokenAttr = t.p.TokenAttr
 	}
 	n := 0
 	for k, v := range item {
@@ -51,7 +51,7 @@ func (t *table) sizeOf(item map[string]types.AttributeValue, sz itemSizes, next 
 	if !sz.ok {
 		return t.writtenSize(item, next, token, put)
 	}
-	s := t.p.s
+	s := t.p.S
 	n := sz.total
 	if !put {
 		n -= sz.nulls
@@ -63,10 +63,10 @@ func (t *table) sizeOf(item map[string]types.AttributeValue, sz itemSizes, next 
 		}
 		n += len(name) + avs.NumberSize(strconv.FormatInt(next, 10))
 	}
-	if token != nil && t.p.tokenAttr != "" {
+	if token != nil && t.p.TokenAttr != "" {
 		// The codec's item never holds the token attribute: NewTable
 		// refuses a field of its name on a versioned type.
-		n += len(t.p.tokenAttr) + len(token)
+		n += len(t.p.TokenAttr) + len(token)
 	}
 	return n
 }

@@ -11,7 +11,7 @@ import (
 // table, the item's key and the attribute. item is not modified. It sends
 // nothing.
 func (t *Table[T]) Decode(item map[string]types.AttributeValue) (T, error) {
-	if err := notOurs(t.p.s, t.name, t.pickKey(item), item); err != nil {
+	if err := notOurs(t.p.S, t.name, t.pickKey(item), item); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -28,7 +28,7 @@ type Attributes struct {
 
 // Attributes returns the attributes of T's roles. It sends nothing.
 func (t *table) Attributes() Attributes {
-	s := t.p.s
+	s := t.p.S
 	name := func(i int) string {
 		if i < 0 {
 			return ""

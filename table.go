@@ -14,6 +14,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -37,7 +38,7 @@ type table struct {
 	// pointer for all of them (the SDK only reads it): nothing to
 	// allocate per call.
 	name string
-	p    *plan
+	p    *plan.Plan
 	ptr  bool // T is a pointer to the struct
 	// idemSeen is the window of idempotency keys last seen per item, the
 	// first guess of a keyed Add (idem.go).
@@ -120,7 +121,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	t := &Table[T]{table: table{m: m, name: name, p: newPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}}
+	t := &Table[T]{table: table{m: m, name: name, p: plan.NewPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}}
 	c := codec.For(rt)
 	if c != nil {
 		if m.compiledEnc {
@@ -136,7 +137,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 	}
 	t.readsBack = t.enc != nil && t.dec == t.enc && c.Copyable() && len(s.JavaFields) == 0 && len(s.JavaDecFields) == 0 &&
 		!s.ConvertsSets() && len(t.textSets) == 0 && len(t.textIndexKeys) == 0 && s.Entity < 0 && !s.HasStamps() &&
-		!foldsAny(t.p.tokenAttr, s)
+		!foldsAny(t.p.TokenAttr, s)
 	t.valueNames, t.keptBit = t.savesValues()
 	return t, nil
 }
@@ -148,8 +149,8 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 // (text index keys, javabool and javadate, `set`s, the entity attribute:
 // encodeItem, encodeSized), and the codec's fields are exactly the schema's.
 func (t *table) savesValues() ([]string, []int8) {
-	p, s := t.p, t.p.s
-	if t.enc == nil || s.Version < 0 || len(p.nonKeyNoVerFs) > maxCachedFields || len(t.textIndexKeys) > 0 ||
+	p, s := t.p, t.p.S
+	if t.enc == nil || s.Version < 0 || len(p.NonKeyNoVerFs) > plan.MaxCachedFields || len(t.textIndexKeys) > 0 ||
 		len(s.JavaFields) > 0 || s.ConvertsSets() || s.Entity >= 0 {
 		return nil, nil
 	}
@@ -166,7 +167,7 @@ func (t *table) savesValues() ([]string, []int8) {
 		names[i], bit[i] = "", -1
 		if j != s.Hash && j != s.Range && j != s.Version {
 			names[i] = s.Fields[j].ValuePH
-			bit[i] = int8(slices.Index(p.nonKeyNoVerFs, j))
+			bit[i] = int8(slices.Index(p.NonKeyNoVerFs, j))
 		}
 	}
 	return names, bit
@@ -221,7 +222,7 @@ func (t *Table[T]) readBack(saved *T, room *T) *T {
 		if src.IsNil() {
 			return nil
 		}
-		dst := reflect.New(t.p.s.Type)
+		dst := reflect.New(t.p.S.Type)
 		if !t.dec.CopyDecodedValue(dst, src) {
 			return nil
 		}
@@ -242,7 +243,7 @@ func (t *Table[T]) readBack(saved *T, room *T) *T {
 // which also change how it stores time.Time (as text, whatever `unixtime`
 // says) and types with only some of the text and binary methods.
 func (t *table) textCoders(c *codec.Struct) error {
-	s := t.p.s
+	s := t.p.S
 	if d := codec.LostEmbedded(s.Type); d != "" {
 		return &SchemaError{Struct: s.Type.String(), Reason: d}
 	}
@@ -306,7 +307,7 @@ func (t *Table[T]) Current(err error) (T, error) {
 	if ce.Item == nil {
 		return zero, ce.Decode(nil)
 	}
-	if err := notOurs(t.p.s, t.name, ce.Key, ce.Item); err != nil {
+	if err := notOurs(t.p.S, t.name, ce.Key, ce.Item); err != nil {
 		return zero, err
 	}
 	return t.decode(ce.Item)
@@ -361,13 +362,13 @@ func (t *table) encodeSized(boxed any, prev map[string]types.AttributeValue, int
 		return nil, itemSizes{}, err
 	}
 	if !clean {
-		if err := t.p.s.CheckEncoded(t.name, item); err != nil {
+		if err := t.p.S.CheckEncoded(t.name, item); err != nil {
 			return nil, itemSizes{}, err
 		}
 		sz = itemSizes{} // checkEncoded may have dropped set elements
 	}
-	if t.p.s.Entity >= 0 {
-		if err := t.p.s.StampEntity(t.name, item); err != nil {
+	if t.p.S.Entity >= 0 {
+		if err := t.p.S.StampEntity(t.name, item); err != nil {
 			return nil, itemSizes{}, err
 		}
 		sz = itemSizes{} // the entity attribute changed: count again
@@ -404,7 +405,7 @@ var codecHooks = &codec.Hooks{Check: schema.ValidAV, Size: av.Size}
 // elements: checkEncoded has nothing left to do; sz, when ok, the item's
 // sizes. prev and into are encodeSized's.
 func (t *table) encodeItem(boxed any, prev map[string]types.AttributeValue, into bool) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
-	s := t.p.s
+	s := t.p.S
 	if s.Walk {
 		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
 			return nil, false, sz, err
@@ -508,16 +509,16 @@ func (t *Table[T]) decode(item map[string]types.AttributeValue) (T, error) {
 func (t *Table[T]) decodeRaw(item map[string]types.AttributeValue) (T, error) {
 	var out T
 	var err error
-	if len(t.p.s.JavaDecFields) > 0 {
+	if len(t.p.S.JavaDecFields) > 0 {
 		var jitem map[string]types.AttributeValue
-		if jitem, err = t.p.s.JavaDecode(item); err != nil {
+		if jitem, err = t.p.S.JavaDecode(item); err != nil {
 			return out, err
 		}
 		item = jitem
 	}
 	if t.dec != nil {
 		if t.ptr {
-			pv := reflect.New(t.p.s.Type)
+			pv := reflect.New(t.p.S.Type)
 			if err = t.dec.DecodeValue(item, pv, t.m.dec); err == nil {
 				return pv.Interface().(T), nil
 			}
@@ -535,7 +536,7 @@ func (t *Table[T]) decodeRaw(item map[string]types.AttributeValue) (T, error) {
 	// it is given, and item may be what the mapper keeps (a key's last).
 	avItem := av.CloneItem(t.avItem(item))
 	if t.ptr {
-		pv := reflect.New(t.p.s.Type)
+		pv := reflect.New(t.p.S.Type)
 		err = codec.SafeDecode(t.avDec, &types.AttributeValueMemberM{Value: avItem}, pv.Interface())
 		out = pv.Interface().(T)
 	} else {
@@ -564,11 +565,11 @@ func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error) 
 	if name := t.failingAttr(item); name != "" && !strings.Contains(err.Error(), strconv.Quote(name)) {
 		err = fmt.Errorf("attribute %q: %w", name, err)
 	}
-	if what, fix, wrong := wrongVersion(t.p.s, item); wrong {
+	if what, fix, wrong := wrongVersion(t.p.S, item); wrong {
 		return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s; %s, and no %s loads from it: %s",
-			t.name, t.p.s.Type, err, key, what, t.p.s.Type, fix)
+			t.name, t.p.S.Type, err, key, what, t.p.S.Type, fix)
 	}
-	return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s", t.name, t.p.s.Type, err, key)
+	return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s", t.name, t.p.S.Type, err, key)
 }
 
 // failingAttr returns the name of the first attribute of item, in the
@@ -577,11 +578,11 @@ func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error) 
 // refuse any part of an item). Only for errors: it decodes once per
 // attribute.
 func (t *Table[T]) failingAttr(item map[string]types.AttributeValue) string {
-	if typ := t.p.s.Type; typ.Implements(schema.UnmarshalerType) || reflect.PointerTo(typ).Implements(schema.UnmarshalerType) {
+	if typ := t.p.S.Type; typ.Implements(schema.UnmarshalerType) || reflect.PointerTo(typ).Implements(schema.UnmarshalerType) {
 		return ""
 	}
-	for i := range t.p.s.Fields {
-		name := t.p.s.Fields[i].Name
+	for i := range t.p.S.Fields {
+		name := t.p.S.Fields[i].Name
 		v, ok := item[name]
 		if !ok {
 			continue
@@ -598,7 +599,7 @@ func (t *Table[T]) failingAttr(item map[string]types.AttributeValue) string {
 func (t *table) avItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	out, copied := item, false
 	for _, i := range t.textSets {
-		ss, ok := item[t.p.s.Fields[i].Name].(*types.AttributeValueMemberSS)
+		ss, ok := item[t.p.S.Fields[i].Name].(*types.AttributeValueMemberSS)
 		if !ok {
 			continue
 		}
@@ -609,7 +610,7 @@ func (t *table) avItem(item map[string]types.AttributeValue) map[string]types.At
 		if !copied {
 			out, copied = maps.Clone(item), true
 		}
-		out[t.p.s.Fields[i].Name] = &types.AttributeValueMemberL{Value: l}
+		out[t.p.S.Fields[i].Name] = &types.AttributeValueMemberL{Value: l}
 	}
 	return out
 }
@@ -625,7 +626,7 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 				*out.(*T) = v
 			}
 			return err
-		case t.p.s.Type:
+		case t.p.S.Type:
 			v, err := t.decode(item)
 			if err == nil {
 				vv := reflect.ValueOf(&v).Elem()
@@ -637,9 +638,9 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 			return err
 		}
 	}
-	if len(t.p.s.JavaDecFields) > 0 {
+	if len(t.p.S.JavaDecFields) > 0 {
 		var err error
-		if item, err = t.p.s.JavaDecode(item); err != nil {
+		if item, err = t.p.S.JavaDecode(item); err != nil {
 			return fmt.Errorf("dynamo: decode item of table %q into %T: %w", t.name, out, err)
 		}
 	}
@@ -656,7 +657,7 @@ func (t *Table[T]) decodeAny(item map[string]types.AttributeValue, out any) erro
 
 // withVersion returns a shallow copy of the struct v with version n, as a T.
 func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
-	s := t.p.s
+	s := t.p.S
 	if !t.ptr && v.CanAddr() && (s.Version < 0 || s.Fields[s.Version].Type.Kind() != reflect.Pointer) {
 		// T is the struct and the version a plain integer: copy the struct
 		// into the result directly, without the two heap copies of
@@ -667,10 +668,10 @@ func (t *Table[T]) withVersion(v reflect.Value, n int64) T {
 		}
 		return out
 	}
-	nv := reflect.New(t.p.s.Type)
+	nv := reflect.New(t.p.S.Type)
 	nv.Elem().Set(v)
-	if t.p.s.Version >= 0 {
-		t.p.s.SetVersion(nv.Elem(), n)
+	if t.p.S.Version >= 0 {
+		t.p.S.SetVersion(nv.Elem(), n)
 	}
 	if t.ptr {
 		return nv.Interface().(T)
@@ -709,7 +710,7 @@ func (t *Table[T]) fastKeyID(item *T) (id keyID, ok bool) {
 		}
 		v = v.Elem()
 	}
-	s := t.p.s
+	s := t.p.S
 	for n, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
 			continue
@@ -747,7 +748,7 @@ func (t *table) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) 
 // when one of them needs the general encoder (keyFromEncoded). It does not
 // retain v, so a caller's struct need not escape to the heap.
 func (t *table) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue, ok bool, err error) {
-	s := t.p.s
+	s := t.p.S
 	key = make(map[string]types.AttributeValue, 2)
 	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
@@ -772,7 +773,7 @@ func (t *table) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue,
 // binary key fields stored as S and B, compared in place, without
 // encoding. false means not the same, or not known: ask keyOf.
 func (t *table) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
-	s := t.p.s
+	s := t.p.S
 	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
 			continue
@@ -821,9 +822,9 @@ func (t *table) keyFromItem(item map[string]types.AttributeValue) (map[string]ty
 // pickKey returns the primary key attributes of an encoded item, unchecked.
 func (t *table) pickKey(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	key := make(map[string]types.AttributeValue, 2)
-	key[t.p.keyNames[0]] = item[t.p.keyNames[0]]
-	if t.p.hasRangeKey {
-		key[t.p.keyNames[1]] = item[t.p.keyNames[1]]
+	key[t.p.KeyNames[0]] = item[t.p.KeyNames[0]]
+	if t.p.HasRangeKey {
+		key[t.p.KeyNames[1]] = item[t.p.KeyNames[1]]
 	}
 	return key
 }
@@ -834,13 +835,13 @@ func (t *table) pickKey(item map[string]types.AttributeValue) map[string]types.A
 // attributes of S or B.
 func (t *table) reusesKey(key, item map[string]types.AttributeValue) bool {
 	n := 1
-	if t.p.hasRangeKey {
+	if t.p.HasRangeKey {
 		n = 2
 	}
 	if len(key) != n {
 		return false
 	}
-	for _, name := range t.p.keyNames[:n] {
+	for _, name := range t.p.KeyNames[:n] {
 		switch a := key[name].(type) {
 		case *types.AttributeValueMemberS:
 			b, ok := item[name].(*types.AttributeValueMemberS)
@@ -862,7 +863,7 @@ func (t *table) reusesKey(key, item map[string]types.AttributeValue) bool {
 // checkKey refuses keys DynamoDB would refuse, before anything is sent. key
 // may also be a whole encoded item: only the key attributes are looked at.
 func (t *table) checkKey(key map[string]types.AttributeValue) error {
-	s := t.p.s
+	s := t.p.S
 	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
 			continue
@@ -898,7 +899,7 @@ func (t *table) checkItemKeys(item map[string]types.AttributeValue) error {
 // by checkKey, are checked again only where an index limits them more: the
 // table's partition key as an index's sort key (1024 bytes, not 2048).
 func (t *table) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPlaceholder bool) error {
-	s := t.p.s
+	s := t.p.S
 	for j := range s.Indexes {
 		x := &s.Indexes[j]
 		for _, i := range [2]int{x.Hash, x.Range} {
@@ -985,7 +986,7 @@ func (t *table) keyError(f *schema.Field, what, fix string) error {
 		role = "range"
 	}
 	return fmt.Errorf("%w: table %q: %s key %s (field %s.%s) %s: %s",
-		ErrInvalidInput, t.name, role, f.Name, t.p.s.Type, f.GoName, what, fix)
+		ErrInvalidInput, t.name, role, f.Name, t.p.S.Type, f.GoName, what, fix)
 }
 
 // listToSet turns the list attributevalue produced for a `set` field into a

@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
@@ -530,7 +531,7 @@ func TestTelemetryRecordsNoItemValue(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			version++
-			return ccf(map[string]types.AttributeValue{"ISBN": str(key), "title": str(value), "version": n(itoa(int64(version)))})
+			return ccf(map[string]types.AttributeValue{"ISBN": str(key), "title": str(value), "version": n(plan.Itoa(int64(version)))})
 		}
 		c.onUpd = func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) { return nil, newer() }
 		c.onDel = func(int, *dynamodb.DeleteItemInput) (*dynamodb.DeleteItemOutput, error) { return nil, newer() }

@@ -1,13 +1,9 @@
 package dynamo
 
 import (
-	"fmt"
 	"reflect"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -27,7 +23,7 @@ import (
 // fields; otherwise a new copy of the struct v with them set from the clock
 // reading now, boxed as a pointer, and the copy.
 func (t *table) stamp(boxed any, v reflect.Value, now time.Time) (any, reflect.Value) {
-	s := t.p.s
+	s := t.p.S
 	boxed, v = t.withEntity(boxed, v)
 	if !s.HasStamps() {
 		return boxed, v
@@ -44,18 +40,4 @@ func (t *table) stamp(boxed any, v reflect.Value, now time.Time) (any, reflect.V
 		}
 	}
 	return nv.Interface(), nv.Elem()
-}
-
-// createdMismatch explains the failure of a write conditioned on the stored
-// creation time (withCreatedCond) that sent sent and found the item old; ""
-// when the stored creation time is absent or equal, so that condition did
-// not fail.
-func (p *plan) createdMismatch(old map[string]types.AttributeValue, sent types.AttributeValue) string {
-	f := &p.s.Fields[p.s.Created]
-	stored, ok := old[f.Name]
-	if !ok || av.Equal(stored, sent) {
-		return ""
-	}
-	return fmt.Sprintf("the stored creation time %s is %s, not the %s this write carries (a SavePut or a transaction member keeps the stored one only when the item holds it: load the item first, or leave %s zero on a new item)",
-		f.Name, schema.FormatAV(stored, 60), schema.FormatAV(sent, 60), f.GoName)
 }

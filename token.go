@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // Write tokens: the random token a versioned write stores with the item, by
@@ -21,18 +22,11 @@ func newToken() []byte {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
 	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
-	if b[0] == txTokenMark {
+	if b[0] == plan.TxTokenMark {
 		b[0] = 1
 	}
 	return b[:]
 }
-
-// txTokenMark is the first byte of a token derived from a request token.
-const txTokenMark = 0
-
-// uniqueToken reports whether a stored write token is one that never
-// repeats (not derived from a transaction's request token).
-func uniqueToken(b []byte) bool { return len(b) > 0 && b[0] != txTokenMark }
 
 // isOwnWrite reports whether a stored item carries the token of our write,
 // i.e. the write was applied although its response was lost.

@@ -1,6 +1,10 @@
 package dynamo
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ddbkit/dynamo/internal/plan"
+)
 
 // TestNewTokenIsUniqueAndUnmarked pins the write tokens' two properties:
 // every fresh token differs from the others (16 random bytes), and none
@@ -12,12 +16,12 @@ func TestNewTokenIsUniqueAndUnmarked(t *testing.T) {
 	seen := map[string]bool{}
 	for range 5000 {
 		b := newToken()
-		if len(b) != 16 || b[0] == txTokenMark || !uniqueToken(b) || seen[string(b)] {
-			t.Fatalf("newToken() = %x: want 16 fresh bytes not starting with the mark %d", b, txTokenMark)
+		if len(b) != 16 || b[0] == plan.TxTokenMark || !plan.UniqueToken(b) || seen[string(b)] {
+			t.Fatalf("newToken() = %x: want 16 fresh bytes not starting with the mark %d", b, plan.TxTokenMark)
 		}
 		seen[string(b)] = true
 	}
-	if uniqueToken([]byte{txTokenMark, 1, 2}) || uniqueToken(nil) {
+	if plan.UniqueToken([]byte{plan.TxTokenMark, 1, 2}) || plan.UniqueToken(nil) {
 		t.Error("uniqueToken holds for a marked or empty token")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -60,20 +61,20 @@ type txnEntry struct {
 	id     txItem
 	table  string
 	key    map[string]types.AttributeValue
-	plan   *plan
+	plan   *plan.Plan
 	decode func(map[string]types.AttributeValue, any) error
 
 	read bool                            // the run read it (raw, snap)
 	raw  map[string]types.AttributeValue // as read; nil: absent
 	snap int
 
-	written bool      // a write is buffered (mem)
-	deleted bool      // the buffered write is a delete
-	value   any       // the buffered item (a T) as the commit stores it
-	based   bool      // held and bs are set (by the first write)
-	held    int64     // the version the writes are checked against
-	bs      *basis    // the state the writes are pinned to; nil for a blind write
-	mem     *txMember // the buffered write, built
+	written bool        // a write is buffered (mem)
+	deleted bool        // the buffered write is a delete
+	value   any         // the buffered item (a T) as the commit stores it
+	based   bool        // held and bs are set (by the first write)
+	held    int64       // the version the writes are checked against
+	bs      *plan.Basis // the state the writes are pinned to; nil for a blind write
+	mem     *txMember   // the buffered write, built
 }
 
 // TxTable is table T seen through one run of a Transact function, made by
@@ -258,12 +259,12 @@ func (tx *Tx) newSnap() int {
 
 // entry returns the run's entry for the item with key on table, creating it
 // (and taking it from the cache) on first use.
-func (tx *Tx) entry(table string, key map[string]types.AttributeValue, p *plan, decode func(map[string]types.AttributeValue, any) error) (*txnEntry, error) {
-	id := txItem{table: table, id: p.keyID(key)}
+func (tx *Tx) entry(table string, key map[string]types.AttributeValue, p *plan.Plan, decode func(map[string]types.AttributeValue, any) error) (*txnEntry, error) {
+	id := txItem{table: table, id: keyIDOf(p, key)}
 	if e, ok := tx.entries[id]; ok {
-		if e.plan.s != p.s {
+		if e.plan.S != p.S {
 			return nil, tx.fail(fmt.Errorf("%w: Transact: table %q key %s used as %s and as %s in one run: use one type per table",
-				ErrInvalidInput, table, formatKey(key), e.plan.s.Type, p.s.Type))
+				ErrInvalidInput, table, formatKey(key), e.plan.S.Type, p.S.Type))
 		}
 		return e, nil
 	}
@@ -303,7 +304,7 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	if err != nil {
 		return zero, err
 	}
-	if err := e.base(func() int64 { return t.p.s.VersionOf(iv) }); err != nil {
+	if err := e.base(func() int64 { return t.p.S.VersionOf(iv) }); err != nil {
 		return zero, tx.fail(err)
 	}
 	if e.written && e.deleted && wo.behavior == SaveUpdate {
@@ -336,7 +337,7 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	if err := wo.refuse(callTxnDelete, t.name); err != nil {
 		return tx.fail(err)
 	}
-	uc, err := compileConds(t.p.s, wo.conds)
+	uc, err := plan.CompileConds(t.p.S, wo.conds)
 	if err != nil {
 		return tx.fail(fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err))
 	}
@@ -345,19 +346,19 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 		return err
 	}
 	k := e.key
-	if err := e.base(func() int64 { return t.p.s.VersionOf(kv) }); err != nil {
+	if err := e.base(func() int64 { return t.p.S.VersionOf(kv) }); err != nil {
 		return tx.fail(err)
 	}
 	if e.held < 0 {
 		return tx.fail(t.heldVersionError(k))
 	}
-	pc := t.p.buildPutCond(e.held, false, uc, e.bs)
-	if err := t.checkCondLen(pc.cond, e.bs); err != nil {
+	pc := t.p.BuildPutCond(e.held, false, uc, e.bs)
+	if err := t.checkCondLen(pc.Cond, e.bs); err != nil {
 		return tx.fail(err)
 	}
 	e.mem = &txMember{kind: "TxDelete", table: t.name, key: k, held: e.held, plan: t.p, decode: t.decodeAny, cond: uc,
 		checked: true, size: av.ItemSize(k), done: func() {}}
-	e.mem.item.Delete = pc.deleteItem(t.name, k)
+	e.mem.item.Delete = pc.DeleteItem(t.name, k)
 	tx.guards = append(tx.guards, wo.guards...)
 	e.written, e.deleted, e.value = true, true, nil
 	return nil
@@ -369,27 +370,27 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 // attributes).
 func (e *txnEntry) checkMember() (*txMember, error) {
 	p := e.plan
-	var pc putParts
+	var pc plan.PutParts
 	held, err := e.readVersion()
 	if err != nil {
 		return nil, err
 	}
 	if e.raw == nil {
-		pc = putParts{cond: "attribute_not_exists(" + hashNamePH + ")", names: p.hashNames}
+		pc = plan.PutParts{Cond: "attribute_not_exists(" + plan.HashNamePH + ")", Names: p.HashNames}
 	} else {
-		pc = p.buildPutCond(held, false, nil, &basis{item: e.raw})
-		if len(pc.cond) > schema.MaxExprLen {
+		pc = p.BuildPutCond(held, false, nil, &plan.Basis{Item: e.raw})
+		if len(pc.Cond) > schema.MaxExprLen {
 			return nil, fmt.Errorf("%w: Transact: the check that table %q key %s is unchanged names every attribute %s models and is %d bytes, over DynamoDB's 4 KB limit for an expression: add a version attribute, whose write token pins the item instead",
-				ErrInvalidInput, e.table, formatKey(e.key), p.s.Type, len(pc.cond))
+				ErrInvalidInput, e.table, formatKey(e.key), p.S.Type, len(pc.Cond))
 		}
 	}
 	m := &txMember{kind: "TxCheck", table: e.table, key: e.key, held: held, plan: p, decode: e.decode, checked: true, size: av.ItemSize(e.key)}
 	m.item.ConditionCheck = &types.ConditionCheck{
 		TableName:                           aws.String(e.table),
 		Key:                                 e.key,
-		ConditionExpression:                 aws.String(pc.cond),
-		ExpressionAttributeNames:            pc.names,
-		ExpressionAttributeValues:           pc.values,
+		ConditionExpression:                 aws.String(pc.Cond),
+		ExpressionAttributeNames:            pc.Names,
+		ExpressionAttributeValues:           pc.Values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	return m, nil

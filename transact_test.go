@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // acct is a versioned account for the Transact tests.
@@ -32,8 +33,8 @@ type note struct {
 func acctRaw(id string, bal, version int64, token byte) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
 		"id":                       &types.AttributeValueMemberS{Value: id},
-		"bal":                      numberAV(bal),
-		"version":                  numberAV(version),
+		"bal":                      plan.NumberAV(bal),
+		"version":                  plan.NumberAV(version),
 		DefaultWriteTokenAttribute: &types.AttributeValueMemberB{Value: []byte{token, 1, 2, 3}},
 	}
 }
@@ -444,7 +445,7 @@ func TestTransactReadYourWrites(t *testing.T) {
 }
 
 func TestTransactUnversionedChecksAttributes(t *testing.T) {
-	c := storeDB(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "hi"}, "n": numberAV(3)})
+	c := storeDB(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "hi"}, "n": plan.NumberAV(3)})
 	tb, err := NewTable[note](NewMapper(c), "Notes")
 	if err != nil {
 		t.Fatal(err)
@@ -477,7 +478,7 @@ func TestTransactLimits(t *testing.T) {
 	t.Run("members", func(t *testing.T) {
 		err := m.Transact(ctx, func(tx *Tx) error {
 			for i := range MaxTxItems + 1 {
-				if _, err := tb.In(tx).Save(acct{ID: "k" + itoa(int64(i))}); err != nil {
+				if _, err := tb.In(tx).Save(acct{ID: "k" + plan.Itoa(int64(i))}); err != nil {
 					return nil // ignored: the run fails anyway
 				}
 			}
@@ -494,7 +495,7 @@ func TestTransactLimits(t *testing.T) {
 		}
 		err = m.Transact(ctx, func(tx *Tx) error {
 			for i := range 11 {
-				if _, err := big.In(tx).Save(note{ID: "k" + itoa(int64(i)), Text: strings.Repeat("x", 390<<10)}); err != nil {
+				if _, err := big.In(tx).Save(note{ID: "k" + plan.Itoa(int64(i)), Text: strings.Repeat("x", 390<<10)}); err != nil {
 					return err
 				}
 			}
@@ -647,10 +648,10 @@ func TestTransactNilTxContextAndRun(t *testing.T) {
 }
 
 func TestTransactGiveUpUnversionedIsVersionConflict(t *testing.T) {
-	c := storeDB(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(1)})
+	c := storeDB(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": plan.NumberAV(1)})
 	c.onTxWrite = txErr(func(n int, in *dynamodb.TransactWriteItemsInput) error {
 		return txCanceled(txReason(TxCodeConditionFailed, map[string]types.AttributeValue{
-			"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": numberAV(int64(n) + 1)}))
+			"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "a"}, "n": plan.NumberAV(int64(n) + 1)}))
 	})
 	notes, err := NewTable[note](NewMapper(c), "Notes")
 	if err != nil {
@@ -679,7 +680,7 @@ func TestTransactGiveUpUnversionedIsVersionConflict(t *testing.T) {
 }
 
 func TestTransactPrefetch(t *testing.T) {
-	c := storeDB(acctRaw("a", 1, 1, 1), map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "x"}, "n": numberAV(2)})
+	c := storeDB(acctRaw("a", 1, 1, 1), map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "n"}, "text": &types.AttributeValueMemberS{Value: "x"}, "n": plan.NumberAV(2)})
 	accts := acctTable(t, c)
 	notes, _ := NewTable[note](accts.Mapper(), "Notes")
 	err := accts.Mapper().Transact(context.Background(), func(tx *Tx) error {

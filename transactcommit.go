@@ -146,7 +146,7 @@ func (tx *Tx) classify(te *TxError, entries []*txnEntry) (map[txItem]txnCached, 
 		switch f.Code {
 		case TxCodeConditionFailed:
 			ce, ok := f.Err.(*ConditionError)
-			if !ok || !e.read || e.plan.sameState(e.raw, ce.Item) {
+			if !ok || !e.read || e.plan.SameState(e.raw, ce.Item) {
 				// A blind write whose held version is stale, or an If
 				// condition that failed on the item the function read:
 				// running the function again would not change that.
@@ -210,7 +210,7 @@ func (tx *Tx) validateReads() (map[txItem]txnCached, bool, error) {
 	}
 	same := true
 	for i, e := range reads {
-		if !e.plan.sameState(e.raw, cur[i]) {
+		if !e.plan.SameState(e.raw, cur[i]) {
 			same = false
 			break
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // read reads e with a strongly consistent GetItem unless it is known.
@@ -158,7 +159,7 @@ func (v TxTable[T]) Load(key T) (T, error) {
 	if e.raw == nil {
 		return zero, fmt.Errorf("%w: table %q key %s", ErrNotFound, t.name, formatKey(k))
 	}
-	if err := notOurs(t.p.s, t.name, k, e.raw); err != nil {
+	if err := notOurs(t.p.S, t.name, k, e.raw); err != nil {
 		return zero, err
 	}
 	out, err := t.decode(e.raw)
@@ -180,7 +181,7 @@ func (e *txnEntry) base(held func() int64) error {
 		e.held = held()
 		return nil
 	}
-	e.bs = &basis{item: e.raw}
+	e.bs = &plan.Basis{Item: e.raw}
 	var err error
 	e.held, err = e.readVersion()
 	return err
@@ -190,10 +191,10 @@ func (e *txnEntry) base(held func() int64) error {
 // an absent item or a type without a version, an error wrapping
 // ErrInvalidInput when it does not fit an int64.
 func (e *txnEntry) readVersion() (int64, error) {
-	if e.plan.s.Version < 0 || e.raw == nil {
+	if e.plan.S.Version < 0 || e.raw == nil {
 		return 0, nil
 	}
-	v, _, big := storedVersion(e.raw, e.plan.s.Fields[e.plan.s.Version].Name)
+	v, _, big := storedVersion(e.raw, e.plan.S.Fields[e.plan.S.Version].Name)
 	if big || v < 0 {
 		return 0, fmt.Errorf("%w: table %q key %s: the stored version does not fit an int64", ErrInvalidInput, e.table, formatKey(e.key))
 	}

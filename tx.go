@@ -17,6 +17,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // Transactions: several version-checked writes (or reads) in one
@@ -82,13 +83,13 @@ type txMember struct {
 	item   types.TransactWriteItem
 	size   int   // estimated size, for the 4 MB limit
 	held   int64 // the version the caller holds (0: unsaved or unversioned)
-	plan   *plan
+	plan   *plan.Plan
 	decode func(map[string]types.AttributeValue, any) error
 	// checked is false when the member carries no version condition
 	// (SaveClobber on delete and check), so that a failure is ErrConditionFailed.
 	checked bool
 	// cond is the member's If condition, named when it fails (nil: none).
-	cond *userCond
+	cond *plan.UserCond
 	// done records the result once the transaction has succeeded.
 	done func()
 	// created is the creation time a TxSave writes under the condition
@@ -164,7 +165,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 		return nil, err
 	}
 	var now time.Time
-	if t.p.s.HasStamps() || t.p.verClock {
+	if t.p.S.HasStamps() || t.p.VerClock {
 		if token != nil && bytes.Equal(token, s.stampTok) {
 			now = s.stampNow
 		} else {
@@ -194,9 +195,9 @@ func (t *Table[T]) saveMember(r *saveRequest) *txMember {
 		m.item.Put = &types.Put{
 			TableName:                           aws.String(t.name),
 			Item:                                r.item,
-			ConditionExpression:                 strPtr(r.pc.cond),
-			ExpressionAttributeNames:            r.pc.names,
-			ExpressionAttributeValues:           r.pc.values,
+			ConditionExpression:                 plan.StrPtr(r.pc.Cond),
+			ExpressionAttributeNames:            r.pc.Names,
+			ExpressionAttributeValues:           r.pc.Values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}
 	} else {
@@ -204,16 +205,16 @@ func (t *Table[T]) saveMember(r *saveRequest) *txMember {
 		m.item.Update = &types.Update{
 			TableName:                           aws.String(t.name),
 			Key:                                 r.key,
-			UpdateExpression:                    strPtr(r.up.update),
-			ConditionExpression:                 strPtr(r.up.cond),
-			ExpressionAttributeNames:            r.up.names,
-			ExpressionAttributeValues:           r.up.values,
+			UpdateExpression:                    plan.StrPtr(r.up.Update),
+			ConditionExpression:                 plan.StrPtr(r.up.Cond),
+			ExpressionAttributeNames:            r.up.Names,
+			ExpressionAttributeValues:           r.up.Values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}
 	}
 	m.size = t.writtenSize(r.item, r.next, r.token, r.put)
 	if r.createdCond {
-		m.created = r.item[t.p.s.Fields[t.p.s.Created].Name]
+		m.created = r.item[t.p.S.Fields[t.p.S.Created].Name]
 	}
 	return m
 }
@@ -285,21 +286,21 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	uc, err := compileConds(t.p.s, wo.conds)
+	uc, err := plan.CompileConds(t.p.S, wo.conds)
 	if err != nil {
 		return nil, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	held := t.p.s.VersionOf(v)
+	held := t.p.S.VersionOf(v)
 	if held < 0 {
 		return nil, t.heldVersionError(key)
 	}
-	pc := t.p.buildPutCond(held, clobber, uc, nil)
+	pc := t.p.BuildPutCond(held, clobber, uc, nil)
 	m := &txMember{kind: c.kind(), table: t.name, key: key, held: held, plan: t.p, decode: t.decodeAny, cond: uc,
 		checked: !clobber, size: av.ItemSize(key), done: func() {}, guards: wo.guards}
 	if c.check {
-		if pc.cond == "" {
-			why := "type " + t.p.s.Type.String() + " has no version attribute"
-			if t.p.s.Version >= 0 {
+		if pc.Cond == "" {
+			why := "type " + t.p.S.Type.String() + " has no version attribute"
+			if t.p.S.Version >= 0 {
 				why = "SaveClobber turns the version check off"
 			}
 			return nil, fmt.Errorf("%w: TxCheck on table %q key %s checks nothing (%s): add an If condition, or leave the item out of the transaction",
@@ -308,14 +309,14 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 		m.item.ConditionCheck = &types.ConditionCheck{
 			TableName:                           aws.String(t.name),
 			Key:                                 key,
-			ConditionExpression:                 aws.String(pc.cond),
-			ExpressionAttributeNames:            pc.names,
-			ExpressionAttributeValues:           pc.values,
+			ConditionExpression:                 aws.String(pc.Cond),
+			ExpressionAttributeNames:            pc.Names,
+			ExpressionAttributeValues:           pc.Values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}
 		return m, nil
 	}
-	m.item.Delete = pc.deleteItem(t.name, key)
+	m.item.Delete = pc.DeleteItem(t.name, key)
 	return m, nil
 }
 
@@ -551,7 +552,7 @@ func checkTxCount(call string, n int) error {
 
 // txItemID identifies an item across tables, for refusing duplicates.
 func txItemID(m *txMember) txItem {
-	return txItem{table: m.table, id: m.plan.keyID(m.key)}
+	return txItem{table: m.table, id: keyIDOf(m.plan, m.key)}
 }
 
 // txItem identifies an item across tables.
@@ -572,7 +573,7 @@ func txWriteToken(requestToken, table string, key map[string]types.AttributeValu
 		h.Write([]byte(s))
 	}
 	t := h.Sum(nil)[:16]
-	t[0] = txTokenMark // repeats on a resend after 10 minutes: see uniqueToken
+	t[0] = plan.TxTokenMark // repeats on a resend after 10 minutes: see uniqueToken
 	return t
 }
 

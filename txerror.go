@@ -51,10 +51,10 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 			if len(r.Item) > 0 {
 				old = r.Item
 			}
-			ce := mem.plan.conditionFailure(mem.table, mem.key, mem.held, mem.checked, old, err, mem.decode)
+			ce := conditionFailure(mem.plan, mem.table, mem.key, mem.held, mem.checked, old, err, mem.decode)
 			ce.Condition = mem.cond.String()
 			if mem.created != nil && ce.Err == ErrConditionFailed && ce.reason == "" {
-				ce.reason = mem.plan.createdMismatch(old, mem.created)
+				ce.reason = mem.plan.CreatedMismatch(old, mem.created)
 			}
 			f.Err = ce
 		} else {

@@ -17,10 +17,10 @@ import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 func (t *table) TxKnown(items ...map[string]types.AttributeValue) TxOption {
 	return txOptionFunc(func(o *txOptions) {
 		for _, it := range items {
-			if it == nil || it[t.p.keyNames[0]] == nil || t.p.hasRangeKey && it[t.p.keyNames[1]] == nil {
+			if it == nil || it[t.p.KeyNames[0]] == nil || t.p.HasRangeKey && it[t.p.KeyNames[1]] == nil {
 				continue
 			}
-			o.known = append(o.known, txKnownItem{id: txItem{table: t.name, id: t.p.keyID(it)}, item: it})
+			o.known = append(o.known, txKnownItem{id: txItem{table: t.name, id: keyIDOf(t.p, it)}, item: it})
 		}
 	})
 }

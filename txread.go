@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // Read transactions: Table.TxGet members, sent by Mapper.ReadTx.
@@ -57,11 +58,11 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 	mem := &txGetMember{
 		txMember: txMember{kind: "TxGet", table: t.name, key: key, plan: t.p, decode: t.decodeAny},
 		get: types.Get{TableName: aws.String(t.name), Key: key,
-			ProjectionExpression: strPtr(t.p.proj), ExpressionAttributeNames: t.p.projNames},
+			ProjectionExpression: plan.StrPtr(t.p.Proj), ExpressionAttributeNames: t.p.ProjNames},
 	}
 	mem.setValue = func(v any) { g.item, g.found = v.(T), true }
 	mem.set = func(item map[string]types.AttributeValue) (func(), error) {
-		if _, other := t.p.s.OtherEntity(item); len(item) == 0 || other {
+		if _, other := t.p.S.OtherEntity(item); len(item) == 0 || other {
 			// Absent, or an item of another entity: not a T.
 			return func() { var zero T; g.item, g.found = zero, false }, nil
 		}

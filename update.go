@@ -79,7 +79,7 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 		if k, err = t.keyOfItem(&key, "Update"); err != nil {
 			return zero, err
 		}
-		gk = t.p.keyID(k)
+		gk = keyIDOf(t.p, k)
 	}
 	if len(wo.guards) > 0 {
 		if err := checkGuards("Update", t, k, wo.guards); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 func TestUpdateRetriesWithConflictItem(t *testing.T) {
@@ -78,7 +79,7 @@ func TestUpdateStops(t *testing.T) {
 	var writes int
 	conflict := func(int, *dynamodb.UpdateItemInput) (*dynamodb.UpdateItemOutput, error) {
 		writes++ // someone else always wrote once more
-		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n(itoa(int64(writes) + 10))})
+		return nil, ccf(map[string]types.AttributeValue{"ISBN": str("1"), "version": n(plan.Itoa(int64(writes) + 10))})
 	}
 	missing := func(int, *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, error) {
 		return &dynamodb.GetItemOutput{}, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // change is one function's result in a batch: the value it returned, boxed,
@@ -86,7 +87,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			continue
 		}
 		if len(changes) == 0 {
-			e.remember(bs.item, bsSize, val, bs.own) // val: nil once handed to a function
+			e.remember(bs.Item, bsSize, val, bs.Own) // val: nil once handed to a function
 			return
 		}
 		who, err := t.writeBatch(ctx, e, k, ws, live, bs, held, changes, now, res, whoRoom[:0])
@@ -105,7 +106,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		// write had left, which was never stored; those that failed before
 		// the first change saw the stored item and stand.
 		t.noteConflict(ctx, attempt, ce)
-		bs, bsSize, verified, live, val = &basis{item: ce.Item}, 0, true, rerun(live, who[0], res), nil
+		bs, bsSize, verified, live, val = &plan.Basis{Item: ce.Item}, 0, true, rerun(live, who[0], res), nil
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
@@ -118,17 +119,17 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 
 // batchBasis returns the stored item a batch's functions start from: bs,
 // or when nil the item read now; an item of another entity is refused.
-func (t *table) batchBasis(ctx context.Context, k map[string]types.AttributeValue, bs *basis) (*basis, error) {
+func (t *table) batchBasis(ctx context.Context, k map[string]types.AttributeValue, bs *plan.Basis) (*plan.Basis, error) {
 	if bs == nil {
 		raw, err := t.readRaw(ctx, k)
 		if err != nil {
 			return nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
 		}
-		bs = &basis{item: raw}
+		bs = &plan.Basis{Item: raw}
 	}
-	if other, ok := t.p.s.OtherEntity(bs.item); ok {
+	if other, ok := t.p.S.OtherEntity(bs.Item); ok {
 		return nil, fmt.Errorf("%w: Update of table %q key %s: the key holds an item of entity %s, not %q; an Update never writes over another entity's item",
-			ErrConditionFailed, t.name, formatKey(k), other, t.p.s.EntityName)
+			ErrConditionFailed, t.name, formatKey(k), other, t.p.S.EntityName)
 	}
 	return bs, nil
 }
@@ -138,7 +139,7 @@ func (t *table) batchBasis(ctx context.Context, k map[string]types.AttributeValu
 // who changed the item, then those who ride on their changes; who[0] is the
 // first change; appended to room, empty). When it succeeds each gets its
 // outcome and e remembers the item as stored.
-func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, held int64,
+func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *plan.Basis, held int64,
 	changes []change, now time.Time, res []outcome[T], room []int) ([]int, error) {
 	who := room
 	for _, c := range changes {
@@ -164,7 +165,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 		wo.own, wo.ownBoxed = v, boxed
 		boxed, v, _ = t.box(cp, "Update")
 	}
-	if s := t.p.s; s.Version >= 0 && s.VersionOf(v) != held {
+	if s := t.p.S; s.Version >= 0 && s.VersionOf(v) != held {
 		// Several changes: the last was computed from a later version
 		// than the write's (held, advanced by one step per change).
 		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
@@ -182,7 +183,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	}
 	if err == nil {
 		for j, c := range changes[:len(changes)-1] {
-			after, _ := t.p.advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
+			after, _ := t.p.Advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
 			res[c.who] = outcome[T]{saved: t.withVersion(c.v, after)}
 		}
 		// The last change's copy is the write's own (as stamped, or as
@@ -203,14 +204,14 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 // (not a condition failure, an unknown outcome, an If condition failed on
 // the item the functions saw, attempts exhausted); nil when the changes are
 // to be computed again on ce.Item, the item the conflict found.
-func (t *table) batchFailure(err error, attempt int, bs *basis, pol RetryPolicy) (ce *ConditionError, final error) {
+func (t *table) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPolicy) (ce *ConditionError, final error) {
 	ce, ok := asConditionError(err)
 	switch {
 	case !ok:
 		return nil, err
 	case ce.unknown:
 		return nil, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err)
-	case ce.Err != ErrVersionConflict && t.p.sameState(bs.item, ce.Item) && sameWindow(bs.item, ce.Item):
+	case ce.Err != ErrVersionConflict && t.p.SameState(bs.Item, ce.Item) && sameWindow(bs.Item, ce.Item):
 		return nil, err // an If condition failed on the item fn saw (a put's condition on the window is no If)
 	case pol.exhausted(attempt):
 		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
@@ -222,7 +223,7 @@ func (t *table) batchFailure(err error, attempt int, bs *basis, pol RetryPolicy)
 // the type's versions start from the clock (versionstart=clock), else the
 // zero time.
 func (t *table) versionClock() time.Time {
-	if t.p.verClock {
+	if t.p.VerClock {
 		return t.m.opts.clock.Now()
 	}
 	return time.Time{}
@@ -232,11 +233,11 @@ func (t *table) versionClock() time.Time {
 // (nil when none), its size when known (else 0) and the struct decoding it
 // gives when known (else nil), and forgets them until a write of the batch
 // that takes them succeeds.
-func (e *hotKey[T]) takeLast() (*basis, int, *T) {
-	var bs *basis
+func (e *hotKey[T]) takeLast() (*plan.Basis, int, *T) {
+	var bs *plan.Basis
 	size := 0
 	if e.last != nil {
-		bs, size = &basis{item: e.last, own: e.lastOwn}, e.lastSize
+		bs, size = &plan.Basis{Item: e.last, Own: e.lastOwn}, e.lastSize
 	}
 	val := e.lastVal
 	if bs == nil {
@@ -287,18 +288,18 @@ func ctxErr(ctx context.Context, err error) error {
 // nowMs is the time of the write in Unix milliseconds: the first version of
 // a type whose versions start from the clock. room is where the changes are
 // appended (empty).
-func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *basis, val **T, verified *bool,
-	res []outcome[T], nowMs int64, room []change) (held int64, changes []change, again *basis, err error) {
+func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *plan.Basis, val **T, verified *bool,
+	res []outcome[T], nowMs int64, room []change) (held int64, changes []change, again *plan.Basis, err error) {
 	changes = room
-	from := bs.item
+	from := bs.Item
 	if from == nil {
 		from = k
 	}
-	s := t.p.s
+	s := t.p.S
 	// The write carries a token like the one save makes (nil: none): each
 	// change is sized with it, as a write of it alone would be.
 	var sizeToken []byte
-	if s.Version >= 0 && t.p.tokenAttr != "" && len(live) > 1 {
+	if s.Version >= 0 && t.p.TokenAttr != "" && len(live) > 1 {
 		sizeToken = newToken()
 	}
 	for pos, i := range live {
@@ -313,7 +314,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		if len(changes) == 0 {
 			held = s.VersionOf(t.structOf(&cur))
 		}
-		if w.wo.mustExist && bs.item == nil && len(changes) == 0 {
+		if w.wo.mustExist && bs.Item == nil && len(changes) == 0 {
 			// Absent as read (or as a conflict found it): never remembered.
 			res[i] = outcome[T]{err: fmt.Errorf("%w: Update of table %q key %s with MustExist: the key holds no item", ErrNotFound, t.name, formatKey(k))}
 			continue
@@ -321,7 +322,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		n := int64(len(changes))
 		fromVer := held // the version this change was computed from
 		if n > 0 {
-			fromVer, _ = t.p.advance(held, n, nowMs) // fits: checked for the previous change
+			fromVer, _ = t.p.Advance(held, n, nowMs) // fits: checked for the previous change
 		}
 		// The change is checked on its own, as a write of it alone would
 		// be, so that a bad one fails only its caller, and encoded for the
@@ -419,16 +420,16 @@ func (pr *preparer[T]) run(next T) prepared {
 // is final only for the item as stored: the first one of a batch has the
 // item read again (verified), and when it is no longer bs the batch is
 // computed again from it (again).
-func (t *Table[T]) noChange(ctx context.Context, k map[string]types.AttributeValue, bs *basis, verified *bool,
-	from map[string]types.AttributeValue, c computed[T], rides bool) (outcome[T], *basis, error) {
+func (t *Table[T]) noChange(ctx context.Context, k map[string]types.AttributeValue, bs *plan.Basis, verified *bool,
+	from map[string]types.AttributeValue, c computed[T], rides bool) (outcome[T], *plan.Basis, error) {
 	if !*verified {
 		fresh, err := t.readRaw(ctx, k)
 		if err != nil {
 			return outcome[T]{}, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
 		}
 		*verified = true
-		if !t.p.sameState(bs.item, fresh) {
-			return outcome[T]{}, &basis{item: fresh}, nil
+		if !t.p.SameState(bs.Item, fresh) {
+			return outcome[T]{}, &plan.Basis{Item: fresh}, nil
 		}
 	}
 	if errors.Is(c.err, ErrNoChange) {
@@ -463,7 +464,7 @@ func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer i
 				ErrInvalidInput, t.name, formatKey(k), formatKey(nk))
 		}
 	}
-	if s := t.p.s; s.Version >= 0 && s.VersionOf(nv) != fromVer {
+	if s := t.p.S; s.Version >= 0 && s.VersionOf(nv) != fromVer {
 		boxed, nv, _ = t.box(t.withVersion(nv, fromVer), "Update")
 	}
 	boxed, nv = t.withEntity(boxed, nv) // the copy as stored
@@ -476,7 +477,7 @@ func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer i
 // sizeToken's size — and returns its item at its new version, which the
 // next function of the write is given.
 func (t *table) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer int64, sizeToken []byte, put bool, nowMs int64) (map[string]types.AttributeValue, error) {
-	s := t.p.s
+	s := t.p.S
 	item, err := t.encode(boxed)
 	if err == nil {
 		err = t.checkItemKeys(item) // its index keys: the table's are k
@@ -487,9 +488,9 @@ func (t *table) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer
 	var next int64
 	if s.Version >= 0 {
 		var ok bool
-		if next, ok = t.p.nextVersion(fromVer, nowMs); !ok {
+		if next, ok = t.p.NextVersion(fromVer, nowMs); !ok {
 			return nil, fmt.Errorf("%w: table %q key %s: version %d leaves no room for this change (step %d) in field %s (%s): %s",
-				ErrInvalidInput, t.name, formatKey(k), fromVer, t.p.verStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
+				ErrInvalidInput, t.name, formatKey(k), fromVer, t.p.VerStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
 		}
 	}
 	if size := t.writtenSize(item, next, sizeToken, put); size > maxItemSize {
@@ -497,7 +498,7 @@ func (t *table) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer
 			ErrInvalidInput, t.name, formatKey(k), size)
 	}
 	if s.Version >= 0 {
-		item[s.Fields[s.Version].Name] = numberAV(next)
+		item[s.Fields[s.Version].Name] = plan.NumberAV(next)
 	}
 	return item, nil
 }

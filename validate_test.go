@@ -237,7 +237,7 @@ func BenchmarkEncodeChecks(b *testing.B) {
 	b.Run("step=checks", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := tb.p.s.CheckEncoded(tb.name, enc); err != nil {
+			if err := tb.p.S.CheckEncoded(tb.name, enc); err != nil {
 				b.Fatal(err)
 			}
 			_ = tb.writtenSize(enc, 4, nil, false)

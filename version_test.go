@@ -16,6 +16,7 @@ import (
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/itemstate"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -384,7 +385,7 @@ func TestVersionSettingsOverForeignStates(t *testing.T) {
 	tb, _ := idTable[stepCounter](t)
 	c := tb.Mapper().Client()
 	ctx := t.Context()
-	schema := itemstate.Schema{Version: "v", Token: DefaultWriteTokenAttribute, Attrs: map[string]types.AttributeValue{"n": numberAV(5)}}
+	schema := itemstate.Schema{Version: "v", Token: DefaultWriteTokenAttribute, Attrs: map[string]types.AttributeValue{"n": plan.NumberAV(5)}}
 	for _, st := range itemstate.States(schema) {
 		want := int64(100) // no version stored: the first
 		switch st.Kind {
@@ -438,7 +439,7 @@ func TestFirstVersionOverEverySpellingOfZero(t *testing.T) {
 	put := func(id string, v types.AttributeValue) {
 		t.Helper()
 		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tb.Name()), Item: map[string]types.AttributeValue{
-			"id": str(id), "n": numberAV(5), "v": v}}); err != nil {
+			"id": str(id), "n": plan.NumberAV(5), "v": v}}); err != nil {
 			t.Fatalf("put %s: %v", id, err)
 		}
 	}

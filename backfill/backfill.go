@@ -351,13 +351,12 @@ func checkpointKey(id string, i int) string {
 func (m *Migration[T]) cleanable(ctx context.Context) error {
 	id := m.o.clean
 	notDone := func(seg int, why string) error {
-		return fmt.Errorf("%w: Clean of migration %q: its segment %d %s; a Run of it may be under way or resume later, and would change again the items whose marks Clean removes: run the migration to its end (Run returns nil) first",
-			ErrNotDone, id, seg, why)
+		return fmt.Errorf("%w: Clean of %q: segment %d %s: run the migration to its end first", ErrNotDone, id, seg, why)
 	}
 	first, err := m.cps.Load(ctx, checkpoint{Key: checkpointKey(id, 0)}, dynamo.ConsistentRead())
 	switch {
 	case errors.Is(err, dynamo.ErrNotFound):
-		return notDone(0, "has no checkpoint (not started, or not a migration of this checkpoint table)")
+		return notDone(0, "has no checkpoint in this checkpoint table")
 	case err != nil:
 		return fmt.Errorf("backfill: Clean of migration %q: reading its checkpoints: %w", id, err)
 	}
@@ -377,7 +376,7 @@ func (m *Migration[T]) cleanable(ctx context.Context) error {
 		return fmt.Errorf("backfill: Clean of migration %q: reading its checkpoints: %w", id, err)
 	}
 	if legacy && found[n] {
-		return fmt.Errorf("%w: Clean of migration %q with %d segments: the migration has more (segment %d has a checkpoint), and its checkpoints do not say how many: give Clean the migration's Segments", ErrNotDone, id, n, n)
+		return fmt.Errorf("%w: Clean of %q with %d segments: segment %d has a checkpoint too: give Clean the migration's WithSegments", ErrNotDone, id, n, n)
 	}
 	for i := range n {
 		switch {
@@ -391,32 +390,20 @@ func (m *Migration[T]) cleanable(ctx context.Context) error {
 }
 
 // Run works on the migration until it is done, by this process and the
-// others sharing it, and returns nil then. It joins the lease group of the
-// migration and, for each segment it is given, scans the segment from its
-// checkpoint (reading the next page while it writes the items of the
-// current one), applies the function to each item not yet holding the mark
-// (version-checked: a conflict re-runs it on the stored item through
-// Table.Update, so live writes win), and writes the segment's checkpoint
-// each CheckpointInterval, at the segment's end and when it stops, guarded
-// by the segment's lease. A segment lost to another process (a crash, a
-// handover) is continued there from its last checkpoint.
+// others sharing it, and returns nil then. For each segment it is given, it
+// scans from the segment's checkpoint, applies the function to each item and
+// commits each page with the checkpoint in one transaction, guarded by the
+// segment's lease. A segment lost to another process (a crash, a handover)
+// is continued there from its last checkpoint.
 //
-// One Run at a time: a Run called while another of the same Migration is
-// under way fails at once.
-//
-// ctx bounds the whole run: when it is done first, each segment of this
-// process finishes the item it is writing and writes its checkpoint (for
-// at most stopTimeout, 10 s, on the clock), then Run leaves the group and
-// returns ctx's error; run again to resume. Without SkipFailures, the first
-// failed item stops Run with its error (the item's key in it); the items
-// changed until then stay changed, and a later Run skips them. Other errors
-// of the work (no table, access denied, a request that failed after the
-// SDK's retries) stop Run too; errors of the lease group are lease.Group.Run's.
+// One Run at a time per Migration. ctx bounds the whole run: when it is done,
+// each segment writes its checkpoint (for at most 10 s) and Run returns ctx's
+// error; run again to resume. Without WithSkipFailures the first failed item
+// stops Run with its error. See docs/backfill.md, Running a migration.
 //
 // IAM: dynamodb:Scan (NewQueryMigration: Query), GetItem, UpdateItem and
-// DescribeTable on the table; on the lease table what lease.Group.Run
-// needs; on the checkpoint table BatchGetItem, GetItem, UpdateItem and
-// ConditionCheckItem (through lease.Save's transaction).
+// DescribeTable on the table; lease.Group.Run's on the lease table; on the
+// checkpoint table BatchGetItem, GetItem, UpdateItem and ConditionCheckItem.
 func (m *Migration[T]) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("backfill: migration %q: Run is running already on this Migration: call Run once at a time (each process of the fleet runs its own)", m.id)

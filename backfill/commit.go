@@ -145,7 +145,7 @@ func (m *Migration[T]) checkShape(ctx context.Context) error {
 		switch {
 		case errors.Is(err, dynamo.ErrNotFound):
 			if _, err := m.cps.Load(ctx, checkpoint{Key: m.checkpointKey(0)}, dynamo.ConsistentRead()); err == nil {
-				return fmt.Errorf("%w: migration %q has checkpoints of an earlier release of this package (which skipped items by their mark): finish it with that release, or start the change under a new id", ErrShapeChanged, m.id)
+				return fmt.Errorf("%w: %q has an earlier release's checkpoints: finish it with that release, or use a new id", ErrShapeChanged, m.id)
 			} else if !errors.Is(err, dynamo.ErrNotFound) {
 				return fmt.Errorf("backfill: migration %q: reading its checkpoints: %w", m.id, err)
 			}
@@ -161,19 +161,19 @@ func (m *Migration[T]) checkShape(ctx context.Context) error {
 		var diff string
 		switch {
 		case got.Format != shapeFormat:
-			diff = fmt.Sprintf("checkpoints of format %d (this release writes %d)", got.Format, shapeFormat)
+			diff = fmt.Sprintf("checkpoint format %d (this release writes %d)", got.Format, shapeFormat)
 		case got.Table != want.Table:
-			diff = fmt.Sprintf("table %q (not %q)", got.Table, want.Table)
+			diff = fmt.Sprintf("table %q", got.Table)
 		case got.Segments != want.Segments:
-			diff = fmt.Sprintf("%d segments (not %d): give Segments(%d)", got.Segments, want.Segments, got.Segments)
+			diff = fmt.Sprintf("WithSegments(%d)", got.Segments)
 		case got.Index != want.Index:
-			diff = fmt.Sprintf("index %q (not %q)", got.Index, want.Index)
+			diff = fmt.Sprintf("WithIndex(%q)", got.Index)
 		case got.Query != want.Query:
-			diff = fmt.Sprintf("query %s (not %s)", got.Query, want.Query)
+			diff = fmt.Sprintf("query %s", got.Query)
 		default:
 			return nil
 		}
-		return fmt.Errorf("%w: migration %q was started with %s; resume it with the options it started with, or start the change under a new id (a new id changes every item again)", ErrShapeChanged, m.id, diff)
+		return fmt.Errorf("%w: %q started with %s: resume with that (a new id would change every item again)", ErrShapeChanged, m.id, diff)
 	}
 }
 
@@ -382,7 +382,7 @@ func (m *Migration[T]) commitPage(ctx context.Context, l *lease.Lease, cp *check
 		changes = append(changes, change[T]{key: it, out: out})
 	}
 	if len(cp.Failed)+len(newFailed) > maxRecorded {
-		return false, 0, &failed{fmt.Errorf("backfill: migration %q: more than %d failed items recorded in one segment: fix the function (or the items) and run again; the failures recorded are retried then", m.id, maxRecorded)}
+		return false, 0, &failed{fmt.Errorf("backfill: migration %q: over %d failed items in one segment: fix the function (or the items) and run again, which retries them", m.id, maxRecorded)}
 	}
 	next.Failed = append(slices.Clip(cp.Failed), newFailed...)
 	if len(changes) == 0 && len(newFailed) == 0 {
@@ -460,7 +460,7 @@ func (m *Migration[T]) commit(ctx context.Context, l *lease.Lease, cp *checkpoin
 				case err == nil && !keepsKey(cur, out, m.keys):
 					err = fmt.Errorf("%w: the function changed the item's key: return the item under the key it was given", dynamo.ErrInvalidInput)
 				case err == nil && m.movesIndexSort(cur, out):
-					err = fmt.Errorf("%w: the function changed %q, the sort key of index %q the migration queries: the item would move along the query and be changed again; leave it as it is, or migrate with New (a scan)", dynamo.ErrInvalidInput, m.indexSort, m.o.index)
+					err = fmt.Errorf("%w: the function changed %q, the sort key of the queried index %q: leave it, or migrate with NewMigration (a scan)", dynamo.ErrInvalidInput, m.indexSort, m.o.index)
 				}
 				if err != nil {
 					ferr := fmt.Errorf("backfill: migration %q: item %+v: %w", m.id, cur, err)
@@ -478,7 +478,7 @@ func (m *Migration[T]) commit(ctx context.Context, l *lease.Lease, cp *checkpoin
 			t.changed++
 		}
 		if len(rec.Failed) > maxRecorded {
-			return &failed{fmt.Errorf("backfill: migration %q: more than %d failed items recorded in one segment: fix the function (or the items) and run again; the failures recorded are retried then", m.id, maxRecorded)}
+			return &failed{fmt.Errorf("backfill: migration %q: over %d failed items in one segment: fix the function (or the items) and run again, which retries them", m.id, maxRecorded)}
 		}
 		s, err := m.cps.In(tx).Save(rec)
 		saved = s

@@ -75,27 +75,20 @@ func (c *Committer) CreateTable(ctx context.Context, opts ...dynamo.CreateTableO
 func (c *Committer) Store() Store { return c.store }
 
 // PutIfNotExists writes data to path unless an object exists there. It
-// returns an error wrapping ErrExists, without writing, when one does — found
-// by the HEAD it sends first, by the HEAD it repeats while another writer
-// holds the record, or by the HEAD it sends after reclaiming a record. Of
+// returns an error wrapping ErrExists, without writing, when one does. Of
 // several concurrent calls on the same absent path (through Committers on
-// the same table), exactly one writes.
+// the same table), exactly one writes. It costs 4 round trips (HEAD, record
+// write, store write, done mark) and waits, HEADing every poll interval,
+// while another writer holds the path's record.
 //
-// ctx bounds the whole call, waiting included; the store write itself is
-// also bounded by the timeout (WithTimeout). A call whose ctx ends while
-// waiting has written nothing. The store write is sent once, never again
-// (see docs/commitlog.md): a write that landed although its answer
-// was lost is a success, even when another writer has replaced the object
-// since (the ObjectInfo returned is then what our write made); one whose
-// outcome cannot be settled, and one that returns after the timeout by the
-// Committer's clock (WithClock: a waiter may have reclaimed the record and
-// written meanwhile), is an error wrapping ErrUnknownOutcome — the object
-// may be written, now or later. Every other error means nothing was
-// written. Bad input is refused, before any request, with an error
-// wrapping ErrInvalidInput.
+// ctx bounds the whole call, waiting included; the store write, also bounded
+// by WithTimeout, is sent once, never again. An error wrapping
+// ErrUnknownOutcome means the object may be written, now or later; every
+// other error means nothing was written. Bad input is refused, before any
+// request, with ErrInvalidInput. See docs/commitlog.md, Errors of the
+// Committer's writes.
 //
-// IAM: dynamodb:PutItem, dynamodb:GetItem (to settle a lost answer);
-// s3:GetObject (HEAD), s3:PutObject (or the equivalent of another store).
+// IAM: dynamodb:PutItem, dynamodb:GetItem; s3:GetObject (HEAD), s3:PutObject.
 func (c *Committer) PutIfNotExists(ctx context.Context, path string, data []byte) (ObjectInfo, error) {
 	if err := checkKey("put if not exists", "path", path); err != nil {
 		return ObjectInfo{}, err
@@ -474,7 +467,7 @@ func (c *Committer) hold(ctx context.Context, op *operation, rec commitRecord, s
 		c.log.Warn(ctx, "store write returned after the timeout", op.logAttrs(
 			slog.Int64("generation", rec.Generation), slog.Duration("timeout", c.o.timeout), slog.Duration("took", clk.Now().Sub(sentAt)))...)
 		return ObjectInfo{}, &unknownOutcome{
-			msg:   fmt.Sprintf("commitlog: %s: outcome unknown: the store write returned %v after the record was written, past the timeout (%v); another writer may have reclaimed the record and written meanwhile", op, clk.Now().Sub(sentAt), c.o.timeout),
+			msg:   fmt.Sprintf("commitlog: %s: outcome unknown: the store write took %v, over the timeout (%v)", op, clk.Now().Sub(sentAt), c.o.timeout),
 			cause: errWriteLate,
 		}
 	}
@@ -506,7 +499,7 @@ func (e *unknownOutcome) Unwrap() []error { return []error{ErrUnknownOutcome, e.
 
 // errWriteLate is the cause of the error of a store write that returned
 // after the holder's deadline.
-var errWriteLate = errors.New("the write returned after the holder's deadline")
+var errWriteLate = errors.New("a waiter may have written since")
 
 // errLandedReplaced marks the error of a write that landed although its
 // answer was lost, that another writer has replaced since, and whose own
@@ -548,7 +541,7 @@ func (c *Committer) write(ctx, settleCtx context.Context, op *operation, pre Obj
 		if herr != nil {
 			why += ": " + herr.Error()
 		}
-		return &unknownOutcome{msg: fmt.Sprintf("commitlog: %s: outcome unknown: the store write may have been applied, or may still land (%s); it is not sent again, and the record stays until it times out", op, why), cause: err}
+		return &unknownOutcome{msg: fmt.Sprintf("commitlog: %s: outcome unknown (%s): not resent; its record stays until it times out", op, why), cause: err}
 	}
 	hctx, cancel := context.WithTimeout(settleCtx, c.o.timeout)
 	cur, herr := c.store.Head(hctx, op.path)
@@ -558,7 +551,7 @@ func (c *Committer) write(ctx, settleCtx context.Context, op *operation, pre Obj
 		return cur, nil // ours landed, its answer lost
 	}
 	if herr != nil && !errors.Is(herr, ErrNotExist) {
-		return ObjectInfo{}, unknown("the HEAD that settles it failed", herr)
+		return ObjectInfo{}, unknown("the settling HEAD failed", herr)
 	}
 	absent := herr != nil
 	var changed bool
@@ -577,10 +570,10 @@ func (c *Committer) write(ctx, settleCtx context.Context, op *operation, pre Obj
 		changed = cur.ETag != pre.ETag
 	}
 	if !changed {
-		return ObjectInfo{}, unknown("the object is as before the write", nil)
+		return ObjectInfo{}, unknown("object unchanged", nil)
 	}
 	if answered.After(deadline) {
-		return ObjectInfo{}, unknown("the object changed, but the holder's timeout had passed when that was seen", nil)
+		return ObjectInfo{}, unknown("object changed, seen past the timeout", nil)
 	}
 	// Changed: ours landed, its answer lost, and was replaced since.
 	want, eerr := op.expect(settleCtx)

@@ -33,53 +33,18 @@ const maxSegmentLen = 255
 
 // NewDirStore returns a Store that keeps objects as files under dir, which must exist.
 // An object's path is its file's path relative to dir, with '/' separating directories:
-// "logs/app/1.json" is the file dir/logs/app/1.json.
+// "logs/app/1.json" is the file dir/logs/app/1.json. Paths must be relative and clean
+// (filepath.IsLocal; no segment starting with ".commitlog-"); others are refused before
+// the filesystem is touched, so no path can escape dir.
 //
-// Paths must be relative and clean: not empty, no leading '/', no empty, "." or ".."
-// segments, no backslashes or NUL bytes, segments of at most 255 bytes, no segment that
-// starts with ".commitlog-" (reserved for the store's temporary and lock files), and
-// nothing the operating system treats specially (filepath.IsLocal). Anything else is
-// refused before the filesystem is touched, so no path can escape dir. A filesystem
-// cannot have a file and a directory of the same name: an object "a" and an object "a/b"
-// cannot both exist, and writing the second fails with an error saying so.
-//
-// Writes are atomic: the data goes to a temporary file in the target's directory, is
-// synced, and is renamed over the target, and the directory is synced; readers see the
-// old object or the new one, never a part. A crash can leave temporary files named
-// ".commitlog-tmp-*", which List skips and which may be removed while no writer runs.
-// Delete removes directories it leaves empty.
-//
-// ETags are the quoted hex MD5 of the content, as S3's for single-part uploads and
-// MemStore's: the same content has the same ETag in all three stores, and an object
-// rewritten with the same content keeps its ETag. MD5 detects changes; it is not a
-// defence against someone who crafts colliding content. Head, List and the conditional
+// Writes are atomic: a synced temporary file is renamed over the target. ETags are the
+// quoted hex MD5 of the content, as S3's and MemStore's; Head, List and the conditional
 // writes read the whole file to hash it, so their cost grows with object size.
 //
-// The returned store also implements ConditionalStore. Its conditional writes hold a
-// lock: a mutex shared by all directory stores of the process on the same dir and, on
-// Linux, macOS and the BSDs, an flock(2) on dir/.commitlog-lock, which the kernel
-// releases when a process dies. They are therefore atomic among the goroutines and
-// processes of one machine that use this package on a local filesystem. They are not
-// reliable on network filesystems (NFS, SMB), where flock may be emulated or ignored,
-// nor between machines: use S3 with a Committer or native conditions there. On other
-// operating systems only the goroutines of one process are excluded. Unconditional
-// writers (Put, Copy, Delete, or other programs) are not excluded by the lock.
-//
-// ctx is checked before each call's file operations (and between the entries of a List);
-// a file operation under way, or waiting for the lock, is not interrupted.
-//
-// Symbolic links inside dir are never followed: an object path whose file or any of whose
-// parent directories is a symbolic link is refused with an error saying so (reads open
-// the file with O_NOFOLLOW, and every call checks the parents with Lstat first), and List
-// skips them, so a link placed in dir cannot lead a call to files outside it. The check
-// and the use are separate steps: someone who can write into dir can still swap a
-// directory for a link in between, so give write access to dir only to the store's users.
-// On case-insensitive filesystems (macOS, Windows) paths that differ only in case name
-// the same object.
-//
-// Every write tags the file with a fresh write id (ObjectInfo.WriteID) in the extended
-// attribute user.commitlog.write-id, on Linux; on other systems, and on filesystems
-// without user extended attributes, objects have no write id.
+// The store also implements ConditionalStore, atomic among the processes of one machine
+// (a mutex and an flock on dir/.commitlog-lock), not on network filesystems (NFS, SMB)
+// nor between machines. Symbolic links inside dir are never followed. See
+// docs/commitlog.md, Directory store.
 func NewDirStore(dir string) (Store, error) {
 	if dir == "" {
 		return nil, errors.New("commitlog: NewDirStore: empty directory name: pass the directory that holds the objects")
@@ -183,8 +148,7 @@ func (s *dirStore) file(op, what, path string) (string, error) {
 
 // symlinkError is the error of a path through the symbolic link link.
 func (s *dirStore) symlinkError(op, path, link string) error {
-	return fmt.Errorf("commitlog: %s %q: %s is a symbolic link, and the directory store does not follow symbolic links (they could lead outside %s): replace it by a directory or a file",
-		op, path, link, s.root)
+	return fmt.Errorf("commitlog: %s %q: %s is a symbolic link (not followed): make it a directory or a file", op, path, link)
 }
 
 // notExist reports whether err means that no file is there (a missing file, or a parent
@@ -323,8 +287,7 @@ func (s *dirStore) PutIfMatch(ctx context.Context, path string, data []byte, eta
 }
 
 func (s *dirStore) prefixError(op, path string) error {
-	return fmt.Errorf("commitlog: %s %q: %s/%s is a directory holding other objects (%q/...): a directory store cannot hold an object and objects under it as a prefix; choose another path",
-		op, path, s.root, path, path)
+	return fmt.Errorf("commitlog: %s %q: a directory of other objects is there; an object cannot be their prefix: pick another path", op, path)
 }
 
 // rename moves the synced temporary file tmp over name.
@@ -382,7 +345,7 @@ func (s *dirStore) writeTemp(op, path, dir string, data []byte, id string) (tmp 
 				continue // a concurrent Delete removed a parent it had left empty
 			}
 			if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
-				return "", mtime, fmt.Errorf("commitlog: %s %q: a parent of %s is an object (a file), and a directory store cannot hold an object and objects under it as a prefix; choose another path: %w", op, path, dir, err)
+				return "", mtime, fmt.Errorf("commitlog: %s %q: a parent directory is an object; an object cannot be a prefix of others: pick another path: %w", op, path, err)
 			}
 			return "", mtime, fmt.Errorf("commitlog: %s %q: creating directory %s: %w", op, path, dir, err)
 		}

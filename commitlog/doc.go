@@ -62,12 +62,15 @@
 //
 //   - docs/commitlog.md#the-committers-protocol
 //   - docs/commitlog.md#a-store-write-is-sent-once
+//   - docs/commitlog.md#errors-of-the-committers-writes
 //   - docs/commitlog.md#incarnations
 //   - docs/commitlog.md#assumptions
 //   - docs/commitlog.md#how-this-port-differs-from-object_stores-dynamocommit
 //   - docs/commitlog.md#limits-of-the-protocol
 //   - docs/commitlog.md#the-logs-protocol
 //   - docs/commitlog.md#committer-or-native-conditional-writes
+//   - docs/commitlog.md#directory-store
+//   - docs/commitlog.md#s3-store
 //   - docs/commitlog.md#tables
 //   - docs/commitlog.md#telemetry
 //   - docs/commitlog.md#permissions

@@ -146,26 +146,15 @@ func (l *Log) tempPath() string { return l.name + "/_tmp/" + ident.RandomHex(16)
 // Append adds data to the log as its next entry and returns the entry's
 // version. It writes data to a temporary object, claims the next version in
 // DynamoDB, copies the temporary object to the entry's final name, marks
-// the claim complete and deletes the temporary object.
+// the claim complete and deletes the temporary object: 5 round trips. It
+// never waits for another writer: a version taken sends it to the one after
+// the latest claim.
 //
-// The version tried first is the one after this Log's last append (after
-// the latest claim, for the first append). When another writer has it,
-// Append reads the latest claim and tries the version after — it never
-// waits for another writer. Before claiming a version it makes sure the
-// entry before it has its object, copying it there if its writer has not
-// yet; if that writer claimed it longer ago than the timeout (WithTimeout)
-// and has probably died, Append also marks it complete and deletes its
-// temporary object. So the entries' objects never have a hole below the
-// latest claim.
-//
-// The entry is appended once its version is claimed: a failure after that
-// (copying, marking complete, deleting the temporary object) is logged, not
-// returned, and the next reader or writer completes the entry. An error
-// means nothing was appended — except when the claim's request failed
-// without an answer and a read could not tell whether it was applied: that
-// error wraps ErrUnknownOutcome, and the entry may be in the log (read it
-// before appending it again). A lost response that the
-// SDK's retry or the read resolves is a success. ctx bounds the whole call.
+// The claim is the commit point: a failure after it is logged, not returned,
+// and the next reader or writer completes the entry. An error means nothing
+// was appended, except one wrapping ErrUnknownOutcome: the entry may be in
+// the log (read it before appending it again). ctx bounds the whole call.
+// See docs/commitlog.md, The Log's protocol.
 //
 // IAM: dynamodb:Query, dynamodb:PutItem, dynamodb:GetItem; s3:PutObject,
 // s3:GetObject (the copy's read), s3:DeleteObject.
@@ -546,8 +535,8 @@ func (l *Log) copyEntry(ctx context.Context, rec logRecord) error {
 		if _, herr := l.store.Head(ctx, l.Path(rec.Version)); herr == nil {
 			return nil // the entry's object was restored by hand
 		}
-		return fmt.Errorf("commitlog: log %q: version %d cannot be completed: its temporary object %q was deleted by someone else (restore it or write the entry's object %q by hand): %w",
-			l.name, rec.Version, rec.Temp, l.Path(rec.Version), err)
+		return fmt.Errorf("commitlog: version %d cannot be completed: temporary object %q is gone: restore it or write Log.Path(%d) by hand: %w",
+			rec.Version, rec.Temp, rec.Version, err)
 	}
 	if err != nil {
 		return fmt.Errorf("commitlog: log %q: completing version %d: copying %q: %w", l.name, rec.Version, rec.Temp, err)

@@ -8,34 +8,12 @@ import "context"
 //
 //	cs, ok := store.(commitlog.ConditionalStore)
 //
-// # Native conditions or a Committer
-//
 // Use the native methods when every writer of the paths goes through a store that supports
-// them:
-//
-//   - Amazon S3 (conditional PutObject with If-None-Match since August 2024, with If-Match
-//     since November 2024): one request per write, no DynamoDB table, no timeouts.
-//   - A local directory (NewDirStore) shared by the processes of one machine.
-//   - Memory (NewMemStore), within one process.
-//
-// Use a Committer (DynamoDB-synchronized, the DynamoCommit protocol) instead when:
-//
-//   - the store is S3-compatible but does not honour If-None-Match / If-Match on PutObject
-//     (many self-hosted and older servers ignore the headers and overwrite silently — check
-//     yours with a test before relying on native conditions);
-//   - you need CopyIfNotExists: ConditionalStore has no conditional copy. S3-compatible
-//     servers ignore conditions on CopyObject (gofakes3 does: see package s3test), and
-//     support in Amazon S3 itself is recent (the SDK models If-None-Match on CopyObject),
-//     so a copy that must not overwrite goes through the Committer (or a Log, which is
-//     built on it);
-//   - the directory is on a network filesystem (NFS, SMB) or shared between machines, where
-//     the DirStore's locking is not reliable.
-//
-// Do not mix the two on the same paths: the Committer does not see native conditional
-// writes and the store does not see the Committer's records.
-//
-// Native conditional writes return errors wrapping ErrExists and ErrPreconditionFailed, the
-// same sentinels as the Committer's, so code written against one switches to the other.
+// them (Amazon S3, a local directory, memory): one request per write, no table, no
+// timeouts. Use a Committer for S3-compatible servers that ignore If-None-Match and
+// If-Match, for CopyIfNotExists, and for directories on network filesystems. Do not mix
+// the two on the same paths. Errors wrap ErrExists and ErrPreconditionFailed, as the
+// Committer's do. See docs/commitlog.md, Committer or native conditional writes.
 type ConditionalStore interface {
 	Store
 

@@ -28,35 +28,14 @@ import (
 // (s3.Options.UsePathStyle) and the server's endpoint (s3.Options.BaseEndpoint).
 //
 // The returned store also implements ConditionalStore, with PutObject's If-None-Match: *
-// and If-Match headers (Amazon S3 honours them since 2024). Many S3-compatible servers
-// ignore those headers and overwrite silently: use a Committer with them, or check the
-// server with a test first. A 409 ConditionalRequestConflict (S3's answer to conditional
-// writes racing on one key) is retried with jittered backoff, up to 10 requests in all
-// and while ctx is not done; a 412 is ErrExists (PutIfNotExists) or ErrPreconditionFailed
-// (PutIfMatch). A conditional write
-// whose response was lost and that the SDK retried can come back as ErrExists or
-// ErrPreconditionFailed although it landed; Head the object and compare ETags if that
-// matters.
+// and If-Match headers; many S3-compatible servers ignore them and overwrite silently:
+// use a Committer with those. A call is one request (a 409 of racing conditional writes
+// is retried, up to 10 requests). Every write tags the object with a write id
+// (ObjectInfo.WriteID). A nil client or an empty bucket name makes every call fail with
+// an error saying so, before any request.
 //
-// ETags are kept as S3 returns them (quoted). For single-part uploads without SSE-KMS they
-// are the quoted hex MD5 of the content, the same as MemStore's and DirStore's. Head on a
-// missing key and on a missing bucket both answer 404 without a body: both are ErrNotExist;
-// the other calls name a missing bucket. S3 does not report everything on every call: the
-// ObjectInfo of Put and of the conditional puts has a zero LastModified, and Copy's has
-// Size -1 (Head the copy when the size matters).
-//
-// IAM permissions: s3:GetObject (Head, Get, and the source of Copy), s3:PutObject (Put,
-// the conditional puts, and the destination of Copy), s3:DeleteObject (Delete) and
-// s3:ListBucket on the bucket (List; without it S3 also answers 403 instead of 404 for a
-// missing key, which Head and Get then return as an error, not ErrNotExist).
-//
-// Every write (Put, Copy and the conditional puts) tags the object with a fresh write id
-// in the user metadata x-amz-meta-commitlog-write-id, which Head and Get report as
-// ObjectInfo.WriteID. Copy sends MetadataDirective REPLACE to do so: the copy gets the
-// new id, and none of the source's other metadata (this store sets none).
-//
-// A nil client or an empty bucket name makes every call fail with an error saying so,
-// before any request.
+// IAM: s3:GetObject, s3:PutObject, s3:DeleteObject and s3:ListBucket (without it a
+// missing key is a 403 error, not ErrNotExist). See docs/commitlog.md, S3 store.
 func NewS3Store(client *s3.Client, bucket string) Store {
 	return &s3Store{client: client, bucket: bucket}
 }

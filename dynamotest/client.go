@@ -77,18 +77,15 @@ func ClientWith(tb testing.TB, optFns ...func(*dynamodb.Options)) *dynamodb.Clie
 // it first if needed). When no server can be had, Endpoint fails the test with a
 // message that says how to fix it; later calls fail at once with the same message.
 //
-// A DYNAMODB_ENDPOINT is checked once per process: it must be an http or https
-// URL with a host, and something must answer one ListTables there within 3 s;
-// otherwise every test that asks for it fails at once with a message that names
-// the variable and what is wrong.
+// A DYNAMODB_ENDPOINT is checked once per process: it must be an http or https URL
+// with a host where something answers one ListTables within 3 s; otherwise every
+// test that asks for it fails at once, naming the variable and what is wrong.
 //
-// When DYNAMOTEST_SKIP_UNAVAILABLE is set to 1 (or true), a test that cannot
-// have a server is skipped instead, unless CI is set (to anything but false):
-// under CI it still fails. A malformed DYNAMODB_ENDPOINT always fails.
-//
-// Under go test -short a test that cannot have a server without starting
-// DynamoDB Local, or whose DYNAMODB_ENDPOINT does not answer, is skipped, even
-// under CI: see [ShortWithoutServer].
+// With DYNAMOTEST_SKIP_UNAVAILABLE=1 (or true) a test that cannot have a server is
+// skipped instead, unless CI is set (to anything but false); a malformed
+// DYNAMODB_ENDPOINT always fails. Under go test -short a test that cannot have a
+// server without starting DynamoDB Local, or whose DYNAMODB_ENDPOINT does not
+// answer, is skipped, even under CI: see [ShortWithoutServer].
 func Endpoint(tb testing.TB) string {
 	tb.Helper()
 	if ShortWithoutServer() {

@@ -53,13 +53,16 @@ func suggestEndpoint(v string) string {
 
 func parseEndpoint(v string) error {
 	bad := func(what string) error {
-		return fmt.Errorf("%w: %s=%q %s", errBadEndpoint, envEndpoint, v, what)
+		return fmt.Errorf("%w: %q %s", errBadEndpoint, v, what)
 	}
 	if strings.TrimSpace(v) != v {
 		return bad("has spaces around it; remove them")
 	}
 	u, err := url.Parse(v)
 	if err != nil {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err // without the value, which the message names already
+		}
 		if !strings.Contains(v, "://") {
 			return bad(fmt.Sprintf("is not a URL (%v); it needs a scheme and a host, e.g. %s", err, suggestEndpoint(v)))
 		}
@@ -96,10 +99,8 @@ func checkEndpoint(ctx context.Context, ep string) error {
 	if err == nil || answered(err) {
 		return nil
 	}
-	return fmt.Errorf("dynamotest: %s=%q: no DynamoDB answers there (%v); "+
-		"start one (for example DynamoDB Local: java -Djava.library.path=DynamoDBLocal_lib -jar DynamoDBLocal.jar "+
-		"-inMemory -sharedDb -port 8000) or unset %s to have dynamotest start DynamoDB Local itself",
-		envEndpoint, ep, err, envEndpoint)
+	return fmt.Errorf("dynamotest: %s=%q: no DynamoDB answers there: start one (go doc dynamotest says how) or unset it to have dynamotest start one: %v",
+		envEndpoint, ep, err)
 }
 
 // answered reports whether err carries an answer from a server, rather than

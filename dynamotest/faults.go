@@ -177,21 +177,19 @@ func FastRetries(o *dynamodb.Options) {
 
 // RetryBudget is an option for [Faults.Client] (and [NewClient], [ClientWith],
 // [Dropper.Client]): the client makes up to attempts attempts per call, all
-// of them retrying after a few milliseconds as [FastRetries] does, and
-// without the SDK's retry quota (a token bucket that a burst of faults
-// empties, after which calls fail at once with "retry quota exceeded").
+// retrying after a few milliseconds as [FastRetries] does, without the SDK's
+// retry quota (a token bucket that a burst of faults empties, after which
+// calls fail at once with "retry quota exceeded").
 //
-// Your code's own calls through a Faults client need it: with the SDK's 3
-// attempts, a call fails when all three meet a fault — at the rates of the
-// examples (5% drops, 5% throttling) about one call in a thousand, so a
-// workload of a few thousand calls sees "exceeded maximum number of
-// attempts" (or "retry quota exceeded") although your code is right. Give
-// the client a budget the fault rate cannot exhaust:
+// Your own calls through a Faults client need it: with the SDK's 3 attempts,
+// at the examples' rates (5% drops, 5% throttling) about one call in a
+// thousand meets a fault at all three and fails with "exceeded maximum number
+// of attempts" although your code is right. Give the client a budget the
+// fault rate cannot exhaust, or handle those errors as production code must:
 //
 //	c := f.Client(t, dynamotest.RetryBudget(10)) // 10% faults: one call in 10^10 fails
 //
-// or handle those errors as your production code must. It panics if
-// attempts is below 1.
+// It panics if attempts is below 1.
 func RetryBudget(attempts int) func(*dynamodb.Options) {
 	if attempts < 1 {
 		panic(fmt.Sprintf("dynamotest: RetryBudget(%d): give at least 1 attempt (the SDK's default is 3)", attempts))

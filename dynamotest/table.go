@@ -25,23 +25,20 @@ const (
 )
 
 // CreateTable creates a table from in under a unique name, waits until it is
-// ACTIVE, deletes it when the test ends (tb.Cleanup) and returns its name.
-//
-// The name is in.TableName (or, when that is empty, the test's name with
-// characters DynamoDB does not allow replaced) followed by '-' and a random
-// suffix. When in sets neither BillingMode nor ProvisionedThroughput, the table is
+// ACTIVE (polling DescribeTable every 25 ms, not the SDK's waiter, which
+// sleeps at least 20 s), deletes it when the test ends (tb.Cleanup) and
+// returns its name: in.TableName (or the test's name with characters
+// DynamoDB does not allow replaced) followed by '-' and a random suffix.
+// When in sets neither BillingMode nor ProvisionedThroughput, the table is
 // PAY_PER_REQUEST. in is not modified.
 //
 // CreateTable is safe under faults (a client of [Faults] or [Dropper]): the
 // deletion is registered before the first request, so a failure never leaves
-// the table behind; a ResourceInUseException for the name it generated (the
-// answer to a retry whose first attempt was applied but lost) means the table
-// is its own, and it waits for it instead of failing; throttling, 500s and
-// connection errors that outlast the SDK's retries are retried until a minute
-// has passed.
-//
-// CreateTable polls DescribeTable every 25 ms rather than using the SDK's waiter,
-// which sleeps at least 20 s. Any other error fails the test.
+// the table behind; a ResourceInUseException for the name it generated (a
+// retry whose first attempt was applied but lost) means the table is its own,
+// and it waits for it; throttling, 500s and connection errors that outlast the
+// SDK's retries are retried until a minute has passed. Any other error fails
+// the test.
 func CreateTable(tb testing.TB, c *dynamodb.Client, in *dynamodb.CreateTableInput) string {
 	tb.Helper()
 	prefix := aws.ToString(in.TableName)

@@ -67,13 +67,14 @@
 // The rules in depth are in the repository's docs/leases.md, one section
 // each:
 //
+//   - docs/leases.md#acquiring
 //   - docs/leases.md#guarded-writes
 //   - docs/leases.md#taking-over-without-trusting-clocks
 //   - docs/leases.md#tokens-and-the-token-record
 //   - docs/leases.md#outcomes-that-cannot-be-told
 //   - docs/leases.md#deleting-a-record
-//   - docs/leases.md#groups-many-keys-shared-by-a-fleet (rules, bounds,
-//     limits)
+//   - docs/leases.md#groups-many-keys-shared-by-a-fleet (running a group,
+//     rules, bounds, limits)
 //   - docs/leases.md#clocks-beyond-the-skew-rate
 //   - docs/leases.md#telemetry
 //   - docs/leases.md#table-and-iam

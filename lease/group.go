@@ -136,29 +136,18 @@ func (g *Group) Keys() []string {
 // Run joins the group and runs fn(ctx, l) in a goroutine of its own for
 // every key this worker is given, with the key's Lease l, until that lease
 // ends — handed over to balance the load, lost, or the group left — which
-// cancels ctx (l.Context()). A key stays this worker's until then even if
-// fn returns nil early; when fn returns an error, the error is logged and
-// the key is released, to be taken again (by any worker) at a later round.
+// cancels ctx (l.Context()); fn's error is logged and the key released.
 // Guard fn's writes with the lease (Save, Delete, Lease.WriteTx) and hand
-// l.Token() to the systems it writes.
+// l.Token() to the systems it writes. A worker writes once per heartbeat
+// interval, whatever its number of keys.
 //
-// Run returns when ctx is done, after leaving the group: every key's ctx is
-// cancelled, Run waits for every fn to return, releases the keys (others
-// take them at their next round) and marks the worker record ended, which
-// frees any key whose release failed too. It returns nil then, or an error
-// if that last write failed (its keys are then taken after the lease
-// duration × skew rate). A worker
-// that loses its membership — its heartbeats did not get through in time,
-// or others declared it dead — loses every key, waits for its fns, and joins
-// again as a new incarnation. Run returns other errors (no table, access
-// denied) at once; after Client.Close it leaves at its next round and
-// returns ErrClosed. fn must return soon after its ctx is cancelled; no
-// goroutine of Run outlives it. Run may not be called again before it
-// returns, nor while a Run of another Group of the same name runs on the
-// same client (both would be the same worker): it is refused at once.
+// Run returns when ctx is done, after leaving the group: it cancels every
+// key's ctx and waits for every fn, which must return soon after. It returns
+// other errors (no table, access denied) at once, and ErrClosed after
+// Client.Close. One Run per group name and client at a time. See
+// docs/leases.md, Running a group.
 //
-// IAM: dynamodb:GetItem, BatchGetItem, PutItem, UpdateItem and
-// ConditionCheckItem on the lease table.
+// IAM: dynamodb:GetItem, BatchGetItem, PutItem, UpdateItem, ConditionCheckItem.
 func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) error) error {
 	if !g.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("lease: Group %q: Run is running already: run one per Group", g.name)
@@ -211,7 +200,7 @@ func (c *Client) enter(name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.groups[name] {
-		return fmt.Errorf("lease: Group %q: a Run of another Group of this name runs on this client already (owner %s): run one per group and client, or give the other its own client with another WithOwner", name, c.o.owner)
+		return fmt.Errorf("lease: Group %q: another Group of this name runs on this client (owner %s): give it a client with another WithOwner", name, c.o.owner)
 	}
 	if c.groups == nil {
 		c.groups = map[string]bool{}

@@ -20,13 +20,8 @@ import (
 // it yourself with dynamo.GuardedBy to any write of the mapper, or put it
 // among the ops of a dynamo.Mapper.WriteTx — then its failure is a
 // *dynamo.TxError naming it, and the lease does not end until its next
-// heartbeat finds it lost.
-//
-// The check is the same for a key a Group's worker holds: a handover marks
-// the record released before the next worker can take it, and a takeover
-// writes a new token and attempt id. A worker paused past its lease keeps
-// passing its guard only until its key is taken over (as a silent single
-// holder does): its writes are then refused with ErrLost.
+// heartbeat finds it lost. The check is the same for a key a Group's
+// worker holds. See docs/leases.md, Guarded writes.
 //
 // IAM: dynamodb:ConditionCheckItem on the lease table, inside the transaction.
 func (l *Lease) Guard() dynamo.TxOp {

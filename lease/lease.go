@@ -184,30 +184,18 @@ func checkKey(key string) error {
 // Acquire waits until it holds the lease on key, or ctx is done. A released
 // or never-used key is taken at once; a key whose holder stopped
 // heartbeating is taken over once its record has not changed for the
-// holder's lease duration × the clock-skew rate on this client's clock. A
-// key whose record was deleted while it may have been held is treated like
-// a silent holder: Acquire waits that holder's duration × skew rate from
-// when it first found the record missing (see "Deleting a record" in
-// docs/leases.md). ctx bounds the waiting, not the lease.
+// holder's lease duration × the clock-skew rate on this client's clock, and
+// so is a key whose record was deleted while it may have been held. ctx
+// bounds the waiting, not the lease. Taking a key is one TransactWriteItems
+// of two items (the record and its token record); a wait reads the record
+// every poll interval.
 //
-// Failures that may pass — throttling, 5xx answers, connections that failed,
-// once the SDK's own retries are spent — are waited through: Acquire reads
-// the record again a poll interval later. A write of the record whose
-// outcome is unknown (its answer was lost, dynamo.ErrUnknownOutcome, or a
-// failure after an attempt that may have been applied) is settled by
-// reading the record: the random attempt id it carries tells whether it is
-// ours, so a lease that was taken is not left without a holder. If ctx ends
-// before that could be told, Acquire reads the record once more (for a few
-// seconds, beyond ctx) and marks a record it finds to be its own released;
-// when even that fails, the error wraps dynamo.ErrUnknownOutcome as well as
-// ctx's error: the record may name this client, with no heartbeat behind it,
-// and others take it over after its duration × skew rate. Other errors (no
-// table, access denied, ...) are returned.
+// Failures that may pass (throttling, 5xx answers, failed connections) are
+// waited through. An error wrapping dynamo.ErrUnknownOutcome means the
+// record may name this client, with no heartbeat behind it. See
+// docs/leases.md, Acquiring.
 //
-// IAM: dynamodb:GetItem, dynamodb:UpdateItem and dynamodb:PutItem on the lease
-// table (the record and the key's token record, written in one transaction;
-// a settling read and, when the context ends after a landed write, a
-// release).
+// IAM: dynamodb:GetItem, dynamodb:UpdateItem and dynamodb:PutItem on the lease table.
 func (c *Client) Acquire(ctx context.Context, key string) (*Lease, error) {
 	ctx, span := c.span(ctx, "lease.Acquire", key)
 	l, err := c.acquire(ctx, key, true)
@@ -274,7 +262,7 @@ func (v view) heldError(key string) error {
 	if v.rec != nil {
 		return fmt.Errorf("%w: %q by %s (token %d)", ErrHeld, key, owner, token)
 	}
-	return fmt.Errorf("%w: %q: its record was deleted while %s held it (token %d), who may not have noticed yet; Acquire waits until that holder must have given up",
+	return fmt.Errorf("%w: %q: its record was deleted while %s held it (token %d): Acquire waits out that holder",
 		ErrHeld, key, owner, token)
 }
 
@@ -519,7 +507,7 @@ func (c *Client) unsettled(ctx context.Context, key string, p *attempt, err erro
 			return err
 		}
 	}
-	return fmt.Errorf("%w (%w: the record of %q may name this client as its holder, with no heartbeat behind it; others take it over after its duration × skew rate: %v)",
+	return fmt.Errorf("%w (%w: this client may hold %q, with no heartbeat: %v)",
 		err, dynamo.ErrUnknownOutcome, key, rerr)
 }
 

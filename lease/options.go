@@ -115,7 +115,7 @@ func buildOptions(opts []Option) (options, error) {
 	}
 	// Compared in float64, so that the product cannot wrap around.
 	if float64(o.duration)*o.skew > float64(MaxWait) {
-		return o, fmt.Errorf("lease: WithLeaseDuration(%v) × WithClockSkewRate(%v) is a wait of %.0fh on a silent holder, over lease.MaxWait (%v): use a shorter lease or a lower rate",
+		return o, fmt.Errorf("lease: WithLeaseDuration(%v) × WithClockSkewRate(%v) waits %.0fh on a silent holder, over lease.MaxWait (%v): shorten the lease or lower the rate",
 			o.duration, o.skew, float64(o.duration)*o.skew/float64(time.Hour), MaxWait)
 	}
 	if float64(o.ttl) < 10*o.skew*float64(o.duration) || o.ttl < time.Hour {

@@ -135,8 +135,8 @@ func findHiddenText(t reflect.Type, seen map[reflect.Type]bool) reflect.Type {
 // interface holds goes to attributevalue, which would store an empty map.
 func lostInInterface(t reflect.Type) *badValue {
 	return &badValue{
-		What: fmt.Sprintf("holds a %s in an interface value, where the encoder would store an empty map and the value would be lost", t),
-		fix:  fmt.Sprintf("declare the field (or element) as %s, which the mapper stores as text, or store its String()", t),
+		What: fmt.Sprintf("holds a %s in an interface value, which the encoder stores as an empty map", t),
+		fix:  fmt.Sprintf("declare it as %s (stored as text) or store its String()", t),
 	}
 }
 
@@ -233,11 +233,11 @@ func (s *Schema) invalidGo(table string, f *Field, b *badValue) error {
 	}
 	if b.fix == "" { // too deep: tell a cycle from a deep value
 		if b.cyclic() {
-			b.What = "refers to itself (a cycle of pointers, maps, slices or interfaces)"
-			b.fix = "DynamoDB stores trees, not graphs: break the cycle (e.g. store an ID instead of the pointer) or tag the field `dynamo:\"-\"`"
+			b.What = "refers to itself (a cycle)"
+			b.fix = "break the cycle (store an ID, not the pointer) or tag the field `dynamo:\"-\"`"
 		} else {
 			b.What = fmt.Sprintf("nests deeper than DynamoDB's %d levels of maps and lists", maxNesting)
-			b.fix = "flatten the value or store it encoded (e.g. as JSON in a []byte)"
+			b.fix = "flatten it or store it encoded (JSON in a []byte)"
 		}
 	}
 	return fmt.Errorf("%w: table %q: %s %s: %s", errs.ErrInvalidInput, table, where, b.What, b.fix)
@@ -262,8 +262,8 @@ type goWalker struct{ left int }
 // any omitted field and come back nil, so they are allowed).
 func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValue {
 	if w.left--; w.left < 0 {
-		return &badValue{What: fmt.Sprintf("holds more than %d values (a value reached through several pointers counts once per pointer)", maxWalk),
-			fix: "DynamoDB items are at most 400 KB: store large or shared data elsewhere and keep a reference"}
+		return &badValue{What: fmt.Sprintf("holds more than %d values (one per pointer to a shared value)", maxWalk),
+			fix: "items are at most 400 KB: keep large or shared data elsewhere"}
 	}
 	switch v.Kind() {
 	case reflect.Interface:
@@ -294,8 +294,8 @@ func (w *goWalker) value(v reflect.Value, level, hops int, static bool) *badValu
 			return nil
 		}
 		return &badValue{
-			What: fmt.Sprintf("holds a %s value, which the encoder would drop while the returned copy keeps it", v.Type()),
-			fix:  "DynamoDB cannot store functions or channels: remove the value, or tag the field `dynamo:\"-\"`",
+			What: fmt.Sprintf("holds a %s value, which DynamoDB cannot store", v.Type()),
+			fix:  "remove it, or tag the field `dynamo:\"-\"`",
 		}
 	case reflect.Struct:
 		return w.structValue(v, level)
@@ -316,8 +316,8 @@ func (w *goWalker) structValue(v reflect.Value, level int) *badValue {
 	}
 	if opaqueStruct(t) {
 		return &badValue{
-			What: fmt.Sprintf("holds a %s, whose fields are all unexported: the encoder would store an empty map and the value would be lost", t),
-			fix:  "store it in a form DynamoDB keeps, e.g. a string (big.Int's String/SetString) or a type with a MarshalDynamoDBAttributeValue method",
+			What: fmt.Sprintf("holds a %s, whose fields are all unexported (stored as an empty map)", t),
+			fix:  "store it as a string (e.g. big.Int's String) or give it a MarshalDynamoDBAttributeValue method",
 		}
 	}
 	tw := walkInfo(t)

@@ -38,19 +38,19 @@ func (s *Schema) CheckEncoded(table string, item map[string]types.AttributeValue
 
 func badName(k string) *badValue {
 	if k == "" {
-		return &badValue{What: "an empty attribute name", fix: "DynamoDB refuses empty names: give the map key or attribute a name"}
+		return &badValue{What: "an empty attribute name", fix: "give the map key or attribute a name"}
 	}
 	if len(k) > codec.MaxNameLen {
 		return &badValue{What: fmt.Sprintf("attribute name %s is %d bytes", strconv.Quote(Truncate(k, 40)), len(k)), fix: nameTooLong}
 	}
 	return &badValue{What: fmt.Sprintf("attribute name %s is not valid UTF-8", strconv.Quote(k)),
-		fix: "DynamoDB names are UTF-8 and the SDK would replace the bad bytes with U+FFFD: use valid UTF-8 names (binary data belongs in []byte values)"}
+		fix: "the SDK would store U+FFFD instead of the bad bytes: use valid UTF-8 names (binary data goes in []byte values)"}
 }
 
 func badString(s string) *badValue {
 	return &badValue{
 		What: fmt.Sprintf("is a string that is not valid UTF-8 (%s)", strconv.Quote(Truncate(s, 40))),
-		fix:  "the SDK would replace the bad bytes with U+FFFD, so the stored value (and any key) would differ from yours: use []byte for binary data",
+		fix:  "the SDK would store U+FFFD instead of the bad bytes: use []byte for binary data",
 	}
 }
 
@@ -162,10 +162,10 @@ func BadSetValue(av types.AttributeValue) string {
 	switch v := av.(type) {
 	case *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
 		if setLen(v) == 0 {
-			return "holds an empty set, which DynamoDB refuses: compare with a set of at least one element, or leave the comparison out"
+			return "holds an empty set, which DynamoDB refuses: give at least one element, or leave the comparison out"
 		}
 		if hasDupes(v) {
-			return "holds a set with an element twice (numbers compare by value: 1 and 1.0 are one element), which DynamoDB refuses: pass each element once"
+			return "holds a set with an element twice (1 and 1.0 are one number), which DynamoDB refuses: pass each element once"
 		}
 	case *types.AttributeValueMemberM:
 		for _, e := range v.Value {
@@ -299,15 +299,15 @@ func CheckAVReadOnly(av types.AttributeValue, level int) *badValue {
 
 func tooDeepEncoded() *badValue {
 	return &badValue{What: fmt.Sprintf("nests deeper than DynamoDB's %d levels of maps and lists", maxNesting),
-		fix: "flatten the value or store it encoded (e.g. as JSON in a []byte)"}
+		fix: "flatten it or store it encoded (JSON in a []byte)"}
 }
 
 // nameTooLong is the fix for a name or map key over codec.MaxNameLen.
-const nameTooLong = "DynamoDB refuses names and map keys over 65535 bytes: shorten the key (a long value belongs in a value, not a key)"
+const nameTooLong = "DynamoDB refuses names and map keys over 65535 bytes: shorten it (long data goes in a value)"
 
 func badMapKey(k string) *badValue {
 	if k == "" {
-		return &badValue{What: "holds an empty map key", fix: "DynamoDB refuses empty attribute names: give every map entry a non-empty key"}
+		return &badValue{What: "holds an empty map key", fix: "give every map entry a non-empty key"}
 	}
 	if len(k) > codec.MaxNameLen {
 		return &badValue{What: fmt.Sprintf("holds a map key %s of %d bytes", strconv.Quote(Truncate(k, 40)), len(k)), fix: nameTooLong}

@@ -164,7 +164,7 @@ func textScalar(t reflect.Type, av types.AttributeValue) (types.AttributeValue, 
 		switch {
 		case t.Kind() == reflect.Array && t.Elem().Kind() == reflect.Uint8:
 			if len(a.Value) != t.Len() {
-				return nil, textValueError(t, fmt.Sprintf("a binary (B) of %d bytes, where a %s holds %d", len(a.Value), t, t.Len()))
+				return nil, textValueError(t, fmt.Sprintf("a binary (B) of %d bytes (it holds %d)", len(a.Value), t.Len()))
 			}
 			copyBytes(v, a.Value)
 		case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
@@ -257,6 +257,5 @@ func MarshalText(v reflect.Value) (string, error) {
 }
 
 func textValueError(t reflect.Type, got string) error {
-	return fmt.Errorf("the attribute holds a %s as the text its MarshalText returns (a string, S), never %s: compare it with expression.Value(s), s the string v.MarshalText() returns for your %s v (for most types v.String())",
-		t, got, t)
+	return fmt.Errorf("a %s attribute holds its MarshalText string, never %s: compare with that text, e.g. expression.Value(v.String())", t, got)
 }

@@ -106,7 +106,7 @@ func (s *Schema) hasDottedNames() bool {
 func (s *Schema) unreadableCond(expr string, names map[string]string) error {
 	for _, name := range names {
 		if i, ok := s.ByName[name]; ok && (s.Fields[i].Conv != nil && s.Fields[i].Conv.condLive() || HoldsText(s.Fields[i].Type)) {
-			return fmt.Errorf("%q names attribute %q, whose values the mapper converts (javabool, javadate, text types), but the expression cannot be read to convert them: build it with the expression package", expr, name)
+			return fmt.Errorf("%s names attribute %q, whose values the mapper converts, but cannot be read to convert them: build it with the expression package", strconv.Quote(Truncate(expr, 40)), name)
 		}
 	}
 	return nil
@@ -293,7 +293,7 @@ func checkTextOrdering(g *condexpr.Group, ti int, to condTarget, values map[stri
 		if what != "BETWEEN" {
 			what = "the comparison " + what
 		}
-		return fmt.Errorf("%s on attribute %q, which holds a %s stored as its text (a string: what MarshalText returns): DynamoDB orders strings character by character, not by the values they stand for (\"99\" >= \"100\" holds), so the result would be wrong: store it as a number (a numeric field such as int64, or attributevalue.Number) to order by value; compare a text type with =, <> or IN; or, where its text sorts as its values do (a fixed-width ID), compare with the text itself, expression.Value(v.String())",
+		return fmt.Errorf("%s on %q (a %s, stored as its MarshalText text) compares characters: store it as a number or use =, <> or IN; see docs/mapper.md, Text types",
 			what, to.attr, to.text)
 	}
 	return nil
@@ -379,25 +379,25 @@ func (c *javaConv) condValue(fn string, av types.AttributeValue) (types.Attribut
 			return JavaBoolAV(v.Value), nil
 		case *types.AttributeValueMemberN:
 			if _, err := ParseJavaBool(v.Value); err != nil {
-				return nil, fmt.Errorf("a javabool attribute holds 1 (true) or 0 (false): compare it with expression.Value(true) or dynamo.JavaBool(b)")
+				return nil, fmt.Errorf("a javabool attribute holds 1 (true) or 0 (false): pass expression.Value(true) or dynamo.JavaBool(b)")
 			}
 			return av, nil
 		}
-		return nil, fmt.Errorf("a javabool attribute holds the number 1 (true) or 0 (false), never a %s: compare it with expression.Value(true) or dynamo.JavaBool(b)", AVKind(av))
+		return nil, fmt.Errorf("a javabool attribute holds 1 (true) or 0 (false), never a %s: pass expression.Value(true) or dynamo.JavaBool(b)", AVKind(av))
 	case convDate:
 		if c.plainTime {
 			return av, nil
 		}
 		v, ok := av.(*types.AttributeValueMemberS)
 		if !ok {
-			return nil, fmt.Errorf("a javadate attribute holds a string like %q, never a %s: compare it with expression.Value(t) for a time.Time t, or dynamo.JavaDate(t)", JavaDateLayout, AVKind(av))
+			return nil, fmt.Errorf("a javadate attribute holds a string like %q, never a %s: pass a time.Time or dynamo.JavaDate(t)", JavaDateLayout, AVKind(av))
 		}
 		t, err := time.Parse(time.RFC3339Nano, v.Value)
 		if err != nil {
 			if fn != "" {
 				return av, nil // a prefix or part of the stored string: the caller's to write
 			}
-			return nil, fmt.Errorf("a javadate attribute holds a string like %q: compare it with expression.Value(t) for a time.Time t, or dynamo.JavaDate(t)", JavaDateLayout)
+			return nil, fmt.Errorf("a javadate attribute holds a string like %q: pass a time.Time or dynamo.JavaDate(t)", JavaDateLayout)
 		}
 		return JavaDateAV(t), nil
 	case convList:

@@ -123,13 +123,13 @@ func (b *convBuilder) fieldConv(t reflect.Type, opts tagOptions, path string) (*
 		if c := leafConv(t, convBool); c != nil {
 			return c, nil
 		}
-		return nil, b.fail(path, "javabool on a field of type %s: javabool stores a bool as the number 1 or 0; use bool or *bool (or a slice, array or map of them)", t)
+		return nil, b.fail(path, "javabool on a field of type %s: use bool or *bool (or a slice, array or map of them)", t)
 	case opts.javaDate:
 		if c := leafConv(t, convDate); c != nil {
 			c.omitZero = opts.OmitEmpty && t == TimeType
 			return c, nil
 		}
-		return nil, b.fail(path, "javadate on a field of type %s: javadate stores a time as an ISO-8601 string; use time.Time or *time.Time (or a slice, array or map of them)", t)
+		return nil, b.fail(path, "javadate on a field of type %s: use time.Time or *time.Time (or a slice, array or map of them)", t)
 	case opts.OmitEmpty && t == TimeType:
 		// A zero time.Time is not empty to attributevalue, which would
 		// store year 0001; Java reads that back as a date, not null.
@@ -331,11 +331,11 @@ func (c *javaConv) encode(av types.AttributeValue) (types.AttributeValue, error)
 			if _, null := av.(*types.AttributeValueMemberNULL); null {
 				return av, nil
 			}
-			return nil, fmt.Errorf("javadate: the encoder made a %T of the time, not an RFC 3339 string: remove EncodeTime from the mapper's encoder options, or drop javadate", av)
+			return nil, fmt.Errorf("javadate: the encoder made a %T of the time, not an RFC 3339 string: drop EncodeTime from the encoder options, or javadate", av)
 		}
 		t, err := time.Parse(time.RFC3339Nano, s.Value)
 		if err != nil {
-			return nil, fmt.Errorf("javadate: the encoder made %q of the time, not an RFC 3339 string: remove EncodeTime from the mapper's encoder options, or drop javadate", s.Value)
+			return nil, fmt.Errorf("javadate: the encoder made %q of the time, not an RFC 3339 string: drop EncodeTime from the encoder options, or javadate", s.Value)
 		}
 		return &types.AttributeValueMemberS{Value: t.UTC().Format(JavaDateLayout)}, nil
 	case convList:

@@ -174,7 +174,7 @@ func (s *Schema) collect(t reflect.Type, fail func(string, string, ...any) error
 		if name := cf.GoName[strings.LastIndexByte(cf.GoName, '.')+1:]; cf.State == codec.Embedded && cf.Type.Kind() == reflect.Pointer && !token.IsExported(name) {
 			// attributevalue encodes the fields of *t but, decoding, cannot
 			// allocate an unexported t (it panics): every Load would fail.
-			return fail(cf.GoName, "embeds a pointer to the unexported struct type %s, whose fields could be written but never read back (attributevalue cannot allocate it when decoding): embed it by value, or export the type",
+			return fail(cf.GoName, "embeds a pointer to unexported %s, which attributevalue cannot allocate to read it back: embed it by value, or export the type",
 				cf.Type.Elem())
 		}
 		if cf.State == codec.Unexported {
@@ -305,7 +305,7 @@ func (s *Schema) checkVersionField(i int, fail func(string, string, ...any) erro
 	limit, bt := s.MaxVersion(), DerefType(f.Type)
 	switch {
 	case o.VersionClock && limit < math.MaxInt64:
-		return fail(f.GoName, "versionstart=clock on a version of type %s: clock starts are Unix milliseconds (about 1.8e12 today), which need 64 bits: use int64", f.Type)
+		return fail(f.GoName, "versionstart=clock on a version of type %s: clock starts (Unix ms, about 1.8e12) need 64 bits: use int64", f.Type)
 	case o.VersionStart > limit:
 		return fail(f.GoName, "versionstart=%d does not fit the version's type %s (at most %d): lower it or use int64", o.VersionStart, bt, limit)
 	case o.VersionStep > limit:
@@ -322,7 +322,7 @@ func (s *Schema) checkEntityField(i int, fail func(string, string, ...any) error
 		return fail(f.GoName, "second entity attribute (the first is %s): a type has at most one", s.Fields[s.Entity].GoName)
 	}
 	if f.Type.Kind() != reflect.String || f.viaPtr {
-		return fail(f.GoName, "entity attribute of type %s: use a string field (not inside an embedded pointer), e.g. Kind string `dynamo:\"kind,entity=order\"`", f.Type)
+		return fail(f.GoName, "entity attribute of type %s: use a string field, not in an embedded pointer (Kind string `dynamo:\"kind,entity=order\"`)", f.Type)
 	}
 	s.Entity, s.EntityName = i, f.Opts.entity
 	return nil
@@ -338,7 +338,7 @@ func (s *Schema) checkTTLField(i int, fail func(string, string, ...any) error) e
 	bt := DerefType(f.Type)
 	switch {
 	case codec.IsText(bt):
-		return fail(f.GoName, "ttl attribute of type %s, which is stored as text (it implements encoding.TextMarshaler), but DynamoDB TTL reads a number of epoch seconds (and ignores a string): use time.Time with `unixtime` or an integer type without text methods", f.Type)
+		return fail(f.GoName, "ttl attribute of type %s, stored as text, but TTL reads epoch seconds: use time.Time with `unixtime` or an integer type without MarshalText", f.Type)
 	case isIntegerType(bt):
 	case bt == TimeType && f.Opts.UnixTime:
 	case bt == TimeType:
@@ -376,7 +376,7 @@ func (s *Schema) checkStampField(i int, fail func(string, string, ...any) error)
 			return fail(f.GoName, "%s attribute of type %s with unixtime or javadate: those encode a time.Time; an integer %s time is Unix milliseconds", opt, f.Type, opt)
 		}
 	default:
-		return fail(f.GoName, "%s attribute of type %s: use time.Time (stored as RFC 3339, or with unixtime as epoch seconds, or with javadate as Java's date string) or int64 (Unix milliseconds)", opt, f.Type)
+		return fail(f.GoName, "%s attribute of type %s: use time.Time (RFC 3339; unixtime or javadate change the form) or int64 (Unix milliseconds)", opt, f.Type)
 	}
 	if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Pointer {
 		return fail(f.GoName, "%s attribute of type %s: use time.Time or *time.Time", opt, f.Type)
@@ -440,10 +440,10 @@ func (s *Schema) buildIndexes(fail func(string, string, ...any) error) error {
 				}
 				x := &s.Indexes[j]
 				if x.Local != local {
-					return fail(f.GoName, "index %q is declared both global (`index` tag) and local (`localIndex` tag): index names are unique per table; rename one", k.Name)
+					return fail(f.GoName, "index %q is declared both global (`index` tag) and local (`localIndex` tag): rename one", k.Name)
 				}
 				if local && !k.Range {
-					return fail(f.GoName, "local index %q with a hash key: a local index shares the table's hash key (%s); tag this field `localIndex:\"%s,range\"`, or use `index` for a global index",
+					return fail(f.GoName, "local index %q with a hash key: a local index shares the table's hash key (%s); tag it `localIndex:\"%s,range\"` or use `index`",
 						k.Name, s.Fields[s.Hash].GoName, k.Name)
 				}
 				prev := &x.Hash
@@ -461,7 +461,7 @@ func (s *Schema) buildIndexes(fail func(string, string, ...any) error) error {
 		x := &s.Indexes[j]
 		switch {
 		case x.Local && s.Range < 0:
-			return fail(s.Fields[x.Range].GoName, "local index %q on a table without a range key: DynamoDB allows local indexes only with a composite primary key; add `dynamo:\",range\"` to a field or declare a global index with `index:\"%s,hash\"`", x.Name, x.Name)
+			return fail(s.Fields[x.Range].GoName, "local index %q on a table without a range key: add `dynamo:\",range\"` to a field, or make it global with `index:\"%s,hash\"`", x.Name, x.Name)
 		case x.Local && x.Range == s.Range:
 			return fail(s.Fields[x.Range].GoName, "local index %q has the table's range key as its range key: it would repeat the table; index another attribute", x.Name)
 		case x.Local:
@@ -524,7 +524,7 @@ func CheckKeyType(f *Field) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("key of type %s: keys must be strings, numbers or []byte, or types stored as strings (encoding.TextMarshaler and TextUnmarshaler, e.g. a UUID) or with their own attributevalue.Marshaler", f.Type)
+	return fmt.Errorf("key of type %s: keys must be strings, numbers or []byte (or text types, or attributevalue.Marshalers)", f.Type)
 }
 
 // storedSetKind returns the kind of set ('S', 'N' or 'B') f is stored as,
@@ -713,7 +713,7 @@ func (s *Schema) MaxVersion() int64 {
 // widen says how to make room for more versions in the version field.
 func (s *Schema) Widen() string {
 	if s.MaxVersion() == math.MaxInt64 {
-		return "the mapper's versions stop at 9223372036854775807 (math.MaxInt64), whatever the field's type; delete the item and save it again as unsaved, or copy it to a new key"
+		return "versions stop at math.MaxInt64: delete the item and save it again as unsaved, or copy it to a new key"
 	}
 	return "widen it (int64) so that the version can advance"
 }

@@ -202,7 +202,7 @@ func (o tagOptions) check(tag string) error {
 		return fmt.Errorf("tag %q: remove omitempty from the version; the mapper always writes it", tag)
 	}
 	if (o.VersionStart != 0 || o.VersionClock || o.VersionStep != 0) && !o.Version {
-		return fmt.Errorf("tag %q has versionstart or versionstep without version: add \"version\" (e.g. `dynamo:\"v,version,versionstart=clock\"`) or remove them", tag)
+		return fmt.Errorf("tag %q has versionstart or versionstep without version: add \"version\" or remove them", tag)
 	}
 	if o.created || o.modified {
 		opt := "created"
@@ -211,7 +211,7 @@ func (o tagOptions) check(tag string) error {
 		}
 		switch {
 		case o.created && o.modified:
-			return fmt.Errorf("tag %q has both created and modified: the creation time is kept, the modification time changes on every write; use two fields", tag)
+			return fmt.Errorf("tag %q has both created and modified, which differ after the first write: use two fields", tag)
 		case o.hash || o.Range:
 			return fmt.Errorf("tag %q makes a key the %s time: a key never changes; use a separate attribute", tag, opt)
 		case o.Version:
@@ -247,7 +247,7 @@ func (o tagOptions) check(tag string) error {
 		case sets > 0 && o.JavaBool:
 			return fmt.Errorf("tag %q has javabool and a set option: DynamoDB has no sets of booleans; remove the set option", tag)
 		case sets > 0:
-			return fmt.Errorf("tag %q has javadate and a set option: javadate applies to single times, slices and maps; use a list ([]time.Time, a List<Date> in Java) or a []string set of dates you format", tag)
+			return fmt.Errorf("tag %q has javadate and a set option: DynamoDB has no sets of dates; use a list ([]time.Time) or a []string set", tag)
 		}
 	}
 	return nil
@@ -288,8 +288,8 @@ func fieldTagOptions(f *codec.Field) (tagOptions, error) {
 			if avName == "-" {
 				kept = "leaves it out (\"-\")"
 			}
-			err = fmt.Errorf("its `%s:%q` tag %s, but its `%s:%q` tag has no name, which attributevalue reads as the Go field name %s: write the name in the `%s` tag (`%s:\"%s%s\"`), or remove one of the tags",
-				codec.AVTagKey, avTag, kept, key, value, f.Name, key, key, strings.TrimPrefix(avName, "-"), value)
+			err = fmt.Errorf("its `%s` tag %s, but its `%s:%q` tag has no name (attributevalue would use %s): write `%s:\"%s%s\"` or drop a tag",
+				codec.AVTagKey, kept, key, value, f.Name, key, strings.TrimPrefix(avName, "-"), value)
 			return
 		}
 		err = o.merge(p, avTag, value)

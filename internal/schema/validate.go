@@ -128,7 +128,7 @@ func (s *Schema) nilSetElem(v reflect.Value) string {
 			switch e := fv.Index(j); e.Kind() {
 			case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Map:
 				if e.IsNil() {
-					return fmt.Sprintf(" (field %s.%s, attribute %q, holds a nil element at [%d], which a DynamoDB set cannot hold: remove it, or use a list to keep nils)",
+					return fmt.Sprintf(" (field %s.%s, attribute %q, holds a nil element at [%d]: sets cannot hold nil; remove it, or use a list)",
 						s.Type, f.GoName, f.Name, j)
 				}
 			}

@@ -1,4 +1,4 @@
-package dynamo
+package plan
 
 import (
 	"maps"
@@ -12,28 +12,29 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // The builder writes each clause's separators and the clauses in the order
 // SET, REMOVE, ADD, DELETE, whatever order the actions come in.
 func TestExprBuilderClauses(t *testing.T) {
-	var eb exprBuilder
+	var eb ExprBuilder
 	if u := eb.update(); u != "" {
 		t.Fatalf("empty builder: update %q, want none", u)
 	}
-	eb.addTo(clauseDelete, "#f", ":f")
-	eb.remove("#c")
-	eb.set("#a", ":a")
-	eb.addTo(clauseAdd, "#e", ":e")
-	eb.setIfAbsent("#b", ":b")
-	eb.remove("#d")
-	eb.addTo(clauseDelete, "#g", ":g")
+	eb.AddTo(ClauseDelete, "#f", ":f")
+	eb.Remove("#c")
+	eb.Set("#a", ":a")
+	eb.AddTo(ClauseAdd, "#e", ":e")
+	eb.SetIfAbsent("#b", ":b")
+	eb.Remove("#d")
+	eb.AddTo(ClauseDelete, "#g", ":g")
 	want := "SET #a = :a, #b = if_not_exists(#b, :b) REMOVE #c, #d ADD #e :e DELETE #f :f, #g :g"
 	if u := eb.update(); u != want {
 		t.Errorf("update = %q\n want %q", u, want)
 	}
-	var only exprBuilder
-	only.remove("#x")
+	var only ExprBuilder
+	only.Remove("#x")
 	if u := only.update(); u != "REMOVE #x" {
 		t.Errorf("update = %q, want %q", u, "REMOVE #x")
 	}
@@ -44,16 +45,16 @@ func TestExprBuilderClauses(t *testing.T) {
 // A shared names map is copied before it is changed.
 func TestExprBuilderCondAndNames(t *testing.T) {
 	shared := map[string]string{"#v": "version"}
-	eb := exprBuilder{names: shared, values: map[string]types.AttributeValue{}}
-	eb.and("", map[string]string{"#unused": "x"})
-	eb.and("#v = :v0", nil)
+	eb := ExprBuilder{Names: shared, Values: map[string]types.AttributeValue{}}
+	eb.And("", map[string]string{"#unused": "x"})
+	eb.And("#v = :v0", nil)
 	if eb.cond != "#v = :v0" {
 		t.Fatalf("cond = %q", eb.cond)
 	}
-	eb.and("attribute_exists(#k)", map[string]string{"#k": "id"})
-	eb.name("#n", "name")
-	eb.values[":v0"] = n("1")
-	uc := &userCond{expr: "#0 = :0", names: map[string]string{"#0": "state"}, values: map[string]types.AttributeValue{":0": str("open")}}
+	eb.And("attribute_exists(#k)", map[string]string{"#k": "id"})
+	eb.Name("#n", "name")
+	eb.Values[":v0"] = n("1")
+	uc := &UserCond{Expr: "#0 = :0", Names: map[string]string{"#0": "state"}, Values: map[string]types.AttributeValue{":0": str("open")}}
 	cond, names, values := eb.finish(uc)
 	if want := "((#v = :v0) AND (attribute_exists(#k))) AND (#0 = :0)"; cond != want {
 		t.Errorf("cond = %q\n want %q", cond, want)
@@ -70,7 +71,7 @@ func TestExprBuilderCondAndNames(t *testing.T) {
 
 	// Nothing at all: no condition, nil names and values (the SDK refuses
 	// empty maps).
-	var none exprBuilder
+	var none ExprBuilder
 	if cond, names, values := none.finish(nil); cond != "" || names != nil || values != nil {
 		t.Errorf("empty builder = %q, %v, %v", cond, names, values)
 	}
@@ -79,11 +80,7 @@ func TestExprBuilderCondAndNames(t *testing.T) {
 // The expressions of a save, for each SaveBehavior: what every request of
 // that behaviour sends (save_test.go checks the requests as sent).
 func TestSaveExpressions(t *testing.T) {
-	tb, err := NewTable[Book](NewMapper(&fakeDB{noStore: true}), "Books")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := tb.p
+	p := testPlan[Book](t)
 	item := map[string]types.AttributeValue{"ISBN": str("1"), "title": str("T"), "authors": &types.AttributeValueMemberSS{Value: []string{"a"}}, "note": &types.AttributeValueMemberNULL{Value: true}}
 	tok := []byte("0123456789abcdef")
 	for _, tc := range []struct {
@@ -99,49 +96,45 @@ func TestSaveExpressions(t *testing.T) {
 		{SaveAppendSet, 2, 3, "SET #a1 = :a1, #a4 = :v1, #wt = :wt ADD #a2 :a2", "(NOT attribute_type(#a2, :onull)) AND (#a4 = :v0)", []string{"#a1", "#a2", "#a4", "#wt"}},
 		{SaveClobber, 2, 1, "SET #a1 = :a1, #a2 = :a2, #wt = :wt REMOVE #a3 ADD #a4 :v1", "attribute_not_exists(#a4) OR (#a4 >= :vz AND #a4 < :vm)", []string{"#a1", "#a2", "#a3", "#a4", "#wt"}},
 	} {
-		up := p.buildUpdate(tc.b, item, tc.held, tc.next, nil, tok, nil, nil, nil, 0)
-		if up.update != tc.update || up.cond != tc.cond {
-			t.Errorf("%v held %d: update %q cond %q\n want update %q cond %q", tc.b, tc.held, up.update, up.cond, tc.update, tc.cond)
+		up := p.BuildUpdate(tc.b, item, tc.held, tc.next, nil, tok, nil, nil, nil, 0)
+		if up.Update != tc.update || up.Cond != tc.cond {
+			t.Errorf("%v held %d: update %q cond %q\n want update %q cond %q", tc.b, tc.held, up.Update, up.Cond, tc.update, tc.cond)
 		}
-		if got := sortedKeys(up.names); !reflect.DeepEqual(got, tc.names) {
+		if got := sortedKeys(up.Names); !reflect.DeepEqual(got, tc.names) {
 			t.Errorf("%v: names %v, want %v", tc.b, got, tc.names)
 		}
 	}
 
 	// SavePut (and Delete): the version condition alone, or none.
-	if pc := p.buildPutCond(0, false, nil, nil); pc.cond != "attribute_not_exists(#a4) OR attribute_type(#a4, :onull) OR #a4 = :v0" || !maps.Equal(pc.names, map[string]string{"#a4": "version"}) {
+	if pc := p.BuildPutCond(0, false, nil, nil); pc.Cond != "attribute_not_exists(#a4) OR attribute_type(#a4, :onull) OR #a4 = :v0" || !maps.Equal(pc.Names, map[string]string{"#a4": "version"}) {
 		t.Errorf("put of an unsaved item: %+v", pc)
 	}
-	if pc := p.buildPutCond(3, false, nil, nil); pc.cond != "#a4 = :v0" || !reflect.DeepEqual(pc.values, map[string]types.AttributeValue{":v0": n("3")}) {
+	if pc := p.BuildPutCond(3, false, nil, nil); pc.Cond != "#a4 = :v0" || !reflect.DeepEqual(pc.Values, map[string]types.AttributeValue{":v0": n("3")}) {
 		t.Errorf("put of version 3: %+v", pc)
 	}
-	if pc := p.buildPutCond(3, true, nil, nil); pc.cond != "" || pc.names != nil || pc.values != nil {
+	if pc := p.BuildPutCond(3, true, nil, nil); pc.Cond != "" || pc.Names != nil || pc.Values != nil {
 		t.Errorf("clobber put: %+v", pc)
 	}
 	// Pinned to the stored item it was computed from: the token's
 	// condition is ANDed after the version's.
-	bs := &basis{item: map[string]types.AttributeValue{"ISBN": str("1"), "ddbkit_wt": &types.AttributeValueMemberB{Value: tok}}}
-	if pc := p.buildPutCond(3, false, nil, bs); pc.cond != "(#a4 = :v0) AND (#wt = :wh)" || pc.names["#wt"] != "ddbkit_wt" {
+	bs := &Basis{Item: map[string]types.AttributeValue{"ISBN": str("1"), "ddbkit_wt": &types.AttributeValueMemberB{Value: tok}}}
+	if pc := p.BuildPutCond(3, false, nil, bs); pc.Cond != "(#a4 = :v0) AND (#wt = :wh)" || pc.Names["#wt"] != "ddbkit_wt" {
 		t.Errorf("put pinned to its basis: %+v", pc)
 	}
-	if up := p.buildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, bs, nil, 0); up.cond != "(#a4 = :v0) AND (#wt = :wh)" {
-		t.Errorf("update pinned to its basis: cond %q", up.cond)
+	if up := p.BuildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, bs, nil, 0); up.Cond != "(#a4 = :v0) AND (#wt = :wh)" {
+		t.Errorf("update pinned to its basis: cond %q", up.Cond)
 	}
 }
 
 // The value of the version held (":v0") is the basis item's own only when
 // the basis holds the held version as that very text; another spelling of
 // the number, another number, another type or no basis gets a value of its
-// own, holding the held version's text. A number's value and text (numBox)
-// read as strconv writes them.
+// own, holding the held version's text. NumberAV's text reads as strconv
+// writes it.
 func TestHeldVersionValueSharedOnlyWhenSameText(t *testing.T) {
-	tb, err := NewTable[Book](NewMapper(&fakeDB{noStore: true}), "Books")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := tb.p
+	p := testPlan[Book](t)
 	for _, held := range []int64{0, 7, 99, 100, 123456, math.MaxInt64, -1, math.MinInt64} {
-		if got := numberAV(held).Value; got != strconv.FormatInt(held, 10) {
+		if got := NumberAV(held).Value; got != strconv.FormatInt(held, 10) {
 			t.Errorf("numberAV(%d) = %q", held, got)
 		}
 	}
@@ -157,9 +150,9 @@ func TestHeldVersionValueSharedOnlyWhenSameText(t *testing.T) {
 		{str("123"), false},
 		{nil, false},
 	} {
-		var bs *basis
+		var bs *Basis
 		if tc.stored != nil {
-			bs = &basis{item: map[string]types.AttributeValue{"ISBN": str("1"), "version": tc.stored}}
+			bs = &Basis{Item: map[string]types.AttributeValue{"ISBN": str("1"), "version": tc.stored}}
 		}
 		values := map[string]types.AttributeValue{}
 		p.versionCond(123, bs, values)
@@ -179,22 +172,18 @@ func TestAdvanceVersion(t *testing.T) {
 		ID string `dynamo:"id,hash"`
 		V  int32  `dynamo:"v,version,versionstart=100,versionstep=10"`
 	}
-	tb, err := NewTable[started](NewMapper(&fakeDB{noStore: true}), "t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := tb.p
-	eb := exprBuilder{values: map[string]types.AttributeValue{}}
-	eb.set("#x", ":x")
-	if c := p.advanceVersion(&eb, p.firstVersion(0), false); c != "("+p.condClobber+") AND NOT #a1 = :vz" {
+	p := testPlan[started](t)
+	eb := ExprBuilder{Values: map[string]types.AttributeValue{}}
+	eb.Set("#x", ":x")
+	if c := p.AdvanceVersion(&eb, p.FirstVersion(0), false); c != "("+p.condClobber+") AND NOT #a1 = :vz" {
 		t.Errorf("condition = %q, want condClobber and not 0", c)
 	}
 	if u := eb.update(); u != "SET #x = :x, #a1 = if_not_exists(#a1, :vb) + :v1" {
 		t.Errorf("update = %q", u)
 	}
 	want := map[string]types.AttributeValue{":v1": n("10"), ":vb": n("90"), ":vm": n("2147483638"), ":vz": n("0")}
-	if !reflect.DeepEqual(eb.values, want) {
-		t.Errorf("values = %v, want %v", eb.values, want)
+	if !reflect.DeepEqual(eb.Values, want) {
+		t.Errorf("values = %v, want %v", eb.Values, want)
 	}
 }
 
@@ -221,14 +210,10 @@ type exprOptional struct {
 // type's order — with more sets than the cache has slots, asked for by
 // several goroutines at once (run with -race).
 func TestSaveUpdateExpressionPerMissingSet(t *testing.T) {
-	tb, err := NewTable[exprOptional](NewMapper(&fakeDB{noStore: true}), "Optional")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := tb.p
+	p := testPlan[exprOptional](t)
 	opt := []string{"a", "b", "made", "c", "d", "e", "f"}
 	ph := map[string]string{}
-	for _, f := range p.s.Fields {
+	for _, f := range p.S.Fields {
 		ph[f.Name] = f.NamePH
 	}
 	want := func(mask int) (map[string]types.AttributeValue, string) {
@@ -266,13 +251,13 @@ func TestSaveUpdateExpressionPerMissingSet(t *testing.T) {
 				for m := range 1 << len(opt) {
 					mask := (m + g*17 + round*5) % (1 << len(opt))
 					item, u := want(mask)
-					up := p.buildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, nil, nil, 0)
-					if up.update != u {
-						t.Errorf("missing %07b: update %q\n want %q", mask, up.update, u)
+					up := p.BuildUpdate(SaveUpdate, item, 3, 4, nil, tok, nil, nil, nil, 0)
+					if up.Update != u {
+						t.Errorf("missing %07b: update %q\n want %q", mask, up.Update, u)
 						return
 					}
-					if up.cond != ph["version"]+" = :v0" {
-						t.Errorf("missing %07b: cond %q", mask, up.cond)
+					if up.Cond != ph["version"]+" = :v0" {
+						t.Errorf("missing %07b: cond %q", mask, up.Cond)
 					}
 				}
 			}
@@ -280,3 +265,26 @@ func TestSaveUpdateExpressionPerMissingSet(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Book is a versioned type with a set and an optional attribute.
+type Book struct {
+	ISBN    string   `dynamo:"ISBN,hash"`
+	Title   string   `dynamo:"title"`
+	Authors []string `dynamo:"authors,set,omitempty"`
+	Note    *string  `dynamo:"note"`
+	Version int64    `dynamo:"version,version"`
+}
+
+// testPlan returns the plan of T with the mapper's default write token
+// attribute.
+func testPlan[T any](t *testing.T) *Plan {
+	t.Helper()
+	s, err := schema.For(reflect.TypeFor[T]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewPlan(s, "ddbkit_wt")
+}
+
+func n(s string) *types.AttributeValueMemberN   { return &types.AttributeValueMemberN{Value: s} }
+func str(s string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: s} }

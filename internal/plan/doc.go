@@ -1,0 +1,16 @@
+// Package plan holds the request-plan rules the root package applies: a
+// type's Plan (built once per Table from its schema.Schema: the names,
+// placeholders and fixed conditions of its requests), the version math
+// (first, next, advance), the conditions that pin a write to the state it
+// was computed from (basis.go: BasisCond, SameState), the caller's If
+// conditions compiled (CompileConds), and the UpdateExpressions and
+// conditions of saves, puts and deletes (expr.go: ExprBuilder, BuildUpdate,
+// BuildPutCond), a Query's key condition read and checked (keycond.go),
+// and cursor positions encoded, decoded and compared with a key condition
+// (cursor.go; the root's Cursor and ParseCursor call them). SaveBehavior is
+// defined here; the root re-exports it.
+//
+// It is pure: no I/O, no clock (callers pass the time), no client. A Plan
+// is read-only once built, but for its cache of SaveUpdate expressions,
+// which is safe for concurrent use.
+package plan
