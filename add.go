@@ -224,7 +224,7 @@ func (b *addBound) cond(eb *plan.ExprBuilder) string {
 // missing, as DynamoDB's ADD and DELETE refuse it. The request assumes that
 // those, and only those, hold NULL; when that no longer holds it fails its
 // condition (see storedNulls).
-func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
+func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
 	p, s := t.p, t.p.S
 	if len(delta.ops) == 0 {
 		return saveRequest{}, fmt.Errorf("%w: Add on table %q with an empty Delta: name a change, e.g. dynamo.Increment(\"views\", 1)", ErrInvalidInput, t.name)
@@ -283,7 +283,7 @@ func (t *Table[T]) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *
 }
 
 // badAdd is the error of a change of attr that Add refuses.
-func (t *Table[T]) badAdd(attr, format string, args ...any) error {
+func (t *table) badAdd(attr, format string, args ...any) error {
 	return fmt.Errorf("%w: Add on table %q, attribute %q: %s", ErrInvalidInput, t.name, attr, fmt.Sprintf(format, args...))
 }
 
@@ -292,7 +292,7 @@ func (t *Table[T]) badAdd(attr, format string, args ...any) error {
 // or float32 field, the bound that keeps the result in the field's range.
 // null: the stored item holds the attribute as NULL (see storedNulls). It
 // records in written, by attribute name, the value it sends (ADD or SET).
-func (t *Table[T]) addChange(eb *plan.ExprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *addBound, error) {
+func (t *table) addChange(eb *plan.ExprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *addBound, error) {
 	s := t.p.S
 	i, ok := s.ByName[op.attr]
 	if !ok {
@@ -374,7 +374,7 @@ func (t *Table[T]) addChange(eb *plan.ExprBuilder, op deltaOp, null bool, writte
 // addStamps writes to eb what an Add sets besides its changes, as a Save
 // would: the type's entity name and the modified and created times (now);
 // and to written, by attribute name, the values it sets.
-func (t *Table[T]) addStamps(eb *plan.ExprBuilder, now time.Time, written map[string]types.AttributeValue) error {
+func (t *table) addStamps(eb *plan.ExprBuilder, now time.Time, written map[string]types.AttributeValue) error {
 	s := t.p.S
 	if s.Entity >= 0 {
 		// An item Add creates is of the type's entity (the entity

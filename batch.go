@@ -59,7 +59,7 @@ type batchWriteOptions struct {
 }
 
 // batchReadPolicy returns the options of a batch read and its retry policy.
-func (t *Table[T]) batchReadOpts(op string, opts []BatchReadOption) (readOptions, RetryPolicy, error) {
+func (t *table) batchReadOpts(op string, opts []BatchReadOption) (readOptions, RetryPolicy, error) {
 	var o batchReadOptions
 	applyOptions(&o, opts, BatchReadOption.applyBatchRead)
 	pol, err := t.m.retryPolicy(policyBatch, o.retry, o.retrySet, op+" option WithRetry")
@@ -67,7 +67,7 @@ func (t *Table[T]) batchReadOpts(op string, opts []BatchReadOption) (readOptions
 }
 
 // batchWriteOpts returns the options of a batch write and its retry policy.
-func (t *Table[T]) batchWriteOpts(op string, opts []BatchWriteOption) (batchWriteOptions, RetryPolicy, error) {
+func (t *table) batchWriteOpts(op string, opts []BatchWriteOption) (batchWriteOptions, RetryPolicy, error) {
 	var o batchWriteOptions
 	applyOptions(&o, opts, BatchWriteOption.applyBatchWrite)
 	pol, err := t.m.retryPolicy(policyBatch, o.retry, o.retrySet, op+" option WithRetry")
@@ -204,7 +204,7 @@ func (t *Table[T]) batchGet(ctx context.Context, op string, keys []T, ro readOpt
 // getChunk reads one chunk of at most MaxBatchGetKeys distinct keys,
 // retrying unprocessed keys, and stores each item returned in found at the
 // index its key has in index.
-func (t *Table[T]) getChunk(ctx context.Context, pending []map[string]types.AttributeValue, ro readOptions, pol RetryPolicy,
+func (t *table) getChunk(ctx context.Context, pending []map[string]types.AttributeValue, ro readOptions, pol RetryPolicy,
 	index map[keyID]int, found []map[string]types.AttributeValue) error {
 	var consistent *bool
 	if ro.consistent {
@@ -347,7 +347,7 @@ func (t *Table[T]) BatchDelete(ctx context.Context, items []T, opts ...BatchWrit
 
 // checkBatchWrite returns the options of a batch write and its retry
 // policy, refusing a versioned type without Clobber.
-func (t *Table[T]) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPolicy, error) {
+func (t *table) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPolicy, error) {
 	bo, pol, err := t.batchWriteOpts(op, opts)
 	if err != nil {
 		return pol, err

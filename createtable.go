@@ -423,7 +423,7 @@ func checkProjection(p types.Projection) error {
 
 // keyAttrType tells the DynamoDB type of key field f from its Go type, its
 // tag options and, for types with custom encodings, the mapper's encoder.
-func (t *Table[T]) keyAttrType(f *schema.Field, override map[string]types.ScalarAttributeType) (types.ScalarAttributeType, error) {
+func (t *table) keyAttrType(f *schema.Field, override map[string]types.ScalarAttributeType) (types.ScalarAttributeType, error) {
 	if at, ok := override[f.Name]; ok {
 		switch at {
 		case types.ScalarAttributeTypeS, types.ScalarAttributeTypeN, types.ScalarAttributeTypeB:
@@ -478,7 +478,7 @@ func scalarType(av types.AttributeValue) (types.ScalarAttributeType, bool) {
 // indexes are ACTIVE, and returns the table's description. A table that is
 // not found yet is waited for: DescribeTable is eventually consistent, so it
 // can miss a table CreateTable has just created.
-func (t *Table[T]) waitActive(ctx context.Context, pol RetryPolicy) (*types.TableDescription, error) {
+func (t *table) waitActive(ctx context.Context, pol RetryPolicy) (*types.TableDescription, error) {
 	status := "not found yet"
 	for n := 0; ; n++ {
 		if n > 0 {
@@ -527,7 +527,7 @@ func (t *Table[T]) waitActive(ctx context.Context, pol RetryPolicy) (*types.Tabl
 // checkExisting compares the key schema and the indexes of an existing table
 // with the request built from T's tags. Indexes the tags do not declare are
 // allowed.
-func (t *Table[T]) checkExisting(want *dynamodb.CreateTableInput, got *types.TableDescription) error {
+func (t *table) checkExisting(want *dynamodb.CreateTableInput, got *types.TableDescription) error {
 	haveTypes, wantTypes := attrTypes(got.AttributeDefinitions), attrTypes(want.AttributeDefinitions)
 	check := func(what string, have, want []types.KeySchemaElement, found bool) error {
 		w, h := formatKeySchema(want, wantTypes), "missing"
@@ -601,7 +601,7 @@ func formatKeySchema(ks []types.KeySchemaElement, attrTypes map[string]types.Sca
 // tools.
 //
 // IAM: dynamodb:DeleteTable, dynamodb:DescribeTable
-func (t *Table[T]) DeleteTable(ctx context.Context) error {
+func (t *table) DeleteTable(ctx context.Context) error {
 	_, err := t.m.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t.name)})
 	var notFound *types.ResourceNotFoundException
 	switch {

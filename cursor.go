@@ -66,7 +66,7 @@ func ParseCursor(s string) (Cursor, error) {
 // partition the query reads, and a sort key the condition selects. What
 // DynamoDB would refuse with a ValidationException is refused here, before
 // anything is sent.
-func (t *Table[T]) checkPosition(p plan.Position, index string, segment, total int, kc *plan.KeyCond) error {
+func (t *table) checkPosition(p plan.Position, index string, segment, total int, kc *plan.KeyCond) error {
 	if err := t.checkListing(p, index, segment, total); err != nil {
 		return err
 	}
@@ -77,14 +77,14 @@ func (t *Table[T]) checkPosition(p plan.Position, index string, segment, total i
 }
 
 // badCursor is the error of a cursor that does not belong to the call.
-func (t *Table[T]) badCursor(format string, args ...any) error {
+func (t *table) badCursor(format string, args ...any) error {
 	return fmt.Errorf("%w: cursor for table %q: %s: pass a cursor back to the same query or scan it came from",
 		ErrInvalidInput, t.name, fmt.Sprintf(format, args...))
 }
 
 // checkListing checks that p was made reading index, and by a scan of the
 // same segment (when total > 0) or of none.
-func (t *Table[T]) checkListing(p plan.Position, index string, segment, total int) error {
+func (t *table) checkListing(p plan.Position, index string, segment, total int) error {
 	if p.Index != index {
 		return t.badCursor("it was made reading %s, this call reads %s", whereName(p.Index), whereName(index))
 	}
@@ -102,7 +102,7 @@ func (t *Table[T]) checkListing(p plan.Position, index string, segment, total in
 // checkPositionKey checks the key p holds, read on index: the key
 // attributes, the types T's fields give them, and DynamoDB's limits on
 // their sizes.
-func (t *Table[T]) checkPositionKey(p plan.Position, index string) error {
+func (t *table) checkPositionKey(p plan.Position, index string) error {
 	// A position in the table holds the table's key; in an index, the
 	// table's key and the index's. The index's key is known when T's tags
 	// declare the index; otherwise only the table's part is checked.
@@ -162,7 +162,7 @@ func (t *Table[T]) checkPositionKey(p plan.Position, index string) error {
 // checkPositionInQuery checks that p lies in what the query's key
 // condition kc selects: its partition, and a sort key the condition holds
 // for. A scan (kc nil) selects every position.
-func (t *Table[T]) checkPositionInQuery(p plan.Position, kc *plan.KeyCond) error {
+func (t *table) checkPositionInQuery(p plan.Position, kc *plan.KeyCond) error {
 	if kc == nil {
 		return nil
 	}

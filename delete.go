@@ -69,7 +69,7 @@ func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error
 	}
 	var att attempts
 	_, err = t.m.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                           t.namePtr,
+		TableName:                           &t.name,
 		Key:                                 key,
 		ConditionExpression:                 plan.StrPtr(pc.Cond),
 		ExpressionAttributeNames:            pc.Names,

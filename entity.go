@@ -41,7 +41,7 @@ func notOurs(s *schema.Schema, table string, key, item map[string]types.Attribut
 // withEntity returns boxed and v unchanged unless the type has an entity
 // attribute and v's is empty; then a new copy of v with the entity name set,
 // as stored (stampEntity) and as a Load returns it.
-func (t *Table[T]) withEntity(boxed any, v reflect.Value) (any, reflect.Value) {
+func (t *table) withEntity(boxed any, v reflect.Value) (any, reflect.Value) {
 	s := t.p.S
 	if s.Entity < 0 {
 		return boxed, v

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -103,14 +102,13 @@ type hotKey[T any] struct {
 	// lastOwn: last is a map the Table may write the next item into
 	// (basis.own).
 	lastOwn bool
-	// lastVal, when not nil, points to a struct of T's struct type holding
-	// exactly what decoding last gives (Table.readBack): the next batch
-	// hands it to its first function instead of decoding last. Nothing
-	// else refers to it: it is handed out once, and forgotten whenever
-	// last changes.
-	lastVal unsafe.Pointer
-	// lastRoom holds lastVal for a struct T (Table.readBack), zero
-	// otherwise. Used by the running batch only.
+	// lastVal, when not nil, is &lastRoom, which then holds exactly what
+	// decoding last gives (Table.readBack): the next batch hands it to its
+	// first function instead of decoding last. Nothing else refers to it:
+	// it is handed out once, and forgotten whenever last changes.
+	lastVal *T
+	// lastRoom holds the value lastVal points to, zero otherwise. Used by
+	// the running batch only.
 	lastRoom T
 	// newer and older link the hotKey of a quiet key in the gate's cache
 	// (itemCache), nil otherwise; cached tells it is there (no call

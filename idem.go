@@ -76,7 +76,7 @@ func (o idemKeyOption) applyBatchWrite(b *batchWriteOptions) { o.applyWrite(&b.w
 
 // checkIdemKey refuses an idempotency key, or a type, that a keyed write of
 // call cannot record.
-func (t *Table[T]) checkIdemKey(call, key string) error {
+func (t *table) checkIdemKey(call, key string) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s on table %q with IdempotencyKey: %s", ErrInvalidInput, call, t.name, fmt.Sprintf(format, args...))
 	}
@@ -98,7 +98,7 @@ func (t *Table[T]) checkIdemKey(call, key string) error {
 
 // windowOf returns the keys of the window stored in item (nil: none, or a
 // missing item), refusing an attribute of that name that is no window.
-func (t *Table[T]) windowOf(item map[string]types.AttributeValue) ([]string, error) {
+func (t *table) windowOf(item map[string]types.AttributeValue) ([]string, error) {
 	a, ok := item[IdempotencyAttribute]
 	if !ok || isNull(a) {
 		return nil, nil
@@ -177,7 +177,7 @@ func newIdemWrite(old types.AttributeValue, keys []string, key string) *idemWrit
 //     window read, or for a Save the one its last attempt's condition
 //     failure found (wo.window; none at first), on condition that it is
 //     still the one stored (Table.windowMoved sends a Save's put again).
-func (t *Table[T]) putWindow(bs *plan.Basis, wo *writeOptions) *idemWrite {
+func (t *table) putWindow(bs *plan.Basis, wo *writeOptions) *idemWrite {
 	p := t.p
 	if _, ok := p.S.ByName[IdempotencyAttribute]; ok {
 		return nil
@@ -375,7 +375,7 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 // window found (w), so that a put never drops the keys of the item it
 // replaces. The version and If conditions are checked again by that
 // attempt.
-func (t *Table[T]) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *plan.Basis, guarded bool) (w types.AttributeValue, again bool) {
+func (t *table) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *plan.Basis, guarded bool) (w types.AttributeValue, again bool) {
 	if !r.put || bs != nil || guarded {
 		return nil, false
 	}

@@ -30,7 +30,7 @@ func (t *Table[T]) load(ctx context.Context, c *call, key *T, opts []ReadOption)
 	if err != nil {
 		return zero, err
 	}
-	in := &dynamodb.GetItemInput{TableName: t.namePtr, Key: k}
+	in := &dynamodb.GetItemInput{TableName: &t.name, Key: k}
 	if t.p.Proj != "" {
 		in.ProjectionExpression, in.ExpressionAttributeNames = &t.p.Proj, t.p.ProjNames
 	}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -260,7 +259,7 @@ func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Curs
 // (a filter is added).
 // A read of the table itself (not of an Index, whose projection already
 // decides) asks for the attributes T models only.
-func (t *Table[T]) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
+func (t *table) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
 	l := t.prepareFor(op, key, opts, t.p.S.Entity >= 0)
 	if l.err == nil && l.index == "" && t.p.Proj != "" {
 		names := l.names()
@@ -286,11 +285,11 @@ func (l *listing) names() map[string]string {
 
 // prepareAll is prepare without the entity filter: for Entities, which
 // reads the items of every type.
-func (t *Table[T]) prepareAll(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
+func (t *table) prepareAll(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
 	return t.prepareFor(op, key, opts, false)
 }
 
-func (t *Table[T]) prepareFor(op string, key *expression.KeyConditionBuilder, opts []QueryOption, entityOnly bool) *listing {
+func (t *table) prepareFor(op string, key *expression.KeyConditionBuilder, opts []QueryOption, entityOnly bool) *listing {
 	var o queryOptions
 	applyOptions(&o, opts, QueryOption.applyQuery)
 	if entityOnly {
@@ -337,7 +336,7 @@ type listingExpr struct {
 
 // buildListingExpr builds the key condition key (nil for a scan) and the
 // filters, ANDed, into one expression; with neither, the zero Expression.
-func (t *Table[T]) buildListingExpr(op string, key *expression.KeyConditionBuilder, filters []expression.ConditionBuilder) (expression.Expression, error) {
+func (t *table) buildListingExpr(op string, key *expression.KeyConditionBuilder, filters []expression.ConditionBuilder) (expression.Expression, error) {
 	var e expression.Expression
 	if key == nil && len(filters) == 0 {
 		return e, nil
@@ -371,7 +370,7 @@ func (t *Table[T]) buildListingExpr(op string, key *expression.KeyConditionBuild
 // (a javadate sort key) and the filter — are encoded as stored, and
 // Name("a.b") may name the attribute "a.b" (condvalues.go). The key
 // condition is checked (and a cursor against it) as sent.
-func (t *Table[T]) rewriteListingExpr(op, index string, isQuery, filtered bool, e expression.Expression) (listingExpr, *plan.KeyCond, error) {
+func (t *table) rewriteListingExpr(op, index string, isQuery, filtered bool, e expression.Expression) (listingExpr, *plan.KeyCond, error) {
 	x := listingExpr{keyExpr: e.KeyCondition(), filter: e.Filter(), names: e.Names(), values: e.Values()}
 	var kc *plan.KeyCond
 	if isQuery {
@@ -399,7 +398,7 @@ func (t *Table[T]) rewriteListingExpr(op, index string, isQuery, filtered bool, 
 
 // listingInput sets l's QueryInput (isQuery) or ScanInput from the options
 // o and the expressions x.
-func (t *Table[T]) listingInput(l *listing, o *queryOptions, isQuery bool, x listingExpr) {
+func (t *table) listingInput(l *listing, o *queryOptions, isQuery bool, x listingExpr) {
 	var consistent, forward *bool
 	if o.read.consistent {
 		consistent = aws.Bool(true)
@@ -433,7 +432,7 @@ func (t *Table[T]) listingInput(l *listing, o *queryOptions, isQuery bool, x lis
 }
 
 // checkQueryOptions refuses options that do not fit the call op.
-func (t *Table[T]) checkQueryOptions(op string, isQuery bool, o *queryOptions) error {
+func (t *table) checkQueryOptions(op string, isQuery bool, o *queryOptions) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s on table %q: %s", ErrInvalidInput, op, t.name, fmt.Sprintf(format, args...))
 	}
@@ -562,10 +561,10 @@ func (d *itemDecoder[T]) decodeInto(item map[string]types.AttributeValue, out *T
 	if t.dec != nil {
 		if t.ptr {
 			pv := reflect.New(t.p.S.Type)
-			if err = t.dec.Decode(d.m.Value, pv.UnsafePointer(), t.m.dec); err == nil {
+			if err = t.dec.DecodeValue(d.m.Value, pv, t.m.dec); err == nil {
 				*out = pv.Interface().(T)
 			}
-		} else if err = t.dec.Decode(d.m.Value, unsafe.Pointer(out), t.m.dec); err != nil {
+		} else if err = codec.DecodeTo(t.dec, d.m.Value, out, t.m.dec); err != nil {
 			var zero T
 			*out = zero // attributevalue words the error, on a fresh value
 		}
@@ -738,7 +737,7 @@ func (t *Table[T]) page(ctx context.Context, l *listing) ([]T, Cursor, error) {
 // listingKey returns the key fields (indexes into s.fields; rng -1 when
 // none) of the table or of index, and whether they are known: an index the
 // tags do not declare has keys the mapper does not know.
-func (t *Table[T]) listingKey(index string) (hash, rng int, known bool) {
+func (t *table) listingKey(index string) (hash, rng int, known bool) {
 	s := t.p.S
 	if index == "" {
 		return s.Hash, s.Range, true
@@ -753,7 +752,7 @@ func (t *Table[T]) listingKey(index string) (hash, rng int, known bool) {
 
 // keyKind tells the DynamoDB type ('S', 'N' or 'B') the mapper writes for
 // key field f; 0 when it cannot be told without a value.
-func (t *Table[T]) keyKind(f *schema.Field) byte {
+func (t *table) keyKind(f *schema.Field) byte {
 	if f.Conv != nil {
 		return 0
 	}
@@ -798,7 +797,7 @@ func whereName(index string) string {
 // attributes named, each once, the partition key fixed with Equal, values
 // of the keys' types. A condition this package cannot read is left to
 // DynamoDB (nil, nil).
-func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string]string, values map[string]types.AttributeValue) (*plan.KeyCond, error) {
+func (t *table) checkKeyCondition(op, index, keyExpr string, names map[string]string, values map[string]types.AttributeValue) (*plan.KeyCond, error) {
 	on := ""
 	if index != "" {
 		on = " index " + strconv.Quote(index)
@@ -830,7 +829,7 @@ func (t *Table[T]) checkKeyCondition(op, index, keyExpr string, names map[string
 // placeKeyTerms sets kc.hash and kc.rng to the terms on the fields hash
 // and rng (-1: none), the keys of index, refusing a term on another
 // attribute, two on one key, and a partition key not fixed with Equal.
-func (t *Table[T]) placeKeyTerms(kc *plan.KeyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
+func (t *table) placeKeyTerms(kc *plan.KeyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
 	s := t.p.S
 	hashName, rngName := s.Fields[hash].Name, ""
 	if rng >= 0 {
@@ -873,7 +872,7 @@ func (t *Table[T]) placeKeyTerms(kc *plan.KeyCond, index string, hash, rng int, 
 // checkKeyTermKinds checks that kc's terms compare the keys (fields hash
 // and rng) with values of the keys' types, and begins_with only strings and
 // binary.
-func (t *Table[T]) checkKeyTermKinds(kc *plan.KeyCond, hash, rng int, fail func(format string, args ...any) error) error {
+func (t *table) checkKeyTermKinds(kc *plan.KeyCond, hash, rng int, fail func(format string, args ...any) error) error {
 	s := t.p.S
 	for _, x := range [...]struct {
 		kt    *plan.KeyTerm
@@ -908,7 +907,7 @@ func (t *Table[T]) checkKeyTermKinds(kc *plan.KeyCond, hash, rng int, fail func(
 
 // keyHint suggests the right attribute for name, which is not a key of
 // what the query reads.
-func (t *Table[T]) keyHint(name, index, hashName, rngName string) string {
+func (t *table) keyHint(name, index, hashName, rngName string) string {
 	for _, k := range []string{hashName, rngName} {
 		if k != "" && strings.EqualFold(name, k) {
 			return fmt.Sprintf(": did you mean %q? (attribute names are case-sensitive)", k)
@@ -934,7 +933,7 @@ func (t *Table[T]) keyHint(name, index, hashName, rngName string) string {
 // included): the SDK would replace the invalid bytes with U+FFFD and the
 // request would compare with another value than the caller's. It refuses
 // too whatever checkCondValues refuses in an If condition.
-func (t *Table[T]) checkExprText(op string, e expression.Expression) error {
+func (t *table) checkExprText(op string, e expression.Expression) error {
 	for _, n := range e.Names() {
 		if !utf8.ValidString(n) {
 			return fmt.Errorf("%w: %s on table %q: attribute name %q is not valid UTF-8: name attributes with valid UTF-8 text", ErrInvalidInput, op, t.name, n)

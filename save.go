@@ -186,10 +186,10 @@ func (t *Table[T]) sendSave(ctx context.Context, r *saveRequest, wo *writeOption
 
 // sendSaveOnce sends the save r once: the SDK retries only attempts that
 // were certainly not applied when noResend is set.
-func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptions, att *attempts, noResend bool) (map[string]types.AttributeValue, error) {
+func (t *table) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOptions, att *attempts, noResend bool) (map[string]types.AttributeValue, error) {
 	if r.put {
 		_, err := t.m.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                           t.namePtr,
+			TableName:                           &t.name,
 			Item:                                r.item,
 			ConditionExpression:                 t.p.ExprPtr(r.pc.Cond),
 			ExpressionAttributeNames:            r.pc.Names,
@@ -199,7 +199,7 @@ func (t *Table[T]) sendSaveOnce(ctx context.Context, r *saveRequest, wo *writeOp
 		return nil, err
 	}
 	in := &dynamodb.UpdateItemInput{
-		TableName:                           t.namePtr,
+		TableName:                           &t.name,
 		Key:                                 r.key,
 		UpdateExpression:                    t.p.ExprPtr(r.up.Update),
 		ConditionExpression:                 t.p.ExprPtr(r.up.Cond),
@@ -362,7 +362,7 @@ func (r *saveRequest) cond() string {
 // clock reading for the timestamps and a clock-started version; zero means
 // read the clock. Nothing is sent; bad input is an error wrapping
 // ErrInvalidInput.
-func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *plan.Basis, tx bool, now time.Time) (saveRequest, error) {
+func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *plan.Basis, tx bool, now time.Time) (saveRequest, error) {
 	p, s := t.p, t.p.S
 	if now.IsZero() && (s.HasStamps() || p.VerClock) {
 		now = t.m.opts.clock.Now()
@@ -469,7 +469,7 @@ func (t *Table[T]) buildSave(boxed any, v reflect.Value, wo *writeOptions, token
 // done, when the codec refuses a value or does not vouch for the values
 // (codec.Result.Clean): buildSave encodes the item then, and words the
 // error or checks it.
-func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
+func (t *table) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
 	p, s := t.p, t.p.S
 	if s.Walk {
 		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
@@ -525,7 +525,7 @@ func (t *Table[T]) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions,
 // putRequest completes r as a SavePut's PutItem: the item holds the new
 // version and the write token, under the version condition (and bs's
 // basis condition, when not nil).
-func (t *Table[T]) putRequest(r *saveRequest, bs *plan.Basis) error {
+func (t *table) putRequest(r *saveRequest, bs *plan.Basis) error {
 	p, s := t.p, t.p.S
 	if s.Version >= 0 {
 		r.item[s.Fields[s.Version].Name] = plan.NumberAV(r.next)
@@ -545,7 +545,7 @@ func (t *Table[T]) putRequest(r *saveRequest, bs *plan.Basis) error {
 // checkSaveSize returns the size of the item a save with behaviour b
 // stores (item encoded, sz its size as encoded, writing version next and
 // token), refusing one over DynamoDB's 400 KB limit.
-func (t *Table[T]) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, b SaveBehavior) (int, error) {
+func (t *table) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, b SaveBehavior) (int, error) {
 	sizedAs := next
 	if b == SaveClobber && t.p.S.Version >= 0 {
 		// DynamoDB ADDs 1 to the stored version, which may have more
@@ -566,7 +566,7 @@ func (t *Table[T]) checkSaveSize(item map[string]types.AttributeValue, sz itemSi
 // changes, the first for SaveClobber (DynamoDB advances the stored one, or
 // stores the first where there is none). A version that is negative or
 // leaves no room for the step is refused.
-func (t *Table[T]) saveVersions(v reflect.Value, item map[string]types.AttributeValue, wo *writeOptions, now time.Time) (held, next int64, err error) {
+func (t *table) saveVersions(v reflect.Value, item map[string]types.AttributeValue, wo *writeOptions, now time.Time) (held, next int64, err error) {
 	p, s := t.p, t.p.S
 	if s.Version < 0 {
 		return 0, 0, nil
@@ -598,7 +598,7 @@ func (t *Table[T]) saveVersions(v reflect.Value, item map[string]types.Attribute
 // Update's guard of a type without a version (or of an item written
 // without a write token) names every attribute the type models, so a type
 // with very many attributes can reach the limit.
-func (t *Table[T]) checkCondLen(cond string, bs *plan.Basis) error {
+func (t *table) checkCondLen(cond string, bs *plan.Basis) error {
 	if len(cond) <= schema.MaxExprLen {
 		return nil
 	}
@@ -616,7 +616,7 @@ func (t *Table[T]) checkCondLen(cond string, bs *plan.Basis) error {
 // checkChangedFrom refuses ChangedFrom where the values given to a Save
 // (the only call that takes it: writeRules) cannot work: another save
 // behaviour than SaveUpdate, a type without a version, a nil item read.
-func (t *Table[T]) checkChangedFrom(wo *writeOptions) error {
+func (t *table) checkChangedFrom(wo *writeOptions) error {
 	var why string
 	switch {
 	case wo.behavior != SaveUpdate:
@@ -634,7 +634,7 @@ func (t *Table[T]) checkChangedFrom(wo *writeOptions) error {
 // checkChangedFromItem refuses a ChangedFrom item read that is not the
 // stored state the save of item (encoded, holding version held) replaces:
 // another key, another version, or an unsaved item.
-func (t *Table[T]) checkChangedFromItem(read, item map[string]types.AttributeValue, held int64) error {
+func (t *table) checkChangedFromItem(read, item map[string]types.AttributeValue, held int64) error {
 	p := t.p
 	fail := func(why string) error {
 		return fmt.Errorf("%w: Save on table %q key %s with ChangedFrom: %s", ErrInvalidInput, t.name, formatKey(t.pickKey(item)), why)

@@ -116,8 +116,8 @@ func markUnknown(p *plan.Plan, ce *ConditionError) {
 }
 
 // readRaw reads the item with key strongly consistently; nil when absent.
-func (t *Table[T]) readRaw(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	out, err := t.m.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: t.namePtr, Key: key, ConsistentRead: aws.Bool(true)})
+func (t *table) readRaw(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := t.m.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &t.name, Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, err
 	}

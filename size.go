@@ -16,7 +16,7 @@ const maxItemSize = avs.MaxItemSize
 // the token. put says whether item is written whole (PutItem); an
 // UpdateItem removes (or leaves alone) the attributes that are NULL instead
 // of storing them, so they do not count.
-func (t *Table[T]) writtenSize(item map[string]types.AttributeValue, next int64, token []byte, put bool) int {
+func (t *table) writtenSize(item map[string]types.AttributeValue, next int64, token []byte, put bool) int {
 	s := t.p.S
 	var version, tokenAttr string
 	if s.Version >= 0 {
@@ -47,7 +47,7 @@ func (t *Table[T]) writtenSize(item map[string]types.AttributeValue, next int64,
 
 // sizeOf is writtenSize, from the sizes the codec counted while encoding
 // item when it did (sz.ok): the same count without walking the item again.
-func (t *Table[T]) sizeOf(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, put bool) int {
+func (t *table) sizeOf(item map[string]types.AttributeValue, sz itemSizes, next int64, token []byte, put bool) int {
 	if !sz.ok {
 		return t.writtenSize(item, next, token, put)
 	}

@@ -27,7 +27,7 @@ type Attributes struct {
 }
 
 // Attributes returns the attributes of T's roles. It sends nothing.
-func (t *Table[T]) Attributes() Attributes {
+func (t *table) Attributes() Attributes {
 	s := t.p.S
 	name := func(i int) string {
 		if i < 0 {

@@ -11,14 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -27,15 +25,21 @@ import (
 // a pointer to a struct tagged with `dynamo:"..."`. It is safe for concurrent
 // use; its methods never modify the values passed to them.
 type Table[T any] struct {
-	m    *Mapper
+	table
+	gate gate[T] // queues and combines Update calls per key; see gate.go
+}
+
+// table is what a Table holds that does not depend on T: the mapper, the
+// name, the schema's plan and the codecs. Table[T] embeds it, and every
+// method that needs neither T nor a method that does is a method of table.
+type table struct {
+	m *Mapper
+	// name is the table's name; &name is the TableName of requests, one
+	// pointer for all of them (the SDK only reads it): nothing to
+	// allocate per call.
 	name string
-	// namePtr points to a copy of name, for the TableName of requests: one
-	// pointer for all of them (the SDK only reads it), nothing to allocate
-	// per call.
-	namePtr *string
-	p       *plan.Plan
-	ptr     bool    // T is a pointer to the struct
-	gate    gate[T] // queues and combines Update calls per key; see gate.go
+	p    *plan.Plan
+	ptr  bool // T is a pointer to the struct
 	// idemSeen is the window of idempotency keys last seen per item, the
 	// first guess of a keyed Add (idem.go).
 	idemSeen idemSeen
@@ -117,7 +121,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 				Reason: fmt.Sprintf("attribute %q is where the mapper keeps its write token: rename the attribute or pick another with dynamo.WithWriteTokenAttribute", tok)}
 		}
 	}
-	t := &Table[T]{m: m, name: name, namePtr: aws.String(name), p: plan.NewPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}
+	t := &Table[T]{table: table{m: m, name: name, p: plan.NewPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}}
 	c := codec.For(rt)
 	if c != nil {
 		if m.compiledEnc {
@@ -144,7 +148,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 // (saveUpdateExpr), nothing changes the encoded item by name afterwards
 // (text index keys, javabool and javadate, `set`s, the entity attribute:
 // encodeItem, encodeSized), and the codec's fields are exactly the schema's.
-func (t *Table[T]) savesValues() ([]string, []int8) {
+func (t *table) savesValues() ([]string, []int8) {
 	p, s := t.p, t.p.S
 	if t.enc == nil || s.Version < 0 || len(p.NonKeyNoVerFs) > plan.MaxCachedFields || len(t.textIndexKeys) > 0 ||
 		len(s.JavaFields) > 0 || s.ConvertsSets() || s.Entity >= 0 {
@@ -174,7 +178,7 @@ func (t *Table[T]) savesValues() ([]string, []int8) {
 // codec left as the basis held them (sz.kept, by the codec's fields), when
 // sz still describes the item (nothing changed it after encoding) and the
 // codec's fields are the schema's (keptBit). 0: write them all.
-func (t *Table[T]) keptAttrs(sz itemSizes) uint64 {
+func (t *table) keptAttrs(sz itemSizes) uint64 {
 	if !sz.ok || t.keptBit == nil {
 		return 0
 	}
@@ -199,47 +203,37 @@ func foldsAny(attr string, s *schema.Schema) bool {
 	return false
 }
 
-// readBack returns a struct of T's struct type holding what decoding the
-// item saved is written as gives (codec.Struct.CopyDecoded), sharing no
-// slice or map with saved; nil when that is not known (!readsBack, or a
-// value CopyDecoded does not copy). saved is the value a lone Update change
+// readBack sets room, the key's (hotKey.lastRoom: nothing to allocate), to
+// a T holding what decoding the item saved is written as gives
+// (codec.Struct.CopyDecoded), sharing no slice or map with saved, and
+// returns room; nil when that is not known (!readsBack, or a value
+// CopyDecoded does not copy). saved is the value a lone Update change
 // wrote: the stored item is its encoding, with the version it holds. For a
-// struct T the struct is room, the key's (hotKey.lastRoom: nothing to
-// allocate), which the value's taker clears (inputOf); for a pointer T a
-// new one, handed out as it is.
-func (t *Table[T]) readBack(saved *T, room *T) unsafe.Pointer {
+// pointer T, room points to a new struct. The value's taker clears room
+// (inputOf).
+func (t *Table[T]) readBack(saved *T, room *T) *T {
 	if !t.readsBack {
 		return nil
 	}
-	src := unsafe.Pointer(saved)
-	var dst unsafe.Pointer
+	var zero T
+	*room = zero // CopyDecoded sets a zero struct
 	if t.ptr {
-		if src = *(*unsafe.Pointer)(src); src == nil {
+		src := reflect.ValueOf(*saved)
+		if src.IsNil() {
 			return nil
 		}
-		dst = reflect.New(t.p.S.Type).UnsafePointer()
-	} else {
-		var zero T
-		*room = zero // CopyDecoded sets a zero struct
-		dst = unsafe.Pointer(room)
-	}
-	if !t.dec.CopyDecoded(dst, src) {
-		if !t.ptr {
-			var zero T
-			*room = zero
+		dst := reflect.New(t.p.S.Type)
+		if !t.dec.CopyDecodedValue(dst, src) {
+			return nil
 		}
+		*room = dst.Interface().(T)
+		return room
+	}
+	if !t.dec.CopyDecodedValue(reflect.ValueOf(room), reflect.ValueOf(saved)) {
+		*room = zero
 		return nil
 	}
-	return dst
-}
-
-// structAsT returns p, a struct of T's struct type readBack made, as a T:
-// for a pointer T, p itself.
-func (t *Table[T]) structAsT(p unsafe.Pointer) T {
-	if t.ptr {
-		return *(*T)(unsafe.Pointer(&p))
-	}
-	return *(*T)(p)
+	return room
 }
 
 // textCoders chooses the attributevalue encoder and decoder of a type that
@@ -248,7 +242,7 @@ func (t *Table[T]) structAsT(p unsafe.Pointer) T {
 // only with its UseEncodingMarshalers and UseEncodingUnmarshalers options,
 // which also change how it stores time.Time (as text, whatever `unixtime`
 // says) and types with only some of the text and binary methods.
-func (t *Table[T]) textCoders(c *codec.Struct) error {
+func (t *table) textCoders(c *codec.Struct) error {
 	s := t.p.S
 	if d := codec.LostEmbedded(s.Type); d != "" {
 		return &SchemaError{Struct: s.Type.String(), Reason: d}
@@ -289,10 +283,10 @@ func (t *Table[T]) textCoders(c *codec.Struct) error {
 }
 
 // Name returns the table's name.
-func (t *Table[T]) Name() string { return t.name }
+func (t *table) Name() string { return t.name }
 
 // Mapper returns the mapper the table sends its requests through.
-func (t *Table[T]) Mapper() *Mapper { return t.m }
+func (t *table) Mapper() *Mapper { return t.m }
 
 // Current decodes the item carried by a ConditionError returned by this
 // table's writes (Save, Delete, Update; for a transaction, pass
@@ -350,7 +344,7 @@ func (t *Table[T]) structOf(item *T) reflect.Value {
 // `javabool` and `javadate` conversions, and checks the result as DynamoDB
 // would (internal/schema/validate.go): every refusal wraps ErrInvalidInput
 // and names the field. Duplicate set elements are dropped.
-func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
+func (t *table) encode(boxed any) (map[string]types.AttributeValue, error) {
 	item, _, err := t.encodeSized(boxed, nil, false)
 	return item, err
 }
@@ -362,7 +356,7 @@ func (t *Table[T]) encode(boxed any) (map[string]types.AttributeValue, error) {
 // (codec.Struct.EncodeOver); with into, the item is written into prev
 // itself (codec.Struct.EncodeInto), which the caller owns and drops: its
 // attributes no field names stay.
-func (t *Table[T]) encodeSized(boxed any, prev map[string]types.AttributeValue, into bool) (map[string]types.AttributeValue, itemSizes, error) {
+func (t *table) encodeSized(boxed any, prev map[string]types.AttributeValue, into bool) (map[string]types.AttributeValue, itemSizes, error) {
 	item, clean, sz, err := t.encodeItem(boxed, prev, into)
 	if err != nil {
 		return nil, itemSizes{}, err
@@ -397,7 +391,7 @@ type itemSizes struct {
 // encodeUnchecked is encode without the checks of the encoded values (UTF-8,
 // depth, set duplicates); the Go value is still checked, so that encoding
 // cannot crash.
-func (t *Table[T]) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
+func (t *table) encodeUnchecked(boxed any) (map[string]types.AttributeValue, error) {
 	item, _, _, err := t.encodeItem(boxed, nil, false)
 	return item, err
 }
@@ -410,7 +404,7 @@ var codecHooks = &codec.Hooks{Check: schema.ValidAV, Size: av.Size}
 // as checkEncoded would check them and found valid, without duplicate set
 // elements: checkEncoded has nothing left to do; sz, when ok, the item's
 // sizes. prev and into are encodeSized's.
-func (t *Table[T]) encodeItem(boxed any, prev map[string]types.AttributeValue, into bool) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
+func (t *table) encodeItem(boxed any, prev map[string]types.AttributeValue, into bool) (item map[string]types.AttributeValue, clean bool, sz itemSizes, err error) {
 	s := t.p.S
 	if s.Walk {
 		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
@@ -525,10 +519,10 @@ func (t *Table[T]) decodeRaw(item map[string]types.AttributeValue) (T, error) {
 	if t.dec != nil {
 		if t.ptr {
 			pv := reflect.New(t.p.S.Type)
-			if err = t.dec.Decode(item, pv.UnsafePointer(), t.m.dec); err == nil {
+			if err = t.dec.DecodeValue(item, pv, t.m.dec); err == nil {
 				return pv.Interface().(T), nil
 			}
-		} else if err = t.dec.Decode(item, unsafe.Pointer(&out), t.m.dec); err == nil {
+		} else if err = codec.DecodeTo(t.dec, item, &out, t.m.dec); err == nil {
 			return out, nil
 		}
 		var zero T
@@ -602,7 +596,7 @@ func (t *Table[T]) failingAttr(item map[string]types.AttributeValue) string {
 
 // avItem returns item as avDec can read it: the string sets of textSets as
 // lists of S (copy on write; item itself when there are none).
-func (t *Table[T]) avItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+func (t *table) avItem(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	out, copied := item, false
 	for _, i := range t.textSets {
 		ss, ok := item[t.p.S.Fields[i].Name].(*types.AttributeValueMemberSS)
@@ -743,7 +737,7 @@ func (t *Table[T]) fastKeyID(item *T) (id keyID, ok bool) {
 }
 
 // keyOf returns the primary key of the struct v, checked.
-func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
+func (t *table) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
 	if key, ok, err := t.fastKeyOf(v); ok {
 		return key, err
 	}
@@ -753,7 +747,7 @@ func (t *Table[T]) keyOf(v reflect.Value) (map[string]types.AttributeValue, erro
 // fastKeyOf is keyOf for key fields that fastKeyValue encodes; ok is false
 // when one of them needs the general encoder (keyFromEncoded). It does not
 // retain v, so a caller's struct need not escape to the heap.
-func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue, ok bool, err error) {
+func (t *table) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue, ok bool, err error) {
 	s := t.p.S
 	key = make(map[string]types.AttributeValue, 2)
 	for _, i := range [2]int{s.Hash, s.Range} {
@@ -778,7 +772,7 @@ func (t *Table[T]) fastKeyOf(v reflect.Value) (key map[string]types.AttributeVal
 // keyOf returned (so checked), when that is quick to tell: string and
 // binary key fields stored as S and B, compared in place, without
 // encoding. false means not the same, or not known: ask keyOf.
-func (t *Table[T]) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
+func (t *table) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
 	s := t.p.S
 	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
@@ -810,7 +804,7 @@ func (t *Table[T]) sameKey(key map[string]types.AttributeValue, v reflect.Value)
 
 // keyFromEncoded encodes the whole struct and picks the key (for key types
 // with custom encodings).
-func (t *Table[T]) keyFromEncoded(v reflect.Value) (map[string]types.AttributeValue, error) {
+func (t *table) keyFromEncoded(v reflect.Value) (map[string]types.AttributeValue, error) {
 	// Only the key attributes are sent: the others are not checked.
 	item, err := t.encodeUnchecked(v.Addr().Interface())
 	if err != nil {
@@ -820,13 +814,13 @@ func (t *Table[T]) keyFromEncoded(v reflect.Value) (map[string]types.AttributeVa
 }
 
 // keyFromItem picks the primary key out of an encoded item, checked.
-func (t *Table[T]) keyFromItem(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+func (t *table) keyFromItem(item map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	key := t.pickKey(item)
 	return key, t.checkKey(key)
 }
 
 // pickKey returns the primary key attributes of an encoded item, unchecked.
-func (t *Table[T]) pickKey(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+func (t *table) pickKey(item map[string]types.AttributeValue) map[string]types.AttributeValue {
 	key := make(map[string]types.AttributeValue, 2)
 	key[t.p.KeyNames[0]] = item[t.p.KeyNames[0]]
 	if t.p.HasRangeKey {
@@ -839,7 +833,7 @@ func (t *Table[T]) pickKey(item map[string]types.AttributeValue) map[string]type
 // attributes of the encoded item — the same types and text, so a request
 // sending key is byte for byte the one sending pickKey(item) — for key
 // attributes of S or B.
-func (t *Table[T]) reusesKey(key, item map[string]types.AttributeValue) bool {
+func (t *table) reusesKey(key, item map[string]types.AttributeValue) bool {
 	n := 1
 	if t.p.HasRangeKey {
 		n = 2
@@ -868,7 +862,7 @@ func (t *Table[T]) reusesKey(key, item map[string]types.AttributeValue) bool {
 
 // checkKey refuses keys DynamoDB would refuse, before anything is sent. key
 // may also be a whole encoded item: only the key attributes are looked at.
-func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
+func (t *table) checkKey(key map[string]types.AttributeValue) error {
 	s := t.p.S
 	for _, i := range [2]int{s.Hash, s.Range} {
 		if i < 0 {
@@ -891,7 +885,7 @@ func (t *Table[T]) checkKey(key map[string]types.AttributeValue) error {
 // declare that the item holds — an item without an index's key attribute
 // (or with it NULL) is simply not in that index, but one holding it empty,
 // over the size limit or not a string, number or binary fails the write.
-func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
+func (t *table) checkItemKeys(item map[string]types.AttributeValue) error {
 	if err := t.checkKey(item); err != nil {
 		return err
 	}
@@ -904,7 +898,7 @@ func (t *Table[T]) checkItemKeys(item map[string]types.AttributeValue) error {
 // the table's key attributes from key by name. The table's keys, checked
 // by checkKey, are checked again only where an index limits them more: the
 // table's partition key as an index's sort key (1024 bytes, not 2048).
-func (t *Table[T]) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPlaceholder bool) error {
+func (t *table) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPlaceholder bool) error {
 	s := t.p.S
 	for j := range s.Indexes {
 		x := &s.Indexes[j]
@@ -986,7 +980,7 @@ const (
 	maxSortKeyLen      = 1024
 )
 
-func (t *Table[T]) keyError(f *schema.Field, what, fix string) error {
+func (t *table) keyError(f *schema.Field, what, fix string) error {
 	role := "hash"
 	if f.Opts.Range {
 		role = "range"

@@ -271,7 +271,7 @@ func (m *Mapper) noteKey(ctx context.Context, k map[string]types.AttributeValue)
 
 // noteConflict records that Update's attempt met another version of the
 // item (held, found; found -1: no item) and tries again.
-func (t *Table[T]) noteConflict(ctx context.Context, attempt int, ce *ConditionError) {
+func (t *table) noteConflict(ctx context.Context, attempt int, ce *ConditionError) {
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		found := int64(-1)
 		if ce.Exists {
@@ -289,7 +289,7 @@ func (t *Table[T]) noteConflict(ctx context.Context, attempt int, ce *ConditionE
 
 // noteCombined records a write of Update carrying n changes (n > 1: several
 // callers' changes combined).
-func (t *Table[T]) noteCombined(ctx context.Context, n int) {
+func (t *table) noteCombined(ctx context.Context, n int) {
 	if span := trace.SpanFromContext(ctx); n > 1 && span.IsRecording() {
 		span.AddEvent(telemetry.EventCombined, trace.WithAttributes(telemetry.Changes.Int(n)))
 	}
@@ -299,7 +299,7 @@ func (t *Table[T]) noteCombined(ctx context.Context, n int) {
 }
 
 // noteSettle records the verdict of the read that settled a lost answer.
-func (t *Table[T]) noteSettle(ctx context.Context, verdict string) {
+func (t *table) noteSettle(ctx context.Context, verdict string) {
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent(telemetry.EventSettle, trace.WithAttributes(telemetry.Verdict.String(verdict)))
 	}

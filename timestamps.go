@@ -22,7 +22,7 @@ import (
 // stamp returns boxed and v unchanged when the type has no timestamp
 // fields; otherwise a new copy of the struct v with them set from the clock
 // reading now, boxed as a pointer, and the copy.
-func (t *Table[T]) stamp(boxed any, v reflect.Value, now time.Time) (any, reflect.Value) {
+func (t *table) stamp(boxed any, v reflect.Value, now time.Time) (any, reflect.Value) {
 	s := t.p.S
 	boxed, v = t.withEntity(boxed, v)
 	if !s.HasStamps() {

@@ -14,7 +14,7 @@ import "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 // counts as read on its own, not in one snapshot with the others. Items
 // without t's key are ignored; the maps are not modified. WriteTx ignores the
 // option.
-func (t *Table[T]) TxKnown(items ...map[string]types.AttributeValue) TxOption {
+func (t *table) TxKnown(items ...map[string]types.AttributeValue) TxOption {
 	return txOptionFunc(func(o *txOptions) {
 		for _, it := range items {
 			if it == nil || it[t.p.KeyNames[0]] == nil || t.p.HasRangeKey && it[t.p.KeyNames[1]] == nil {

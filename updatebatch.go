@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -120,7 +119,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 
 // batchBasis returns the stored item a batch's functions start from: bs,
 // or when nil the item read now; an item of another entity is refused.
-func (t *Table[T]) batchBasis(ctx context.Context, k map[string]types.AttributeValue, bs *plan.Basis) (*plan.Basis, error) {
+func (t *table) batchBasis(ctx context.Context, k map[string]types.AttributeValue, bs *plan.Basis) (*plan.Basis, error) {
 	if bs == nil {
 		raw, err := t.readRaw(ctx, k)
 		if err != nil {
@@ -205,7 +204,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 // (not a condition failure, an unknown outcome, an If condition failed on
 // the item the functions saw, attempts exhausted); nil when the changes are
 // to be computed again on ce.Item, the item the conflict found.
-func (t *Table[T]) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPolicy) (ce *ConditionError, final error) {
+func (t *table) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPolicy) (ce *ConditionError, final error) {
 	ce, ok := asConditionError(err)
 	switch {
 	case !ok:
@@ -223,7 +222,7 @@ func (t *Table[T]) batchFailure(err error, attempt int, bs *plan.Basis, pol Retr
 // versionClock returns the time a write takes its first version from when
 // the type's versions start from the clock (versionstart=clock), else the
 // zero time.
-func (t *Table[T]) versionClock() time.Time {
+func (t *table) versionClock() time.Time {
 	if t.p.VerClock {
 		return t.m.opts.clock.Now()
 	}
@@ -234,7 +233,7 @@ func (t *Table[T]) versionClock() time.Time {
 // (nil when none), its size when known (else 0) and the struct decoding it
 // gives when known (else nil), and forgets them until a write of the batch
 // that takes them succeeds.
-func (e *hotKey[T]) takeLast() (*plan.Basis, int, unsafe.Pointer) {
+func (e *hotKey[T]) takeLast() (*plan.Basis, int, *T) {
 	var bs *plan.Basis
 	size := 0
 	if e.last != nil {
@@ -250,7 +249,7 @@ func (e *hotKey[T]) takeLast() (*plan.Basis, int, unsafe.Pointer) {
 
 // remember sets what e remembers of the key's stored item (hotKey.last,
 // lastSize, lastVal, lastOwn).
-func (e *hotKey[T]) remember(item map[string]types.AttributeValue, size int, val unsafe.Pointer, own bool) {
+func (e *hotKey[T]) remember(item map[string]types.AttributeValue, size int, val *T, own bool) {
 	e.last, e.lastSize, e.lastVal, e.lastOwn = item, size, val, own
 }
 
@@ -289,7 +288,7 @@ func ctxErr(ctx context.Context, err error) error {
 // nowMs is the time of the write in Unix milliseconds: the first version of
 // a type whose versions start from the clock. room is where the changes are
 // appended (empty).
-func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *plan.Basis, val *unsafe.Pointer, verified *bool,
+func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *plan.Basis, val **T, verified *bool,
 	res []outcome[T], nowMs int64, room []change) (held int64, changes []change, again *plan.Basis, err error) {
 	changes = room
 	from := bs.Item
@@ -371,15 +370,13 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 // decoded, or, for the batch's first function (first: from is bs.item),
 // the decoding kept from the last write in *val, handed over once
 // (nothing else refers to it) and cleared.
-func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val *unsafe.Pointer, first bool) (T, error) {
+func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val **T, first bool) (T, error) {
 	if first && *val != nil {
-		cur := t.structAsT(*val)
-		if !t.ptr {
-			// The key's room (readBack): its slices and maps are cur's
-			// now, so it keeps none.
-			var zero T
-			*(*T)(*val) = zero
-		}
+		// The key's room (readBack): its value is cur's now, so it keeps
+		// none.
+		var zero T
+		cur := **val
+		**val = zero
 		*val = nil
 		return cur, nil
 	}
@@ -479,7 +476,7 @@ func (t *Table[T]) changeOf(k map[string]types.AttributeValue, next T, fromVer i
 // its keys are ones DynamoDB takes, its version has room for a step, it fits in 400 KB with a write token of
 // sizeToken's size — and returns its item at its new version, which the
 // next function of the write is given.
-func (t *Table[T]) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer int64, sizeToken []byte, put bool, nowMs int64) (map[string]types.AttributeValue, error) {
+func (t *table) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer int64, sizeToken []byte, put bool, nowMs int64) (map[string]types.AttributeValue, error) {
 	s := t.p.S
 	item, err := t.encode(boxed)
 	if err == nil {

@@ -143,7 +143,7 @@ func decoderReads(s string, big bool) bool {
 // field holds a version no write takes: negative, or beyond int64 (a uint64
 // field; schema.versionOf). Every write (Save, Delete, transactions)
 // refuses it with this one message.
-func (t *Table[T]) heldVersionError(key map[string]types.AttributeValue) error {
+func (t *table) heldVersionError(key map[string]types.AttributeValue) error {
 	s := t.p.S
 	return fmt.Errorf("%w: table %q key %s: version field %s.%s holds a version no write takes (negative, or over %d): versions count up from 0 (unsaved); if the item is stored so (another writer's), repair its version outside the mapper, or delete it with Delete and WithSaveBehavior(SaveClobber) from a copy whose version is 0",
 		ErrInvalidInput, t.name, formatKey(key), s.Type, s.Fields[s.Version].GoName, int64(math.MaxInt64))

@@ -284,6 +284,25 @@ func (s *Struct) Decode(item map[string]types.AttributeValue, p unsafe.Pointer, 
 	return d.structFields(s.root, item, p)
 }
 
+// DecodeTo is Decode into *out, for callers without unsafe: S must be the
+// struct type s was compiled for (else an error, nothing decoded).
+func DecodeTo[S any](s *Struct, item map[string]types.AttributeValue, out *S, dec *attributevalue.Decoder) error {
+	if reflect.TypeFor[S]() != s.typ {
+		return fmt.Errorf("codec: DecodeTo a %s with the codec of %s", reflect.TypeFor[S](), s.typ)
+	}
+	return s.Decode(item, unsafe.Pointer(out), dec)
+}
+
+// DecodeValue is Decode into the struct p points to, for callers without
+// unsafe: p must be a non-nil pointer to s's struct type (else an error,
+// nothing decoded).
+func (s *Struct) DecodeValue(item map[string]types.AttributeValue, p reflect.Value, dec *attributevalue.Decoder) error {
+	if p.Kind() != reflect.Pointer || p.Type().Elem() != s.typ || p.IsNil() {
+		return fmt.Errorf("codec: DecodeValue into a %s with the codec of %s", p.Type(), s.typ)
+	}
+	return s.Decode(item, p.UnsafePointer(), dec)
+}
+
 // ---- types ----
 
 type kind uint8

@@ -111,6 +111,20 @@ const (
 // change or refuse, or that does not read back as written: a string set
 // with a duplicate element, a time not in UTC or outside years 0–9999.
 func (s *Struct) CopyDecoded(dst, src unsafe.Pointer) bool {
+	return s.copyDecoded(dst, src)
+}
+
+// CopyDecodedValue is CopyDecoded with dst and src pointers to the struct
+// (reflect.Value of kind Pointer, not nil), for callers without unsafe;
+// false when either is not a pointer to s's struct type.
+func (s *Struct) CopyDecodedValue(dst, src reflect.Value) bool {
+	if dst.Type() != src.Type() || dst.Type().Elem() != s.typ || dst.IsNil() || src.IsNil() {
+		return false
+	}
+	return s.copyDecoded(dst.UnsafePointer(), src.UnsafePointer())
+}
+
+func (s *Struct) copyDecoded(dst, src unsafe.Pointer) bool {
 	if s.copy == nil {
 		return false
 	}
