@@ -29,6 +29,7 @@ import (
 	"maps"
 	"math/big"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ import (
 )
 
 var errUnexpected = errors.New("fakedb: unexpected call")
+
+// fakeValuePlaceholder finds the :value placeholders of an expression.
+var fakeValuePlaceholder = regexp.MustCompile(`:\w+`)
 
 // fakeDB implements Client; the zero value is an empty store.
 type fakeDB struct {
@@ -863,6 +867,18 @@ func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 	}
 	if !slices.Contains(kc, v.hash) || slices.ContainsFunc(kc, func(a string) bool { return a != v.hash && a != v.rng }) {
 		return nil, fakeValidation("Query condition missed key schema element")
+	}
+	for _, ph := range fakeValuePlaceholder.FindAllString(aws.ToString(in.KeyConditionExpression), -1) {
+		switch v := vals[ph].(type) {
+		case *types.AttributeValueMemberS:
+			if v.Value == "" {
+				return nil, fakeValidation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value")
+			}
+		case *types.AttributeValueMemberB:
+			if len(v.Value) == 0 {
+				return nil, fakeValidation("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty binary value")
+			}
+		}
 	}
 	fp, err := fakePaths(in.FilterExpression, names)
 	if err != nil {
