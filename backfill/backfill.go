@@ -479,10 +479,19 @@ func (m *Migration[T]) Run(ctx context.Context) error {
 	}
 	select {
 	case <-finished:
-		return err
+		return nil // done; a session lost meanwhile changes nothing
 	default:
 	}
 	if err != nil {
+		// The group's session can end (its heartbeat not extended in time:
+		// a paused or starved process) after the others finished the
+		// migration; a done migration is done whatever this process lost.
+		lctx, lcancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+		done, lerr := m.look(lctx)
+		lcancel()
+		if lerr == nil && done {
+			return nil
+		}
 		return err
 	}
 	return fmt.Errorf("backfill: migration %q stopped before its end (run again to resume): %w", m.id, context.Cause(ctx))
