@@ -1,6 +1,7 @@
 package dynamotest_test
 
 import (
+	"flag"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -43,6 +44,36 @@ func garbageEndpoint(t *testing.T) (string, *atomic.Int64) {
 	return "http://" + l.Addr().String(), &n
 }
 
+// notShort runs the rest of a (non-parallel) test as without -short, and
+// setShort as with it: Endpoint's rules differ under -short.
+func notShort(t *testing.T) { setShort(t, "false") }
+
+func setShort(t *testing.T, v string) {
+	t.Helper()
+	f := flag.Lookup("test.short")
+	old := f.Value.String()
+	if err := f.Value.Set(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Value.Set(old) })
+}
+
+// TestEndpointSkipsUnderShort: under -short a test whose DYNAMODB_ENDPOINT
+// does not answer is skipped, even under CI; a malformed one still fails.
+func TestEndpointSkipsUnderShort(t *testing.T) {
+	setShort(t, "true")
+	t.Setenv("DYNAMODB_ENDPOINT", deadEndpoint(t))
+	t.Setenv("DYNAMOTEST_SKIP_UNAVAILABLE", "")
+	t.Setenv("CI", "true")
+	if fake := endpointOutcome(t); fake.skipped == "" || fake.fatal != "" || !strings.Contains(fake.skipped, "-short") {
+		t.Errorf("dead endpoint under -short: skipped %q, fatal %q; want a skip naming -short", fake.skipped, fake.fatal)
+	}
+	t.Setenv("DYNAMODB_ENDPOINT", "localhost:8000")
+	if fake := endpointOutcome(t); fake.fatal == "" {
+		t.Errorf("malformed endpoint under -short: skipped %q; want a failure", fake.skipped)
+	}
+}
+
 // endpointOutcome calls Endpoint through a fakeTB and returns how it ended.
 func endpointOutcome(t *testing.T) *fakeTB {
 	fake := newFakeTB(t, t.Context())
@@ -63,6 +94,7 @@ func TestEndpointSchemeless(t *testing.T) {
 // TestEndpointDeadCheckedOnce: a DYNAMODB_ENDPOINT where no DynamoDB answers
 // fails every test with a message naming the variable, after one request.
 func TestEndpointDeadCheckedOnce(t *testing.T) {
+	notShort(t)
 	ep, conns := garbageEndpoint(t)
 	t.Setenv("DYNAMODB_ENDPOINT", ep)
 	t.Setenv("DYNAMOTEST_SKIP_UNAVAILABLE", "")
@@ -80,6 +112,7 @@ func TestEndpointDeadCheckedOnce(t *testing.T) {
 // TestEndpointSkipUnavailable: with DYNAMOTEST_SKIP_UNAVAILABLE=1 a test
 // without a server is skipped, unless CI is set: then it fails.
 func TestEndpointSkipUnavailable(t *testing.T) {
+	notShort(t)
 	t.Setenv("DYNAMODB_ENDPOINT", deadEndpoint(t))
 	t.Setenv("DYNAMOTEST_SKIP_UNAVAILABLE", "1")
 	for _, tc := range []struct {

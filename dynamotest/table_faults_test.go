@@ -196,6 +196,9 @@ func TestKeyTableUnderFaults(t *testing.T) {
 // TestCreateTableBadInputFailsAtOnce: an input the SDK refuses before
 // sending is not retried as a lost answer would be (until the minute is up).
 func TestCreateTableBadInputFailsAtOnce(t *testing.T) {
+	if dynamotest.ShortWithoutServer() {
+		t.Skip("needs DynamoDB (-short)")
+	}
 	t.Parallel()
 	fake := newFakeTB(t, t.Context())
 	cnt := dynamotest.NewCounter(nil)

@@ -16,6 +16,9 @@ import (
 // TestLaunchPortTaken starts DynamoDB Local on a port where a fake DynamoDB
 // already answers: launch must not mistake the fake for its server.
 func TestLaunchPortTaken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local (-short)")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("telling which process listens on a port needs Linux's /proc")
 	}
@@ -105,6 +108,9 @@ func TestHintWithoutScript(t *testing.T) {
 // TestStartOnTakenPort: a port asked for that another process holds is
 // refused at once, saying what to do, without starting Java.
 func TestStartOnTakenPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local (-short)")
+	}
 	l, err := net.Listen("tcp", ":0")
 	if err != nil {
 		t.Fatal(err)

@@ -400,6 +400,9 @@ func waitGone(t *testing.T, what string, pids ...int) {
 // line (and writes it to -env-file), serves requests, and on SIGTERM stops
 // the server, removes the file and exits 0.
 func TestServeUntilSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local (-short)")
+	}
 	envFile := filepath.Join(t.TempDir(), "ddb.env")
 	s := startCommand(t, nil, "-env-file", envFile)
 	line, err := s.stdout.ReadString('\n')
@@ -446,6 +449,9 @@ func TestServeUntilSignal(t *testing.T) {
 // DYNAMODB_ENDPOINT set to the server, which serves it, and exits with its
 // exit code once the server is stopped.
 func TestRunCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local (-short)")
+	}
 	s := startCommand(t, []string{"DYNAMODB_ENDPOINT=http://127.0.0.1:1"}, "--", os.Args[0], childExit3)
 	line, err := s.stdout.ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "child pid=") {
@@ -466,6 +472,9 @@ func TestRunCommand(t *testing.T) {
 // SIGKILL (no chance to clean up), DynamoDB Local and the command it runs
 // die too.
 func TestSIGKILLTakesServerAndCommandDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local (-short)")
+	}
 	s := startCommand(t, nil, "--", os.Args[0], childBlock)
 	line, err := s.stdout.ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "child pid=") {
