@@ -213,6 +213,9 @@ func conformScript(table string) []conformStep {
 		put("put existing refused, old item back", item("a", "1"), "attribute_not_exists(#pk)", nil),
 		put("put a/2", item("a", "2", "status", s("open"), "n", n("5")), "", nil),
 		put("put a/3", item("a", "3", "status", s("closed"), "n", n("7.50")), "", nil),
+		{"get a number stored with trailing zeros", func(ctx context.Context, c Client) (any, error) {
+			return c.GetItem(ctx, &dynamodb.GetItemInput{TableName: tbl, Key: key("a", "3"), ConsistentRead: aws.Bool(true)})
+		}},
 		put("put a/4 without status", item("a", "4", "n", n("-3")), "", nil),
 		put("put b/1", item("b", "1", "status", s("open"), "n", n("2")), "", nil),
 		put("put replaces, returns old", item("a", "2", "status", s("open"), "n", n("6")), "#n = :five",

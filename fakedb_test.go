@@ -564,6 +564,68 @@ func (db *fakeDB) getItem(in *dynamodb.GetItemInput) (*dynamodb.GetItemOutput, e
 	return &dynamodb.GetItemOutput{Item: item}, err
 }
 
+// fakeStored is item as DynamoDB stores a write of it: numbers, in sets,
+// lists and maps too, in their canonical form (av.Canonical: "7.50" is
+// stored and read back as "7.5"). It returns item itself when nothing
+// changes.
+func fakeStored(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	out, _ := fakeCanonicalMap(item)
+	return out
+}
+
+// fakeCanonicalMap is fakeStored, and whether anything changed.
+func fakeCanonicalMap(item map[string]types.AttributeValue) (map[string]types.AttributeValue, bool) {
+	var out map[string]types.AttributeValue
+	for k, v := range item {
+		if c := fakeCanonical(v); c != v {
+			if out == nil {
+				out = maps.Clone(item)
+			}
+			out[k] = c
+		}
+	}
+	if out == nil {
+		return item, false
+	}
+	return out, true
+}
+
+// fakeCanonical is v with its numbers canonical; v itself when they are.
+func fakeCanonical(v types.AttributeValue) types.AttributeValue {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberN:
+		if !av.IsCanonical(v.Value) {
+			return &types.AttributeValueMemberN{Value: av.Canonical(v.Value)}
+		}
+	case *types.AttributeValueMemberNS:
+		if slices.ContainsFunc(v.Value, func(n string) bool { return !av.IsCanonical(n) }) {
+			ns := make([]string, len(v.Value))
+			for i, n := range v.Value {
+				ns[i] = av.Canonical(n)
+			}
+			return &types.AttributeValueMemberNS{Value: ns}
+		}
+	case *types.AttributeValueMemberL:
+		var l []types.AttributeValue
+		for i, e := range v.Value {
+			if c := fakeCanonical(e); c != e {
+				if l == nil {
+					l = slices.Clone(v.Value)
+				}
+				l[i] = c
+			}
+		}
+		if l != nil {
+			return &types.AttributeValueMemberL{Value: l}
+		}
+	case *types.AttributeValueMemberM:
+		if m, changed := fakeCanonicalMap(v.Value); changed {
+			return &types.AttributeValueMemberM{Value: m}
+		}
+	}
+	return v
+}
+
 // fakeFailed is the ConditionalCheckFailedException of a write on old.
 func fakeFailed(old map[string]types.AttributeValue, rv types.ReturnValuesOnConditionCheckFailure) error {
 	e := &types.ConditionalCheckFailedException{Message: aws.String("The conditional request failed")}
@@ -590,7 +652,7 @@ func (db *fakeDB) putItem(in *dynamodb.PutItemInput) (*dynamodb.PutItemOutput, e
 	if !ok {
 		return nil, fakeFailed(old, in.ReturnValuesOnConditionCheckFailure)
 	}
-	t.items[id] = in.Item
+	t.items[id] = fakeStored(in.Item)
 	out := &dynamodb.PutItemOutput{}
 	if in.ReturnValues == types.ReturnValueAllOld {
 		out.Attributes = old
@@ -628,7 +690,7 @@ func (db *fakeDB) updateItem(in *dynamodb.UpdateItemInput) (*dynamodb.UpdateItem
 			return nil, fakeValidation("cannot update attribute %s: it is part of the key", k)
 		}
 	}
-	t.items[id] = item
+	t.items[id] = fakeStored(item)
 	out := &dynamodb.UpdateItemOutput{}
 	switch in.ReturnValues {
 	case types.ReturnValueAllNew:
@@ -1062,7 +1124,7 @@ func (db *fakeDB) batchWrite(in *dynamodb.BatchWriteItemInput) (*dynamodb.BatchW
 	for _, a := range todo {
 		for _, r := range a.reqs {
 			if r.PutRequest != nil {
-				a.t.items[a.t.id(r.PutRequest.Item)] = r.PutRequest.Item
+				a.t.items[a.t.id(r.PutRequest.Item)] = fakeStored(r.PutRequest.Item)
 			} else {
 				delete(a.t.items, a.t.id(r.DeleteRequest.Key))
 			}
@@ -1195,7 +1257,7 @@ func (db *fakeDB) txWrite(in *dynamodb.TransactWriteItemsInput) (*dynamodb.Trans
 		case news[i] == nil:
 			delete(m.t.items, m.t.id(m.key))
 		default:
-			m.t.items[m.t.id(m.key)] = news[i]
+			m.t.items[m.t.id(m.key)] = fakeStored(news[i])
 		}
 	}
 	return &dynamodb.TransactWriteItemsOutput{}, nil
