@@ -126,10 +126,6 @@ var (
 		"only Update (without GuardedBy) and Add record the key in the item with their change; remove IdempotencyKey, or make the change with Update or Add"}
 )
 
-// refusals lists the reasons, in the order of the legend in docs/mapper.md.
-var refusals = []*refusal{refuseBadBehavior, refuseAddBehavior, refuseAddGuard, refuseDeleteBehavior, refuseTxBehavior,
-	refuseTxnBehavior, refuseTxnDeleteBehavior, refuseBatch, refuseChangedFrom, refuseChangedFromUpdate, refuseChangedFromTx, refuseIdemKey}
-
 // writeRules is the table: writeRules[call][kind]. Every pair not named by
 // a row of buildWriteRules is taken.
 var writeRules = buildWriteRules()

@@ -198,6 +198,10 @@ func TestRefusalTableInDoc(t *testing.T) {
 	}
 }
 
+// refusals lists the reasons, in the order of the legend in docs/mapper.md.
+var refusals = []*refusal{refuseBadBehavior, refuseAddBehavior, refuseAddGuard, refuseDeleteBehavior, refuseTxBehavior,
+	refuseTxnBehavior, refuseTxnDeleteBehavior, refuseBatch, refuseChangedFrom, refuseChangedFromUpdate, refuseChangedFromTx, refuseIdemKey}
+
 // refusalDocTable renders writeRules as the package doc shows it: a row
 // per call, a column per kind, and the legend of the reasons.
 func refusalDocTable() string {
