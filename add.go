@@ -38,24 +38,12 @@ type deltaOp struct {
 // Go type, or an attributevalue.Number.
 func Increment(attr string, n any) Delta { return Delta{}.Increment(attr, n) }
 
-// AddToSet returns a Delta that adds the elements of elems (a slice or
-// array of strings, numbers or []byte) to the set attribute attr. Elements
-// of a text type (a uuid-style [16]byte, netip.Addr: see the package
-// documentation) are added to a set of strings as the text their
-// MarshalText returns, which is how a `set` field of a text type stores
-// them; strings are added as they are. For such a field, an element whose
-// text the field's type does not read back (its UnmarshalText refuses it)
-// is refused with ErrInvalidInput before anything is sent. Numbers are
-// added as the field's element type stores them (converted to it: a
-// float32 field's elements as float32s); one it cannot hold (a fraction
-// for an integer type, a value out of its range) is refused with
-// ErrInvalidInput before anything is sent, and so is a nil []byte (an
-// empty one is an element). An attributevalue.Number or json.Number is a
-// number as written, refused with ErrInvalidInput unless DynamoDB stores
-// it, and converted to a field of Go numbers as other numbers are. A field
-// of bytes ([]byte, [N]byte) or of a text type is stored as one value
-// whatever its set option (as attributevalue stores it): its changes are
-// refused with ErrInvalidInput.
+// AddToSet returns a Delta that adds the elements of elems (a slice or array
+// of strings, numbers or []byte) to the set attribute attr. Elements are
+// converted as the field stores them (text types as their MarshalText text,
+// numbers as the field's element type); one the field could not hold or read
+// back, a nil []byte, or a change to a field stored as one value is refused
+// with ErrInvalidInput before anything is sent. Rules: docs/calls.md#addtoset.
 func AddToSet(attr string, elems any) Delta { return Delta{}.AddToSet(attr, elems) }
 
 // DeleteFromSet returns a Delta that deletes the elements of elems from the
@@ -78,21 +66,12 @@ func (d Delta) with(kind byte, attr string, v any) Delta {
 	return Delta{ops: append(ops, deltaOp{kind: kind, attr: attr, val: v})}
 }
 
-// Add applies the changes of delta to the item with key's primary key in
-// one UpdateItem, without reading it first, and returns the item as stored
-// afterwards. Only key's key fields are used; a missing item is created.
-// Concurrent Adds all count and never conflict; a versioned item's version
-// advances, so that copies read before conflict on their next write. With
-// MustExist a missing item is an error satisfying errors.Is(err,
-// ErrNotFound) and nothing is written; a failed If condition is a
-// *ConditionError wrapping ErrConditionFailed. A lost answer is settled by
-// a read, never by sending the ADD again: when the outcome cannot be told,
-// the error satisfies errors.Is(err, ErrUnknownOutcome). ctx bounds the
-// requests and the settling read.
-//
-// The rules — attributes named as stored, NULLs, the guards that keep
-// integer and float32 fields loadable, entity types, what is refused
-// before sending — are in docs/mapper.md, "Counters without a read".
+// Add applies delta to the item with key's primary key in one UpdateItem,
+// without reading it first, and returns the item as stored afterwards; a
+// missing item is created (with MustExist: ErrNotFound). Concurrent Adds all
+// count and never conflict; a versioned item's version advances. A lost
+// answer is settled by a read, never by resending the ADD (ErrUnknownOutcome
+// when it cannot be told). Rules: docs/mapper.md, "Counters without a read".
 //
 // IAM: dynamodb:UpdateItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOption) (T, error) {

@@ -150,7 +150,7 @@ func setElems(f *schema.Field, elems any) (types.AttributeValue, error) {
 		if codec.IsText(ft) {
 			as = "its text, one string (S)"
 		}
-		return nil, fmt.Errorf("field %s (%s) is stored as %s whatever its set option, as attributevalue stores it, not as a set: make it a slice of numbers, strings or [][]byte to add elements, or use Table.Update to change it", f.GoName, f.Type, as)
+		return nil, fmt.Errorf("field %s (%s) is stored as %s, not as a set, whatever its set option: make it a slice of numbers, strings or [][]byte, or change it with Update", f.GoName, f.Type, as)
 	}
 	var textElem reflect.Type // the field's elements are of this text type, stored as their text
 	if (ft.Kind() == reflect.Slice || ft.Kind() == reflect.Array) && !codec.IsText(ft) && codec.IsText(schema.DerefType(ft.Elem())) &&

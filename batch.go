@@ -74,26 +74,14 @@ func (t *table) batchWriteOpts(op string, opts []BatchWriteOption) (batchWriteOp
 	return o, pol, err
 }
 
-// BatchLoad reads the items whose primary keys are the key fields of keys
-// (other fields are ignored) and returns those that exist, in the order of
-// keys; keys without an item are skipped. It is Load for many keys: the
-// result is what calling Load for each key in turn and dropping the
-// ErrNotFound ones would return, so a key given twice yields its item twice.
-// Use BatchLoadIndexed to learn which keys were missing.
-//
-// The keys are sent in BatchGetItem requests of at most MaxBatchGetKeys
-// distinct keys each (DynamoDB refuses a request that names a key twice, so
-// repeated keys are sent once), one request after another. Keys DynamoDB
-// leaves unprocessed (throttling, or the 16 MB response limit) are sent again
-// after a jittered exponential backoff, at most MaxAttempts requests per
-// chunk, as the RetryPolicy says (WithRetry, given to this call or to
-// NewMapper; RetryPolicy lists the defaults).
-// ConsistentRead reads with strong consistency. ctx bounds the whole call:
-// every request, the SDK's retries and the waits between them.
-//
-// Keys are checked before anything is sent: a nil key or an unset or empty
-// key attribute is an error wrapping ErrInvalidInput that names its index.
-// keys is not modified. On error no items are returned.
+// BatchLoad reads the items with the primary keys of keys and returns those
+// that exist, in the order of keys: what Load for each key, dropping the
+// ErrNotFound ones, would return (a key given twice yields its item twice;
+// BatchLoadIndexed tells which were missing). It sends BatchGetItem requests
+// of at most MaxBatchGetKeys distinct keys, one after another, and sends
+// unprocessed keys again as the RetryPolicy says. A nil key or an unset key
+// is refused with ErrInvalidInput before sending. Details:
+// docs/calls.md#batchload.
 //
 // IAM: dynamodb:BatchGetItem.
 func (t *Table[T]) BatchLoad(ctx context.Context, keys []T, opts ...BatchReadOption) ([]T, error) {
@@ -244,24 +232,14 @@ func (t *table) getChunk(ctx context.Context, pending []map[string]types.Attribu
 // leaving unprocessed.
 var errUnprocessed = errors.New("DynamoDB kept leaving items unprocessed")
 
-// BatchSave writes items with BatchWriteItem: one PutRequest per item, in
-// requests of at most MaxBatchWriteItems, one request after another. Each
-// item replaces the whole stored item, as with SavePut; items is not
-// modified. A batch write cannot carry a condition, so for a versioned type
-// BatchSave refuses to write unless WithSaveBehavior(SaveClobber) is given
-// (SaveClobber says which version it writes, and why it is for data nobody
-// else writes); for version-checked writes of several items use a
-// transaction or Save in a loop. Types without a version need no option.
-// Fields tagged modified are set to the mapper's clock, and zero created
-// ones too (a stored creation time is overwritten unless the item holds it).
-//
-// Refused before anything is sent, with an error wrapping ErrInvalidInput
-// that names the index: a nil item, an unset or empty key, an item over 400
-// KB, two items with the same key. Items DynamoDB leaves unprocessed are
-// sent again as the RetryPolicy says (WithRetry, given to this call or to
-// NewMapper). ctx bounds the whole call. A batch is not atomic: when
-// BatchSave fails after sending, the error is a *BatchWriteError saying
-// which items were written and which not.
+// BatchSave writes items with BatchWriteItem (one PutRequest each, at most
+// MaxBatchWriteItems per request, one request after another), each replacing
+// the stored item as with SavePut. A batch write carries no condition, so a
+// versioned type needs WithSaveBehavior(SaveClobber). Bad items (nil, unset
+// key, over 400 KB, a key twice) are refused with ErrInvalidInput before
+// sending; unprocessed items are sent again as the RetryPolicy says. A batch
+// is not atomic: a failure after sending is a *BatchWriteError saying which
+// items were written. Details: docs/calls.md#batchsave.
 //
 // IAM: dynamodb:BatchWriteItem.
 func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteOption) error {
@@ -305,22 +283,12 @@ func (t *Table[T]) BatchSave(ctx context.Context, items []T, opts ...BatchWriteO
 	return t.batchWrite(ctx, "BatchSave", reqs, keys, pol)
 }
 
-// BatchDelete deletes the items with the keys of items with BatchWriteItem:
-// one DeleteRequest per item, in requests of at most MaxBatchWriteItems, one
-// request after another. Deleting a missing item succeeds. items is not
-// modified.
-//
-// A batch write cannot carry a condition, so it cannot check a version. For a
-// versioned type BatchDelete therefore refuses (ErrInvalidInput, before
-// sending anything) unless WithSaveBehavior(SaveClobber) is given, which
-// deletes without a check whatever version is stored; for version-checked
-// deletes of several items use a transaction (Mapper.WriteTx with
-// Table.TxDelete) or Delete in a loop.
-// Types without a version need no option.
-//
-// Also refused before anything is sent, with an error wrapping
-// ErrInvalidInput that names the index: a nil item, an unset or empty key,
-// two items with the same key. Retries, ctx and errors are as for BatchSave.
+// BatchDelete deletes the items with the keys of items with BatchWriteItem
+// (one DeleteRequest each, at most MaxBatchWriteItems per request); deleting
+// a missing item succeeds. A batch write checks no version, so a versioned
+// type needs WithSaveBehavior(SaveClobber); for version-checked deletes use
+// WriteTx with TxDelete, or Delete in a loop. Bad input is refused and
+// errors are reported as for BatchSave. Details: docs/calls.md#batchdelete.
 //
 // IAM: dynamodb:BatchWriteItem.
 func (t *Table[T]) BatchDelete(ctx context.Context, items []T, opts ...BatchWriteOption) error {
@@ -362,19 +330,17 @@ func (t *table) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPolicy
 	s := t.p.S
 	clobber := bo.write.behavior == SaveClobber
 	if s.Entity >= 0 && !clobber {
-		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), and BatchWriteItem cannot carry conditions, so it could write over (or delete) an item of another entity at the same key unnoticed; "+
-			"use %s in a loop or a transaction, or pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber()) if no other entity can be at these keys",
+		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), which a batch write cannot check: "+
+			"use %s or a transaction, or SaveClobber if no other entity shares the keys",
 			ErrInvalidInput, op, t.name, s.Type, s.EntityName, s.Fields[s.Entity].GoName, strings.TrimPrefix(op, "Batch"))
 	}
 	if s.Version >= 0 && !clobber {
-		single, verb, note := "Save", "overwrite", " (each item is then written with its held version + 1, which can move a stored version backwards)"
+		single, verb, note := "Save", "overwrite", " (which writes each item at its version + 1, perhaps below the stored one)"
 		if op == "BatchDelete" {
 			single, verb, note = "Delete", "delete", ""
 		}
-		return pol, fmt.Errorf("%w: %s on table %q: %s is versioned (field %s), and BatchWriteItem cannot carry conditions, so the version would not be checked "+
-			"and concurrent changes could be lost silently. For version-checked writes of several items use a transaction "+
-			"(Mapper.WriteTx with Table.Tx%s, up to 100 items at once) or %s in a loop; "+
-			"to %s without a version check, pass dynamo.WithSaveBehavior(dynamo.SaveClobber) (formerly dynamo.Clobber())%s",
+		return pol, fmt.Errorf("%w: %s on table %q: %s is versioned (field %s), which a batch write cannot check: "+
+			"use WriteTx with Table.Tx%s, or %s; to %s unchecked, pass SaveClobber%s",
 			ErrInvalidInput, op, t.name, s.Type, s.Fields[s.Version].GoName, single, single, verb, note)
 	}
 	return pol, nil

@@ -249,8 +249,8 @@ func TestBatchWriteRefusesVersioned(t *testing.T) {
 		if !errors.Is(err, ErrInvalidInput) {
 			t.Fatalf("%s: err = %v, want ErrInvalidInput", tc.name, err)
 		}
-		for _, part := range []string{`table "Books"`, "dynamo.Book is versioned (field Version)", "cannot carry conditions",
-			"version would not be checked", "Mapper.WriteTx with Table.Tx", "in a loop", "dynamo.Clobber()"} {
+		for _, part := range []string{`table "Books"`, "dynamo.Book is versioned (field Version)", "a batch write cannot check",
+			"WriteTx with Table.Tx", "pass SaveClobber"} {
 			if !strings.Contains(err.Error(), part) {
 				t.Errorf("%s: error %q does not mention %q", tc.name, err, part)
 			}

@@ -141,26 +141,15 @@ func applyCreateTableOptions[O CreateTableOption](opts []O) createTableOptions {
 	return o
 }
 
-// CreateTable creates the table from T's tags, waits until it and its
-// indexes are ACTIVE, and enables TTL on the `ttl` attribute if T has one.
-// The request is the one CreateTableInput returns: the `hash` and `range`
-// fields are the key, with DynamoDB types told from their Go types; the
-// `index` and `localIndex` tags declare secondary indexes (projecting all
-// attributes unless WithProjection says otherwise); billing is on demand
-// unless WithProvisioned is given.
-//
-// ctx bounds the whole call, the waiting included. CreateTable polls
-// DescribeTable with jittered waits of up to 20 ms at first, backing off to
-// up to a second, without a bound on the polls (WithRetry changes that); it
-// does not use the SDK's waiter, which sleeps at least 20 s.
-//
-// An existing table is an error wrapping ErrTableExists, unless IfNotExists
-// is given. If enabling TTL fails, the table has been created nonetheless;
-// the error says so.
+// CreateTable sends the request CreateTableInput returns, waits until the
+// table and its indexes are ACTIVE (polling DescribeTable from 20 ms backing
+// off to 1 s, never the SDK's 20 s waiter), and enables TTL on T's `ttl`
+// attribute if it has one. An existing table is ErrTableExists unless
+// IfNotExists is given; a failed TTL update leaves the table created and the
+// error says so. ctx bounds the whole call. Details: docs/creating-tables.md.
 //
 // IAM: dynamodb:CreateTable, dynamodb:DescribeTable, dynamodb:UpdateTimeToLive
-// (only when T has a `ttl` attribute); with WithTags also
-// dynamodb:TagResource, which AWS may require for tags given at creation.
+// (only with a `ttl` attribute); with WithTags also dynamodb:TagResource.
 func (t *Table[T]) CreateTable(ctx context.Context, opts ...CreateTableOption) error {
 	ctx, c := t.m.begin(ctx, "CreateTable", t.name)
 	return c.end(t.createTable(ctx, opts))
@@ -215,22 +204,12 @@ func (t *Table[T]) createTable(ctx context.Context, opts []CreateTableOption) er
 	return nil
 }
 
-// CreateTableInput returns the request CreateTable sends, built from T's
-// tags and opts, without sending anything (like DynamoDBMapper's
-// generateCreateTableRequest). Use it to inspect the request, to adjust it
-// before sending it yourself, or to generate infrastructure definitions.
-//
-// Key types come from Go types: strings are S; integers and floats are N
-// (S with the `string` option); []byte is B; time.Time is N with `unixtime`
-// and otherwise whatever the mapper's encoder makes of it (S by default). A
-// type implementing attributevalue.Marshaler has the type its zero value
-// encodes to; when that is not S, N or B, name the type with WithKeyType.
-// AttributeDefinitions lists each attribute used as a key of the table or of
-// an index, once.
-//
-// Bad options (capacity below 1, a projection for an index the tags do not
-// declare, an unknown stream view, a key type for an attribute that is not a
-// key) are errors wrapping ErrInvalidInput.
+// CreateTableInput returns the request CreateTable sends, built from T's tags
+// and opts, without sending it (DynamoDBMapper's generateCreateTableRequest):
+// to inspect, adjust or generate infrastructure from. Key types come from Go
+// types (strings S, numbers N, []byte B; WithKeyType names a marshaler's);
+// bad options are errors wrapping ErrInvalidInput. Rules:
+// docs/creating-tables.md.
 func (t *Table[T]) CreateTableInput(opts ...TableSpecOption) (*dynamodb.CreateTableInput, error) {
 	o := applyCreateTableOptions(opts)
 	return t.createTableInput(&o)
@@ -458,7 +437,7 @@ func (t *table) keyAttrType(f *schema.Field, override map[string]types.ScalarAtt
 	if err != nil {
 		what = fmt.Sprintf("fails to encode its zero value (%v)", err)
 	}
-	return "", fmt.Errorf("%w: CreateTable %q: key attribute %q (field %s.%s) is of type %s, which %s, so its DynamoDB type cannot be told: give it with dynamo.WithKeyType(%q, types.ScalarAttributeTypeS) (or N, or B)",
+	return "", fmt.Errorf("%w: CreateTable %q: key attribute %q (field %s.%s) is of type %s, which %s: name its type with dynamo.WithKeyType(%q, types.ScalarAttributeTypeS)",
 		ErrInvalidInput, t.name, f.Name, t.p.S.Type, f.GoName, f.Type, what, f.Name)
 }
 

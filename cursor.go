@@ -30,25 +30,14 @@ import (
 // with ParseCursor; StartAfter checks them again against the table.
 type Cursor string
 
-// ParseCursor checks that s is a cursor this package made (QueryPage or
-// ScanPage) and returns it as a Cursor. It is for input from outside, such
-// as an API client's page token: a malformed, truncated or unknown token is
-// an error wrapping ErrInvalidInput that says what is wrong, so it can be
-// answered with a client error before anything is sent. The empty string is
-// refused; to start from the beginning, pass no StartAfter (or the empty
-// Cursor, which StartAfter takes as "from the start").
-//
-// The check is strict: it takes only the exact text this package writes
-// for a position (no other spelling of the same JSON: whitespace, escapes,
-// member order, duplicated or unknown fields, null), and then refuses key
-// values of another type than S, N or B and numbers DynamoDB would refuse
-// (more than 38 significant digits, or a magnitude outside 1E-130 to
-// 9.9999999999999999999999999999999999999E+125). A cursor it accepts
-// stands for exactly one position. It costs a few microseconds.
-//
-// ParseCursor checks the cursor's form only. Whether it fits the table,
-// index, partition and key condition it is used with is checked by
-// StartAfter, when the query or scan is prepared.
+// ParseCursor checks that s is a cursor QueryPage or ScanPage made and
+// returns it: for page tokens from outside, so that a malformed, truncated or
+// unknown one is an error wrapping ErrInvalidInput, answered before anything
+// is sent. It takes only the exact text this package writes, so a cursor it
+// accepts stands for one position; the empty string is refused (pass no
+// StartAfter to start). It checks the form only; StartAfter checks the fit
+// with the query. It costs a few microseconds. Rules:
+// docs/calls.md#parsecursor.
 func ParseCursor(s string) (Cursor, error) {
 	if s == "" {
 		return "", fmt.Errorf("%w: empty cursor: leave StartAfter out to start from the beginning", ErrInvalidInput)

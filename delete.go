@@ -11,26 +11,12 @@ import (
 )
 
 // Delete deletes the item with item's primary key. For a versioned type it
-// checks that the stored version is the one item holds (an unsaved item:
-// that there is no stored version, or version 0); SaveClobber deletes
-// unconditionally. A failed condition is a *ConditionError as for Save.
-// Deleting a missing unsaved item succeeds. item is not modified. ctx bounds
-// the request, including the SDK's retries and the read that settles a lost
-// answer.
-//
-// Lost answers: when an attempt got no answer (or a 5xx one), the SDK does
-// not send the delete again — a resend could delete an item someone else
-// created since (version numbers start again at 1) and was told was stored.
-// Delete reads the item instead. When it is gone and Delete's condition
-// would hold on an absent item (an unsaved holder, or SaveClobber, without
-// If), Delete succeeds: whoever deleted it, the outcome is the same.
-// Otherwise — gone (perhaps someone else's delete, of an item whose version
-// or If condition ours would have failed), or there (the same, or created
-// again) — whether the delete was applied cannot be told, and the error
-// satisfies errors.Is(err, ErrUnknownOutcome) (a *ConditionError carrying
-// what was read).
-// Delete records the SDK's attempts with a per-call middleware that clients
-// other than *dynamodb.Client may ignore.
+// checks that the stored version is item's (for an unsaved item: none, or 0);
+// SaveClobber deletes unconditionally. A failed condition is a
+// *ConditionError as for Save; deleting a missing unsaved item succeeds. A
+// lost answer is settled by a read, never a resend: Delete succeeds when the
+// outcome is the same either way, and otherwise returns ErrUnknownOutcome
+// (docs/calls.md#delete). ctx bounds the request and the settling read.
 //
 // IAM: dynamodb:DeleteItem, and dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) error {

@@ -81,7 +81,7 @@ func buildGuards(call string, guards []TxOp) ([]*txMember, error) {
 				ErrInvalidInput, call, m.kind)
 		}
 		if j, dup := items[txItemID(m)]; dup {
-			return nil, fmt.Errorf("%w: %s: GuardedBy checks %d and %d are both on table %q key %s: DynamoDB allows one operation per item in a transaction; pass one check (the same op may be given several times)",
+			return nil, fmt.Errorf("%w: %s: GuardedBy checks %d and %d are both on table %q key %s: a transaction takes one operation per item; pass one check",
 				ErrInvalidInput, call, j, i, m.table, formatKey(m.key))
 		}
 		items[txItemID(m)] = i
@@ -133,7 +133,7 @@ func checkGuardedItems(call string, members []*txMember) error {
 	seen := map[txItem]int{}
 	for i, x := range members {
 		if j, dup := seen[txItemID(x)]; dup {
-			return fmt.Errorf("%w: %s: members %d and %d of its transaction are both on table %q key %s: a GuardedBy check must be on another item than the write's, and on another than each other check's",
+			return fmt.Errorf("%w: %s: members %d and %d of its transaction are both on table %q key %s: put each GuardedBy check on an item of its own",
 				ErrInvalidInput, call, j, i, x.table, formatKey(x.key))
 		}
 		seen[txItemID(x)] = i

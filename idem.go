@@ -49,24 +49,14 @@ const (
 	idemOldPH  = ":iko"
 )
 
-// IdempotencyKey makes an Update or Add apply its change exactly once for
-// key, however often the call is run: after ErrUnknownOutcome, after a
-// crash of the caller, through another Table value or process. A run that
-// finds key among the item's last IdempotencyWindow keys calls no function,
-// writes nothing and returns the item as stored — what the first run
-// stored, unless other writes came after it. The key (1 to
-// MaxIdempotencyKeyLen bytes of UTF-8) is the caller's id of the change: an
-// event id, a request id.
-//
-// Cost: the write carries the window (up to 64 keys) and is conditioned on
-// it; concurrent keyed writes of one item conflict and retry (Update with
-// the item the conflict carries; Add too, where it otherwise never
-// conflicts), and an Add through a Table that has not seen the item's
-// window yet sends a second request. Only Update (without GuardedBy) and
-// Add take it. What other writes do to the window is in
-// docs/idempotency.md: the library's UpdateItem writes keep it, Update with
-// SavePut and Save with SavePut carry it over, Delete, batch puts and
-// transactions with SavePut do not.
+// IdempotencyKey makes an Update or Add apply its change once for key (1 to
+// MaxIdempotencyKeyLen bytes of UTF-8: an event or request id), however often
+// the call runs — after ErrUnknownOutcome, a crash, in another process. A run
+// that finds key among the item's last IdempotencyWindow keys writes nothing
+// and returns the item as stored. Cost: the write carries the window (up to
+// 64 keys) and is conditioned on it, so concurrent keyed writes of one item
+// conflict and retry. Only Update (without GuardedBy) and Add take it; what
+// other writes do to the window is in docs/idempotency.md.
 func IdempotencyKey(key string) WriteOption { return idemKeyOption{key: key} }
 
 type idemKeyOption struct{ key string }

@@ -347,39 +347,15 @@ func MustExist() WriteOption { return mustExistOption{} }
 
 type mustExistOption struct{}
 
-// ChangedFrom makes Save send only what the item changes from read, the
-// whole item as stored at the version the saved item holds (as a Scan,
-// Query or GetItem of the SDK returned it without a projection, or
-// ConditionError.Item; an attribute a projection left out and the item
-// lacks is left as stored, not removed): the attributes
-// whose encoding differs from read's are SET, those read holds and the
-// item does not are REMOVEd, and the version and the write token are
-// written as always. The write is still conditioned on the version (and on
-// the If conditions), and on the incarnation read: the write token read is
-// still stored (none, when read holds none), so that over an item deleted
-// and created again since it was read — its version starting again at 1 —
-// it is a version conflict (ErrVersionConflict, the stored item riding
-// along), not the old item's changes written onto the new one. A lost
-// answer is settled by the write token as any Save's. A smaller request:
-// DynamoDB does less per write.
-//
-// It is sound when the stored item at that version holds what read holds,
-// in the attributes the type models: true when every writer moves the
-// version with every write, as the mapper does, and read was read at that
-// version (an eventually consistent read too: a version names one state).
-// An attribute another writer changed without moving the version, and that
-// the item does not change, is left as stored, where a plain Save would
-// write it over; an item created again by a writer that stores no write
-// token, over a read without one, is not told apart (see "Lost responses
-// and incarnations" in docs/mapper.md).
-//
-// Only a Save with SaveUpdate (the default) of a type with a version
-// attribute, of an item holding a version (saved), takes it; read must hold
-// the item's key and version. Anything else — another save behaviour, an
-// unversioned type or an unsaved item, another key or version, a nil read;
-// Delete, Add, Update (which knows the stored item itself), transactions,
-// GuardedBy, batches — is refused with ErrInvalidInput before anything is
-// sent. read is not modified (its values may be shared with the request).
+// ChangedFrom makes Save send only what the item changes from read, the item
+// as stored at the version the item holds (from a Scan, Query, GetItem or
+// ConditionError.Item): changed attributes are SET, dropped ones REMOVEd. The
+// write is still conditioned on the version, the If conditions and the write
+// token read, so an item deleted and created again since is a version
+// conflict. It is sound when every writer moves the version with each write.
+// Only a SaveUpdate Save of a saved item of a versioned type takes it; the
+// rest is refused with ErrInvalidInput. read is not modified. Rules:
+// docs/calls.md#changedfrom.
 func ChangedFrom(read map[string]types.AttributeValue) WriteOption {
 	return changedFromOption{read: read}
 }

@@ -52,22 +52,12 @@ type queryOptions struct {
 	segmented  bool
 }
 
-// Filter adds a filter condition: DynamoDB reads the items the key
-// condition selects (or, for a scan, every item) and returns only those for
-// which cond holds. Several Filter options are ANDed together. Filtered-out
-// items still cost read capacity and count toward PageSize, but not toward
-// Limit.
-//
-// Values in cond are marshaled by the expression package with the default
-// attributevalue options, not the mapper's: pass types.AttributeValue values
-// where that matters. As with If, values compared with javabool and javadate
-// attributes, and with attributes of text types, are sent as those
-// attributes are stored (or refused with ErrInvalidInput), and expression.Name("a.b") names a top-level attribute
-// "a.b" of the type when it has no attribute "a" (else use
-// expression.NameNoDotSplit). An ordering comparison (<, <=, >, >=,
-// BETWEEN) of an attribute of a text type with anything but a string is
-// refused with ErrInvalidInput: DynamoDB would compare the texts, not the
-// values (see "Text types" in docs/mapper.md).
+// Filter adds a filter condition: DynamoDB returns only the items read for
+// which cond holds; several are ANDed. Filtered-out items still cost read
+// capacity and count toward PageSize, not Limit. Values compared with
+// javabool, javadate and text-type attributes are sent as those are stored,
+// and an ordering comparison of a text-type attribute with a non-string is
+// refused with ErrInvalidInput. Rules: docs/calls.md#filter.
 func Filter(cond expression.ConditionBuilder) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.filters = append(o.filters, cond) })
 }
@@ -112,24 +102,13 @@ func Descending() QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.descending = true })
 }
 
-// StartAfter resumes a query or scan after the position c, a Cursor that
-// QueryPage or ScanPage returned for the same query or scan (same table,
-// index and segment; the key condition and filter are the caller's to keep
-// the same). The empty Cursor means the start, so a page handler can pass
-// its client's token through unchanged.
-//
-// Before anything is sent, the cursor is checked against the table's key
-// schema and the call, as DynamoDB would check its ExclusiveStartKey, and
-// refused with ErrInvalidInput (a client error, never a 400 from DynamoDB)
-// when it is malformed (see ParseCursor); when it was made for another index
-// or segment; when it lacks a key attribute or holds one too many (the
-// table's key, plus the index's when the tags declare the index); when an
-// attribute T models has another type (S, N or B) than T's field stores;
-// and, for a query, when it lies in another partition than the key
-// condition's, or its sort key is not one the key condition selects. A scan
-// takes a cursor of any partition. For an index the tags do not declare,
-// only the table's key attributes and their types are checked.
-// ParallelScan refuses StartAfter: it has one position per segment.
+// StartAfter resumes a query or scan after c, a Cursor QueryPage or ScanPage
+// returned for the same table, index and segment; the empty Cursor means the
+// start. Before anything is sent the cursor is checked as DynamoDB checks an
+// ExclusiveStartKey — its form (ParseCursor), its index and segment, its key
+// attributes and their types, and for a query that it lies in the key
+// condition's partition and range — and refused with ErrInvalidInput.
+// ParallelScan refuses it. Rules: docs/calls.md#startafter.
 func StartAfter(c Cursor) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) { o.start = c })
 }
@@ -172,58 +151,32 @@ type listing struct {
 	tel      *telemetry.T
 }
 
-// Query reads the items that key selects, in sort key order (see
-// Descending), across as many pages as it takes: key must fix the partition
-// key with Equal and may narrow the sort key, e.g.
+// Query reads the items key selects, in sort key order, across as many pages
+// as it takes; key fixes the partition key with Equal and may narrow the sort
+// key:
 //
 //	expression.Key("ISBN").Equal(expression.Value("978-0")).
 //		And(expression.Key("part").Between(expression.Value(1), expression.Value(9)))
 //
-// Nothing is sent until the iterator is used; each use runs the query again
-// from the start (or from StartAfter), and pages are fetched as the loop
-// needs them. An error — a refused option or key condition, a failed
-// request — is yielded once as (zero, err), after which the iterator
-// stops. An item that does not decode into T (another writer stored a
-// field with another type) is yielded as (zero, err), err an
-// *ItemDecodeError naming it by its key, and the iteration goes on, as
-// QueryPage returns a page's other items: a loop that stops at any error
-// stops there, one that skips errors loses no item unseen (Limit counts the
-// item as read). ctx bounds the whole iteration,
-// including the SDK's retries. The key condition is checked against the
-// key schema before anything is sent; see docs/mapper.md, "Queries", for
-// what is refused and how values (text types among them) are encoded.
+// Nothing is sent until the iterator runs; pages are fetched as the loop
+// needs them. An error is yielded once and ends it; an item that does not
+// decode is yielded as an *ItemDecodeError and the loop goes on. The key
+// condition is checked before sending (docs/mapper.md, "Queries").
 //
-// IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the
-// index (arn:…:table/T/index/N).
+// IAM: dynamodb:Query on the table, or with Index on the index.
 func (t *Table[T]) Query(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) iter.Seq2[T, error] {
 	return t.iterate(ctx, t.prepare(opQuery, &key, opts))
 }
 
-// QueryPage reads one page of the items that key selects (see Query) and
-// returns them with the Cursor after the last one. Pass the cursor to
-// StartAfter to read the next page; the empty Cursor means there are no more
-// items. A non-empty cursor does not promise more: the next page may be
-// empty (with an empty cursor).
+// QueryPage reads one page of the items key selects (see Query) and returns
+// them, a new non-nil slice, with the Cursor after the last one; pass it to
+// StartAfter for the next page (empty: no more items). With Limit(n) a page
+// holds up to n items, fetched in as many requests as it takes, the cursor
+// exactly after the last; without it a page is one DynamoDB page. Items that
+// do not decode are named in a *PageDecodeError returned with the others and
+// the cursor. ctx bounds the requests. Details: docs/calls.md#querypage.
 //
-// With Limit(n), a page holds up to n items: QueryPage sends requests until
-// it has n items or the results end, asking DynamoDB each time for no more
-// than it still needs, so the cursor is exactly after the last item
-// returned and paging never skips or repeats an item. With a Filter that
-// matches few items that can take many requests; ctx bounds them all.
-// Without Limit a page is one DynamoDB page (PageSize items evaluated, or
-// 1 MB), which a Filter may leave empty while the cursor moves on.
-//
-// On success the items are a new, non-nil slice (possibly empty). ctx bounds
-// the requests, including the SDK's retries.
-//
-// Items that do not decode into T (another writer stored a field with
-// another type) do not take the page with them: the error is then a
-// *PageDecodeError naming each by its key, returned with the page's other
-// items and the cursor after the page (Limit counts them as read), so
-// that a caller can report them and read on — or stop, as at any error.
-//
-// IAM: dynamodb:Query on the table (arn:…:table/T), or with Index on the
-// index (arn:…:table/T/index/N).
+// IAM: dynamodb:Query on the table, or with Index on the index.
 func (t *Table[T]) QueryPage(ctx context.Context, key expression.KeyConditionBuilder, opts ...QueryOption) ([]T, Cursor, error) {
 	return t.page(ctx, t.prepare(opQueryPage, &key, opts))
 }

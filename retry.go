@@ -7,39 +7,15 @@ import (
 	"time"
 )
 
-// RetryPolicy says how often a call that repeats a request tries, and how
-// long it waits in between. Four kinds of call repeat requests:
-//
-//   - Update calls its function again after a version conflict;
-//   - BatchLoad, BatchLoadIndexed, BatchSave and BatchDelete send again
-//     what DynamoDB left unprocessed (throttling);
-//   - WriteTx and ReadTx send a transaction again when DynamoDB cancelled it
-//     because it conflicted with another one (TransactionConflict), and
-//     Transact also runs its function again when what it read changed;
-//   - CreateTable polls DescribeTable until the table is ACTIVE.
-//
-// The n-th retry (n = 1, 2, ...) waits a random duration in
-// [0, min(BackoffMax, BackoffBase·2ⁿ⁻¹)) ("full jitter"), so that callers
-// that collided do not collide again in step.
-//
-// A zero field takes its default, which depends on the kind of call (a zero
-// BackoffMax with a BackoffBase above the default BackoffMax is BackoffBase):
-//
-//	                  MaxAttempts   BackoffBase   BackoffMax
-//	Update            100           2 ms          100 ms
-//	batches           100           2 ms          100 ms
-//	WriteTx, ReadTx   8             10 ms         500 ms
-//	Transact          100           2 ms          100 ms
-//	table polling     no bound      20 ms         1 s
-//
-// ctx bounds every call in any case, the waits included. A policy with a
-// negative field, or a BackoffMax below BackoffBase, is refused with an
-// error wrapping ErrInvalidInput before anything is sent.
-//
-// A policy is given with WithRetry: to NewMapper, for the Update, batch and
-// transaction calls of every Table of the mapper, and to a single batch,
-// transaction or CreateTable call, for that call (its zero fields then take
-// the mapper's values, and those the defaults).
+// RetryPolicy says how often a call that repeats a request tries — Update
+// after a version conflict, the batch calls after unprocessed items, WriteTx,
+// ReadTx and Transact after a transaction conflict, CreateTable polling — and
+// how long it waits: the n-th retry waits a random duration in
+// [0, min(BackoffMax, BackoffBase·2ⁿ⁻¹)). A zero field takes the call's
+// default (Update, batches, Transact: 100 attempts, 2 ms to 100 ms; WriteTx,
+// ReadTx: 8, 10 ms to 500 ms; table polling: no bound, 20 ms to 1 s). Give it
+// with WithRetry to NewMapper or to one call; a negative field, or BackoffMax
+// below BackoffBase, is refused. Details: docs/calls.md#retrypolicy.
 type RetryPolicy struct {
 	// MaxAttempts bounds the requests (or, for Update, the writes) in all,
 	// the first one included. 1 means no retry.

@@ -18,26 +18,15 @@ import (
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
-// Save writes item and returns the saved copy: item with its new version
-// (for SaveUpdateSkipNulls, SaveAppendSet and SaveClobber, the whole item as
-// stored after the write). item itself is never modified.
-//
-// For a versioned type, an unsaved item (version zero or nil) is written as
-// the first version on condition that the stored item has no version (or
-// version 0, or NULL, as other writers leave); an item holding version v is
-// written as v+1 (v plus the field's versionstep) on condition that the
-// stored version is v. When a condition fails, the error is a
-// *ConditionError wrapping ErrVersionConflict or ErrConditionFailed (an If
-// condition), carrying the stored item (Table.Current). SaveClobber writes
-// without a version condition; see docs/mapper.md, "Save behaviours".
-//
-// A write whose answer was lost is settled by a read, never sent again
-// blindly: Save succeeds when its own write is found, and otherwise returns
-// an error satisfying errors.Is(err, ErrUnknownOutcome) — see the package
-// doc, "Lost responses and incarnations". Bad input (a nil item, an unset
-// key, an item over 400 KB) is refused before anything is sent, with an
-// error wrapping ErrInvalidInput. ctx bounds the request, including the
-// SDK's retries and the settling read.
+// Save writes item and returns the saved copy: item with its new version (for
+// SaveUpdateSkipNulls, SaveAppendSet and SaveClobber, the item as stored);
+// item is never modified. For a versioned type an unsaved item is written on
+// condition that no version is stored, an item holding version v as v+1 on
+// condition that v is; a failed condition is a *ConditionError wrapping
+// ErrVersionConflict or ErrConditionFailed, carrying the stored item. A lost
+// answer is settled by a read, never a blind resend (ErrUnknownOutcome when
+// it cannot be told). Bad input is refused with ErrInvalidInput before
+// sending. Rules: docs/mapper.md, "Versions" and "Save behaviours".
 //
 // IAM: dynamodb:UpdateItem (dynamodb:PutItem with SavePut), and
 // dynamodb:GetItem to settle a lost answer.
@@ -240,7 +229,7 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 		case ce.FoundVersion > t.p.MaxVersion-t.p.VerStep:
 			ce.full = fmt.Sprintf("field %s (%s) holds at most %d, and the version advances by %d: %s", f.GoName, f.Type, t.p.MaxVersion, t.p.VerStep, s.Widen())
 		case ce.FoundVersion < 0:
-			ce.full = fmt.Sprintf("a negative version, which no write of a %s holds or advances (it would store 0, unsaved, or another negative version): store a version of 0 or more there (or remove the attribute, which makes the item unsaved) with a write of your own", s.Type)
+			ce.full = fmt.Sprintf("a negative version, which no write of a %s holds or advances: store a version of 0 or more there, or remove the attribute, with a write of your own", s.Type)
 		}
 	}
 	return ce
@@ -287,7 +276,7 @@ func storedNulls(err error, attrs []string, prev map[string]bool, zeroVersion st
 // replaced NULLs under every attempt.
 func nullsKeptChanging(err error, attempts int) {
 	if ce, ok := asConditionError(err); ok && ce.Err == ErrConditionFailed && ce.reason == "" {
-		ce.reason = fmt.Sprintf("another writer kept storing or replacing NULLs in the attributes this write changes without reading them (%d attempts, each conditioned on the NULLs the last one found): try again", attempts)
+		ce.reason = fmt.Sprintf("another writer kept storing or replacing NULLs in the attributes this write changes (%d attempts, each on the NULLs the last found): try again", attempts)
 	}
 }
 
@@ -421,7 +410,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 	}
 	if iw != nil && iw.next != nil {
 		if r.size += len(IdempotencyAttribute) + av.Size(iw.next); r.size > maxItemSize {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes with its window of idempotency keys, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3) and keep a reference",
+			return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes with its idempotency window, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3)",
 				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), r.size)
 		}
 	}

@@ -10,28 +10,16 @@ import (
 	"github.com/ddbkit/dynamo/internal/plan"
 )
 
-// ParallelScan scans the whole table (or Index) as segments concurrent
-// segment scans, one goroutine each (Segment and TotalSegments in DynamoDB's
-// terms), and yields every item exactly once, in no particular order.
-// segments is 1 to 1,000,000; a few per core of the consumer, or one per
-// 2–3 GB of table, is a good start.
+// ParallelScan scans the table (or Index) as segments concurrent segment
+// scans (1 to 1,000,000; a few per consumer core is a good start) and yields
+// every item once, in no order. At most one decoded page per segment waits
+// for the consumer. Limit bounds the items in total; PageSize, Filter, Index
+// and ConsistentRead apply per segment; Segment and StartAfter are refused.
+// Errors are yielded as by Scan. When the loop ends the iterator cancels what
+// is in flight and returns after every goroutine it started has exited.
+// Details: docs/calls.md#parallelscan.
 //
-// Each goroutine decodes its pages and hands them over one at a time, so at
-// most one decoded page per segment waits for the consumer. Limit bounds the
-// items yielded in total; PageSize, Filter, Index and ConsistentRead apply
-// to every segment; Segment and StartAfter are refused (use Scan or ScanPage
-// with Segment to run or page through one segment yourself).
-//
-// Like Scan, nothing is sent until the iterator is used, an error is
-// yielded once as (zero, err), after which the iterator stops, and an item
-// that does not decode into T is yielded as (zero, *ItemDecodeError) and
-// the scan goes on (Limit counts it as read). When the loop
-// ends — all segments done, a break, Limit reached, an error, or ctx done —
-// the iterator cancels the requests still in flight and returns only after
-// every goroutine it started has exited. ctx bounds the whole scan.
-//
-// IAM: dynamodb:Scan on the table (arn:…:table/T), or with Index on the
-// index (arn:…:table/T/index/N).
+// IAM: dynamodb:Scan on the table, or with Index on the index.
 func (t *Table[T]) ParallelScan(ctx context.Context, segments int, opts ...QueryOption) iter.Seq2[T, error] {
 	l := t.prepare(opParallelScan, nil, opts)
 	if l.err == nil {

@@ -267,7 +267,7 @@ func (t *table) textCoders(c *codec.Struct) error {
 			why = "the mapper hands this type to attributevalue whole (it has an embedded pointer to an unexported struct, or a DynamoDB encoding of its own)"
 		}
 		if r.Clash != nil {
-			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which stores text types as text only with options (UseEncodingMarshalers) with which it would store %s at %q otherwise (time.Time as text; a type with a pointer-receiver MarshalText in a map value by its kind; an unnamed struct wrapping a text type, such as struct{ netip.Addr }, it writes as text but cannot read back): drop those mapper options, declare a named type for an unnamed wrapper, or give %s a MarshalDynamoDBAttributeValue and UnmarshalDynamoDBAttributeValue",
+			return fail(fmt.Sprintf("%s at %q is stored as text (S), but %s, which would store %s at %q otherwise: drop those options, or give %s DynamoDB marshalers (docs/mapper.md, \"Text types\")",
 				r.Text, r.TextPath, why, r.Clash, r.ClashPath, r.Text))
 		}
 		t.avEnc, t.avDec = t.m.encText, t.m.decText
@@ -491,7 +491,7 @@ func (t *Table[T]) decodeWritten(op string, allNew map[string]types.AttributeVal
 		return out, nil
 	}
 	// err names a version that is not a whole number (decodeError).
-	return out, fmt.Errorf("dynamo: %s table %q key %s: the write was applied, but the item as stored after it does not decode; do not send the write again: repair the item with a write of your own: %w",
+	return out, fmt.Errorf("dynamo: %s table %q key %s: the write was applied but the stored item does not decode; do not resend it: repair the item with a write of your own: %w",
 		op, t.name, formatKey(t.pickKey(allNew)), err)
 }
 

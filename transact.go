@@ -138,23 +138,16 @@ func (tx *Tx) Run() int {
 }
 
 // Transact runs fn and commits what it did as one serializable transaction:
-// the items fn wrote, on condition that every item fn read — through
-// Table.In(tx) and Tx.Prefetch, on any tables — is still as fn read it.
-// When one of them changed, nothing is written and fn runs again on the
-// items as they are now. Transact returns nil once a run committed, and
-// fn's error as is when fn fails (nothing of that run is written). fn may
-// run several times, and may see items that never existed together in a run
-// that then does not commit: it must have no side effects. ctx bounds the
-// whole call; WithRetry (here or on NewMapper) bounds the runs.
+// the items fn wrote, on condition that every item fn read (through
+// Table.In(tx) and Tx.Prefetch) is still as read. When one changed, nothing
+// is written and fn runs again. It returns nil once a run committed, or fn's
+// error as is. fn may run several times and see items that never existed
+// together in a run that does not commit: it must have no side effects. With
+// GuardedBy every commit carries the checks given. Rules: docs/mapper.md,
+// "Transactions as a function".
 //
-// What fn sees, how a run commits, retries, lost answers and limits are in
-// docs/mapper.md, section "Transactions as a function". With
-// GuardedBy (here or on a Save or Delete in fn), every commit carries the
-// checks given, and a failed check ends Transact with its *TxError.
-//
-// IAM: dynamodb:GetItem (reads, Prefetch), dynamodb:UpdateItem (Save;
-// dynamodb:PutItem with SavePut), dynamodb:DeleteItem and
-// dynamodb:ConditionCheckItem on the tables used.
+// IAM: dynamodb:GetItem, dynamodb:UpdateItem (PutItem with SavePut),
+// dynamodb:DeleteItem and dynamodb:ConditionCheckItem on the tables used.
 func (m *Mapper) Transact(ctx context.Context, fn func(tx *Tx) error, opts ...TxOption) (err error) {
 	ctx, c := m.begin(ctx, "Transact", "")
 	defer c.endp(&err) // also when fn panics
@@ -179,7 +172,7 @@ func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxO
 	case m.client == nil:
 		return fmt.Errorf("%w: Transact on a Mapper that has no client: create it with dynamo.NewMapper(client)", ErrInvalidInput)
 	case o.tokenSet:
-		return fmt.Errorf("%w: Transact with WithRequestToken: each commit Transact sends needs a request token of its own, which Transact makes; to resend one fixed transaction under your token, use WriteTx", ErrInvalidInput)
+		return fmt.Errorf("%w: Transact with WithRequestToken: each commit needs a token of its own, which Transact makes; to resend one fixed transaction under yours, use WriteTx", ErrInvalidInput)
 	}
 	cache := map[txItem]txnCached{}
 	snaps := 0
@@ -269,8 +262,8 @@ func (tx *Tx) entry(table string, key map[string]types.AttributeValue, p *plan.P
 		return e, nil
 	}
 	if len(tx.order) >= MaxTxItems {
-		return nil, tx.fail(fmt.Errorf("%w: Transact: the function touched more than %d items (MaxTxItems) in one run: DynamoDB takes at most %d members in a transaction, and each item read or written is one; split the work",
-			ErrInvalidInput, MaxTxItems, MaxTxItems))
+		return nil, tx.fail(fmt.Errorf("%w: Transact: the function touched more than %d items (MaxTxItems) in one run, each item read or written a member of the transaction: split the work",
+			ErrInvalidInput, MaxTxItems))
 	}
 	e := &txnEntry{id: id, table: table, key: key, plan: p, decode: decode}
 	if c, ok := tx.cache[id]; ok {
@@ -380,7 +373,7 @@ func (e *txnEntry) checkMember() (*txMember, error) {
 	} else {
 		pc = p.BuildPutCond(held, false, nil, &plan.Basis{Item: e.raw})
 		if len(pc.Cond) > schema.MaxExprLen {
-			return nil, fmt.Errorf("%w: Transact: the check that table %q key %s is unchanged names every attribute %s models and is %d bytes, over DynamoDB's 4 KB limit for an expression: add a version attribute, whose write token pins the item instead",
+			return nil, fmt.Errorf("%w: Transact: the check that table %q key %s is unchanged names every attribute %s models, %d bytes, over the 4 KB expression limit: add a version attribute",
 				ErrInvalidInput, e.table, formatKey(e.key), p.S.Type, len(pc.Cond))
 		}
 	}

@@ -68,7 +68,7 @@ func (tx *Tx) build() (*dynamodb.TransactWriteItemsInput, []*txMember, []*txnEnt
 	}
 	for _, mem := range gs {
 		if _, dup := tx.entries[txItemID(mem)]; dup {
-			return nil, nil, nil, fmt.Errorf("%w: Transact: a GuardedBy check is on table %q key %s, which the function read or wrote: DynamoDB allows one operation per item in a transaction; check another item",
+			return nil, nil, nil, fmt.Errorf("%w: Transact: a GuardedBy check is on table %q key %s, which the function read or wrote: a transaction takes one operation per item; check another item",
 				ErrInvalidInput, mem.table, formatKey(mem.key))
 		}
 		members = append(members, mem)
@@ -123,7 +123,7 @@ func (m *Mapper) sendTx(ctx context.Context, o txOptions, call string, in *dynam
 			return false, err
 		}
 		if round >= maxResends || o.retry.wait(ctx, round+1) != nil {
-			return true, fmt.Errorf("dynamo: %s: %w: the transaction may have been applied, and %d resends under its request token did not settle it; it is not built again (nor a function run again), which could apply its change twice: read the items to find out: %w",
+			return true, fmt.Errorf("dynamo: %s: %w: the transaction may have been applied, and %d resends under its token did not settle it; it is not run again: read the items to find out: %w",
 				call, ErrUnknownOutcome, round, err)
 		}
 	}

@@ -117,23 +117,12 @@ type TxSave[T any] struct {
 }
 
 // TxSave returns a member of a write transaction (Mapper.WriteTx) that saves
-// item the way Table.Save does: for a versioned type, an unsaved item is
-// written as the first version (1 unless versionstart says otherwise) on
-// condition that no version is stored, an item holding version v as v+1 (v
-// plus the versionstep) on condition that v is stored, and the write token
-// is stored as well. If conditions are ANDed with the version condition.
-// item is not modified; when T is a pointer, the struct is read when WriteTx
-// builds the request.
-//
-// Of the save behaviours, SaveUpdate (the default) and SavePut are allowed.
-// SaveUpdateSkipNulls, SaveAppendSet and SaveClobber are refused by WriteTx
-// with ErrInvalidInput: their saved copy is the item as stored after the
-// write (for SaveClobber even the version is chosen by DynamoDB), and a
-// transaction returns no items, so the copy could only be guessed or read
-// afterwards, when someone else may have written. Save such items with
-// Table.Save, or load them and use SaveUpdate.
-//
-// Nothing is sent until WriteTx.
+// item as Table.Save does, with its version condition and write token; If
+// conditions are ANDed with the version condition. Only SaveUpdate and
+// SavePut are allowed: the other behaviours' saved copy is the item as stored,
+// which a transaction does not return. item is not modified; a pointer's
+// struct is read when WriteTx builds the request. Nothing is sent until
+// WriteTx.
 func (t *Table[T]) TxSave(item T, opts ...WriteOption) *TxSave[T] {
 	return &TxSave[T]{t: t, item: item, opts: append([]WriteOption(nil), opts...)}
 }
@@ -320,25 +309,17 @@ func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	return m, nil
 }
 
-// WriteTx writes ops — saves, deletes and condition checks on up to
-// MaxTxItems items of any tables — in one TransactWriteItems: all of them or
-// none. Each member checks versions as the single-item call does. After
-// success, each TxSave's Saved returns its saved copy. When a member's
-// condition fails, nothing is written and the error is a *TxError that
-// satisfies errors.Is(err, ErrVersionConflict) or ErrConditionFailed and
-// names each failing member (TxError.Failure). An error after an attempt
-// that may have been applied satisfies errors.Is(err, ErrUnknownOutcome):
-// resend the same members with the same request token (WithRequestToken)
-// to settle it. Bad input is refused before anything is sent, with an error
-// wrapping ErrInvalidInput. ctx bounds the whole call, retries and backoff
-// included.
+// WriteTx writes ops — saves, deletes and checks on up to MaxTxItems items of
+// any tables — in one TransactWriteItems: all or none, each member checking
+// versions as its single-item call does. After success each TxSave's Saved
+// returns its copy. A failed condition is a *TxError naming each failing
+// member; an error after an attempt that may have been applied satisfies
+// errors.Is(err, ErrUnknownOutcome): resend with the same WithRequestToken to
+// settle it. ctx bounds the whole call. Rules: docs/mapper.md, "Write
+// transactions".
 //
-// docs/mapper.md, "Write transactions", says how requests are sent,
-// retried and settled, what is refused, and how GuardedBy adds its checks.
-//
-// IAM: transactions have no action of their own; each member needs, on its
-// table, dynamodb:UpdateItem (TxSave; dynamodb:PutItem with SavePut),
-// dynamodb:DeleteItem (TxDelete) or dynamodb:ConditionCheckItem (TxCheck).
+// IAM: per member, on its table, dynamodb:UpdateItem (TxSave; PutItem with
+// SavePut), dynamodb:DeleteItem (TxDelete) or dynamodb:ConditionCheckItem.
 func (m *Mapper) WriteTx(ctx context.Context, ops []TxOp, opts ...TxOption) error {
 	ctx, c := m.begin(ctx, "WriteTx", "")
 	c.noteItems(len(ops))
@@ -432,7 +413,7 @@ func writeTxMembers(ops []TxOp, o txOptions) ([]*txMember, error) {
 	for j, mem := range gs {
 		i := len(ops) + j
 		if k, dup := seen[txItemID(mem)]; dup {
-			return nil, fmt.Errorf("%w: WriteTx members %d and %d (a GuardedBy check) are both on table %q key %s: DynamoDB allows one operation per item in a transaction; check another item, or leave the check out",
+			return nil, fmt.Errorf("%w: WriteTx members %d and %d (a GuardedBy check) are both on table %q key %s: a transaction takes one operation per item; check another item",
 				ErrInvalidInput, k, i, mem.table, formatKey(mem.key))
 		}
 		seen[txItemID(mem)] = i

@@ -72,22 +72,14 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 	return te, retry
 }
 
-// TxError is the error of a transaction DynamoDB cancelled (a
-// TransactionCanceledException), or that stayed in conflict with other
-// transactions after every attempt. Nothing was written — except when it
-// also satisfies errors.Is(err, ErrUnknownOutcome): an attempt got no answer,
-// or the last one found a transaction under the same request token still in
-// progress, so it may have been applied.
-//
-// It satisfies errors.Is(err, ErrVersionConflict) when some member's version
-// check failed, and errors.Is(err, ErrConditionFailed) when some member's If
-// condition failed while its version matched, and errors.Is(err,
-// ErrInvalidInput) when DynamoDB refused a member's write as leaving its item
-// over 400 KB (a ValidationError only DynamoDB can tell: the stored
-// attributes the type does not model count too), as Save reports it.
-// errors.As finds no *ConditionError in it on purpose — the members may be
-// of different tables; take a member's from Failure(i).Err and decode it
-// with that member's Table.Current.
+// TxError is the error of a transaction DynamoDB cancelled, or that stayed in
+// conflict after every attempt. Nothing was written unless it also satisfies
+// errors.Is(err, ErrUnknownOutcome). It satisfies ErrVersionConflict when a
+// member's version check failed, ErrConditionFailed when a member's If
+// failed, and ErrInvalidInput when DynamoDB refused a member as over 400 KB.
+// It holds no *ConditionError for errors.As (members may be of different
+// tables): take Failure(i).Err and decode it with that member's
+// Table.Current. Details: docs/calls.md#txerror.
 type TxError struct {
 	// Failures lists the members that failed, in member order.
 	Failures []TxFailure

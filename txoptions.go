@@ -33,21 +33,13 @@ type txOptions struct {
 }
 
 // WithRequestToken makes a write transaction idempotent under token (1 to 36
-// characters), DynamoDB's ClientRequestToken: for 10 minutes after it first
-// succeeded, a transaction sent again with the same token and the same
-// members succeeds without writing anything. The same token with different
-// members is refused by DynamoDB (IdempotentParameterMismatchException);
-// after 10 minutes the token is forgotten and a resent transaction is a new
-// one, whose version checks then fail if it was applied.
-//
-// Use one token per logical transaction, e.g. derived from a job or message
-// ID, and resend with it when you do not know whether an earlier WriteTx
-// succeeded (a crash, a timeout). The write tokens the members store are
-// derived from the request token, table and key, so members built again
-// from the same values make the same request: the ops need not be kept.
-//
-// Without this option WriteTx uses a random token of its own, which still
-// makes its own retries and the SDK's idempotent.
+// characters, DynamoDB's ClientRequestToken): for 10 minutes after it first
+// succeeded, the same members sent again with it succeed without writing;
+// other members are refused by DynamoDB. Use one token per logical
+// transaction (a job or message id) and resend with it when unsure whether a
+// WriteTx succeeded; the members' write tokens derive from it, so the ops can
+// be built again. Without it WriteTx uses a random token of its own.
+// Details: docs/calls.md#withrequesttoken.
 func WithRequestToken(token string) TxOption {
 	return txOptionFunc(func(o *txOptions) { o.token, o.tokenSet = token, true })
 }

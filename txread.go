@@ -76,22 +76,14 @@ func (g *TxGet[T]) txRead() (*txGetMember, error) {
 }
 
 // ReadTx reads the items of gets — up to MaxTxItems, of any tables — in one
-// TransactGetItems: a serializable snapshot, none of them changed by a write
-// transaction half-way. After success, each TxGet's Item returns what it
-// read; a missing item is reported there (false), not as an error.
+// TransactGetItems, a serializable snapshot; after success each TxGet's Item
+// returns what it read (false for a missing item). Bad input (no gets, too
+// many, a nil get or key, an unset key, an item twice) is refused with
+// ErrInvalidInput before sending. A read cancelled by a write transaction in
+// flight is sent again as the RetryPolicy allows; other cancellations are a
+// *TxError. The request goes through m's client.
 //
-// Bad input is refused before anything is sent, with an error wrapping
-// ErrInvalidInput: no gets or more than MaxTxItems, a nil get or key, an
-// unset key, two gets of the same item. A read cancelled because a write
-// transaction was in flight on its items is sent again, with jittered
-// backoff, as often as the RetryPolicy allows (see WriteTx); other cancellations are a
-// *TxError. ctx bounds the whole call, retries and backoff included.
-//
-// The request is sent through m's client, whichever Mapper the tables were
-// made with.
-//
-// IAM: dynamodb:GetItem on each member's table (transactions have no action
-// of their own).
+// IAM: dynamodb:GetItem on each member's table.
 func (m *Mapper) ReadTx(ctx context.Context, gets []TxGetOp, opts ...ReadTxOption) error {
 	ctx, c := m.begin(ctx, "ReadTx", "")
 	c.noteItems(len(gets))

@@ -9,41 +9,18 @@ import (
 )
 
 // Update is the read-modify-write loop: it reads the item with key's key
-// (strongly consistent), calls fn with it, and saves what fn returns under
-// the version it read. When the save is a version conflict it calls fn again
-// with the item the conflict carries — no extra read — after a jittered
-// exponential backoff, at most MaxAttempts times in all, as the mapper's
-// RetryPolicy says (WithRetry given to NewMapper; RetryPolicy lists the
-// defaults). It returns the saved copy.
+// (strongly consistent), calls fn with it and saves what fn returns under the
+// version read, setting only what fn changed. On a version conflict it calls
+// fn again with the item the conflict carries, after the RetryPolicy's
+// backoff. It returns the saved copy. A missing item reaches fn as key with
+// version zero, so Update creates (with MustExist: ErrNotFound). fn returning
+// ErrNoChange writes nothing; fn may run several times and must not change the
+// key. ErrConditionFailed (an If) and ErrUnknownOutcome end the loop. Calls
+// for one key through one Table are combined into one write; with GuardedBy
+// each write is a transaction with the checks. Rules: docs/calls.md#update.
 //
-// A missing item reaches fn as a T holding only key's key fields, with
-// version zero, so Update also creates; with MustExist, Update fails instead
-// with an error satisfying errors.Is(err, ErrNotFound), without calling fn.
-// When fn returns ErrNoChange, nothing is written and Update returns the
-// item as fn was given it. fn must not change the key; the version fn
-// returns is ignored. fn may be called several times and should have no
-// side effects; when it returns an error, Update stops and returns that
-// error. ctx bounds the whole loop, backoff and waiting included. An If
-// condition that fails (ErrConditionFailed) is returned at once, not
-// retried, and so is a conflict whose write may have been applied
-// (ErrUnknownOutcome), since calling fn again could apply its change twice.
-//
-// The write sets only the attributes fn changed and removes only those it
-// emptied, when the Table encodes the type itself (see docs/mapper.md,
-// "Update: one key, many callers"): its condition pins the stored item to
-// the one fn was given, so what fn left as it was is stored already.
-//
-// Calls for one key through one Table queue and are combined into one
-// write, with the outcome of running them one after another; see
-// docs/mapper.md, "Update: one key, many callers", for the rules. With
-// GuardedBy, each write goes in one transaction with the checks given (a
-// lease's Guard, say), and a failed check ends the loop with its *TxError;
-// checks it could never send (see GuardedBy) are refused with
-// ErrInvalidInput before the read, as options it does not take are.
-//
-// IAM: dynamodb:GetItem and dynamodb:UpdateItem (dynamodb:PutItem with
-// SavePut); with GuardedBy, dynamodb:ConditionCheckItem on the checked
-// items' tables.
+// IAM: dynamodb:GetItem and dynamodb:UpdateItem (PutItem with SavePut); with
+// GuardedBy, dynamodb:ConditionCheckItem on the checked items' tables.
 func (t *Table[T]) Update(ctx context.Context, key T, fn func(current T) (T, error), opts ...WriteOption) (_ T, err error) {
 	ctx, c := t.m.begin(ctx, "Update", t.name)
 	defer c.endp(&err) // also when fn panics

@@ -145,7 +145,7 @@ func decoderReads(s string, big bool) bool {
 // refuses it with this one message.
 func (t *table) heldVersionError(key map[string]types.AttributeValue) error {
 	s := t.p.S
-	return fmt.Errorf("%w: table %q key %s: version field %s.%s holds a version no write takes (negative, or over %d): versions count up from 0 (unsaved); if the item is stored so (another writer's), repair its version outside the mapper, or delete it with Delete and WithSaveBehavior(SaveClobber) from a copy whose version is 0",
+	return fmt.Errorf("%w: table %q key %s: version field %s.%s holds a version no write takes (negative, or over %d): repair it, or Delete with SaveClobber at version 0",
 		ErrInvalidInput, t.name, formatKey(key), s.Type, s.Fields[s.Version].GoName, int64(math.MaxInt64))
 }
 

@@ -283,7 +283,7 @@ func TestTextTypesDynamoDBLocal(t *testing.T) {
 // key type B, an item written with the UUID's 16 bytes) does not take the S
 // key the mapper now sends: DynamoDB refuses the request with a key type
 // mismatch rather than the mapper finding nothing, so a key of a text type
-// needs a table whose key type is S (docs/porting-from-java.md, "Text types").
+// needs a table whose key type is S (docs/porting-from-java.md, "Text types: UUIDs, addresses").
 func TestTextUUIDKeyOnOldBinaryTable(t *testing.T) {
 	db := dynamotest.Client(t)
 	name := dynamotest.KeyTable(t, db, "oldb", "id", types.ScalarAttributeTypeB, "", "")

@@ -215,7 +215,7 @@ func lostIn(t reflect.Type, seen map[reflect.Type]bool) string {
 				ft = ft.Elem()
 			}
 			if f.Anonymous && ft.Kind() == reflect.Struct && flattened(f.Tag) && (ft == timeType || IsText(ft)) && allUnexported(ft) {
-				return fmt.Sprintf("%s embeds %s next to other fields: it is stored as a map of its fields, where %s (whose fields are unexported) leaves nothing, so its value would be lost: give the field a name (e.g. At %s)", t, ft, ft, f.Type)
+				return fmt.Sprintf("%s embeds %s next to other fields, which would store it as a map of its fields, all unexported, losing it: give the field a name (e.g. At %s)", t, ft, f.Type)
 			}
 			if f.IsExported() || f.Anonymous {
 				if d := lostIn(f.Type, seen); d != "" {

@@ -311,8 +311,8 @@ func installDir() (dir string, fromEnv bool, err error) {
 			return "", false, err
 		}
 		if v != npmVersion && os.Getenv(EnvLocalDir) == "" {
-			return "", false, fmt.Errorf("dynamotest: %s=%q needs %s: set it to the absolute path of a missing or empty folder "+
-				"to install %s@%s's DynamoDB Local into (the default folder holds %s), or unset %s",
+			return "", false, fmt.Errorf("dynamotest: %s=%q needs %s: set it to a missing or empty folder (absolute) "+
+				"for %s@%s's DynamoDB Local (the default one holds %s), or unset %s",
 				EnvNPMVersion, v, EnvLocalDir, npmName, v, DefaultVersion, EnvNPMVersion)
 		}
 	}

@@ -145,6 +145,6 @@ func (p *Plan) CreatedMismatch(old map[string]types.AttributeValue, sent types.A
 	if !ok || av.Equal(stored, sent) {
 		return ""
 	}
-	return fmt.Sprintf("the stored creation time %s is %s, not the %s this write carries (a SavePut or a transaction member keeps the stored one only when the item holds it: load the item first, or leave %s zero on a new item)",
+	return fmt.Sprintf("the stored creation time %s is %s, not the %s this write carries: load the item first (a put keeps only the time it holds), or leave %s zero on a new item",
 		f.Name, schema.FormatAV(stored, 60), schema.FormatAV(sent, 60), f.GoName)
 }
