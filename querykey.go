@@ -1,0 +1,280 @@
+package dynamo
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/plan"
+	"github.com/ddbkit/dynamo/internal/schema"
+)
+
+// listingKey returns the key fields (indexes into s.fields; rng -1 when
+// none) of the table or of index, and whether they are known: an index the
+// tags do not declare has keys the mapper does not know.
+func (t *table) listingKey(index string) (hash, rng int, known bool) {
+	s := t.p.S
+	if index == "" {
+		return s.Hash, s.Range, true
+	}
+	for _, x := range s.Indexes {
+		if x.Name == index {
+			return x.Hash, x.Range, true
+		}
+	}
+	return -1, -1, false
+}
+
+// keyKind tells the DynamoDB type ('S', 'N' or 'B') the mapper writes for
+// key field f; 0 when it cannot be told without a value.
+func (t *table) keyKind(f *schema.Field) byte {
+	if f.Conv != nil {
+		return 0
+	}
+	bt := schema.DerefType(f.Type)
+	if codec.IsText(bt) {
+		return 'S' // the text MarshalText returns, whatever the type's kind
+	}
+	if !schema.HasCustomMarshaler(bt) {
+		switch bt.Kind() {
+		case reflect.String:
+			if schema.NumberLike(bt) && !f.Opts.AsString {
+				return 'N' // as fastKeyValue and the encoder write it
+			}
+			return 'S'
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+			if f.Opts.AsString {
+				return 'S'
+			}
+			return 'N'
+		}
+	}
+	at, err := t.keyAttrType(f, nil)
+	if err != nil {
+		return 0
+	}
+	return at[0]
+}
+
+// whereName names what a listing reads, for messages.
+func whereName(index string) string {
+	if index == "" {
+		return "the table itself"
+	}
+	return "index " + strconv.Quote(index)
+}
+
+// checkKeyCondition checks a Query's key condition before anything is
+// sent: every value a string of valid UTF-8, a number DynamoDB stores, or
+// binary; and, when the keys of what the query reads are known, only key
+// attributes named, each once, the partition key fixed with Equal, values
+// of the keys' types. A condition this package cannot read is left to
+// DynamoDB (nil, nil).
+func (t *table) checkKeyCondition(op, index, keyExpr string, names map[string]string, values map[string]types.AttributeValue) (*plan.KeyCond, error) {
+	on := ""
+	if index != "" {
+		on = " index " + strconv.Quote(index)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s on table %q%s: %s", ErrInvalidInput, op, t.name, on, fmt.Sprintf(format, args...))
+	}
+	terms, ok := plan.ParseKeyCondition(keyExpr, names, values)
+	if !ok {
+		return nil, nil
+	}
+	if err := plan.CheckKeyTermValues(terms, fail); err != nil {
+		return nil, err
+	}
+	kc := &plan.KeyCond{Terms: terms}
+	hash, rng, known := t.listingKey(index)
+	if !known {
+		return kc, nil
+	}
+	if err := t.placeKeyTerms(kc, index, hash, rng, fail); err != nil {
+		return nil, err
+	}
+	if err := t.checkKeyTermKinds(kc, hash, rng, fail); err != nil {
+		return nil, err
+	}
+	return kc, nil
+}
+
+// placeKeyTerms sets kc.hash and kc.rng to the terms on the fields hash
+// and rng (-1: none), the keys of index, refusing a term on another
+// attribute, two on one key, and a partition key not fixed with Equal.
+func (t *table) placeKeyTerms(kc *plan.KeyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
+	s := t.p.S
+	hashName, rngName := s.Fields[hash].Name, ""
+	if rng >= 0 {
+		rngName = s.Fields[rng].Name
+	}
+	keys := func() string { // for messages only
+		if rngName == "" {
+			return fmt.Sprintf("partition key %q", hashName)
+		}
+		return fmt.Sprintf("partition key %q, sort key %q", hashName, rngName)
+	}
+	for i := range kc.Terms {
+		kt := &kc.Terms[i]
+		var slot **plan.KeyTerm
+		switch {
+		case kt.Name == hashName:
+			slot = &kc.Hash
+		case rng >= 0 && kt.Name == rngName:
+			slot = &kc.Rng
+		default:
+			return fail("the key condition names %q, which is not a key of %s (%s)%s",
+				kt.Name, whereName(index), keys(), t.keyHint(kt.Name, index, hashName, rngName))
+		}
+		if *slot != nil {
+			return fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.Name)
+		}
+		*slot = kt
+	}
+	if kc.Hash == nil {
+		return fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
+			hashName, keys(), hashName)
+	}
+	if kc.Hash.Op != "=" {
+		return fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
+			kc.Hash.Op, hashName, hashName)
+	}
+	return nil
+}
+
+// checkKeyTermKinds checks that kc's terms compare the keys (fields hash
+// and rng) with values of the keys' types, and begins_with only strings and
+// binary.
+func (t *table) checkKeyTermKinds(kc *plan.KeyCond, hash, rng int, fail func(format string, args ...any) error) error {
+	s := t.p.S
+	for _, x := range [...]struct {
+		kt    *plan.KeyTerm
+		f     int
+		who   string
+		limit int // DynamoDB's, for a key of this role (table or index)
+	}{{kc.Hash, hash, "partition", maxPartitionKeyLen}, {kc.Rng, rng, "sort", maxSortKeyLen}} {
+		if x.kt == nil {
+			continue
+		}
+		want := t.keyKind(&s.Fields[x.f])
+		if x.kt.Op == "begins_with" && want == 'N' {
+			return fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.Name)
+		}
+		for _, v := range x.kt.Values {
+			if got := plan.KindOf(v); want != 0 && got != want {
+				return fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
+					x.who, x.kt.Name, plan.KindName(want), plan.KindName(got), plan.ShortScalar(v))
+			}
+			// DynamoDB refuses a key value over its role's limit, even a
+			// sort key value that only bounds a range ("Aggregated size of
+			// all range keys has exceeded the size limit of 1024 bytes").
+			// DynamoDB Local answers a partition value over 2048 bytes with
+			// no items instead (TestQueryKeyValueOverLimitOnDynamoDBLocal).
+			if what, _ := keyValueFault(v, x.limit, false); what != "" {
+				return fail("the key condition's value for the %s key %q %s, which DynamoDB refuses in a key condition: compare with a value of at most %d bytes (no stored key is longer)", x.who, x.kt.Name, what, x.limit)
+			}
+		}
+	}
+	return nil
+}
+
+// keyHint suggests the right attribute for name, which is not a key of
+// what the query reads.
+func (t *table) keyHint(name, index, hashName, rngName string) string {
+	for _, k := range []string{hashName, rngName} {
+		if k != "" && strings.EqualFold(name, k) {
+			return fmt.Sprintf(": did you mean %q? (attribute names are case-sensitive)", k)
+		}
+	}
+	s := t.p.S
+	if index != "" && name == s.Fields[s.Hash].Name {
+		return ": it is the table's partition key; leave out Index to query the table"
+	}
+	for _, x := range s.Indexes {
+		if !x.Local && x.Name != index && s.Fields[x.Hash].Name == name {
+			return fmt.Sprintf(": it is the partition key of index %q; add Index(%q) to query by it", x.Name, x.Name)
+		}
+	}
+	if rngName == "" {
+		return fmt.Sprintf(": name the partition key %q", hashName)
+	}
+	return fmt.Sprintf(": name the partition key %q, and optionally the sort key %q", hashName, rngName)
+}
+
+// checkExprText refuses attribute names and string values that are not
+// valid UTF-8 anywhere in a query's or scan's expressions (the filter's
+// included): the SDK would replace the invalid bytes with U+FFFD and the
+// request would compare with another value than the caller's. It refuses
+// too whatever checkCondValues refuses in an If condition.
+func (t *table) checkExprText(op string, e expression.Expression) error {
+	for _, n := range e.Names() {
+		if !utf8.ValidString(n) {
+			return fmt.Errorf("%w: %s on table %q: attribute name %q is not valid UTF-8: name attributes with valid UTF-8 text", ErrInvalidInput, op, t.name, n)
+		}
+	}
+	for _, v := range e.Values() {
+		if err := checkExprValue(v); err != nil {
+			return fmt.Errorf("%w: %s on table %q: a Filter value %v: pass valid UTF-8 text and numbers DynamoDB stores",
+				ErrInvalidInput, op, t.name, err)
+		}
+		if p := schema.BadSetValue(v); p != "" {
+			return fmt.Errorf("%w: %s on table %q: a Filter value %s", ErrInvalidInput, op, t.name, p)
+		}
+	}
+	// The rest of what an If condition's names and values are refused
+	// for (checkCondValues): names and map keys over 65535 bytes or empty,
+	// values nesting deeper than DynamoDB's limit.
+	if err := schema.CheckCondValues(e.Names(), e.Values()); err != nil {
+		return fmt.Errorf("%w: %s on table %q: in its expressions, %w", ErrInvalidInput, op, t.name, err)
+	}
+	return nil
+}
+
+// checkExprValue finds in av a string (value, map key or set element) that
+// is not valid UTF-8, which DynamoDB would silently replace, or a number
+// DynamoDB refuses, and says where.
+func checkExprValue(av types.AttributeValue) error {
+	switch a := av.(type) {
+	case *types.AttributeValueMemberS:
+		if !utf8.ValidString(a.Value) {
+			return fmt.Errorf("holds the string %.40q, which is not valid UTF-8", a.Value)
+		}
+	case *types.AttributeValueMemberN:
+		return plan.CheckNumber(a.Value)
+	case *types.AttributeValueMemberSS:
+		for _, s := range a.Value {
+			if !utf8.ValidString(s) {
+				return fmt.Errorf("holds the set element %.40q, which is not valid UTF-8", s)
+			}
+		}
+	case *types.AttributeValueMemberNS:
+		for _, s := range a.Value {
+			if err := plan.CheckNumber(s); err != nil {
+				return fmt.Errorf("holds a set element: %v", err)
+			}
+		}
+	case *types.AttributeValueMemberL:
+		for i, v := range a.Value {
+			if err := checkExprValue(v); err != nil {
+				return fmt.Errorf("[%d] %v", i, err)
+			}
+		}
+	case *types.AttributeValueMemberM:
+		for k, v := range a.Value {
+			if !utf8.ValidString(k) {
+				return fmt.Errorf("holds the map key %.40q, which is not valid UTF-8", k)
+			}
+			if err := checkExprValue(v); err != nil {
+				return fmt.Errorf("[%q] %v", k, err)
+			}
+		}
+	}
+	return nil
+}
