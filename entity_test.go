@@ -169,7 +169,7 @@ func TestEntityWritesNeverCross(t *testing.T) {
 	if _, err := orders.Save(ctx, shopOrder{PK: "C#1", SK: "Y", Kind: "customer"}); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), `entity "order"`) {
 		t.Errorf("an order whose Kind says customer: %v; want ErrInvalidInput", err)
 	}
-	if err := orders.BatchSave(ctx, []shopOrder{{PK: "C#1", SK: "Z"}}); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "dynamo.Clobber()") {
+	if err := orders.BatchSave(ctx, []shopOrder{{PK: "C#1", SK: "Z"}}); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "SaveClobber") {
 		t.Errorf("BatchSave of an entity type: %v; want ErrInvalidInput naming Clobber", err)
 	}
 }

@@ -758,7 +758,7 @@ func TestHeldVersionNoWriteTakesNamesTheFix(t *testing.T) {
 		},
 	} {
 		err := write()
-		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "version field ") || !strings.Contains(err.Error(), "SaveClobber) from a copy whose version is 0") {
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "version field ") || !strings.Contains(err.Error(), "Delete with SaveClobber at version 0") {
 			t.Errorf("%s: %v; want ErrInvalidInput naming the field and the fix", name, err)
 		}
 	}
