@@ -103,13 +103,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 		wo.conds = append(slices.Clip(wo.conds), expression.AttributeExists(hash))
 	}
 	wo.behavior = SaveClobber // no version condition: ALL_NEW, failures are ErrConditionFailed
-	var blind []string        // what Add changes without reading it (storedNulls)
-	for _, op := range delta.ops {
-		blind = append(blind, op.attr)
-	}
-	if t.p.S.Version >= 0 {
-		blind = append(blind, t.p.VersionAttr[0])
-	}
+	blind := t.addBlind(delta)
 	var once *addOnce[T] // with IdempotencyKey
 	if wo.idemSet {
 		var done map[string]types.AttributeValue
@@ -165,6 +159,19 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 		}
 		return t.decodeWritten("add to", allNew)
 	}
+}
+
+// addBlind returns the attributes an Add of delta changes without reading
+// them: its own and the version (see storedNulls).
+func (t *table) addBlind(delta Delta) []string {
+	var blind []string
+	for _, op := range delta.ops {
+		blind = append(blind, op.attr)
+	}
+	if t.p.S.Version >= 0 {
+		blind = append(blind, t.p.VersionAttr[0])
+	}
+	return blind
 }
 
 // addBound is the guard of an integer or float32 field's result: the

@@ -164,18 +164,9 @@ func setElems(f *schema.Field, elems any) (types.AttributeValue, error) {
 	if textElem != nil {
 		what = fmt.Sprintf("%s values (stored as their text) or strings", textElem)
 	}
-	rv := reflect.ValueOf(elems)
-	if elems == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Type() == schema.ByteSliceType && kind != 'B' {
-		return nil, fmt.Errorf("elements given as %T: pass a slice of %s", elems, what)
-	}
-	if codec.IsText(rv.Type()) { // one value, such as a [16]byte UUID
-		return nil, fmt.Errorf("elements given as one %s: pass a slice, []%s{v}", rv.Type(), rv.Type())
-	}
-	if rv.Type() == schema.ByteSliceType { // one binary value
-		return nil, fmt.Errorf("elements given as one []byte: pass a [][]byte")
-	}
-	if rv.Len() == 0 {
-		return nil, fmt.Errorf("no elements: DynamoDB has no empty sets; pass at least one")
+	rv, err := setElemsArg(elems, kind, what)
+	if err != nil {
+		return nil, err
 	}
 	numElem := numberElem(f, kind)
 	out := make([]string, 0, rv.Len())
@@ -204,24 +195,9 @@ func setElems(f *schema.Field, elems any) (types.AttributeValue, error) {
 			}
 			out = append(out, e.String())
 		case kind == 'N' && (e.CanInt() || e.CanUint() || e.CanFloat() || schema.NumberLike(e.Type())):
-			if schema.NumberLike(e.Type()) { // attributevalue.Number, json.Number: a number as text
-				text := e.String()
-				if p := av.Problem(text); p != "" {
-					return nil, fmt.Errorf("element [%d] (a %s) %s: pass numbers DynamoDB stores (at most %d significant digits)", j, e.Type(), p, av.MaxDigits)
-				}
-				if numElem == nil { // the field's elements are numbers as text too
-					out = append(out, text)
-					continue
-				}
-				e = goNumber(text) // converted to the field's Go numbers as one is
-			}
-			text, err := setNumber(e, numElem)
+			text, err := setNumberElem(f, e, numElem, what)
 			if err != nil {
-				held := what
-				if numElem != nil {
-					held = numElem.String()
-				}
-				return nil, fmt.Errorf("element [%d] %w: field %s is a set of %s; pass elements it holds", j, err, f.GoName, held)
+				return nil, fmt.Errorf("element [%d] %w", j, err)
 			}
 			out = append(out, text)
 		case kind == 'B' && e.Kind() == reflect.Slice && e.Type().Elem().Kind() == reflect.Uint8:
@@ -240,6 +216,50 @@ func setElems(f *schema.Field, elems any) (types.AttributeValue, error) {
 		return &types.AttributeValueMemberNS{Value: out}, nil
 	}
 	return &types.AttributeValueMemberBS{Value: bs}, nil
+}
+
+// setElemsArg returns elems, given for a set of kind holding what, as a
+// reflect.Value: a non-empty slice or array of elements, not one value.
+func setElemsArg(elems any, kind byte, what string) (reflect.Value, error) {
+	rv := reflect.ValueOf(elems)
+	if elems == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array || rv.Type() == schema.ByteSliceType && kind != 'B' {
+		return rv, fmt.Errorf("elements given as %T: pass a slice of %s", elems, what)
+	}
+	if codec.IsText(rv.Type()) { // one value, such as a [16]byte UUID
+		return rv, fmt.Errorf("elements given as one %s: pass a slice, []%s{v}", rv.Type(), rv.Type())
+	}
+	if rv.Type() == schema.ByteSliceType { // one binary value
+		return rv, fmt.Errorf("elements given as one []byte: pass a [][]byte")
+	}
+	if rv.Len() == 0 {
+		return rv, fmt.Errorf("no elements: DynamoDB has no empty sets; pass at least one")
+	}
+	return rv, nil
+}
+
+// setNumberElem returns number e as field f's set stores it: converted to
+// its element type numElem (nil: numbers as text), refused when it holds no
+// such number. what names the field's elements, for the message.
+func setNumberElem(f *schema.Field, e reflect.Value, numElem reflect.Type, what string) (string, error) {
+	if schema.NumberLike(e.Type()) { // attributevalue.Number, json.Number: a number as text
+		text := e.String()
+		if p := av.Problem(text); p != "" {
+			return "", fmt.Errorf("(a %s) %s: pass numbers DynamoDB stores (at most %d significant digits)", e.Type(), p, av.MaxDigits)
+		}
+		if numElem == nil { // the field's elements are numbers as text too
+			return text, nil
+		}
+		e = goNumber(text) // converted to the field's Go numbers as one is
+	}
+	text, err := setNumber(e, numElem)
+	if err != nil {
+		held := what
+		if numElem != nil {
+			held = numElem.String()
+		}
+		return "", fmt.Errorf("%w: field %s is a set of %s; pass elements it holds", err, f.GoName, held)
+	}
+	return text, nil
 }
 
 // goNumber returns text, a number DynamoDB stores (av.Problem passed), as

@@ -404,15 +404,9 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 		return saveRequest{}, err
 	}
 	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v, size: size}
-	iw := wo.idem
-	if iw == nil && wo.behavior == SavePut && !tx {
-		iw = t.putWindow(bs, wo)
-	}
-	if iw != nil && iw.next != nil {
-		if r.size += len(IdempotencyAttribute) + av.Size(iw.next); r.size > maxItemSize {
-			return saveRequest{}, fmt.Errorf("%w: table %q key %s: item is about %d bytes with its idempotency window, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3)",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), r.size)
-		}
+	iw, err := t.saveWindow(&r, bs, wo, tx)
+	if err != nil {
+		return saveRequest{}, err
 	}
 	if wo.behavior == SavePut {
 		err := t.putRequest(&r, bs)
@@ -422,10 +416,18 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 		}
 		return r, err
 	}
+	err = t.updateRequest(&r, wo, bs, tx, sz, iw)
+	return r, err
+}
+
+// updateRequest makes r an UpdateItem: its key map, and the update
+// expression with the conditions of the version, the basis, the creation
+// time (in a transaction) and the window of idempotency keys iw.
+func (t *table) updateRequest(r *saveRequest, wo *writeOptions, bs *plan.Basis, tx bool, sz itemSizes, iw *idemWrite) error {
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
-	if r.key = wo.key; !t.reusesKey(r.key, item) {
-		r.key = t.pickKey(item)
+	if r.key = wo.key; !t.reusesKey(r.key, r.item) {
+		r.key = t.pickKey(r.item)
 	}
 	var kept uint64
 	if bs != nil && bs.Item != nil && !tx && !wo.fromSet && wo.behavior == SaveUpdate {
@@ -433,11 +435,12 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 		// the item holds as it does needs no writing.
 		kept = t.keptAttrs(sz)
 	}
-	r.up = p.BuildUpdate(wo.behavior, item, held, next, wo.nulls, token, uc, bs, wo.from, kept)
-	if s.Created >= 0 {
+	p := t.p
+	r.up = p.BuildUpdate(wo.behavior, r.item, r.held, r.next, wo.nulls, r.token, r.uc, bs, wo.from, kept)
+	if p.S.Created >= 0 {
 		if tx {
 			r.createdCond = true
-			r.up.Cond, r.up.Names, r.up.Values = p.WithCreatedCond(r.up.Cond, r.up.Names, r.up.Values, item)
+			r.up.Cond, r.up.Names, r.up.Values = p.WithCreatedCond(r.up.Cond, r.up.Names, r.up.Values, r.item)
 		} else {
 			r.allNew = true
 		}
@@ -445,7 +448,24 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 	if iw != nil {
 		iw.update(&r.up)
 	}
-	return r, t.checkCondLen(r.up.Cond, bs)
+	return t.checkCondLen(r.up.Cond, bs)
+}
+
+// saveWindow returns the window of idempotency keys r carries — the
+// call's, or for a put the one stored that the put would drop — with its
+// size added to r's, refusing an item it takes over DynamoDB's 400 KB.
+func (t *table) saveWindow(r *saveRequest, bs *plan.Basis, wo *writeOptions, tx bool) (*idemWrite, error) {
+	iw := wo.idem
+	if iw == nil && wo.behavior == SavePut && !tx {
+		iw = t.putWindow(bs, wo)
+	}
+	if iw != nil && iw.next != nil {
+		if r.size += len(IdempotencyAttribute) + av.Size(iw.next); r.size > maxItemSize {
+			return nil, fmt.Errorf("%w: table %q key %s: item is about %d bytes with its idempotency window, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3)",
+				ErrInvalidInput, t.name, formatKey(t.pickKey(r.item)), r.size)
+		}
+	}
+	return iw, nil
 }
 
 // buildSaveValues is buildSave of a SaveUpdate whose item nobody keeps
