@@ -289,15 +289,28 @@ func (b *tableInput[T]) define(i int) error {
 // keySchema returns the key schema of fields hash and rng (-1: none),
 // defining their attributes.
 func (b *tableInput[T]) keySchema(hash, rng int) ([]types.KeySchemaElement, error) {
-	s := b.t.p.S
-	ks := []types.KeySchemaElement{{AttributeName: aws.String(s.Fields[hash].Name), KeyType: types.KeyTypeHash}}
-	if err := b.define(hash); err != nil {
-		return nil, err
-	}
+	hs, rs := []int{hash}, []int(nil)
 	if rng >= 0 {
-		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(s.Fields[rng].Name), KeyType: types.KeyTypeRange})
-		if err := b.define(rng); err != nil {
-			return nil, err
+		rs = []int{rng}
+	}
+	return b.keySchemaOf(hs, rs)
+}
+
+// keySchemaOf returns the key schema of the fields hash and rng, each in
+// key order: the HASH elements first, then the RANGE ones, as DynamoDB
+// takes a multi-attribute key; it defines their attributes (once each).
+func (b *tableInput[T]) keySchemaOf(hash, rng []int) ([]types.KeySchemaElement, error) {
+	s := b.t.p.S
+	ks := make([]types.KeySchemaElement, 0, len(hash)+len(rng))
+	for _, role := range [...]struct {
+		fields []int
+		kt     types.KeyType
+	}{{hash, types.KeyTypeHash}, {rng, types.KeyTypeRange}} {
+		for _, i := range role.fields {
+			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(s.Fields[i].Name), KeyType: role.kt})
+			if err := b.define(i); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return ks, nil
@@ -314,7 +327,7 @@ func (b *tableInput[T]) indexes() error {
 		}
 	}
 	for _, x := range s.Indexes {
-		ks, err := b.keySchema(x.Hash, x.Range)
+		ks, err := b.keySchemaOf(x.Hash, x.Range)
 		if err != nil {
 			return err
 		}

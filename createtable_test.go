@@ -525,10 +525,10 @@ func TestIndexesInSchema(t *testing.T) {
 	var got []string
 	for _, x := range s.Indexes {
 		r := "-"
-		if x.Range >= 0 {
-			r = s.Fields[x.Range].Name
+		if len(x.Range) == 1 {
+			r = s.Fields[x.Range[0]].Name
 		}
-		got = append(got, x.Name+":"+strconv.FormatBool(x.Local)+":"+s.Fields[x.Hash].Name+":"+r)
+		got = append(got, x.Name+":"+strconv.FormatBool(x.Local)+":"+s.Fields[x.Hash[0]].Name+":"+r)
 	}
 	want := "ByTitle:false:title:year ByYear:false:year:rating StudioYear:true:studio:year"
 	if strings.Join(got, " ") != want {

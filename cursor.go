@@ -103,8 +103,8 @@ func (t *table) checkPositionKey(p plan.Position, index string) error {
 	what := "the table's key"
 	ihash, irng, exact := t.listingKey(index)
 	if index != "" && exact {
-		for _, i := range [2]int{ihash, irng} {
-			if i >= 0 && !slices.Contains(fields, i) {
+		for _, i := range slices.Concat(ihash, irng) {
+			if !slices.Contains(fields, i) {
 				fields = append(fields, i)
 			}
 		}
@@ -138,7 +138,7 @@ func (t *table) checkPositionKey(p plan.Position, index string) error {
 	// a sort key (of the table or of the index).
 	for n, v := range p.Key {
 		limit := maxPartitionKeyLen
-		if (s.Range >= 0 && n == s.Fields[s.Range].Name) || (exact && irng >= 0 && n == s.Fields[irng].Name) {
+		if (s.Range >= 0 && n == s.Fields[s.Range].Name) || (exact && slices.ContainsFunc(irng, func(i int) bool { return n == s.Fields[i].Name })) {
 			limit = maxSortKeyLen
 		}
 		if what, _ := keyValueFault(v, limit, false); what != "" {
@@ -155,13 +155,17 @@ func (t *table) checkPositionInQuery(p plan.Position, kc *plan.KeyCond) error {
 	if kc == nil {
 		return nil
 	}
-	if h := kc.Hash; h != nil && plan.CompareKeyValues(p.Key[h.Name], h.Values[0]) != 0 {
-		return t.badCursor("it is in the partition %s = %s, this query reads %s = %s",
-			h.Name, plan.ShortScalar(p.Key[h.Name]), h.Name, plan.ShortScalar(h.Values[0]))
+	for _, h := range kc.Hash {
+		if h != nil && plan.CompareKeyValues(p.Key[h.Name], h.Values[0]) != 0 {
+			return t.badCursor("it is in the partition %s = %s, this query reads %s = %s",
+				h.Name, plan.ShortScalar(p.Key[h.Name]), h.Name, plan.ShortScalar(h.Values[0]))
+		}
 	}
-	if r := kc.Rng; r != nil && !plan.KeyTermHolds(r, p.Key[r.Name]) {
-		return t.badCursor("its sort key %s = %s is not one the query's key condition selects (%s)",
-			r.Name, plan.ShortScalar(p.Key[r.Name]), plan.FormatKeyTerm(r))
+	for _, r := range kc.Rng {
+		if r != nil && !plan.KeyTermHolds(r, p.Key[r.Name]) {
+			return t.badCursor("its sort key %s = %s is not one the query's key condition selects (%s)",
+				r.Name, plan.ShortScalar(p.Key[r.Name]), plan.FormatKeyTerm(r))
+		}
 	}
 	return nil
 }

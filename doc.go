@@ -30,8 +30,10 @@
 //
 // Secondary index keys have tags of their own, as in guregu/dynamo:
 // index:"Name,hash" and index:"Name,range" for a global index,
-// localIndex:"Name,range" for a local one; CreateTable declares them and
-// every write checks their values.
+// localIndex:"Name,range" for a local one; index:"Name,hash,1",
+// index:"Name,hash,2" number the attributes of a global key of several
+// (up to 4 per role). CreateTable declares them and every write checks
+// their values.
 //
 // Text types (a UUID, netip.Addr: anything with MarshalText and
 // UnmarshalText) are stored as strings. NewTable refuses a tag it cannot

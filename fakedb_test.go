@@ -737,11 +737,12 @@ func (db *fakeDB) deleteItem(in *dynamodb.DeleteItemInput) (*dynamodb.DeleteItem
 	return out, nil
 }
 
-// fakeIndex is a secondary index of a fakeTable: its key attributes, and
+// fakeIndex is a secondary index of a fakeTable: its key attributes in key
+// order (several of each role for a multi-attribute global key), and
 // whether it is global (a local index's hash is the table's).
 type fakeIndex struct {
-	hash, rng string
-	global    bool
+	hashes, rngs []string
+	global       bool
 }
 
 // index declares index name of table (declared before) with its key
@@ -760,17 +761,44 @@ func (db *fakeDB) index(table, name, hash, rng string, global bool) *fakeDB {
 	if t.indexes == nil {
 		t.indexes = map[string]*fakeIndex{}
 	}
-	t.indexes[name] = &fakeIndex{hash: hash, rng: rng, global: global}
+	t.indexes[name] = &fakeIndex{hashes: []string{hash}, rngs: fakeNonEmpty(rng), global: global}
 	return db
+}
+
+// multiIndex declares the global index name of table with a key of several
+// attributes, hashes and rngs in key order (rngs may be empty), and
+// returns db.
+func (db *fakeDB) multiIndex(table, name string, hashes, rngs []string) *fakeDB {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	t := db.tables[table]
+	if t == nil {
+		panic("fakedb: index of undeclared table " + table)
+	}
+	if len(hashes) == 0 || len(hashes) > 4 || len(rngs) > 4 {
+		panic("fakedb: a global index has 1 to 4 hash and 0 to 4 range attributes")
+	}
+	if t.indexes == nil {
+		t.indexes = map[string]*fakeIndex{}
+	}
+	t.indexes[name] = &fakeIndex{hashes: slices.Clone(hashes), rngs: slices.Clone(rngs), global: true}
+	return db
+}
+
+func fakeNonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }
 
 // fakeView is what a Query or Scan reads: a table or one of its indexes.
 type fakeView struct {
-	t         *fakeTable
-	hash, rng string   // the view's key attributes
-	keys      []string // the attributes of a position in it: the view's key, then the table's
-	global    bool
-	what      string // "query" or "scan", for messages
+	t            *fakeTable
+	hashes, rngs []string // the view's key attributes, in key order
+	keys         []string // the attributes of a position in it: the view's key, then the table's
+	global       bool
+	what         string // "query" or "scan", for messages
 }
 
 // view returns the view of a Query or Scan of table, or of its index.
@@ -779,18 +807,18 @@ func (db *fakeDB) view(table, index *string, consistent *bool, what string) (*fa
 	if t == nil {
 		return nil, fakeNotFound(aws.ToString(table))
 	}
-	v := &fakeView{t: t, hash: t.hash, rng: t.rng, what: what}
+	v := &fakeView{t: t, hashes: []string{t.hash}, rngs: fakeNonEmpty(t.rng), what: what}
 	if index != nil {
 		ix := t.indexes[*index]
 		if ix == nil {
 			return nil, fakeValidation("the table does not have the specified index: %s", *index)
 		}
-		v.hash, v.rng, v.global = ix.hash, ix.rng, ix.global
+		v.hashes, v.rngs, v.global = ix.hashes, ix.rngs, ix.global
 		if v.global && aws.ToBool(consistent) {
 			return nil, fakeValidation("Consistent read cannot be true when %sing a GSI", what)
 		}
 	}
-	for _, k := range []string{v.hash, v.rng, t.hash, t.rng} {
+	for _, k := range slices.Concat(v.hashes, v.rngs, []string{t.hash, t.rng}) {
 		if k != "" && !slices.Contains(v.keys, k) {
 			v.keys = append(v.keys, k)
 		}
@@ -799,7 +827,9 @@ func (db *fakeDB) view(table, index *string, consistent *bool, what string) (*fa
 }
 
 // compare orders a and b by the view's key, then the table's (DynamoDB
-// leaves the order of an index's ties unspecified; the fake's is this).
+// leaves the order of an index's ties unspecified; the fake's is this). A
+// multi-attribute key orders by its attributes left to right, as DynamoDB
+// orders one.
 func (v *fakeView) compare(a, b map[string]types.AttributeValue) int {
 	for _, k := range v.keys {
 		if c := fakeCompare(a[k], b[k]); c != 0 {
@@ -814,7 +844,7 @@ func (v *fakeView) compare(a, b map[string]types.AttributeValue) int {
 func (v *fakeView) items() []map[string]types.AttributeValue {
 	var out []map[string]types.AttributeValue
 	for _, it := range v.t.items {
-		if it[v.hash] != nil && (v.rng == "" || it[v.rng] != nil) {
+		if !slices.ContainsFunc(slices.Concat(v.hashes, v.rngs), func(k string) bool { return it[k] == nil }) {
 			out = append(out, it)
 		}
 	}
@@ -927,8 +957,11 @@ func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(kc, v.hash) || slices.ContainsFunc(kc, func(a string) bool { return a != v.hash && a != v.rng }) {
+	if !slices.Contains(kc, v.hashes[0]) || slices.ContainsFunc(kc, func(a string) bool { return !v.isKey(a) }) {
 		return nil, fakeValidation("Query condition missed key schema element")
+	}
+	if err := fakeKeyConditionRule(aws.ToString(in.KeyConditionExpression), names, v.hashes, v.rngs); err != nil {
+		return nil, err
 	}
 	for _, ph := range fakeValuePlaceholder.FindAllString(aws.ToString(in.KeyConditionExpression), -1) {
 		switch v := vals[ph].(type) {
@@ -947,7 +980,7 @@ func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 		return nil, err
 	}
 	for _, a := range fp {
-		if a == v.hash || a == v.rng {
+		if v.isKey(a) {
 			return nil, fakeValidation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", a)
 		}
 	}
@@ -977,6 +1010,63 @@ func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 	out := &dynamodb.QueryOutput{Count: int32(len(page)), ScannedCount: int32(scanned), LastEvaluatedKey: last}
 	out.Items, err = fakeProjectAll(page, in.Select, in.ProjectionExpression, names)
 	return out, err
+}
+
+// isKey reports whether attribute a is one of the view's key attributes.
+func (v *fakeView) isKey(a string) bool {
+	return slices.Contains(v.hashes, a) || slices.Contains(v.rngs, a)
+}
+
+// fakeKeyConditionRule applies DynamoDB's rule for the key condition expr
+// of a Query of a view keyed by hashes and rngs (in key order), as the
+// service documentation states it for multi-attribute keys (a key of one
+// attribute per role is the case n = 1): equality on every partition
+// attribute; sort attributes matched left to right, none skipped; only
+// the last one used with a range operator (<, <=, >, >=, BETWEEN,
+// begins_with). The messages are the fake's own.
+func fakeKeyConditionRule(expr string, names map[string]string, hashes, rngs []string) error {
+	e, err := condexpr.Parse(expr)
+	if err != nil || !e.Conjunction {
+		return fakeValidation("Invalid KeyConditionExpression: the key condition is a conjunction of comparisons: %q", expr)
+	}
+	ops := map[string]string{}
+	for _, g := range e.Groups {
+		steps, err := fakeSteps(g.Operands[0].Path, names)
+		if g.Operands[0].Path == nil || err != nil || len(steps) != 1 {
+			return fakeValidation("Invalid KeyConditionExpression: %q", expr)
+		}
+		op := g.Op
+		if g.Fn != "" {
+			op = g.Fn
+		}
+		if _, twice := ops[steps[0].name]; twice {
+			return fakeValidation("KeyConditionExpressions must only contain one condition per key")
+		}
+		ops[steps[0].name] = op
+	}
+	for _, h := range hashes {
+		switch op, ok := ops[h]; {
+		case !ok:
+			return fakeValidation("Query condition missed key schema element: %s", h)
+		case op != "=":
+			return fakeValidation("Query key condition not supported: partition key attribute %s takes only =", h)
+		}
+	}
+	used := 0
+	for j, r := range rngs {
+		if _, ok := ops[r]; ok {
+			used = j + 1
+		}
+	}
+	for j, r := range rngs[:used] {
+		switch op, ok := ops[r]; {
+		case !ok:
+			return fakeValidation("Query key condition not supported: sort key attribute %s skipped before %s", r, rngs[used-1])
+		case j < used-1 && op != "=":
+			return fakeValidation("Query key condition not supported: sort key attribute %s takes %s before %s; only the last one used may take a range", r, op, rngs[j+1])
+		}
+	}
+	return nil
 }
 
 // scan serves a Scan: the view in key order (DynamoDB's order is its own;
@@ -1279,7 +1369,46 @@ func (db *fakeDB) createTable(in *dynamodb.CreateTableInput) (*dynamodb.CreateTa
 	t := db.tableLocked(name, hash, rng)
 	t.desc = &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive, KeySchema: in.KeySchema,
 		AttributeDefinitions: in.AttributeDefinitions, BillingModeSummary: &types.BillingModeSummary{BillingMode: in.BillingMode}}
+	// The indexes, served by Query and Scan (every one projects all
+	// attributes) and described as created.
+	for _, g := range in.GlobalSecondaryIndexes {
+		hs, rs := fakeKeyRoles(g.KeySchema)
+		if len(hs) > 4 || len(rs) > 4 {
+			return nil, fakeValidation("a global secondary index key schema has at most 4 HASH and 4 RANGE attributes")
+		}
+		if t.indexes == nil {
+			t.indexes = map[string]*fakeIndex{}
+		}
+		t.indexes[aws.ToString(g.IndexName)] = &fakeIndex{hashes: hs, rngs: rs, global: true}
+		t.desc.GlobalSecondaryIndexes = append(t.desc.GlobalSecondaryIndexes, types.GlobalSecondaryIndexDescription{
+			IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection, IndexStatus: types.IndexStatusActive})
+	}
+	for _, l := range in.LocalSecondaryIndexes {
+		hs, rs := fakeKeyRoles(l.KeySchema)
+		if len(hs) != 1 || len(rs) != 1 || hs[0] != hash {
+			return nil, fakeValidation("a local secondary index has the table's HASH attribute and one RANGE attribute")
+		}
+		if t.indexes == nil {
+			t.indexes = map[string]*fakeIndex{}
+		}
+		t.indexes[aws.ToString(l.IndexName)] = &fakeIndex{hashes: hs, rngs: rs}
+		t.desc.LocalSecondaryIndexes = append(t.desc.LocalSecondaryIndexes, types.LocalSecondaryIndexDescription{
+			IndexName: l.IndexName, KeySchema: l.KeySchema, Projection: l.Projection})
+	}
 	return &dynamodb.CreateTableOutput{TableDescription: t.desc}, nil
+}
+
+// fakeKeyRoles returns the HASH and the RANGE attributes of ks, each in
+// the order ks lists them.
+func fakeKeyRoles(ks []types.KeySchemaElement) (hashes, rngs []string) {
+	for _, k := range ks {
+		if k.KeyType == types.KeyTypeHash {
+			hashes = append(hashes, aws.ToString(k.AttributeName))
+		} else {
+			rngs = append(rngs, aws.ToString(k.AttributeName))
+		}
+	}
+	return hashes, rngs
 }
 
 func (db *fakeDB) describeTable(in *dynamodb.DescribeTableInput) (*dynamodb.DescribeTableOutput, error) {

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,20 +15,24 @@ import (
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
-// listingKey returns the key fields (indexes into s.fields; rng -1 when
-// none) of the table or of index, and whether they are known: an index the
-// tags do not declare has keys the mapper does not know.
-func (t *table) listingKey(index string) (hash, rng int, known bool) {
+// listingKey returns the key fields (indexes into s.fields) of the table
+// or of index, in key order (rng empty when none), and whether they are
+// known: an index the tags do not declare has keys the mapper does not
+// know.
+func (t *table) listingKey(index string) (hash, rng []int, known bool) {
 	s := t.p.S
 	if index == "" {
-		return s.Hash, s.Range, true
+		if s.Range < 0 {
+			return []int{s.Hash}, nil, true
+		}
+		return []int{s.Hash}, []int{s.Range}, true
 	}
 	for _, x := range s.Indexes {
 		if x.Name == index {
 			return x.Hash, x.Range, true
 		}
 	}
-	return -1, -1, false
+	return nil, nil, false
 }
 
 // keyKind tells the DynamoDB type ('S', 'N' or 'B') the mapper writes for
@@ -106,79 +111,119 @@ func (t *table) checkKeyCondition(op, index, keyExpr string, names map[string]st
 	return kc, nil
 }
 
-// placeKeyTerms sets kc.hash and kc.rng to the terms on the fields hash
-// and rng (-1: none), the keys of index, refusing a term on another
-// attribute, two on one key, and a partition key not fixed with Equal.
-func (t *table) placeKeyTerms(kc *plan.KeyCond, index string, hash, rng int, fail func(format string, args ...any) error) error {
-	s := t.p.S
-	hashName, rngName := s.Fields[hash].Name, ""
-	if rng >= 0 {
-		rngName = s.Fields[rng].Name
-	}
+// placeKeyTerms sets kc.Hash and kc.Rng to the terms on the fields hash
+// and rng, the keys of index in key order, refusing a term on another
+// attribute, two on one key attribute, a partition attribute not fixed
+// with Equal, and for a key of several sort attributes a skipped one or a
+// range before the last one used (DynamoDB matches them left to right).
+func (t *table) placeKeyTerms(kc *plan.KeyCond, index string, hash, rng []int, fail func(format string, args ...any) error) error {
+	hashNames, rngNames := t.fieldNames(hash), t.fieldNames(rng)
 	keys := func() string { // for messages only
-		if rngName == "" {
-			return fmt.Sprintf("partition key %q", hashName)
+		h, r := "partition key "+quoteList(hashNames), "sort key "+quoteList(rngNames)
+		if len(hashNames) > 1 {
+			h = "partition attributes " + quoteList(hashNames)
 		}
-		return fmt.Sprintf("partition key %q, sort key %q", hashName, rngName)
+		if len(rngNames) > 1 {
+			r = "sort attributes " + quoteList(rngNames)
+		}
+		if len(rngNames) == 0 {
+			return h
+		}
+		return h + ", " + r
 	}
+	hts, rts := make([]*plan.KeyTerm, len(hash)), make([]*plan.KeyTerm, len(rng))
 	for i := range kc.Terms {
 		kt := &kc.Terms[i]
 		var slot **plan.KeyTerm
-		switch {
-		case kt.Name == hashName:
-			slot = &kc.Hash
-		case rng >= 0 && kt.Name == rngName:
-			slot = &kc.Rng
-		default:
+		if j := slices.Index(hashNames, kt.Name); j >= 0 {
+			slot = &hts[j]
+		} else if j := slices.Index(rngNames, kt.Name); j >= 0 {
+			slot = &rts[j]
+		} else {
 			return fail("the key condition names %q, which is not a key of %s (%s)%s",
-				kt.Name, whereName(index), keys(), t.keyHint(kt.Name, index, hashName, rngName))
+				kt.Name, whereName(index), keys(), t.keyHint(kt.Name, index, hashNames, rngNames))
 		}
 		if *slot != nil {
 			return fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.Name)
 		}
 		*slot = kt
 	}
-	if kc.Hash == nil {
-		return fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
-			hashName, keys(), hashName)
+	multi := len(hash) > 1 || len(rng) > 1
+	for j, h := range hts {
+		n := hashNames[j]
+		switch {
+		case h == nil && !multi:
+			return fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
+				n, keys(), n)
+		case h == nil:
+			return fail("the key condition does not fix the partition attribute %q: each needs Equal; add expression.Key(%q).Equal(expression.Value(v))",
+				n, n)
+		case h.Op != "=":
+			return fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
+				h.Op, n, n)
+		}
 	}
-	if kc.Hash.Op != "=" {
-		return fail("the key condition applies %s to the partition key %q: a query reads one partition; use expression.Key(%q).Equal(expression.Value(v)), and Scan with a Filter to read several",
-			kc.Hash.Op, hashName, hashName)
+	used := 0 // the sort attributes the condition uses: rts[:used]
+	for j, r := range rts {
+		if r != nil {
+			used = j + 1
+		}
 	}
+	for j, r := range rts[:used] {
+		switch {
+		case r == nil:
+			return fail("the key condition skips the sort attribute %q before %q: they go left to right (%s); add a condition on %q or drop the later ones",
+				rngNames[j], rngNames[used-1], quoteList(rngNames), rngNames[j])
+		case j < used-1 && r.Op != "=":
+			return fail("the key condition applies %s to the sort attribute %q, then names %q: only the last one used may take a range; use Equal on %q or drop the later ones",
+				r.Op, rngNames[j], rngNames[j+1], rngNames[j])
+		}
+	}
+	kc.Hash, kc.Rng = hts, rts[:used]
 	return nil
 }
 
+// fieldNames returns the attribute names of fields.
+func (t *table) fieldNames(fields []int) []string {
+	names := make([]string, len(fields))
+	for j, i := range fields {
+		names[j] = t.p.S.Fields[i].Name
+	}
+	return names
+}
+
 // checkKeyTermKinds checks that kc's terms compare the keys (fields hash
-// and rng) with values of the keys' types, and begins_with only strings and
-// binary.
-func (t *table) checkKeyTermKinds(kc *plan.KeyCond, hash, rng int, fail func(format string, args ...any) error) error {
+// and rng, in key order) with values of the keys' types, and begins_with
+// only strings and binary.
+func (t *table) checkKeyTermKinds(kc *plan.KeyCond, hash, rng []int, fail func(format string, args ...any) error) error {
 	s := t.p.S
 	for _, x := range [...]struct {
-		kt    *plan.KeyTerm
-		f     int
-		who   string
-		limit int // DynamoDB's, for a key of this role (table or index)
+		kts    []*plan.KeyTerm
+		fields []int
+		who    string
+		limit  int // DynamoDB's, for a key of this role (table or index)
 	}{{kc.Hash, hash, "partition", maxPartitionKeyLen}, {kc.Rng, rng, "sort", maxSortKeyLen}} {
-		if x.kt == nil {
-			continue
-		}
-		want := t.keyKind(&s.Fields[x.f])
-		if x.kt.Op == "begins_with" && want == 'N' {
-			return fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", x.kt.Name)
-		}
-		for _, v := range x.kt.Values {
-			if got := plan.KindOf(v); want != 0 && got != want {
-				return fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
-					x.who, x.kt.Name, plan.KindName(want), plan.KindName(got), plan.ShortScalar(v))
+		for j, kt := range x.kts {
+			if kt == nil {
+				continue
 			}
-			// DynamoDB refuses a key value over its role's limit, even a
-			// sort key value that only bounds a range ("Aggregated size of
-			// all range keys has exceeded the size limit of 1024 bytes").
-			// DynamoDB Local answers a partition value over 2048 bytes with
-			// no items instead (TestQueryKeyValueOverLimitOnDynamoDBLocal).
-			if what, _ := keyValueFault(v, x.limit, false); what != "" {
-				return fail("the key condition's value for the %s key %q %s, which DynamoDB refuses in a key condition: compare with a value of at most %d bytes (no stored key is longer)", x.who, x.kt.Name, what, x.limit)
+			want := t.keyKind(&s.Fields[x.fields[j]])
+			if kt.Op == "begins_with" && want == 'N' {
+				return fail("begins_with on the number sort key %q: DynamoDB applies begins_with to strings and binary only; use Between for a range of numbers", kt.Name)
+			}
+			for _, v := range kt.Values {
+				if got := plan.KindOf(v); want != 0 && got != want {
+					return fail("the key condition compares the %s key %q, a %s, with a %s value %s: pass a value of the key's type (expression.Value uses the default attributevalue encoding; pass a types.AttributeValue to choose it)",
+						x.who, kt.Name, plan.KindName(want), plan.KindName(got), plan.ShortScalar(v))
+				}
+				// DynamoDB refuses a key value over its role's limit, even a
+				// sort key value that only bounds a range ("Aggregated size of
+				// all range keys has exceeded the size limit of 1024 bytes").
+				// DynamoDB Local answers a partition value over 2048 bytes with
+				// no items instead (TestQueryKeyValueOverLimitOnDynamoDBLocal).
+				if what, _ := keyValueFault(v, x.limit, false); what != "" {
+					return fail("the key condition's value for the %s key %q %s, which DynamoDB refuses in a key condition: compare with a value of at most %d bytes (no stored key is longer)", x.who, kt.Name, what, x.limit)
+				}
 			}
 		}
 	}
@@ -186,10 +231,10 @@ func (t *table) checkKeyTermKinds(kc *plan.KeyCond, hash, rng int, fail func(for
 }
 
 // keyHint suggests the right attribute for name, which is not a key of
-// what the query reads.
-func (t *table) keyHint(name, index, hashName, rngName string) string {
-	for _, k := range []string{hashName, rngName} {
-		if k != "" && strings.EqualFold(name, k) {
+// what the query reads (whose key attributes are hashNames and rngNames).
+func (t *table) keyHint(name, index string, hashNames, rngNames []string) string {
+	for _, k := range slices.Concat(hashNames, rngNames) {
+		if strings.EqualFold(name, k) {
 			return fmt.Sprintf(": did you mean %q? (attribute names are case-sensitive)", k)
 		}
 	}
@@ -198,14 +243,21 @@ func (t *table) keyHint(name, index, hashName, rngName string) string {
 		return ": it is the table's partition key; leave out Index to query the table"
 	}
 	for _, x := range s.Indexes {
-		if !x.Local && x.Name != index && s.Fields[x.Hash].Name == name {
-			return fmt.Sprintf(": it is the partition key of index %q; add Index(%q) to query by it", x.Name, x.Name)
+		if !x.Local && x.Name != index && slices.ContainsFunc(x.Hash, func(i int) bool { return s.Fields[i].Name == name }) {
+			what := "the partition key"
+			if len(x.Hash) > 1 {
+				what = "a partition attribute"
+			}
+			return fmt.Sprintf(": it is %s of index %q; add Index(%q) to query by it", what, x.Name, x.Name)
 		}
 	}
-	if rngName == "" {
-		return fmt.Sprintf(": name the partition key %q", hashName)
+	switch {
+	case len(hashNames) > 1 || len(rngNames) > 1:
+		return ": name every partition attribute, then sort attributes in order"
+	case len(rngNames) == 0:
+		return fmt.Sprintf(": name the partition key %q", hashNames[0])
 	}
-	return fmt.Sprintf(": name the partition key %q, and optionally the sort key %q", hashName, rngName)
+	return fmt.Sprintf(": name the partition key %q, and optionally the sort key %q", hashNames[0], rngNames[0])
 }
 
 // checkExprText refuses attribute names and string values that are not

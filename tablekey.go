@@ -234,12 +234,12 @@ func (t *table) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPla
 	s := t.p.S
 	for j := range s.Indexes {
 		x := &s.Indexes[j]
-		for _, i := range [2]int{x.Hash, x.Range} {
+		for r, i := range x.KeyRoles() {
 			limit := maxPartitionKeyLen
-			if i == x.Range {
+			if r {
 				limit = maxSortKeyLen
 			}
-			if i < 0 || i == s.Range || (i == s.Hash && limit == maxPartitionKeyLen) {
+			if i == s.Range || (i == s.Hash && limit == maxPartitionKeyLen) {
 				continue // none, or the table's own, checked by checkKey
 			}
 			f := &s.Fields[i]
@@ -251,7 +251,7 @@ func (t *table) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPla
 			}
 			if what, fix := keyValueFault(from[at], limit, true); what != "" {
 				role := "hash"
-				if i == x.Range {
+				if r {
 					role = "range"
 				}
 				return fmt.Errorf("%w: table %q: index %q %s key %s (field %s.%s) %s: %s",

@@ -54,10 +54,11 @@ type Migration[T any] struct {
 	keyNames []string
 	// query is the key condition of a query migration (nil: a scan).
 	query *expression.KeyConditionBuilder
-	// indexSort is the sort key attribute of the Index a query migration
-	// reads ("" without one), which the function must leave as it is
-	// (readIndexSortKey, at Run's start).
-	indexSort string
+	// indexSort are the sort key attributes of the Index a query migration
+	// reads (several for a multi-attribute key; none without an Index),
+	// which the function must leave as they are (readIndexSortKey, at
+	// Run's start).
+	indexSort []string
 	// reread makes every item go through Table.Update, which reads it
 	// again from the table: items of an index may lack attributes.
 	reread bool

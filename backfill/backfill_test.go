@@ -928,3 +928,29 @@ func TestPausedAfterFirstPageAndCheckpointChangesNothingAgain(t *testing.T) {
 		t.Errorf("changed: peer %d, paused %d; want %d and 0", pp.Changed, pa.Changed, e.n)
 	}
 }
+
+// A query migration over an index whose sort key has several attributes
+// refuses a function that changes any of them (the item would move along
+// the query), naming the first changed, and lets the others change.
+func TestMovesIndexSortChecksEverySortAttribute(t *testing.T) {
+	type order struct {
+		ID     string `dynamo:"id,hash"`
+		Status string `dynamo:"status"`
+		Day    int    `dynamo:"day"`
+		Note   string `dynamo:"note"`
+	}
+	m := &Migration[order]{indexSort: []string{"status", "day"}}
+	cur := order{ID: "o1", Status: "open", Day: 3}
+	for _, tc := range []struct {
+		out  order
+		want string
+	}{
+		{order{ID: "o1", Status: "open", Day: 3, Note: "x"}, ""},
+		{order{ID: "o1", Status: "paid", Day: 3}, "status"},
+		{order{ID: "o1", Status: "open", Day: 4}, "day"},
+	} {
+		if got := m.movesIndexSort(cur, tc.out); got != tc.want {
+			t.Errorf("movesIndexSort(%+v) = %q, want %q", tc.out, got, tc.want)
+		}
+	}
+}

@@ -459,8 +459,8 @@ func (m *Migration[T]) commit(ctx context.Context, l *lease.Lease, cp *checkpoin
 					continue
 				case err == nil && !keepsKey(cur, out, m.keys):
 					err = fmt.Errorf("%w: the function changed the item's key: return the item under the key it was given", dynamo.ErrInvalidInput)
-				case err == nil && m.movesIndexSort(cur, out):
-					err = fmt.Errorf("%w: the function changed %q, the sort key of the queried index %q: leave it, or migrate with NewMigration (a scan)", dynamo.ErrInvalidInput, m.indexSort, m.o.index)
+				case err == nil && m.movesIndexSort(cur, out) != "":
+					err = fmt.Errorf("%w: the function changed %q, the sort key of the queried index %q: leave it, or migrate with NewMigration (a scan)", dynamo.ErrInvalidInput, m.movesIndexSort(cur, out), m.o.index)
 				}
 				if err != nil {
 					ferr := fmt.Errorf("backfill: migration %q: item %+v: %w", m.id, cur, err)
@@ -653,31 +653,38 @@ func (m *Migration[T]) readIndexSortKey(ctx context.Context) error {
 	if !found {
 		return fmt.Errorf("%w: backfill: migration %q: table %q has no index %q: give Index the name of one of its secondary indexes", dynamo.ErrInvalidInput, m.id, m.table.Name(), m.o.index)
 	}
-	m.indexSort = ""
+	m.indexSort = nil
 	for _, k := range schema {
 		if k.KeyType == types.KeyTypeRange {
-			m.indexSort = aws.ToString(k.AttributeName)
+			m.indexSort = append(m.indexSort, aws.ToString(k.AttributeName))
 		}
 	}
 	return nil
 }
 
-// movesIndexSort reports whether out holds another value of the index's
-// sort key than cur (both encoded as the key would be).
-func (m *Migration[T]) movesIndexSort(cur, out T) bool {
-	if m.indexSort == "" {
-		return false
+// movesIndexSort returns the first of the index's sort key attributes of
+// which out holds another value than cur (both encoded as the key would
+// be), "" when none.
+func (m *Migration[T]) movesIndexSort(cur, out T) string {
+	if len(m.indexSort) == 0 {
+		return ""
 	}
-	enc := func(v T) types.AttributeValue {
-		item, err := attributevalue.MarshalMapWithOptions(v, func(o *attributevalue.EncoderOptions) { o.TagKey = "dynamo" })
-		if err != nil {
-			return nil
+	enc := func(v T) map[string]types.AttributeValue {
+		item, _ := attributevalue.MarshalMapWithOptions(v, func(o *attributevalue.EncoderOptions) { o.TagKey = "dynamo" })
+		return item
+	}
+	ci, oi := enc(cur), enc(out)
+	for _, n := range m.indexSort {
+		a, b := ci[n], oi[n]
+		if a == nil || b == nil {
+			if a != b {
+				return n
+			}
+			continue
 		}
-		return item[m.indexSort]
+		if !av.Equal(a, b) {
+			return n
+		}
 	}
-	a, b := enc(cur), enc(out)
-	if a == nil || b == nil {
-		return a != b
-	}
-	return !av.Equal(a, b)
+	return ""
 }

@@ -18,10 +18,13 @@ type KeyTerm struct {
 // KeyCond is a Query's key condition, as the checks before sending see it.
 type KeyCond struct {
 	Terms []KeyTerm
-	// hash and rng are the terms on the partition and sort key of what the
-	// query reads (table or index); nil when the condition has none, or when
-	// the index is not declared in T's tags (its keys are not known).
-	Hash, Rng *KeyTerm
+	// Hash and Rng are the terms on the partition and sort key attributes
+	// of what the query reads (table or index), in key order: Hash one per
+	// partition attribute, Rng those of the sort attributes the condition
+	// uses (a prefix of the sort key, only its last one not "="). Both are
+	// empty when the index is not declared in T's tags (its keys are not
+	// known).
+	Hash, Rng []*KeyTerm
 }
 
 // ParseKeyCondition reads a key condition expression (condexpr.Parse):

@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"go/token"
+	"iter"
 	"math"
 	"reflect"
 	"slices"
@@ -53,9 +54,36 @@ type Field struct {
 type SecondaryIndex struct {
 	Name  string
 	Local bool // a local secondary index: its hash key is the table's
-	Hash  int  // index into fields; for a local index, Schema.Hash
-	Range int  // index into fields; -1 when the index has no range key
+	// Hash and Range are the key's attributes (indexes into fields) in key
+	// order: one hash attribute (for a local index, Schema.Hash) and at most
+	// one range attribute, or for a global index up to MaxKeyAttrs of each
+	// (a multi-attribute key, numbered in the tags); Range is empty when the
+	// index has no range key.
+	Hash, Range []int
 }
+
+// Multi reports whether x has a key of several attributes in a role.
+func (x *SecondaryIndex) Multi() bool { return len(x.Hash) > 1 || len(x.Range) > 1 }
+
+// Keys returns x's key attributes: its hash attributes, then its range ones.
+func (x *SecondaryIndex) Keys() []int { return append(slices.Clip(x.Hash), x.Range...) }
+
+// KeyRoles yields x's key attributes without allocating: whether each is
+// a range attribute, and the field; hash attributes first, in key order.
+func (x *SecondaryIndex) KeyRoles() iter.Seq2[bool, int] {
+	return func(yield func(bool, int) bool) {
+		for r, fields := range [2][]int{x.Hash, x.Range} {
+			for _, i := range fields {
+				if !yield(r == 1, i) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// IsRange reports whether field i is one of x's range key attributes.
+func (x *SecondaryIndex) IsRange(i int) bool { return slices.Contains(x.Range, i) }
 
 // schema is everything the mapper knows about a struct type. It is built
 // once per type (For) and never modified afterwards, so it is shared
@@ -401,8 +429,8 @@ func parseIndexTags(tag reflect.StructTag) (gsi, lsi []IndexKey, err error) {
 func (s *Schema) IndexOnlyKeys() []int {
 	var out []int
 	for j := range s.Indexes {
-		for _, i := range [2]int{s.Indexes[j].Hash, s.Indexes[j].Range} {
-			if i >= 0 && i != s.Hash && i != s.Range && !slices.Contains(out, i) {
+		for _, i := range s.Indexes[j].Keys() {
+			if i != s.Hash && i != s.Range && !slices.Contains(out, i) {
 				out = append(out, i)
 			}
 		}
@@ -410,13 +438,19 @@ func (s *Schema) IndexOnlyKeys() []int {
 	return out
 }
 
+// indexMember is one field of an index key being collected: the field and
+// the order its tag gives it (0: none).
+type indexMember struct{ field, order int }
+
 // buildIndexes collects the secondary indexes the fields' tags declare and
 // checks that each is one DynamoDB accepts: a global index has one hash key
-// and at most one range key, a local index one range key (its hash key is
-// the table's, so the table needs a range key too), every key is of a key
-// type, and no name is both a global and a local index.
+// and at most one range key, or up to MaxKeyAttrs of each numbered 1 to n;
+// a local index one range key (its hash key is the table's, so the table
+// needs a range key too); every key is of a key type, and no name is both
+// a global and a local index.
 func (s *Schema) buildIndexes(fail func(string, string, ...any) error) error {
-	pos := map[string]int{} // index name → position in s.indexes
+	pos := map[string]int{}        // index name → position in s.indexes
+	var members [][2][]indexMember // per index: hash members, range members
 	for i := range s.Fields {
 		f := &s.Fields[i]
 		for _, local := range [2]bool{false, true} {
@@ -436,7 +470,8 @@ func (s *Schema) buildIndexes(fail func(string, string, ...any) error) error {
 				if !seen {
 					j = len(s.Indexes)
 					pos[k.Name] = j
-					s.Indexes = append(s.Indexes, SecondaryIndex{Name: k.Name, Local: local, Hash: -1, Range: -1})
+					s.Indexes = append(s.Indexes, SecondaryIndex{Name: k.Name, Local: local})
+					members = append(members, [2][]indexMember{})
 				}
 				x := &s.Indexes[j]
 				if x.Local != local {
@@ -446,31 +481,88 @@ func (s *Schema) buildIndexes(fail func(string, string, ...any) error) error {
 					return fail(f.GoName, "local index %q with a hash key: a local index shares the table's hash key (%s); tag it `localIndex:\"%s,range\"` or use `index`",
 						k.Name, s.Fields[s.Hash].GoName, k.Name)
 				}
-				prev := &x.Hash
-				if k.Range {
-					prev = &x.Range
+				if local && k.Order != 0 {
+					return fail(f.GoName, "local index %q with a numbered key: only a global index has keys of several attributes; write `localIndex:\"%s,range\"`", k.Name, k.Name)
 				}
-				if *prev >= 0 {
-					return fail(f.GoName, "second %s key of index %q (the first is %s): an index has one hash key and at most one range key", role, k.Name, s.Fields[*prev].GoName)
+				m := &members[j][btoi(k.Range)]
+				if local && len(*m) > 0 {
+					return fail(f.GoName, "second range key of local index %q (the first is %s): a local index has one; use a global index (`index` tag) for a key of several",
+						k.Name, s.Fields[(*m)[0].field].GoName)
 				}
-				*prev = i
+				*m = append(*m, indexMember{field: i, order: k.Order})
 			}
 		}
 	}
 	for j := range s.Indexes {
 		x := &s.Indexes[j]
+		for r, role := range [2]string{"hash", "range"} {
+			ord, err := s.orderKey(x.Name, role, members[j][r], fail)
+			if err != nil {
+				return err
+			}
+			if r == 0 {
+				x.Hash = ord
+			} else {
+				x.Range = ord
+			}
+		}
 		switch {
 		case x.Local && s.Range < 0:
-			return fail(s.Fields[x.Range].GoName, "local index %q on a table without a range key: add `dynamo:\",range\"` to a field, or make it global with `index:\"%s,hash\"`", x.Name, x.Name)
-		case x.Local && x.Range == s.Range:
-			return fail(s.Fields[x.Range].GoName, "local index %q has the table's range key as its range key: it would repeat the table; index another attribute", x.Name)
+			return fail(s.Fields[x.Range[0]].GoName, "local index %q on a table without a range key: add `dynamo:\",range\"` to a field, or make it global with `index:\"%s,hash\"`", x.Name, x.Name)
+		case x.Local && x.Range[0] == s.Range:
+			return fail(s.Fields[x.Range[0]].GoName, "local index %q has the table's range key as its range key: it would repeat the table; index another attribute", x.Name)
 		case x.Local:
-			x.Hash = s.Hash
-		case x.Hash < 0:
-			return fail(s.Fields[x.Range].GoName, "index %q has a range key but no hash key: tag the attribute that partitions it `index:\"%s,hash\"`", x.Name, x.Name)
+			x.Hash = []int{s.Hash}
+		case len(x.Hash) == 0:
+			return fail(s.Fields[x.Range[0]].GoName, "index %q has a range key but no hash key: tag the attribute that partitions it `index:\"%s,hash\"`", x.Name, x.Name)
 		}
 	}
 	return nil
+}
+
+// orderKey returns the fields of the role (hash or range) key of index name
+// in key order, refusing what DynamoDB and the tags' numbering rule refuse:
+// more than MaxKeyAttrs attributes, several attributes not each numbered,
+// numbers repeated or other than 1 to n.
+func (s *Schema) orderKey(name, role string, ms []indexMember, fail func(string, string, ...any) error) ([]int, error) {
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	if len(ms) > MaxKeyAttrs {
+		return nil, fail(s.Fields[ms[MaxKeyAttrs].field].GoName, "index %q has %d %s key attributes: DynamoDB takes at most %d; remove some from the `index` tags", name, len(ms), role, MaxKeyAttrs)
+	}
+	if len(ms) > 1 {
+		for n, m := range ms {
+			if m.order != 0 {
+				continue
+			}
+			other := ms[0]
+			if n == 0 {
+				other = ms[1]
+			}
+			if other.order == 0 {
+				return nil, fail(s.Fields[ms[max(n, 1)].field].GoName, "second %s key of index %q (the first is %s): for a key of several attributes, number each: `index:\"%s,%s,1\"`, `…,%s,2`",
+					role, name, s.Fields[ms[0].field].GoName, name, role, role)
+			}
+			return nil, fail(s.Fields[m.field].GoName, "%s key of index %q without a number while %s has one: number every attribute of the key, e.g. `index:\"%s,%s,%d\"`",
+				role, name, s.Fields[other.field].GoName, name, role, len(ms))
+		}
+	}
+	out := make([]int, len(ms))
+	for _, m := range ms {
+		o := max(m.order, 1) // a single attribute may leave its number out
+		if o > len(ms) {
+			return nil, fail(s.Fields[m.field].GoName, "%s key of index %q numbered %d, but the key has %d attributes: number them 1 to %d, in key order", role, name, o, len(ms), len(ms))
+		}
+		if prev := out[o-1]; prev != 0 {
+			return nil, fail(s.Fields[m.field].GoName, "%s key of index %q numbered %d, as is %s: number the attributes 1 to %d, once each", role, name, o, s.Fields[prev-1].GoName, len(ms))
+		}
+		out[o-1] = m.field + 1 // +1: 0 marks a free position
+	}
+	for o := range out {
+		out[o]--
+	}
+	return out, nil
 }
 
 func DerefType(t reflect.Type) reflect.Type {

@@ -379,25 +379,35 @@ func btoi(b bool) int {
 // key; `localIndex:"ByDate,range"` makes it the range key of the local
 // secondary index ByDate, whose hash key is the table's. One tag may name
 // several indexes, separated by spaces: `index:"ByTitle,hash ByYear,range"`.
+// A global index's key of several attributes numbers them in key order:
+// `index:"ByTenantStatus,hash,1"`, `index:"ByTenantStatus,hash,2"`.
 const (
 	indexTagKey      = "index"
 	localIndexTagKey = "localIndex"
 )
 
-// indexKey is one entry of an `index` or `localIndex` struct tag: the field
-// is the hash key (rng false) or the range key (rng true) of index name.
+// MaxKeyAttrs is the most attributes DynamoDB takes in each role (hash,
+// range) of a global secondary index's key.
+const MaxKeyAttrs = 4
+
+// IndexKey is one entry of an `index` or `localIndex` struct tag: the field
+// is a hash key attribute (Range false) or a range key attribute (Range
+// true) of index Name, at position Order of that key (1-based; 0 when the
+// tag gives none).
 type IndexKey struct {
 	Name  string
 	Range bool
+	Order int
 }
 
-// parseIndexTag parses the value of an `index` or `localIndex` struct tag:
+// ParseIndexTag parses the value of an `index` or `localIndex` struct tag:
 // space-separated entries "Name,hash" or "Name,range" ("partition" and "sort"
-// are accepted too, as guregu/dynamo does). It checks index names the way
+// are accepted too, as guregu/dynamo does), optionally followed by ",N", the
+// attribute's position in a key of several. It checks index names the way
 // DynamoDB does (3 to 255 of a-z A-Z 0-9 _ - .) and refuses an index named
 // twice. Like parseTag it is pure data and fuzzed on its own
-// (FuzzParseIndexTag); what depends on the struct (roles, key types, local
-// versus global) is checked by the schema.
+// (FuzzParseIndexTag); what depends on the struct (roles, orders, key
+// types, local versus global) is checked by the schema.
 func ParseIndexTag(tag string) ([]IndexKey, error) {
 	entries := strings.Fields(tag)
 	if len(entries) == 0 {
@@ -412,23 +422,40 @@ func ParseIndexTag(tag string) ([]IndexKey, error) {
 		if err := CheckIndexName(name); err != nil {
 			return nil, fmt.Errorf("index entry %q in tag %q: %v", e, tag, err)
 		}
-		var k IndexKey
+		k := IndexKey{Name: name}
+		if r, order, ok := strings.Cut(role, ","); ok && isIndexOrder(order) {
+			role = r
+			k.Order, _ = strconv.Atoi(order)
+		}
 		switch role {
 		case "hash", "partition":
-			k = IndexKey{Name: name}
 		case "range", "sort":
-			k = IndexKey{Name: name, Range: true}
+			k.Range = true
 		default:
-			return nil, fmt.Errorf("index entry %q in tag %q: unknown key role %q: use hash or range, and separate indexes with spaces", e, tag, role)
+			return nil, fmt.Errorf("index entry %q in tag %q: unknown key role %q: use hash or range (add ,1 to ,%d to order a key of several), and separate indexes with spaces",
+				e, tag, role, MaxKeyAttrs)
 		}
 		for _, prev := range keys {
 			if prev.Name == name {
-				return nil, fmt.Errorf("index %q named twice in tag %q: a field is one key of an index, its hash or its range key", name, tag)
+				return nil, fmt.Errorf("index %q named twice in tag %q: a field is one key attribute of an index, of its hash or its range key", name, tag)
 			}
 		}
 		keys = append(keys, k)
 	}
 	return keys, nil
+}
+
+// isIndexOrder reports whether s is the N of an entry's ",N": 1 to 99,
+// digits only, no leading zero. Orders past MaxKeyAttrs are the schema's
+// to refuse, with the struct's context.
+func isIndexOrder(s string) bool {
+	switch {
+	case len(s) == 0 || len(s) > 2 || s[0] == '0':
+		return false
+	case len(s) == 2 && (s[1] < '0' || s[1] > '9'):
+		return false
+	}
+	return '1' <= s[0] && s[0] <= '9'
 }
 
 // checkIndexName applies DynamoDB's rule for index names.

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,6 +125,17 @@ func TestParseIndexTag(t *testing.T) {
 		{tag: "By Title,hash", wantErr: "no key role"},
 		{tag: "Bý,hash", wantErr: "contains"},
 		{tag: "ByTitle,hash ByTitle,range", wantErr: `index "ByTitle" named twice`},
+		// Multi-attribute keys: the attribute's position in its role.
+		{tag: "ByTS,hash,1", want: []IndexKey{{Name: "ByTS", Order: 1}}},
+		{tag: "ByTS,sort,4 ByA,hash", want: []IndexKey{{Name: "ByTS", Range: true, Order: 4}, {Name: "ByA"}}},
+		{tag: "ByTS,range,12", want: []IndexKey{{Name: "ByTS", Range: true, Order: 12}}}, // the schema refuses it
+		{tag: "ByTS,hash,0", wantErr: `unknown key role "hash,0"`},
+		{tag: "ByTS,hash,01", wantErr: `unknown key role "hash,01"`},
+		{tag: "ByTS,hash,100", wantErr: `unknown key role "hash,100"`},
+		{tag: "ByTS,hash,-1", wantErr: `unknown key role "hash,-1"`},
+		{tag: "ByTS,hash,1,2", wantErr: `unknown key role "hash,1,2"`},
+		{tag: "ByTS,1", wantErr: `unknown key role "1"`},
+		{tag: "ByTS,hash,1 ByTS,hash,2", wantErr: `index "ByTS" named twice`},
 	}
 	for _, tc := range tests {
 		got, err := ParseIndexTag(tc.tag)
@@ -148,7 +160,7 @@ func TestParseIndexTag(t *testing.T) {
 // from the entry, and that rejected tags say what is wrong.
 func FuzzParseIndexTag(f *testing.F) {
 	for _, s := range []string{"", "ByTitle,hash", "ByTitle,hash ByYear,range", "a-b.c,sort", "abc,partition",
-		"ab,hash", "ByTitle", "x,hash,range", "Idx,hash Idx,range", "é-index,hash", "\tabc,range\n"} {
+		"ab,hash", "ByTitle", "x,hash,range", "ByTS,hash,1 ByX,range,2", "ByTS,sort,03", "Idx,hash Idx,range", "é-index,hash", "\tabc,range\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, tag string) {
@@ -176,7 +188,11 @@ func FuzzParseIndexTag(f *testing.F) {
 			}
 			seen[k.Name] = true
 			name, role, _ := strings.Cut(entries[i], ",")
+			role, order, numbered := strings.Cut(role, ",")
 			wantRng := role == "range" || role == "sort"
+			if numbered != (k.Order != 0) || numbered && (order != strconv.Itoa(k.Order) || k.Order < 1 || k.Order > 99) {
+				t.Fatalf("entry %q parsed with order %d", entries[i], k.Order)
+			}
 			if name != k.Name || k.Range != wantRng || !wantRng && role != "hash" && role != "partition" {
 				t.Fatalf("entry %q parsed as %+v", entries[i], k)
 			}
