@@ -26,21 +26,22 @@ import (
 )
 
 // TestFaultsReplicatedConflicts runs concurrent Update increments on two
-// counters from four "processes" whose writes meet replicated write
-// conflicts (one in five), lost answers and throttling, then checks the
+// counters from four "processes" (the last with two goroutines on one
+// Table, whose Updates of a key share writes) whose writes meet replicated
+// write conflicts (one in five), lost answers and throttling, then checks the
 // items with checkCounters: every acknowledged increment applied once at
 // the position its saved copy says, nothing twice, and the history
 // linearizable.
 func TestFaultsReplicatedConflicts(t *testing.T) {
 	leaktest.Check(t, "ddbkit/dynamo.")
-	const writers = 4
+	const procs, writers = 4, 5
 	keys := []string{"a", "b"}
 	perWriter := scaled(25)
 	maxFaults := scaled(60)
 
 	name := dynamotest.KeyTable(t, dynamotest.Client(t), "faultsmrsc", "key", types.ScalarAttributeTypeS, "", "")
 	var transports []*dynamotest.Faults
-	tables := make([]*dynamo.Table[faultCounter], writers)
+	tables := make([]*dynamo.Table[faultCounter], procs)
 	for i := range tables {
 		f := dynamotest.NewFaults(dynamotest.FaultConfig{
 			Seed:               *faultSeed*1000003 + 4300 + uint64(i),
@@ -72,7 +73,7 @@ func TestFaultsReplicatedConflicts(t *testing.T) {
 				id := fmt.Sprintf("w%d-%d", w, seq)
 				key := keys[rng.IntN(len(keys))]
 				op := counterOp{ID: id, Key: key, Client: w, Call: clk.Add(1)}
-				saved, err := tables[w].Update(ctx, faultCounter{Key: key}, func(c faultCounter) (faultCounter, error) {
+				saved, err := tables[min(w, procs-1)].Update(ctx, faultCounter{Key: key}, func(c faultCounter) (faultCounter, error) {
 					c.Count++
 					c.Ops = append(slices.Clip(c.Ops), id)
 					return c, nil
