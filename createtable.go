@@ -156,6 +156,9 @@ func (t *Table[T]) CreateTable(ctx context.Context, opts ...CreateTableOption) e
 }
 
 func (t *Table[T]) createTable(ctx context.Context, opts []CreateTableOption) error {
+	if err := t.refuseStrongCreate(); err != nil {
+		return err
+	}
 	o := applyCreateTableOptions(opts)
 	pol, err := t.m.retryPolicy(policyPoll, o.retry, o.retrySet, "CreateTable option WithRetry")
 	if err != nil {

@@ -47,6 +47,14 @@ var (
 	ErrInvalidInput = errs.ErrInvalidInput
 	// ErrInvalidSchema means a struct's tags do not describe a usable table.
 	ErrInvalidSchema = errs.ErrInvalidSchema
+	// ErrReplicatedConflict means DynamoDB refused a write to a strongly
+	// consistent global table (MRSC) because a write from another Region
+	// to the same item was under way (ReplicatedWriteConflictException,
+	// which the error wraps). The write was not applied. Table.Update reads
+	// the item again and calls its function again, as after a version
+	// conflict; Save, Delete and Add return it: send the write again, or
+	// reload first. Details: docs/limitations.md#global-tables.
+	ErrReplicatedConflict = errs.ErrReplicatedConflict
 )
 
 // ConditionError is the error of a write whose condition failed. It wraps

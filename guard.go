@@ -102,6 +102,9 @@ func (m *Mapper) writeGuarded(ctx context.Context, call string, mem *txMember, g
 		return err
 	}
 	members := append([]*txMember{mem}, gs...)
+	if err := m.refuseStrongTx(call+" with GuardedBy", true, members); err != nil {
+		return err
+	}
 	if err := checkGuardedItems(call, members); err != nil {
 		return err
 	}
@@ -149,8 +152,17 @@ func checkGuardedItems(call string, members []*txMember) error {
 // table t) a check of the item written.
 func checkGuards[T any](call string, t *Table[T], key map[string]types.AttributeValue, guards []TxOp) error {
 	gs, err := buildGuards(call, guards)
-	if err != nil || key == nil {
+	if err != nil {
 		return err
+	}
+	if err := t.m.refuseStrong(call+" with GuardedBy", t.name, true); err != nil {
+		return err
+	}
+	if err := t.m.refuseStrongTx(call+" with GuardedBy", true, gs); err != nil {
+		return err
+	}
+	if key == nil {
+		return nil
 	}
 	return checkGuardedItems(call, append([]*txMember{{table: t.name, key: key, plan: t.p}}, gs...))
 }

@@ -333,6 +333,22 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 		if err == nil {
 			return saved, nil
 		}
+		if replicatedRetry(err) {
+			// Refused for another Region's write: not applied. Read the
+			// item again (it may hold that write), as after a conflict.
+			if pol.exhausted(attempt) {
+				return zero, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+			}
+			t.noteConflict(ctx, attempt, nil)
+			attempt++
+			if err := pol.wait(ctx, attempt-1); err != nil {
+				return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+			}
+			if cur, err = t.readRaw(ctx, k); err != nil {
+				return zero, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+			}
+			continue
+		}
 		ce, ok := asConditionError(err)
 		if !ok {
 			return zero, err

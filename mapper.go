@@ -34,8 +34,9 @@ type Mapper struct {
 }
 
 // Option configures a Mapper: WithWriteTokenAttribute, WithEncoderOptions,
-// WithDecoderOptions, WithRetry, WithClock, and its telemetry:
-// WithTracerProvider, WithMeterProvider, WithLogger, WithTelemetryKeys.
+// WithDecoderOptions, WithRetry, WithClock, WithStrongGlobalTables, and its
+// telemetry: WithTracerProvider, WithMeterProvider, WithLogger,
+// WithTelemetryKeys.
 type Option interface {
 	applyMapper(*mapperOptions)
 }
@@ -52,6 +53,7 @@ type mapperOptions struct {
 	retry       RetryPolicy // Update, batches, transactions; when retrySet
 	retrySet    bool
 	tel         telemetry.Config
+	strong      map[string]bool // the MRSC tables (WithStrongGlobalTables); read-only once built
 }
 
 // WithWriteTokenAttribute names the attribute in which every versioned write

@@ -71,6 +71,12 @@ func (t *Table[T]) settleSave(ctx context.Context, r *saveRequest, wo *writeOpti
 			}
 			return nil, t.saveConditionFailure(key, r, wo, ccf.Item, err)
 		}
+		if errors.Is(err, ErrReplicatedConflict) {
+			// Refused, but the lost attempt it stood for is settled only
+			// as of the read: Update must not compute its change again.
+			return nil, fmt.Errorf("dynamo: save to table %q key %s: %w: the write may have been applied (an attempt's answer was lost), and sending it again met %w",
+				t.name, formatKey(key), ErrUnknownOutcome, err)
+		}
 		if !att.maybeApplied() {
 			return nil, fmt.Errorf("dynamo: save to table %q key %s: %w", t.name, formatKey(key), err)
 		}

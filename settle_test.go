@@ -136,7 +136,7 @@ func (s *scriptedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return answer(200, `{"Item":`+item+`}`), nil
 	case "DynamoDB_20120810.UpdateItem", "DynamoDB_20120810.DeleteItem":
 		var in struct {
-			ExpressionAttributeValues map[string]map[string]string
+			ExpressionAttributeValues map[string]map[string]any // lists too (an idempotency window)
 		}
 		if err := json.Unmarshal(body, &in); err != nil {
 			return nil, err
@@ -149,7 +149,7 @@ func (s *scriptedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		next := s.steps[0]
 		s.steps = s.steps[1:]
-		s.lastToken = in.ExpressionAttributeValues[":wt"]["B"]
+		s.lastToken, _ = in.ExpressionAttributeValues[":wt"]["B"].(string)
 		s.mu.Unlock()
 		return next(s.lastToken)
 	default:

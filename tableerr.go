@@ -13,7 +13,8 @@ import (
 // tableErrors is the client a Mapper sends through: the caller's, with
 // DynamoDB's ResourceNotFoundException turned into an error that also
 // satisfies errors.Is(err, ErrTableNotFound) and says what to do, whatever
-// the call.
+// the call; likewise ReplicatedWriteConflictException (ErrReplicatedConflict)
+// and throttling (*ThrottlingError).
 type tableErrors struct{ c Client }
 
 // notFoundError is DynamoDB's ResourceNotFoundException, explained.
@@ -40,6 +41,13 @@ func explain(table *string, err error) error {
 	var rnf *types.ResourceNotFoundException
 	if errors.As(err, &rnf) {
 		return &notFoundError{table: aws.ToString(table), err: err}
+	}
+	var rwc *types.ReplicatedWriteConflictException
+	if errors.As(err, &rwc) {
+		return &replicatedConflict{table: aws.ToString(table), err: err}
+	}
+	if te := throttled(table, err); te != nil {
+		return te
 	}
 	return err
 }
@@ -95,7 +103,11 @@ func (w tableErrors) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...func
 }
 
 func (w tableErrors) CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, o ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
-	return w.c.CreateTable(ctx, in, o...)
+	out, err := w.c.CreateTable(ctx, in, o...)
+	if te := throttled(in.TableName, err); te != nil {
+		return out, te
+	}
+	return out, err
 }
 
 func (w tableErrors) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, o ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {

@@ -124,15 +124,19 @@ func (c *call) end(err error) error {
 	if c.op == "" {
 		return err
 	}
-	var class string
+	var class, reason string
 	unknown := false
 	if err != nil {
 		class = errorClass(err)
 		unknown = errors.Is(err, ErrUnknownOutcome)
+		reason = throttleReasonAttr(err)
 	}
 	if c.span != nil {
 		if err != nil {
 			c.span.SetAttributes(telemetry.ErrorType.String(class))
+			if reason != "" {
+				c.span.SetAttributes(telemetry.DBThrottlingReason.String(reason))
+			}
 			if unknown {
 				c.span.AddEvent(telemetry.EventUnknown)
 			}
@@ -145,6 +149,9 @@ func (c *call) end(err error) error {
 	}
 	if c.m != nil {
 		attrs := c.metricAttrs(class)
+		if reason != "" {
+			attrs = attribute.NewSet(append(attrs.ToSlice(), telemetry.DBThrottlingReason.String(reason))...)
+		}
 		c.m.Duration.Record(c.ctx, time.Since(c.start).Seconds(), metric.WithAttributeSet(attrs))
 		if unknown {
 			c.m.Unknown.Add(c.ctx, 1, metric.WithAttributeSet(c.metricAttrs("")))
@@ -218,6 +225,7 @@ var mapperClasses = []telemetry.Class{
 	{Err: ErrUnknownOutcome, Name: "unknown_outcome"},
 	{Err: ErrVersionConflict, Name: "version_conflict"},
 	{Err: ErrConditionFailed, Name: "condition_failed"},
+	{Err: ErrReplicatedConflict, Name: "replicated_conflict"},
 	{Err: ErrNotFound, Name: "not_found"},
 	{Err: ErrInvalidInput, Name: "invalid_input"},
 	{Err: ErrTableNotFound, Name: "table_not_found"},
@@ -245,6 +253,10 @@ func errorClass(err error) string {
 	if errors.As(err, &be) {
 		return "batch_incomplete"
 	}
+	var th *ThrottlingError
+	if errors.As(err, &th) {
+		return "throttled"
+	}
 	return telemetry.ContextClass(err)
 }
 
@@ -270,15 +282,20 @@ func (m *Mapper) noteKey(ctx context.Context, k map[string]types.AttributeValue)
 }
 
 // noteConflict records that Update's attempt met another version of the
-// item (held, found; found -1: no item) and tries again.
+// item (held, found; found -1: no item) and tries again; ce nil: a
+// replicated write conflict (no versions known).
 func (t *table) noteConflict(ctx context.Context, attempt int, ce *ConditionError) {
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		found := int64(-1)
-		if ce.Exists {
-			found = ce.FoundVersion
+		if ce == nil {
+			span.AddEvent(telemetry.EventReplicatedConflict, trace.WithAttributes(telemetry.Attempt.Int(attempt)))
+		} else {
+			found := int64(-1)
+			if ce.Exists {
+				found = ce.FoundVersion
+			}
+			span.AddEvent(telemetry.EventConflict, trace.WithAttributes(telemetry.Attempt.Int(attempt),
+				telemetry.VersionHeld.Int64(ce.HeldVersion), telemetry.VersionFound.Int64(found)))
 		}
-		span.AddEvent(telemetry.EventConflict, trace.WithAttributes(telemetry.Attempt.Int(attempt),
-			telemetry.VersionHeld.Int64(ce.HeldVersion), telemetry.VersionFound.Int64(found)))
 		span.AddEvent(telemetry.EventRetry, trace.WithAttributes(telemetry.Attempt.Int(attempt+1)))
 	}
 	if im := t.m.instruments(); im != nil {

@@ -162,7 +162,11 @@ func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxO
 	o.tel = tel
 	if len(o.guards) > 0 {
 		// Refused before the function runs (its reads are requests).
-		if _, err := buildGuards("Transact", o.guards); err != nil {
+		gs, err := buildGuards("Transact", o.guards)
+		if err != nil {
+			return err
+		}
+		if err := m.refuseStrongTx("Transact", true, gs); err != nil {
 			return err
 		}
 	}
@@ -260,6 +264,9 @@ func (tx *Tx) entry(table string, key map[string]types.AttributeValue, p *plan.P
 				ErrInvalidInput, table, formatKey(key), e.plan.S.Type, p.S.Type))
 		}
 		return e, nil
+	}
+	if err := tx.m.refuseStrong("Transact", table, false); err != nil {
+		return nil, tx.fail(err)
 	}
 	if len(tx.order) >= MaxTxItems {
 		return nil, tx.fail(fmt.Errorf("%w: Transact: the function touched more than %d items (MaxTxItems) in one run, each item read or written a member of the transaction: split the work",

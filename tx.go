@@ -342,6 +342,9 @@ func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption, tel *
 	if err != nil {
 		return err
 	}
+	if err := m.refuseStrongTx("WriteTx", false, members); err != nil {
+		return err
+	}
 	o.tel.noteTables(members)
 
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: make([]types.TransactWriteItem, len(members))}

@@ -109,6 +109,9 @@ func (m *Mapper) readTx(ctx context.Context, gets []TxGetOp, opts []ReadTxOption
 		if err != nil {
 			return fmt.Errorf("dynamo: ReadTx member %d: %w", i, err)
 		}
+		if err := m.refuseStrong("ReadTx", mem.table, false); err != nil {
+			return err
+		}
 		id := txItemID(&mem.txMember)
 		if j, dup := seen[id]; dup {
 			return fmt.Errorf("%w: ReadTx members %d and %d both read table %q key %s: DynamoDB allows one operation per item in a transaction",

@@ -104,9 +104,15 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		// The changes are computed again on it, and so are the outcomes of
 		// the functions that failed on an item an earlier change of this
 		// write had left, which was never stored; those that failed before
-		// the first change saw the stored item and stand.
+		// the first change saw the stored item and stand. After a
+		// replicated write conflict (ce nil) nothing tells the item
+		// another Region is writing: it is read again.
 		t.noteConflict(ctx, attempt, ce)
-		bs, bsSize, verified, live, val = &plan.Basis{Item: ce.Item}, 0, true, rerun(live, who[0], res), nil
+		next := (*plan.Basis)(nil)
+		if ce != nil {
+			next = &plan.Basis{Item: ce.Item}
+		}
+		bs, bsSize, verified, live, val = next, 0, true, rerun(live, who[0], res), nil
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
@@ -203,8 +209,15 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 // computed from bs: final is the error that ends the batch for its callers
 // (not a condition failure, an unknown outcome, an If condition failed on
 // the item the functions saw, attempts exhausted); nil when the changes are
-// to be computed again on ce.Item, the item the conflict found.
+// to be computed again on ce.Item, the item the conflict found, or (ce nil:
+// a replicated write conflict, not applied) on the item read again.
 func (t *table) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPolicy) (ce *ConditionError, final error) {
+	if replicatedRetry(err) {
+		if pol.exhausted(attempt) {
+			return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+		}
+		return nil, nil
+	}
 	ce, ok := asConditionError(err)
 	switch {
 	case !ok:
@@ -217,6 +230,14 @@ func (t *table) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPo
 		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
 	}
 	return ce, nil
+}
+
+// replicatedRetry reports whether err is a replicated write conflict
+// (MRSC) that Update may meet by reading the item again and calling its
+// function again: DynamoDB refused the write, and no earlier attempt of it
+// may have been applied.
+func replicatedRetry(err error) bool {
+	return errors.Is(err, ErrReplicatedConflict) && !errors.Is(err, ErrUnknownOutcome)
 }
 
 // versionClock returns the time a write takes its first version from when

@@ -1,6 +1,7 @@
 package dynamotest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,11 +43,20 @@ type FaultConfig struct {
 	// sent and applied by the server first, as a real 500 may have been.
 	ServerError float64
 	// Throttle is the rate of requests refused without being sent:
-	// HTTP 400 ThrottlingException for DynamoDB, HTTP 503 SlowDown for S3.
+	// HTTP 400 ThrottlingException for DynamoDB, carrying one
+	// ThrottlingReasons entry (Table{Read,Write}KeyRangeThroughputExceeded
+	// on the request's table), HTTP 503 SlowDown for S3.
 	Throttle float64
 	// Reset is the rate of requests that fail with a connection reset before
 	// they are sent.
 	Reset float64
+	// ReplicatedConflict is the rate of DynamoDB item writes (PutItem,
+	// UpdateItem, DeleteItem, BatchWriteItem) refused without being sent
+	// with HTTP 400 ReplicatedWriteConflictException, as a strongly
+	// consistent global table (MRSC) refuses a write while another Region
+	// writes the item; other requests drawn for it pass untouched (S3
+	// requests: 503 SlowDown). DynamoDB Local does not emulate MRSC.
+	ReplicatedConflict float64
 
 	// MaxFaults bounds the number of faults injected; later requests pass
 	// untouched. 0 means no bound.
@@ -66,20 +76,30 @@ type FaultStats struct {
 	ServerError int // answered 500, AppliedServerError of them after the server applied them
 	Throttled   int // refused with a throttling error without being sent
 	Reset       int // reset before being sent
+	Replicated  int // refused with ReplicatedWriteConflictException without being sent
 
 	AppliedServerError int // 500s given after the server applied the request
 }
 
 // Faults returns the number of faults injected.
 func (s FaultStats) Faults() int {
-	return s.Delayed + s.Dropped + s.ServerError + s.Throttled + s.Reset
+	return s.Delayed + s.Dropped + s.ServerError + s.Throttled + s.Reset + s.Replicated
 }
 
 // String formats the counts for logs and reports.
 func (s FaultStats) String() string {
 	return fmt.Sprintf("%d requests, %d faults: %d delayed, %d responses dropped after the write applied, "+
 		"%d server errors (%d after the write applied), %d throttled, %d connections reset before sending",
-		s.Requests, s.Faults(), s.Delayed, s.Dropped, s.ServerError, s.AppliedServerError, s.Throttled, s.Reset)
+		s.Requests, s.Faults(), s.Delayed, s.Dropped, s.ServerError, s.AppliedServerError, s.Throttled, s.Reset) + s.replicated()
+}
+
+// replicated is String's part about replicated write conflicts: "" when
+// none was injected, so that reports without them read as before.
+func (s FaultStats) replicated() string {
+	if s.Replicated == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d replicated write conflicts", s.Replicated)
 }
 
 // Add returns the sum of s and o.
@@ -87,6 +107,7 @@ func (s FaultStats) Add(o FaultStats) FaultStats {
 	return FaultStats{
 		Requests: s.Requests + o.Requests, Delayed: s.Delayed + o.Delayed, Dropped: s.Dropped + o.Dropped,
 		ServerError: s.ServerError + o.ServerError, Throttled: s.Throttled + o.Throttled, Reset: s.Reset + o.Reset,
+		Replicated:         s.Replicated + o.Replicated,
 		AppliedServerError: s.AppliedServerError + o.AppliedServerError,
 	}
 }
@@ -120,6 +141,7 @@ const (
 	errorAfter
 	throttle
 	resetBefore
+	replicated
 )
 
 // NewFaults returns a Faults transport forwarding to next (a clone of
@@ -127,7 +149,7 @@ const (
 // rates add up to more than 1.
 func NewFaults(cfg FaultConfig, next http.RoundTripper) *Faults {
 	sum := 0.0
-	for _, r := range []float64{cfg.Delay, cfg.Drop, cfg.ServerError, cfg.Throttle, cfg.Reset} {
+	for _, r := range []float64{cfg.Delay, cfg.Drop, cfg.ServerError, cfg.Throttle, cfg.Reset, cfg.ReplicatedConflict} {
 		if r < 0 {
 			panic("dynamotest: negative fault rate in FaultConfig")
 		}
@@ -282,6 +304,12 @@ func (f *Faults) decide(r *http.Request) (faultKind, time.Duration) {
 	case p < c.Delay+c.Drop+c.ServerError+c.Throttle+c.Reset:
 		f.stats.Reset++
 		return resetBefore, 0
+	case p < c.Delay+c.Drop+c.ServerError+c.Throttle+c.Reset+c.ReplicatedConflict:
+		if !itemWrite(r) {
+			return noFault, 0 // MRSC refuses writes only
+		}
+		f.stats.Replicated++
+		return replicated, 0
 	}
 	return noFault, 0
 }
@@ -302,12 +330,13 @@ func (f *Faults) RoundTrip(r *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		return f.next.RoundTrip(r)
-	case throttle, errorBefore, resetBefore:
+	case throttle, errorBefore, resetBefore, replicated:
+		table := requestTable(r, kind)
 		closeBody(r)
 		if kind == resetBefore {
 			return nil, errFaultReset
 		}
-		return errorResponse(r, kind), nil
+		return errorResponse(r, kind, table), nil
 	}
 	resp, err := f.next.RoundTrip(r)
 	if err != nil {
@@ -325,7 +354,7 @@ func (f *Faults) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, errFaultReset
 	default: // errorAfter
 		discard(resp)
-		return errorResponse(r, kind), nil
+		return errorResponse(r, kind, ""), nil
 	}
 }
 
@@ -351,15 +380,85 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
+// itemWrite reports whether r is a DynamoDB write of items outside a
+// transaction (PutItem, UpdateItem, DeleteItem, BatchWriteItem), or an S3
+// request: what a replicated write conflict can refuse.
+func itemWrite(r *http.Request) bool {
+	target := r.Header.Get("X-Amz-Target")
+	if target == "" {
+		return true
+	}
+	for _, w := range []string{".PutItem", ".UpdateItem", ".DeleteItem", ".BatchWriteItem"} {
+		if strings.HasSuffix(target, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestTable returns the TableName of a DynamoDB request that a throttle
+// answers, "" for other requests and faults (or none named: batches and
+// transactions); it reads the body, which is not sent.
+func requestTable(r *http.Request, kind faultKind) string {
+	if kind != throttle || r.Header.Get("X-Amz-Target") == "" || r.Body == nil {
+		return ""
+	}
+	var in struct{ TableName string }
+	if b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20)); err == nil {
+		_ = json.Unmarshal(b, &in)
+	}
+	return in.TableName
+}
+
+// throttlingReasons is the throttlingReasons member of an injected
+// ThrottlingException: the request's table's key range over its throughput
+// (the hot partition), read or write by the operation.
+func throttlingReasons(r *http.Request, table string) string {
+	op := "Write"
+	target := r.Header.Get("X-Amz-Target")
+	for _, read := range []string{".GetItem", ".BatchGetItem", ".Query", ".Scan", ".TransactGetItems"} {
+		if strings.HasSuffix(target, read) {
+			op = "Read"
+		}
+	}
+	if table == "" {
+		table = "*"
+	}
+	reason := map[string]string{
+		"reason":   "Table" + op + "KeyRangeThroughputExceeded",
+		"resource": "arn:aws:dynamodb:" + regionOf(r) + ":000000000000:table/" + table,
+	}
+	b, _ := json.Marshal([]map[string]string{reason})
+	return string(b)
+}
+
+// regionOf returns the region a signed request names, "local" when none.
+func regionOf(r *http.Request) string {
+	// Authorization: AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, ...
+	a := r.Header.Get("Authorization")
+	if i := strings.Index(a, "Credential="); i >= 0 {
+		if parts := strings.Split(a[i:], "/"); len(parts) > 2 {
+			return parts[2]
+		}
+	}
+	return "local"
+}
+
 // errorResponse builds the error answer a real service gives: DynamoDB's
-// JSON for requests with an X-Amz-Target header, S3's XML otherwise.
-func errorResponse(r *http.Request, kind faultKind) *http.Response {
+// JSON for requests with an X-Amz-Target header, S3's XML otherwise. table
+// is the table a throttled request named.
+func errorResponse(r *http.Request, kind faultKind, table string) *http.Response {
 	status, code, msg := http.StatusInternalServerError, "InternalFailure", "We encountered an internal error. Please try again. (injected by dynamotest.Faults)"
 	dynamo := r.Header.Get("X-Amz-Target") != ""
+	extra := ""
 	switch {
 	case kind == throttle && dynamo:
 		status, code, msg = http.StatusBadRequest, "ThrottlingException", "Rate of requests exceeds the allowed throughput. (injected by dynamotest.Faults)"
-	case kind == throttle:
+		extra = `,"throttlingReasons":` + throttlingReasons(r, table)
+	case kind == replicated && dynamo:
+		status, code, msg = http.StatusBadRequest, "ReplicatedWriteConflictException",
+			"One or more items in this request are being modified by a request in another Region. (injected by dynamotest.Faults)"
+	case kind == throttle || kind == replicated:
 		status, code, msg = http.StatusServiceUnavailable, "SlowDown", "Please reduce your request rate. (injected by dynamotest.Faults)"
 	case !dynamo:
 		code = "InternalError"
@@ -368,7 +467,7 @@ func errorResponse(r *http.Request, kind faultKind) *http.Response {
 	var body string
 	if dynamo {
 		h.Set("Content-Type", "application/x-amz-json-1.0")
-		body = fmt.Sprintf(`{"__type":"com.amazonaws.dynamodb.v20120810#%s","message":%q}`, code, msg)
+		body = fmt.Sprintf(`{"__type":"com.amazonaws.dynamodb.v20120810#%s","message":%q%s}`, code, msg, extra)
 	} else {
 		h.Set("Content-Type", "application/xml")
 		if r.Method != http.MethodHead {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -79,6 +80,7 @@ func TestFaultsKindsAndBounds(t *testing.T) {
 		{"drop", dynamotest.FaultConfig{Drop: 1}, "error", 1, func(s dynamotest.FaultStats) int { return s.Dropped }},
 		{"reset", dynamotest.FaultConfig{Reset: 1}, "error", 0, func(s dynamotest.FaultStats) int { return s.Reset }},
 		{"throttle", dynamotest.FaultConfig{Throttle: 1}, "400 Bad Request", 0, func(s dynamotest.FaultStats) int { return s.Throttled }},
+		{"replicated conflict", dynamotest.FaultConfig{ReplicatedConflict: 1}, "400 Bad Request", 0, func(s dynamotest.FaultStats) int { return s.Replicated }},
 		{"delay", dynamotest.FaultConfig{Delay: 1, MaxDelay: time.Millisecond}, "200 OK", 1, func(s dynamotest.FaultStats) int { return s.Delayed }},
 	}
 	for _, tc := range cases {
@@ -223,6 +225,79 @@ func TestFaultsS3ErrorsAreRetriedAndDecoded(t *testing.T) {
 			})
 		if err != nil {
 			t.Errorf("PutObject after two %s: %v (the SDK should retry them)", tc.code, err)
+		}
+	}
+}
+
+// sdkClient returns a DynamoDB client whose requests go through f to url,
+// with the SDK's standard retryer retrying at once.
+func sdkClient(f *dynamotest.Faults, url string) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region:                          "eu-west-1",
+		BaseEndpoint:                    aws.String(url),
+		Credentials:                     credentials.NewStaticCredentialsProvider("test", "test", ""),
+		HTTPClient:                      f.HTTPClient(),
+		DisableValidateResponseChecksum: true,
+		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		}),
+	})
+}
+
+// An injected ReplicatedWriteConflictException decodes as the SDK's modeled
+// type, which the SDK's standard retryer does not retry (one request); reads
+// are never refused with it (MRSC refuses writes only).
+func TestFaultsReplicatedConflictIsDecodedNotRetried(t *testing.T) {
+	srv, applied := countingServer(t)
+	f := dynamotest.NewFaults(dynamotest.FaultConfig{ReplicatedConflict: 1}, nil)
+	defer f.CloseIdleConnections()
+	c := sdkClient(f, srv.URL)
+	key := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a"}}
+	_, err := c.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{TableName: aws.String("T"), Key: key})
+	var rwc *types.ReplicatedWriteConflictException
+	if !errors.As(err, &rwc) {
+		t.Fatalf("UpdateItem: %v; want a *types.ReplicatedWriteConflictException", err)
+	}
+	if st := f.Stats(); st.Requests != 1 || st.Replicated != 1 || applied.Load() != 0 {
+		t.Errorf("stats %v, server saw %d; want 1 request refused, none sent (the SDK does not retry the code)", st, applied.Load())
+	}
+	c.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String("T"), Key: key}) // the server's "ok" does not decode: only its arrival counts
+	if st := f.Stats(); st.Replicated != 1 || applied.Load() != 1 {
+		t.Errorf("after a GetItem: stats %v, server saw %d; want the read passed untouched", st, applied.Load())
+	}
+	if s := f.Stats().String(); !strings.Contains(s, "1 replicated write conflicts") {
+		t.Errorf("Stats().String() = %q; want it to count the replicated write conflicts", s)
+	}
+}
+
+// An injected ThrottlingException carries ThrottlingReasons as DynamoDB
+// sends them: the SDK decodes the reason and the ARN of the request's table.
+func TestFaultsThrottleCarriesReasons(t *testing.T) {
+	srv, _ := countingServer(t)
+	f := dynamotest.NewFaults(dynamotest.FaultConfig{Throttle: 1}, nil)
+	defer f.CloseIdleConnections()
+	c := sdkClient(f, srv.URL)
+	key := map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "a"}}
+	for _, tc := range []struct {
+		call   func() error
+		reason string
+	}{
+		{func() error {
+			_, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String("Books"), Item: key})
+			return err
+		}, "TableWriteKeyRangeThroughputExceeded"},
+		{func() error {
+			_, err := c.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String("Books"), Key: key})
+			return err
+		}, "TableReadKeyRangeThroughputExceeded"},
+	} {
+		var te *types.ThrottlingException
+		if err := tc.call(); !errors.As(err, &te) || len(te.ThrottlingReasons) != 1 {
+			t.Fatalf("err %v; want a ThrottlingException with one reason", err)
+		}
+		r := te.ThrottlingReasons[0]
+		if aws.ToString(r.Reason) != tc.reason || aws.ToString(r.Resource) != "arn:aws:dynamodb:eu-west-1:000000000000:table/Books" {
+			t.Errorf("reason %q resource %q; want %s on table Books in eu-west-1", aws.ToString(r.Reason), aws.ToString(r.Resource), tc.reason)
 		}
 	}
 }

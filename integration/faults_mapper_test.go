@@ -246,10 +246,13 @@ func updateErrorExplained(err error, table string) bool {
 	case errors.Is(err, dynamo.ErrUnknownOutcome):
 		// A conflict carrying the item read to settle the write, or the
 		// read that would have settled it failed.
+		// Or (MRSC) the resend of a write settled as not applied met a
+		// replicated write conflict.
 		return strings.Contains(msg, "may have been applied") &&
-			(errors.Is(err, dynamo.ErrVersionConflict) || strings.Contains(msg, "reading the item to find out failed"))
+			(errors.Is(err, dynamo.ErrVersionConflict) || strings.Contains(msg, "reading the item to find out failed") ||
+				errors.Is(err, dynamo.ErrReplicatedConflict))
 	case strings.Contains(msg, "gave up after"):
-		return errors.Is(err, dynamo.ErrVersionConflict)
+		return errors.Is(err, dynamo.ErrVersionConflict) || errors.Is(err, dynamo.ErrReplicatedConflict)
 	case errors.Is(err, dynamo.ErrVersionConflict), errors.Is(err, dynamo.ErrConditionFailed),
 		errors.Is(err, dynamo.ErrNotFound), errors.Is(err, dynamo.ErrInvalidInput):
 		return false

@@ -18,6 +18,9 @@ var (
 	ErrUnknownOutcome  = errors.New("dynamo: outcome of the write unknown")
 	ErrInvalidInput    = errors.New("dynamo: invalid input")
 	ErrInvalidSchema   = errors.New("dynamo: invalid schema")
+	// ErrReplicatedConflict: a write to a strongly consistent global table
+	// (MRSC) refused because another Region wrote the item at the same time.
+	ErrReplicatedConflict = errors.New("dynamo: replicated write conflict")
 )
 
 // SchemaError reports a struct whose tags do not describe a usable table. It

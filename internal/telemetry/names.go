@@ -21,6 +21,10 @@ const (
 	SystemDynamoDB       = "aws.dynamodb"
 	DBItemCount          = attribute.Key("aws.dynamodb.item_count") // items a batch call or page carried
 	DBTransactItemsCount = attribute.Key("ddbkit.tx.items")         // members of a transaction
+	// DBThrottlingReason is the first ThrottlingReason of a throttled call
+	// (e.g. TableWriteKeyRangeThroughputExceeded; "other" when not of
+	// DynamoDB's shape): never the resource's ARN, nor a key.
+	DBThrottlingReason = attribute.Key("aws.dynamodb.throttling_reason")
 )
 
 // The library's own attribute keys.
@@ -62,6 +66,9 @@ const (
 	EventResent    = "ddbkit.batch.resent"    // a batch sends again the items DynamoDB left unprocessed; ResentItems
 	EventLeaseLost = "ddbkit.lease.lost"      // a held lease was lost; LeaseReason
 	EventReclaimed = "ddbkit.commitlog.reclaimed"
+	// EventReplicatedConflict: an MRSC table refused Update's write for a
+	// concurrent write from another Region; Attempt. Update reads again.
+	EventReplicatedConflict = "ddbkit.replicated_conflict"
 )
 
 // Metric names.
