@@ -284,17 +284,11 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 	if err != nil {
 		return zero, err
 	}
-	if err := t.checkIdemKey("Update", wo.idemKey); err != nil {
+	cur, err := t.startOnce(ctx, k, wo.idemKey)
+	if err != nil {
 		return zero, err
 	}
-	if err := ctx.Err(); err != nil {
-		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
-	}
 	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
-	cur, err := t.readRaw(ctx, k)
-	if err != nil {
-		return zero, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
-	}
 	for attempt := 1; ; {
 		keys, err := t.windowOf(cur)
 		if err != nil {
@@ -333,46 +327,70 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 		if err == nil {
 			return saved, nil
 		}
-		if replicatedRetry(err) {
-			// Refused for another Region's write: not applied. Read the
-			// item again (it may hold that write), as after a conflict.
-			if pol.exhausted(attempt) {
-				return zero, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+		// A replicated write conflict (MRSC) was refused for another
+		// Region's write, not applied: the item is read again (it may hold
+		// that write), as after a conflict. ce stays nil for it.
+		var ce *ConditionError
+		if !replicatedRetry(err) {
+			var ok bool
+			if ce, ok = asConditionError(err); !ok {
+				return zero, err
 			}
-			t.noteConflict(ctx, attempt, nil)
-			attempt++
-			if err := pol.wait(ctx, attempt-1); err != nil {
-				return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+			if found, werr := t.windowOf(ce.Item); werr == nil && slices.Contains(found, wo.idemKey) {
+				// Applied: a lost answer settled by the window, or another
+				// run of the same key that got there first.
+				return t.decodeWritten("update", ce.Item)
 			}
-			if cur, err = t.readRaw(ctx, k); err != nil {
-				return zero, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+			if ce.unknown {
+				return zero, fmt.Errorf("dynamo: Update stopped at attempt %d; run it again with the same IdempotencyKey, which applies its change at most once: %w", attempt, err)
 			}
-			continue
+			if ce.Err != ErrVersionConflict && t.p.SameState(cur, ce.Item) && sameWindow(cur, ce.Item) {
+				return zero, err // an If condition failed on the item fn saw
+			}
 		}
-		ce, ok := asConditionError(err)
-		if !ok {
-			return zero, err
-		}
-		if found, werr := t.windowOf(ce.Item); werr == nil && slices.Contains(found, wo.idemKey) {
-			// Applied: a lost answer settled by the window, or another
-			// run of the same key that got there first.
-			return t.decodeWritten("update", ce.Item)
-		}
-		switch {
-		case ce.unknown:
-			return zero, fmt.Errorf("dynamo: Update stopped at attempt %d; run it again with the same IdempotencyKey, which applies its change at most once: %w", attempt, err)
-		case ce.Err != ErrVersionConflict && t.p.SameState(cur, ce.Item) && sameWindow(cur, ce.Item):
-			return zero, err // an If condition failed on the item fn saw
-		case pol.exhausted(attempt):
+		if pol.exhausted(attempt) {
 			return zero, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
 		}
-		t.noteConflict(ctx, attempt, ce)
-		cur = ce.Item
-		attempt++
-		if err := pol.wait(ctx, attempt-1); err != nil {
-			return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+		if cur, err = t.retryFrom(ctx, k, pol, &attempt, ce); err != nil {
+			return zero, err
 		}
 	}
+}
+
+// startOnce checks a keyed Update's idempotency key and ctx, and reads the
+// item with key k that its first attempt starts from.
+func (t *table) startOnce(ctx context.Context, k map[string]types.AttributeValue, idemKey string) (map[string]types.AttributeValue, error) {
+	if err := t.checkIdemKey("Update", idemKey); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+	}
+	cur, err := t.readRaw(ctx, k)
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+	}
+	return cur, nil
+}
+
+// retryFrom waits before the next attempt of a keyed Update, counting
+// the conflict, and returns the item that attempt starts from: the one
+// the conflict ce carries, or for a replicated conflict (ce nil) the item
+// read again.
+func (t *table) retryFrom(ctx context.Context, k map[string]types.AttributeValue, pol RetryPolicy, attempt *int, ce *ConditionError) (map[string]types.AttributeValue, error) {
+	t.noteConflict(ctx, *attempt, ce)
+	*attempt++
+	if err := pol.wait(ctx, *attempt-1); err != nil {
+		return nil, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
+	}
+	if ce != nil {
+		return ce.Item, nil
+	}
+	cur, err := t.readRaw(ctx, k)
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+	}
+	return cur, nil
 }
 
 // windowMoved reports whether the save r, a Save's SavePut (no basis, no

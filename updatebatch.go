@@ -108,11 +108,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		// replicated write conflict (ce nil) nothing tells the item
 		// another Region is writing: it is read again.
 		t.noteConflict(ctx, attempt, ce)
-		next := (*plan.Basis)(nil)
-		if ce != nil {
-			next = &plan.Basis{Item: ce.Item}
-		}
-		bs, bsSize, verified, live, val = next, 0, true, rerun(live, who[0], res), nil
+		bs, bsSize, verified, live, val = conflictBasis(ce), 0, true, rerun(live, who[0], res), nil
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
@@ -230,6 +226,16 @@ func (t *table) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPo
 		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
 	}
 	return ce, nil
+}
+
+// conflictBasis is the basis a batch's next attempt starts from: the item
+// the conflict ce found, or none (the item read again) after a replicated
+// write conflict.
+func conflictBasis(ce *ConditionError) *plan.Basis {
+	if ce == nil {
+		return nil
+	}
+	return &plan.Basis{Item: ce.Item}
 }
 
 // replicatedRetry reports whether err is a replicated write conflict
