@@ -765,26 +765,6 @@ func (db *fakeDB) index(table, name, hash, rng string, global bool) *fakeDB {
 	return db
 }
 
-// multiIndex declares the global index name of table with a key of several
-// attributes, hashes and rngs in key order (rngs may be empty), and
-// returns db.
-func (db *fakeDB) multiIndex(table, name string, hashes, rngs []string) *fakeDB {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	t := db.tables[table]
-	if t == nil {
-		panic("fakedb: index of undeclared table " + table)
-	}
-	if len(hashes) == 0 || len(hashes) > 4 || len(rngs) > 4 {
-		panic("fakedb: a global index has 1 to 4 hash and 0 to 4 range attributes")
-	}
-	if t.indexes == nil {
-		t.indexes = map[string]*fakeIndex{}
-	}
-	t.indexes[name] = &fakeIndex{hashes: slices.Clone(hashes), rngs: slices.Clone(rngs), global: true}
-	return db
-}
-
 func fakeNonEmpty(s string) []string {
 	if s == "" {
 		return nil
