@@ -224,3 +224,36 @@ func TestAttackMultiAttrKeysOnlyProjection(t *testing.T) {
 		t.Errorf("item %+v; want the four key attributes only", o)
 	}
 }
+
+// DeleteTable throttled after the SDK's retries is a *ThrottlingError,
+// as CreateTable is.
+func TestAttackDeleteTableThrottledIsThrottlingError(t *testing.T) {
+	db := &fakeDB{}
+	db.table("Books", "ISBN", "")
+	db.fail("DeleteTable", 0, &types.ThrottlingException{Message: aws.String("slow down"),
+		ThrottlingReasons: []types.ThrottlingReason{{Reason: aws.String("TableWriteProvisionedThroughputExceeded")}}})
+	var te *ThrottlingError
+	if err := newBooks(t, db).DeleteTable(context.Background()); !errors.As(err, &te) || te.Table != "Books" {
+		t.Errorf("DeleteTable: %v; want a *ThrottlingError on Books", err)
+	}
+}
+
+// Update, WriteTx and Add check every attribute of a multi-attribute
+// index key as Save does: an empty string is refused before sending.
+func TestAttackMultiAttrKeyValuesCheckedOnEveryWrite(t *testing.T) {
+	db, tb := mkQueryDB(t)
+	ctx := t.Context()
+	writes := func() int { return db.count("PutItem") + db.count("UpdateItem") + db.count("TransactWriteItems") }
+	sent := writes()
+	_, err := tb.Update(ctx, mkOrder{ID: "o1"}, func(o mkOrder) (mkOrder, error) { o.Status = ""; return o, nil })
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "status") {
+		t.Errorf("Update: %v; want ErrInvalidInput naming status", err)
+	}
+	err = tb.Mapper().WriteTx(ctx, []TxOp{tb.TxSave(mkOrder{ID: "o9", Tenant: "t1", Region: "", Status: "open"})})
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "region") {
+		t.Errorf("WriteTx: %v; want ErrInvalidInput naming region", err)
+	}
+	if got := writes(); got != sent {
+		t.Errorf("%d writes sent for refused writes", got-sent)
+	}
+}
