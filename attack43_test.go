@@ -257,3 +257,42 @@ func TestAttackMultiAttrKeyValuesCheckedOnEveryWrite(t *testing.T) {
 		t.Errorf("%d writes sent for refused writes", got-sent)
 	}
 }
+
+// A transaction DynamoDB cancelled because a member was throttled
+// (cancellation reason ThrottlingError) is throttling too: errors.As finds
+// a *ThrottlingError through the TxError, as for every other call.
+func TestAttackTxCancelledByThrottlingIsThrottlingError(t *testing.T) {
+	t.Skip("bug: a transaction cancelled for ThrottlingError is no *ThrottlingError: errors.As through TxError finds none")
+	db := &fakeDB{}
+	db.table("Books", "ISBN", "")
+	db.fail("TransactWriteItems", 0, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"),
+		CancellationReasons: []types.CancellationReason{{Code: aws.String("ThrottlingError"), Message: aws.String("Throughput exceeds the current capacity")}}})
+	books := newBooks(t, db)
+	err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})})
+	var txe *TxError
+	if !errors.As(err, &txe) || txe.Failure(0) == nil || txe.Failure(0).Code != "ThrottlingError" {
+		t.Fatalf("WriteTx: %v; want a TxError whose member 0 failed with ThrottlingError", err)
+	}
+	var te *ThrottlingError
+	if !errors.As(err, &te) {
+		t.Errorf("WriteTx: %v; want a *ThrottlingError through the TxError", err)
+	}
+}
+
+// On an MRSC table a Transact whose function only reads is refused at its
+// first read, before any request.
+func TestAttackStrongTransactReadOnlyRefusedBeforeSending(t *testing.T) {
+	db := &fakeDB{}
+	db.table("Books", "ISBN", "")
+	books := newBooks(t, db, WithStrongGlobalTables("Books"))
+	err := books.Mapper().Transact(context.Background(), func(tx *Tx) error {
+		_, err := books.In(tx).Load(Book{ISBN: "1"})
+		return err
+	})
+	if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "MRSC") {
+		t.Errorf("Transact: %v; want refused as MRSC", err)
+	}
+	if n := db.count(""); n != 0 {
+		t.Errorf("%d requests sent; want none", n)
+	}
+}
