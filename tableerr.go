@@ -116,7 +116,11 @@ func (w tableErrors) DescribeTable(ctx context.Context, in *dynamodb.DescribeTab
 }
 
 func (w tableErrors) DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, o ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error) {
-	return w.c.DeleteTable(ctx, in, o...)
+	out, err := w.c.DeleteTable(ctx, in, o...)
+	if te := throttled(in.TableName, err); te != nil {
+		return out, te
+	}
+	return out, err
 }
 
 func (w tableErrors) UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error) {

@@ -54,8 +54,10 @@ func (e *ThrottlingError) Error() string {
 	if len(e.Reasons) > 0 {
 		b.WriteString(": " + throttleFix(e.Reasons[0].Reason))
 	}
-	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
+	if e.Err != nil { // nil in a ThrottlingError a caller builds
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
 	return b.String()
 }
 
