@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"reflect"
 	"slices"
 	"time"
@@ -174,35 +173,6 @@ func (t *table) addBlind(delta Delta) []string {
 	return blind
 }
 
-// addBound is the guard of an integer or float32 field's result: the
-// stored value must stay within [min, max] after n is added.
-type addBound struct {
-	f   *schema.Field
-	n   string   // the number added, for messages
-	lim *big.Int // the value the stored one is compared with
-	max bool     // the bound is an upper one
-	// fromZero: n itself is in range, so a missing attribute (0) may take it.
-	fromZero bool
-}
-
-// cond returns the condition that the stored value leaves the result of
-// the Add in range, and writes its value to eb.
-func (b *addBound) cond(eb *plan.ExprBuilder) string {
-	f := b.f
-	bph := ":x" + f.ValuePH[2:]
-	eb.Values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
-	cmp := " <= "
-	if !b.max {
-		cmp = " >= "
-	}
-	c := f.NamePH + cmp + bph
-	if b.fromZero {
-		// A missing attribute counts from 0, which n leaves in range.
-		c = "attribute_not_exists(" + f.NamePH + ") OR " + c
-	}
-	return c
-}
-
 // buildAdd checks delta against the schema and builds the UpdateItem of an
 // Add of the item with key k. wo.nulls names the changed attributes (and
 // the version) that the stored item holds as NULL (a set or counter SavePut
@@ -221,7 +191,7 @@ func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *wri
 	}
 	eb := plan.ExprBuilder{Values: map[string]types.AttributeValue{}, Names: map[string]string{}, Owned: true}
 	var conds []string // the changes' conditions, ANDed in this order before the version's
-	var bounds []addBound
+	var bounds []plan.AddBound
 	seen := map[string]bool{}
 	written := make(map[string]types.AttributeValue, len(delta.ops)+3) // for checkIndexKeys
 	for _, op := range delta.ops {
@@ -278,7 +248,7 @@ func (t *table) badAdd(attr, format string, args ...any) error {
 // or float32 field, the bound that keeps the result in the field's range.
 // null: the stored item holds the attribute as NULL (see storedNulls). It
 // records in written, by attribute name, the value it sends (ADD or SET).
-func (t *table) addChange(eb *plan.ExprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *addBound, error) {
+func (t *table) addChange(eb *plan.ExprBuilder, op deltaOp, null bool, written map[string]types.AttributeValue) ([]string, *plan.AddBound, error) {
 	s := t.p.S
 	i, ok := s.ByName[op.attr]
 	if !ok {
@@ -301,19 +271,19 @@ func (t *table) addChange(eb *plan.ExprBuilder, op deltaOp, null bool, written m
 	vph := ":d" + f.ValuePH[2:]
 	eb.Name(f.NamePH, f.Name)
 	var av types.AttributeValue
-	var bound *addBound
+	var bound *plan.AddBound
 	var cond string // the bound's condition
 	if op.kind == 'n' {
-		nav, b, err := addNumber(f, op.val)
+		nav, b, err := plan.AddNumber(f, op.val)
 		if err != nil {
 			return nil, nil, t.badAdd(op.attr, "%v", err)
 		}
 		av, bound = nav, b
 		if b != nil {
-			cond = b.cond(eb)
+			cond = b.Cond(eb)
 		}
 	} else {
-		sav, err := setElems(f, op.val)
+		sav, err := plan.SetElems(f, op.val)
 		if err != nil {
 			return nil, nil, t.badAdd(op.attr, "%v", err)
 		}
@@ -326,7 +296,7 @@ func (t *table) addChange(eb *plan.ExprBuilder, op deltaOp, null bool, written m
 	av = checked[f.Name]
 	eb.Values[vph] = av
 	written[f.Name] = av
-	if null && (bound == nil || bound.fromZero) {
+	if null && (bound == nil || bound.FromZero) {
 		// Stored as NULL: the change is made as to a missing attribute
 		// (from 0, from the empty set; the bound holds from 0), on
 		// condition that the attribute still holds NULL.

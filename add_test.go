@@ -429,24 +429,6 @@ func TestAddAtEveryNumericKindsLimits(t *testing.T) {
 	add(k, "f64", "F64", -2e125, "-1e+125", nil)
 }
 
-// float32Max, the bound of float32 counters, loads as math.MaxFloat32,
-// and the next integer does not load.
-func TestFloat32MaxIsTheLargestThatLoads(t *testing.T) {
-	dec := func(s string) error {
-		var f struct {
-			F float32 `dynamo:"f"`
-		}
-		return attributevalue.UnmarshalMapWithOptions(map[string]types.AttributeValue{"f": &types.AttributeValueMemberN{Value: s}}, &f,
-			func(o *attributevalue.DecoderOptions) { o.TagKey = "dynamo" })
-	}
-	if err := dec(float32Max.String()); err != nil {
-		t.Errorf("float32Max %s does not load: %v", float32Max, err)
-	}
-	if err := dec(new(big.Int).Add(float32Max, big.NewInt(1)).String()); err == nil {
-		t.Errorf("float32Max+1 loads into a float32")
-	}
-}
-
 // A set or counter stored as NULL — SavePut writes a nil set or a nil
 // *int64 as NULL, as documented, and items written by older versions or
 // other clients hold it too — is added to as if it were missing: a number

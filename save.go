@@ -221,7 +221,7 @@ func (t *Table[T]) saveConditionFailure(key map[string]types.AttributeValue, r *
 		ce.reason = t.p.CreatedMismatch(old, r.item[t.p.S.Fields[t.p.S.Created].Name])
 	}
 	if len(r.bounds) > 0 && ce.Err == ErrConditionFailed && ce.reason == "" {
-		ce.reason = boundsFailure(r.bounds, old)
+		ce.reason = plan.BoundsFailure(r.bounds, old)
 	}
 	if s := t.p.S; wo.behavior == SaveClobber && s.Version >= 0 && ce.HasVersion {
 		f := &s.Fields[s.Version]
@@ -330,7 +330,7 @@ type saveRequest struct {
 	// token proves it applied; it is never sent again.
 	noResend bool
 	// bounds are the guards of Table.Add's integer fields.
-	bounds []addBound
+	bounds []plan.AddBound
 	// size is the item's size as written, counted by buildSave.
 	size int
 }

@@ -7,7 +7,9 @@
 // conditions of saves, puts and deletes (expr.go: ExprBuilder, BuildUpdate,
 // BuildPutCond), a Query's key condition read and checked (keycond.go),
 // and cursor positions encoded, decoded and compared with a key condition
-// (cursor.go; the root's Cursor and ParseCursor call them). SaveBehavior is
+// (cursor.go; the root's Cursor and ParseCursor call them), and an Add's
+// operands checked against their field, with the bounds that keep a
+// counter within its Go type (addvalues.go). SaveBehavior is
 // defined here; the root re-exports it.
 //
 // It is pure: no I/O, no clock (callers pass the time), no client. A Plan

@@ -19,8 +19,8 @@ import (
 // MarshalText: a uuid-style [16]byte is a binary (B), a netip.Addr an empty
 // map (its fields are unexported). The functions here work on types and
 // attribute values only, with no I/O; rewriteCond (condvalues.go) applies
-// them to conditions, filters and key conditions, and setElems (the root's
-// add.go) to the elements of a set of a text type.
+// them to conditions, filters and key conditions, and plan.SetElems (Add's
+// operands) to the elements of a set of a text type.
 
 // holdsTextCache maps a reflect.Type to whether a text type lies in it
 // (holdsText); immutable entries.

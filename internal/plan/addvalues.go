@@ -1,4 +1,4 @@
-package dynamo
+package plan
 
 import (
 	"bytes"
@@ -17,11 +17,11 @@ import (
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
-// addNumber checks that n may be added to field f and returns it as a
+// AddNumber checks that n may be added to field f and returns it as a
 // DynamoDB number, with the bound that keeps an integer or float32 field's
 // result within its Go type, so that the item always loads (nil for
 // float64, which holds every number DynamoDB stores).
-func addNumber(f *schema.Field, n any) (types.AttributeValue, *addBound, error) {
+func AddNumber(f *schema.Field, n any) (types.AttributeValue, *AddBound, error) {
 	ft := schema.DerefType(f.Type)
 	switch {
 	case codec.IsText(ft):
@@ -64,7 +64,7 @@ func addNumber(f *schema.Field, n any) (types.AttributeValue, *addBound, error) 
 		return num, nil, nil // float64 holds every number DynamoDB stores
 	}
 	var by *big.Rat
-	b := &addBound{f: f, n: text}
+	b := &AddBound{f: f, n: text}
 	if ft.Kind() == reflect.Float32 {
 		by, _ = av.Rat(text) // Problem passed: math/big builds it
 	} else {
@@ -74,7 +74,7 @@ func addNumber(f *schema.Field, n any) (types.AttributeValue, *addBound, error) 
 		}
 		by, b.n = new(big.Rat).SetInt(i), i.String()
 	}
-	b.fromZero = by.Cmp(new(big.Rat).SetInt(lo)) >= 0 && by.Cmp(new(big.Rat).SetInt(hi)) <= 0
+	b.FromZero = by.Cmp(new(big.Rat).SetInt(lo)) >= 0 && by.Cmp(new(big.Rat).SetInt(hi)) <= 0
 	if by.Sign() >= 0 {
 		b.lim, b.max = limit(new(big.Rat).Sub(new(big.Rat).SetInt(hi), by), false), true
 	} else {
@@ -140,9 +140,9 @@ var float32Max = func() *big.Int {
 	return mid.Rsh(mid, 1) // even: both are multiples of 2^75
 }()
 
-// setElems checks that elems may be added to or deleted from the set field
+// SetElems checks that elems may be added to or deleted from the set field
 // f and returns them as a DynamoDB set of the field's kind.
-func setElems(f *schema.Field, elems any) (types.AttributeValue, error) {
+func SetElems(f *schema.Field, elems any) (types.AttributeValue, error) {
 	kind := f.StoredSetKind()
 	ft := schema.DerefType(f.Type)
 	if kind == 0 && schema.OneValueWhateverSet(ft) && (f.SetKind != 0 || f.Opts.StringSet || f.Opts.NumberSet || f.Opts.BinarySet) {
@@ -406,10 +406,10 @@ func setUint(e reflect.Value, elem reflect.Type, z reflect.Value) (string, error
 	return strconv.FormatUint(u, 10), nil
 }
 
-// boundsFailure explains a failed Add whose stored item old leaves no room
+// BoundsFailure explains a failed Add whose stored item old leaves no room
 // for one of the bounded changes (integer and float32 fields); "" when none
 // is out of room.
-func boundsFailure(bounds []addBound, old map[string]types.AttributeValue) string {
+func BoundsFailure(bounds []AddBound, old map[string]types.AttributeValue) string {
 	for _, b := range bounds {
 		text := "missing (0)"
 		cur := new(big.Rat)
@@ -419,7 +419,7 @@ func boundsFailure(bounds []addBound, old map[string]types.AttributeValue) strin
 				continue
 			}
 			cur, text = r, n.Value
-		} else if b.fromZero {
+		} else if b.FromZero {
 			continue
 		}
 		if c := cur.Cmp(new(big.Rat).SetInt(b.lim)); b.max && c <= 0 || !b.max && c >= 0 {
@@ -428,4 +428,33 @@ func boundsFailure(bounds []addBound, old map[string]types.AttributeValue) strin
 		return fmt.Sprintf("%s is %s, and adding %s would pass what field %s (%s) holds: widen the field", b.f.Name, text, b.n, b.f.GoName, b.f.Type)
 	}
 	return ""
+}
+
+// AddBound is the guard of an integer or float32 field's result: the
+// stored value must stay within [min, max] after n is added.
+type AddBound struct {
+	f   *schema.Field
+	n   string   // the number added, for messages
+	lim *big.Int // the value the stored one is compared with
+	max bool     // the bound is an upper one
+	// FromZero: n itself is in range, so a missing attribute (0) may take it.
+	FromZero bool
+}
+
+// Cond returns the condition that the stored value leaves the result of
+// the Add in range, and writes its value to eb.
+func (b *AddBound) Cond(eb *ExprBuilder) string {
+	f := b.f
+	bph := ":x" + f.ValuePH[2:]
+	eb.Values[bph] = &types.AttributeValueMemberN{Value: b.lim.String()}
+	cmp := " <= "
+	if !b.max {
+		cmp = " >= "
+	}
+	c := f.NamePH + cmp + bph
+	if b.FromZero {
+		// A missing attribute counts from 0, which n leaves in range.
+		c = "attribute_not_exists(" + f.NamePH + ") OR " + c
+	}
+	return c
 }
