@@ -119,7 +119,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 			return zero, err
 		}
 		if once != nil {
-			once.write().update(&r.up)
+			once.write().Update(&r.up)
 			if err := t.checkCondLen(r.up.Cond, nil); err != nil {
 				return zero, err
 			}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -31,22 +30,14 @@ const (
 	// IdempotencyAttribute is the attribute holding an item's window of
 	// idempotency keys: a list of strings, newest last. A type must not
 	// model an attribute of this name to write with IdempotencyKey.
-	IdempotencyAttribute = "ddbkit_idem"
+	IdempotencyAttribute = plan.WindowAttr
 	// IdempotencyWindow is how many keys an item's window holds: a call
 	// re-run after more than this many other keyed writes of the same
 	// item no longer finds its key, and applies its change again.
-	IdempotencyWindow = 64
+	IdempotencyWindow = plan.WindowSize
 	// MaxIdempotencyKeyLen is the longest key IdempotencyKey takes, in
 	// bytes: a full window is at most about 8.5 KB of the item's 400 KB.
 	MaxIdempotencyKeyLen = 128
-)
-
-// The placeholders of the window (see expr.go's list): its name, the
-// window written and the window the write expects stored.
-const (
-	idemNamePH = "#ik"
-	idemNewPH  = ":ik"
-	idemOldPH  = ":iko"
 )
 
 // IdempotencyKey makes an Update or Add apply its change once for key (1 to
@@ -112,44 +103,6 @@ func (t *table) windowOf(item map[string]types.AttributeValue) ([]string, error)
 	return keys, nil
 }
 
-// storedWindow returns the window attribute of item as stored (nil: none).
-func storedWindow(item map[string]types.AttributeValue) types.AttributeValue {
-	a := item[IdempotencyAttribute]
-	if isNull(a) {
-		return nil
-	}
-	return a
-}
-
-// sameWindow reports whether two stored items hold the same window.
-func sameWindow(a, b map[string]types.AttributeValue) bool {
-	wa, wb := storedWindow(a), storedWindow(b)
-	return wa == nil && wb == nil || wa != nil && wb != nil && av.Equal(wa, wb)
-}
-
-// idemWrite is what a write does to the window: it expects old stored (nil:
-// no window) and stores next.
-type idemWrite struct {
-	old, next types.AttributeValue
-	// pinned: the write's other conditions pin the stored window to old's
-	// (putWindow); it adds no condition of its own.
-	pinned bool
-}
-
-// newIdemWrite returns the write recording key in the window keys, stored
-// as old: key appended, the oldest dropped beyond IdempotencyWindow.
-func newIdemWrite(old types.AttributeValue, keys []string, key string) *idemWrite {
-	keys = append(slices.Clip(keys), key)
-	if n := len(keys) - IdempotencyWindow; n > 0 {
-		keys = keys[n:]
-	}
-	l := make([]types.AttributeValue, len(keys))
-	for i, k := range keys {
-		l[i] = &types.AttributeValueMemberS{Value: k}
-	}
-	return &idemWrite{old: old, next: &types.AttributeValueMemberL{Value: l}}
-}
-
 // putWindow returns what a non-transaction put (SavePut) does to the
 // stored window of idempotency keys: a put replaces the whole item, so it
 // carries the window over, on condition that it is still the one stored.
@@ -167,81 +120,25 @@ func newIdemWrite(old types.AttributeValue, keys []string, key string) *idemWrit
 //     window read, or for a Save the one its last attempt's condition
 //     failure found (wo.window; none at first), on condition that it is
 //     still the one stored (Table.windowMoved sends a Save's put again).
-func (t *table) putWindow(bs *plan.Basis, wo *writeOptions) *idemWrite {
+func (t *table) putWindow(bs *plan.Basis, wo *writeOptions) *plan.WindowWrite {
 	p := t.p
 	if _, ok := p.S.ByName[IdempotencyAttribute]; ok {
 		return nil
 	}
 	if bs == nil {
-		return &idemWrite{old: wo.window, next: wo.window}
+		return &plan.WindowWrite{Old: wo.window, Next: wo.window}
 	}
 	if bs.Item == nil {
 		return nil
 	}
-	w := storedWindow(bs.Item)
+	w := plan.StoredWindow(bs.Item)
 	if _, ok := bs.Item[p.TokenAttr]; ok && p.S.Version >= 0 && p.TokenAttr != "" {
 		if w == nil {
 			return nil
 		}
-		return &idemWrite{next: w, pinned: true}
+		return &plan.WindowWrite{Next: w, Pinned: true}
 	}
-	return &idemWrite{old: w, next: w}
-}
-
-// cond is the write's condition on the stored window ("" when pinned).
-func (w *idemWrite) cond() string {
-	switch {
-	case w.pinned:
-		return ""
-	case w.old == nil:
-		return "attribute_not_exists(" + idemNamePH + ")"
-	}
-	return idemNamePH + " = " + idemOldPH
-}
-
-// expr adds the window's condition, names and values to a write's.
-func (w *idemWrite) expr(cond string, names map[string]string, values map[string]types.AttributeValue) (string, map[string]string, map[string]types.AttributeValue) {
-	if w.pinned {
-		return cond, names, values
-	}
-	n := make(map[string]string, len(names)+1)
-	for k, v := range names {
-		n[k] = v
-	}
-	n[idemNamePH] = IdempotencyAttribute
-	if w.old != nil {
-		if values == nil {
-			values = make(map[string]types.AttributeValue, 2)
-		}
-		values[idemOldPH] = w.old
-	}
-	return plan.JoinConds(cond, w.cond()), n, values
-}
-
-// update adds the window to an UpdateItem: SET, under its condition.
-func (w *idemWrite) update(up *plan.UpdateParts) {
-	up.Cond, up.Names, up.Values = w.expr(up.Cond, up.Names, up.Values)
-	if up.Values == nil {
-		up.Values = make(map[string]types.AttributeValue, 1)
-	}
-	up.Values[idemNewPH] = w.next
-	set := idemNamePH + " = " + idemNewPH
-	switch u := up.Update; {
-	case strings.HasPrefix(u, "SET "):
-		up.Update = "SET " + set + ", " + u[len("SET "):]
-	case u == "":
-		up.Update = "SET " + set
-	default:
-		up.Update = "SET " + set + " " + u
-	}
-}
-
-// put adds the window to a PutItem's item, under its condition.
-func (w *idemWrite) put(item map[string]types.AttributeValue, pc *plan.PutParts) {
-	pc.Cond, pc.Names, pc.Values = w.expr(pc.Cond, pc.Names, pc.Values)
-	if w.next != nil {
-		item[IdempotencyAttribute] = w.next
-	}
+	return &plan.WindowWrite{Old: w, Next: w}
 }
 
 // idemSeen is what a Table saw last of each item's window (Add's first
@@ -322,7 +219,7 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 		}
 		w := *wo
 		w.key, w.now = k, t.versionClock()
-		w.idem = newIdemWrite(storedWindow(cur), keys, wo.idemKey)
+		w.idem = plan.NewWindowWrite(plan.StoredWindow(cur), keys, wo.idemKey)
 		saved, _, _, _, err := t.save(ctx, boxed, v, &w, &plan.Basis{Item: cur})
 		if err == nil {
 			return saved, nil
@@ -344,7 +241,7 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 			if ce.unknown {
 				return zero, fmt.Errorf("dynamo: Update stopped at attempt %d; run it again with the same IdempotencyKey, which applies its change at most once: %w", attempt, err)
 			}
-			if ce.Err != ErrVersionConflict && t.p.SameState(cur, ce.Item) && sameWindow(cur, ce.Item) {
+			if ce.Err != ErrVersionConflict && t.p.SameState(cur, ce.Item) && plan.SameWindow(cur, ce.Item) {
 				return zero, err // an If condition failed on the item fn saw
 			}
 		}
@@ -410,7 +307,7 @@ func (t *table) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *pla
 	if !ok || ce.unknown || ce.Item == nil || ce.Err == ErrVersionConflict {
 		return nil, false // a version conflict is the answer, whatever the window
 	}
-	w = storedWindow(ce.Item)
+	w = plan.StoredWindow(ce.Item)
 	if w == nil && wo.window == nil || w != nil && wo.window != nil && av.Equal(w, wo.window) {
 		return nil, false
 	}
@@ -463,17 +360,17 @@ func (t *Table[T]) newAddOnce(ctx context.Context, k map[string]types.AttributeV
 		if slices.Contains(keys, key) {
 			return nil, cur, nil
 		}
-		o.old, o.keys = storedWindow(cur), keys
+		o.old, o.keys = plan.StoredWindow(cur), keys
 	}
 	return o, nil, nil
 }
 
 // write is what the next attempt does to the window.
-func (o *addOnce[T]) write() *idemWrite { return newIdemWrite(o.old, o.keys, o.key) }
+func (o *addOnce[T]) write() *plan.WindowWrite { return plan.NewWindowWrite(o.old, o.keys, o.key) }
 
 // stored notes the window of the item as an attempt stored it.
 func (o *addOnce[T]) stored(allNew map[string]types.AttributeValue) {
-	o.t.idemSeen.put(o.id, storedWindow(allNew))
+	o.t.idemSeen.put(o.id, plan.StoredWindow(allNew))
 }
 
 // failed looks at the failure err of an attempt: done is the item as
@@ -499,7 +396,7 @@ func (o *addOnce[T]) failed(ctx context.Context, err error) (again bool, done ma
 	if ce.unknown {
 		return false, nil, fmt.Errorf("dynamo: Add to table %q key %s: run it again with the same IdempotencyKey, which applies its change at most once: %w", t.name, formatKey(o.k), err)
 	}
-	w := storedWindow(ce.Item)
+	w := plan.StoredWindow(ce.Item)
 	if w == nil && o.old == nil || w != nil && o.old != nil && av.Equal(w, o.old) {
 		return false, nil, nil
 	}

@@ -112,7 +112,7 @@ type writeOptions struct {
 	// not nil, is what this write does to the item's window of keys.
 	idemKey string
 	idemSet bool
-	idem    *idemWrite
+	idem    *plan.WindowWrite
 	// window is the window of idempotency keys a Save with SavePut
 	// expects stored and carries over (nil: none), as its last attempt's
 	// condition failure found it (Table.windowMoved).

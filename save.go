@@ -411,7 +411,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 	if wo.behavior == SavePut {
 		err := t.putRequest(&r, bs)
 		if err == nil && iw != nil {
-			iw.put(r.item, &r.pc)
+			iw.Put(r.item, &r.pc)
 			err = t.checkCondLen(r.pc.Cond, bs)
 		}
 		return r, err
@@ -423,7 +423,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 // updateRequest makes r an UpdateItem: its key map, and the update
 // expression with the conditions of the version, the basis, the creation
 // time (in a transaction) and the window of idempotency keys iw.
-func (t *table) updateRequest(r *saveRequest, wo *writeOptions, bs *plan.Basis, tx bool, sz itemSizes, iw *idemWrite) error {
+func (t *table) updateRequest(r *saveRequest, wo *writeOptions, bs *plan.Basis, tx bool, sz itemSizes, iw *plan.WindowWrite) error {
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
 	if r.key = wo.key; !t.reusesKey(r.key, r.item) {
@@ -446,7 +446,7 @@ func (t *table) updateRequest(r *saveRequest, wo *writeOptions, bs *plan.Basis, 
 		}
 	}
 	if iw != nil {
-		iw.update(&r.up)
+		iw.Update(&r.up)
 	}
 	return t.checkCondLen(r.up.Cond, bs)
 }
@@ -454,13 +454,13 @@ func (t *table) updateRequest(r *saveRequest, wo *writeOptions, bs *plan.Basis, 
 // saveWindow returns the window of idempotency keys r carries — the
 // call's, or for a put the one stored that the put would drop — with its
 // size added to r's, refusing an item it takes over DynamoDB's 400 KB.
-func (t *table) saveWindow(r *saveRequest, bs *plan.Basis, wo *writeOptions, tx bool) (*idemWrite, error) {
+func (t *table) saveWindow(r *saveRequest, bs *plan.Basis, wo *writeOptions, tx bool) (*plan.WindowWrite, error) {
 	iw := wo.idem
 	if iw == nil && wo.behavior == SavePut && !tx {
 		iw = t.putWindow(bs, wo)
 	}
-	if iw != nil && iw.next != nil {
-		if r.size += len(IdempotencyAttribute) + av.Size(iw.next); r.size > maxItemSize {
+	if iw != nil && iw.Next != nil {
+		if r.size += len(IdempotencyAttribute) + av.Size(iw.Next); r.size > maxItemSize {
 			return nil, fmt.Errorf("%w: table %q key %s: item is about %d bytes with its idempotency window, over DynamoDB's 400 KB limit: store large values elsewhere (e.g. S3)",
 				ErrInvalidInput, t.name, formatKey(t.pickKey(r.item)), r.size)
 		}

@@ -220,7 +220,7 @@ func (t *table) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPo
 		return nil, err
 	case ce.unknown:
 		return nil, fmt.Errorf("dynamo: Update stopped at attempt %d without calling the function again, which could apply its change twice: %w", attempt, err)
-	case ce.Err != ErrVersionConflict && t.p.SameState(bs.Item, ce.Item) && sameWindow(bs.Item, ce.Item):
+	case ce.Err != ErrVersionConflict && t.p.SameState(bs.Item, ce.Item) && plan.SameWindow(bs.Item, ce.Item):
 		return nil, err // an If condition failed on the item fn saw (a put's condition on the window is no If)
 	case pol.exhausted(attempt):
 		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)

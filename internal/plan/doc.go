@@ -9,7 +9,8 @@
 // and cursor positions encoded, decoded and compared with a key condition
 // (cursor.go; the root's Cursor and ParseCursor call them), and an Add's
 // operands checked against their field, with the bounds that keep a
-// counter within its Go type (addvalues.go). SaveBehavior is
+// counter within its Go type (addvalues.go), and the window of
+// idempotency keys a keyed write records and is conditioned on (window.go). SaveBehavior is
 // defined here; the root re-exports it.
 //
 // It is pure: no I/O, no clock (callers pass the time), no client. A Plan
