@@ -214,11 +214,7 @@ func TestFaultsBackfill(t *testing.T) {
 	}
 	wg.Wait()
 	live := stopWriters()
-	var stats dynamotest.FaultStats
-	for _, f := range transports {
-		f.Stop()
-		stats = stats.Add(f.Stats())
-	}
+	stats := stopFaults(transports)
 
 	final := bfFinal(t, table)
 	for _, it := range final {

@@ -408,11 +408,7 @@ func TestFaultsCommitlog(t *testing.T) {
 	<-readerDone
 	<-reaperDone
 	t.Logf("reaper: %d Committer records deleted during the run", reaped)
-	stats := dynamotest.FaultStats{}
-	for _, f := range transports {
-		f.Stop()
-		stats = stats.Add(f.Stats())
-	}
+	stats := stopFaults(transports)
 
 	st := readLogState(ctx, t, cleanMapper, logTable, cleanStore, name)
 	// readLogState read Latest, then each version, after every other call

@@ -129,11 +129,7 @@ func TestFaultsIdempotentMetering(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	var stats dynamotest.FaultStats
-	for _, f := range transports {
-		f.Stop()
-		stats = stats.Add(f.Stats())
-	}
+	stats := stopFaults(transports)
 
 	clean, err := dynamo.NewTable[usageMeter](dynamo.NewMapper(dynamotest.Client(t)), name)
 	if err != nil {

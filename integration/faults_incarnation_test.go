@@ -175,27 +175,14 @@ func TestFaultsMapperIncarnations(t *testing.T) {
 	wg.Wait()
 	<-done
 
-	var stats dynamotest.FaultStats
-	for _, f := range transports {
-		f.Stop()
-		stats = stats.Add(f.Stats())
-	}
-	clean, _ := dynamo.NewTable[faultCounter](dynamo.NewMapper(c), name)
+	stats := stopFaults(transports)
 	incs := map[string][]faultCounter{}
 	for _, k := range keys {
 		incs[k] = deleted[k]
-		call := lin.begin(writers+1, regInput{Key: k, Kind: regLoad})
-		got, err := clean.Load(t.Context(), faultCounter{Key: k}, dynamo.ConsistentRead())
-		switch {
-		case err == nil:
-			call.ok(counterState(true, got))
-			incs[k] = append(incs[k], got)
-		case !errors.Is(err, dynamo.ErrNotFound):
-			t.Fatal(err)
-		default:
-			call.ok(regState{})
-		}
 	}
+	readFinal(t, name, keys, lin, writers+1, func(k string, got faultCounter) {
+		incs[k] = append(incs[k], got)
+	})
 	ops := slices.Concat(opsOf...)
 	anomalies := checkIncarnations(ops, incs)
 	reportAnomalies(t, anomalies)

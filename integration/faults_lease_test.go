@@ -483,11 +483,7 @@ func TestFaultsLease(t *testing.T) {
 	for err := range frozenErr {
 		t.Fatalf("frozen client: %v", err)
 	}
-	stats := dynamotest.FaultStats{}
-	for _, f := range transports {
-		f.Stop()
-		stats = stats.Add(f.Stats())
-	}
+	stats := stopFaults(transports)
 
 	cleanRes, err := dynamo.NewTable[fencedResource](dynamo.NewMapper(clean), resName)
 	if err != nil {

@@ -382,33 +382,17 @@ func TestFaultsMapperCounters(t *testing.T) {
 	elapsed := time.Since(start)
 	end := clk.Add(1)
 
-	var stats dynamotest.FaultStats
-	for _, f := range transports {
-		f.Stop()
-		stats = stats.Add(f.Stats())
-	}
+	stats := stopFaults(transports)
 	ops := slices.Concat(opsOf...)
 	reads := slices.Concat(readsOf...)
 
-	clean, err := dynamo.NewTable[faultCounter](dynamo.NewMapper(dynamotest.Client(t)), name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	final := map[string]counterFinal{}
 	for _, k := range keys {
-		call := lin.begin(writers+readers, regInput{Key: k, Kind: regLoad})
-		got, err := clean.Load(t.Context(), faultCounter{Key: k}, dynamo.ConsistentRead())
-		switch {
-		case errors.Is(err, dynamo.ErrNotFound):
-			call.ok(regState{})
-			final[k] = counterFinal{}
-		case err != nil:
-			t.Fatalf("reading the final item %s without faults: %v", k, err)
-		default:
-			call.ok(counterState(true, got))
-			final[k] = counterFinal{Found: true, Count: got.Count, Version: got.Version, Ops: got.Ops}
-		}
+		final[k] = counterFinal{}
 	}
+	readFinal(t, name, keys, lin, writers+readers, func(k string, got faultCounter) {
+		final[k] = counterFinal{Found: true, Count: got.Count, Version: got.Version, Ops: got.Ops}
+	})
 
 	check := checkCounters(ops, reads, final, end, 20*time.Second)
 	reportAnomalies(t, check.Anomalies)

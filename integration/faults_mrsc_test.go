@@ -90,29 +90,16 @@ func TestFaultsReplicatedConflicts(t *testing.T) {
 	}
 	wg.Wait()
 	end := clk.Add(1)
-	var stats dynamotest.FaultStats
-	for _, f := range transports {
-		f.Stop()
-		stats = stats.Add(f.Stats())
-	}
+	stats := stopFaults(transports)
 	ops := slices.Concat(opsOf...)
 
-	clean, err := dynamo.NewTable[faultCounter](dynamo.NewMapper(dynamotest.Client(t)), name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	final := map[string]counterFinal{}
 	for _, k := range keys {
-		got, err := clean.Load(t.Context(), faultCounter{Key: k}, dynamo.ConsistentRead())
-		switch {
-		case errors.Is(err, dynamo.ErrNotFound):
-			final[k] = counterFinal{}
-		case err != nil:
-			t.Fatalf("reading the final item %s without faults: %v", k, err)
-		default:
-			final[k] = counterFinal{Found: true, Count: got.Count, Version: got.Version, Ops: got.Ops}
-		}
+		final[k] = counterFinal{}
 	}
+	readFinal(t, name, keys, nil, 0, func(k string, got faultCounter) {
+		final[k] = counterFinal{Found: true, Count: got.Count, Version: got.Version, Ops: got.Ops}
+	})
 	check := checkCounters(ops, nil, final, end, 20*time.Second)
 	reportAnomalies(t, check.Anomalies)
 	anomalies := len(check.Anomalies)

@@ -15,10 +15,12 @@ package integration
 // goroutine scheduling).
 
 import (
+	"errors"
 	"flag"
 	"testing"
 	"time"
 
+	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
@@ -80,5 +82,47 @@ func reportAnomalies(t *testing.T, anomalies []string) {
 			return
 		}
 		t.Error(a)
+	}
+}
+
+// stopFaults stops the fault transports and returns what they injected,
+// summed.
+func stopFaults(transports []*dynamotest.Faults) dynamotest.FaultStats {
+	var stats dynamotest.FaultStats
+	for _, f := range transports {
+		f.Stop()
+		stats = stats.Add(f.Stats())
+	}
+	return stats
+}
+
+// readFinal reads each of keys from table name without faults (a
+// consistent Load through a client of its own) and calls found with each
+// item stored. With lin, each read is recorded as a Load by client.
+func readFinal(t *testing.T, name string, keys []string, lin *linRecorder, client int, found func(k string, got faultCounter)) {
+	t.Helper()
+	clean, err := dynamo.NewTable[faultCounter](dynamo.NewMapper(dynamotest.Client(t)), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		var call *linCall
+		if lin != nil {
+			call = lin.begin(client, regInput{Key: k, Kind: regLoad})
+		}
+		got, err := clean.Load(t.Context(), faultCounter{Key: k}, dynamo.ConsistentRead())
+		switch {
+		case errors.Is(err, dynamo.ErrNotFound):
+			if call != nil {
+				call.ok(regState{})
+			}
+		case err != nil:
+			t.Fatalf("reading the final item %s without faults: %v", k, err)
+		default:
+			if call != nil {
+				call.ok(counterState(true, got))
+			}
+			found(k, got)
+		}
 	}
 }

@@ -486,11 +486,7 @@ func TestFaultsTransactBank(t *testing.T) {
 		table: func(i int) *dynamo.Table[bankAccount] { return tables[i] }, lin: lin}.run(ctx, *faultSeed)
 	h.Opening = opening
 	elapsed := time.Since(start)
-	var stats dynamotest.FaultStats
-	for _, f := range transports {
-		f.Stop()
-		stats = stats.Add(f.Stats())
-	}
+	stats := stopFaults(transports)
 	call := lin.begin(workers+auditors, bankInput{Audit: true})
 	final := bankFinalState(t, name, ids)
 	view := bankView{Applied: []string{}}
