@@ -126,7 +126,7 @@ func TestMultiAttrIndexTagErrors(t *testing.T) {
 		{reflect.TypeFor[oneUnnumbered](), "B", `hash key of index "ByX" without a number while A has one`},
 		{reflect.TypeFor[repeated](), "C", `range key of index "ByX" numbered 1, as is B: number the attributes 1 to 2, once each`},
 		{reflect.TypeFor[gap](), "B", `hash key of index "ByX" numbered 3, but the key has 2 attributes: number them 1 to 2`},
-		{reflect.TypeFor[aloneSecond](), "A", `numbered 2, but the key has 1 attributes`},
+		{reflect.TypeFor[aloneSecond](), "A", `hash key of index "ByX" numbered 2, but the key has 1 attribute: number it 1, or leave the number out`},
 		{reflect.TypeFor[localNumbered](), "A", `local index "ByX" with a numbered key: only a global index has keys of several attributes`},
 		{reflect.TypeFor[localTwo](), "B", `second range key of local index "ByX" (the first is A): a local index has one`},
 		{reflect.TypeFor[rangesOnly](), "A", `index "ByX" has a range key but no hash key`},

@@ -136,11 +136,11 @@ func (e *TxError) Failure(i int) *TxFailure {
 func (e *TxError) Error() string {
 	var b strings.Builder
 	b.WriteString("dynamo: transaction of ")
-	b.WriteString(strconv.Itoa(e.Members))
+	b.WriteString(plural(e.Members, "member"))
 	if e.unknown {
-		b.WriteString(" members: outcome unknown (" + ErrUnknownOutcome.Error() + "): an attempt may have been applied; resend with the same request token (WithRequestToken) within 10 minutes to settle it")
+		b.WriteString(": outcome unknown (" + ErrUnknownOutcome.Error() + "): an attempt may have been applied; resend with the same request token (WithRequestToken) within 10 minutes to settle it")
 	} else {
-		b.WriteString(" members cancelled, nothing written")
+		b.WriteString(" cancelled, nothing written")
 	}
 	if e.Attempts > 1 {
 		b.WriteString(" (after ")
