@@ -218,8 +218,8 @@ func (t *table) getChunk(ctx context.Context, pending []map[string]types.Attribu
 			return nil
 		}
 		if pol.exhausted(attempt) {
-			return fmt.Errorf("%w: %d keys still unprocessed after %d BatchGetItem requests; the table's read capacity is probably exceeded: retry later or raise it",
-				errUnprocessed, len(pending), attempt)
+			return fmt.Errorf("%w: %s still unprocessed after %s; the table's read capacity is probably exceeded: retry later or raise it",
+				errUnprocessed, plural(len(pending), "key"), plural(attempt, "BatchGetItem request"))
 		}
 		if err := pol.wait(ctx, attempt); err != nil {
 			return err
@@ -410,8 +410,8 @@ func (w *batchWriter[T]) writeChunk(ctx context.Context, start, end int) error {
 		w.written += len(pending) - len(left)
 		pending = left
 		if w.pol.exhausted(attempt) {
-			return w.fail(pending, end, fmt.Errorf("%w: %d items still unprocessed after %d BatchWriteItem requests; the table's write capacity is probably exceeded: retry later or raise it",
-				errUnprocessed, len(pending), attempt))
+			return w.fail(pending, end, fmt.Errorf("%w: %s still unprocessed after %s; the table's write capacity is probably exceeded: retry later or raise it",
+				errUnprocessed, plural(len(pending), "item"), plural(attempt, "BatchWriteItem request")))
 		}
 		if err := w.pol.wait(ctx, attempt); err != nil {
 			return w.fail(pending, end, err)

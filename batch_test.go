@@ -195,7 +195,7 @@ func TestBatchLoadRetriesStop(t *testing.T) {
 
 	c.forget()
 	_, err = books.batchGet(context.Background(), "BatchLoad", []Book{{ISBN: "a"}}, readOptions{}, RetryPolicy{MaxAttempts: 3})
-	if !errors.Is(err, errUnprocessed) || len(c.batchGets()) != 3 || !strings.Contains(err.Error(), "1 keys still unprocessed after 3 BatchGetItem requests") {
+	if !errors.Is(err, errUnprocessed) || len(c.batchGets()) != 3 || !strings.Contains(err.Error(), "1 key still unprocessed after 3 BatchGetItem requests") {
 		t.Errorf("err = %v after %d requests; want unprocessed after 3", err, len(c.batchGets()))
 	}
 }

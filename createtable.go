@@ -339,6 +339,10 @@ func (b *tableInput[T]) indexes() error {
 			if err := checkProjection(p); err != nil {
 				return b.bad("WithProjection(%q): %v", x.Name, err)
 			}
+			if attr, ok := lacksEntity(s, x, p); ok {
+				return b.bad("WithProjection(%q): %s leaves out the entity attribute %q, which reads of %s filter on (DynamoDB refuses the filter): add it to NonKeyAttributes (INCLUDE)",
+					x.Name, p.ProjectionType, attr, s.Type)
+			}
 			proj = &types.Projection{ProjectionType: p.ProjectionType, NonKeyAttributes: slices.Clone(p.NonKeyAttributes)}
 		}
 		if x.Local {
@@ -398,6 +402,16 @@ func indexNames(xs []schema.SecondaryIndex) string {
 		names[i] = x.Name
 	}
 	return "its indexes: " + strings.Join(names, ", ")
+}
+
+// lacksEntity returns the entity attribute of s when projection p of index
+// x leaves it out (KEYS_ONLY, INCLUDE without it, and x not keyed by it).
+func lacksEntity(s *schema.Schema, x schema.SecondaryIndex, p types.Projection) (string, bool) {
+	if s.Entity < 0 || p.ProjectionType == types.ProjectionTypeAll || slices.Contains(slices.Concat(x.Hash, x.Range), s.Entity) {
+		return "", false
+	}
+	attr := s.Fields[s.Entity].Name
+	return attr, !slices.Contains(p.NonKeyAttributes, attr)
 }
 
 func checkProjection(p types.Projection) error {

@@ -242,6 +242,15 @@ func formatKey(key map[string]types.AttributeValue) string {
 	return b.String()
 }
 
+// plural renders n and noun for messages, noun taking an s unless n is 1:
+// "1 member", "3 members".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 func asConditionError(err error) (*ConditionError, bool) {
 	var ce *ConditionError
 	ok := errors.As(err, &ce)

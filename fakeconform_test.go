@@ -35,7 +35,10 @@ func TestFakeAnswersAsDynamoDBLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = local.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &name}) })
-	fake := (&fakeDB{}).table(name, "pk", "sk").index(name, "byStatus", "status", "sk", true)
+	fake := &fakeDB{}
+	if _, err := fake.CreateTable(ctx, conformTable(name)); err != nil {
+		t.Fatal(err)
+	}
 
 	for i, st := range conformScript(name) {
 		lo, lerr := st.do(ctx, namer{local})
@@ -56,18 +59,16 @@ func conformTable(name string) *dynamodb.CreateTableInput {
 			{AttributeName: aws.String("sk"), AttributeType: s},
 			{AttributeName: aws.String("status"), AttributeType: s},
 		},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String("sk"), KeyType: types.KeyTypeRange},
+		KeySchema: ks("pk", "sk"),
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			{IndexName: aws.String("byStatus"), KeySchema: ks("status", "sk"), Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}},
+			{IndexName: aws.String("byStatusKeys"), KeySchema: ks("status", "sk"), Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}},
+			{IndexName: aws.String("byStatusN"), KeySchema: ks("status", "sk"),
+				Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"n"}}},
 		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName: aws.String("byStatus"),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String("status"), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String("sk"), KeyType: types.KeyTypeRange},
-			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		}},
+		LocalSecondaryIndexes: []types.LocalSecondaryIndex{
+			{IndexName: aws.String("localStatusKeys"), KeySchema: ks("pk", "status"), Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}},
+		},
 	}
 }
 
@@ -274,6 +275,42 @@ func conformScript(table string) []conformStep {
 		query("query of a global index", dynamodb.QueryInput{IndexName: aws.String("byStatus"),
 			KeyConditionExpression:    aws.String("#s = :c"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":c": s("closed")}}),
+		query("a KEYS_ONLY global index answers the keys only", dynamodb.QueryInput{IndexName: aws.String("byStatusKeys"),
+			KeyConditionExpression: aws.String("#s = :c"), ExpressionAttributeValues: map[string]types.AttributeValue{":c": s("closed")}}),
+		query("a KEYS_ONLY global index cannot fetch: refused", dynamodb.QueryInput{IndexName: aws.String("byStatusKeys"),
+			KeyConditionExpression: aws.String("#s = :c"), ProjectionExpression: aws.String("#pk, #n"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":c": s("closed")}}),
+		query("a filter on what a KEYS_ONLY global index lacks refused", dynamodb.QueryInput{IndexName: aws.String("byStatusKeys"),
+			KeyConditionExpression: aws.String("#s = :c"), FilterExpression: aws.String("attribute_exists(#n)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":c": s("closed")}}),
+		query("a filter on what a KEYS_ONLY local index lacks refused", dynamodb.QueryInput{IndexName: aws.String("localStatusKeys"),
+			KeyConditionExpression: aws.String("#pk = :b"), FilterExpression: aws.String("#n > :z"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":b": s("b"), ":z": n("0")}}),
+		query("ALL_ATTRIBUTES of a KEYS_ONLY global index refused", dynamodb.QueryInput{IndexName: aws.String("byStatusKeys"),
+			KeyConditionExpression: aws.String("#s = :c"), Select: types.SelectAllAttributes,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":c": s("closed")}}),
+		query("an INCLUDE global index answers its attributes, filters on them", dynamodb.QueryInput{IndexName: aws.String("byStatusN"),
+			KeyConditionExpression: aws.String("#s = :c"), FilterExpression: aws.String("#n > :z"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":c": s("closed"), ":z": n("0")}}),
+		query("a KEYS_ONLY local index answers the keys only", dynamodb.QueryInput{IndexName: aws.String("localStatusKeys"),
+			KeyConditionExpression: aws.String("#pk = :b"), ExpressionAttributeValues: map[string]types.AttributeValue{":b": s("b")}}),
+		query("ALL_ATTRIBUTES of a local index fetches the items", dynamodb.QueryInput{IndexName: aws.String("localStatusKeys"),
+			KeyConditionExpression: aws.String("#pk = :b"), Select: types.SelectAllAttributes,
+			ExpressionAttributeValues: map[string]types.AttributeValue{":b": s("b")}}),
+		query("a local index fetches what a projection names", dynamodb.QueryInput{IndexName: aws.String("localStatusKeys"),
+			KeyConditionExpression: aws.String("#pk = :b AND #s = :o"), ProjectionExpression: aws.String("#sk, #n"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":b": s("b"), ":o": s("open")}}),
+		query("ALL_PROJECTED_ATTRIBUTES of a table refused", dynamodb.QueryInput{KeyConditionExpression: aws.String("#pk = :a"),
+			Select: types.SelectAllProjectedAttributes, ExpressionAttributeValues: map[string]types.AttributeValue{":a": s("a")}}),
+		query("a filter on a global index's key attribute refused", dynamodb.QueryInput{IndexName: aws.String("byStatus"),
+			KeyConditionExpression: aws.String("#s = :c"), FilterExpression: aws.String("#sk = :one"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":c": s("closed"), ":one": s("1")}}),
+		query("a filter on the table's hash key in a global index query", dynamodb.QueryInput{IndexName: aws.String("byStatus"),
+			KeyConditionExpression: aws.String("#s = :c"), FilterExpression: aws.String("#pk = :a"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":c": s("closed"), ":a": s("a")}}),
+		{"a scan of a KEYS_ONLY global index", func(ctx context.Context, c Client) (any, error) {
+			return c.Scan(ctx, &dynamodb.ScanInput{TableName: tbl, IndexName: aws.String("byStatusKeys")})
+		}},
 		query("a filter on a key attribute refused", dynamodb.QueryInput{KeyConditionExpression: aws.String("#pk = :a"),
 			FilterExpression:          aws.String("#sk = :s"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":a": s("a"), ":s": s("1")}}),

@@ -738,16 +738,19 @@ func (db *fakeDB) deleteItem(in *dynamodb.DeleteItemInput) (*dynamodb.DeleteItem
 }
 
 // fakeIndex is a secondary index of a fakeTable: its key attributes in key
-// order (several of each role for a multi-attribute global key), and
-// whether it is global (a local index's hash is the table's).
+// order (several of each role for a multi-attribute global key), whether
+// it is global (a local index's hash is the table's), and its projection
+// (the zero value: ALL).
 type fakeIndex struct {
 	hashes, rngs []string
 	global       bool
+	proj         types.Projection
 }
 
 // index declares index name of table (declared before) with its key
 // attributes (rng "" for none); a local index has the table's hash. It
-// returns db. Every index projects all attributes.
+// returns db. The index projects all attributes (CreateTable declares
+// others).
 func (db *fakeDB) index(table, name, hash, rng string, global bool) *fakeDB {
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -778,7 +781,8 @@ type fakeView struct {
 	hashes, rngs []string // the view's key attributes, in key order
 	keys         []string // the attributes of a position in it: the view's key, then the table's
 	global       bool
-	what         string // "query" or "scan", for messages
+	index        *fakeIndex // nil for the table
+	what         string     // "query" or "scan", for messages
 }
 
 // view returns the view of a Query or Scan of table, or of its index.
@@ -793,7 +797,7 @@ func (db *fakeDB) view(table, index *string, consistent *bool, what string) (*fa
 		if ix == nil {
 			return nil, fakeValidation("the table does not have the specified index: %s", *index)
 		}
-		v.hashes, v.rngs, v.global = ix.hashes, ix.rngs, ix.global
+		v.hashes, v.rngs, v.global, v.index = ix.hashes, ix.rngs, ix.global, ix
 		if v.global && aws.ToBool(consistent) {
 			return nil, fakeValidation("Consistent read cannot be true when %sing a GSI", what)
 		}
@@ -820,16 +824,87 @@ func (v *fakeView) compare(a, b map[string]types.AttributeValue) int {
 }
 
 // items returns the items in the view (an index holds those with its key
-// attributes), in its order.
+// attributes), in its order: a global index's as it holds them (its
+// projected attributes only), a local index's whole (DynamoDB fetches from
+// the table what a local index lacks and a projection names).
 func (v *fakeView) items() []map[string]types.AttributeValue {
 	var out []map[string]types.AttributeValue
 	for _, it := range v.t.items {
 		if !slices.ContainsFunc(slices.Concat(v.hashes, v.rngs), func(k string) bool { return it[k] == nil }) {
+			if v.global {
+				it = v.projected(it)
+			}
 			out = append(out, it)
 		}
 	}
 	slices.SortFunc(out, v.compare)
 	return out
+}
+
+// projected returns the attributes of item that the view's index projects:
+// all for ALL (and for the table); for KEYS_ONLY the table's and the
+// index's key attributes; for INCLUDE those and NonKeyAttributes.
+func (v *fakeView) projected(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	if v.index == nil || v.allProjected() {
+		return item
+	}
+	out := map[string]types.AttributeValue{}
+	for _, a := range slices.Concat(v.keys, v.index.proj.NonKeyAttributes) {
+		if av, ok := item[a]; ok {
+			out[a] = av
+		}
+	}
+	return out
+}
+
+// checkProjected refuses, as DynamoDB Local does, a filter (on attributes
+// filter) naming an attribute a secondary index does not project, and a
+// projection naming one that a global index does not (a local index
+// fetches it from the table).
+func (v *fakeView) checkProjected(filter []string, proj *string, names map[string]string) error {
+	if v.allProjected() {
+		return nil
+	}
+	held := func(a string) bool {
+		return slices.Contains(v.keys, a) || slices.Contains(v.index.proj.NonKeyAttributes, a)
+	}
+	var missing []string
+	for _, a := range filter {
+		if !held(a) && !slices.Contains(missing, a) {
+			missing = append(missing, a)
+		}
+	}
+	if len(missing) > 0 {
+		return fakeValidation("Secondary index does not project one or more filter attributes: %v", missing)
+	}
+	if !v.global || aws.ToString(proj) == "" {
+		return nil
+	}
+	toks, err := condexpr.Tokenize(*proj)
+	if err != nil {
+		return fakeValidation("invalid projection %q", *proj)
+	}
+	first := true
+	for _, t := range toks {
+		name := t.Text
+		if t.Kind == condexpr.Name {
+			name = names[t.Text]
+		}
+		if first && (t.Kind == condexpr.Name || t.Kind == condexpr.Ident) && !held(name) {
+			missing = append(missing, name)
+		}
+		first = t.Kind == ','
+	}
+	if len(missing) > 0 {
+		return fakeValidation("Global secondary index does not project %v", missing)
+	}
+	return nil
+}
+
+// allProjected reports whether the view holds every attribute of its
+// items: the table, or an index projecting ALL.
+func (v *fakeView) allProjected() bool {
+	return v.index == nil || v.index.proj.ProjectionType == "" || v.index.proj.ProjectionType == types.ProjectionTypeAll
 }
 
 // position returns the attributes of item that name its place in the view.
@@ -906,14 +981,28 @@ func (v *fakeView) page(items []map[string]types.AttributeValue, desc bool, star
 	return page, n, last, nil
 }
 
-// fakeProjectAll returns the items of page as the request projects them,
-// none for Select COUNT.
-func fakeProjectAll(page []map[string]types.AttributeValue, sel types.Select, proj *string, names map[string]string) ([]map[string]types.AttributeValue, error) {
-	if sel == types.SelectCount {
+// project returns the items of page (read from v) as the request asks for
+// them, none for Select COUNT, as the service documentation says: by
+// default a table's whole items and an index's projected attributes
+// (ALL_PROJECTED_ATTRIBUTES); ALL_ATTRIBUTES of a local index fetches the
+// whole items, of a global index not projecting all is refused, as is
+// ALL_PROJECTED_ATTRIBUTES of a table; a ProjectionExpression picks from
+// what the view holds (a local index fetching what it lacks).
+func (v *fakeView) project(page []map[string]types.AttributeValue, sel types.Select, proj *string, names map[string]string) ([]map[string]types.AttributeValue, error) {
+	switch {
+	case sel == types.SelectCount:
 		return nil, nil
+	case sel == types.SelectAllProjectedAttributes && v.index == nil:
+		return nil, fakeValidation("ALL_PROJECTED_ATTRIBUTES can be used only when %sing using an IndexName", v.what)
+	case sel == types.SelectAllAttributes && v.global && !v.allProjected():
+		return nil, fakeValidation("One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index because its projection type is not ALL")
 	}
+	whole := sel == types.SelectAllAttributes || aws.ToString(proj) != ""
 	var out []map[string]types.AttributeValue
 	for _, it := range page {
+		if !v.global && !whole {
+			it = v.projected(it) // a global index's items are already
+		}
 		p, err := fakeProject(it, proj, names)
 		if err != nil {
 			return nil, err
@@ -964,6 +1053,9 @@ func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 			return nil, fakeValidation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", a)
 		}
 	}
+	if err := v.checkProjected(fp, in.ProjectionExpression, names); err != nil {
+		return nil, err
+	}
 	if in.ExclusiveStartKey != nil {
 		if ok, err := fakeCond(in.KeyConditionExpression, names, vals, in.ExclusiveStartKey); err != nil || !ok {
 			return nil, cmp.Or(err, fakeValidation("The provided starting key does not match the range key predicate"))
@@ -988,7 +1080,7 @@ func (db *fakeDB) query(in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) 
 		return nil, err
 	}
 	out := &dynamodb.QueryOutput{Count: int32(len(page)), ScannedCount: int32(scanned), LastEvaluatedKey: last}
-	out.Items, err = fakeProjectAll(page, in.Select, in.ProjectionExpression, names)
+	out.Items, err = v.project(page, in.Select, in.ProjectionExpression, names)
 	return out, err
 }
 
@@ -1057,6 +1149,13 @@ func (db *fakeDB) scan(in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
 	if err != nil {
 		return nil, err
 	}
+	fp, err := fakePaths(in.FilterExpression, in.ExpressionAttributeNames)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.checkProjected(fp, in.ProjectionExpression, in.ExpressionAttributeNames); err != nil {
+		return nil, err
+	}
 	items := v.items()
 	if in.TotalSegments != nil {
 		total, seg := int(*in.TotalSegments), int(aws.ToInt32(in.Segment))
@@ -1074,7 +1173,7 @@ func (db *fakeDB) scan(in *dynamodb.ScanInput) (*dynamodb.ScanOutput, error) {
 		return nil, err
 	}
 	out := &dynamodb.ScanOutput{Count: int32(len(page)), ScannedCount: int32(scanned), LastEvaluatedKey: last}
-	out.Items, err = fakeProjectAll(page, in.Select, in.ProjectionExpression, in.ExpressionAttributeNames)
+	out.Items, err = v.project(page, in.Select, in.ProjectionExpression, in.ExpressionAttributeNames)
 	return out, err
 }
 
@@ -1349,8 +1448,8 @@ func (db *fakeDB) createTable(in *dynamodb.CreateTableInput) (*dynamodb.CreateTa
 	t := db.tableLocked(name, hash, rng)
 	t.desc = &types.TableDescription{TableName: in.TableName, TableStatus: types.TableStatusActive, KeySchema: in.KeySchema,
 		AttributeDefinitions: in.AttributeDefinitions, BillingModeSummary: &types.BillingModeSummary{BillingMode: in.BillingMode}}
-	// The indexes, served by Query and Scan (every one projects all
-	// attributes) and described as created.
+	// The indexes, served by Query and Scan (with their projections) and
+	// described as created.
 	for _, g := range in.GlobalSecondaryIndexes {
 		hs, rs := fakeKeyRoles(g.KeySchema)
 		if len(hs) > 4 || len(rs) > 4 {
@@ -1359,7 +1458,7 @@ func (db *fakeDB) createTable(in *dynamodb.CreateTableInput) (*dynamodb.CreateTa
 		if t.indexes == nil {
 			t.indexes = map[string]*fakeIndex{}
 		}
-		t.indexes[aws.ToString(g.IndexName)] = &fakeIndex{hashes: hs, rngs: rs, global: true}
+		t.indexes[aws.ToString(g.IndexName)] = &fakeIndex{hashes: hs, rngs: rs, global: true, proj: fakeProjection(g.Projection)}
 		t.desc.GlobalSecondaryIndexes = append(t.desc.GlobalSecondaryIndexes, types.GlobalSecondaryIndexDescription{
 			IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection, IndexStatus: types.IndexStatusActive})
 	}
@@ -1371,11 +1470,19 @@ func (db *fakeDB) createTable(in *dynamodb.CreateTableInput) (*dynamodb.CreateTa
 		if t.indexes == nil {
 			t.indexes = map[string]*fakeIndex{}
 		}
-		t.indexes[aws.ToString(l.IndexName)] = &fakeIndex{hashes: hs, rngs: rs}
+		t.indexes[aws.ToString(l.IndexName)] = &fakeIndex{hashes: hs, rngs: rs, proj: fakeProjection(l.Projection)}
 		t.desc.LocalSecondaryIndexes = append(t.desc.LocalSecondaryIndexes, types.LocalSecondaryIndexDescription{
 			IndexName: l.IndexName, KeySchema: l.KeySchema, Projection: l.Projection})
 	}
 	return &dynamodb.CreateTableOutput{TableDescription: t.desc}, nil
+}
+
+// fakeProjection returns p as an index keeps it (nil: the zero value, ALL).
+func fakeProjection(p *types.Projection) types.Projection {
+	if p == nil {
+		return types.Projection{}
+	}
+	return types.Projection{ProjectionType: p.ProjectionType, NonKeyAttributes: slices.Clone(p.NonKeyAttributes)}
 }
 
 // fakeKeyRoles returns the HASH and the RANGE attributes of ks, each in
@@ -2254,6 +2361,76 @@ func TestFakeDBQueriesAsDynamoDBLocal(t *testing.T) {
 		}
 		if refused := strings.HasPrefix(tc.name, "refused"); refused != (want == "ValidationException") {
 			t.Errorf("%s: DynamoDB Local answers %s", tc.name, want)
+		}
+	}
+}
+
+// The fake answers a Query or Scan of a global index with what the index
+// projects, as the service documentation says (API Projection): KEYS_ONLY
+// the table's key and every attribute of the index's key, INCLUDE those and
+// its NonKeyAttributes, ALL every attribute; for a key of one attribute per
+// role and one of several. A filter on an attribute the index does not
+// project, and Select ALL_ATTRIBUTES of an index projecting less, are
+// refused, as DynamoDB Local refuses them. (Local indexes, which fetch
+// from the table, are checked against DynamoDB Local in
+// TestFakeAnswersAsDynamoDBLocal.)
+func TestFakeIndexProjections(t *testing.T) {
+	ctx := t.Context()
+	attrs := func(items []map[string]types.AttributeValue) string {
+		var out []string
+		for _, it := range items {
+			out = append(out, strings.Join(slices.Sorted(maps.Keys(it)), " "))
+		}
+		return strings.Join(out, "|")
+	}
+	keys := map[string][]types.KeySchemaElement{
+		"one": {{AttributeName: aws.String("a"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("c"), KeyType: types.KeyTypeRange}},
+		"multi": {{AttributeName: aws.String("a"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("b"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("c"), KeyType: types.KeyTypeRange}, {AttributeName: aws.String("d"), KeyType: types.KeyTypeRange}},
+	}
+	for _, tc := range []struct {
+		index string
+		proj  types.Projection
+		want  string
+	}{
+		{"one", types.Projection{ProjectionType: types.ProjectionTypeAll}, "a b c d pk x y"},
+		{"one", types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}, "a c pk"},
+		{"one", types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"x"}}, "a c pk x"},
+		{"multi", types.Projection{ProjectionType: types.ProjectionTypeAll}, "a b c d pk x y"},
+		{"multi", types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}, "a b c d pk"},
+		{"multi", types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"x"}}, "a b c d pk x"},
+	} {
+		name := tc.index + " " + string(tc.proj.ProjectionType)
+		db := &fakeDB{}
+		if _, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String("P"),
+			KeySchema:              []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+			GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: &tc.index, KeySchema: keys[tc.index], Projection: &tc.proj}}}); err != nil {
+			t.Fatal(err)
+		}
+		db.put("P", map[string]types.AttributeValue{"pk": str("1"), "a": str("a"), "b": str("b"), "c": str("c"), "d": str("d"), "x": str("x"), "y": str("y")})
+		kc, names := "#a = :a", map[string]string{"#a": "a", "#y": "y"}
+		if tc.index == "multi" {
+			kc, names["#b"] = "#a = :a AND #b = :b", "b"
+		}
+		q := func(sel types.Select, filter *string) (*dynamodb.QueryOutput, error) {
+			return db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("P"), IndexName: &tc.index, KeyConditionExpression: &kc,
+				FilterExpression: filter, Select: sel, ExpressionAttributeNames: names,
+				ExpressionAttributeValues: map[string]types.AttributeValue{":a": str("a"), ":b": str("b")}})
+		}
+		out, err := q("", nil)
+		if err != nil || attrs(out.Items) != tc.want {
+			t.Errorf("%s: query answers %q, %v; want %q", name, attrs(out.Items), err, tc.want)
+		}
+		sc, err := db.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String("P"), IndexName: &tc.index})
+		if err != nil || attrs(sc.Items) != tc.want {
+			t.Errorf("%s: scan answers %q, %v; want %q", name, attrs(sc.Items), err, tc.want)
+		}
+		all := tc.proj.ProjectionType == types.ProjectionTypeAll
+		if out, err := q("", aws.String("attribute_exists(#y)")); (err == nil) != all || (all && len(out.Items) != 1) {
+			t.Errorf("%s: a filter on y: %v; want refused unless the index projects it", name, err)
+		}
+		if _, err := q(types.SelectAllAttributes, nil); (err == nil) != all {
+			t.Errorf("%s: Select ALL_ATTRIBUTES: %v; want refused unless the index projects ALL", name, err)
 		}
 	}
 }

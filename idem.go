@@ -246,7 +246,7 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 			}
 		}
 		if pol.exhausted(attempt) {
-			return zero, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+			return zero, fmt.Errorf("dynamo: Update gave up after %s: %w", plural(attempt, "attempt"), err)
 		}
 		if cur, err = t.retryFrom(ctx, k, pol, &attempt, ce); err != nil {
 			return zero, err
@@ -404,7 +404,7 @@ func (o *addOnce[T]) failed(ctx context.Context, err error) (again bool, done ma
 	o.stored(ce.Item)
 	o.attempts++
 	if o.pol.exhausted(o.attempts) {
-		return false, nil, fmt.Errorf("dynamo: Add gave up after %d attempts, each finding another window of idempotency keys (other keyed writes of the item in between): %w", o.attempts, err)
+		return false, nil, fmt.Errorf("dynamo: Add gave up after %s, each finding another window of idempotency keys (other keyed writes of the item in between): %w", plural(o.attempts, "attempt"), err)
 	}
 	if err := o.pol.wait(ctx, o.attempts); err != nil {
 		return false, nil, fmt.Errorf("dynamo: Add to table %q key %s: %w", t.name, formatKey(o.k), err)

@@ -313,3 +313,27 @@ func TestStrongGlobalTablesRefuseWhatMRSCCannotServe(t *testing.T) {
 		t.Errorf("WriteTx through a Mapper without WithStrongGlobalTables: %v", err)
 	}
 }
+
+// A transaction cancelled for a throttled member is counted as a cancelled
+// transaction (error.type transaction_canceled) and carries no
+// aws.dynamodb.throttling_reason: cancellation reasons name no
+// ThrottlingReason, and the attribute is never made up.
+func TestTelemetryTxCancelledByThrottling(t *testing.T) {
+	r := newTelemetryRig(t)
+	db := &fakeDB{}
+	db.table("Books", "ISBN", "")
+	db.fail("TransactWriteItems", 0, &types.TransactionCanceledException{Message: aws.String("Transaction cancelled"),
+		CancellationReasons: []types.CancellationReason{{Code: aws.String("ThrottlingError"), Message: aws.String("Throughput exceeds the current capacity")}}})
+	books := newBooks(t, db, r.opts...)
+	var te *ThrottlingError
+	if err := books.Mapper().WriteTx(context.Background(), []TxOp{books.TxSave(Book{ISBN: "1"})}); !errors.As(err, &te) {
+		t.Fatalf("WriteTx: %v; want a *ThrottlingError", err)
+	}
+	sp := r.span(t, "WriteTx")
+	if v, _ := attr(sp.Attributes(), telemetry.ErrorType); v.AsString() != "transaction_canceled" {
+		t.Errorf("error.type = %q; want transaction_canceled", v.AsString())
+	}
+	if v, ok := attr(sp.Attributes(), telemetry.DBThrottlingReason); ok {
+		t.Errorf("span %s = %q; want none", telemetry.DBThrottlingReason, v.AsString())
+	}
+}

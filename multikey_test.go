@@ -12,9 +12,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/av"
 )
 
 // mkOrder is keyed for the tenant + status and customer + date patterns:
@@ -124,7 +126,7 @@ func TestMultiAttrIndexTagErrors(t *testing.T) {
 		{reflect.TypeFor[oneUnnumbered](), "B", `hash key of index "ByX" without a number while A has one`},
 		{reflect.TypeFor[repeated](), "C", `range key of index "ByX" numbered 1, as is B: number the attributes 1 to 2, once each`},
 		{reflect.TypeFor[gap](), "B", `hash key of index "ByX" numbered 3, but the key has 2 attributes: number them 1 to 2`},
-		{reflect.TypeFor[aloneSecond](), "A", `numbered 2, but the key has 1 attributes`},
+		{reflect.TypeFor[aloneSecond](), "A", `hash key of index "ByX" numbered 2, but the key has 1 attribute: number it 1, or leave the number out`},
 		{reflect.TypeFor[localNumbered](), "A", `local index "ByX" with a numbered key: only a global index has keys of several attributes`},
 		{reflect.TypeFor[localTwo](), "B", `second range key of local index "ByX" (the first is A): a local index has one`},
 		{reflect.TypeFor[rangesOnly](), "A", `index "ByX" has a range key but no hash key`},
@@ -397,5 +399,255 @@ func TestMultiAttrIndexOnServer(t *testing.T) {
 		if err != nil || mkIDs(items) != q.want {
 			t.Errorf("query = %q, %v; want %q", mkIDs(items), err, q.want)
 		}
+	}
+}
+
+// mkShopOrder and mkShopCustomer share one table (single-table design).
+// ByTenantKind is keyed by tenant and the entity attribute, then status and
+// the table's sort key; ByTenantDay by tenant and region, then day: its key
+// does not hold the entity attribute.
+type mkShopOrder struct {
+	PK      string `dynamo:"pk,hash"`
+	SK      string `dynamo:"sk,range" index:"ByTenantKind,range,2"`
+	Kind    string `dynamo:"kind,entity=order" index:"ByTenantKind,hash,2"`
+	Tenant  string `dynamo:"tenant" index:"ByTenantKind,hash,1 ByTenantDay,hash,1"`
+	Region  string `dynamo:"region" index:"ByTenantDay,hash,2"`
+	Status  string `dynamo:"status" index:"ByTenantKind,range,1"`
+	Day     int    `dynamo:"day" index:"ByTenantDay,range"`
+	N       int    `dynamo:"n"`
+	Version int64  `dynamo:"v,version"`
+}
+
+type mkShopCustomer struct {
+	PK      string `dynamo:"pk,hash"`
+	SK      string `dynamo:"sk,range" index:"ByTenantKind,range,2"`
+	Kind    string `dynamo:"kind,entity=customer" index:"ByTenantKind,hash,2"`
+	Tenant  string `dynamo:"tenant" index:"ByTenantKind,hash,1 ByTenantDay,hash,1"`
+	Region  string `dynamo:"region" index:"ByTenantDay,hash,2"`
+	Status  string `dynamo:"status" index:"ByTenantKind,range,1"`
+	Day     int    `dynamo:"day" index:"ByTenantDay,range"`
+	Name    string `dynamo:"name"`
+	Version int64  `dynamo:"v,version"`
+}
+
+// mkShop returns the fake holding the table mkShopOrder's tags create,
+// with two orders and a customer of tenant t1 in eu.
+func mkShop(t *testing.T) (*fakeDB, *Table[mkShopOrder], *Table[mkShopCustomer]) {
+	t.Helper()
+	db := &fakeDB{}
+	orders := newTestTable[mkShopOrder](t, db, "Shop")
+	if err := orders.CreateTable(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	customers, err := NewTable[mkShopCustomer](orders.Mapper(), "Shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []mkShopOrder{
+		{PK: "T#t1", SK: "O#1", Tenant: "t1", Region: "eu", Status: "open", Day: 3},
+		{PK: "T#t1", SK: "O#2", Tenant: "t1", Region: "eu", Status: "paid", Day: 1},
+	} {
+		if _, err := orders.Save(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := customers.Save(t.Context(), mkShopCustomer{PK: "T#t1", SK: "C#ada", Tenant: "t1", Region: "eu", Status: "active", Day: 2, Name: "Ada"}); err != nil {
+		t.Fatal(err)
+	}
+	return db, orders, customers
+}
+
+// An entity type's multi-attribute index keys are created in tag order,
+// the entity attribute among them defined as a string; a projection that
+// leaves the entity attribute out of an index not keyed by it is refused
+// (DynamoDB would refuse the entity filter of every read there).
+func TestEntityMultiAttrIndexCreateTable(t *testing.T) {
+	in := mustInput[mkShopOrder](t, WithProjection("ByTenantKind", types.Projection{ProjectionType: types.ProjectionTypeKeysOnly}))
+	ks := map[string]string{}
+	for _, g := range in.GlobalSecondaryIndexes {
+		var parts []string
+		for _, k := range g.KeySchema {
+			parts = append(parts, string(k.KeyType)+" "+aws.ToString(k.AttributeName))
+		}
+		ks[aws.ToString(g.IndexName)] = strings.Join(parts, ", ") + " " + string(g.Projection.ProjectionType)
+	}
+	want := map[string]string{
+		"ByTenantKind": "HASH tenant, HASH kind, RANGE status, RANGE sk KEYS_ONLY",
+		"ByTenantDay":  "HASH tenant, HASH region, RANGE day ALL",
+	}
+	if !reflect.DeepEqual(ks, want) {
+		t.Errorf("indexes = %v, want %v", ks, want)
+	}
+	var defs []string
+	for _, d := range in.AttributeDefinitions {
+		defs = append(defs, aws.ToString(d.AttributeName)+":"+string(d.AttributeType))
+	}
+	slices.Sort(defs)
+	if w := []string{"day:N", "kind:S", "pk:S", "region:S", "sk:S", "status:S", "tenant:S"}; !slices.Equal(defs, w) {
+		t.Errorf("attribute definitions = %v, want %v", defs, w)
+	}
+	tb := newTestTable[mkShopOrder](t, &fakeDB{noStore: true}, "Shop")
+	for _, p := range []types.Projection{{ProjectionType: types.ProjectionTypeKeysOnly}, {ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"n"}}} {
+		_, err := tb.CreateTableInput(WithProjection("ByTenantDay", p))
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), `leaves out the entity attribute "kind"`) {
+			t.Errorf("ByTenantDay %s: %v; want refused naming kind", p.ProjectionType, err)
+		}
+	}
+	if _, err := tb.CreateTableInput(WithProjection("ByTenantDay", types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{"kind"}})); err != nil {
+		t.Errorf("ByTenantDay INCLUDE kind: %v", err)
+	}
+}
+
+// Every write of an entity type checks each attribute of a multi-attribute
+// index key before sending; the entity attribute, stamped by the write,
+// needs no value from the caller.
+func TestEntityMultiAttrIndexKeysCheckedOnWrite(t *testing.T) {
+	db, orders, _ := mkShop(t)
+	ctx := t.Context()
+	if it := db.item("Shop", map[string]types.AttributeValue{"pk": str("T#t1"), "sk": str("O#1")}); !av.Equal(it["kind"], str("order")) {
+		t.Fatalf("stored kind %v; want order", it["kind"])
+	}
+	bad := mkShopOrder{PK: "T#t1", SK: "O#9", Tenant: "t1", Region: "eu"} // status empty
+	writes := func() int {
+		return db.count("PutItem") + db.count("UpdateItem") + db.count("TransactWriteItems") + db.count("BatchWriteItem")
+	}
+	sent := writes()
+	for name, call := range map[string]func() error{
+		"Save": func() error { _, err := orders.Save(ctx, bad); return err },
+		"Update": func() error {
+			_, err := orders.Update(ctx, mkShopOrder{PK: "T#t1", SK: "O#1"}, func(o mkShopOrder) (mkShopOrder, error) { o.Status = ""; return o, nil })
+			return err
+		},
+		"WriteTx":   func() error { return orders.Mapper().WriteTx(ctx, []TxOp{orders.TxSave(bad)}) },
+		"BatchSave": func() error { return orders.BatchSave(ctx, []mkShopOrder{bad}, WithSaveBehavior(SaveClobber)) },
+		"Transact": func() error {
+			return orders.Mapper().Transact(ctx, func(tx *Tx) error { _, err := orders.In(tx).Save(bad); return err })
+		},
+	} {
+		if err := call(); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), `index "ByTenantKind" range key status`) {
+			t.Errorf("%s: %v; want ErrInvalidInput naming status of ByTenantKind", name, err)
+		}
+	}
+	if _, err := orders.Save(ctx, mkShopOrder{PK: "T#t1", SK: "O#9", Tenant: "", Region: "eu", Status: "open"}); !errors.Is(err, ErrInvalidInput) ||
+		!strings.Contains(err.Error(), "hash key tenant") {
+		t.Errorf("Save with tenant empty: %v; want ErrInvalidInput naming tenant", err)
+	}
+	if got := writes(); got != sent {
+		t.Errorf("%d writes sent for refused writes", got-sent)
+	}
+}
+
+// A Query of an entity type through an index keyed by its entity attribute
+// reads its own items by the key condition (DynamoDB refuses a filter on a
+// key attribute): the condition must fix the attribute to the entity's
+// name, or the Query is refused before sending, naming the fix. Through
+// an index not keyed by it, the entity filter is sent as for the table.
+// Entities reads the items of every member through either.
+func TestEntityMultiAttrIndexQuery(t *testing.T) {
+	db, orders, customers := mkShop(t)
+	ctx := t.Context()
+	k, v := expression.Key, expression.Value
+	tenant := k("tenant").Equal(v("t1"))
+	items, _, err := orders.QueryPage(ctx, tenant.And(k("kind").Equal(v("order"))), Index("ByTenantKind"))
+	if err != nil || len(items) != 2 || items[0].SK != "O#1" || items[1].SK != "O#2" {
+		t.Fatalf("orders by ByTenantKind = %+v, %v; want O#1 O#2", items, err)
+	}
+	if q := db.queries(); q[len(q)-1].FilterExpression != nil {
+		t.Errorf("sent the filter %q on a key attribute of the index", aws.ToString(q[len(q)-1].FilterExpression))
+	}
+	sent := len(db.queries())
+	for _, tc := range []struct {
+		kc   expression.KeyConditionBuilder
+		want string
+	}{
+		{tenant.And(k("kind").Equal(v("customer"))), `selects entity "customer"`},
+		{tenant, `does not fix the partition attribute "kind"`}, // the left-to-right rule's own check
+	} {
+		_, _, err := orders.QueryPage(ctx, tc.kc, Index("ByTenantKind"))
+		if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("QueryPage: %v; want ErrInvalidInput saying %s", err, tc.want)
+		}
+	}
+	if len(db.queries()) != sent {
+		t.Errorf("a refused query was sent")
+	}
+	byDay := tenant.And(k("region").Equal(v("eu")))
+	items, _, err = orders.QueryPage(ctx, byDay, Index("ByTenantDay"))
+	if err != nil || len(items) != 2 || items[0].SK != "O#2" || items[1].SK != "O#1" {
+		t.Errorf("orders by ByTenantDay = %+v, %v; want O#2 O#1 (by day), no customer", items, err)
+	}
+	cs, _, err := customers.QueryPage(ctx, tenant.And(k("kind").Equal(v("customer"))).And(k("status").Equal(v("active"))), Index("ByTenantKind"))
+	if err != nil || len(cs) != 1 || cs[0].Name != "Ada" {
+		t.Errorf("customers by ByTenantKind = %+v, %v; want Ada", cs, err)
+	}
+	var scanned []string
+	for o, err := range orders.Scan(ctx, Index("ByTenantKind")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanned = append(scanned, o.SK)
+	}
+	if slices.Sort(scanned); strings.Join(scanned, " ") != "O#1 O#2" {
+		t.Errorf("Scan of ByTenantKind = %v; want the orders only", scanned)
+	}
+	shop, err := NewEntities(Member(orders), Member(customers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for x, err := range shop.Query(ctx, byDay, Index("ByTenantDay")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch x := x.(type) {
+		case mkShopOrder:
+			got = append(got, "order "+x.SK)
+		case mkShopCustomer:
+			got = append(got, "customer "+x.Name)
+		default:
+			t.Errorf("yielded %T", x)
+		}
+	}
+	if w := "order O#2|customer Ada|order O#1"; strings.Join(got, "|") != w {
+		t.Errorf("Entities.Query = %q; want %q", strings.Join(got, "|"), w)
+	}
+}
+
+// mkKindSorted's entity attribute is the first sort attribute of ByTenant:
+// a Query that leaves it open, or gives it a range, cannot keep to the
+// type's items and is refused before sending; fixing it lets the next
+// sort attribute take a range.
+type mkKindSorted struct {
+	PK     string `dynamo:"pk,hash"`
+	Tenant string `dynamo:"tenant" index:"ByTenant,hash"`
+	Kind   string `dynamo:"kind,entity=order" index:"ByTenant,range,1"`
+	Day    int    `dynamo:"day" index:"ByTenant,range,2"`
+}
+
+func TestEntityAsSortKeyAttributeMustBeFixed(t *testing.T) {
+	db := &fakeDB{}
+	tb := newTestTable[mkKindSorted](t, db, "Sorted")
+	if err := tb.CreateTable(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []mkKindSorted{{PK: "1", Tenant: "t1", Day: 1}, {PK: "2", Tenant: "t1", Day: 5}} {
+		if _, err := tb.Save(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, v := expression.Key, expression.Value
+	tenant := k("tenant").Equal(v("t1"))
+	for _, kc := range []expression.KeyConditionBuilder{tenant, tenant.And(k("kind").BeginsWith("o"))} {
+		if _, _, err := tb.QueryPage(t.Context(), kc, Index("ByTenant")); !errors.Is(err, ErrInvalidInput) ||
+			!strings.Contains(err.Error(), `the entity attribute "kind" is a key of the index`) {
+			t.Errorf("QueryPage: %v; want refused naming kind", err)
+		}
+	}
+	if n := len(db.queries()); n != 0 {
+		t.Errorf("%d queries sent; want none", n)
+	}
+	items, _, err := tb.QueryPage(t.Context(), tenant.And(k("kind").Equal(v("order"))).And(k("day").GreaterThan(v(2))), Index("ByTenant"))
+	if err != nil || len(items) != 1 || items[0].PK != "2" {
+		t.Errorf("QueryPage = %+v, %v; want item 2", items, err)
 	}
 }

@@ -207,7 +207,8 @@ func (t *Table[T]) ScanPage(ctx context.Context, opts ...QueryOption) ([]T, Curs
 // prepare checks the options of one call and builds its request template.
 // key is nil for a scan. It sends nothing; a refusal is kept in l.err.
 // For a type with an entity attribute, only items of its entity are read
-// (a filter is added).
+// (a filter is added; a Query of an index keyed by that attribute must fix
+// it in its key condition instead).
 // A read of the table itself (not of an Index, whose projection already
 // decides) asks for the attributes T models only.
 func (t *table) prepare(op string, key *expression.KeyConditionBuilder, opts []QueryOption) *listing {
@@ -243,7 +244,8 @@ func (t *table) prepareAll(op string, key *expression.KeyConditionBuilder, opts 
 func (t *table) prepareFor(op string, key *expression.KeyConditionBuilder, opts []QueryOption, entityOnly bool) *listing {
 	var o queryOptions
 	applyOptions(&o, opts, QueryOption.applyQuery)
-	if entityOnly {
+	entityKey := entityOnly && key != nil && t.entityKeyOf(o.index) // the key condition selects the entity
+	if entityOnly && !entityKey {
 		o.filters = append(o.filters, t.p.S.EntityFilter())
 	}
 	l := &listing{tel: t.m.tel, op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
@@ -259,6 +261,9 @@ func (t *table) prepareFor(op string, key *expression.KeyConditionBuilder, opts 
 		return l
 	}
 	x, kc, err := t.rewriteListingExpr(op, o.index, key != nil, l.filtered, e)
+	if err == nil && entityKey {
+		err = t.checkEntityKeyTerm(op, o.index, kc)
+	}
 	if err != nil {
 		l.err = err
 		return l

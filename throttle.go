@@ -11,7 +11,9 @@ import (
 
 // ThrottlingError is the error of a call whose request DynamoDB throttled
 // (ProvisionedThroughputExceededException, ThrottlingException,
-// RequestLimitExceeded) after the SDK's retryer gave up. It carries the
+// RequestLimitExceeded) after the SDK's retryer gave up, or whose
+// transaction DynamoDB cancelled because a member was throttled (found
+// through the *TxError; the SDK does not retry those). It carries the
 // reasons DynamoDB gave, and unwraps to the SDK's error. Match it with
 // errors.As; docs/limitations.md#throttling says what each reason asks for.
 type ThrottlingError struct {
@@ -22,6 +24,10 @@ type ThrottlingError struct {
 	Reasons []ThrottlingReason
 	// Err is the SDK's error.
 	Err error
+
+	// cancelled: a transaction cancelled for a throttled member (its
+	// cancellation reasons carry no ThrottlingReasons).
+	cancelled bool
 }
 
 // ThrottlingReason is one reason DynamoDB throttled a request.
@@ -39,7 +45,11 @@ func (e *ThrottlingError) Error() string {
 	if e.Table != "" {
 		b.WriteString("table " + strconv.Quote(e.Table) + ": ")
 	}
-	b.WriteString("throttled after the SDK's retries")
+	if e.cancelled {
+		b.WriteString("transaction cancelled: a member was throttled (the SDK does not retry a cancellation)")
+	} else {
+		b.WriteString("throttled after the SDK's retries")
+	}
 	for i, r := range e.Reasons {
 		if i == 0 {
 			b.WriteString(" (")
@@ -51,8 +61,11 @@ func (e *ThrottlingError) Error() string {
 			b.WriteByte(')')
 		}
 	}
-	if len(e.Reasons) > 0 {
+	switch {
+	case len(e.Reasons) > 0:
 		b.WriteString(": " + throttleFix(e.Reasons[0].Reason))
+	case e.cancelled:
+		b.WriteString(": " + throttleFix("") + ", and send it again")
 	}
 	if e.Err != nil { // nil in a ThrottlingError a caller builds
 		b.WriteString(": ")

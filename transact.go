@@ -200,7 +200,7 @@ func (m *Mapper) transact(ctx context.Context, fn func(tx *Tx) error, opts []TxO
 			return err
 		}
 		if o.retry.exhausted(run) {
-			return fmt.Errorf("dynamo: Transact gave up after %d runs, the items it read changed under each (%w): %w", run, ErrVersionConflict, err)
+			return fmt.Errorf("dynamo: Transact gave up after %s, the items it read changed under each (%w): %w", plural(run, "run"), ErrVersionConflict, err)
 		}
 		cache = next
 		m.noteRerun(ctx, run+1, err)

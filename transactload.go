@@ -118,7 +118,7 @@ func (tx *Tx) getTogether(in *dynamodb.TransactGetItemsInput, ms []*txGetMember)
 		return nil, err
 	}
 	if len(out.Responses) != len(ms) {
-		return nil, fmt.Errorf("DynamoDB answered %d gets with %d responses", len(ms), len(out.Responses))
+		return nil, fmt.Errorf("DynamoDB answered %s with %s", plural(len(ms), "get"), plural(len(out.Responses), "response"))
 	}
 	items := make([]map[string]types.AttributeValue, len(ms))
 	for i, r := range out.Responses {

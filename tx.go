@@ -469,7 +469,7 @@ func retryTx[M txMemberInfo](ctx context.Context, o txOptions, name string, ms [
 		}
 		txErr, retry := txFailure(err, ms, len(ms))
 		if txErr == nil {
-			return fmt.Errorf("dynamo: %s of %d members: %w%s", name, len(ms), err, hint(err))
+			return fmt.Errorf("dynamo: %s of %s: %w%s", name, plural(len(ms), "member"), err, hint(err))
 		}
 		if !retry {
 			return txErr
@@ -479,7 +479,7 @@ func retryTx[M txMemberInfo](ctx context.Context, o txOptions, name string, ms [
 			return txErr
 		}
 		if err := o.retry.wait(ctx, attempt); err != nil {
-			return fmt.Errorf("dynamo: %s of %d members, after %d attempts cancelled by conflicting transactions: %w", name, len(ms), attempt, err)
+			return fmt.Errorf("dynamo: %s of %s, after %s cancelled by conflicting transactions: %w", name, plural(len(ms), "member"), plural(attempt, "attempt"), err)
 		}
 	}
 }

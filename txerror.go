@@ -58,8 +58,12 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 			}
 			f.Err = ce
 		} else {
-			f.Err = &txReasonError{code: code, msg: f.Message, table: mem.table, key: mem.key,
+			re := &txReasonError{code: code, msg: f.Message, table: mem.table, key: mem.key,
 				tooLarge: code == "ValidationError" && tooLargeMessage(f.Message)}
+			if txThrottled(code) {
+				re.throttle = &ThrottlingError{Table: mem.table, Err: err, cancelled: true}
+			}
+			f.Err = re
 		}
 		if code != TxCodeConflict {
 			retry = false
@@ -76,7 +80,8 @@ func txFailure[M txMemberInfo](err error, ms []M, n int) (*TxError, bool) {
 // conflict after every attempt. Nothing was written unless it also satisfies
 // errors.Is(err, ErrUnknownOutcome). It satisfies ErrVersionConflict when a
 // member's version check failed, ErrConditionFailed when a member's If
-// failed, and ErrInvalidInput when DynamoDB refused a member as over 400 KB.
+// failed, and ErrInvalidInput when DynamoDB refused a member as over 400 KB;
+// errors.As finds a *ThrottlingError in it when a member was throttled.
 // It holds no *ConditionError for errors.As (members may be of different
 // tables): take Failure(i).Err and decode it with that member's
 // Table.Current. Details: docs/calls.md#txerror.
@@ -131,11 +136,11 @@ func (e *TxError) Failure(i int) *TxFailure {
 func (e *TxError) Error() string {
 	var b strings.Builder
 	b.WriteString("dynamo: transaction of ")
-	b.WriteString(strconv.Itoa(e.Members))
+	b.WriteString(plural(e.Members, "member"))
 	if e.unknown {
-		b.WriteString(" members: outcome unknown (" + ErrUnknownOutcome.Error() + "): an attempt may have been applied; resend with the same request token (WithRequestToken) within 10 minutes to settle it")
+		b.WriteString(": outcome unknown (" + ErrUnknownOutcome.Error() + "): an attempt may have been applied; resend with the same request token (WithRequestToken) within 10 minutes to settle it")
 	} else {
-		b.WriteString(" members cancelled, nothing written")
+		b.WriteString(" cancelled, nothing written")
 	}
 	if e.Attempts > 1 {
 		b.WriteString(" (after ")
@@ -164,6 +169,9 @@ func (e *TxError) Error() string {
 			b.WriteString(f.Err.Error())
 		}
 	}
+	if e.throttled() != nil {
+		b.WriteString(" (throttled: send the transaction again after a pause, or raise the capacity)")
+	}
 	if errors.Is(e, ErrVersionConflict) {
 		b.WriteString(" (reload the failing items — Table.Current(txErr.Failure(i).Err) decodes the stored copy each failure carries — and build the transaction again)")
 	}
@@ -171,8 +179,8 @@ func (e *TxError) Error() string {
 }
 
 // Unwrap returns the sentinels of the failures (ErrVersionConflict,
-// ErrConditionFailed) and the SDK's error — not the *ConditionErrors, which
-// Failures holds.
+// ErrConditionFailed), a *ThrottlingError when members were throttled, and
+// the SDK's error — not the *ConditionErrors, which Failures holds.
 func (e *TxError) Unwrap() []error {
 	var errs []error
 	if e.unknown {
@@ -192,10 +200,38 @@ func (e *TxError) Unwrap() []error {
 			break
 		}
 	}
+	if th := e.throttled(); th != nil {
+		errs = append(errs, th)
+	}
 	if e.Cause != nil {
 		errs = append(errs, e.Cause)
 	}
 	return errs
+}
+
+// throttled returns the transaction's throttling as one *ThrottlingError:
+// of the throttled members' table, "" when they are of several; nil when
+// no member was throttled.
+func (e *TxError) throttled() *ThrottlingError {
+	var th *ThrottlingError
+	for _, f := range e.Failures {
+		re, ok := f.Err.(*txReasonError)
+		if !ok || re.throttle == nil {
+			continue
+		}
+		if th == nil {
+			th = &ThrottlingError{Table: re.table, Err: e.Cause, cancelled: true}
+		} else if th.Table != re.table {
+			th.Table = ""
+		}
+	}
+	return th
+}
+
+// txThrottled reports whether a cancellation reason code says DynamoDB
+// throttled the member.
+func txThrottled(code string) bool {
+	return code == "ThrottlingError" || code == "ProvisionedThroughputExceeded"
 }
 
 // txReasonError is a member's cancellation reason other than a failed
@@ -207,6 +243,8 @@ type txReasonError struct {
 	// tooLarge: the member's write would leave its item over 400 KB
 	// (tooLargeMessage), which Save and Update report as ErrInvalidInput.
 	tooLarge bool
+	// throttle: DynamoDB throttled the member (txThrottled).
+	throttle *ThrottlingError
 }
 
 func (e *txReasonError) Error() string {
@@ -221,10 +259,13 @@ func (e *txReasonError) Error() string {
 }
 
 // Unwrap returns ErrInvalidInput for an item the write would leave over
-// 400 KB, else nil.
+// 400 KB, the *ThrottlingError of a throttled member, else nil.
 func (e *txReasonError) Unwrap() error {
 	if e.tooLarge {
 		return ErrInvalidInput
+	}
+	if e.throttle != nil {
+		return e.throttle
 	}
 	return nil
 }

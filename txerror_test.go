@@ -114,3 +114,48 @@ func TestTxItemOverLimitAfterUpdateIsInvalidInput(t *testing.T) {
 		}
 	}
 }
+
+// Members of several tables throttled make one *ThrottlingError of no
+// table (each member's Failure names its own); a cancellation with no
+// throttled member holds none, and Transact returns a throttled
+// cancellation without running its function again.
+func TestTxThrottledMembersAcrossTables(t *testing.T) {
+	throttledTx := txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
+		return txCanceled(txReason("ProvisionedThroughputExceeded", nil), txReason("ThrottlingError", nil))
+	})
+	c := &fakeDB{noStore: true, onTxWrite: throttledTx}
+	books, shelves := txTables(t, c)
+	ctx := context.Background()
+	err := books.Mapper().WriteTx(ctx, []TxOp{books.TxSave(Book{ISBN: "1"}), shelves.TxSave(&Shelf{Room: "r", Number: 1})})
+	var te *ThrottlingError
+	if !errors.As(err, &te) || te.Table != "" {
+		t.Fatalf("WriteTx: %v; want a *ThrottlingError of no one table", err)
+	}
+	var txe *TxError
+	errors.As(err, &txe)
+	for i, table := range []string{"Books", "Shelves"} {
+		var mt *ThrottlingError
+		if f := txe.Failure(i); f == nil || !errors.As(f.Err, &mt) || mt.Table != table {
+			t.Errorf("Failure(%d) = %+v; want a *ThrottlingError on %s", i, f, table)
+		}
+	}
+	c.onTxWrite = txErr(func(int, *dynamodb.TransactWriteItemsInput) error {
+		return txCanceled(txReason("None", nil), txReason("ConditionalCheckFailed", nil))
+	})
+	if err := books.Mapper().WriteTx(ctx, []TxOp{books.TxSave(Book{ISBN: "1"}), shelves.TxSave(&Shelf{Room: "r", Number: 1})}); errors.As(err, &te) {
+		t.Errorf("WriteTx cancelled by a condition: %v holds a *ThrottlingError", err)
+	}
+	c.onTxWrite = throttledTx
+	runs := 0
+	err = books.Mapper().Transact(ctx, func(tx *Tx) error {
+		runs++
+		if _, err := books.In(tx).Save(Book{ISBN: "1"}); err != nil {
+			return err
+		}
+		_, err := shelves.In(tx).Save(&Shelf{Room: "r", Number: 1})
+		return err
+	})
+	if !errors.As(err, &te) || runs != 1 {
+		t.Errorf("Transact: %v after %d runs; want a *ThrottlingError after 1", err, runs)
+	}
+}

@@ -130,7 +130,7 @@ func (m *Mapper) readTx(ctx context.Context, gets []TxGetOp, opts []ReadTxOption
 		return err
 	}
 	if len(out.Responses) != len(members) {
-		return fmt.Errorf("dynamo: ReadTx of %d members: DynamoDB answered with %d responses", len(members), len(out.Responses))
+		return fmt.Errorf("dynamo: ReadTx of %s: DynamoDB answered with %s", plural(len(members), "member"), plural(len(out.Responses), "response"))
 	}
 	done := make([]func(), len(members))
 	for i, mem := range members {

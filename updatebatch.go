@@ -210,7 +210,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 func (t *table) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPolicy) (ce *ConditionError, final error) {
 	if replicatedRetry(err) {
 		if pol.exhausted(attempt) {
-			return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+			return nil, fmt.Errorf("dynamo: Update gave up after %s: %w", plural(attempt, "attempt"), err)
 		}
 		return nil, nil
 	}
@@ -223,7 +223,7 @@ func (t *table) batchFailure(err error, attempt int, bs *plan.Basis, pol RetryPo
 	case ce.Err != ErrVersionConflict && t.p.SameState(bs.Item, ce.Item) && plan.SameWindow(bs.Item, ce.Item):
 		return nil, err // an If condition failed on the item fn saw (a put's condition on the window is no If)
 	case pol.exhausted(attempt):
-		return nil, fmt.Errorf("dynamo: Update gave up after %d attempts: %w", attempt, err)
+		return nil, fmt.Errorf("dynamo: Update gave up after %s: %w", plural(attempt, "attempt"), err)
 	}
 	return ce, nil
 }

@@ -551,6 +551,9 @@ func (s *Schema) orderKey(name, role string, ms []indexMember, fail func(string,
 	out := make([]int, len(ms))
 	for _, m := range ms {
 		o := max(m.order, 1) // a single attribute may leave its number out
+		if o > len(ms) && len(ms) == 1 {
+			return nil, fail(s.Fields[m.field].GoName, "%s key of index %q numbered %d, but the key has 1 attribute: number it 1, or leave the number out", role, name, o)
+		}
 		if o > len(ms) {
 			return nil, fail(s.Fields[m.field].GoName, "%s key of index %q numbered %d, but the key has %d attributes: number them 1 to %d, in key order", role, name, o, len(ms), len(ms))
 		}
