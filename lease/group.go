@@ -237,6 +237,7 @@ type member struct {
 	watches map[string]watch // per roster worker: the record's state seen and since when
 	silence map[string]watch // other things watched for silence (see silent)
 	pending map[string]bool  // keys whose take had no clear answer
+	known   map[string]bool  // keys whose records may exist: listed by a worker, read or tried (see readKeys)
 	floors  map[string]int64 // per key: the least token to issue next
 	rounds  int              // rounds run
 	// joined is the roster as the join wrote it, read by the first round
@@ -271,7 +272,7 @@ func (g *Group) join(ctx context.Context) (*member, error) {
 	clk := c.o.clock
 	key := g.workerKey(c.o.owner)
 	m := &member{g: g, attempt: ident.RandomHex(8), held: map[string]*Lease{}, leaving: map[string]bool{}, unreleased: map[string]*Lease{},
-		watches: map[string]watch{}, silence: map[string]watch{}, pending: map[string]bool{}, floors: map[string]int64{}, beatDone: make(chan struct{})}
+		watches: map[string]watch{}, silence: map[string]watch{}, pending: map[string]bool{}, known: map[string]bool{}, floors: map[string]int64{}, beatDone: make(chan struct{})}
 	rec := workerRecord{Key: key, Owner: c.o.owner, Attempt: m.attempt, DurationMS: durationMS(c.o.duration)}
 	// The record is written over any earlier one of the owner, under the
 	// version that one has: first as if there were none (a new owner's
@@ -539,6 +540,9 @@ func (m *member) look(ctx context.Context) (groupView, error) {
 		var w workerRecord
 		if found[i] {
 			w = recs[i]
+			for _, k := range w.Held {
+				m.known[k] = true
+			}
 		}
 		if m.judge(ctx, &v, owner, w, found[i], now) {
 			drop = append(drop, owner)
@@ -848,11 +852,12 @@ func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(c
 	}
 	m.mu.Unlock()
 	// Start at a place of this worker's own, so that workers taking at
-	// once mostly try different keys.
+	// once try different keys: as far into the candidates as this worker
+	// is into the live workers, so that a fleet starting together, seeing
+	// the same candidates, takes disjoint runs of them.
 	if len(cands) > 0 {
-		h := fnv.New32a()
-		h.Write([]byte(me))
-		i := int(h.Sum32() % uint32(len(cands)))
+		rank, _ := slices.BinarySearch(v.live, me)
+		i := rank * len(cands) / len(v.live)
 		cands = append(cands[i:], cands[:i]...)
 	}
 	others := map[string]*workerRecord{} // worker records read this round, by owner
@@ -888,13 +893,19 @@ func (m *member) takeFree(ctx context.Context, v groupView, upper int, fn func(c
 		if want -= m.takeSome(ctx, v, others, batch, fn); want <= 0 {
 			// Only the pending keys left to try.
 			cands = slices.DeleteFunc(cands, func(k string) bool { return !m.pending[k] })
+		} else if len(cands) > 0 {
+			// The rest at a next round, at once: its view shows the
+			// workers that joined meanwhile (a worker that started alone
+			// takes a pass's worth, not every key) and the keys others took.
+			return true
 		}
 	}
 	return more
 }
 
-// takesAtOnce bounds the keys a round reads and takes at once.
-const takesAtOnce = 16
+// takesAtOnce bounds the keys a round's pass reads and takes at once: as
+// many as txAtOnce transactions carry.
+const takesAtOnce = takesPerTx * txAtOnce
 
 // inParallel runs f(0) … f(n-1) in goroutines of their own and returns once
 // all have returned.
@@ -918,16 +929,20 @@ func inParallel(n int, f func(i int)) {
 // released, or held by a worker incarnation that ended or is silent — or
 // already its own (a take whose answer was lost), and returns how many
 // this worker holds now of them. The keys' records are read at once (in
-// batches: Client.readAll), and the free ones written at once: each take is still one conditional
-// transaction on its key's record (see Client.write), so a key goes to at
-// most one worker whatever the others do meanwhile; only the balancer's
-// own state is touched here alone, between the two.
+// batches: Client.readAll), and the free ones written in transactions of
+// up to takesPerTx keys, several at once (Client.writeMany): each key's
+// take is conditioned as a single one is (see Client.write), so a key goes
+// to at most one worker whatever the others do meanwhile; only the
+// balancer's own state is touched here alone, between the two.
 func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*workerRecord, keys []string, fn func(context.Context, *Lease) error) (got int) {
 	g, c := m.g, m.g.c
-	views, err := c.readAll(ctx, keys)
+	views, err := m.readKeys(ctx, keys)
 	if err != nil {
 		c.log.Warn(ctx, "reading the keys failed", slog.String("group", g.name), slog.Int("keys", len(keys)), telemetry.Err("err", err))
 		return 0 // the pending ones stay pending
+	}
+	for _, k := range keys {
+		m.known[k] = true // read, or tried: a take that fails names what is there
 	}
 	var free []int // indexes into keys
 	for i, key := range keys {
@@ -944,35 +959,24 @@ func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*w
 	if len(free) == 0 {
 		return got
 	}
-	type result struct {
-		rec    record
-		sentAt time.Time
-		p      *attempt
-		least  int64
-		err    error
-	}
-	claims := make([]*claim, len(free))
+	fkeys := make([]string, len(free))
+	fviews := make([]view, len(free))
 	floors := make([]int64, len(free))
 	m.mu.Lock()
 	for j, i := range free {
-		check := g.workers.TxCheck(workerRecord{Key: g.workerKey(c.o.owner)},
-			dynamo.WithSaveBehavior(dynamo.SaveClobber),
-			dynamo.If(expression.And(
-				expression.Name("attempt").Equal(expression.Value(m.attempt)),
-				expression.Name("ended").Equal(expression.Value(false)))))
-		claims[j] = &claim{group: g.name, worker: m.attempt, check: check}
-		floors[j] = m.floors[keys[i]]
+		fkeys[j], fviews[j], floors[j] = keys[i], views[i], m.floors[keys[i]]
 	}
 	m.mu.Unlock()
-	results := make([]result, len(free))
-	inParallel(len(free), func(j int) {
-		r := &results[j]
-		i := free[j]
-		r.rec, r.sentAt, r.p, r.least, r.err = c.write(ctx, keys[i], views[i], floors[j], claims[j])
-		if r.err == nil {
-			m.hold(r.rec, r.sentAt, fn) // at once, not after the other takes
+	results := make([]taken, len(free))
+	inBatches(len(free), takesPerTx, txAtOnce, func(lo, hi int) {
+		copy(results[lo:hi], c.writeMany(ctx, fkeys[lo:hi], fviews[lo:hi], floors[lo:hi], g.claim(m.attempt)))
+		for _, r := range results[lo:hi] {
+			if r.err == nil {
+				m.hold(r.rec, r.sentAt, fn) // at once, not after the other batches
+			}
 		}
 	})
+	var failed []error
 	for j, i := range free {
 		key, r := keys[i], results[j]
 		if r.least > 0 {
@@ -987,10 +991,54 @@ func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*w
 		case r.p != nil:
 			m.pending[key] = true // the next round's read tells
 		case !errors.Is(err, errRace):
-			c.log.Warn(ctx, "taking a key failed", slog.String("group", g.name), telemetry.ID("key", key), telemetry.Err("err", err))
+			failed = append(failed, err)
 		}
 	}
+	if len(failed) > 0 {
+		// One line per round, not per key: a transaction fails for all its keys.
+		c.log.Warn(ctx, "taking keys failed", slog.String("group", g.name), slog.Int("keys", len(failed)), telemetry.Err("err", failed[0]))
+	}
 	return got
+}
+
+// claim is what a take by this client's worker incarnation attempt adds to
+// its transaction: the check that its worker record is still that live
+// incarnation. One per transaction: transactions sent at once share none.
+func (g *Group) claim(attempt string) *claim {
+	check := g.workers.TxCheck(workerRecord{Key: g.workerKey(g.c.o.owner)},
+		dynamo.WithSaveBehavior(dynamo.SaveClobber),
+		dynamo.If(expression.And(
+			expression.Name("attempt").Equal(expression.Value(attempt)),
+			expression.Name("ended").Equal(expression.Value(false)))))
+	return &claim{group: g.name, worker: attempt, check: check}
+}
+
+// readKeys returns the views of keys: read (Client.readAll) for the keys
+// this incarnation has known to have records — listed by a worker, read or
+// tried before — and pending ones; for the others, as if missing with no
+// token record, which is what a fleet's first takes find. A take of such a
+// key is conditioned on both records being missing, so that one that is
+// there after all cancels it, and the next pass reads it.
+func (m *member) readKeys(ctx context.Context, keys []string) ([]view, error) {
+	var read []string
+	var at []int
+	for i, k := range keys {
+		if m.known[k] || m.pending[k] {
+			read, at = append(read, k), append(at, i)
+		}
+	}
+	views := make([]view, len(keys))
+	if len(read) == 0 {
+		return views, nil
+	}
+	got, err := m.g.c.readAll(ctx, read)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		views[i] = got[j]
+	}
+	return views, nil
 }
 
 // isFree reports whether key, whose records read kv, is this worker's
@@ -1134,13 +1182,20 @@ func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 // worker holds at least two keys more than this one, one of its keys, up
 // to upper keys in all. Keys asked for before, which their holders may be
 // handing over, are kept and count as held, so that asks stay put while
-// holders' lists change.
+// holders' lists change. Keys no live worker lists are taken, not asked
+// for: it asks only for the part of its share they cannot fill, so that a
+// fleet starting together does not hand over what it could take.
 func (m *member) plan(v groupView, upper int) {
 	me := m.g.c.o.owner
 	mine := m.count(v, me)
 	have := map[string]int{}
 	avail := map[string][]string{} // per owner: its keys worth asking for, those asked before first
 	m.mu.Lock()
+	for _, k := range m.g.keys {
+		if _, mineNow := m.held[k]; !mineNow && v.holder[k] == "" {
+			upper--
+		}
+	}
 	before := map[string]bool{}
 	for _, k := range m.asks {
 		before[k] = true

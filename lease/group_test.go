@@ -400,14 +400,16 @@ func TestGroupLoneWorkerTakesKeysAtFirstRound(t *testing.T) {
 }
 
 // overlapTransport counts the takes (TransactWriteItems writing a token
-// record) in flight at once (most: the largest count seen); each waits, up to a real-time
-// bound, for another to be in flight with it, so that takes sent one
-// after another show as one at a time however fast the server answers.
+// record): all of them, and those in flight at once (most: the largest
+// count seen); each waits, up to a real-time bound, for another to be in
+// flight with it, so that takes sent one after another show as one at a
+// time however fast the server answers.
 type overlapTransport struct {
 	next http.RoundTripper
 
 	mu           sync.Mutex
 	cur, most    int
+	takes        int
 	another      chan struct{} // closed when two are in flight
 	anotherClose sync.Once
 }
@@ -427,6 +429,7 @@ func (o *overlapTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	o.mu.Lock()
 	o.cur++
+	o.takes++
 	o.most = max(o.most, o.cur)
 	if o.cur >= 2 {
 		o.anotherClose.Do(func() { close(o.another) })
@@ -444,23 +447,24 @@ func (o *overlapTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return o.next.RoundTrip(req)
 }
 
-// A worker taking several free keys takes them at once (each still by a
-// conditional transaction of its own), not one after another: its takes
-// are in flight together, and it holds every key.
+// A worker taking many free keys takes them in transactions of up to
+// takesPerTx keys each, sent at once rather than one after another: three
+// transactions for twice takesPerTx keys and two, in flight together, and
+// it holds every key.
 func TestGroupTakesFreeKeysAtOnce(t *testing.T) {
-	f := newFleet(t, 6)
+	f := newFleet(t, 2*takesPerTx+2)
 	ot := &overlapTransport{next: http.DefaultTransport, another: make(chan struct{})}
 	w := f.startWith("w1", time.Now(), dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: ot} }))
 	f.settle(time.Minute, f.balanced)
 	if got := w.g.Keys(); len(got) != len(f.keys) {
-		t.Fatalf("holds %v, want all %d keys", got, len(f.keys))
+		t.Fatalf("holds %d keys, want all %d", len(got), len(f.keys))
 	}
 	ot.mu.Lock()
 	defer ot.mu.Unlock()
-	if ot.most < 2 {
-		t.Fatalf("at most %d takes in flight at once, want the free keys taken together", ot.most)
+	if ot.takes != 3 || ot.most < 2 {
+		t.Fatalf("%d takes, at most %d in flight at once; want 3, together", ot.takes, ot.most)
 	}
-	t.Logf("%d takes in flight at once", ot.most)
+	t.Logf("%d takes, %d in flight at once", ot.takes, ot.most)
 }
 
 // A worker whose owner left the group before joins again over its own

@@ -287,39 +287,50 @@ func (c *Client) read(ctx context.Context, key string) (view, error) {
 }
 
 // readAll reads the records of keys as read does, for many keys at once:
-// the records and the token records in batches, the two at once (a token
+// the records and the token records in batches of dynamo.MaxBatchGetKeys,
+// up to readsAtOnce batches at once and the two kinds at once (a token
 // record read when its key's record is there is left unused).
 func (c *Client) readAll(ctx context.Context, keys []string) ([]view, error) {
-	recKeys := make([]record, len(keys))
-	tokKeys := make([]tokenRecord, len(keys))
-	for i, k := range keys {
-		recKeys[i], tokKeys[i] = record{Key: k}, tokenRecord{Key: tokenKey(k)}
-	}
-	var recs []record
-	var toks []tokenRecord
-	var recFound, tokFound []bool
-	var tokErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		toks, tokFound, tokErr = c.tokens.BatchLoadIndexed(ctx, tokKeys, dynamo.ConsistentRead())
-	}()
-	recs, recFound, err := c.table.BatchLoadIndexed(ctx, recKeys, dynamo.ConsistentRead())
-	<-done
-	if err = errors.Join(err, tokErr); err != nil {
-		return nil, err
-	}
 	out := make([]view, len(keys))
-	for i := range keys {
-		switch {
-		case recFound[i]:
-			out[i] = view{rec: &recs[i]}
-		case tokFound[i]:
-			out[i] = view{tok: &toks[i]}
+	errs := make([]error, 2*len(chunks(len(keys), dynamo.MaxBatchGetKeys)))
+	inBatches(len(keys), dynamo.MaxBatchGetKeys, readsAtOnce, func(lo, hi int) {
+		n := hi - lo
+		recKeys := make([]record, n)
+		tokKeys := make([]tokenRecord, n)
+		for i, k := range keys[lo:hi] {
+			recKeys[i], tokKeys[i] = record{Key: k}, tokenRecord{Key: tokenKey(k)}
 		}
+		var recs []record
+		var toks []tokenRecord
+		var recFound, tokFound []bool
+		e := 2 * (lo / dynamo.MaxBatchGetKeys)
+		inParallel(2, func(j int) {
+			if j == 0 {
+				recs, recFound, errs[e] = c.table.BatchLoadIndexed(ctx, recKeys, dynamo.ConsistentRead())
+			} else {
+				toks, tokFound, errs[e+1] = c.tokens.BatchLoadIndexed(ctx, tokKeys, dynamo.ConsistentRead())
+			}
+		})
+		if errs[e] != nil || errs[e+1] != nil {
+			return
+		}
+		for i := range n {
+			switch {
+			case recFound[i]:
+				out[lo+i] = view{rec: &recs[i]}
+			case tokFound[i]:
+				out[lo+i] = view{tok: &toks[i]}
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// readsAtOnce bounds the batches of reads readAll sends at once.
+const readsAtOnce = 8
 
 func (c *Client) acquire(ctx context.Context, key string, wait bool) (*Lease, error) {
 	if err := checkKey(key); err != nil {
@@ -647,6 +658,62 @@ var errClaimRefused = errors.New("lease: the worker's record is no longer live")
 // maybeApplied), write also returns the attempt, by which the caller can
 // recognise the record as its own.
 func (c *Client) write(ctx context.Context, key string, v view, floor int64, cl *claim) (rec record, sentAt time.Time, p *attempt, least int64, err error) {
+	t := c.takeOps(key, v, floor, cl)
+	ops := []dynamo.TxOp{t.rec, t.tok}
+	if cl != nil {
+		ops = append(ops, cl.check)
+	}
+	sentAt = c.o.clock.Now()
+	err = c.table.Mapper().WriteTx(ctx, ops)
+	if err == nil {
+		return t.rec.Saved(), sentAt, nil, 0, nil
+	}
+	var te *dynamo.TxError
+	if errors.As(err, &te) {
+		raced, l := c.raced(te, 0)
+		least = l
+		if cl != nil {
+			if cf := te.Failure(2); cf != nil && cf.Code == dynamo.TxCodeConditionFailed {
+				return record{}, sentAt, nil, least, errClaimRefused
+			}
+		}
+		if raced {
+			return record{}, sentAt, nil, least, errRace
+		}
+	}
+	err = fmt.Errorf("lease: acquire %q: %w", key, err)
+	if maybeApplied(err) {
+		return record{}, sentAt, &attempt{id: t.next.Attempt, sentAt: sentAt}, 0, err
+	}
+	return record{}, sentAt, nil, 0, err
+}
+
+// raced reads, from a cancelled transaction te, whether the take whose
+// record and token record are members i and i+1 failed a condition, and
+// least, the least token worth trying next when the token record was
+// ahead (0: not known).
+func (c *Client) raced(te *dynamo.TxError, i int) (raced bool, least int64) {
+	rf, tf := te.Failure(i), te.Failure(i+1)
+	if tf != nil && tf.Code == dynamo.TxCodeConditionFailed {
+		if t, derr := c.tokens.Current(tf.Err); derr == nil {
+			least = t.Token + 1
+		}
+	}
+	raced = (rf != nil && rf.Code == dynamo.TxCodeConditionFailed) || (tf != nil && tf.Code == dynamo.TxCodeConditionFailed)
+	return raced, least
+}
+
+// takeOp is the two members of a transaction that take a key (see write):
+// the record next, and the token record.
+type takeOp struct {
+	next record
+	rec  *dynamo.TxSave[record]
+	tok  dynamo.TxOp
+}
+
+// takeOps builds the members that take key, whose records read v, with a
+// token of at least floor (see write).
+func (c *Client) takeOps(key string, v view, floor int64, cl *claim) takeOp {
 	clk := c.o.clock
 	next := record{
 		Key:        key,
@@ -679,39 +746,11 @@ func (c *Client) write(ctx context.Context, key string, v view, floor int64, cl 
 		}
 	}
 	tok := tokenRecord{Key: tokenKey(key), Token: next.Token, Owner: next.Owner, Attempt: next.Attempt, DurationMS: next.DurationMS}
-	recOp := c.table.TxSave(next, recOpts...)
-	tokOp := c.tokens.TxSave(tok, dynamo.WithSaveBehavior(dynamo.SavePut), dynamo.If(tokCond))
-	ops := []dynamo.TxOp{recOp, tokOp}
-	if cl != nil {
-		ops = append(ops, cl.check)
+	return takeOp{
+		next: next,
+		rec:  c.table.TxSave(next, recOpts...),
+		tok:  c.tokens.TxSave(tok, dynamo.WithSaveBehavior(dynamo.SavePut), dynamo.If(tokCond)),
 	}
-	sentAt = clk.Now()
-	err = c.table.Mapper().WriteTx(ctx, ops)
-	if err == nil {
-		return recOp.Saved(), sentAt, nil, 0, nil
-	}
-	var te *dynamo.TxError
-	if errors.As(err, &te) {
-		rf, tf := te.Failure(0), te.Failure(1)
-		if tf != nil && tf.Code == dynamo.TxCodeConditionFailed {
-			if t, derr := c.tokens.Current(tf.Err); derr == nil {
-				least = t.Token + 1
-			}
-		}
-		if cl != nil {
-			if cf := te.Failure(2); cf != nil && cf.Code == dynamo.TxCodeConditionFailed {
-				return record{}, sentAt, nil, least, errClaimRefused
-			}
-		}
-		if (rf != nil && rf.Code == dynamo.TxCodeConditionFailed) || (tf != nil && tf.Code == dynamo.TxCodeConditionFailed) {
-			return record{}, sentAt, nil, least, errRace
-		}
-	}
-	err = fmt.Errorf("lease: acquire %q: %w", key, err)
-	if maybeApplied(err) {
-		return record{}, sentAt, &attempt{id: next.Attempt, sentAt: sentAt}, 0, err
-	}
-	return record{}, sentAt, nil, 0, err
 }
 
 // start makes a Lease of the record rec this client wrote, sent at sentAt,
