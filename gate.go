@@ -288,13 +288,12 @@ func (g *gate[T]) keyMap(key keyID) map[string]types.AttributeValue {
 // until all of them have queued again (1+len(queue) reaches expect), for at
 // most half the Table's recent write round trip, or until lead's ctx ends.
 // It returns at once when the key had a single caller, when nothing was
-// measured yet, or when lead's write cannot be shared (combine false, or
-// lead's options).
-func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T], combine bool) {
+// measured yet, or when lead's options keep its write to itself.
+func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T]) {
 	g.mu.Lock()
 	want := min(e.expect, maxBatch)
 	wait := min(g.rtt/2, maxGather)
-	if want <= 1 || 1+len(e.queue) >= want || wait <= 0 || !combine || !lead.wo.coalescable() {
+	if want <= 1 || 1+len(e.queue) >= want || wait <= 0 || !lead.wo.coalescable() {
 		g.mu.Unlock()
 		return
 	}
@@ -347,16 +346,14 @@ func (g *gate[T]) noteRTT(d time.Duration) {
 
 // batchFor returns the calls the batch of lead runs: lead, and when its
 // options allow, the calls queued behind it with the same save behaviour,
-// up to maxBatch, oldest first.
-// combine is false for types whose writes cannot be shared (timestamps:
-// each change's copy would need the time of the write, and a creation time
-// the stored one).
-func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T], combine bool) []*waiter[T] {
+// up to maxBatch, oldest first. Every type's writes are shared, timestamps
+// included: the write stamps all its changes with one clock reading.
+func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T]) []*waiter[T] {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	lead.led = false
 	ws := append(lead.batch[:0], lead)
-	if !combine || !lead.wo.coalescable() {
+	if !lead.wo.coalescable() {
 		return ws
 	}
 	n := 0
