@@ -31,12 +31,14 @@ import (
 // looping on Update calls it again microseconds later), and a batch that
 // left without them would split the callers into two groups taking turns,
 // each write carrying half of them. So the next batch first waits (gather)
-// until every caller known to the key — those the last batch released and
-// those queued then (hotKey.expect) — has queued again, at most half the
-// Table's recent write round trip (gate.rtt), and not at all when the last
-// batch released one caller and nobody was queued: a caller alone on a key
-// never waits. A caller that does not come back costs one such wait: the
-// batch that went without it sets expect to the callers it had.
+// until every caller expected — those queued when the last batch ended, and
+// the share of the callers it released that the batch before it saw come
+// back (join again within returnWindow: hotKey.returning) — has queued, at
+// most half the Table's recent write round trip (gate.rtt), and not at all
+// when the last batch released one caller and nobody was queued: a caller
+// alone on a key never waits. Callers in an Update loop come back within
+// microseconds; callers that make one Update and leave (a web request's)
+// do not, and are not waited for once a window has seen them not return.
 //
 // The gate also remembers the item as this Table last stored it (in the
 // key's state, kept within a bounded cache when the key goes quiet), so
@@ -66,6 +68,9 @@ type gate[T any] struct {
 	// timestamps: a test's fake clock standing still must not hold a
 	// batch. Tests of the gate set it before the first Update.
 	clk clock.Clock
+	// noGather: batches never wait for released callers (gather); set by
+	// benchmarks comparing the gate without it, before the first Update.
+	noGather bool
 }
 
 // timing returns the clock the gate times with (gate.clk).
@@ -85,9 +90,19 @@ type hotKey[T any] struct {
 	busy  bool         // a batch runs
 	queue []*waiter[T] // calls waiting for a batch, oldest first
 	// expect is how many callers the next batch waits for (gather): those
-	// the last batch released plus those queued when it ended. At most 1:
-	// no wait.
+	// queued when the last batch ended, plus those it released, at most
+	// returning of them once measured. At most 1: no wait.
 	expect int
+	// handedAt is when the last batch that released several callers, or
+	// left others queued, handed the key on; zero once its return window
+	// has closed. early counts the joins within the window (returnWindow),
+	// of the released callers of that batch. returning of returnedOf is
+	// what the last window closed saw, once measured: the share of released
+	// callers that come back.
+	handedAt              time.Time
+	early, released       int
+	returning, returnedOf int
+	measured              bool
 	// full, while a lead gathers, is closed by the join that makes
 	// 1+len(queue) reach want.
 	full chan struct{}
@@ -257,6 +272,9 @@ func (g *gate[T]) join(key keyID, k map[string]types.AttributeValue, w *waiter[T
 	if e.keyMap == nil {
 		e.keyMap = k
 	}
+	if !e.handedAt.IsZero() {
+		g.noteReturn(e)
+	}
 	e.refs++
 	if !e.busy {
 		e.busy = true
@@ -272,6 +290,36 @@ func (g *gate[T]) join(key keyID, k map[string]types.AttributeValue, w *waiter[T
 	return e, false
 }
 
+// noteReturn counts a join within the return window of e's last handOff;
+// past it, the window closes. g.mu is held.
+func (g *gate[T]) noteReturn(e *hotKey[T]) {
+	if g.timing().Now().Sub(e.handedAt) <= g.returnWindow() {
+		e.early++
+		return
+	}
+	e.closeWindow()
+}
+
+// closeWindow ends the return window of e's last handOff: the share of its
+// released callers that joined is the share the next batches expect back.
+func (e *hotKey[T]) closeWindow() {
+	if e.released > 0 {
+		e.returning, e.returnedOf, e.measured = min(e.early, e.released), e.released, true
+	}
+	e.handedAt, e.early = time.Time{}, 0
+}
+
+// returnWindow is how soon after a batch ends a caller that joins counts as
+// one of its callers coming back: an eighth of the round trip, at least
+// minReturnWindow. g.mu is held.
+func (g *gate[T]) returnWindow() time.Duration {
+	return max(g.rtt/8, minReturnWindow)
+}
+
+// minReturnWindow bounds returnWindow from below: a goroutine on a busy
+// machine may take that long to come back.
+const minReturnWindow = time.Millisecond
+
 // keyMap returns the key map kept with key's state (hotKey.keyMap), in use
 // or cached, nil when none.
 func (g *gate[T]) keyMap(key keyID) map[string]types.AttributeValue {
@@ -285,16 +333,15 @@ func (g *gate[T]) keyMap(key keyID) map[string]types.AttributeValue {
 
 // gather is called by lead before it forms its batch: when the last batch
 // of the key released several callers (or left others queued), it waits
-// until all of them have queued again (1+len(queue) reaches expect), for at
+// until the callers expected have queued (1+len(queue) reaches expect), for at
 // most half the Table's recent write round trip, or until lead's ctx ends.
 // It returns at once when the key had a single caller, when nothing was
-// measured yet, or when lead's write cannot be shared (combine false, or
-// lead's options).
-func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T], combine bool) {
+// measured yet, or when lead's options keep its write to itself.
+func (g *gate[T]) gather(e *hotKey[T], lead *waiter[T]) {
 	g.mu.Lock()
 	want := min(e.expect, maxBatch)
 	wait := min(g.rtt/2, maxGather)
-	if want <= 1 || 1+len(e.queue) >= want || wait <= 0 || !combine || !lead.wo.coalescable() {
+	if want <= 1 || 1+len(e.queue) >= want || wait <= 0 || g.noGather || !lead.wo.coalescable() {
 		g.mu.Unlock()
 		return
 	}
@@ -347,16 +394,14 @@ func (g *gate[T]) noteRTT(d time.Duration) {
 
 // batchFor returns the calls the batch of lead runs: lead, and when its
 // options allow, the calls queued behind it with the same save behaviour,
-// up to maxBatch, oldest first.
-// combine is false for types whose writes cannot be shared (timestamps:
-// each change's copy would need the time of the write, and a creation time
-// the stored one).
-func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T], combine bool) []*waiter[T] {
+// up to maxBatch, oldest first. Every type's writes are shared, timestamps
+// included: the write stamps all its changes with one clock reading.
+func (g *gate[T]) batchFor(e *hotKey[T], lead *waiter[T]) []*waiter[T] {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	lead.led = false
 	ws := append(lead.batch[:0], lead)
-	if !combine || !lead.wo.coalescable() {
+	if !lead.wo.coalescable() {
 		return ws
 	}
 	n := 0
@@ -415,11 +460,23 @@ func (g *gate[T]) requeue(e *hotKey[T], ws []*waiter[T]) {
 // handOff ends a batch that released released callers (their outcome is
 // final and they may call again): the oldest queued call runs the next one,
 // or, with none queued, the key is no longer busy. The next batch waits for
-// the released callers and those queued now (expect).
+// those queued now and as many of the released callers as came back after
+// the last batch (expect), and a new return window opens.
 func (g *gate[T]) handOff(e *hotKey[T], released int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	e.expect = released + len(e.queue)
+	if !e.handedAt.IsZero() {
+		e.closeWindow()
+	}
+	back := released
+	if e.measured {
+		// The share seen coming back, rounded up.
+		back = (released*e.returning + e.returnedOf - 1) / e.returnedOf
+	}
+	e.expect = back + len(e.queue)
+	if released > 1 || len(e.queue) > 0 {
+		e.handedAt, e.early, e.released = g.timing().Now(), 0, released
+	}
 	if len(e.queue) == 0 {
 		e.busy = false
 		if e.refs == 0 {

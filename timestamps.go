@@ -18,6 +18,10 @@ import (
 //     UpdateItem writes it with if_not_exists; a PutItem, which replaces the
 //     item, and a transaction, which returns no values, are conditioned on
 //     the stored creation time being absent or the one written.
+//
+// Update's changes that share a write share its clock reading: each
+// caller's copy holds the write's time as modified, and the stored creation
+// time (the write's when it creates the item) as created.
 
 // stamp returns boxed and v unchanged when the type has no timestamp
 // fields; otherwise a new copy of the struct v with them set from the clock

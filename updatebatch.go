@@ -13,6 +13,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/plan"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // change is one function's result in a batch: the value it returned, boxed,
@@ -76,8 +77,8 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			fail(live, err)
 			return
 		}
-		now := t.versionClock() // the time of this attempt's write
-		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &val, &verified, res, now.UnixMilli(), one[:0])
+		now := t.writeClock() // the time of this attempt's write, for all its changes
+		held, changes, again, err := t.computeBatch(ctx, k, ws, live, bs, &val, &verified, res, now, one[:0])
 		if err != nil {
 			fail(live, err)
 			return
@@ -186,7 +187,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	if err == nil {
 		for j, c := range changes[:len(changes)-1] {
 			after, _ := t.p.Advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
-			res[c.who] = outcome[T]{saved: t.withVersion(c.v, after)}
+			res[c.who] = outcome[T]{saved: t.sharedCopy(c.v, after, &saved)}
 		}
 		// The last change's copy is the write's own (as stamped, or as
 		// stored for the save behaviours that return it).
@@ -256,6 +257,43 @@ func (t *table) versionClock() time.Time {
 	return time.Time{}
 }
 
+// writeClock returns the clock reading of an Update's write when the type
+// needs one — timestamps, or versions started from the clock —, else the
+// zero time. Read once per attempt: every change a shared write carries is
+// stamped with it, as the write itself is.
+func (t *table) writeClock() time.Time {
+	if t.p.VerClock || t.p.S.HasStamps() {
+		return t.m.opts.clock.Now()
+	}
+	return time.Time{}
+}
+
+// sharedCopy returns the copy an earlier change of a shared write returns to
+// its caller: v (stamped with the write's time: preparer.run) at version
+// ver, holding the creation time of last, the write's own copy — the one
+// stored.
+func (t *Table[T]) sharedCopy(v reflect.Value, ver int64, last *T) T {
+	out := t.withVersion(v, ver)
+	s := t.p.S
+	if s.Created < 0 {
+		return out
+	}
+	f := &s.Fields[s.Created]
+	src, ok := schema.FieldValue(t.structOf(last), f)
+	dst, ok2 := schema.FieldValue(t.structOf(&out), f)
+	if !ok || !ok2 {
+		return out
+	}
+	if src.Kind() == reflect.Pointer && !src.IsNil() {
+		// A pointer of its own: no copy shares one with another.
+		p := reflect.New(src.Type().Elem())
+		p.Elem().Set(src.Elem())
+		src = p
+	}
+	dst.Set(src)
+	return out
+}
+
 // takeLast returns the item e remembers as stored after its last write
 // (nil when none), its size when known (else 0) and the struct decoding it
 // gives when known (else nil), and forgets them until a write of the batch
@@ -312,11 +350,11 @@ func ctxErr(ctx context.Context, err error) error {
 // *val, when not nil, is the struct decoding bs.item gives (hotKey.lastVal):
 // the first function called is given it instead, and *val is set to nil.
 //
-// nowMs is the time of the write in Unix milliseconds: the first version of
-// a type whose versions start from the clock. room is where the changes are
-// appended (empty).
+// now is the time of the write (writeClock): the changes' timestamps and
+// the first version of a type whose versions start from the clock. room is
+// where the changes are appended (empty).
 func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *plan.Basis, val **T, verified *bool,
-	res []outcome[T], nowMs int64, room []change) (held int64, changes []change, again *plan.Basis, err error) {
+	res []outcome[T], now time.Time, room []change) (held int64, changes []change, again *plan.Basis, err error) {
 	changes = room
 	from := bs.Item
 	if from == nil {
@@ -349,7 +387,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		n := int64(len(changes))
 		fromVer := held // the version this change was computed from
 		if n > 0 {
-			fromVer, _ = t.p.Advance(held, n, nowMs) // fits: checked for the previous change
+			fromVer, _ = t.p.Advance(held, n, now.UnixMilli()) // fits: checked for the previous change
 		}
 		// The change is checked on its own, as a write of it alone would
 		// be, so that a bad one fails only its caller, and encoded for the
@@ -358,7 +396,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		// never reads the value fn returned after its caller may have
 		// left Update (writeBatch writes from item).
 		encode := len(live) > 1 || !w.inline
-		prep := preparer[T]{t: t, k: k, w: w, fromVer: fromVer, sizeToken: sizeToken, encode: encode, nowMs: nowMs}
+		prep := preparer[T]{t: t, k: k, w: w, fromVer: fromVer, sizeToken: sizeToken, encode: encode, now: now, created: t.createdIn(from)}
 		c := t.ask(w, cur, len(changes) > 0, &prep)
 		switch {
 		case c.cut:
@@ -411,11 +449,12 @@ func (t *Table[T]) inputOf(from map[string]types.AttributeValue, val **T, first 
 }
 
 // preparer is what ask runs on the value fn returns (run), computed from
-// version fromVer: the change checked, and, with encode, checked on its own
-// and encoded (checkAlone) as a write of it alone would be, so that a bad
-// one fails only its caller and the next function reads it. A value, not a
-// closure: a batch run in its caller's goroutine calls run in place, with
-// nothing to allocate.
+// version fromVer: the change checked, and, with encode, stamped with the
+// write's time now, checked on its own and encoded (checkAlone) as a write
+// of it alone would be, so that a bad one fails only its caller and the
+// next function reads it as the write stores it. A value, not a closure: a
+// batch run in its caller's goroutine calls run in place, with nothing to
+// allocate.
 type preparer[T any] struct {
 	t         *Table[T]
 	k         map[string]types.AttributeValue
@@ -423,7 +462,10 @@ type preparer[T any] struct {
 	fromVer   int64
 	sizeToken []byte
 	encode    bool
-	nowMs     int64
+	now       time.Time
+	// created is the creation time the item the change was computed from
+	// holds (nil: none, or the type has no created field).
+	created types.AttributeValue
 }
 
 func (pr *preparer[T]) run(next T) prepared {
@@ -432,13 +474,48 @@ func (pr *preparer[T]) run(next T) prepared {
 	if err != nil || !pr.encode {
 		return prepared{boxed: boxed, v: nv, err: err}
 	}
-	if t.ptr && boxed == any(next) {
+	if t.p.S.HasStamps() {
+		// Stamped as the write stamps it (a copy, taken here).
+		boxed, nv = t.stamp(boxed, nv, pr.now)
+	} else if t.ptr && boxed == any(next) {
 		// fn's own pointer: the batch reads a copy of the struct,
 		// taken here, before its caller may leave Update.
 		boxed, nv, _ = t.box(t.withVersion(nv, pr.fromVer), "Update")
 	}
-	item, err := t.checkAlone(pr.k, boxed, pr.fromVer, pr.sizeToken, pr.w.wo.behavior == SavePut, pr.nowMs)
+	item, err := t.checkAlone(pr.k, boxed, pr.fromVer, pr.sizeToken, pr.w.wo.behavior == SavePut, pr.now.UnixMilli())
+	if err == nil {
+		err = pr.keepCreated(item)
+	}
 	return prepared{boxed: boxed, v: nv, item: item, err: err}
+}
+
+// createdIn returns the creation time item holds, nil when none (or the
+// type has no created field).
+func (t *table) createdIn(item map[string]types.AttributeValue) types.AttributeValue {
+	if s := t.p.S; s.Created >= 0 {
+		return item[s.Fields[s.Created].Name]
+	}
+	return nil
+}
+
+// keepCreated gives item, a change of an item holding the creation time
+// pr.created, that time, as the write stores it (an UpdateItem keeps the
+// stored one: if_not_exists); a SavePut carrying another fails its caller
+// alone, as the put alone would.
+func (pr *preparer[T]) keepCreated(item map[string]types.AttributeValue) error {
+	if pr.created == nil {
+		return nil
+	}
+	t := pr.t
+	name := t.p.S.Fields[t.p.S.Created].Name
+	if pr.w.wo.behavior != SavePut {
+		item[name] = pr.created
+		return nil
+	}
+	if why := t.p.CreatedMismatch(map[string]types.AttributeValue{name: pr.created}, item[name]); why != "" {
+		return fmt.Errorf("%w: Update of table %q key %s: %s", ErrConditionFailed, t.name, formatKey(pr.k), why)
+	}
+	return nil
 }
 
 // noChange returns the outcome of a caller whose function returned an

@@ -167,9 +167,8 @@ func (t *Table[T]) ask(w *waiter[T], in T, held bool, prep *preparer[T]) compute
 // goroutine of its own (drive), and self waits for it like the others, so
 // that each returns when its own ctx ends, whatever the batch waits for.
 func (t *Table[T]) lead(e *hotKey[T], k map[string]types.AttributeValue, self *waiter[T]) outcome[T] {
-	combine := !t.p.S.HasStamps()
-	t.gate.gather(e, self, combine)
-	ws := t.gate.batchFor(e, self, combine)
+	t.gate.gather(e, self)
+	ws := t.gate.batchFor(e, self)
 	if len(ws) > 1 {
 		self.channels() // queued, the others have theirs
 		go t.drive(e, k, ws)
