@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 the messages start with the root's call, Increment, as users write it
+
 package plan
 
 import (
