@@ -56,8 +56,8 @@
 //     rise. Work outside guarded writes is not fenced: hand Token() on.
 //   - Not on MRSC: every acquisition and guarded write is a transaction,
 //     which a strongly consistent global table lacks; on a table named in
-//     dynamo.WithStrongGlobalTables they are refused before sending, and a
-//     Group there holds no key (docs/limitations.md#global-tables). Fence
+//     dynamo.WithStrongGlobalTables they are refused before sending, and
+//     Group.Run returns the refusal (docs/limitations.md#global-tables). Fence
 //     writes to such a table by Token().
 //   - The table has a string hash key "key" (Client.CreateTable, on-demand,
 //     TTL on "expires"). IAM: dynamodb:GetItem, PutItem and UpdateItem on

@@ -143,7 +143,8 @@ func (g *Group) Keys() []string {
 //
 // Run returns when ctx is done, after leaving the group: it cancels every
 // key's ctx and waits for every fn, which must return soon after. It returns
-// other errors (no table, access denied) at once, and ErrClosed after
+// other errors (no table, access denied; a take refused before sending, as
+// on an MRSC table) at once, and ErrClosed after
 // Client.Close. One Run per group name and client at a time. See
 // docs/leases.md, Running a group.
 //
@@ -183,8 +184,8 @@ func (g *Group) Run(ctx context.Context, fn func(ctx context.Context, l *Lease) 
 		g.mu.Lock()
 		g.cur = nil
 		g.mu.Unlock()
-		if ctx.Err() != nil {
-			return err
+		if ctx.Err() != nil || errors.Is(err, dynamo.ErrInvalidInput) {
+			return err // a refusal (an MRSC table) is the same at every join
 		}
 		if cerr := c.checkOpen(); cerr != nil {
 			return errors.Join(cerr, err)
@@ -240,6 +241,7 @@ type member struct {
 	known   map[string]bool  // keys whose records may exist: listed by a worker, read or tried (see readKeys)
 	floors  map[string]int64 // per key: the least token to issue next
 	rounds  int              // rounds run
+	refused error            // a take refused before sending (ErrInvalidInput: an MRSC table): Run returns it
 	// joined is the roster as the join wrote it, read by the first round
 	// instead of reading it again (nil after).
 	joined *rosterRecord
@@ -387,8 +389,11 @@ func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error
 		if m.g.c.checkOpen() != nil {
 			return m.leave() // Client.Close: leave as when ctx ends
 		}
-		if m.round(ctx, fn) && ctx.Err() == nil && m.ctx.Err() == nil {
+		if m.round(ctx, fn) && ctx.Err() == nil && m.ctx.Err() == nil && m.refused == nil {
 			continue // keys left to take: at once
+		}
+		if m.refused != nil {
+			return errors.Join(m.refused, m.leave())
 		}
 		t := clk.NewTimer(m.g.c.o.poll)
 		select {
@@ -990,6 +995,8 @@ func (m *member) takeSome(ctx context.Context, v groupView, others map[string]*w
 			m.end(fmt.Errorf("%w: worker %s of group %q: its record was ended by others", ErrLost, c.o.owner, g.name))
 		case r.p != nil:
 			m.pending[key] = true // the next round's read tells
+		case errors.Is(err, dynamo.ErrInvalidInput):
+			m.refused = err // no round would take it: Run leaves and returns it
 		case !errors.Is(err, errRace):
 			failed = append(failed, err)
 		}

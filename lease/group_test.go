@@ -935,3 +935,27 @@ func TestGroupClockJumpPastTheTTLRetakesTheKey(t *testing.T) {
 		t.Errorf("Run after leaving: %v", err)
 	}
 }
+
+// On a lease table the Mapper treats as MRSC, every take is refused before
+// sending (a transaction): Run leaves the group and returns the refusal at
+// its first round, rather than holding no key until its ctx ends.
+func TestGroupRunOnStrongGlobalTableReturnsRefusal(t *testing.T) {
+	checkNoLeak(t)
+	table := leaseTable(t)
+	m := dynamo.NewMapper(dynamotest.Client(t), dynamo.WithStrongGlobalTables(table))
+	c := newClientOn(t, m, table, WithOwner("w1"))
+	g, err := c.Group("g", []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = g.Run(t.Context(), func(ctx context.Context, l *Lease) error {
+		t.Errorf("fn ran for key %s on an MRSC table", l.Key())
+		return nil
+	})
+	if !errors.Is(err, dynamo.ErrInvalidInput) {
+		t.Fatalf("Run = %v, want the refusal (ErrInvalidInput)", err)
+	}
+	if keys := g.Keys(); len(keys) != 0 {
+		t.Errorf("Keys after Run = %v, want none", keys)
+	}
+}
