@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/ddbkit/dynamo/clock"
+	"github.com/ddbkit/dynamo/dynamotest"
 )
 
 // Two workers of one group on two clients join at once and race for more
@@ -70,5 +73,39 @@ func TestAttack44GroupSkipsHeldAndTakesReleased(t *testing.T) {
 	f.settle(time.Minute, all(len(f.keys)))
 	if tok := f.tokens()[held]; tok <= l.Token() {
 		t.Errorf("key %q taken after release with token %d, want above %d", held, tok, l.Token())
+	}
+}
+
+// The answers to batched takes are lost after DynamoDB applied them — both
+// transactions of a round, with the SDK's retry (which then finds the keys
+// taken) or without it — while a second worker joins: every key ends held
+// once, each holder's guarded write carries a higher token than the last
+// (the fleet's work checks), and no key is worked on by two at once.
+func TestAttack44LostBatchedTakeAnswers(t *testing.T) {
+	for _, retries := range []int{1, 3} {
+		t.Run(map[int]string{1: "no-retry", 3: "sdk-retry"}[retries], func(t *testing.T) {
+			f := newFleet(t, 2*takesPerTx+2)
+			drop := dynamotest.NewDropper("TransactWriteItems")
+			drop.Arm(2)
+			now := time.Now()
+			f.startWith("a", now, drop.Client(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = retries }))
+			f.start("b", now)
+			f.settle(2*time.Minute, f.balanced)
+			if drop.Dropped() != 2 {
+				t.Fatalf("dropped %d answers, want 2", drop.Dropped())
+			}
+			f.awaitWrites(1)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			for _, k := range f.keys {
+				seen := map[int64]bool{}
+				for _, j := range f.writes[k] {
+					if seen[j.Token] {
+						t.Errorf("key %q: token %d issued twice: %v", k, j.Token, f.writes[k])
+					}
+					seen[j.Token] = true
+				}
+			}
+		})
 	}
 }
