@@ -152,7 +152,7 @@ func combineUnder[T stamped[T]](t *testing.T, key T, clk clock.Clock) {
 
 func checkCopies[T stamped[T]](t *testing.T, tb *Table[T], key T, copies [][]T, writes []stampWrite, changes int) {
 	t.Helper()
-	if len(writes)*3 > changes {
+	if len(writes)*4 > changes*3 { // as combineStamped: scheduling decides how many a write carries
 		t.Errorf("%d writes for %d changes: want them shared", len(writes), changes)
 	}
 	sort.Slice(writes, func(i, j int) bool { return writes[i].version < writes[j].version })
