@@ -234,49 +234,9 @@ func newQueryMigration[T any](op string, mapper *dynamo.Mapper, c dynamo.Client,
 // of c (mapper.Client()), or, from the deprecated constructors (mapper
 // nil), through dynamo.NewMapper's with MapperOptions.
 func newMigration[T any](op string, mapper *dynamo.Mapper, c dynamo.Client, table, id string, query *expression.KeyConditionBuilder, fn func(T) (T, error), opts []Option) (*Migration[T], error) {
-	o := options{segments: DefaultSegments, pageSize: DefaultPageSize, mark: DefaultMark, poll: DefaultPollInterval,
-		maxFailures: DefaultMaxFailures, cpEvery: DefaultCheckpointInterval}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	if o.clock == nil {
-		o.clock = clock.Real()
-	}
-	if query != nil {
-		if o.segmentsSet && o.segments != 1 {
-			return nil, fmt.Errorf("backfill: %s: %d segments: a query migration has one segment: leave WithSegments out", op, o.segments)
-		}
-		o.segments = 1
-	}
-	switch {
-	case mapper != nil && o.mapperSet:
-		return nil, fmt.Errorf("backfill: %s: MapperOptions with a mapper: build the mapper with those options (dynamo.NewMapper(client, opts...)) and leave MapperOptions out", op)
-	case c == nil && mapper != nil:
-		return nil, fmt.Errorf("backfill: %s: the mapper has no client: make it with dynamo.NewMapper(client)", op)
-	case c == nil:
-		return nil, fmt.Errorf("backfill: %s: nil client: pass the DynamoDB client of the table", op)
-	case fn == nil:
-		return nil, fmt.Errorf("backfill: %s: nil function: pass the change to apply to every item", op)
-	case id == "" || strings.ContainsRune(id, 0):
-		return nil, fmt.Errorf("backfill: %s: id %q: name the migration with a non-empty id without NUL bytes", op, id)
-	case o.segments < 1 || o.segments > 1_000_000:
-		return nil, fmt.Errorf("backfill: %s: %d segments: give 1 to 1000000", op, o.segments)
-	case o.pageSize < 1:
-		return nil, fmt.Errorf("backfill: %s: page size %d: give at least 1", op, o.pageSize)
-	case !(o.readRate >= 0) || !(o.writeRate >= 0): // NaN too
-		return nil, fmt.Errorf("backfill: %s: capacity %g read, %g write: give units per second, 0 for no limit", op, o.readRate, o.writeRate)
-	case o.mark == "":
-		return nil, fmt.Errorf("backfill: %s: empty WithMark attribute: name the attribute that records the migration", op)
-	case o.poll <= 0:
-		return nil, fmt.Errorf("backfill: %s: poll interval %v: give a positive duration", op, o.poll)
-	case o.cpEvery < 0:
-		return nil, fmt.Errorf("backfill: %s: checkpoint interval %v: give a duration of zero (every page) or more", op, o.cpEvery)
-	case o.index != "" && query == nil:
-		return nil, fmt.Errorf("backfill: %s: WithIndex(%q) is for query migrations: use NewQueryMigration, or leave WithIndex out to scan the table", op, o.index)
-	case !o.dryRun && (o.leases == nil || o.checkpoints == ""):
-		return nil, fmt.Errorf("backfill: %s: no WithFleet: pass WithFleet(leaseClient, checkpointTable) so the migration can checkpoint and be shared (or WithDryRun)", op)
+	o, err := migrationOptions(op, mapper, c, id, query != nil, fn != nil, opts)
+	if err != nil {
+		return nil, err
 	}
 	if modelsAttr(reflect.TypeFor[T](), o.mark) {
 		return nil, fmt.Errorf("backfill: %s: WithMark attribute %q is a field of %v: T must not model the mark; give WithMark another attribute name", op, o.mark, reflect.TypeFor[T]())
@@ -291,7 +251,6 @@ func newMigration[T any](op string, mapper *dynamo.Mapper, c dynamo.Client, tabl
 	} else {
 		writes = dynamo.NewMapper(m.meter, o.mapperOpts...)
 	}
-	var err error
 	if m.table, err = dynamo.NewTable[T](writes, table); err != nil {
 		return nil, fmt.Errorf("backfill: %s: %w", op, err)
 	}
@@ -326,6 +285,56 @@ func newMigration[T any](op string, mapper *dynamo.Mapper, c dynamo.Client, tabl
 		return nil, fmt.Errorf("backfill: %s: %w", op, err)
 	}
 	return m, nil
+}
+
+// migrationOptions applies opts over the defaults and refuses what a
+// migration cannot run with, naming the fix.
+func migrationOptions(op string, mapper *dynamo.Mapper, c dynamo.Client, id string, query, fn bool, opts []Option) (options, error) {
+	o := options{segments: DefaultSegments, pageSize: DefaultPageSize, mark: DefaultMark, poll: DefaultPollInterval,
+		maxFailures: DefaultMaxFailures, cpEvery: DefaultCheckpointInterval}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.clock == nil {
+		o.clock = clock.Real()
+	}
+	if query {
+		if o.segmentsSet && o.segments != 1 {
+			return o, fmt.Errorf("backfill: %s: %d segments: a query migration has one segment: leave WithSegments out", op, o.segments)
+		}
+		o.segments = 1
+	}
+	switch {
+	case mapper != nil && o.mapperSet:
+		return o, fmt.Errorf("backfill: %s: MapperOptions with a mapper: build the mapper with those options (dynamo.NewMapper(client, opts...)) and leave MapperOptions out", op)
+	case c == nil && mapper != nil:
+		return o, fmt.Errorf("backfill: %s: the mapper has no client: make it with dynamo.NewMapper(client)", op)
+	case c == nil:
+		return o, fmt.Errorf("backfill: %s: nil client: pass the DynamoDB client of the table", op)
+	case !fn:
+		return o, fmt.Errorf("backfill: %s: nil function: pass the change to apply to every item", op)
+	case id == "" || strings.ContainsRune(id, 0):
+		return o, fmt.Errorf("backfill: %s: id %q: name the migration with a non-empty id without NUL bytes", op, id)
+	case o.segments < 1 || o.segments > 1_000_000:
+		return o, fmt.Errorf("backfill: %s: %d segments: give 1 to 1000000", op, o.segments)
+	case o.pageSize < 1:
+		return o, fmt.Errorf("backfill: %s: page size %d: give at least 1", op, o.pageSize)
+	case !(o.readRate >= 0) || !(o.writeRate >= 0): // NaN too
+		return o, fmt.Errorf("backfill: %s: capacity %g read, %g write: give units per second, 0 for no limit", op, o.readRate, o.writeRate)
+	case o.mark == "":
+		return o, fmt.Errorf("backfill: %s: empty WithMark attribute: name the attribute that records the migration", op)
+	case o.poll <= 0:
+		return o, fmt.Errorf("backfill: %s: poll interval %v: give a positive duration", op, o.poll)
+	case o.cpEvery < 0:
+		return o, fmt.Errorf("backfill: %s: checkpoint interval %v: give a duration of zero (every page) or more", op, o.cpEvery)
+	case o.index != "" && !query:
+		return o, fmt.Errorf("backfill: %s: WithIndex(%q) is for query migrations: use NewQueryMigration, or leave WithIndex out to scan the table", op, o.index)
+	case !o.dryRun && (o.leases == nil || o.checkpoints == ""):
+		return o, fmt.Errorf("backfill: %s: no WithFleet: pass WithFleet(leaseClient, checkpointTable) so the migration can checkpoint and be shared (or WithDryRun)", op)
+	}
+	return o, nil
 }
 
 // segmentKey is the lease group's key of segment i.
@@ -475,6 +484,13 @@ func (m *Migration[T]) Run(ctx context.Context) error {
 	})
 	cancel()
 	wg.Wait()
+	return m.outcome(ctx, finished, err)
+}
+
+// outcome is what Run returns once the group stopped with err: nil when
+// the migration is done (finished closed, or found done), the first fatal
+// error, else why it stopped.
+func (m *Migration[T]) outcome(ctx context.Context, finished <-chan struct{}, err error) error {
 	if f := m.fatalErr(); f != nil {
 		return f
 	}
@@ -649,32 +665,12 @@ func (m *Migration[T]) segment(ctx, wctx context.Context, l *lease.Lease, stop c
 		return nil // Run is stopping: leave the segment as it is
 	default:
 	}
-	// While the checkpoint is read, the segment's first page is read too
-	// when this process knows of no progress of the segment (a fresh
-	// migration): it is used only if the checkpoint, read under the lease,
-	// says the segment starts from the beginning, and dropped otherwise
-	// (one page read for nothing).
-	m.mu.Lock()
-	fresh := m.segs[seg].scanned == 0 && !m.segs[seg].done
-	m.mu.Unlock()
-	var early *pageReader[T]
-	if fresh {
-		early = m.startReading(ctx, seg, "")
+	cp, early, err := m.openSegment(ctx, seg)
+	if early != nil {
 		defer early.stop()
 	}
-	cp, err := m.cps.Load(ctx, checkpoint{Key: m.checkpointKey(seg)}, dynamo.ConsistentRead())
-	switch {
-	case errors.Is(err, dynamo.ErrNotFound):
-		cp = checkpoint{Key: m.checkpointKey(seg)}
-	case err != nil:
+	if err != nil {
 		return m.segmentError(ctx, l, seg, err, stop)
-	}
-	if cp.Segments != 0 && cp.Segments != m.o.segments {
-		return m.segmentError(ctx, l, seg, fmt.Errorf("%w: its checkpoints are of %d segments: give Segments(%d)", ErrShapeChanged, cp.Segments, cp.Segments), stop)
-	}
-	if early != nil && (cp.Cursor != "" || cp.Done) {
-		early.stop()
-		early = nil
 	}
 	if m.o.clean == "" {
 		if early != nil {
@@ -713,6 +709,38 @@ func (m *Migration[T]) segment(ctx, wctx context.Context, l *lease.Lease, stop c
 	// Its goroutine writes the pages of the segments still at work here.
 	m.writers.help(stopping, ctx.Done())
 	return nil
+}
+
+// openSegment reads seg's checkpoint and, for a segment this process knows
+// of no progress of, its first page meanwhile (early, which the caller
+// stops; nil when the checkpoint says the segment is under way or done).
+func (m *Migration[T]) openSegment(ctx context.Context, seg int) (cp checkpoint, early *pageReader[T], err error) {
+	// While the checkpoint is read, the segment's first page is read too
+	// when this process knows of no progress of the segment (a fresh
+	// migration): it is used only if the checkpoint, read under the lease,
+	// says the segment starts from the beginning, and dropped otherwise
+	// (one page read for nothing).
+	m.mu.Lock()
+	fresh := m.segs[seg].scanned == 0 && !m.segs[seg].done
+	m.mu.Unlock()
+	if fresh {
+		early = m.startReading(ctx, seg, "")
+	}
+	cp, err = m.cps.Load(ctx, checkpoint{Key: m.checkpointKey(seg)}, dynamo.ConsistentRead())
+	switch {
+	case errors.Is(err, dynamo.ErrNotFound):
+		cp = checkpoint{Key: m.checkpointKey(seg)}
+	case err != nil:
+		return cp, early, err
+	}
+	if cp.Segments != 0 && cp.Segments != m.o.segments {
+		return cp, early, fmt.Errorf("%w: its checkpoints are of %d segments: give Segments(%d)", ErrShapeChanged, cp.Segments, cp.Segments)
+	}
+	if early != nil && (cp.Cursor != "" || cp.Done) {
+		early.stop()
+		early = nil
+	}
+	return cp, early, nil
 }
 
 // errStopping is scanSegment's error when Run's ctx ended: the segment

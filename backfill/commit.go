@@ -255,21 +255,9 @@ func (m *Migration[T]) txSegment(ctx, wctx context.Context, l *lease.Lease, seg 
 		if r == nil {
 			r = m.startReadingN(ctx, seg, cp.Cursor, limit)
 		}
-		var p page[T]
-		select {
-		case p = <-r.pages:
-		case <-stopping:
-			return errors.Join(errStopping, flushQuiet(ctx, flush))
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if p.err != nil {
-			return p.err
-		}
-		select {
-		case <-stopping:
-			return errors.Join(errStopping, flushQuiet(ctx, flush))
-		default:
+		p, err := nextPage(ctx, r, stopping, flush)
+		if err != nil {
+			return err
 		}
 		cctx, cancel := commitContext(wctx)
 		wrote, n, err := m.commitPage(cctx, l, &cp, p)
@@ -302,6 +290,27 @@ func (m *Migration[T]) txSegment(ctx, wctx context.Context, l *lease.Lease, seg 
 		}
 	}
 	return nil
+}
+
+// nextPage waits for r's next page. When the migration is stopping it
+// flushes the checkpoint and returns errStopping, even with a page read.
+func nextPage[T any](ctx context.Context, r *pageReader[T], stopping <-chan struct{}, flush func() error) (page[T], error) {
+	select {
+	case p := <-r.pages:
+		if p.err != nil {
+			return p, p.err
+		}
+		select {
+		case <-stopping:
+			return p, errors.Join(errStopping, flushQuiet(ctx, flush))
+		default:
+			return p, nil
+		}
+	case <-stopping:
+		return page[T]{}, errors.Join(errStopping, flushQuiet(ctx, flush))
+	case <-ctx.Done():
+		return page[T]{}, ctx.Err()
+	}
 }
 
 // commitContext returns the context of one commit: not cancelled when Run
@@ -431,46 +440,15 @@ func (m *Migration[T]) commit(ctx context.Context, l *lease.Lease, cp *checkpoin
 			}
 		}
 		for _, c := range changes {
-			out := c.out
+			out, keep := c.out, true
 			if tx.Run() > 1 || reread {
-				cur, err := view.Load(c.key)
-				switch {
-				case errors.Is(err, dynamo.ErrNotFound):
-					t.skipped++ // deleted since it was read
-					continue
-				case err != nil:
+				var err error
+				if out, keep, err = m.redo(view, c, reread, tx.Run() > 1, &t, &rec); err != nil {
 					return err
-				case !reread && reflect.DeepEqual(cur, c.key):
-					// Not what the last run's conflict was about: the
-					// function's result from the same item stands.
-					if _, err := view.Save(out); err != nil {
-						return err
-					}
-					t.changed++
-					continue
 				}
-				if tx.Run() > 1 {
-					t.reruns++
-				}
-				out, err = m.fn(shallowCopy(cur))
-				switch {
-				case errors.Is(err, dynamo.ErrNoChange):
-					t.unchanged++
-					continue
-				case err == nil && !keepsKey(cur, out, m.keys):
-					err = fmt.Errorf("%w: the function changed the item's key: return the item under the key it was given", dynamo.ErrInvalidInput)
-				case err == nil && m.movesIndexSort(cur, out) != "":
-					err = fmt.Errorf("%w: the function changed %q, the sort key of the queried index %q: leave it, or migrate with NewMigration (a scan)", dynamo.ErrInvalidInput, m.movesIndexSort(cur, out), m.o.index)
-				}
-				if err != nil {
-					ferr := fmt.Errorf("backfill: migration %q: item %+v: %w", m.id, cur, err)
-					if !m.o.skipFailures {
-						return &failed{ferr}
-					}
-					t.failures = append(t.failures, Failure[T]{Item: cur, Err: ferr})
-					rec.Failed = append(slices.Clip(rec.Failed), failedKey{Key: m.keyOf(cur, nil), At: m.o.clock.Now().UnixMilli()})
-					continue
-				}
+			}
+			if !keep {
+				continue
 			}
 			if _, err := view.Save(out); err != nil {
 				return err
@@ -508,6 +486,48 @@ func (m *Migration[T]) commit(ctx context.Context, l *lease.Lease, cp *checkpoin
 		}
 		return t, saved, err
 	}
+}
+
+// redo is what commit saves for c when the transaction runs again or
+// rereads the items: the function's result from the item as stored now (c.out
+// when that is still the item c was computed from), keep false when nothing
+// is saved for c. It counts into t and records a skipped failure in rec.
+func (m *Migration[T]) redo(view dynamo.TxTable[T], c change[T], reread, rerun bool, t *tally[T], rec *checkpoint) (out T, keep bool, err error) {
+	cur, err := view.Load(c.key)
+	switch {
+	case errors.Is(err, dynamo.ErrNotFound):
+		t.skipped++ // deleted since it was read
+		return out, false, nil
+	case err != nil:
+		return out, false, err
+	case !reread && reflect.DeepEqual(cur, c.key):
+		// Not what the last run's conflict was about: the function's
+		// result from the same item stands.
+		return c.out, true, nil
+	}
+	if rerun {
+		t.reruns++
+	}
+	out, err = m.fn(shallowCopy(cur))
+	switch {
+	case errors.Is(err, dynamo.ErrNoChange):
+		t.unchanged++
+		return out, false, nil
+	case err == nil && !keepsKey(cur, out, m.keys):
+		err = fmt.Errorf("%w: the function changed the item's key: return the item under the key it was given", dynamo.ErrInvalidInput)
+	case err == nil && m.movesIndexSort(cur, out) != "":
+		err = fmt.Errorf("%w: the function changed %q, the sort key of the queried index %q: leave it, or migrate with NewMigration (a scan)", dynamo.ErrInvalidInput, m.movesIndexSort(cur, out), m.o.index)
+	}
+	if err == nil {
+		return out, true, nil
+	}
+	ferr := fmt.Errorf("backfill: migration %q: item %+v: %w", m.id, cur, err)
+	if !m.o.skipFailures {
+		return out, false, &failed{ferr}
+	}
+	t.failures = append(t.failures, Failure[T]{Item: cur, Err: ferr})
+	rec.Failed = append(slices.Clip(rec.Failed), failedKey{Key: m.keyOf(cur, nil), At: m.o.clock.Now().UnixMilli()})
+	return out, false, nil
 }
 
 // handedOver reports whether err is a commit refused because the segment has

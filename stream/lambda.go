@@ -88,82 +88,105 @@ func jsonValue(b json.RawMessage, depth int) (types.AttributeValue, error) {
 	}
 	for k, v := range m {
 		switch k {
-		case "S":
-			var s string
-			err := json.Unmarshal(v, &s)
-			return &types.AttributeValueMemberS{Value: s}, err
-		case "N":
-			var s string
-			err := json.Unmarshal(v, &s)
-			return &types.AttributeValueMemberN{Value: s}, err
-		case "B":
-			var s string
-			if err := json.Unmarshal(v, &s); err != nil {
-				return nil, err
-			}
-			d, err := base64.StdEncoding.DecodeString(s)
-			return &types.AttributeValueMemberB{Value: d}, err
-		case "BOOL":
-			var x bool
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberBOOL{Value: x}, err
-		case "NULL":
-			var x bool
-			err := json.Unmarshal(v, &x)
-			return &types.AttributeValueMemberNULL{Value: x}, err
-		case "SS", "NS":
-			var x []string
-			err := json.Unmarshal(v, &x)
-			if k == "SS" {
-				return &types.AttributeValueMemberSS{Value: x}, err
-			}
-			return &types.AttributeValueMemberNS{Value: x}, err
 		case "BS":
-			var x []string
-			if err := json.Unmarshal(v, &x); err != nil {
-				return nil, err
-			}
-			out := make([][]byte, len(x))
-			for i, s := range x {
-				d, err := base64.StdEncoding.DecodeString(s)
-				if err != nil {
-					return nil, err
-				}
-				out[i] = d
-			}
-			return &types.AttributeValueMemberBS{Value: out}, nil
+			return jsonBinarySet(v)
 		case "L":
-			var x []json.RawMessage
-			if err := json.Unmarshal(v, &x); err != nil {
-				return nil, err
-			}
-			out := make([]types.AttributeValue, len(x))
-			for i, e := range x {
-				av, err := jsonValue(e, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				out[i] = av
-			}
-			return &types.AttributeValueMemberL{Value: out}, nil
+			return jsonList(v, depth)
 		case "M":
-			var x map[string]json.RawMessage
-			if err := json.Unmarshal(v, &x); err != nil {
-				return nil, err
-			}
-			out := make(map[string]types.AttributeValue, len(x))
-			for mk, e := range x {
-				av, err := jsonValue(e, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				out[mk] = av
-			}
-			return &types.AttributeValueMemberM{Value: out}, nil
+			return jsonMap(v, depth)
 		}
-		return nil, fmt.Errorf("unknown attribute type %q", k)
+		return jsonScalar(k, v)
 	}
 	return nil, nil // unreachable
+}
+
+// jsonScalar reads the value v of type key k: a string, number, binary,
+// boolean, null, or a string or number set.
+func jsonScalar(k string, v json.RawMessage) (types.AttributeValue, error) {
+	switch k {
+	case "S":
+		var s string
+		err := json.Unmarshal(v, &s)
+		return &types.AttributeValueMemberS{Value: s}, err
+	case "N":
+		var s string
+		err := json.Unmarshal(v, &s)
+		return &types.AttributeValueMemberN{Value: s}, err
+	case "B":
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, err
+		}
+		d, err := base64.StdEncoding.DecodeString(s)
+		return &types.AttributeValueMemberB{Value: d}, err
+	case "BOOL":
+		var x bool
+		err := json.Unmarshal(v, &x)
+		return &types.AttributeValueMemberBOOL{Value: x}, err
+	case "NULL":
+		var x bool
+		err := json.Unmarshal(v, &x)
+		return &types.AttributeValueMemberNULL{Value: x}, err
+	case "SS", "NS":
+		var x []string
+		err := json.Unmarshal(v, &x)
+		if k == "SS" {
+			return &types.AttributeValueMemberSS{Value: x}, err
+		}
+		return &types.AttributeValueMemberNS{Value: x}, err
+	}
+	return nil, fmt.Errorf("unknown attribute type %q", k)
+}
+
+// jsonBinarySet reads a BS value: base64 strings.
+func jsonBinarySet(v json.RawMessage) (types.AttributeValue, error) {
+	var x []string
+	if err := json.Unmarshal(v, &x); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(x))
+	for i, s := range x {
+		d, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return &types.AttributeValueMemberBS{Value: out}, nil
+}
+
+// jsonList reads an L value whose elements sit at depth+1.
+func jsonList(v json.RawMessage, depth int) (types.AttributeValue, error) {
+	var x []json.RawMessage
+	if err := json.Unmarshal(v, &x); err != nil {
+		return nil, err
+	}
+	out := make([]types.AttributeValue, len(x))
+	for i, e := range x {
+		av, err := jsonValue(e, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = av
+	}
+	return &types.AttributeValueMemberL{Value: out}, nil
+}
+
+// jsonMap reads an M value whose members sit at depth+1.
+func jsonMap(v json.RawMessage, depth int) (types.AttributeValue, error) {
+	var x map[string]json.RawMessage
+	if err := json.Unmarshal(v, &x); err != nil {
+		return nil, err
+	}
+	out := make(map[string]types.AttributeValue, len(x))
+	for mk, e := range x {
+		av, err := jsonValue(e, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[mk] = av
+	}
+	return &types.AttributeValueMemberM{Value: out}, nil
 }
 
 // LambdaRecords decodes the records of a Lambda event into Record[T] with

@@ -3,7 +3,11 @@ package stream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // An event as Lambda sends it (the shape of aws-lambda-go's
@@ -71,4 +75,72 @@ func TestLambdaBadValueRefused(t *testing.T) {
 			t.Errorf("%s decoded", bad)
 		}
 	}
+}
+
+// FuzzLambdaItem: DynamoDB's JSON either fails to decode or decodes to an
+// item that, written back as DynamoDB's JSON, decodes to the same item.
+func FuzzLambdaItem(f *testing.F) {
+	for _, s := range []string{`{"a":{"S":"x"}}`, `{"a":{"M":{"b":{"L":[{"N":"1"},{"NULL":true}]}}}}`,
+		`{"a":{"BS":["aGk="]},"b":{"SS":["x"]},"c":{"NS":["1"]},"d":{"BOOL":false},"e":{"B":""}}`, `null`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var it LambdaItem
+		if json.Unmarshal([]byte(s), &it) != nil {
+			return
+		}
+		b, err := json.Marshal(itemJSON(it))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again LambdaItem
+		if err := json.Unmarshal(b, &again); err != nil {
+			t.Fatalf("%s: re-encoded %s does not decode: %v", s, b, err)
+		}
+		if !reflect.DeepEqual(it, again) {
+			t.Fatalf("%s: decoded %#v, re-encoded %s decodes to %#v", s, it, b, again)
+		}
+	})
+}
+
+// itemJSON is it in DynamoDB's JSON, as encoding/json marshals it.
+func itemJSON(it LambdaItem) map[string]any {
+	if it == nil {
+		return nil
+	}
+	out := make(map[string]any, len(it))
+	for k, v := range it {
+		out[k] = valueJSON(v)
+	}
+	return out
+}
+
+func valueJSON(av types.AttributeValue) map[string]any {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return map[string]any{"S": v.Value}
+	case *types.AttributeValueMemberN:
+		return map[string]any{"N": v.Value}
+	case *types.AttributeValueMemberB:
+		return map[string]any{"B": v.Value} // []byte marshals as base64
+	case *types.AttributeValueMemberBOOL:
+		return map[string]any{"BOOL": v.Value}
+	case *types.AttributeValueMemberNULL:
+		return map[string]any{"NULL": v.Value}
+	case *types.AttributeValueMemberSS:
+		return map[string]any{"SS": v.Value}
+	case *types.AttributeValueMemberNS:
+		return map[string]any{"NS": v.Value}
+	case *types.AttributeValueMemberBS:
+		return map[string]any{"BS": v.Value}
+	case *types.AttributeValueMemberL:
+		l := make([]any, len(v.Value))
+		for i, e := range v.Value {
+			l[i] = valueJSON(e)
+		}
+		return map[string]any{"L": l}
+	case *types.AttributeValueMemberM:
+		return map[string]any{"M": itemJSON(v.Value)}
+	}
+	panic(fmt.Sprintf("unknown attribute value %T", av))
 }
