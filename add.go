@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/plan"
+	"github.com/ddbkit/dynamo/internal/refusal"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -85,7 +86,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 	if len(opts) > 0 {
 		wo = applyWriteOptions(opts)
 	}
-	if err := wo.refuse(callAdd, t.name); err != nil {
+	if err := wo.refuse(refusal.Add, t.name); err != nil {
 		return zero, err
 	}
 	_, v, err := t.box(key, "Add")

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/plan"
+	"github.com/ddbkit/dynamo/internal/refusal"
 )
 
 // Delete deletes the item with item's primary key. For a versioned type it
@@ -26,7 +27,7 @@ func (t *Table[T]) Delete(ctx context.Context, item T, opts ...WriteOption) erro
 
 func (t *Table[T]) delete(ctx context.Context, item T, opts []WriteOption) error {
 	wo := applyWriteOptions(opts)
-	if err := wo.refuse(callDelete, t.name); err != nil {
+	if err := wo.refuse(refusal.Delete, t.name); err != nil {
 		return err
 	}
 	clobber := wo.behavior == SaveClobber

@@ -66,33 +66,11 @@ func (t *table) entityKeyOf(index string) bool {
 	return index != "" && known && slices.Contains(slices.Concat(hash, rng), t.p.S.Entity)
 }
 
-// checkEntityKeyTerm refuses the key condition kc (nil: one the mapper
-// cannot read) of a Query of index, keyed by the entity attribute, unless
-// it fixes that attribute to the type's entity name with Equal: in place
-// of the filter a Query of an entity type adds elsewhere.
+// checkEntityKeyTerm refuses the key condition kc of a Query of index,
+// keyed by the entity attribute, unless it fixes that attribute to the
+// type's entity name (plan.CheckEntityKeyTerm).
 func (t *table) checkEntityKeyTerm(op, index string, kc *plan.KeyCond) error {
-	s := t.p.S
-	attr := s.Fields[s.Entity].Name
-	var term *plan.KeyTerm
-	if kc != nil {
-		for i := range kc.Terms {
-			if kc.Terms[i].Name == attr {
-				term = &kc.Terms[i]
-			}
-		}
-	}
-	if term != nil && term.Op == "=" && len(term.Values) == 1 {
-		v, ok := term.Values[0].(*types.AttributeValueMemberS)
-		if ok && v.Value == s.EntityName {
-			return nil
-		}
-		if ok {
-			return fmt.Errorf("%w: %s on table %q index %q: the key condition selects entity %q (%s = %q), not %s's %q: query it through its own Table, or Entities.Query",
-				ErrInvalidInput, op, t.name, index, v.Value, attr, v.Value, s.Type, s.EntityName)
-		}
-	}
-	return fmt.Errorf("%w: %s on table %q index %q: the entity attribute %q is a key of the index, which a Query cannot filter on: add expression.Key(%q).Equal(expression.Value(%q))",
-		ErrInvalidInput, op, t.name, index, attr, attr, s.EntityName)
+	return plan.CheckEntityKeyTerm(t.p.S, op, t.name, index, kc)
 }
 
 // UnknownItem is what Entities yields for an item that no member type

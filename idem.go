@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -37,7 +36,7 @@ const (
 	IdempotencyWindow = plan.WindowSize
 	// MaxIdempotencyKeyLen is the longest key IdempotencyKey takes, in
 	// bytes: a full window is at most about 8.5 KB of the item's 400 KB.
-	MaxIdempotencyKeyLen = 128
+	MaxIdempotencyKeyLen = plan.MaxKeyLen
 )
 
 // IdempotencyKey makes an Update or Add apply its change once for key (1 to
@@ -56,23 +55,10 @@ func (o idemKeyOption) applyWrite(w *writeOptions)           { w.idemKey, w.idem
 func (o idemKeyOption) applyBatchWrite(b *batchWriteOptions) { o.applyWrite(&b.write) }
 
 // checkIdemKey refuses an idempotency key, or a type, that a keyed write of
-// call cannot record.
+// call cannot record (plan.CheckWindowKey).
 func (t *table) checkIdemKey(call, key string) error {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s on table %q with IdempotencyKey: %s", ErrInvalidInput, call, t.name, fmt.Sprintf(format, args...))
-	}
-	switch {
-	case key == "":
-		return fail("the key is empty: pass the caller's id of the change (an event id, a request id)")
-	case len(key) > MaxIdempotencyKeyLen:
-		return fail("the key is %d bytes, over the %d bytes (MaxIdempotencyKeyLen) an item's window keeps per key: pass a shorter id (a SHA-256 of a longer one in hex is 64)", len(key), MaxIdempotencyKeyLen)
-	case !utf8.ValidString(key):
-		return fail("the key is not valid UTF-8, which DynamoDB strings must be: pass text (hex or base64 of bytes)")
-	case t.p.TokenAttr == IdempotencyAttribute:
-		return fail("the write token attribute is %q, where the window of keys lives: pick another with WithWriteTokenAttribute", IdempotencyAttribute)
-	}
-	if i, ok := t.p.S.ByName[IdempotencyAttribute]; ok {
-		return fail("%s field %s is stored as %q, where the window of keys lives: rename the attribute", t.p.S.Type, t.p.S.Fields[i].GoName, IdempotencyAttribute)
+	if why := plan.CheckWindowKey(t.p.S, t.p.TokenAttr, key); why != "" {
+		return fmt.Errorf("%w: %s on table %q with IdempotencyKey: %s", ErrInvalidInput, call, t.name, why)
 	}
 	return nil
 }
@@ -80,25 +66,10 @@ func (t *table) checkIdemKey(call, key string) error {
 // windowOf returns the keys of the window stored in item (nil: none, or a
 // missing item), refusing an attribute of that name that is no window.
 func (t *table) windowOf(item map[string]types.AttributeValue) ([]string, error) {
-	a, ok := item[IdempotencyAttribute]
-	if !ok || isNull(a) {
-		return nil, nil
-	}
-	bad := func() error {
-		return fmt.Errorf("dynamo: table %q key %s: attribute %q holds %s, not the list of idempotency keys this library writes: remove the attribute (another writer stored it)",
-			t.name, formatKey(t.pickKey(item)), IdempotencyAttribute, schema.FormatAV(a, 40))
-	}
-	l, ok := a.(*types.AttributeValueMemberL)
+	keys, ok := plan.WindowKeys(item)
 	if !ok {
-		return nil, bad()
-	}
-	keys := make([]string, len(l.Value))
-	for i, e := range l.Value {
-		s, ok := e.(*types.AttributeValueMemberS)
-		if !ok {
-			return nil, bad()
-		}
-		keys[i] = s.Value
+		return nil, fmt.Errorf("dynamo: table %q key %s: attribute %q holds %s, not the list of idempotency keys this library writes: remove the attribute (another writer stored it)",
+			t.name, formatKey(t.pickKey(item)), IdempotencyAttribute, schema.FormatAV(item[IdempotencyAttribute], 40))
 	}
 	return keys, nil
 }

@@ -164,7 +164,7 @@ type saveBehaviorOption SaveBehavior
 func (b saveBehaviorOption) applyWrite(o *writeOptions) { o.behavior = SaveBehavior(b) }
 
 // applyBatchWrite, as of every WriteOption, applies it to the batch's write
-// options, which writeRules checks: SaveClobber lets a batch write
+// options, which refusal.Rules checks: SaveClobber lets a batch write
 // versioned items, SaveUpdate (the default) asks for nothing, the others
 // are refused.
 func (b saveBehaviorOption) applyBatchWrite(o *batchWriteOptions) { b.applyWrite(&o.write) }

@@ -3,8 +3,6 @@ package dynamo
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,65 +10,67 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/ddbkit/dynamo/internal/refusal"
 )
 
 // refusalCall is a call taking WriteOptions, made on a store holding
 // storedBook (Book "1" at version 2) with the options given (and, for
 // the guarded variants, a GuardedBy check of Book "2" that holds).
 type refusalCall struct {
-	c    writeCall
+	c    refusal.Call
 	call func(ctx context.Context, b *Table[Book], opts []WriteOption) error
 }
 
 // refusalCalls are every call that takes WriteOptions.
 var refusalCalls = []refusalCall{
-	{callSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.Save, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Save(ctx, refusalItem, opts...)
 		return err
 	}},
-	{callSaveGuarded, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.SaveGuarded, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Save(ctx, refusalItem, append(opts, refusalGuard(b))...)
 		return err
 	}},
-	{callUpdate, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.Update, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Update(ctx, Book{ISBN: "1"}, appendTitle("x"), opts...)
 		return err
 	}},
-	{callUpdateGuarded, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.UpdateGuarded, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Update(ctx, Book{ISBN: "1"}, appendTitle("x"), append(opts, refusalGuard(b))...)
 		return err
 	}},
-	{callAdd, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.Add, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		_, err := b.Add(ctx, Book{ISBN: "1"}, AddToSet("authors", []string{"x"}), opts...)
 		return err
 	}},
-	{callDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.Delete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.Delete(ctx, refusalItem, opts...)
 	}},
-	{callTxSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.TxSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.m.WriteTx(ctx, []TxOp{b.TxSave(refusalItem, opts...)})
 	}},
-	{callTxDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.TxDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.m.WriteTx(ctx, []TxOp{b.TxDelete(refusalItem, opts...)})
 	}},
-	{callTxCheck, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.TxCheck, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		// With an If of its own, so that SaveClobber leaves something to check.
 		opts = append([]WriteOption{If(expression.Name("title").AttributeExists())}, opts...)
 		return b.m.WriteTx(ctx, []TxOp{b.TxCheck(refusalItem, opts...), b.TxSave(Book{ISBN: "3"})})
 	}},
-	{callTxnSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.TxnSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.m.Transact(ctx, func(tx *Tx) error {
 			_, err := b.In(tx).Save(refusalItem, opts...)
 			return err
 		})
 	}},
-	{callTxnDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.TxnDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.m.Transact(ctx, func(tx *Tx) error { return b.In(tx).Delete(refusalItem, opts...) })
 	}},
-	{callBatchSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.BatchSave, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.BatchSave(ctx, []Book{refusalItem}, batchOpts(opts)...)
 	}},
-	{callBatchDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
+	{refusal.BatchDelete, func(ctx context.Context, b *Table[Book], opts []WriteOption) error {
 		return b.BatchDelete(ctx, []Book{refusalItem}, batchOpts(opts)...)
 	}},
 }
@@ -93,26 +93,26 @@ func batchOpts(opts []WriteOption) []BatchWriteOption {
 // refusalOption is one WriteOption of a kind, and its name as an error
 // names it.
 type refusalOption struct {
-	kind optKind
+	kind refusal.Kind
 	name string
 	opt  func(b *Table[Book]) WriteOption
 }
 
 var refusalOptions = []refusalOption{
-	{kindSkipNulls, "WithSaveBehavior(SaveUpdateSkipNulls)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveUpdateSkipNulls) }},
-	{kindPut, "WithSaveBehavior(SavePut)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SavePut) }},
-	{kindClobber, "WithSaveBehavior(SaveClobber)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveClobber) }},
-	{kindAppendSet, "WithSaveBehavior(SaveAppendSet)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveAppendSet) }},
-	{kindBadBehavior, "WithSaveBehavior(SaveBehavior(42))", func(*Table[Book]) WriteOption { return WithSaveBehavior(42) }},
-	{kindIf, "If", func(*Table[Book]) WriteOption { return If(expression.Name("title").AttributeExists()) }},
-	{kindMustExist, "MustExist", func(*Table[Book]) WriteOption { return MustExist() }},
-	{kindGuardedBy, "GuardedBy", func(b *Table[Book]) WriteOption { return GuardedBy(b.TxCheck(Book{ISBN: "4"})) }},
-	{kindChangedFrom, "ChangedFrom", func(*Table[Book]) WriteOption { return ChangedFrom(storedBook()) }},
-	{kindIdemKey, "IdempotencyKey", func(*Table[Book]) WriteOption { return IdempotencyKey("ev-1") }},
+	{refusal.SkipNulls, "WithSaveBehavior(SaveUpdateSkipNulls)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveUpdateSkipNulls) }},
+	{refusal.Put, "WithSaveBehavior(SavePut)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SavePut) }},
+	{refusal.Clobber, "WithSaveBehavior(SaveClobber)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveClobber) }},
+	{refusal.AppendSet, "WithSaveBehavior(SaveAppendSet)", func(*Table[Book]) WriteOption { return WithSaveBehavior(SaveAppendSet) }},
+	{refusal.BadBehavior, "WithSaveBehavior(SaveBehavior(42))", func(*Table[Book]) WriteOption { return WithSaveBehavior(42) }},
+	{refusal.If, "If", func(*Table[Book]) WriteOption { return If(expression.Name("title").AttributeExists()) }},
+	{refusal.MustExist, "MustExist", func(*Table[Book]) WriteOption { return MustExist() }},
+	{refusal.GuardedBy, "GuardedBy", func(b *Table[Book]) WriteOption { return GuardedBy(b.TxCheck(Book{ISBN: "4"})) }},
+	{refusal.ChangedFrom, "ChangedFrom", func(*Table[Book]) WriteOption { return ChangedFrom(storedBook()) }},
+	{refusal.IdemKey, "IdempotencyKey", func(*Table[Book]) WriteOption { return IdempotencyKey("ev-1") }},
 }
 
 // Every call taking WriteOptions, given each kind of option alone, does
-// what writeRules says: refuses it with ErrInvalidInput naming the option,
+// what refusal.Rules says: refuses it with ErrInvalidInput naming the option,
 // before any request is sent; or takes it and succeeds — sending, when it
 // does nothing with the option, the requests it sends without it.
 func TestWriteOptionsRefusedOrTaken(t *testing.T) {
@@ -133,20 +133,20 @@ func TestWriteOptionsRefusedOrTaken(t *testing.T) {
 	for _, c := range refusalCalls {
 		plain, plainErr := run(c, nil) // for the options it does nothing with
 		for _, o := range refusalOptions {
-			t.Run(writeCallNames[c.c].doc+"/"+o.name, func(t *testing.T) {
+			t.Run(refusal.CallNames[c.c].Doc+"/"+o.name, func(t *testing.T) {
 				db, err := run(c, o.opt)
-				rule := writeRules[c.c][o.kind]
+				rule := refusal.Rules[c.c][o.kind]
 				switch {
-				case rule.refused != nil:
-					if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), " with "+o.name) || !strings.Contains(err.Error(), rule.refused.why) {
-						t.Errorf("err = %v; want ErrInvalidInput naming %s and saying %q", err, o.name, rule.refused.why)
+				case rule.Refused != nil:
+					if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), " with "+o.name) || !strings.Contains(err.Error(), rule.Refused.Why) {
+						t.Errorf("err = %v; want ErrInvalidInput naming %s and saying %q", err, o.name, rule.Refused.Why)
 					}
 					if n := db.count(""); n != 0 {
 						t.Errorf("refused after %d requests (%v); want none sent", n, db.ops())
 					}
 				case err != nil:
 					t.Errorf("err = %v; want the option taken", err)
-				case rule.inert && (plainErr != nil || !slices.Equal(db.ops(), plain.ops())):
+				case rule.Inert && (plainErr != nil || !slices.Equal(db.ops(), plain.ops())):
 					t.Errorf("sent %v; without the option %v (%v)", db.ops(), plain.ops(), plainErr)
 				}
 			})
@@ -157,80 +157,17 @@ func TestWriteOptionsRefusedOrTaken(t *testing.T) {
 // The test above covers every call and every kind of option the table
 // rules.
 func TestWriteOptionsRefusedOrTakenCoversTheTable(t *testing.T) {
-	calls := map[writeCall]bool{}
+	calls := map[refusal.Call]bool{}
 	for _, c := range refusalCalls {
 		calls[c.c] = true
 	}
-	kinds := map[optKind]bool{}
+	kinds := map[refusal.Kind]bool{}
 	for _, o := range refusalOptions {
 		kinds[o.kind] = true
 	}
-	if len(calls) != int(numWriteCalls) || len(kinds) != int(numOptKinds) {
-		t.Errorf("%d calls and %d kinds tested; the table has %d and %d", len(calls), len(kinds), numWriteCalls, numOptKinds)
+	if len(calls) != int(refusal.NumCalls) || len(kinds) != int(refusal.NumKinds) {
+		t.Errorf("%d calls and %d kinds tested; the table has %d and %d", len(calls), len(kinds), refusal.NumCalls, refusal.NumKinds)
 	}
-}
-
-// The guide's table of what each call does with each kind of WriteOption
-// (docs/mapper.md, "Options and retries") is writeRules, cell by cell, with
-// every reason's letter explained once.
-func TestRefusalTableInDoc(t *testing.T) {
-	doc, err := os.ReadFile("docs/mapper.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := refusalDocTable()
-	if !strings.Contains(string(doc), want) {
-		t.Errorf("docs/mapper.md does not hold the table writeRules makes; put this in its place:\n%s", want)
-	}
-	marks := map[byte]bool{}
-	for _, r := range refusals {
-		if marks[r.mark] || r.mark == '.' || r.mark == '-' {
-			t.Errorf("mark %c of %q is taken", r.mark, r.doc)
-		}
-		marks[r.mark] = true
-	}
-	for c := range numWriteCalls {
-		for k := range numOptKinds {
-			if r := writeRules[c][k].refused; r != nil && !slices.Contains(refusals, r) {
-				t.Errorf("%s/%s: reason %q is not in the legend", writeCallNames[c].doc, optKindNames[k], r.doc)
-			}
-		}
-	}
-}
-
-// refusals lists the reasons, in the order of the legend in docs/mapper.md.
-var refusals = []*refusal{refuseBadBehavior, refuseAddBehavior, refuseAddGuard, refuseDeleteBehavior, refuseTxBehavior,
-	refuseTxnBehavior, refuseTxnDeleteBehavior, refuseBatch, refuseChangedFrom, refuseChangedFromUpdate, refuseChangedFromTx, refuseIdemKey}
-
-// refusalDocTable renders writeRules as the package doc shows it: a row
-// per call, a column per kind, and the legend of the reasons.
-func refusalDocTable() string {
-	w := 0
-	for _, n := range writeCallNames {
-		w = max(w, len(n.doc)+2)
-	}
-	var b strings.Builder
-	line := func(s string) { b.WriteString(strings.TrimRight(s, " ") + "\n") }
-	line(strings.Repeat(" ", w) + strings.Join(optKindNames[:], " "))
-	for c := range numWriteCalls {
-		row := fmt.Sprintf("%-*s", w, writeCallNames[c].doc)
-		for k := range numOptKinds {
-			mark := "."
-			switch r := writeRules[c][k]; {
-			case r.refused != nil:
-				mark = string(r.refused.mark)
-			case r.inert:
-				mark = "-"
-			}
-			row += fmt.Sprintf("%-*s", len(optKindNames[k])+1, mark)
-		}
-		line(row)
-	}
-	b.WriteString("\n")
-	for _, r := range refusals {
-		line(string(r.mark) + "  " + r.doc)
-	}
-	return b.String()
 }
 
 // Options given together are each ruled as alone: of behaviours given

@@ -3,8 +3,9 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/ddbkit/dynamo/internal/backoff"
 )
 
 // RetryPolicy says how often a call that repeats a request tries — Update
@@ -85,38 +86,7 @@ func (p RetryPolicy) exhausted(attempt int) bool {
 
 // wait sleeps before retry n (1-based), or until ctx is done.
 func (p RetryPolicy) wait(ctx context.Context, n int) error {
-	return sleepCtx(ctx, backoff(n, p.BackoffBase, p.BackoffMax))
-}
-
-// backoff returns the full-jitter wait before retry n (1-based): a random
-// duration in [0, min(max, base·2ⁿ⁻¹)).
-func backoff(n int, base, max time.Duration) time.Duration {
-	if base <= 0 {
-		return 0
-	}
-	d := max
-	if n-1 < 63 && base < max>>(n-1) { // base·2ⁿ⁻¹ < max, without overflow
-		d = base << (n - 1)
-	}
-	if d <= 0 {
-		return 0
-	}
-	return rand.N(d)
-}
-
-// sleepCtx waits for d, or until ctx is done (then it returns ctx.Err()).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
-	}
+	return backoff.Sleep(ctx, backoff.Jitter(n, p.BackoffBase, p.BackoffMax))
 }
 
 // RetryOption sets the RetryPolicy of the calls it is given to; see

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/backoff"
 	"github.com/ddbkit/dynamo/internal/plan"
 )
 
@@ -107,46 +108,6 @@ func TestUpdateTakesMapperPolicy(t *testing.T) {
 	}
 }
 
-// backoff stays within its bounds, also for huge n.
-func TestBackoffBounds(t *testing.T) {
-	for n := 1; n < 100; n++ {
-		d := backoff(n, time.Millisecond, 50*time.Millisecond)
-		limit := min(50*time.Millisecond, time.Millisecond<<min(n-1, 20))
-		if d < 0 || d >= limit {
-			t.Fatalf("backoff(%d) = %v, want [0, %v)", n, d, limit)
-		}
-	}
-	if backoff(3, 0, time.Second) != 0 {
-		t.Error("zero base must not wait")
-	}
-}
-
-// The bound of the n-th wait is min(BackoffMax, BackoffBase·2ⁿ⁻¹): when
-// BackoffBase·2ⁿ⁻¹ overflows, it is BackoffMax, never a wait of zero (or a
-// short one) that would retry at full speed.
-func TestBackoffOverflowIsBackoffMax(t *testing.T) {
-	base, max := 20*time.Second, time.Hour
-	for n := 1; n <= 64; n++ {
-		var most time.Duration
-		for range 200 {
-			most = max0(most, backoff(n, base, max))
-		}
-		if most >= max {
-			t.Fatalf("retry %d waited %v, at least BackoffMax %v", n, most, max)
-		}
-		if want := min(max, base<<min(n-1, 7)); most < want/4 {
-			t.Errorf("retry %d: the longest of 200 waits is %v; want waits up to %v", n, most, want)
-		}
-	}
-}
-
-func max0(a, b time.Duration) time.Duration {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 // A policy that sets only BackoffBase above the default BackoffMax (100 ms
 // for batches) does not have its waits silently capped below BackoffBase:
 // the resolved BackoffMax is at least BackoffBase. Huge values resolve
@@ -162,7 +123,7 @@ func TestRetryBaseAboveDefaultMax(t *testing.T) {
 			t.Errorf("call policy base %v: resolved %+v: BackoffMax below BackoffBase caps every wait below the base asked for", base, p)
 		}
 		for n := 1; n < 100; n += 17 {
-			if d := backoff(n, p.BackoffBase, p.BackoffMax); d < 0 {
+			if d := backoff.Jitter(n, p.BackoffBase, p.BackoffMax); d < 0 {
 				t.Errorf("backoff(%d) = %v", n, d)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/plan"
+	"github.com/ddbkit/dynamo/internal/refusal"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -40,7 +41,7 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 	var wo writeOptions
 	if len(opts) > 0 {
 		wo = applyWriteOptions(opts)
-		if err := wo.refuse(callSave, t.name); err != nil {
+		if err := wo.refuse(refusal.Save, t.name); err != nil {
 			var zero T
 			return zero, err
 		}
@@ -69,7 +70,7 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 	p, s := t.p, t.p.S
 	var r saveRequest
 	var allNew map[string]types.AttributeValue
-	guarded := len(wo.guards) > 0 // the behaviour was checked by the caller (writeRules)
+	guarded := len(wo.guards) > 0 // the behaviour was checked by the caller (refusal.Rules)
 	for attempt := 1; ; attempt++ {
 		if r, err = t.buildSave(boxed, v, wo, nil, bs, guarded, wo.now); err != nil {
 			return zero, nil, 0, false, err
@@ -623,7 +624,7 @@ func (t *table) checkCondLen(cond string, bs *plan.Basis) error {
 }
 
 // checkChangedFrom refuses ChangedFrom where the values given to a Save
-// (the only call that takes it: writeRules) cannot work: another save
+// (the only call that takes it: refusal.Rules) cannot work: another save
 // behaviour than SaveUpdate, a type without a version, a nil item read.
 func (t *table) checkChangedFrom(wo *writeOptions) error {
 	var why string

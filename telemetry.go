@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -69,154 +66,48 @@ func init() {
 	telemetry.MapperErrorClass = errorClass
 }
 
-// call is the telemetry of one call in progress; the zero value (telemetry
-// off) does nothing.
-type call struct {
-	ctx   context.Context
-	span  trace.Span // nil when tracing is off
-	m     *telemetry.Instruments
-	log   *slog.Logger
-	start time.Time
-	op    string // "" when telemetry is off
-	table string
-	// tables are the tables a transaction call (table "") writes, once
-	// known (noteTables).
-	tables []string
-}
+// call is the telemetry of one call in progress (telemetry.Call); the
+// zero value (telemetry off) does nothing.
+type call struct{ telemetry.Call }
 
-// begin starts the telemetry of call op on table: a span (returned in ctx,
-// so that the SDK's request spans nest under it) when tracing is on, the
-// clock when metrics are on.
+// begin starts the telemetry of call op on table (telemetry.Begin).
 func (m *Mapper) begin(ctx context.Context, op, table string) (context.Context, call) {
-	return beginCall(m.tel, ctx, op, table)
-}
-
-func beginCall(tel *telemetry.T, ctx context.Context, op, table string) (context.Context, call) {
-	st := tel.State()
-	if st.Off() && st.Log == nil {
-		return ctx, call{}
-	}
-	c := call{op: op, table: table, m: st.M, log: st.Log}
-	if st.Tracer != nil {
-		name := op
-		attrs := []attribute.KeyValue{telemetry.DBSystemName.String(telemetry.SystemDynamoDB), telemetry.DBOperationName.String(op)}
-		if table != "" { // transactions span tables
-			name = op + " " + table
-			attrs = append(attrs, telemetry.DBTableNames.StringSlice([]string{table}))
-		}
-		ctx, c.span = st.Tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-		if !c.span.IsRecording() {
-			c.span = nil // sampled out: nothing to add; End is not needed either
-		}
-	}
-	if c.m != nil {
-		c.start = time.Now()
-	}
-	c.ctx = ctx
-	return ctx, c
+	ctx, c := telemetry.Begin(m.tel, ctx, op, table)
+	return ctx, call{c}
 }
 
 // recording reports whether the call has a span that records.
-func (c *call) recording() bool { return c.span != nil }
+func (c *call) recording() bool { return c.Recording() }
 
 // end ends the call with err (nil: success) and returns err.
-func (c *call) end(err error) error {
-	if c.op == "" {
-		return err
-	}
-	var class, reason string
-	unknown := false
-	if err != nil {
-		class = errorClass(err)
-		unknown = errors.Is(err, ErrUnknownOutcome)
-		reason = throttleReasonAttr(err)
-	}
-	if c.span != nil {
-		if err != nil {
-			c.span.SetAttributes(telemetry.ErrorType.String(class))
-			if reason != "" {
-				c.span.SetAttributes(telemetry.DBThrottlingReason.String(reason))
-			}
-			if unknown {
-				c.span.AddEvent(telemetry.EventUnknown)
-			}
-			if !errors.Is(err, ErrNotFound) {
-				// The class only: messages name keys and conditions' values.
-				c.span.SetStatus(codes.Error, class)
-			}
-		}
-		c.span.End()
-	}
-	if c.m != nil {
-		attrs := c.metricAttrs(class)
-		if reason != "" {
-			attrs = attribute.NewSet(append(attrs.ToSlice(), telemetry.DBThrottlingReason.String(reason))...)
-		}
-		c.m.Duration.Record(c.ctx, time.Since(c.start).Seconds(), metric.WithAttributeSet(attrs))
-		if unknown {
-			c.m.Unknown.Add(c.ctx, 1, metric.WithAttributeSet(c.metricAttrs("")))
-		}
-		if !unknown && errors.Is(err, ErrVersionConflict) {
-			c.m.Conflicts.Add(c.ctx, 1, metric.WithAttributeSet(c.metricAttrs("")))
-		}
-	}
-	if unknown && c.log != nil {
-		where := slog.String("table", c.table)
-		if c.table == "" {
-			where = slog.Any("tables", c.tables)
-		}
-		c.log.LogAttrs(c.ctx, slog.LevelWarn, "dynamo: a write's outcome is unknown: it may or may not have been applied; read the item to find out",
-			slog.String("op", c.op), where)
-	}
-	return err
-}
+func (c *call) end(err error) error { return c.End(err, errorClass, throttleReasonAttr) }
 
 // noteTables records the tables of a transaction's members on a
-// transaction call (c nil or telemetry off: nothing): the unknown-outcome
-// log names them, and so does the span (aws.dynamodb.table_names).
+// transaction call (telemetry.Call.NoteTables).
 func (c *call) noteTables(members []*txMember) {
-	if c == nil || c.op == "" || c.table != "" {
+	if c == nil {
 		return
 	}
-	c.tables = c.tables[:0]
-	for _, mem := range members {
-		if !slices.Contains(c.tables, mem.table) {
-			c.tables = append(c.tables, mem.table)
+	c.NoteTables(func(yield func(string) bool) {
+		for _, mem := range members {
+			if !yield(mem.table) {
+				return
+			}
 		}
-	}
-	slices.Sort(c.tables)
-	if c.span != nil {
-		c.span.SetAttributes(telemetry.DBTableNames.StringSlice(c.tables))
-	}
+	})
 }
 
 // endp is end for a deferred call with a named error result: the call ends
 // with that error, or, when it is unwinding from a panic (a function of the
-// caller's — Update's, Transact's — panicked), with errPanicked, and the
-// panic goes on with its value. The one way a call that runs the caller's
-// code ends its span.
+// caller's — Update's, Transact's — panicked), with telemetry.ErrPanicked,
+// and the panic goes on with its value. The one way a call that runs the
+// caller's code ends its span.
 func (c *call) endp(err *error) {
 	if r := recover(); r != nil {
-		c.end(errPanicked)
+		c.end(telemetry.ErrPanicked)
 		panic(r)
 	}
 	c.end(*err)
-}
-
-// errPanicked is the error a call's telemetry records when the call ended
-// by a panic (error.type "panic"); the caller gets the panic, never it.
-var errPanicked = errors.New("dynamo: the call panicked")
-
-func (c *call) metricAttrs(class string) attribute.Set {
-	kv := make([]attribute.KeyValue, 1, 3)
-	kv[0] = telemetry.DBOperationName.String(c.op)
-	if c.table != "" {
-		kv = append(kv, telemetry.DBTableNames.StringSlice([]string{c.table}))
-	}
-	if class != "" {
-		kv = append(kv, telemetry.ErrorType.String(class))
-	}
-	return attribute.NewSet(kv...)
 }
 
 // mapperClasses are the mapper's sentinels named in error.type, in the
@@ -231,7 +122,7 @@ var mapperClasses = []telemetry.Class{
 	{Err: ErrTableNotFound, Name: "table_not_found"},
 	{Err: context.Canceled, Name: "canceled"},
 	{Err: context.DeadlineExceeded, Name: "deadline_exceeded"},
-	{Err: errPanicked, Name: "panic"},
+	{Err: telemetry.ErrPanicked, Name: "panic"},
 }
 
 // errorClass names the kind of err for error.type: the package's sentinel
@@ -264,12 +155,6 @@ func errorClass(err error) string {
 // metrics are off.
 func (m *Mapper) instruments() *telemetry.Instruments { return m.tel.State().M }
 
-// tableAttrs is the metric attribute set of op on table.
-func tableAttrs(op, table string, more ...attribute.KeyValue) metric.MeasurementOption {
-	kv := append([]attribute.KeyValue{telemetry.DBOperationName.String(op), telemetry.DBTableNames.StringSlice([]string{table})}, more...)
-	return metric.WithAttributes(kv...)
-}
-
 // noteKey records key k on the span in ctx when the user turned keys on
 // (WithTelemetryKeys).
 func (m *Mapper) noteKey(ctx context.Context, k map[string]types.AttributeValue) {
@@ -299,8 +184,8 @@ func (t *table) noteConflict(ctx context.Context, attempt int, ce *ConditionErro
 		span.AddEvent(telemetry.EventRetry, trace.WithAttributes(telemetry.Attempt.Int(attempt+1)))
 	}
 	if im := t.m.instruments(); im != nil {
-		im.Conflicts.Add(ctx, 1, tableAttrs("Update", t.name))
-		im.Retries.Add(ctx, 1, tableAttrs("Update", t.name))
+		im.Conflicts.Add(ctx, 1, telemetry.TableAttrs("Update", t.name))
+		im.Retries.Add(ctx, 1, telemetry.TableAttrs("Update", t.name))
 	}
 }
 
@@ -311,7 +196,7 @@ func (t *table) noteCombined(ctx context.Context, n int) {
 		span.AddEvent(telemetry.EventCombined, trace.WithAttributes(telemetry.Changes.Int(n)))
 	}
 	if im := t.m.instruments(); im != nil {
-		im.WriteSize.Record(ctx, int64(n), tableAttrs("Update", t.name))
+		im.WriteSize.Record(ctx, int64(n), telemetry.TableAttrs("Update", t.name))
 	}
 }
 
@@ -332,8 +217,8 @@ func (m *Mapper) noteResent(ctx context.Context, op, table string, attempt, n in
 		span.AddEvent(telemetry.EventResent, trace.WithAttributes(telemetry.Attempt.Int(attempt+1), telemetry.ResentItems.Int(n)))
 	}
 	if im := m.instruments(); im != nil {
-		im.Resent.Add(ctx, int64(n), tableAttrs(op, table))
-		im.Retries.Add(ctx, 1, tableAttrs(op, table))
+		im.Resent.Add(ctx, int64(n), telemetry.TableAttrs(op, table))
+		im.Retries.Add(ctx, 1, telemetry.TableAttrs(op, table))
 	}
 }
 
@@ -354,26 +239,19 @@ func (m *Mapper) noteRerun(ctx context.Context, run int, err error) {
 	}
 }
 
-// Reasons a Transact function runs again (ddbkit.tx.rerun.reason).
-const (
-	rerunItemChanged = "item_changed"         // an item it read changed before the commit
-	rerunTxConflict  = "transaction_conflict" // another transaction was in flight on an item
-	rerunSnapshots   = "read_snapshots"       // a read-only run read items from several snapshots that differ
-)
-
 // rerunReason tells why the commit that failed with err makes Transact run
 // its function again.
 func rerunReason(err error) string {
 	var te *TxError
 	if !errors.As(err, &te) {
-		return rerunSnapshots
+		return telemetry.RerunSnapshots
 	}
 	for _, f := range te.Failures {
 		if f.Code == TxCodeConditionFailed {
-			return rerunItemChanged
+			return telemetry.RerunItemChanged
 		}
 	}
-	return rerunTxConflict
+	return telemetry.RerunTxConflict
 }
 
 // begin starts the span of one Query or Scan page: at most n items (0:
@@ -383,7 +261,8 @@ func (l *listing) begin(ctx context.Context, n, segment int) (context.Context, c
 	if l.query == nil {
 		op = "Scan"
 	}
-	ctx, c := beginCall(l.tel, ctx, op, l.table)
+	ctx, tc := telemetry.Begin(l.tel, ctx, op, l.table)
+	c := call{tc}
 	if !c.recording() {
 		return ctx, c
 	}
@@ -403,20 +282,20 @@ func (l *listing) begin(ctx context.Context, n, segment int) (context.Context, c
 	if l.total > 0 {
 		attrs = append(attrs, telemetry.DBSegment.Int(segment), telemetry.DBTotalSegments.Int(l.total))
 	}
-	c.span.SetAttributes(attrs...)
+	c.SetAttributes(attrs...)
 	return ctx, c
 }
 
 // noteConsistent sets aws.dynamodb.consistent_read on the call's span.
 func (c *call) noteConsistent(consistent bool) {
 	if c.recording() {
-		c.span.SetAttributes(telemetry.DBConsistentRead.Bool(consistent))
+		c.SetAttributes(telemetry.DBConsistentRead.Bool(consistent))
 	}
 }
 
 // noteItems sets the number of items a batch or transaction carries.
 func (c *call) noteItems(n int) {
 	if c.recording() {
-		c.span.SetAttributes(telemetry.DBItemCount.Int(n))
+		c.SetAttributes(telemetry.DBItemCount.Int(n))
 	}
 }

@@ -448,13 +448,13 @@ func TestTelemetryTransactRerun(t *testing.T) {
 	if len(reruns) != 1 {
 		t.Fatalf("%d rerun events; want 1", len(reruns))
 	}
-	if v, _ := attr(reruns[0].Attributes, telemetry.Reason); v.AsString() != rerunItemChanged {
-		t.Errorf("reason %q; want %q", v.AsString(), rerunItemChanged)
+	if v, _ := attr(reruns[0].Attributes, telemetry.Reason); v.AsString() != telemetry.RerunItemChanged {
+		t.Errorf("reason %q; want %q", v.AsString(), telemetry.RerunItemChanged)
 	}
 	if v, _ := attr(reruns[0].Attributes, telemetry.Run); v.AsInt64() != 2 {
 		t.Errorf("run %d; want 2", v.AsInt64())
 	}
-	if n := r.count(t, telemetry.MetricReruns, telemetry.Reason.String(rerunItemChanged)); n != 1 {
+	if n := r.count(t, telemetry.MetricReruns, telemetry.Reason.String(telemetry.RerunItemChanged)); n != 1 {
 		t.Errorf("%s = %d; want 1", telemetry.MetricReruns, n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/plan"
+	"github.com/ddbkit/dynamo/internal/refusal"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -297,7 +298,7 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	}
 	defer tx.mu.Unlock()
 	wo := applyWriteOptions(opts)
-	if err := wo.refuse(callTxnSave, t.name); err != nil {
+	if err := wo.refuse(refusal.TxnSave, t.name); err != nil {
 		return zero, tx.fail(err)
 	}
 	iv, e, err := v.entry(item, "Save")
@@ -334,7 +335,7 @@ func (v TxTable[T]) Delete(key T, opts ...WriteOption) error {
 	}
 	defer tx.mu.Unlock()
 	wo := applyWriteOptions(opts)
-	if err := wo.refuse(callTxnDelete, t.name); err != nil {
+	if err := wo.refuse(refusal.TxnDelete, t.name); err != nil {
 		return tx.fail(err)
 	}
 	uc, err := plan.CompileConds(t.p.S, wo.conds)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/plan"
+	"github.com/ddbkit/dynamo/internal/refusal"
 )
 
 // Transactions: several version-checked writes (or reads) in one
@@ -146,7 +147,7 @@ func (s *TxSave[T]) txKey() (string, map[string]types.AttributeValue, error) {
 func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 	t := s.t
 	wo := applyWriteOptions(s.opts)
-	if err := wo.refuse(callTxSave, t.name); err != nil {
+	if err := wo.refuse(refusal.TxSave, t.name); err != nil {
 		return nil, err
 	}
 	boxed, v, err := t.box(s.item, "TxSave")
@@ -259,9 +260,9 @@ func (c *txCond[T]) txKey() (string, map[string]types.AttributeValue, error) {
 func (c *txCond[T]) txWrite([]byte) (*txMember, error) {
 	t := c.t
 	wo := applyWriteOptions(c.opts)
-	call := callTxDelete
+	call := refusal.TxDelete
 	if c.check {
-		call = callTxCheck
+		call = refusal.TxCheck
 	}
 	if err := wo.refuse(call, t.name); err != nil {
 		return nil, err

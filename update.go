@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/refusal"
 )
 
 // Update is the read-modify-write loop: it reads the item with key's key
@@ -32,7 +33,7 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 	wo := &noWriteOptions // the defaults; the call's options are on the heap, as the waiter refers to them
 	if len(opts) > 0 {
 		given := applyWriteOptions(opts)
-		if err := given.refuse(callUpdate, t.name); err != nil {
+		if err := given.refuse(refusal.Update, t.name); err != nil {
 			return zero, err
 		}
 		wo = &given

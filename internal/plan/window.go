@@ -1,12 +1,15 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/schema"
 )
 
 // The window of idempotency keys an item holds (the root's IdempotencyKey):
@@ -116,4 +119,50 @@ func (w *WindowWrite) Put(item map[string]types.AttributeValue, pc *PutParts) {
 	if w.Next != nil {
 		item[WindowAttr] = w.Next
 	}
+}
+
+// MaxKeyLen is the longest idempotency key a keyed write takes, in bytes:
+// a full window is at most about 8.5 KB of the item's 400 KB.
+const MaxKeyLen = 128
+
+// CheckWindowKey says what is wrong with recording key in the window of
+// an item of s, whose write token is the attribute tokenAttr: the reason
+// and the fix, "" when nothing is.
+func CheckWindowKey(s *schema.Schema, tokenAttr, key string) string {
+	switch {
+	case key == "":
+		return "the key is empty: pass the caller's id of the change (an event id, a request id)"
+	case len(key) > MaxKeyLen:
+		return fmt.Sprintf("the key is %d bytes, over the %d bytes (MaxIdempotencyKeyLen) an item's window keeps per key: pass a shorter id (a SHA-256 of a longer one in hex is 64)", len(key), MaxKeyLen)
+	case !utf8.ValidString(key):
+		return "the key is not valid UTF-8, which DynamoDB strings must be: pass text (hex or base64 of bytes)"
+	case tokenAttr == WindowAttr:
+		return fmt.Sprintf("the write token attribute is %q, where the window of keys lives: pick another with WithWriteTokenAttribute", WindowAttr)
+	}
+	if i, ok := s.ByName[WindowAttr]; ok {
+		return fmt.Sprintf("%s field %s is stored as %q, where the window of keys lives: rename the attribute", s.Type, s.Fields[i].GoName, WindowAttr)
+	}
+	return ""
+}
+
+// WindowKeys returns the keys of the window stored in item (nil: none, or
+// a missing item); ok false when an attribute of that name is no window.
+func WindowKeys(item map[string]types.AttributeValue) (keys []string, ok bool) {
+	a, found := item[WindowAttr]
+	if !found || isNull(a) {
+		return nil, true
+	}
+	l, isList := a.(*types.AttributeValueMemberL)
+	if !isList {
+		return nil, false
+	}
+	keys = make([]string, len(l.Value))
+	for i, e := range l.Value {
+		s, isS := e.(*types.AttributeValueMemberS)
+		if !isS {
+			return nil, false
+		}
+		keys[i] = s.Value
+	}
+	return keys, true
 }
