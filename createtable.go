@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -280,7 +278,7 @@ func (b *tableInput[T]) define(i int) error {
 	}
 	b.defined[i] = true
 	s := b.t.p.S
-	at, err := b.t.keyAttrType(&s.Fields[i], b.o.keyTypes)
+	at, err := s.KeyAttrType(b.t.name, &s.Fields[i], b.o.keyTypes, b.t.avEnc)
 	if err != nil {
 		return err
 	}
@@ -428,59 +426,6 @@ func checkProjection(p types.Projection) error {
 		return fmt.Errorf("ProjectionType %q: use ALL, KEYS_ONLY or INCLUDE", p.ProjectionType)
 	}
 	return nil
-}
-
-// keyAttrType tells the DynamoDB type of key field f from its Go type, its
-// tag options and, for types with custom encodings, the mapper's encoder.
-func (t *table) keyAttrType(f *schema.Field, override map[string]types.ScalarAttributeType) (types.ScalarAttributeType, error) {
-	if at, ok := override[f.Name]; ok {
-		switch at {
-		case types.ScalarAttributeTypeS, types.ScalarAttributeTypeN, types.ScalarAttributeTypeB:
-			return at, nil
-		}
-		return "", fmt.Errorf("%w: CreateTable %q: WithKeyType(%q, %q): key types are S, N or B", ErrInvalidInput, t.name, f.Name, at)
-	}
-	bt := schema.DerefType(f.Type)
-	if codec.IsText(bt) {
-		return types.ScalarAttributeTypeS, nil // stored as text (NewTable refuses types it could not store so)
-	}
-	if !schema.HasCustomMarshaler(bt) {
-		switch {
-		case bt == schema.TimeType && f.Opts.UnixTime:
-			return types.ScalarAttributeTypeN, nil
-		case bt.Kind() == reflect.Slice: // []byte; checkKeyType allows no other slice
-			return types.ScalarAttributeTypeB, nil
-		case f.Opts.AsString && bt.Kind() != reflect.String: // a number stored as a string
-			return types.ScalarAttributeTypeS, nil
-		}
-	}
-	// Encode the zero value with the mapper's encoder, which is what Save
-	// does with the field (a pointer to it, so that a pointer-receiver
-	// MarshalDynamoDBAttributeValue is found too): strings give S, numbers N,
-	// time.Time S unless the encoder's EncodeTime says otherwise, a custom
-	// encoding what it encodes to.
-	av, err := t.avEnc.Encode(reflect.New(bt).Interface())
-	if at, ok := scalarType(av); err == nil && ok {
-		return at, nil
-	}
-	what := fmt.Sprintf("encodes its zero value to %T", av)
-	if err != nil {
-		what = fmt.Sprintf("fails to encode its zero value (%v)", err)
-	}
-	return "", fmt.Errorf("%w: CreateTable %q: key attribute %q (field %s.%s) is of type %s, which %s: name its type with dynamo.WithKeyType(%q, types.ScalarAttributeTypeS)",
-		ErrInvalidInput, t.name, f.Name, t.p.S.Type, f.GoName, f.Type, what, f.Name)
-}
-
-func scalarType(av types.AttributeValue) (types.ScalarAttributeType, bool) {
-	switch av.(type) {
-	case *types.AttributeValueMemberS:
-		return types.ScalarAttributeTypeS, true
-	case *types.AttributeValueMemberN:
-		return types.ScalarAttributeTypeN, true
-	case *types.AttributeValueMemberB:
-		return types.ScalarAttributeTypeB, true
-	}
-	return "", false
 }
 
 // waitActive polls DescribeTable until the table and its global secondary

@@ -137,11 +137,11 @@ func (t *table) checkPositionKey(p plan.Position, index string) error {
 	// DynamoDB's key size limits: 2048 bytes for a partition key, 1024 for
 	// a sort key (of the table or of the index).
 	for n, v := range p.Key {
-		limit := maxPartitionKeyLen
+		limit := schema.MaxPartitionKeyLen
 		if (s.Range >= 0 && n == s.Fields[s.Range].Name) || (exact && slices.ContainsFunc(irng, func(i int) bool { return n == s.Fields[i].Name })) {
-			limit = maxSortKeyLen
+			limit = schema.MaxSortKeyLen
 		}
-		if what, _ := keyValueFault(v, limit, false); what != "" {
+		if what, _ := schema.KeyValueFault(v, limit, false); what != "" {
 			return t.badCursor("its key attribute %q %s", n, what)
 		}
 	}

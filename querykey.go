@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
@@ -37,36 +35,7 @@ func (t *table) listingKey(index string) (hash, rng []int, known bool) {
 
 // keyKind tells the DynamoDB type ('S', 'N' or 'B') the mapper writes for
 // key field f; 0 when it cannot be told without a value.
-func (t *table) keyKind(f *schema.Field) byte {
-	if f.Conv != nil {
-		return 0
-	}
-	bt := schema.DerefType(f.Type)
-	if codec.IsText(bt) {
-		return 'S' // the text MarshalText returns, whatever the type's kind
-	}
-	if !schema.HasCustomMarshaler(bt) {
-		switch bt.Kind() {
-		case reflect.String:
-			if schema.NumberLike(bt) && !f.Opts.AsString {
-				return 'N' // as fastKeyValue and the encoder write it
-			}
-			return 'S'
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-			reflect.Float32, reflect.Float64:
-			if f.Opts.AsString {
-				return 'S'
-			}
-			return 'N'
-		}
-	}
-	at, err := t.keyAttrType(f, nil)
-	if err != nil {
-		return 0
-	}
-	return at[0]
-}
+func (t *table) keyKind(f *schema.Field) byte { return t.p.S.KeyKind(f, t.avEnc) }
 
 // whereName names what a listing reads, for messages.
 func whereName(index string) string {
@@ -202,7 +171,7 @@ func (t *table) checkKeyTermKinds(kc *plan.KeyCond, hash, rng []int, fail func(f
 		fields []int
 		who    string
 		limit  int // DynamoDB's, for a key of this role (table or index)
-	}{{kc.Hash, hash, "partition", maxPartitionKeyLen}, {kc.Rng, rng, "sort", maxSortKeyLen}} {
+	}{{kc.Hash, hash, "partition", schema.MaxPartitionKeyLen}, {kc.Rng, rng, "sort", schema.MaxSortKeyLen}} {
 		for j, kt := range x.kts {
 			if kt == nil {
 				continue
@@ -221,7 +190,7 @@ func (t *table) checkKeyTermKinds(kc *plan.KeyCond, hash, rng []int, fail func(f
 				// all range keys has exceeded the size limit of 1024 bytes").
 				// DynamoDB Local answers a partition value over 2048 bytes with
 				// no items instead (TestQueryKeyValueOverLimitOnDynamoDBLocal).
-				if what, _ := keyValueFault(v, x.limit, false); what != "" {
+				if what, _ := schema.KeyValueFault(v, x.limit, false); what != "" {
 					return fail("the key condition's value for the %s key %q %s, which DynamoDB refuses in a key condition: compare with a value of at most %d bytes (no stored key is longer)", x.who, kt.Name, what, x.limit)
 				}
 			}
