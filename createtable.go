@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/ddbkit/dynamo/internal/codec"
-	"github.com/ddbkit/dynamo/internal/schema"
+	"github.com/ddbkit/dynamo/internal/tabledef"
 )
 
 // Sentinel errors of table creation and deletion.
@@ -63,12 +60,7 @@ type callOption func(*createTableOptions)
 func (f callOption) applyCreateTable(o *createTableOptions) { f(o) }
 
 type createTableOptions struct {
-	provisioned bool
-	read, write int64
-	projections map[string]types.Projection
-	stream      types.StreamViewType
-	tags        map[string]string
-	keyTypes    map[string]types.ScalarAttributeType
+	spec        tabledef.Options // what the TableSpecOptions set
 	ifNotExists bool
 	retry       RetryPolicy // polling; when retrySet
 	retrySet    bool
@@ -78,7 +70,7 @@ type createTableOptions struct {
 // write capacity units for the table and for each global secondary index.
 // Both must be at least 1. The default is on-demand (PAY_PER_REQUEST).
 func WithProvisioned(read, write int64) TableSpecOption {
-	return specOption(func(o *createTableOptions) { o.provisioned, o.read, o.write = true, read, write })
+	return specOption(func(o *createTableOptions) { o.spec.Provisioned, o.spec.Read, o.spec.Write = true, read, write })
 }
 
 // WithProjection sets which attributes are copied into the secondary index
@@ -87,17 +79,17 @@ func WithProvisioned(read, write int64) TableSpecOption {
 func WithProjection(index string, p types.Projection) TableSpecOption {
 	p.NonKeyAttributes = slices.Clone(p.NonKeyAttributes)
 	return specOption(func(o *createTableOptions) {
-		if o.projections == nil {
-			o.projections = map[string]types.Projection{}
+		if o.spec.Projections == nil {
+			o.spec.Projections = map[string]types.Projection{}
 		}
-		o.projections[index] = p
+		o.spec.Projections[index] = p
 	})
 }
 
 // WithStream enables a DynamoDB stream of the given view (KEYS_ONLY,
 // NEW_IMAGE, OLD_IMAGE or NEW_AND_OLD_IMAGES). The default is no stream.
 func WithStream(view types.StreamViewType) TableSpecOption {
-	return specOption(func(o *createTableOptions) { o.stream = view })
+	return specOption(func(o *createTableOptions) { o.spec.Stream = view })
 }
 
 // WithTags tags the new table with the given keys and values (added to those
@@ -105,10 +97,10 @@ func WithStream(view types.StreamViewType) TableSpecOption {
 func WithTags(tags map[string]string) TableSpecOption {
 	tags = maps.Clone(tags)
 	return specOption(func(o *createTableOptions) {
-		if o.tags == nil {
-			o.tags = map[string]string{}
+		if o.spec.Tags == nil {
+			o.spec.Tags = map[string]string{}
 		}
-		maps.Copy(o.tags, tags)
+		maps.Copy(o.spec.Tags, tags)
 	})
 }
 
@@ -119,10 +111,10 @@ func WithTags(tags map[string]string) TableSpecOption {
 // says so when it is.
 func WithKeyType(attribute string, t types.ScalarAttributeType) TableSpecOption {
 	return specOption(func(o *createTableOptions) {
-		if o.keyTypes == nil {
-			o.keyTypes = map[string]types.ScalarAttributeType{}
+		if o.spec.KeyTypes == nil {
+			o.spec.KeyTypes = map[string]types.ScalarAttributeType{}
 		}
-		o.keyTypes[attribute] = t
+		o.spec.KeyTypes[attribute] = t
 	})
 }
 
@@ -219,268 +211,7 @@ func (t *Table[T]) CreateTableInput(opts ...TableSpecOption) (*dynamodb.CreateTa
 }
 
 func (t *Table[T]) createTableInput(o *createTableOptions) (*dynamodb.CreateTableInput, error) {
-	b := &tableInput[T]{t: t, o: o, defined: map[int]bool{}, in: &dynamodb.CreateTableInput{
-		TableName:   aws.String(t.name),
-		BillingMode: types.BillingModePayPerRequest,
-	}}
-	if err := b.capacity(); err != nil {
-		return nil, err
-	}
-	ks, err := b.keySchema(t.p.S.Hash, t.p.S.Range)
-	if err != nil {
-		return nil, err
-	}
-	b.in.KeySchema = ks
-	if err := b.indexes(); err != nil {
-		return nil, err
-	}
-	if err := b.checkKeyTypes(); err != nil {
-		return nil, err
-	}
-	if err := b.streamAndTags(); err != nil {
-		return nil, err
-	}
-	return b.in, nil
-}
-
-// tableInput is a CreateTableInput being built from table t's tags and
-// options o, in phases: capacity, the keys, the indexes, the stream and
-// tags. An error of any phase wraps ErrInvalidInput and names the option.
-type tableInput[T any] struct {
-	t  *Table[T]
-	o  *createTableOptions
-	in *dynamodb.CreateTableInput
-	// defined holds the fields (indexes in the schema) given an attribute
-	// definition: every key attribute of the table and its indexes, once,
-	// in the order first used.
-	defined map[int]bool
-}
-
-func (b *tableInput[T]) bad(format string, args ...any) error {
-	return fmt.Errorf("%w: CreateTable %q: %s", ErrInvalidInput, b.t.name, fmt.Sprintf(format, args...))
-}
-
-// capacity sets the billing mode: on demand, or WithProvisioned's capacity.
-func (b *tableInput[T]) capacity() error {
-	o := b.o
-	if o.provisioned {
-		if o.read < 1 || o.write < 1 {
-			return b.bad("WithProvisioned(%d, %d): provisioned capacity is at least 1 read and 1 write unit", o.read, o.write)
-		}
-		b.in.BillingMode = types.BillingModeProvisioned
-		b.in.ProvisionedThroughput = &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(o.read), WriteCapacityUnits: aws.Int64(o.write)}
-	}
-	return nil
-}
-
-// define adds the attribute definition of field i, unless it has one.
-func (b *tableInput[T]) define(i int) error {
-	if b.defined[i] {
-		return nil
-	}
-	b.defined[i] = true
-	s := b.t.p.S
-	at, err := b.t.keyAttrType(&s.Fields[i], b.o.keyTypes)
-	if err != nil {
-		return err
-	}
-	b.in.AttributeDefinitions = append(b.in.AttributeDefinitions,
-		types.AttributeDefinition{AttributeName: aws.String(s.Fields[i].Name), AttributeType: at})
-	return nil
-}
-
-// keySchema returns the key schema of fields hash and rng (-1: none),
-// defining their attributes.
-func (b *tableInput[T]) keySchema(hash, rng int) ([]types.KeySchemaElement, error) {
-	hs, rs := []int{hash}, []int(nil)
-	if rng >= 0 {
-		rs = []int{rng}
-	}
-	return b.keySchemaOf(hs, rs)
-}
-
-// keySchemaOf returns the key schema of the fields hash and rng, each in
-// key order: the HASH elements first, then the RANGE ones, as DynamoDB
-// takes a multi-attribute key; it defines their attributes (once each).
-func (b *tableInput[T]) keySchemaOf(hash, rng []int) ([]types.KeySchemaElement, error) {
-	s := b.t.p.S
-	ks := make([]types.KeySchemaElement, 0, len(hash)+len(rng))
-	for _, role := range [...]struct {
-		fields []int
-		kt     types.KeyType
-	}{{hash, types.KeyTypeHash}, {rng, types.KeyTypeRange}} {
-		for _, i := range role.fields {
-			ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(s.Fields[i].Name), KeyType: role.kt})
-			if err := b.define(i); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return ks, nil
-}
-
-// indexes adds the secondary indexes the tags declare, with their
-// projections (WithProjection, which must name one of them; default ALL)
-// and, for global ones, the table's provisioned capacity.
-func (b *tableInput[T]) indexes() error {
-	s, o, in := b.t.p.S, b.o, b.in
-	for name := range o.projections {
-		if !slices.ContainsFunc(s.Indexes, func(x schema.SecondaryIndex) bool { return x.Name == name }) {
-			return b.bad("WithProjection(%q): %s declares no such index (%s)", name, s.Type, indexNames(s.Indexes))
-		}
-	}
-	for _, x := range s.Indexes {
-		ks, err := b.keySchemaOf(x.Hash, x.Range)
-		if err != nil {
-			return err
-		}
-		proj := &types.Projection{ProjectionType: types.ProjectionTypeAll}
-		if p, ok := o.projections[x.Name]; ok {
-			if err := checkProjection(p); err != nil {
-				return b.bad("WithProjection(%q): %v", x.Name, err)
-			}
-			if attr, ok := lacksEntity(s, x, p); ok {
-				return b.bad("WithProjection(%q): %s leaves out the entity attribute %q, which reads of %s filter on (DynamoDB refuses the filter): add it to NonKeyAttributes (INCLUDE)",
-					x.Name, p.ProjectionType, attr, s.Type)
-			}
-			proj = &types.Projection{ProjectionType: p.ProjectionType, NonKeyAttributes: slices.Clone(p.NonKeyAttributes)}
-		}
-		if x.Local {
-			in.LocalSecondaryIndexes = append(in.LocalSecondaryIndexes, types.LocalSecondaryIndex{
-				IndexName: aws.String(x.Name), KeySchema: ks, Projection: proj,
-			})
-			continue
-		}
-		gsi := types.GlobalSecondaryIndex{IndexName: aws.String(x.Name), KeySchema: ks, Projection: proj}
-		if o.provisioned { // each global index has its own capacity
-			gsi.ProvisionedThroughput = &types.ProvisionedThroughput{
-				ReadCapacityUnits: aws.Int64(o.read), WriteCapacityUnits: aws.Int64(o.write),
-			}
-		}
-		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gsi)
-	}
-	return nil
-}
-
-// checkKeyTypes refuses a WithKeyType of an attribute that is no key of
-// the table or of an index.
-func (b *tableInput[T]) checkKeyTypes() error {
-	s := b.t.p.S
-	for attr := range b.o.keyTypes {
-		if i, ok := s.ByName[attr]; !ok || !b.defined[i] {
-			return b.bad("WithKeyType(%q): not a key attribute of the table or of an index of %s", attr, s.Type)
-		}
-	}
-	return nil
-}
-
-// streamAndTags adds the stream (WithStream) and the tags (WithTags, in
-// key order).
-func (b *tableInput[T]) streamAndTags() error {
-	o := b.o
-	if o.stream != "" {
-		if !slices.Contains(o.stream.Values(), o.stream) {
-			return b.bad("WithStream(%q): use one of %v", o.stream, o.stream.Values())
-		}
-		b.in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: o.stream}
-	}
-	for _, k := range slices.Sorted(maps.Keys(o.tags)) {
-		if k == "" {
-			return b.bad("WithTags: a tag with an empty key")
-		}
-		b.in.Tags = append(b.in.Tags, types.Tag{Key: aws.String(k), Value: aws.String(o.tags[k])})
-	}
-	return nil
-}
-
-func indexNames(xs []schema.SecondaryIndex) string {
-	if len(xs) == 0 {
-		return "it has no `index` or `localIndex` tags"
-	}
-	names := make([]string, len(xs))
-	for i, x := range xs {
-		names[i] = x.Name
-	}
-	return "its indexes: " + strings.Join(names, ", ")
-}
-
-// lacksEntity returns the entity attribute of s when projection p of index
-// x leaves it out (KEYS_ONLY, INCLUDE without it, and x not keyed by it).
-func lacksEntity(s *schema.Schema, x schema.SecondaryIndex, p types.Projection) (string, bool) {
-	if s.Entity < 0 || p.ProjectionType == types.ProjectionTypeAll || slices.Contains(slices.Concat(x.Hash, x.Range), s.Entity) {
-		return "", false
-	}
-	attr := s.Fields[s.Entity].Name
-	return attr, !slices.Contains(p.NonKeyAttributes, attr)
-}
-
-func checkProjection(p types.Projection) error {
-	switch p.ProjectionType {
-	case types.ProjectionTypeAll, types.ProjectionTypeKeysOnly:
-		if len(p.NonKeyAttributes) > 0 {
-			return fmt.Errorf("NonKeyAttributes go with ProjectionType INCLUDE, not %s", p.ProjectionType)
-		}
-	case types.ProjectionTypeInclude:
-		if len(p.NonKeyAttributes) == 0 {
-			return errors.New("ProjectionType INCLUDE needs NonKeyAttributes: the attributes to copy into the index")
-		}
-	default:
-		return fmt.Errorf("ProjectionType %q: use ALL, KEYS_ONLY or INCLUDE", p.ProjectionType)
-	}
-	return nil
-}
-
-// keyAttrType tells the DynamoDB type of key field f from its Go type, its
-// tag options and, for types with custom encodings, the mapper's encoder.
-func (t *table) keyAttrType(f *schema.Field, override map[string]types.ScalarAttributeType) (types.ScalarAttributeType, error) {
-	if at, ok := override[f.Name]; ok {
-		switch at {
-		case types.ScalarAttributeTypeS, types.ScalarAttributeTypeN, types.ScalarAttributeTypeB:
-			return at, nil
-		}
-		return "", fmt.Errorf("%w: CreateTable %q: WithKeyType(%q, %q): key types are S, N or B", ErrInvalidInput, t.name, f.Name, at)
-	}
-	bt := schema.DerefType(f.Type)
-	if codec.IsText(bt) {
-		return types.ScalarAttributeTypeS, nil // stored as text (NewTable refuses types it could not store so)
-	}
-	if !schema.HasCustomMarshaler(bt) {
-		switch {
-		case bt == schema.TimeType && f.Opts.UnixTime:
-			return types.ScalarAttributeTypeN, nil
-		case bt.Kind() == reflect.Slice: // []byte; checkKeyType allows no other slice
-			return types.ScalarAttributeTypeB, nil
-		case f.Opts.AsString && bt.Kind() != reflect.String: // a number stored as a string
-			return types.ScalarAttributeTypeS, nil
-		}
-	}
-	// Encode the zero value with the mapper's encoder, which is what Save
-	// does with the field (a pointer to it, so that a pointer-receiver
-	// MarshalDynamoDBAttributeValue is found too): strings give S, numbers N,
-	// time.Time S unless the encoder's EncodeTime says otherwise, a custom
-	// encoding what it encodes to.
-	av, err := t.avEnc.Encode(reflect.New(bt).Interface())
-	if at, ok := scalarType(av); err == nil && ok {
-		return at, nil
-	}
-	what := fmt.Sprintf("encodes its zero value to %T", av)
-	if err != nil {
-		what = fmt.Sprintf("fails to encode its zero value (%v)", err)
-	}
-	return "", fmt.Errorf("%w: CreateTable %q: key attribute %q (field %s.%s) is of type %s, which %s: name its type with dynamo.WithKeyType(%q, types.ScalarAttributeTypeS)",
-		ErrInvalidInput, t.name, f.Name, t.p.S.Type, f.GoName, f.Type, what, f.Name)
-}
-
-func scalarType(av types.AttributeValue) (types.ScalarAttributeType, bool) {
-	switch av.(type) {
-	case *types.AttributeValueMemberS:
-		return types.ScalarAttributeTypeS, true
-	case *types.AttributeValueMemberN:
-		return types.ScalarAttributeTypeN, true
-	case *types.AttributeValueMemberB:
-		return types.ScalarAttributeTypeB, true
-	}
-	return "", false
+	return tabledef.Input(t.name, t.p.S, t.avEnc, &o.spec)
 }
 
 // waitActive polls DescribeTable until the table and its global secondary
@@ -534,73 +265,9 @@ func (t *table) waitActive(ctx context.Context, pol RetryPolicy) (*types.TableDe
 }
 
 // checkExisting compares the key schema and the indexes of an existing table
-// with the request built from T's tags. Indexes the tags do not declare are
-// allowed.
+// with the request built from T's tags (tabledef.CheckExisting).
 func (t *table) checkExisting(want *dynamodb.CreateTableInput, got *types.TableDescription) error {
-	haveTypes, wantTypes := attrTypes(got.AttributeDefinitions), attrTypes(want.AttributeDefinitions)
-	check := func(what string, have, want []types.KeySchemaElement, found bool) error {
-		w, h := formatKeySchema(want, wantTypes), "missing"
-		if found {
-			h = formatKeySchema(have, haveTypes)
-		}
-		if h == w {
-			return nil
-		}
-		return fmt.Errorf("%w: %q, but %s is %s where the tags of %s say %s: use another table name, or make the tags match the table",
-			ErrTableExists, t.name, what, h, t.p.S.Type, w)
-	}
-	if err := check("its key", got.KeySchema, want.KeySchema, true); err != nil {
-		return err
-	}
-	for _, x := range want.GlobalSecondaryIndexes {
-		name := aws.ToString(x.IndexName)
-		i := slices.IndexFunc(got.GlobalSecondaryIndexes, func(g types.GlobalSecondaryIndexDescription) bool { return aws.ToString(g.IndexName) == name })
-		var have []types.KeySchemaElement
-		if i >= 0 {
-			have = got.GlobalSecondaryIndexes[i].KeySchema
-		}
-		if err := check("global index "+name, have, x.KeySchema, i >= 0); err != nil {
-			return err
-		}
-	}
-	for _, x := range want.LocalSecondaryIndexes {
-		name := aws.ToString(x.IndexName)
-		i := slices.IndexFunc(got.LocalSecondaryIndexes, func(l types.LocalSecondaryIndexDescription) bool { return aws.ToString(l.IndexName) == name })
-		var have []types.KeySchemaElement
-		if i >= 0 {
-			have = got.LocalSecondaryIndexes[i].KeySchema
-		}
-		if err := check("local index "+name, have, x.KeySchema, i >= 0); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func attrTypes(defs []types.AttributeDefinition) map[string]types.ScalarAttributeType {
-	m := make(map[string]types.ScalarAttributeType, len(defs))
-	for _, d := range defs {
-		m[aws.ToString(d.AttributeName)] = d.AttributeType
-	}
-	return m
-}
-
-// formatKeySchema renders a key schema for messages: "HASH id (S), RANGE n (N)".
-func formatKeySchema(ks []types.KeySchemaElement, attrTypes map[string]types.ScalarAttributeType) string {
-	var b strings.Builder
-	for _, role := range [2]types.KeyType{types.KeyTypeHash, types.KeyTypeRange} {
-		for _, k := range ks {
-			if k.KeyType != role {
-				continue
-			}
-			if b.Len() > 0 {
-				b.WriteString(", ")
-			}
-			name := aws.ToString(k.AttributeName)
-			fmt.Fprintf(&b, "%s %s (%s)", role, name, attrTypes[name])
-		}
-	}
-	return b.String()
+	return tabledef.CheckExisting(t.name, t.p.S, want, got, ErrTableExists)
 }
 
 // DeleteTable deletes the table and waits until DescribeTable no longer

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/tabledef"
 )
 
 // Types for the table-creation tests.
@@ -159,13 +160,13 @@ func dumpInput(in *dynamodb.CreateTableInput) string {
 	if p := in.ProvisionedThroughput; p != nil {
 		b.WriteString(" capacity=" + strconv.FormatInt(aws.ToInt64(p.ReadCapacityUnits), 10) + "/" + strconv.FormatInt(aws.ToInt64(p.WriteCapacityUnits), 10))
 	}
-	b.WriteString(" key=[" + formatKeySchema(in.KeySchema, attrTypes(in.AttributeDefinitions)) + "] defs=[")
+	b.WriteString(" key=[" + tabledef.FormatKeySchema(in.KeySchema, tabledef.AttrTypes(in.AttributeDefinitions)) + "] defs=[")
 	for _, d := range in.AttributeDefinitions {
 		b.WriteString(aws.ToString(d.AttributeName) + ":" + string(d.AttributeType) + " ")
 	}
 	b.WriteString("]")
 	for _, g := range in.GlobalSecondaryIndexes {
-		b.WriteString(" gsi " + aws.ToString(g.IndexName) + "=[" + formatKeySchema(g.KeySchema, attrTypes(in.AttributeDefinitions)) + "]")
+		b.WriteString(" gsi " + aws.ToString(g.IndexName) + "=[" + tabledef.FormatKeySchema(g.KeySchema, tabledef.AttrTypes(in.AttributeDefinitions)) + "]")
 		if g.Projection != nil {
 			b.WriteString(" " + string(g.Projection.ProjectionType) + strings.Join(g.Projection.NonKeyAttributes, ","))
 		}
@@ -174,7 +175,7 @@ func dumpInput(in *dynamodb.CreateTableInput) string {
 		}
 	}
 	for _, l := range in.LocalSecondaryIndexes {
-		b.WriteString(" lsi " + aws.ToString(l.IndexName) + "=[" + formatKeySchema(l.KeySchema, attrTypes(in.AttributeDefinitions)) + "]")
+		b.WriteString(" lsi " + aws.ToString(l.IndexName) + "=[" + tabledef.FormatKeySchema(l.KeySchema, tabledef.AttrTypes(in.AttributeDefinitions)) + "]")
 		if l.Projection != nil {
 			b.WriteString(" " + string(l.Projection.ProjectionType))
 		}

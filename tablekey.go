@@ -89,7 +89,7 @@ func (t *table) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue,
 		f := &s.Fields[i]
 		fv, ok := schema.FieldValue(v, f)
 		if !ok {
-			return nil, true, t.keyError(f, "is inside a nil embedded struct pointer", setIt)
+			return nil, true, t.keyError(f, "is inside a nil embedded struct pointer", schema.SetIt)
 		}
 		av, ok := schema.FastKeyValue(fv, f)
 		if !ok {
@@ -201,11 +201,11 @@ func (t *table) checkKey(key map[string]types.AttributeValue) error {
 			continue
 		}
 		f := &s.Fields[i]
-		limit := maxPartitionKeyLen
+		limit := schema.MaxPartitionKeyLen
 		if i == s.Range {
-			limit = maxSortKeyLen
+			limit = schema.MaxSortKeyLen
 		}
-		if what, fix := keyValueFault(key[f.Name], limit, false); what != "" {
+		if what, fix := schema.KeyValueFault(key[f.Name], limit, false); what != "" {
 			return t.keyError(f, what, fix)
 		}
 	}
@@ -235,11 +235,11 @@ func (t *table) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPla
 	for j := range s.Indexes {
 		x := &s.Indexes[j]
 		for r, i := range x.KeyRoles() {
-			limit := maxPartitionKeyLen
+			limit := schema.MaxPartitionKeyLen
 			if r {
-				limit = maxSortKeyLen
+				limit = schema.MaxSortKeyLen
 			}
-			if i == s.Range || (i == s.Hash && limit == maxPartitionKeyLen) {
+			if i == s.Range || (i == s.Hash && limit == schema.MaxPartitionKeyLen) {
 				continue // none, or the table's own, checked by checkKey
 			}
 			f := &s.Fields[i]
@@ -249,7 +249,7 @@ func (t *table) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPla
 			} else if byPlaceholder {
 				at = f.ValuePH
 			}
-			if what, fix := keyValueFault(from[at], limit, true); what != "" {
+			if what, fix := schema.KeyValueFault(from[at], limit, true); what != "" {
 				role := "hash"
 				if r {
 					role = "range"
@@ -261,56 +261,6 @@ func (t *table) checkIndexKeys(attrs, key map[string]types.AttributeValue, byPla
 	}
 	return nil
 }
-
-// keyValueFault says what DynamoDB would refuse in v as a key value of at
-// most limit bytes, and how to fix it; "" when v is fine. absentOK: v may be
-// absent or NULL (an index key: the item is then left out of the index).
-func keyValueFault(v types.AttributeValue, limit int, absentOK bool) (what, fix string) {
-	n := 0 // the bytes DynamoDB counts: a string's UTF-8, a binary's
-	switch v := v.(type) {
-	case nil, *types.AttributeValueMemberNULL:
-		if !absentOK {
-			return "is unset", setIt
-		}
-	case *types.AttributeValueMemberS:
-		if v.Value == "" {
-			if absentOK {
-				return "is an empty string, which DynamoDB refuses in an index key", "set it, or tag the field omitempty (or make it a pointer left nil) to leave the item out of the index"
-			}
-			return "is an empty string, which DynamoDB refuses as a key", setIt
-		}
-		if !utf8.ValidString(v.Value) {
-			// The SDK would send U+FFFD for each bad byte, so that
-			// "k\xff" and "k\xfe" would address the same item.
-			return fmt.Sprintf("%q is not valid UTF-8", schema.Truncate(v.Value, 40)),
-				"the SDK would replace the bad bytes with U+FFFD, so other keys would address the same item; use a []byte key for binary data"
-		}
-		n = len(v.Value)
-	case *types.AttributeValueMemberB:
-		if len(v.Value) == 0 {
-			if absentOK {
-				return "is empty, which DynamoDB refuses in an index key", "set it, or tag the field omitempty (or leave it nil) to leave the item out of the index"
-			}
-			return "is empty, which DynamoDB refuses as a key", setIt
-		}
-		n = len(v.Value)
-	case *types.AttributeValueMemberN:
-	default:
-		return fmt.Sprintf("encodes to %T; keys must be strings, numbers or binary", v), "give the field a string, number or []byte type (or a marshaler that returns one)"
-	}
-	if n > limit {
-		return fmt.Sprintf("is %d bytes, over DynamoDB's %d for such a key", n, limit), "shorten it (store long values in another attribute, or a hash of them in the key)"
-	}
-	return "", ""
-}
-
-const setIt = "set it before the call"
-
-// DynamoDB's limits on the size of key values, of tables and indexes.
-const (
-	maxPartitionKeyLen = 2048
-	maxSortKeyLen      = 1024
-)
 
 func (t *table) keyError(f *schema.Field, what, fix string) error {
 	role := "hash"

@@ -5,7 +5,9 @@
 // was computed from (basis.go: BasisCond, SameState), the caller's If
 // conditions compiled (CompileConds), and the UpdateExpressions and
 // conditions of saves, puts and deletes (expr.go: ExprBuilder, BuildUpdate,
-// BuildPutCond), a Query's key condition read and checked (keycond.go),
+// BuildPutCond), a Query's key condition read and checked against the
+// key schema (keycond.go, keycheck.go: KeyRules), cursor positions checked
+// against a listing (cursorcheck.go),
 // and cursor positions encoded, decoded and compared with a key condition
 // (cursor.go; the root's Cursor and ParseCursor call them), and an Add's
 // operands checked against their field, with the bounds that keep a
