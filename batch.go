@@ -14,6 +14,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/plan"
+	"github.com/ddbkit/dynamo/internal/refusal"
 )
 
 // DynamoDB's limits on one batch request.
@@ -320,9 +321,9 @@ func (t *table) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPolicy
 	if err != nil {
 		return pol, err
 	}
-	call := callBatchSave
+	call := refusal.BatchSave
 	if op == "BatchDelete" {
-		call = callBatchDelete
+		call = refusal.BatchDelete
 	}
 	if err := bo.write.refuse(call, t.name); err != nil {
 		return pol, err

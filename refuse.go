@@ -5,12 +5,6 @@ import "github.com/ddbkit/dynamo/internal/refusal"
 // Which WriteOptions each call takes is one table, internal/refusal's
 // Rules (docs/mapper.md shows it); every call's option step asks refuse.
 
-// The batch writes' rows, named as batch.go names them.
-const (
-	callBatchSave   = refusal.BatchSave
-	callBatchDelete = refusal.BatchDelete
-)
-
 // refuse returns the error of call, on table, given the options wo holds,
 // when the table refuses one (refusal.Check); nil when the call takes them
 // all. It is to be called before anything is sent.
