@@ -254,6 +254,10 @@ type member struct {
 	leaving    map[string]bool   // keys being handed over; guarded by mu
 	unreleased map[string]*Lease // keys let go whose release failed; guarded by mu
 	asks       []string          // keys to ask for at the next heartbeat; guarded by mu
+
+	relMu      sync.Mutex   // guards the release queue (see release)
+	relQueue   []releaseReq // keys let go, waiting for a batch; guarded by relMu
+	relSenders int          // callers of release sending batches; guarded by relMu
 }
 
 // watch is what a worker saw of another's record.
@@ -764,17 +768,19 @@ func (m *member) publish() {
 }
 
 // releaseAgain releases the keys whose release failed when they were let
-// go.
+// go, in batches (Client.releaseMany).
 func (m *member) releaseAgain(ctx context.Context) {
 	m.mu.Lock()
 	ls := slices.Collect(maps.Values(m.unreleased))
 	m.mu.Unlock()
-	for _, l := range ls {
-		if err := l.Release(ctx); err != nil {
-			continue
-		}
+	for _, c := range chunks(len(ls), releasesPerTx) {
+		errs := m.g.c.releaseMany(ctx, ls[c[0]:c[1]])
 		m.mu.Lock()
-		delete(m.unreleased, l.key)
+		for i, l := range ls[c[0]:c[1]] {
+			if errs[i] == nil {
+				delete(m.unreleased, l.key)
+			}
+		}
 		m.mu.Unlock()
 	}
 }
@@ -1168,9 +1174,7 @@ func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 		l.end(fmt.Errorf("%w: %q: the work on it returned: %w", ErrReleased, l.key, err))
 	}
 	<-l.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	err = l.Release(ctx)
-	cancel()
+	err = m.release(l) // batched with the other keys let go meanwhile
 	m.mu.Lock()
 	if m.held[l.key] == l {
 		delete(m.held, l.key)
