@@ -241,6 +241,7 @@ type member struct {
 	known   map[string]bool  // keys whose records may exist: listed by a worker, read or tried (see readKeys)
 	floors  map[string]int64 // per key: the least token to issue next
 	rounds  int              // rounds run
+	due     time.Time        // the earliest watch's patience end seen this round (see wait)
 	refused error            // a take refused before sending (ErrInvalidInput: an MRSC table): Run returns it
 	// joined is the roster as the join wrote it, read by the first round
 	// instead of reading it again (nil after).
@@ -399,7 +400,7 @@ func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error
 		if m.refused != nil {
 			return errors.Join(m.refused, m.leave())
 		}
-		t := clk.NewTimer(m.g.c.o.poll)
+		t := clk.NewTimer(m.wait())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -603,6 +604,9 @@ func (m *member) judge(ctx context.Context, v *groupView, owner string, w worker
 		m.watches[owner] = watch{state: state, since: now, ms: ms}
 	}
 	wa := m.watches[owner]
+	if state != "ended" {
+		m.dueAt(wa.since.Add(c.patienceFor(wa.ms)))
+	}
 	switch {
 	case state == "ended" || (state == "missing" && now.Sub(wa.since) >= c.patienceFor(0)):
 		return true
@@ -683,6 +687,7 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	stop := context.AfterFunc(m.ctx, cancel)
 	defer stop()
 	m.releaseAgain(rctx)
+	m.due = time.Time{}
 	v, err := m.look(rctx)
 	if err != nil {
 		c.log.Warn(ctx, "reading the group failed", slog.String("group", g.name), telemetry.Err("err", err))
@@ -1132,15 +1137,42 @@ func (m *member) silent(id, state string, ms int64) bool {
 	}
 	wa.seen = now
 	m.silence[id] = wa
+	m.dueAt(wa.since.Add(m.g.c.patienceFor(ms)))
 	return now.Sub(wa.since) >= m.g.c.patienceFor(ms)
 }
 
+// dueAt notes that a watch's patience ends at t: the next round runs then,
+// if sooner than a poll interval away, so that a silent worker's keys move
+// as soon as its silence is long enough rather than up to a poll later.
+func (m *member) dueAt(t time.Time) {
+	if m.due.IsZero() || t.Before(m.due) {
+		m.due = t
+	}
+}
+
+// wait is how long run waits before the next round: a poll interval, or
+// less when a watch's patience ends sooner (a moment after it, so that
+// the round finds it over). A patience over already was acted on by the
+// round that saw it: the next round waits a poll interval.
+func (m *member) wait() time.Duration {
+	poll := m.g.c.o.poll
+	d := m.due.Sub(m.g.c.o.clock.Now())
+	if m.due.IsZero() || d <= 0 {
+		return poll
+	}
+	return min(poll, d+time.Millisecond)
+}
+
 // endSilent marks the worker record w ended, on condition that it is still
-// the version watched, and reports whether it did.
+// the version watched, and reports whether it is ended now (by this write,
+// or by another worker's a moment before).
 func (m *member) endSilent(ctx context.Context, w workerRecord) bool {
 	g, c := m.g, m.g.c
 	w.Ended = true
 	if _, err := g.workers.Save(ctx, w, dynamo.WithSaveBehavior(dynamo.SavePut)); err != nil {
+		if cur, cerr := g.workers.Current(err); cerr == nil && cur.Attempt == w.Attempt && cur.Ended {
+			return true // another worker, whose patience ran out too, marked it first
+		}
 		if !errors.Is(err, dynamo.ErrVersionConflict) {
 			c.log.Warn(ctx, "marking a silent worker ended failed", slog.String("group", g.name), telemetry.ID("worker", w.Owner), telemetry.Err("err", err))
 		}
