@@ -141,9 +141,15 @@ func (c *Client) releaseMany(ctx context.Context, ls []*Lease) []error {
 }
 
 // sendReleaseTx sends the transactions that release the keys of rs not
-// yet done, at most releaseTries times, settling each key it can.
+// yet done, settling each key it can: again while a transaction settles a
+// key (DynamoDB Local names only the first failed member), and up to
+// releaseTries times without.
 func (c *Client) sendReleaseTx(ctx context.Context, rs []*releasing) {
-	for try := 0; try < releaseTries; try++ {
+	for try, stuck := 0, 0; stuck < releaseTries && try < len(rs)+releaseTries; try++ {
+		before := settled(rs)
+		if try > 0 && ctx.Err() != nil {
+			return
+		}
 		var live []*releasing
 		var ops []dynamo.TxOp
 		var recAt []int // per live key: its record's member
@@ -170,8 +176,12 @@ func (c *Client) sendReleaseTx(ctx context.Context, rs []*releasing) {
 			for j, r := range live {
 				c.settleCancelled(te, recAt[j], r)
 			}
+			if settled(rs) == before {
+				stuck++
+			}
 		case maybeApplied(err):
 			c.settleUnknown(ctx, live, err)
+			stuck++ // read back: at most releaseTries such
 		default:
 			for _, r := range live {
 				r.err = fmt.Errorf("lease: release %q (token %d) (with %d other keys): %w", r.l.key, r.l.token, len(live)-1, err)
@@ -179,6 +189,21 @@ func (c *Client) sendReleaseTx(ctx context.Context, rs []*releasing) {
 			return
 		}
 	}
+}
+
+// settled counts the keys of rs done, failed, or whose transaction
+// members changed (a record moved on, a token record dropped).
+func settled(rs []*releasing) (n int) {
+	for _, r := range rs {
+		if r.done || r.err != nil {
+			n++
+		}
+		if !r.withTok {
+			n++
+		}
+		n += int(r.next.Version)
+	}
+	return n
 }
 
 // releaseOps returns the members that release r's key: its record marked
