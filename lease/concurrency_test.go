@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -269,16 +270,20 @@ func TestGroupChurnKeepsGauge(t *testing.T) {
 }
 
 // heldReleases is a transport that holds back a worker's releases of its
-// keys' records (PutItem marking released) until open is closed.
+// keys' records (PutItem marking one released, or TransactWriteItems
+// marking several: a batched release), once armed, until open is closed;
+// waiting counts the key records held back.
 type heldReleases struct {
 	next    *http.Transport
+	armed   atomic.Bool
 	open    chan struct{}
 	mu      sync.Mutex
 	waiting int
 }
 
 func (h *heldReleases) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" || req.Body == nil {
+	target := req.Header.Get("X-Amz-Target")
+	if !h.armed.Load() || (target != "DynamoDB_20120810.PutItem" && target != "DynamoDB_20120810.TransactWriteItems") || req.Body == nil {
 		return h.next.RoundTrip(req)
 	}
 	body, err := io.ReadAll(req.Body)
@@ -287,9 +292,9 @@ func (h *heldReleases) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	if bytes.Contains(body, []byte(`"released":{"BOOL":true}`)) {
+	if n := releasedRecords(target, body); n > 0 {
 		h.mu.Lock()
-		h.waiting++
+		h.waiting += n
 		h.mu.Unlock()
 		select {
 		case <-h.open:
@@ -298,6 +303,37 @@ func (h *heldReleases) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return h.next.RoundTrip(req)
+}
+
+// releasedRecords counts the key records (not token records) that a
+// PutItem or TransactWriteItems body marks released.
+func releasedRecords(target string, body []byte) int {
+	type put struct {
+		Item map[string]json.RawMessage
+	}
+	var puts []put
+	if target == "DynamoDB_20120810.PutItem" {
+		var p put
+		_ = json.Unmarshal(body, &p)
+		puts = append(puts, p)
+	} else {
+		var tx struct{ TransactItems []struct{ Put *put } }
+		_ = json.Unmarshal(body, &tx)
+		for _, it := range tx.TransactItems {
+			if it.Put != nil {
+				puts = append(puts, *it.Put)
+			}
+		}
+	}
+	n := 0
+	for _, p := range puts {
+		var k map[string]string
+		_ = json.Unmarshal(p.Item["key"], &k)
+		if !strings.HasPrefix(k["S"], tokenPrefix) && bytes.Equal(bytes.ReplaceAll(p.Item["released"], []byte(" "), nil), []byte(`{"BOOL":true}`)) {
+			n++
+		}
+	}
+	return n
 }
 
 func (h *heldReleases) held() int {
@@ -336,6 +372,7 @@ func TestGroupRestartWhileOldReleasesInFlight(t *testing.T) {
 			f.mu.Lock()
 			old.frozen = true
 			f.mu.Unlock()
+			h.armed.Store(true) // its handovers while settling went through
 			old.cancel()
 			for h.held() < n {
 				runtime.Gosched() // the old incarnation's releases reach the transport

@@ -241,6 +241,7 @@ type member struct {
 	known   map[string]bool  // keys whose records may exist: listed by a worker, read or tried (see readKeys)
 	floors  map[string]int64 // per key: the least token to issue next
 	rounds  int              // rounds run
+	due     time.Time        // the earliest watch's patience end seen this round (see wait)
 	refused error            // a take refused before sending (ErrInvalidInput: an MRSC table): Run returns it
 	// joined is the roster as the join wrote it, read by the first round
 	// instead of reading it again (nil after).
@@ -254,6 +255,10 @@ type member struct {
 	leaving    map[string]bool   // keys being handed over; guarded by mu
 	unreleased map[string]*Lease // keys let go whose release failed; guarded by mu
 	asks       []string          // keys to ask for at the next heartbeat; guarded by mu
+
+	relMu      sync.Mutex   // guards the release queue (see release)
+	relQueue   []releaseReq // keys let go, waiting for a batch; guarded by relMu
+	relSenders int          // callers of release sending batches; guarded by relMu
 }
 
 // watch is what a worker saw of another's record.
@@ -395,7 +400,7 @@ func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error
 		if m.refused != nil {
 			return errors.Join(m.refused, m.leave())
 		}
-		t := clk.NewTimer(m.g.c.o.poll)
+		t := clk.NewTimer(m.wait())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -599,6 +604,9 @@ func (m *member) judge(ctx context.Context, v *groupView, owner string, w worker
 		m.watches[owner] = watch{state: state, since: now, ms: ms}
 	}
 	wa := m.watches[owner]
+	if state != "ended" {
+		m.dueAt(wa.since.Add(c.patienceFor(wa.ms)))
+	}
 	switch {
 	case state == "ended" || (state == "missing" && now.Sub(wa.since) >= c.patienceFor(0)):
 		return true
@@ -679,6 +687,7 @@ func (m *member) round(ctx context.Context, fn func(context.Context, *Lease) err
 	stop := context.AfterFunc(m.ctx, cancel)
 	defer stop()
 	m.releaseAgain(rctx)
+	m.due = time.Time{}
 	v, err := m.look(rctx)
 	if err != nil {
 		c.log.Warn(ctx, "reading the group failed", slog.String("group", g.name), telemetry.Err("err", err))
@@ -764,17 +773,19 @@ func (m *member) publish() {
 }
 
 // releaseAgain releases the keys whose release failed when they were let
-// go.
+// go, in batches (Client.releaseMany).
 func (m *member) releaseAgain(ctx context.Context) {
 	m.mu.Lock()
 	ls := slices.Collect(maps.Values(m.unreleased))
 	m.mu.Unlock()
-	for _, l := range ls {
-		if err := l.Release(ctx); err != nil {
-			continue
-		}
+	for _, c := range chunks(len(ls), releasesPerTx) {
+		errs := m.g.c.releaseMany(ctx, ls[c[0]:c[1]])
 		m.mu.Lock()
-		delete(m.unreleased, l.key)
+		for i, l := range ls[c[0]:c[1]] {
+			if errs[i] == nil {
+				delete(m.unreleased, l.key)
+			}
+		}
 		m.mu.Unlock()
 	}
 }
@@ -1126,15 +1137,42 @@ func (m *member) silent(id, state string, ms int64) bool {
 	}
 	wa.seen = now
 	m.silence[id] = wa
+	m.dueAt(wa.since.Add(m.g.c.patienceFor(ms)))
 	return now.Sub(wa.since) >= m.g.c.patienceFor(ms)
 }
 
+// dueAt notes that a watch's patience ends at t: the next round runs then,
+// if sooner than a poll interval away, so that a silent worker's keys move
+// as soon as its silence is long enough rather than up to a poll later.
+func (m *member) dueAt(t time.Time) {
+	if m.due.IsZero() || t.Before(m.due) {
+		m.due = t
+	}
+}
+
+// wait is how long run waits before the next round: a poll interval, or
+// less when a watch's patience ends sooner (a moment after it, so that
+// the round finds it over). A patience over already was acted on by the
+// round that saw it: the next round waits a poll interval.
+func (m *member) wait() time.Duration {
+	poll := m.g.c.o.poll
+	d := m.due.Sub(m.g.c.o.clock.Now())
+	if m.due.IsZero() || d <= 0 {
+		return poll
+	}
+	return min(poll, d+time.Millisecond)
+}
+
 // endSilent marks the worker record w ended, on condition that it is still
-// the version watched, and reports whether it did.
+// the version watched, and reports whether it is ended now (by this write,
+// or by another worker's a moment before).
 func (m *member) endSilent(ctx context.Context, w workerRecord) bool {
 	g, c := m.g, m.g.c
 	w.Ended = true
 	if _, err := g.workers.Save(ctx, w, dynamo.WithSaveBehavior(dynamo.SavePut)); err != nil {
+		if cur, cerr := g.workers.Current(err); cerr == nil && cur.Attempt == w.Attempt && cur.Ended {
+			return true // another worker, whose patience ran out too, marked it first
+		}
 		if !errors.Is(err, dynamo.ErrVersionConflict) {
 			c.log.Warn(ctx, "marking a silent worker ended failed", slog.String("group", g.name), telemetry.ID("worker", w.Owner), telemetry.Err("err", err))
 		}
@@ -1168,9 +1206,7 @@ func (m *member) serve(l *Lease, fn func(context.Context, *Lease) error) {
 		l.end(fmt.Errorf("%w: %q: the work on it returned: %w", ErrReleased, l.key, err))
 	}
 	<-l.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-	err = l.Release(ctx)
-	cancel()
+	err = m.release(l) // batched with the other keys let go meanwhile
 	m.mu.Lock()
 	if m.held[l.key] == l {
 		delete(m.held, l.key)

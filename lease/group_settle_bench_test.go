@@ -74,6 +74,18 @@ func newSettleFleet(b *testing.B, workers, keys int) *settleFleet {
 	return f
 }
 
+// lastBeat returns when w's running incarnation sent the write that last
+// extended its membership (its join or a heartbeat), on the real clock:
+// where the crash bound starts.
+func (w *settleWorker) lastBeat() time.Time {
+	w.g.mu.Lock()
+	m := w.g.cur
+	w.g.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.deadline.Add(-m.g.c.o.duration)
+}
+
 // run starts w's Run.
 func (f *settleFleet) run(w *settleWorker) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -131,7 +143,9 @@ func (f *settleFleet) await(ws []*settleWorker, balance bool, limit time.Duratio
 // request delayed 5 ms, with the package's default timing (lease 20 s,
 // heartbeat 5 s, poll 1 s, skew 1.25): cold, the time from starting every
 // Run to every key held, 1 000 per worker; kill, from a worker's requests
-// failing (as if killed) to the other nine holding every key; rolling, the
+// failing (as if killed) to the other nine holding every key, and from the
+// last write that extended it (kill-since-beat, the crash bound's start,
+// if no heartbeat was in flight at the kill); rolling, the
 // longest any key is unheld (sampled every 10 ms) while the 10 workers
 // leave and start again one by one, each once the fleet is balanced.
 // Run it with -benchtime 1x: it runs once whatever b.N.
@@ -150,9 +164,12 @@ func BenchmarkGroupSettle(b *testing.B) {
 	dead := f.workers[workers-1]
 	f.cnt.reset()
 	dead.tr.killed.Store(true)
+	beat := time.Since(dead.lastBeat())
 	kill := f.await(f.workers[:workers-1], false, 5*time.Minute)
 	b.ReportMetric(kill.Seconds(), "kill-s")
-	b.Logf("kill: the other %d workers hold every key %v after the kill: %d writes, %d reads", workers-1, kill.Round(time.Millisecond), f.cnt.writes.Load(), f.cnt.reads.Load())
+	b.ReportMetric((beat + kill).Seconds(), "kill-since-beat-s")
+	b.Logf("kill: the other %d workers hold every key %v after the kill, %v after its last heartbeat sent: %d writes, %d reads",
+		workers-1, kill.Round(time.Millisecond), (beat + kill).Round(time.Millisecond), f.cnt.writes.Load(), f.cnt.reads.Load())
 	dead.tr.killed.Store(false) // it joins again as a new incarnation
 	f.await(f.workers, true, 5*time.Minute)
 

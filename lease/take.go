@@ -86,6 +86,9 @@ func (c *Client) writeMany(ctx context.Context, keys []string, views []view, flo
 				}
 				return out
 			}
+			if try < batchRetries && conflicted(te, len(ops)) {
+				continue // a release in flight on some key (TransactionConflict): nothing written, again
+			}
 		}
 		for j, i := range live {
 			kerr := fmt.Errorf("lease: take %q (with %d other keys): %w", keys[i], len(live)-1, err)
@@ -96,6 +99,17 @@ func (c *Client) writeMany(ctx context.Context, keys []string, views []view, flo
 		}
 		return out
 	}
+}
+
+// conflicted reports whether a member of the cancelled transaction te, of
+// n members, was cancelled for a transaction in flight on its item.
+func conflicted(te *dynamo.TxError, n int) bool {
+	for i := range n {
+		if f := te.Failure(i); f != nil && f.Code == dynamo.TxCodeConflict {
+			return true
+		}
+	}
+	return false
 }
 
 // chunks splits 0 … n-1 into runs of at most size: [lo, hi) pairs.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/dynamotest"
@@ -234,5 +235,46 @@ func TestGroupBatchedTakeOfEndedWorkerWritesNothing(t *testing.T) {
 	}
 	if recs, toks := readBoth(t, g.c, keys); len(recs) > 0 || len(toks) > 0 {
 		t.Errorf("%d records and %d token records written, want none", len(recs), len(toks))
+	}
+}
+
+// A batched take of keys whose records were written without a version
+// (none stored, or NULL: by hand, or by other code) and released takes
+// them, as a single take would, with a token above the one stored, and
+// leaves a versioned record.
+func TestGroupBatchedTakeOfUnversionedRecords(t *testing.T) {
+	table := leaseTable(t)
+	keys := batchKeys(2)
+	raw := dynamotest.Client(t)
+	put := func(key string, released bool, version types.AttributeValue) {
+		item := map[string]types.AttributeValue{
+			"key": &types.AttributeValueMemberS{Value: key}, "owner": &types.AttributeValueMemberS{Value: "old"},
+			"token": &types.AttributeValueMemberN{Value: "5"}, "released": &types.AttributeValueMemberBOOL{Value: released},
+			"duration_ms": &types.AttributeValueMemberN{Value: "1000"},
+		}
+		if version != nil {
+			item["version"] = version
+		}
+		if _, err := raw.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: &table, Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(keys[0], true, nil)
+	put(keys[1], true, &types.AttributeValueMemberNULL{Value: true})
+	g, err := newClient(t, table, nil, WithOwner("a")).Group("unversioned", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joinAs(t, g, "inc-a")
+	views, err := g.c.readAll(t.Context(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := takeAll(t, g, "inc-a", keys, views)
+	recs, _ := readBoth(t, g.c, keys)
+	for i, k := range keys {
+		if r, rec := results[i], recs[k]; r.err != nil || rec.Owner != "a" || rec.Token <= 5 || rec.Version < 1 {
+			t.Errorf("%q: take %v, record %+v; want a's, token above 5, versioned", k, r.err, rec)
+		}
 	}
 }
