@@ -923,13 +923,8 @@ func (m *Migration[T]) scanSegment(ctx, wctx context.Context, seg int, cp checkp
 		cp.Cursor, cp.Done = string(p.next), p.next == ""
 		cp.Scanned += int64(len(p.items) + len(p.undecoded))
 		unsaved = true
-		m.mu.Lock()
-		m.segs[seg].scanned = cp.Scanned
-		m.mu.Unlock()
-		if cp.Done || m.o.clock.Now().Sub(lastSave) >= m.o.cpEvery {
-			if err := flush(); err != nil {
-				return err
-			}
+		if err := m.scanned(seg, cp, lastSave, flush); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -280,14 +280,22 @@ func (m *Migration[T]) txSegment(ctx, wctx context.Context, l *lease.Lease, seg 
 			r.stop()
 			r, limit = nil, full
 		}
-		m.mu.Lock()
-		m.segs[seg].scanned = cp.Scanned
-		m.mu.Unlock()
-		if cp.Done || m.o.clock.Now().Sub(lastSave) >= m.o.cpEvery {
-			if err := flush(); err != nil {
-				return err
-			}
+		if err := m.scanned(seg, cp, lastSave, flush); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// scanned records that segment seg has scanned up to cp and saves the
+// checkpoint (flush) when the segment is done or CheckpointInterval has
+// passed since lastSave.
+func (m *Migration[T]) scanned(seg int, cp checkpoint, lastSave time.Time, flush func() error) error {
+	m.mu.Lock()
+	m.segs[seg].scanned = cp.Scanned
+	m.mu.Unlock()
+	if cp.Done || m.o.clock.Now().Sub(lastSave) >= m.o.cpEvery {
+		return flush()
 	}
 	return nil
 }
