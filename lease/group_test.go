@@ -134,6 +134,14 @@ func (f *fleet) startRun(name string, start time.Time, client *dynamodb.Client, 
 // keys; its requests go through client (nil: a plain one).
 func (f *fleet) startOn(name string, clk *clock.Fake, client *dynamodb.Client, fn func(context.Context, *Lease) error) *worker {
 	f.t.Helper()
+	return f.startIn("job", name, clk, client, fn)
+}
+
+// startIn starts a worker called name of the group called group, on the
+// clock clk, running fn on its keys; its requests go through client (nil: a
+// plain one).
+func (f *fleet) startIn(group, name string, clk *clock.Fake, client *dynamodb.Client, fn func(context.Context, *Lease) error) *worker {
+	f.t.Helper()
 	w := &worker{name: name, clk: clk, done: make(chan error, 1), metrics: sdkmetric.NewManualReader()}
 	opts := []Option{WithOwner(name), WithClock(w.clk), WithLeaseDuration(gDur),
 		WithHeartbeatInterval(gBeat), WithPollInterval(gPoll), WithClockSkewRate(gSkew)}
@@ -146,7 +154,7 @@ func (f *fleet) startOn(name string, clk *clock.Fake, client *dynamodb.Client, f
 	m := dynamo.NewMapper(client, dynamo.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(w.metrics))))
 	w.c = newClientOn(f.t, m, f.table, opts...)
 	var err error
-	if w.g, err = w.c.Group("job", f.keys); err != nil {
+	if w.g, err = w.c.Group(group, f.keys); err != nil {
 		f.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,17 +1,26 @@
 package lease
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo"
+	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
 )
 
@@ -275,6 +284,155 @@ func TestGroupBatchedTakeOfUnversionedRecords(t *testing.T) {
 	for i, k := range keys {
 		if r, rec := results[i], recs[k]; r.err != nil || rec.Owner != "a" || rec.Token <= 5 || rec.Version < 1 {
 			t.Errorf("%q: take %v, record %+v; want a's, token above 5, versioned", k, r.err, rec)
+		}
+	}
+}
+
+// takeHook is a transport that runs hook on the first TransactWriteItems
+// whose body names key, then reports a connection reset to the client: after
+// the server applied the request (applied), or without sending it. Other
+// requests pass.
+type takeHook struct {
+	key     string
+	applied bool
+	hook    func()
+	fired   atomic.Bool
+}
+
+func (h *takeHook) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") || h.fired.Load() {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !bytes.Contains(body, []byte(strconv.Quote(h.key))) || !h.fired.CompareAndSwap(false, true) {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	if h.applied {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	h.hook()
+	return nil, syscall.ECONNRESET
+}
+
+// A batched take whose outcome is unknown (its answer lost after DynamoDB
+// applied it, or its request lost before) while a single TryAcquire of one
+// of its keys runs in between: the key ends held by exactly one of them.
+// Applied: TryAcquire is refused (ErrHeld) and the worker holds every key,
+// adopting its landed take. Not applied: TryAcquire takes the key, and the
+// worker holds every other key and never that one while the lease is held.
+func TestGroupBatchedTakeUnknownOutcomeBesideSingleAcquire(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(map[bool]string{true: "applied", false: "not-applied"}[applied], func(t *testing.T) {
+			f := newFleet(t, 6)
+			key := f.keys[2]
+			solo := newClient(t, f.table, nil, WithOwner("solo"), WithLeaseDuration(time.Hour),
+				WithHeartbeatInterval(20*time.Minute), WithPollInterval(gPoll), WithClockSkewRate(gSkew))
+			var l *Lease
+			var soloErr error
+			h := &takeHook{key: key, applied: applied, hook: func() {
+				l, soloErr = solo.TryAcquire(context.Background(), key)
+			}}
+			client := dynamotest.ClientWith(t, func(o *dynamodb.Options) {
+				o.HTTPClient = &http.Client{Transport: h}
+				o.RetryMaxAttempts = 1
+			})
+			w := f.startWith("w1", time.Now(), client)
+			want := len(f.keys)
+			if !applied {
+				want--
+			}
+			f.settle(time.Minute, func() bool { return len(w.g.Keys()) == want })
+			if !h.fired.Load() {
+				t.Fatal("no batched take of the key was sent")
+			}
+			switch {
+			case applied && !errors.Is(soloErr, ErrHeld):
+				t.Fatalf("TryAcquire after the landed take: %v, want ErrHeld", soloErr)
+			case !applied && soloErr != nil:
+				t.Fatalf("TryAcquire after the lost take request: %v", soloErr)
+			}
+			for range 10 {
+				f.step(gPoll)
+				if held := slices.Contains(w.g.Keys(), key); held != applied {
+					t.Fatalf("worker holds %q: %v, want %v (TryAcquire: %v)", key, held, applied, soloErr)
+				}
+			}
+			info, err := solo.Holder(t.Context(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tok := f.tokens()[key]; applied && (info.Owner != "w1" || info.Token != tok) || !applied && (info.Owner != "solo" || info.Token != l.Token()) {
+				t.Errorf("%q's record: %+v; worker's token %d", key, info, tok)
+			}
+			if l != nil {
+				if err := l.Release(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				f.settle(time.Minute, func() bool { return len(w.g.Keys()) == len(f.keys) })
+				if tok := f.tokens()[key]; tok <= l.Token() {
+					t.Errorf("%q taken after the release with token %d, want above %d", key, tok, l.Token())
+				}
+			}
+		})
+	}
+}
+
+// Workers of two groups over the same keys, whose records were held by
+// single leases and released, race for them in batched takes: each key goes
+// to one worker at a time (the fleet's work checks), with a token above the
+// released one. When one group's worker leaves, the other's takes its keys,
+// each with a token above the one it left.
+func TestGroupsOfTwoNamesRaceForReleasedKeys(t *testing.T) {
+	f := newFleet(t, takesPerTx+6)
+	solo := newClient(t, f.table, nil, WithOwner("solo"))
+	released := map[string]int64{}
+	for _, k := range f.keys {
+		l, err := solo.TryAcquire(t.Context(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		released[k] = l.Token()
+	}
+	now := time.Now()
+	a := f.startIn("blue", "a", clock.NewFake(now), nil, f.work("a"))
+	b := f.startIn("green", "b", clock.NewFake(now), nil, f.work("b"))
+	all := func() bool { return len(a.g.Keys())+len(b.g.Keys()) == len(f.keys) }
+	f.settle(time.Minute, all)
+	for _, k := range a.g.Keys() {
+		if slices.Contains(b.g.Keys(), k) {
+			t.Errorf("%q held by both groups", k)
+		}
+	}
+	before := f.tokens()
+	for k, tok := range before {
+		if tok <= released[k] {
+			t.Errorf("%q taken with token %d, want above the released %d", k, tok, released[k])
+		}
+	}
+	t.Logf("blue holds %d keys, green %d", len(a.g.Keys()), len(b.g.Keys()))
+	left := a.g.Keys()
+	a.cancel()
+	if err := <-a.done; err != nil {
+		t.Fatalf("blue's Run on leaving: %v", err)
+	}
+	a.done <- nil // for the cleanup
+	f.settle(time.Minute, func() bool { return len(b.g.Keys()) == len(f.keys) })
+	after := f.tokens()
+	for _, k := range left {
+		if after[k] <= before[k] {
+			t.Errorf("%q taken from the leaving group with token %d, want above %d", k, after[k], before[k])
 		}
 	}
 }
