@@ -223,7 +223,7 @@ func (t *Table[T]) readBack(saved *T, room *T) *T {
 		*room = dst.Interface().(T)
 		return room
 	}
-	if !t.dec.CopyDecodedValue(reflect.ValueOf(room), reflect.ValueOf(saved)) {
+	if !codec.CopyDecodedTo(t.dec, room, saved) {
 		*room = zero
 		return nil
 	}

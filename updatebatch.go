@@ -187,7 +187,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	if err == nil {
 		for j, c := range changes[:len(changes)-1] {
 			after, _ := t.p.Advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
-			res[c.who] = outcome[T]{saved: t.sharedCopy(c.v, after, &saved)}
+			res[c.who] = outcome[T]{saved: t.sharedCopy(c.v, after, saved)}
 		}
 		// The last change's copy is the write's own (as stamped, or as
 		// stored for the save behaviours that return it).
@@ -271,15 +271,20 @@ func (t *table) writeClock() time.Time {
 // sharedCopy returns the copy an earlier change of a shared write returns to
 // its caller: v (stamped with the write's time: preparer.run) at version
 // ver, holding the creation time of last, the write's own copy — the one
-// stored.
-func (t *Table[T]) sharedCopy(v reflect.Value, ver int64, last *T) T {
+// stored. last is taken by value, so that the write's copy does not move
+// to the heap for the batches of one change.
+func (t *Table[T]) sharedCopy(v reflect.Value, ver int64, last T) T {
 	out := t.withVersion(v, ver)
 	s := t.p.S
 	if s.Created < 0 {
 		return out
 	}
 	f := &s.Fields[s.Created]
-	src, ok := schema.FieldValue(t.structOf(last), f)
+	lv := reflect.ValueOf(last)
+	if t.ptr {
+		lv = lv.Elem()
+	}
+	src, ok := schema.FieldValue(lv, f)
 	dst, ok2 := schema.FieldValue(t.structOf(&out), f)
 	if !ok || !ok2 {
 		return out

@@ -124,6 +124,16 @@ func (s *Struct) CopyDecodedValue(dst, src reflect.Value) bool {
 	return s.copyDecoded(dst.UnsafePointer(), src.UnsafePointer())
 }
 
+// CopyDecodedTo is CopyDecoded for typed pointers to s's struct type, for
+// callers without unsafe: unlike CopyDecodedValue it lets neither pointer
+// escape. False when T is not s's struct type.
+func CopyDecodedTo[T any](s *Struct, dst, src *T) bool {
+	if reflect.TypeFor[T]() != s.typ {
+		return false
+	}
+	return s.copyDecoded(unsafe.Pointer(dst), unsafe.Pointer(src))
+}
+
 func (s *Struct) copyDecoded(dst, src unsafe.Pointer) bool {
 	if s.copy == nil {
 		return false
