@@ -48,6 +48,22 @@ func joinAs(t *testing.T, g *Group, attempt string) workerRecord {
 	return w
 }
 
+// joinedGroup returns owner a's group name over keys on client (nil: a
+// plain one), joined as incarnation inc-a, and the views of keys it reads.
+func joinedGroup(t *testing.T, table string, client *dynamodb.Client, name string, keys []string) (*Group, []view) {
+	t.Helper()
+	g, err := newClient(t, table, client, WithOwner("a")).Group(name, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joinAs(t, g, "inc-a")
+	views, err := g.c.readAll(t.Context(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, views
+}
+
 // batchKeys returns n keys.
 func batchKeys(n int) []string {
 	var ks []string
@@ -181,15 +197,7 @@ func TestGroupBatchedTakeCancelledHalfwayLeavesNoKeyDoublyHeld(t *testing.T) {
 	keys := batchKeys(2*takesPerTx + 2)
 	cnt := &opCounter{next: http.DefaultTransport}
 	client := dynamotest.ClientWith(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: cnt} })
-	g, err := newClient(t, table, client, WithOwner("a")).Group("half", keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	joinAs(t, g, "inc-a")
-	views, err := g.c.readAll(t.Context(), keys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, views := joinedGroup(t, table, client, "half", keys)
 	other := newClient(t, table, nil, WithOwner("other"))
 	held := map[string]*Lease{} // by the other
 	for _, k := range []string{keys[10], keys[takesPerTx+10]} {
@@ -270,15 +278,7 @@ func TestGroupBatchedTakeOfUnversionedRecords(t *testing.T) {
 	}
 	put(keys[0], true, nil)
 	put(keys[1], true, &types.AttributeValueMemberNULL{Value: true})
-	g, err := newClient(t, table, nil, WithOwner("a")).Group("unversioned", keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	joinAs(t, g, "inc-a")
-	views, err := g.c.readAll(t.Context(), keys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, views := joinedGroup(t, table, nil, "unversioned", keys)
 	results := takeAll(t, g, "inc-a", keys, views)
 	recs, _ := readBoth(t, g.c, keys)
 	for i, k := range keys {
