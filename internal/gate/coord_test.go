@@ -150,3 +150,26 @@ func TestCallsOfOneKeyRunOneAfterAnother(t *testing.T) {
 		t.Errorf("value %d, want %d: every function once", value, callers*each)
 	}
 }
+
+// A batch's next one expects back the share of released callers that the
+// last closed return window saw join (rounded up): here 1 of 4 came back
+// within an eighth of the round trip, so of the next 4 released, 1.
+func TestNextBatchExpectsTheShareThatCameBack(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	g := &testGate{Clk: clk}
+	g.NoteRTT(16 * time.Millisecond) // return window 2 ms
+	e, _ := g.Join("k", nil, &Waiter[int, struct{}]{Ctx: context.Background()})
+	g.handOff(e, 4)
+	if e.expect != 4 {
+		t.Fatalf("expect %d before any window closed, want all 4 released", e.expect)
+	}
+	clk.Advance(time.Millisecond)
+	if _, led := g.Join("k", nil, &Waiter[int, struct{}]{Ctx: context.Background()}); !led {
+		t.Fatal("a call joining a free key did not lead")
+	}
+	clk.Advance(3 * time.Millisecond)
+	g.handOff(e, 4)
+	if !e.measured || e.returning != 1 || e.returnedOf != 4 || e.expect != 1 {
+		t.Errorf("measured %v, %d of %d came back, expect %d; want 1 of 4 and expect 1", e.measured, e.returning, e.returnedOf, e.expect)
+	}
+}
