@@ -24,7 +24,7 @@ const openLat = 5 * time.Millisecond
 // and leaving, on DynamoDB Local with 5 ms added to every request;
 // loopers=4 adds four goroutines in an Update loop on the same key.
 // gather=on is the gate as built, gather=off a gate that never waits for
-// released callers (gate.noGather). Reported: the arrivals' p50-ms and
+// released callers (gate.NoGather). Reported: the arrivals' p50-ms and
 // p99-ms latency from their scheduled time (so a late start counts) and
 // upd/s, all Updates completed per second. Run with -test.benchtime 1x.
 func BenchmarkHotKeyOpenLoop(b *testing.B) {
@@ -51,7 +51,7 @@ func BenchmarkHotKeyOpenLoop(b *testing.B) {
 				b.Run(fmt.Sprintf("loopers=%d/load=%.2f/gather=%s", loopers, load, gather), func(b *testing.B) {
 					for i := range b.N {
 						tb, key := table()
-						tb.gate.noGather = gather == "off"
+						tb.gate.NoGather = gather == "off"
 						r := openRun(b, tb, key, load*one, loopers, uint64(i)+uint64(load*100))
 						b.ReportMetric(r.p50, "p50-ms")
 						b.ReportMetric(r.p99, "p99-ms")

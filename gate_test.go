@@ -19,84 +19,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/clock"
 	"github.com/ddbkit/dynamo/dynamotest"
+	"github.com/ddbkit/dynamo/internal/gate"
 	"github.com/ddbkit/dynamo/internal/plan"
 )
-
-// The cache of stored items keeps the most recently stored within its
-// bounds of entries and bytes, and not items over cacheItemSize; the
-// gate's map holds exactly the states cached (no key is in use here), and
-// a key in use is never evicted nor counted.
-func TestItemCacheBounds(t *testing.T) {
-	var g gate[Book]
-	c := &g.cache
-	item := func(n int) map[string]types.AttributeValue {
-		return map[string]types.AttributeValue{"id": str("k"), "pad": str(strings.Repeat("x", n))}
-	}
-	for i := range cacheEntries + 10 {
-		cachePut(&g, kid(strconv.Itoa(i)), item(1), 0)
-	}
-	if c.n != cacheEntries || len(g.keys) != cacheEntries || itemOf(cachedState(&g, kid("0"))) != nil || itemOf(cachedState(&g, kid(strconv.Itoa(cacheEntries+9)))) == nil {
-		t.Fatalf("%d entries (map %d); want the %d most recent", c.n, len(g.keys), cacheEntries)
-	}
-	cachePut(&g, kid("big"), item(cacheItemSize+1), 0)
-	if g.keys[kid("big")] != nil {
-		t.Error("an item over cacheItemSize was kept")
-	}
-	inUse := &hotKey[Book]{key: kid("in use"), last: item(1), refs: 1}
-	g.keys[inUse.key] = inUse
-	for i := range 100 {
-		cachePut(&g, kid("m"+strconv.Itoa(i)), item(cacheItemSize-100), 0)
-	}
-	if c.bytes > cacheBytes {
-		t.Errorf("%d bytes cached, over %d", c.bytes, cacheBytes)
-	}
-	if itemOf(cachedState(&g, kid("m99"))) == nil {
-		t.Error("the most recent item was evicted")
-	}
-	if g.keys[inUse.key] != inUse || inUse.cached {
-		t.Error("the state of a key in use was evicted or cached")
-	}
-	delete(g.keys, inUse.key)
-	// The list and the map agree, newest first, and the bytes are the
-	// sum of what is cached.
-	n, bytes := 0, 0
-	for e := c.newest; e != nil; e = e.older {
-		if g.keys[e.key] != e || !e.cached || e.older != nil && e.older.newer != e || e.older == nil && c.oldest != e {
-			t.Fatalf("entry %v is not linked as the map says", e.key)
-		}
-		n, bytes = n+1, bytes+e.lastSize
-	}
-	if n != c.n || n != len(g.keys) || bytes != c.bytes {
-		t.Errorf("list of %d entries, %d bytes; the cache counts %d (map %d), %d bytes", n, bytes, c.n, len(g.keys), c.bytes)
-	}
-}
-
-// cachePut caches item under key, as the gate does when key goes quiet.
-func cachePut[T any](g *gate[T], key keyID, item map[string]types.AttributeValue, expect int) {
-	if g.keys == nil {
-		g.keys = map[keyID]*hotKey[T]{}
-	}
-	e := &hotKey[T]{key: key, last: item, expect: expect}
-	g.keys[key] = e
-	g.forget(key, e)
-}
-
-// cachedState returns the state of key when the gate holds it cached (the
-// key is quiet), nil otherwise. g.mu is held or g is not shared.
-func cachedState[T any](g *gate[T], key keyID) *hotKey[T] {
-	if e := g.keys[key]; e != nil && e.cached {
-		return e
-	}
-	return nil
-}
-
-// itemOf returns the item of an itemCache entry (nil: none).
-func itemOf[T any](e *hotKey[T]) map[string]types.AttributeValue {
-	if e == nil {
-		return nil
-	}
-	return e.last
-}
 
 // Concurrent Updates of one key through one Table take turns, each
 // starting from what the previous one left: one read in all, no conflict,
@@ -402,23 +327,21 @@ func TestQuietKeyStateIsReusedAndHoldsNoWaiter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	quiet := func(when string) *hotKey[Book] {
+	quiet := func(when string) any {
 		t.Helper()
 		waitQuiet(books, gk)
-		books.gate.mu.Lock()
-		defer books.gate.mu.Unlock()
-		if e := books.gate.keys[gk]; e != nil && !e.cached {
-			t.Fatalf("%s: the key is still in use (refs %d, busy %v)", when, e.refs, e.busy)
+		e, ok := books.gate.State(gk)
+		if ok && !e.Cached {
+			t.Fatalf("%s: the key is still in use (refs %d, busy %v)", when, e.Refs, e.Busy)
 		}
-		e := cachedState(&books.gate, gk)
-		if e == nil {
+		if !ok {
 			t.Fatalf("%s: the key's item is not cached", when)
 		}
-		if e.queue != nil || e.full != nil || e.refs != 0 || e.busy || e.last == nil {
+		if e.HoldsQueue || e.Gathering || e.Refs != 0 || e.Busy || e.Item == nil {
 			t.Fatalf("%s: cached state holds queue %v, full %v, refs %d, busy %v, item %v: want only the item",
-				when, e.queue, e.full, e.refs, e.busy, e.last != nil)
+				when, e.HoldsQueue, e.Gathering, e.Refs, e.Busy, e.Item != nil)
 		}
-		return e
+		return e.ID
 	}
 	e0 := quiet("after the combined write")
 	reads := len(s.db.gets())
@@ -881,7 +804,7 @@ func gatherFixture(t *testing.T) (s *bookStore, books *Table[Book], clk *clock.F
 	second = make(chan struct{})
 	c.hook(&fakeHook{op: "UpdateItem", n: 2, before: func(int) { close(second) }})
 	books = newBooks(t, c)
-	books.gate.clk = clk
+	books.gate.Clk = clk
 	ctx := context.Background()
 	first := make(chan error, 1)
 	go func() {
@@ -973,16 +896,14 @@ func TestUpdateBatchGatherIsBounded(t *testing.T) {
 	}
 	s.mu.Unlock()
 	waitQuiet(books, kid("1"))
-	books.gate.mu.Lock()
-	e := cachedState(&books.gate, kid("1"))
-	books.gate.mu.Unlock()
-	if e == nil {
+	e, ok := books.gate.State(kid("1"))
+	if !ok || !e.Cached {
 		t.Fatal("the quiet key's item is not cached")
 	}
 	// A, released by the first write, did not come back within its return
 	// window (b, c and d were queued before): the next batch expects none
 	// of the 3 callers the last one released.
-	if expect := e.expect; expect != 0 {
+	if expect := e.Expect; expect != 0 {
 		t.Errorf("the key went quiet expecting %d callers, want none: none came back", expect)
 	}
 }
@@ -997,7 +918,7 @@ func TestUpdateLoneCallerNeverWaits(t *testing.T) {
 	c := s.client()
 	c.hook(&fakeHook{op: "UpdateItem", before: func(int) { clk.Advance(5 * time.Millisecond) }})
 	books := newBooks(t, c)
-	books.gate.clk = clk
+	books.gate.Clk = clk
 	done := make(chan struct{})
 	errs := make(chan error, 1)
 	go func() {
@@ -1019,8 +940,8 @@ func TestUpdateLoneCallerNeverWaits(t *testing.T) {
 		t.Fatal(err)
 	default:
 	}
-	if books.gate.rtt != 5*time.Millisecond {
-		t.Errorf("round trip %v, want the 5 ms measured", books.gate.rtt)
+	if rtt := books.gate.RTT(); rtt != 5*time.Millisecond {
+		t.Errorf("round trip %v, want the 5 ms measured", rtt)
 	}
 	if len(s.writes) != 5 {
 		t.Errorf("%d writes, want 5", len(s.writes))
@@ -1072,8 +993,8 @@ func TestCombinedUpdatesCompleteUnderStandingFakeClock(t *testing.T) {
 }
 
 // The writes of a lone caller are timed at the first and then one in
-// rttSample (the Table's round trip follows theirs while few of them read
-// the clock): after the first write's 8 ms, rttSample-1 writes of 4 ms leave
+// gate.RTTSample (the Table's round trip follows theirs while few of them read
+// the clock): after the first write's 8 ms, gate.RTTSample-1 writes of 4 ms leave
 // the round trip at 8 ms, and the next one moves it a quarter of the way.
 func TestLoneWritesAreTimedOneInRTTSample(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
@@ -1084,29 +1005,25 @@ func TestLoneWritesAreTimedOneInRTTSample(t *testing.T) {
 	took.Store(int64(8 * time.Millisecond))
 	c.hook(&fakeHook{op: "UpdateItem", before: func(int) { clk.Advance(time.Duration(took.Load())) }})
 	books := newBooks(t, c)
-	books.gate.clk = clk
+	books.gate.Clk = clk
 	update := func() {
 		t.Helper()
 		if _, err := books.Update(context.Background(), Book{ISBN: "1"}, appendTitle("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rtt := func() time.Duration {
-		books.gate.mu.Lock()
-		defer books.gate.mu.Unlock()
-		return books.gate.rtt
-	}
+	rtt := books.gate.RTT
 	update()
 	took.Store(int64(4 * time.Millisecond))
-	for range rttSample - 1 {
+	for range gate.RTTSample - 1 {
 		update()
 	}
 	if got := rtt(); got != 8*time.Millisecond {
-		t.Fatalf("round trip %v after the first write and %d untimed ones, want the first's 8 ms", got, rttSample-1)
+		t.Fatalf("round trip %v after the first write and %d untimed ones, want the first's 8 ms", got, gate.RTTSample-1)
 	}
 	update()
 	if got := rtt(); got != 7*time.Millisecond {
-		t.Errorf("round trip %v after write %d, want 7 ms (a quarter of the way to its 4 ms)", got, rttSample+1)
+		t.Errorf("round trip %v after write %d, want 7 ms (a quarter of the way to its 4 ms)", got, gate.RTTSample+1)
 	}
 }
 
@@ -1241,7 +1158,7 @@ func TestUpdateCountsExactUnderChurn(t *testing.T) {
 		}
 		tables[i] = tb
 	}
-	const workers, calls, many = 8, 600, cacheEntries + 300
+	const workers, calls, many = 8, 600, gate.CacheEntries + 300
 	errFn := errors.New("fn failed")
 	var mu sync.Mutex
 	added := map[string]int{}

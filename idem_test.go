@@ -416,7 +416,7 @@ func TestWindowThroughEveryOtherWrite(t *testing.T) {
 }
 
 // Keyed and unkeyed Updates and Adds of one item from many goroutines over
-// two Tables: the unkeyed Updates are combined (gate.go) beside the keyed
+// two Tables: the unkeyed Updates are combined (internal/gate) beside the keyed
 // ones; every keyed change, each sent twice, counts once, every unkeyed one once.
 func TestKeyedChangesBesideCombinedUpdates(t *testing.T) {
 	c, name := meterTable(t)

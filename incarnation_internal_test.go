@@ -18,12 +18,8 @@ import (
 // waitQueued returns once n calls hold or wait for the turn on key.
 func waitQueued[T any](tb *Table[T], key keyID, n int) {
 	for {
-		tb.gate.mu.Lock()
-		refs := 0
-		if e := tb.gate.keys[key]; e != nil {
-			refs = e.refs
-		}
-		tb.gate.mu.Unlock()
+		e, _ := tb.gate.State(key)
+		refs := e.Refs
 		if refs >= n {
 			return
 		}
@@ -37,10 +33,8 @@ func waitQueued[T any](tb *Table[T], key keyID, n int) {
 // key has gone quiet and into the cache.
 func waitQuiet[T any](tb *Table[T], key keyID) {
 	for {
-		tb.gate.mu.Lock()
-		e := tb.gate.keys[key]
-		inUse := e != nil && !e.cached
-		tb.gate.mu.Unlock()
+		e, ok := tb.gate.State(key)
+		inUse := ok && !e.Cached
 		if !inUse {
 			return
 		}

@@ -169,10 +169,8 @@ func TestUpdateEncodesIntoOnlyItsOwnItem(t *testing.T) {
 	remembered := func(when string) (map[string]types.AttributeValue, bool) {
 		t.Helper()
 		waitQuiet(tb, gk)
-		tb.gate.mu.Lock()
-		defer tb.gate.mu.Unlock()
-		e := cachedState(&tb.gate, gk)
-		if e == nil {
+		e, ok := tb.gate.State(gk)
+		if !ok || !e.Cached {
 			t.Fatalf("%s: the key's item is not remembered", when)
 		}
 		stored := db.item("Items", map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "k"}})
@@ -181,10 +179,10 @@ func TestUpdateEncodesIntoOnlyItsOwnItem(t *testing.T) {
 			maps.DeleteFunc(m, func(_ string, v types.AttributeValue) bool { return isNull(v) })
 			return m
 		}
-		if !reflect.DeepEqual(noNulls(e.last), noNulls(stored)) { // a NULL reads as absent (UpdateItem stores none)
-			t.Fatalf("%s: remembered %s, stored %s", when, itemText(e.last), itemText(stored))
+		if !reflect.DeepEqual(noNulls(e.Item), noNulls(stored)) { // a NULL reads as absent (UpdateItem stores none)
+			t.Fatalf("%s: remembered %s, stored %s", when, itemText(e.Item), itemText(stored))
 		}
-		return e.last, e.lastOwn
+		return e.Item, e.Own
 	}
 	same := func(a, b map[string]types.AttributeValue) bool {
 		return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/gate"
 	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 
@@ -20,7 +21,7 @@ import (
 // use; its methods never modify the values passed to them.
 type Table[T any] struct {
 	table
-	gate gate[T] // queues and combines Update calls per key; see gate.go
+	gate gate.Gate[keyID, T, writeOptions] // queues and combines Update calls per key; see internal/gate
 }
 
 // table is what a Table holds that does not depend on T: the mapper, the
@@ -116,6 +117,7 @@ func NewTable[T any](m *Mapper, name string) (*Table[T], error) {
 		}
 	}
 	t := &Table[T]{table: table{m: m, name: name, p: plan.NewPlan(s, m.opts.tokenAttr), ptr: ptr, avEnc: m.enc, avDec: m.dec}}
+	t.gate.Run = t.runBatch
 	c := codec.For(rt)
 	if c != nil {
 		if m.compiledEnc {
@@ -197,7 +199,7 @@ func foldsAny(attr string, s *schema.Schema) bool {
 	return false
 }
 
-// readBack sets room, the key's (hotKey.lastRoom: nothing to allocate), to
+// readBack sets room, the key's (hotKey.LastRoom: nothing to allocate), to
 // a T holding what decoding the item saved is written as gives
 // (codec.Struct.CopyDecoded), sharing no slice or map with saved, and
 // returns room; nil when that is not known (!readsBack, or a value

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/gate"
 	"github.com/ddbkit/dynamo/internal/refusal"
 )
 
@@ -50,7 +51,7 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 	var k map[string]types.AttributeValue
 	gk, fast := t.fastKeyID(&key)
 	if fast {
-		k = t.gate.keyMap(gk)
+		k = t.gate.KeyMap(gk)
 	}
 	if k == nil {
 		var err error
@@ -67,19 +68,25 @@ func (t *Table[T]) update(ctx context.Context, key T, fn func(current T) (T, err
 	if err := ctx.Err(); err != nil {
 		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), err)
 	}
-	w := &waiter[T]{ctx: ctx, fn: fn, wo: wo}
-	e, lead := t.gate.join(gk, k, w)
-	defer t.gate.leave(gk, e)
-	var res outcome[T]
+	w := &waiter[T]{Ctx: ctx, Fn: fn, Wo: wo, Key: k, Share: wo.share()}
+	e, lead := t.gate.Join(gk, k, w)
+	defer t.gate.Leave(gk, e)
+	var res gate.Outcome[T]
 	if lead {
-		res = t.lead(e, k, w)
+		res = t.gate.Lead(e, w)
 	} else {
-		res = t.await(e, k, w)
+		res = t.gate.Await(e, w)
 	}
-	if res.panicked {
-		panic(res.pv)
+	switch {
+	case res.Panicked:
+		panic(res.PV)
+	case res.Unknown:
+		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w: ctx ended while its change was being written with others' (%w)",
+			t.name, formatKey(k), ErrUnknownOutcome, res.Err)
+	case res.Ended:
+		return zero, fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), res.Err)
 	}
-	return res.saved, res.err
+	return res.Saved, res.Err
 }
 
 // ErrNoChange, returned by an Update function (with any item), says that

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/gate"
 )
 
 // sentRecord is one request a recClient was sent.
@@ -304,7 +305,7 @@ func shareRun(t *testing.T, seed uint64) {
 				continue
 			}
 			evicted = true
-			for i := 0; i < cacheEntries+10; i++ {
+			for i := 0; i < gate.CacheEntries+10; i++ {
 				if _, err := tb.Update(ctx, stressItem{ID: fmt.Sprint("z", seed, i)}, func(cur stressItem) (stressItem, error) { cur.N++; return cur, nil }); err != nil {
 					t.Fatal(err)
 				}

@@ -202,12 +202,8 @@ func combineStamped[T stamped[T]](t *testing.T, key T) {
 // live counts callers still calling.
 func waitInside[T any](tb *Table[T], key keyID, live *atomic.Int64) {
 	for {
-		tb.gate.mu.Lock()
-		refs := 0
-		if e := tb.gate.keys[key]; e != nil {
-			refs = e.refs
-		}
-		tb.gate.mu.Unlock()
+		e, _ := tb.gate.State(key)
+		refs := e.Refs
 		if int64(refs) >= live.Load() {
 			return
 		}

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/ddbkit/dynamo/internal/av"
+	"github.com/ddbkit/dynamo/internal/gate"
 	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
@@ -28,29 +28,20 @@ type change struct {
 	item map[string]types.AttributeValue
 }
 
-// prepared is a function's result as a change of a batch (computeBatch):
-// boxed and v as changeOf returns them, and item, the change encoded
-// (checkAlone), nil when not needed; err fails only its caller.
-type prepared struct {
-	boxed any
-	v     reflect.Value
-	item  map[string]types.AttributeValue
-	err   error
-}
-
 // runBatch runs the functions of ws (ws[0] is the caller's own) and writes
-// their changes, retrying on conflict, and fills res.
-func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], res []outcome[T]) {
+// their changes, retrying on conflict, and fills res: the gate's Run.
+func (t *Table[T]) runBatch(e *hotKey[T], ws []*waiter[T], res []gate.Outcome[T]) {
+	k := ws[0].Key
 	pol, _ := t.m.retryPolicy(policyUpdate, RetryPolicy{}, false, "") // the mapper's was checked by NewTable
-	ctx := ws[0].ctx
+	ctx := ws[0].Ctx
 	if len(ws) > 1 {
 		var stop func()
-		ctx, stop = batchContext(ws)
+		ctx, stop = gate.BatchContext(ws)
 		defer stop()
 	}
 	fail := func(idx []int, err error) {
 		for _, i := range idx {
-			res[i] = outcome[T]{err: err}
+			res[i] = gate.Outcome[T]{Err: err}
 		}
 	}
 	live := make([]int, len(ws))
@@ -62,9 +53,9 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 	// of the item, nor — for a type without a version — on attributes
 	// someone else changed. verified: it was read (or came with a
 	// conflict) during this batch, rather than remembered. val, when not
-	// nil, is the struct decoding bs.item gives (hotKey.lastVal), for the
+	// nil, is the struct decoding bs.item gives (hotKey.LastVal), for the
 	// first function.
-	bs, bsSize, val := e.takeLast()
+	bs, bsSize, val := e.TakeLast()
 	verified := false
 	var one [1]change  // the room of a lone change
 	var whoRoom [1]int // and of its writer (writeBatch)
@@ -88,7 +79,7 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 			continue
 		}
 		if len(changes) == 0 {
-			e.remember(bs.Item, bsSize, val, bs.Own) // val: nil once handed to a function
+			e.Remember(bs.Item, bsSize, val, bs.Own) // val: nil once handed to a function
 			return
 		}
 		who, err := t.writeBatch(ctx, e, k, ws, live, bs, held, changes, now, res, whoRoom[:0])
@@ -109,11 +100,11 @@ func (t *Table[T]) runBatch(e *hotKey[T], k map[string]types.AttributeValue, ws 
 		// replicated write conflict (ce nil) nothing tells the item
 		// another Region is writing: it is read again.
 		t.noteConflict(ctx, attempt, ce)
-		bs, bsSize, verified, live, val = conflictBasis(ce), 0, true, rerun(live, who[0], res), nil
+		bs, bsSize, verified, live, val = conflictBasis(ce), 0, true, gate.Rerun(live, who[0], res), nil
 		attempt++
 		if err := pol.wait(ctx, attempt-1); err != nil {
 			for _, i := range who {
-				res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), ctxErr(ws[i].ctx, err))}
+				res[i] = gate.Outcome[T]{Err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), ctxErr(ws[i].Ctx, err))}
 			}
 			return
 		}
@@ -143,19 +134,19 @@ func (t *table) batchBasis(ctx context.Context, k map[string]types.AttributeValu
 // first change; appended to room, empty). When it succeeds each gets its
 // outcome and e remembers the item as stored.
 func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *plan.Basis, held int64,
-	changes []change, now time.Time, res []outcome[T], room []int) ([]int, error) {
+	changes []change, now time.Time, res []gate.Outcome[T], room []int) ([]int, error) {
 	who := room
 	for _, c := range changes {
 		who = append(who, c.who)
 	}
 	for _, i := range live {
-		if res[i].rides {
+		if res[i].Rides {
 			who = append(who, i) // after the first change: who[0] stays first
 		}
 	}
 	last := changes[len(changes)-1]
 	boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
-	wo := *ws[0].wo
+	wo := *ws[0].Wo
 	if last.item != nil {
 		// Its caller may have left Update and be changing the slices and
 		// maps of the value its function returned: write a copy of the
@@ -176,27 +167,27 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	wo.step, wo.now, wo.key = int64(len(changes)), now, k
 	t.noteCombined(ctx, len(changes))
 	var start time.Time
-	timed := t.gate.timeWrite(len(ws))
+	timed := t.gate.TimeWrite(len(ws))
 	if timed {
-		start = t.gate.timing().Now()
+		start = t.gate.Timing().Now()
 	}
 	saved, stored, size, own, err := t.save(ctx, boxed, v, &wo, bs)
 	if timed {
-		t.gate.noteRTT(t.gate.timing().Now().Sub(start))
+		t.gate.NoteRTT(t.gate.Timing().Now().Sub(start))
 	}
 	if err == nil {
 		for j, c := range changes[:len(changes)-1] {
 			after, _ := t.p.Advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
-			res[c.who] = outcome[T]{saved: t.sharedCopy(c.v, after, saved)}
+			res[c.who] = gate.Outcome[T]{Saved: t.sharedCopy(c.v, after, saved)}
 		}
 		// The last change's copy is the write's own (as stamped, or as
 		// stored for the save behaviours that return it).
-		res[last.who] = outcome[T]{saved: saved}
-		e.remember(stored, size, nil, own)
+		res[last.who] = gate.Outcome[T]{Saved: saved}
+		e.Remember(stored, size, nil, own)
 		if len(changes) == 1 && last.item == nil && (wo.behavior == SaveUpdate || wo.behavior == SavePut) {
 			// A lone change, written from fn's value: stored is its
 			// encoding, with the version saved holds.
-			e.lastVal = t.readBack(&saved, &e.lastRoom)
+			e.LastVal = t.readBack(&saved, &e.LastRoom)
 		}
 	}
 	return who, err
@@ -299,42 +290,6 @@ func (t *Table[T]) sharedCopy(v reflect.Value, ver int64, last T) T {
 	return out
 }
 
-// takeLast returns the item e remembers as stored after its last write
-// (nil when none), its size when known (else 0) and the struct decoding it
-// gives when known (else nil), and forgets them until a write of the batch
-// that takes them succeeds.
-func (e *hotKey[T]) takeLast() (*plan.Basis, int, *T) {
-	var bs *plan.Basis
-	size := 0
-	if e.last != nil {
-		bs, size = &plan.Basis{Item: e.last, Own: e.lastOwn}, e.lastSize
-	}
-	val := e.lastVal
-	if bs == nil {
-		val = nil
-	}
-	e.remember(nil, 0, nil, false)
-	return bs, size, val
-}
-
-// remember sets what e remembers of the key's stored item (hotKey.last,
-// lastSize, lastVal, lastOwn).
-func (e *hotKey[T]) remember(item map[string]types.AttributeValue, size int, val *T, own bool) {
-	e.last, e.lastSize, e.lastVal, e.lastOwn = item, size, val, own
-}
-
-// rerun returns the members of live from first on whose callers are still
-// in Update.
-func rerun[T any](live []int, first int, res []outcome[T]) []int {
-	var out []int
-	for _, i := range live {
-		if i >= first && !res[i].gone && !res[i].requeue {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // ctxErr returns the error of ctx when it is done, else err.
 func ctxErr(ctx context.Context, err error) error {
 	if e := ctx.Err(); e != nil {
@@ -352,14 +307,14 @@ func ctxErr(ctx context.Context, err error) error {
 // returns it (again) and the batch starts over from it. err is a failure of
 // that read or of decoding the stored item, for all.
 //
-// *val, when not nil, is the struct decoding bs.item gives (hotKey.lastVal):
+// *val, when not nil, is the struct decoding bs.item gives (hotKey.LastVal):
 // the first function called is given it instead, and *val is set to nil.
 //
 // now is the time of the write (writeClock): the changes' timestamps and
 // the first version of a type whose versions start from the clock. room is
 // where the changes are appended (empty).
 func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.AttributeValue, ws []*waiter[T], live []int, bs *plan.Basis, val **T, verified *bool,
-	res []outcome[T], now time.Time, room []change) (held int64, changes []change, again *plan.Basis, err error) {
+	res []gate.Outcome[T], now time.Time, room []change) (held int64, changes []change, again *plan.Basis, err error) {
 	changes = room
 	from := bs.Item
 	if from == nil {
@@ -374,7 +329,7 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 	}
 	for pos, i := range live {
 		w := ws[i]
-		if res[i].gone {
+		if res[i].Gone {
 			continue
 		}
 		cur, err := t.inputOf(from, val, len(changes) == 0)
@@ -384,9 +339,9 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		if len(changes) == 0 {
 			held = s.VersionOf(t.structOf(&cur))
 		}
-		if w.wo.mustExist && bs.Item == nil && len(changes) == 0 {
+		if w.Wo.mustExist && bs.Item == nil && len(changes) == 0 {
 			// Absent as read (or as a conflict found it): never remembered.
-			res[i] = outcome[T]{err: fmt.Errorf("%w: Update of table %q key %s with MustExist: the key holds no item", ErrNotFound, t.name, formatKey(k))}
+			res[i] = gate.Outcome[T]{Err: fmt.Errorf("%w: Update of table %q key %s with MustExist: the key holds no item", ErrNotFound, t.name, formatKey(k))}
 			continue
 		}
 		n := int64(len(changes))
@@ -400,38 +355,38 @@ func (t *Table[T]) computeBatch(ctx context.Context, k map[string]types.Attribut
 		// batch runs outside the caller's goroutine, so that the write
 		// never reads the value fn returned after its caller may have
 		// left Update (writeBatch writes from item).
-		encode := len(live) > 1 || !w.inline
+		encode := len(live) > 1 || !w.Inline
 		prep := preparer[T]{t: t, k: k, w: w, fromVer: fromVer, sizeToken: sizeToken, encode: encode, now: now, created: t.createdIn(from)}
 		c := t.ask(w, cur, len(changes) > 0, &prep)
 		switch {
-		case c.cut:
+		case c.Cut:
 			// Slow: the changes before it are written without it; it and
 			// the calls after it go to the next batch.
 			for _, j := range live[pos:] {
-				res[j] = outcome[T]{requeue: true}
+				res[j] = gate.Outcome[T]{Requeue: true}
 			}
 			return held, changes, nil, nil
-		case c.gone:
-			res[i] = outcome[T]{err: c.err, gone: true}
+		case c.Gone:
+			res[i] = gate.Outcome[T]{Err: c.Err, Gone: true}
 			continue
-		case c.withdrawn:
-			res[i] = outcome[T]{err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.ctx.Err())}
+		case c.Withdrawn:
+			res[i] = gate.Outcome[T]{Err: fmt.Errorf("dynamo: Update of table %q key %s: %w", t.name, formatKey(k), w.Ctx.Err())}
 			continue
-		case c.err != nil || c.panicked:
+		case c.Err != nil || c.Panicked:
 			if res[i], again, err = t.noChange(ctx, k, bs, verified, from, c, len(changes) > 0); again != nil || err != nil {
 				return 0, nil, again, err
 			}
 			continue
 		}
-		pr := c.prep // c.prepped: fn returned no error
-		if pr.err != nil {
-			res[i] = outcome[T]{err: pr.err}
+		pr := c.Prep // c.Prepped: fn returned no error
+		if pr.Err != nil {
+			res[i] = gate.Outcome[T]{Err: pr.Err}
 			continue
 		}
-		if pr.item != nil {
-			from = pr.item
+		if pr.Item != nil {
+			from = pr.Item
 		}
-		changes = append(changes, change{who: i, boxed: pr.boxed, v: pr.v, item: pr.item})
+		changes = append(changes, change{who: i, boxed: pr.Boxed, v: pr.V, item: pr.Item})
 	}
 	return held, changes, nil, nil
 }
@@ -473,11 +428,11 @@ type preparer[T any] struct {
 	created types.AttributeValue
 }
 
-func (pr *preparer[T]) run(next T) prepared {
+func (pr *preparer[T]) run(next T) gate.Prepared {
 	t := pr.t
 	boxed, nv, err := t.changeOf(pr.k, next, pr.fromVer)
 	if err != nil || !pr.encode {
-		return prepared{boxed: boxed, v: nv, err: err}
+		return gate.Prepared{Boxed: boxed, V: nv, Err: err}
 	}
 	if t.p.S.HasStamps() {
 		// Stamped as the write stamps it (a copy, taken here).
@@ -487,11 +442,11 @@ func (pr *preparer[T]) run(next T) prepared {
 		// taken here, before its caller may leave Update.
 		boxed, nv, _ = t.box(t.withVersion(nv, pr.fromVer), "Update")
 	}
-	item, err := t.checkAlone(pr.k, boxed, pr.fromVer, pr.sizeToken, pr.w.wo.behavior == SavePut, pr.now.UnixMilli())
+	item, err := t.checkAlone(pr.k, boxed, pr.fromVer, pr.sizeToken, pr.w.Wo.behavior == SavePut, pr.now.UnixMilli())
 	if err == nil {
 		err = pr.keepCreated(item)
 	}
-	return prepared{boxed: boxed, v: nv, item: item, err: err}
+	return gate.Prepared{Boxed: boxed, V: nv, Item: item, Err: err}
 }
 
 // createdIn returns the creation time item holds, nil when none (or the
@@ -513,7 +468,7 @@ func (pr *preparer[T]) keepCreated(item map[string]types.AttributeValue) error {
 	}
 	t := pr.t
 	name := t.p.S.Fields[t.p.S.Created].Name
-	if pr.w.wo.behavior != SavePut {
+	if pr.w.Wo.behavior != SavePut {
 		item[name] = pr.created
 		return nil
 	}
@@ -530,28 +485,28 @@ func (pr *preparer[T]) keepCreated(item map[string]types.AttributeValue) error {
 // item read again (verified), and when it is no longer bs the batch is
 // computed again from it (again).
 func (t *Table[T]) noChange(ctx context.Context, k map[string]types.AttributeValue, bs *plan.Basis, verified *bool,
-	from map[string]types.AttributeValue, c computed[T], rides bool) (outcome[T], *plan.Basis, error) {
+	from map[string]types.AttributeValue, c gate.Computed[T], rides bool) (gate.Outcome[T], *plan.Basis, error) {
 	if !*verified {
 		fresh, err := t.readRaw(ctx, k)
 		if err != nil {
-			return outcome[T]{}, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
+			return gate.Outcome[T]{}, nil, fmt.Errorf("dynamo: Update of table %q key %s: read: %w", t.name, formatKey(k), err)
 		}
 		*verified = true
 		if !t.p.SameState(bs.Item, fresh) {
-			return outcome[T]{}, &plan.Basis{Item: fresh}, nil
+			return gate.Outcome[T]{}, &plan.Basis{Item: fresh}, nil
 		}
 	}
-	if errors.Is(c.err, ErrNoChange) {
+	if errors.Is(c.Err, ErrNoChange) {
 		// The item as given (fn may have changed its copy): stored, or as
 		// the changes before it in this write leave it, with whom it then
 		// shares the write's fate (rides).
 		given, err := t.decode(from)
 		if err != nil {
-			return outcome[T]{}, nil, err
+			return gate.Outcome[T]{}, nil, err
 		}
-		return outcome[T]{saved: given, rides: rides}, nil, nil
+		return gate.Outcome[T]{Saved: given, Rides: rides}, nil, nil
 	}
-	return outcome[T]{err: c.err, panicked: c.panicked, pv: c.pv}, nil, nil
+	return gate.Outcome[T]{Err: c.Err, Panicked: c.Panicked, PV: c.PV}, nil, nil
 }
 
 // changeOf returns next, a value the Update function returned for the item
@@ -610,27 +565,4 @@ func (t *table) checkAlone(k map[string]types.AttributeValue, boxed any, fromVer
 		item[s.Fields[s.Version].Name] = plan.NumberAV(next)
 	}
 	return item, nil
-}
-
-// batchContext returns the context of a batch's requests: done when the
-// contexts of all its callers are, so that one caller's deadline does not
-// decide for the others whose changes the write carries.
-func batchContext[T any](ws []*waiter[T]) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ws[0].ctx))
-	var left atomic.Int64
-	left.Store(int64(len(ws)))
-	stops := make([]func() bool, len(ws))
-	for i, w := range ws {
-		stops[i] = context.AfterFunc(w.ctx, func() {
-			if left.Add(-1) == 0 {
-				cancel()
-			}
-		})
-	}
-	return ctx, func() {
-		for _, stop := range stops {
-			stop()
-		}
-		cancel()
-	}
 }
