@@ -82,10 +82,8 @@ func (t *Table[T]) Add(ctx context.Context, key T, delta Delta, opts ...WriteOpt
 
 func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOption) (T, error) {
 	var zero T
-	var wo writeOptions
-	if len(opts) > 0 {
-		wo = applyWriteOptions(opts)
-	}
+	sc := saveCall{wo: applyWriteOptions(opts)} // with Add's own condition and behaviour
+	wo := &sc.wo
 	if err := wo.refuse(refusal.Add, t.name); err != nil {
 		return zero, err
 	}
@@ -115,7 +113,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 		}
 	}
 	for attempt := 1; ; attempt++ {
-		r, err := t.buildAdd(k, delta, &wo)
+		r, err := t.buildAdd(k, delta, &sc)
 		if err != nil {
 			return zero, err
 		}
@@ -125,7 +123,7 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 				return zero, err
 			}
 		}
-		allNew, err := t.sendSave(ctx, &r, &wo, nil)
+		allNew, err := t.sendSave(ctx, &r, wo, nil)
 		if err != nil && once != nil {
 			again, done, ferr := once.failed(ctx, err)
 			switch {
@@ -145,9 +143,9 @@ func (t *Table[T]) add(ctx context.Context, key T, delta Delta, opts []WriteOpti
 			// A NULL where the request assumed none (or the reverse) failed
 			// its condition, certainly not applied: send it again for the
 			// item as stored.
-			if nulls := storedNulls(err, blind, wo.nulls, t.p.ZeroIsNoVersion()); nulls != nil {
+			if nulls := storedNulls(err, blind, sc.nulls, t.p.ZeroIsNoVersion()); nulls != nil {
 				if attempt < maxNullAttempts {
-					wo.nulls = nulls
+					sc.nulls = nulls
 					continue
 				}
 				nullsKeptChanging(err, attempt)
@@ -175,18 +173,18 @@ func (t *table) addBlind(delta Delta) []string {
 }
 
 // buildAdd checks delta against the schema and builds the UpdateItem of an
-// Add of the item with key k. wo.nulls names the changed attributes (and
+// Add of the item with key k. sc.nulls names the changed attributes (and
 // the version) that the stored item holds as NULL (a set or counter SavePut
 // wrote from a nil value, or another client): a change treats NULL as
 // missing, as DynamoDB's ADD and DELETE refuse it. The request assumes that
 // those, and only those, hold NULL; when that no longer holds it fails its
 // condition (see storedNulls).
-func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *writeOptions) (saveRequest, error) {
+func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, sc *saveCall) (saveRequest, error) {
 	p, s := t.p, t.p.S
 	if len(delta.ops) == 0 {
 		return saveRequest{}, fmt.Errorf("%w: Add on table %q with an empty Delta: name a change, e.g. dynamo.Increment(\"views\", 1)", ErrInvalidInput, t.name)
 	}
-	uc, err := plan.CompileConds(s, wo.conds)
+	uc, err := plan.CompileConds(s, sc.wo.conds)
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
@@ -200,7 +198,7 @@ func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *wri
 			return saveRequest{}, t.badAdd(op.attr, "changed twice in one Delta: combine the changes into one")
 		}
 		seen[op.attr] = true
-		c, b, err := t.addChange(&eb, op, wo.nulls[op.attr], written)
+		c, b, err := t.addChange(&eb, op, sc.nulls[op.attr], written)
 		if err != nil {
 			return saveRequest{}, err
 		}
@@ -216,7 +214,7 @@ func (t *table) buildAdd(k map[string]types.AttributeValue, delta Delta, wo *wri
 	r := saveRequest{key: k, uc: uc, allNew: true, noResend: true}
 	now := t.m.opts.clock.Now()
 	if s.Version >= 0 {
-		eb.And(p.AdvanceVersion(&eb, p.FirstVersion(now.UnixMilli()), wo.nulls[p.VersionAttr[0]]), p.VersionNames)
+		eb.And(p.AdvanceVersion(&eb, p.FirstVersion(now.UnixMilli()), sc.nulls[p.VersionAttr[0]]), p.VersionNames)
 		if p.TokenAttr != "" {
 			r.token = newToken()
 			p.WriteToken(&eb, r.token)

@@ -89,15 +89,15 @@ func (t *table) windowOf(item map[string]types.AttributeValue) ([]string, error)
 //     read is carried over, without a condition of its own;
 //   - otherwise (a Save's put, an Update's put of an unversioned type) the
 //     window read, or for a Save the one its last attempt's condition
-//     failure found (wo.window; none at first), on condition that it is
+//     failure found (window; none at first), on condition that it is
 //     still the one stored (Table.windowMoved sends a Save's put again).
-func (t *table) putWindow(bs *plan.Basis, wo *writeOptions) *plan.WindowWrite {
+func (t *table) putWindow(bs *plan.Basis, window types.AttributeValue) *plan.WindowWrite {
 	p := t.p
 	if _, ok := p.S.ByName[IdempotencyAttribute]; ok {
 		return nil
 	}
 	if bs == nil {
-		return &plan.WindowWrite{Old: wo.window, Next: wo.window}
+		return &plan.WindowWrite{Old: window, Next: window}
 	}
 	if bs.Item == nil {
 		return nil
@@ -188,12 +188,10 @@ func (t *Table[T]) updateOnce(ctx context.Context, key T, fn func(T) (T, error),
 		if err != nil {
 			return zero, err
 		}
-		w := *wo
-		w.key, w.now = k, t.versionClock()
-		w.idem = plan.NewWindowWrite(plan.StoredWindow(cur), keys, wo.idemKey)
-		saved, _, _, _, err := t.save(ctx, boxed, v, &w, &plan.Basis{Item: cur})
+		sc := saveCall{wo: *wo, key: k, now: t.versionClock(), idem: plan.NewWindowWrite(plan.StoredWindow(cur), keys, wo.idemKey)}
+		res, err := t.save(ctx, boxed, v, &sc, &plan.Basis{Item: cur})
 		if err == nil {
-			return saved, nil
+			return res.saved, nil
 		}
 		// A replicated write conflict (MRSC) was refused for another
 		// Region's write, not applied: the item is read again (it may hold
@@ -263,11 +261,11 @@ func (t *table) retryFrom(ctx context.Context, k map[string]types.AttributeValue
 
 // windowMoved reports whether the save r, a Save's SavePut (no basis, no
 // guard), failed only because the stored window of idempotency keys is not
-// the one it expected (wo.window): then it is sent again carrying the
+// the one it expected (window): then it is sent again carrying the
 // window found (w), so that a put never drops the keys of the item it
 // replaces. The version and If conditions are checked again by that
 // attempt.
-func (t *table) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *plan.Basis, guarded bool) (w types.AttributeValue, again bool) {
+func (t *table) windowMoved(err error, r *saveRequest, window types.AttributeValue, bs *plan.Basis, guarded bool) (w types.AttributeValue, again bool) {
 	if !r.put || bs != nil || guarded {
 		return nil, false
 	}
@@ -279,7 +277,7 @@ func (t *table) windowMoved(err error, r *saveRequest, wo *writeOptions, bs *pla
 		return nil, false // a version conflict is the answer, whatever the window
 	}
 	w = plan.StoredWindow(ce.Item)
-	if w == nil && wo.window == nil || w != nil && wo.window != nil && av.Equal(w, wo.window) {
+	if w == nil && window == nil || w != nil && window != nil && av.Equal(w, window) {
 		return nil, false
 	}
 	return w, true

@@ -74,6 +74,28 @@ type writeOptions struct {
 	behavior SaveBehavior
 	conds    []expression.ConditionBuilder
 	ifs      []*ifOption // the If options that gave conds (Add adds its own to conds)
+	// mustExist: Update and Add fail with ErrNotFound on a missing item
+	// (MustExist).
+	mustExist bool
+	// guards are the condition checks the write goes with (GuardedBy).
+	guards []TxOp
+	// from is the item as stored that a Save writes only the changes
+	// from (ChangedFrom); fromSet says ChangedFrom was given (from may be
+	// nil then, which is refused).
+	from    map[string]types.AttributeValue
+	fromSet bool
+	// idemKey is the IdempotencyKey given (idemSet: one was).
+	idemKey string
+	idemSet bool
+}
+
+// saveCall is one save as Save, Add, Update and the transactions pass it
+// between their steps: the call's options (wo) and the state the call
+// computed, which no option sets. wo is a copy, not a pointer: a pointer
+// read from a saveCall leaks (buildSave's requests keep its maps), which
+// would move the options of every Save to the heap.
+type saveCall struct {
+	wo writeOptions
 	// step is how many saves' worth a save advances the version, 0 meaning
 	// 1: Update's combined write of n changes advances it by n (one step
 	// per change). now, when not zero, is the time the save is made at
@@ -86,37 +108,37 @@ type writeOptions struct {
 	// encoding, and its caller gets its function's own value back.
 	own      reflect.Value
 	ownBoxed any
-	// mustExist: Update and Add fail with ErrNotFound on a missing item
-	// (MustExist).
-	mustExist bool
 	// nulls names the attributes the stored item holds as NULL, as the
 	// last failed attempt of a write that changes attributes without
 	// reading them found (see storedNulls); nil on a first attempt.
 	nulls map[string]bool
-	// guards are the condition checks the write goes with (GuardedBy).
-	guards []TxOp
 	// key, when not nil, is the primary key of the item written as
 	// Update computed it (keyOfItem): the request's Key when the item
 	// encodes the same (reusesKey), instead of a map built again.
 	key map[string]types.AttributeValue
-	// from is the item as stored that a Save writes only the changes
-	// from (ChangedFrom); fromSet says ChangedFrom was given (from may be
-	// nil then, which is refused).
-	from    map[string]types.AttributeValue
-	fromSet bool
 	// unkept: the caller keeps no item as stored after the write (Save),
 	// so a SaveUpdate may encode straight into its request's values
 	// (buildSaveValues) and return no item.
 	unkept bool
-	// idemKey is the IdempotencyKey given (idemSet: one was); idem, when
-	// not nil, is what this write does to the item's window of keys.
-	idemKey string
-	idemSet bool
-	idem    *plan.WindowWrite
+	// idem, when not nil, is what this write does to the item's window of
+	// idempotency keys.
+	idem *plan.WindowWrite
 	// window is the window of idempotency keys a Save with SavePut
 	// expects stored and carries over (nil: none), as its last attempt's
 	// condition failure found it (Table.windowMoved).
 	window types.AttributeValue
+}
+
+// saveResult is what a save wrote. stored is the item as stored after the
+// write, which Update hands to the next caller of the same key; size is
+// its size when counted (the encoded item's), else 0; own says stored is
+// the encoded item of an UpdateItem, with the write token: a map sent
+// nowhere, which a write computed from it may encode into (basis.own).
+type saveResult[T any] struct {
+	saved  T
+	stored map[string]types.AttributeValue
+	size   int
+	own    bool
 }
 
 // applyWriteOptions returns the defaults with opts applied. The package's

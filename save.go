@@ -33,15 +33,15 @@ import (
 // dynamodb:GetItem to settle a lost answer.
 func (t *Table[T]) Save(ctx context.Context, item T, opts ...WriteOption) (T, error) {
 	ctx, c := t.m.begin(ctx, "Save", t.name)
-	saved, err := t.saveCall(ctx, item, opts)
+	saved, err := t.saveItem(ctx, item, opts)
 	return saved, c.end(err)
 }
 
-func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T, error) {
-	var wo writeOptions
+func (t *Table[T]) saveItem(ctx context.Context, item T, opts []WriteOption) (T, error) {
+	sc := saveCall{unkept: true}
 	if len(opts) > 0 {
-		wo = applyWriteOptions(opts)
-		if err := wo.refuse(refusal.Save, t.name); err != nil {
+		sc.wo = applyWriteOptions(opts)
+		if err := sc.wo.refuse(refusal.Save, t.name); err != nil {
 			var zero T
 			return zero, err
 		}
@@ -51,29 +51,25 @@ func (t *Table[T]) saveCall(ctx context.Context, item T, opts []WriteOption) (T,
 		var zero T
 		return zero, err
 	}
-	wo.unkept = true
-	saved, _, _, _, err := t.save(ctx, boxed, v, &wo, nil)
-	return saved, err
+	res, err := t.save(ctx, boxed, v, &sc, nil)
+	return res.saved, err
 }
 
-// save writes the struct boxed points to (v is the same struct). bs, when
-// not nil, is the stored item the struct was computed from (Table.Update):
-// the write is pinned to it (basisCond). Besides the saved copy it returns
-// the item as stored after the write — for SaveUpdate and SavePut the encoded
-// item with its new version and token, else ALL_NEW — which Update hands to
-// the next caller of the same key, and that item's size when it was counted
-// (the encoded item's), else 0. own reports that the item is the encoded
-// one of an UpdateItem, with the write token: a map sent nowhere, which a
-// write computed from it may encode into (basis.own).
-func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *writeOptions, bs *plan.Basis) (saved T, stored map[string]types.AttributeValue, size int, own bool, err error) {
-	var zero T
+// save writes the struct boxed points to (v is the same struct) as sc
+// says. bs, when not nil, is the stored item the struct was computed from
+// (Table.Update): the write is pinned to it (basisCond). Its result's
+// stored item is, for SaveUpdate and SavePut, the encoded item with its
+// new version and token, else ALL_NEW. sc's own fields are not modified.
+func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, sc *saveCall, bs *plan.Basis) (saveResult[T], error) {
 	p, s := t.p, t.p.S
 	var r saveRequest
 	var allNew map[string]types.AttributeValue
+	var err error
+	wo := &sc.wo
 	guarded := len(wo.guards) > 0 // the behaviour was checked by the caller (refusal.Rules)
 	for attempt := 1; ; attempt++ {
-		if r, err = t.buildSave(boxed, v, wo, nil, bs, guarded, wo.now); err != nil {
-			return zero, nil, 0, false, err
+		if r, err = t.buildSave(boxed, v, sc, nil, bs, guarded); err != nil {
+			return saveResult[T]{}, err
 		}
 		if guarded {
 			call := "Save"
@@ -89,24 +85,24 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 		if err == nil {
 			break
 		}
-		if w, again := t.windowMoved(err, &r, wo, bs, guarded); again && attempt < maxNullAttempts {
-			nw := *wo
-			nw.window = w
-			wo = &nw
+		if w, again := t.windowMoved(err, &r, sc.window, bs, guarded); again && attempt < maxNullAttempts {
+			nc := *sc
+			nc.window = w
+			sc = &nc
 			continue
 		}
-		if nulls := storedNulls(err, p.BlindAttrs(wo.behavior), wo.nulls, p.ZeroIsNoVersion()); nulls != nil {
+		if nulls := storedNulls(err, p.BlindAttrs(wo.behavior), sc.nulls, p.ZeroIsNoVersion()); nulls != nil {
 			if attempt < maxNullAttempts {
-				nw := *wo
-				nw.nulls = nulls
-				wo = &nw
+				nc := *sc
+				nc.nulls = nulls
+				sc = &nc
 				continue
 			}
 			nullsKeptChanging(err, attempt)
 		}
-		return zero, nil, 0, false, err
+		return saveResult[T]{}, err
 	}
-	item := r.item // nil when encoded into the request's values (wo.unkept)
+	item := r.item // nil when encoded into the request's values (sc.unkept)
 	if wo.behavior == SaveUpdate && !r.allNew || wo.behavior == SavePut {
 		if s.Version >= 0 && !r.put && item != nil { // a put's item carries them already
 			// The request is done with item. The version and the token
@@ -125,14 +121,14 @@ func (t *Table[T]) save(ctx context.Context, boxed any, v reflect.Value, wo *wri
 			}
 		}
 		written := r.v
-		if wo.own.IsValid() {
-			_, written = t.stamp(wo.ownBoxed, wo.own, wo.now) // as buildSave stamped v
+		if sc.own.IsValid() {
+			_, written = t.stamp(sc.ownBoxed, sc.own, sc.now) // as buildSave stamped v
 		}
-		own = item != nil && !r.put && !guarded && r.token != nil
-		return t.withVersion(written, r.next), item, r.size, own, nil
+		own := item != nil && !r.put && !guarded && r.token != nil
+		return saveResult[T]{saved: t.withVersion(written, r.next), stored: item, size: r.size, own: own}, nil
 	}
-	saved, err = t.decodeWritten("save to", allNew)
-	return saved, allNew, 0, false, err
+	saved, err := t.decodeWritten("save to", allNew)
+	return saveResult[T]{saved: saved, stored: allNew}, err
 }
 
 // sendSave sends the save r and settles it when an attempt's outcome is
@@ -345,21 +341,22 @@ func (r *saveRequest) cond() string {
 }
 
 // buildSave checks and encodes the struct boxed points to (v is the same
-// struct) and builds the request that saves it as wo says. token is the write
+// struct) and builds the request that saves it as sc says. token is the write
 // token to store; nil means a fresh random one (when the type is versioned and
 // tokens are on). bs, when not nil, pins the write to the stored item it was
-// computed from. tx says the request is a transaction member. now is the
+// computed from. tx says the request is a transaction member. sc.now is the
 // clock reading for the timestamps and a clock-started version; zero means
 // read the clock. Nothing is sent; bad input is an error wrapping
 // ErrInvalidInput.
-func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []byte, bs *plan.Basis, tx bool, now time.Time) (saveRequest, error) {
+func (t *table) buildSave(boxed any, v reflect.Value, sc *saveCall, token []byte, bs *plan.Basis, tx bool) (saveRequest, error) {
 	p, s := t.p, t.p.S
+	wo, now := &sc.wo, sc.now
 	if now.IsZero() && (s.HasStamps() || p.VerClock) {
 		now = t.m.opts.clock.Now()
 	}
 	boxed, v = t.stamp(boxed, v, now)
-	if wo.unkept && t.valueNames != nil && bs == nil && !tx && !wo.fromSet && wo.behavior == SaveUpdate {
-		if r, ok, err := t.buildSaveValues(boxed, v, wo, token, now); ok {
+	if sc.unkept && t.valueNames != nil && bs == nil && !tx && !wo.fromSet && wo.behavior == SaveUpdate {
+		if r, ok, err := t.buildSaveValues(boxed, v, sc, token, now); ok {
 			return r, err
 		}
 	}
@@ -385,7 +382,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 	if err != nil {
 		return saveRequest{}, fmt.Errorf("%w: If condition for table %q: %w", ErrInvalidInput, t.name, err)
 	}
-	held, next, err := t.saveVersions(v, item, wo, now)
+	held, next, err := t.saveVersions(v, item, sc, now)
 	if err != nil {
 		return saveRequest{}, err
 	}
@@ -405,7 +402,7 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 		return saveRequest{}, err
 	}
 	r := saveRequest{item: item, held: held, next: next, token: token, uc: uc, v: v, size: size}
-	iw, err := t.saveWindow(&r, bs, wo, tx)
+	iw, err := t.saveWindow(&r, bs, sc, tx)
 	if err != nil {
 		return saveRequest{}, err
 	}
@@ -417,17 +414,18 @@ func (t *table) buildSave(boxed any, v reflect.Value, wo *writeOptions, token []
 		}
 		return r, err
 	}
-	err = t.updateRequest(&r, wo, bs, tx, sz, iw)
+	err = t.updateRequest(&r, sc, bs, tx, sz, iw)
 	return r, err
 }
 
 // updateRequest makes r an UpdateItem: its key map, and the update
 // expression with the conditions of the version, the basis, the creation
 // time (in a transaction) and the window of idempotency keys iw.
-func (t *table) updateRequest(r *saveRequest, wo *writeOptions, bs *plan.Basis, tx bool, sz itemSizes, iw *plan.WindowWrite) error {
+func (t *table) updateRequest(r *saveRequest, sc *saveCall, bs *plan.Basis, tx bool, sz itemSizes, iw *plan.WindowWrite) error {
+	wo := &sc.wo
 	// The key map is built only where it is sent (UpdateItem) or reported
 	// (errors): a PutItem carries the key in its item.
-	if r.key = wo.key; !t.reusesKey(r.key, r.item) {
+	if r.key = sc.key; !t.reusesKey(r.key, r.item) {
 		r.key = t.pickKey(r.item)
 	}
 	var kept uint64
@@ -437,7 +435,7 @@ func (t *table) updateRequest(r *saveRequest, wo *writeOptions, bs *plan.Basis, 
 		kept = t.keptAttrs(sz)
 	}
 	p := t.p
-	r.up = p.BuildUpdate(wo.behavior, r.item, r.held, r.next, wo.nulls, r.token, r.uc, bs, wo.from, kept)
+	r.up = p.BuildUpdate(wo.behavior, r.item, r.held, r.next, sc.nulls, r.token, r.uc, bs, wo.from, kept)
 	if p.S.Created >= 0 {
 		if tx {
 			r.createdCond = true
@@ -455,10 +453,10 @@ func (t *table) updateRequest(r *saveRequest, wo *writeOptions, bs *plan.Basis, 
 // saveWindow returns the window of idempotency keys r carries — the
 // call's, or for a put the one stored that the put would drop — with its
 // size added to r's, refusing an item it takes over DynamoDB's 400 KB.
-func (t *table) saveWindow(r *saveRequest, bs *plan.Basis, wo *writeOptions, tx bool) (*plan.WindowWrite, error) {
-	iw := wo.idem
-	if iw == nil && wo.behavior == SavePut && !tx {
-		iw = t.putWindow(bs, wo)
+func (t *table) saveWindow(r *saveRequest, bs *plan.Basis, sc *saveCall, tx bool) (*plan.WindowWrite, error) {
+	iw := sc.idem
+	if iw == nil && sc.wo.behavior == SavePut && !tx {
+		iw = t.putWindow(bs, sc.window)
 	}
 	if iw != nil && iw.Next != nil {
 		if r.size += len(IdempotencyAttribute) + av.Size(iw.Next); r.size > maxItemSize {
@@ -470,7 +468,7 @@ func (t *table) saveWindow(r *saveRequest, bs *plan.Basis, wo *writeOptions, tx 
 }
 
 // buildSaveValues is buildSave of a SaveUpdate whose item nobody keeps
-// (wo.unkept) and that has no basis, for a type the codec encodes so
+// (sc.unkept) and that has no basis, for a type the codec encodes so
 // (Table.valueNames): the fields' attributes are encoded straight into the
 // UpdateItem's values, under their placeholders, and the key's into the
 // key map — no item is made, and r.item is nil. The checks are buildSave's,
@@ -479,8 +477,8 @@ func (t *table) saveWindow(r *saveRequest, bs *plan.Basis, wo *writeOptions, tx 
 // done, when the codec refuses a value or does not vouch for the values
 // (codec.Result.Clean): buildSave encodes the item then, and words the
 // error or checks it.
-func (t *table) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
-	p, s := t.p, t.p.S
+func (t *table) buildSaveValues(boxed any, v reflect.Value, sc *saveCall, token []byte, now time.Time) (r saveRequest, ok bool, err error) {
+	p, s, wo := t.p, t.p.S, &sc.wo
 	if s.Walk {
 		if err := s.CheckGo(t.name, reflect.ValueOf(boxed).Elem()); err != nil {
 			return saveRequest{}, true, err
@@ -512,7 +510,7 @@ func (t *table) buildSaveValues(boxed any, v reflect.Value, wo *writeOptions, to
 	if err := t.checkIndexKeys(to.Dst, key, true); err != nil {
 		return saveRequest{}, true, err
 	}
-	held, next, err := t.saveVersions(v, key, wo, now)
+	held, next, err := t.saveVersions(v, key, sc, now)
 	if err != nil {
 		return saveRequest{}, true, err
 	}
@@ -572,11 +570,11 @@ func (t *table) checkSaveSize(item map[string]types.AttributeValue, sz itemSizes
 
 // saveVersions returns the version a save of v (encoded as item) holds and
 // the one it writes (0, 0 for a type without a version): the next by the
-// version settings, wo.step steps for Update's combined write of several
+// version settings, sc.step steps for Update's combined write of several
 // changes, the first for SaveClobber (DynamoDB advances the stored one, or
 // stores the first where there is none). A version that is negative or
 // leaves no room for the step is refused.
-func (t *table) saveVersions(v reflect.Value, item map[string]types.AttributeValue, wo *writeOptions, now time.Time) (held, next int64, err error) {
+func (t *table) saveVersions(v reflect.Value, item map[string]types.AttributeValue, sc *saveCall, now time.Time) (held, next int64, err error) {
 	p, s := t.p, t.p.S
 	if s.Version < 0 {
 		return 0, 0, nil
@@ -589,14 +587,14 @@ func (t *table) saveVersions(v reflect.Value, item map[string]types.AttributeVal
 		return 0, 0, fmt.Errorf("%w: table %q key %s: version %d leaves no room for the next (step %d) in field %s (%s), which holds at most %d: %s",
 			ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, p.VerStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, p.MaxVersion, s.Widen())
 	}
-	if wo.step > 1 {
+	if sc.step > 1 {
 		// Update's combined write of several changes: one step each.
-		if next, ok = p.Advance(held, wo.step, now.UnixMilli()); !ok {
+		if next, ok = p.Advance(held, sc.step, now.UnixMilli()); !ok {
 			return 0, 0, fmt.Errorf("%w: table %q key %s: version %d leaves no room for %d more steps (step %d) in field %s (%s): %s",
-				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, wo.step, p.VerStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
+				ErrInvalidInput, t.name, formatKey(t.pickKey(item)), held, sc.step, p.VerStep, s.Fields[s.Version].GoName, s.Fields[s.Version].Type, s.Widen())
 		}
 	}
-	if wo.behavior == SaveClobber {
+	if sc.wo.behavior == SaveClobber {
 		// DynamoDB advances the stored version; where there is none
 		// it stores the first version.
 		next = p.FirstVersion(now.UnixMilli())

@@ -675,13 +675,11 @@ func TestSaveValuesBuildTheItemPathsRequest(t *testing.T) {
 			wo := applyWriteOptions(opts)
 			build := func(unkept bool) saveRequest {
 				t.Helper()
-				w := wo
-				w.unkept = unkept
 				boxed, v, err := tb.box(d, "Save")
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := tb.buildSave(boxed, v, &w, tok, nil, false, now)
+				r, err := tb.buildSave(boxed, v, &saveCall{wo: wo, unkept: unkept, now: now}, tok, nil, false)
 				if err != nil {
 					t.Fatalf("tokens %q, mask %06b: %v", tokens, mask, err)
 				}
@@ -701,9 +699,8 @@ func TestSaveValuesBuildTheItemPathsRequest(t *testing.T) {
 		for _, bad := range []saveValuesDoc{{ID: 1}, {Org: "o", Version: -1}, {Org: "o", B: strings.Repeat("x", 400<<10)}} {
 			boxed, v, _ := tb.box(bad, "Save")
 			w := applyWriteOptions(nil)
-			_, errItem := tb.buildSave(boxed, v, &w, tok, nil, false, now)
-			w.unkept = true
-			_, errValues := tb.buildSave(boxed, v, &w, tok, nil, false, now)
+			_, errItem := tb.buildSave(boxed, v, &saveCall{wo: w, now: now}, tok, nil, false)
+			_, errValues := tb.buildSave(boxed, v, &saveCall{wo: w, unkept: true, now: now}, tok, nil, false)
 			if errItem == nil || errValues == nil || errItem.Error() != errValues.Error() {
 				t.Errorf("tokens %q: refusal of %+v: %v, want %v", tokens, bad.Org, errValues, errItem)
 			}

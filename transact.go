@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -313,7 +312,7 @@ func (v TxTable[T]) Save(item T, opts ...WriteOption) (T, error) {
 	}
 	c := t.withVersion(iv, e.held)
 	boxed, cv, _ := t.box(c, "Save")
-	r, err := t.buildSave(boxed, cv, &wo, nil, e.bs, true, time.Time{})
+	r, err := t.buildSave(boxed, cv, &saveCall{wo: wo}, nil, e.bs, true)
 	if err != nil {
 		return zero, tx.fail(err)
 	}

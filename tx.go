@@ -165,7 +165,7 @@ func (s *TxSave[T]) txWrite(token []byte) (*txMember, error) {
 			}
 		}
 	}
-	r, err := t.buildSave(boxed, v, &wo, token, nil, true, now)
+	r, err := t.buildSave(boxed, v, &saveCall{wo: wo, now: now}, token, nil, true)
 	if err != nil {
 		return nil, err
 	}

@@ -146,7 +146,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 	}
 	last := changes[len(changes)-1]
 	boxed, v := last.boxed, last.v // a copy, or fn's pointer: only read
-	wo := *ws[0].Wo
+	sc := saveCall{wo: *ws[0].Wo}
 	if last.item != nil {
 		// Its caller may have left Update and be changing the slices and
 		// maps of the value its function returned: write a copy of the
@@ -156,7 +156,7 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 		if err != nil {
 			return who, err
 		}
-		wo.own, wo.ownBoxed = v, boxed
+		sc.own, sc.ownBoxed = v, boxed
 		boxed, v, _ = t.box(cp, "Update")
 	}
 	if s := t.p.S; s.Version >= 0 && s.VersionOf(v) != held {
@@ -164,18 +164,19 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 		// than the write's (held, advanced by one step per change).
 		boxed, v, _ = t.box(t.withVersion(v, held), "Update")
 	}
-	wo.step, wo.now, wo.key = int64(len(changes)), now, k
+	sc.step, sc.now, sc.key = int64(len(changes)), now, k
 	t.noteCombined(ctx, len(changes))
 	var start time.Time
 	timed := t.gate.TimeWrite(len(ws))
 	if timed {
 		start = t.gate.Timing().Now()
 	}
-	saved, stored, size, own, err := t.save(ctx, boxed, v, &wo, bs)
+	sr, err := t.save(ctx, boxed, v, &sc, bs)
 	if timed {
 		t.gate.NoteRTT(t.gate.Timing().Now().Sub(start))
 	}
 	if err == nil {
+		saved := sr.saved
 		for j, c := range changes[:len(changes)-1] {
 			after, _ := t.p.Advance(held, int64(j)+1, now.UnixMilli()) // fits: the write did
 			res[c.who] = gate.Outcome[T]{Saved: t.sharedCopy(c.v, after, saved)}
@@ -183,8 +184,8 @@ func (t *Table[T]) writeBatch(ctx context.Context, e *hotKey[T], k map[string]ty
 		// The last change's copy is the write's own (as stamped, or as
 		// stored for the save behaviours that return it).
 		res[last.who] = gate.Outcome[T]{Saved: saved}
-		e.Remember(stored, size, nil, own)
-		if len(changes) == 1 && last.item == nil && (wo.behavior == SaveUpdate || wo.behavior == SavePut) {
+		e.Remember(sr.stored, sr.size, nil, sr.own)
+		if b := sc.wo.behavior; len(changes) == 1 && last.item == nil && (b == SaveUpdate || b == SavePut) {
 			// A lone change, written from fn's value: stored is its
 			// encoding, with the version saved holds.
 			e.LastVal = t.readBack(&saved, &e.LastRoom)
