@@ -28,10 +28,7 @@ import (
 
 // MaxTxItems is the most members one transaction may have: DynamoDB's limit
 // for TransactWriteItems and TransactGetItems.
-const MaxTxItems = 100
-
-// maxTxSize is DynamoDB's limit on the aggregate size of a transaction's items.
-const maxTxSize = 4 << 20
+const MaxTxItems = plan.MaxTxItems
 
 // DynamoDB's cancellation reason codes (CancellationReason.Code, and
 // TxFailure.Code), the ones the mapper and its users compare against.
@@ -336,7 +333,7 @@ func (m *Mapper) writeTx(ctx context.Context, ops []TxOp, opts []TxOption, tel *
 	if o.tokenSet && (o.token == "" || len(o.token) > maxRequestTokenLn) {
 		return fmt.Errorf("%w: WriteTx request token %q: DynamoDB takes 1 to %d characters", ErrInvalidInput, o.token, maxRequestTokenLn)
 	}
-	if err := checkTxCount("WriteTx", len(ops)); err != nil {
+	if err := plan.TxCount("WriteTx", len(ops)); err != nil {
 		return err
 	}
 	members, err := writeTxMembers(ops, o)
@@ -492,47 +489,11 @@ func retryTx[M txMemberInfo](ctx context.Context, o txOptions, name string, ms [
 // call's own, which are noun ("ops"): a refusal for their number says the
 // checks took room, and how to split the rest.
 func checkTxLimits(call, noun string, members []*txMember, checks int, names []string) error {
-	if n := len(members); checks > 0 && n > MaxTxItems {
-		which := fmt.Sprintf("member %d", n)
-		if checks > 1 {
-			which = fmt.Sprintf("members %d-%d", n-checks+1, n)
-		}
-		for _, name := range slices.Backward(names) {
-			which = name + ", " + which
-		}
-		word, fix := "check", fmt.Sprintf("pass at most %d checks", MaxTxItems-1)
-		if checks > 1 {
-			word = "checks"
-		}
-		if room := MaxTxItems - checks; room > 0 {
-			fix = fmt.Sprintf("split the work into transactions of at most %d %s each (each is atomic on its own)", room, noun)
-		}
-		return fmt.Errorf("%w: %s with %d members, over DynamoDB's %d in one transaction: %d %s and %d GuardedBy %s (%s), which count as members: %s",
-			ErrInvalidInput, call, n, MaxTxItems, n-checks, noun, checks, word, which, fix)
-	}
-	if err := checkTxCount(call, len(members)); err != nil {
-		return err
-	}
 	size := 0
 	for _, mem := range members {
 		size += mem.size
 	}
-	if size > maxTxSize {
-		return fmt.Errorf("%w: %s: its %d members are about %d bytes in all, over DynamoDB's 4 MB limit for a transaction: split it",
-			ErrInvalidInput, call, len(members), size)
-	}
-	return nil
-}
-
-func checkTxCount(call string, n int) error {
-	if n == 0 {
-		return fmt.Errorf("%w: %s with no members", ErrInvalidInput, call)
-	}
-	if n > MaxTxItems {
-		return fmt.Errorf("%w: %s with %d members: DynamoDB takes at most %d in one transaction; split it (each part is atomic on its own)",
-			ErrInvalidInput, call, n, MaxTxItems)
-	}
-	return nil
+	return plan.TxLimits(call, noun, len(members), size, checks, names)
 }
 
 // txItemID identifies an item across tables, for refusing duplicates.

@@ -95,7 +95,7 @@ func (m *Mapper) readTx(ctx context.Context, gets []TxGetOp, opts []ReadTxOption
 	if err != nil {
 		return err
 	}
-	if err := checkTxCount("ReadTx", len(gets)); err != nil {
+	if err := plan.TxCount("ReadTx", len(gets)); err != nil {
 		return err
 	}
 	members := make([]*txGetMember, len(gets))
