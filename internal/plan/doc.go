@@ -1,8 +1,8 @@
 // Package plan holds the request-plan rules the root package applies: a
 // type's Plan (built once per Table from its schema.Schema: the names,
 // placeholders and fixed conditions of its requests), the version math
-// (first, next, advance), the conditions that pin a write to the state it
-// was computed from (basis.go: BasisCond, SameState), the caller's If
+// (first, next, advance; the stored version read: storedversion.go), the
+// conditions that pin a write to the state it was computed from (basis.go: BasisCond, SameState), the caller's If
 // conditions compiled (CompileConds), and the UpdateExpressions and
 // conditions of saves, puts and deletes (expr.go: ExprBuilder, BuildUpdate,
 // BuildPutCond), a Query's key condition read and checked against the
