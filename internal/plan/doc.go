@@ -7,7 +7,8 @@
 // conditions of saves, puts and deletes (expr.go: ExprBuilder, BuildUpdate,
 // BuildPutCond), a Query's key condition read and checked against the
 // key schema (keycond.go, keycheck.go: KeyRules), a listing's options
-// checked and its expressions built (listing.go), cursor positions checked
+// checked and its expressions built (listing.go), the refusals of batch
+// writes it cannot check (batchcheck.go), cursor positions checked
 // against a listing (cursorcheck.go),
 // and cursor positions encoded, decoded and compared with a key condition
 // (cursor.go; the root's Cursor and ParseCursor call them), and an Add's
