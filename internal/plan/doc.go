@@ -14,8 +14,9 @@
 // (cursor.go; the root's Cursor and ParseCursor call them), and an Add's
 // operands checked against their field, with the bounds that keep a
 // counter within its Go type (addvalues.go), and the window of
-// idempotency keys a keyed write records and is conditioned on (window.go). SaveBehavior is
-// defined here; the root re-exports it.
+// idempotency keys a keyed write records and is conditioned on (window.go),
+// and the write tokens a transaction derives from its request token
+// (txtoken.go). SaveBehavior is defined here; the root re-exports it.
 //
 // It is pure: no I/O, no clock (callers pass the time), no client. A Plan
 // is read-only once built, but for its cache of SaveUpdate expressions,
