@@ -314,8 +314,8 @@ func (t *Table[T]) BatchDelete(ctx context.Context, items []T, opts ...BatchWrit
 	return t.batchWrite(ctx, "BatchDelete", reqs, keys, pol)
 }
 
-// checkBatchWrite returns the options of a batch write and its retry
-// policy, refusing a versioned type without Clobber.
+// checkBatchWrite returns the retry policy of a batch write, refusing
+// options it does not take and what plan.CheckBatchWrite refuses.
 func (t *table) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPolicy, error) {
 	bo, pol, err := t.batchWriteOpts(op, opts)
 	if err != nil {
@@ -328,23 +328,7 @@ func (t *table) checkBatchWrite(op string, opts []BatchWriteOption) (RetryPolicy
 	if err := bo.write.refuse(call, t.name); err != nil {
 		return pol, err
 	}
-	s := t.p.S
-	clobber := bo.write.behavior == SaveClobber
-	if s.Entity >= 0 && !clobber {
-		return pol, fmt.Errorf("%w: %s on table %q: %s is entity %q (field %s), which a batch write cannot check: "+
-			"use %s or a transaction, or SaveClobber if no other entity shares the keys",
-			ErrInvalidInput, op, t.name, s.Type, s.EntityName, s.Fields[s.Entity].GoName, strings.TrimPrefix(op, "Batch"))
-	}
-	if s.Version >= 0 && !clobber {
-		single, verb, note := "Save", "overwrite", " (which writes each item at its version + 1, perhaps below the stored one)"
-		if op == "BatchDelete" {
-			single, verb, note = "Delete", "delete", ""
-		}
-		return pol, fmt.Errorf("%w: %s on table %q: %s is versioned (field %s), which a batch write cannot check: "+
-			"use WriteTx with Table.Tx%s, or %s; to %s unchecked, pass SaveClobber%s",
-			ErrInvalidInput, op, t.name, s.Type, s.Fields[s.Version].GoName, single, single, verb, note)
-	}
-	return pol, nil
+	return pol, plan.CheckBatchWrite(op, t.name, t.p.S, bo.write.behavior == SaveClobber)
 }
 
 // batchWrite sends reqs (keys[i] is the key of reqs[i]) in chunks of

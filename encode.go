@@ -10,6 +10,7 @@ import (
 
 	"github.com/ddbkit/dynamo/internal/av"
 	"github.com/ddbkit/dynamo/internal/codec"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -257,7 +258,7 @@ func (t *Table[T]) decodeRaw(item map[string]types.AttributeValue) (T, error) {
 // When no version of T can be read from the item's version attribute
 // (another writer stored a string there, say), it names what is stored
 // and the fix, as a write's ConditionError over the item does: one rule
-// (schema.wrongVersion) for every call that reads items.
+// (plan.WrongVersion) for every call that reads items.
 //
 // An error that does not name the attribute it is about (attributevalue's
 // "cannot unmarshal string into Go value type int") is given the name of
@@ -267,7 +268,7 @@ func (t *Table[T]) decodeError(item map[string]types.AttributeValue, err error) 
 	if name := t.failingAttr(item); name != "" && !strings.Contains(err.Error(), strconv.Quote(name)) {
 		err = fmt.Errorf("attribute %q: %w", name, err)
 	}
-	if what, fix, wrong := wrongVersion(t.p.S, item); wrong {
+	if what, fix, wrong := plan.WrongVersion(t.p.S, item); wrong {
 		return fmt.Errorf("dynamo: decode item of table %q into %s: %w%s; %s, and no %s loads from it: %s",
 			t.name, t.p.S.Type, err, key, what, t.p.S.Type, fix)
 	}

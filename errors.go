@@ -281,14 +281,14 @@ func conditionFailure(p *plan.Plan, table string, key map[string]types.Attribute
 	}
 	ce.versionAttr, ce.checked = p.S.Fields[p.S.Version].Name, checkedVersion
 	var big bool
-	ce.FoundVersion, ce.HasVersion, big = storedVersion(old, ce.versionAttr)
+	ce.FoundVersion, ce.HasVersion, big = plan.StoredVersion(old, ce.versionAttr)
 	if big {
 		ce.foundText = old[ce.versionAttr].(*types.AttributeValueMemberN).Value
 	}
-	if checkedVersion && (big || !versionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion)) {
+	if checkedVersion && (big || !plan.VersionHeld(held, ce.Exists, ce.HasVersion, ce.FoundVersion)) {
 		ce.Err = ErrVersionConflict
 	}
-	if what, fix, wrong := wrongVersion(p.S, old); wrong && !ce.HasVersion {
+	if what, fix, wrong := plan.WrongVersion(p.S, old); wrong && !ce.HasVersion {
 		// Another writer stored the version as a string, a bool, ...:
 		// every write of this type compares or adds numbers there, so
 		// none lands, and reloading does not help (nor does the item

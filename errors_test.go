@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -371,7 +372,7 @@ func TestStoredVersionAttacksOnReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"+2", "002", "-0", "2"} {
-		if what, _, wrong := wrongVersion(tb.p.S, map[string]types.AttributeValue{"v": n(v)}); wrong {
+		if what, _, wrong := plan.WrongVersion(tb.p.S, map[string]types.AttributeValue{"v": n(v)}); wrong {
 			t.Errorf("version stored as %s: named as %q, want it not blamed", v, what)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"math"
 	"reflect"
 	"strconv"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/plan"
-	"github.com/ddbkit/dynamo/internal/schema"
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
@@ -38,16 +36,9 @@ type queryOptionFunc func(*queryOptions)
 func (f queryOptionFunc) applyQuery(o *queryOptions) { f(o) }
 
 type queryOptions struct {
-	read       readOptions
-	filters    []expression.ConditionBuilder
-	index      string
-	limit      int
-	pageSize   int
-	descending bool
-	start      Cursor
-	segment    int
-	total      int
-	segmented  bool
+	read    readOptions
+	filters []expression.ConditionBuilder
+	plan.ListingOptions
 }
 
 // Filter adds a filter condition: DynamoDB returns only the items read for
@@ -70,7 +61,7 @@ func Filter(cond expression.ConditionBuilder) QueryOption {
 // matches. To change such an item, pass it to Table.Update, which reads the
 // item from the table, or Load it first.
 func Index(name string) QueryOption {
-	return queryOptionFunc(func(o *queryOptions) { o.index = name })
+	return queryOptionFunc(func(o *queryOptions) { o.Index = name })
 }
 
 // Limit stops after n items: the iterators yield at most n items in total,
@@ -83,21 +74,21 @@ func Index(name string) QueryOption {
 // Without a Filter, the mapper asks DynamoDB for no more items than it still
 // needs, so Limit(10) reads ten items, not a page of them.
 func Limit(n int) QueryOption {
-	return queryOptionFunc(func(o *queryOptions) { o.limit = n })
+	return queryOptionFunc(func(o *queryOptions) { o.Limit = n })
 }
 
 // PageSize sets DynamoDB's Limit: each request evaluates at most n items
 // (before any Filter), so a page holds at most n items. The default, and
 // n = 0, is DynamoDB's: pages of up to 1 MB of items read.
 func PageSize(n int) QueryOption {
-	return queryOptionFunc(func(o *queryOptions) { o.pageSize = n })
+	return queryOptionFunc(func(o *queryOptions) { o.PageSize = n })
 }
 
 // Descending makes a query return items in descending order of the sort
 // key (ScanIndexForward=false). The default is ascending. Scans have no
 // order and refuse it.
 func Descending() QueryOption {
-	return queryOptionFunc(func(o *queryOptions) { o.descending = true })
+	return queryOptionFunc(func(o *queryOptions) { o.Descending = true })
 }
 
 // StartAfter resumes a query or scan after c, a Cursor QueryPage or ScanPage
@@ -108,7 +99,7 @@ func Descending() QueryOption {
 // condition's partition and range — and refused with ErrInvalidInput.
 // ParallelScan refuses it. Rules: docs/calls.md#startafter.
 func StartAfter(c Cursor) QueryOption {
-	return queryOptionFunc(func(o *queryOptions) { o.start = c })
+	return queryOptionFunc(func(o *queryOptions) { o.Start = string(c) })
 }
 
 // Segment makes a scan read only segment segment (0 to total-1) of total,
@@ -117,7 +108,7 @@ func StartAfter(c Cursor) QueryOption {
 // segments of a scan itself and refuses it too.
 func Segment(segment, total int) QueryOption {
 	return queryOptionFunc(func(o *queryOptions) {
-		o.segment, o.total, o.segmented = segment, total, true
+		o.Segment, o.Total, o.Segmented = segment, total, true
 	})
 }
 
@@ -127,7 +118,7 @@ const (
 	opQueryPage    = "QueryPage"
 	opScan         = "Scan"
 	opScanPage     = "ScanPage"
-	opParallelScan = "ParallelScan"
+	opParallelScan = plan.OpParallelScan
 )
 
 // listing is one prepared Query or Scan: everything but the start key and
@@ -244,35 +235,37 @@ func (t *table) prepareAll(op string, key *expression.KeyConditionBuilder, opts 
 func (t *table) prepareFor(op string, key *expression.KeyConditionBuilder, opts []QueryOption, entityOnly bool) *listing {
 	var o queryOptions
 	applyOptions(&o, opts, QueryOption.applyQuery)
-	entityKey := entityOnly && key != nil && t.entityKeyOf(o.index) // the key condition selects the entity
+	entityKey := entityOnly && key != nil && t.entityKeyOf(o.Index) // the key condition selects the entity
 	if entityOnly && !entityKey {
 		o.filters = append(o.filters, t.p.S.EntityFilter())
 	}
-	l := &listing{tel: t.m.tel, op: op, table: t.name, index: o.index, limit: o.limit, pageSize: o.pageSize, filtered: len(o.filters) > 0}
-	if o.segmented {
-		l.segment, l.total = o.segment, o.total
+	l := &listing{tel: t.m.tel, op: op, table: t.name, index: o.Index, limit: o.Limit, pageSize: o.PageSize, filtered: len(o.filters) > 0}
+	if o.Segmented {
+		l.segment, l.total = o.Segment, o.Total
 	}
-	if l.err = t.checkQueryOptions(op, key != nil, &o); l.err != nil {
+	r := t.keyRules()
+	o.Consistent = o.read.consistent
+	if l.err = r.CheckListingOptions(op, key != nil, &o.ListingOptions); l.err != nil {
 		return l
 	}
-	e, err := t.buildListingExpr(op, key, o.filters)
+	e, err := r.BuildListingExpr(op, key, o.filters)
 	if err != nil {
 		l.err = err
 		return l
 	}
-	x, kc, err := t.rewriteListingExpr(op, o.index, key != nil, l.filtered, e)
+	x, kc, err := r.RewriteListingExpr(op, o.Index, key != nil, l.filtered, e)
 	if err == nil && entityKey {
-		err = t.checkEntityKeyTerm(op, o.index, kc)
+		err = t.checkEntityKeyTerm(op, o.Index, kc)
 	}
 	if err != nil {
 		l.err = err
 		return l
 	}
 	t.listingInput(l, &o, key != nil, x)
-	if o.start != "" {
-		p, err := decodeCursor(o.start)
+	if o.Start != "" {
+		p, err := decodeCursor(Cursor(o.Start))
 		if err == nil {
-			err = t.checkPosition(p, o.index, l.segment, l.total, kc)
+			err = t.checkPosition(p, o.Index, l.segment, l.total, kc)
 		}
 		if err != nil {
 			l.err = err
@@ -283,93 +276,24 @@ func (t *table) prepareFor(op string, key *expression.KeyConditionBuilder, opts 
 	return l
 }
 
-// listingExpr is the expressions of a query or scan as sent.
-type listingExpr struct {
-	keyExpr, filter *string
-	names           map[string]string
-	values          map[string]types.AttributeValue
-}
-
-// buildListingExpr builds the key condition key (nil for a scan) and the
-// filters, ANDed, into one expression; with neither, the zero Expression.
-func (t *table) buildListingExpr(op string, key *expression.KeyConditionBuilder, filters []expression.ConditionBuilder) (expression.Expression, error) {
-	var e expression.Expression
-	if key == nil && len(filters) == 0 {
-		return e, nil
-	}
-	b := expression.NewBuilder() // one per call: built builders share state
-	if key != nil {
-		b = b.WithKeyCondition(*key)
-	}
-	if len(filters) > 0 {
-		f := filters[0]
-		if len(filters) > 1 {
-			f = expression.And(filters[0], filters[1], filters[2:]...)
-		}
-		b = b.WithFilter(f)
-	}
-	e, err := b.Build()
-	if err != nil {
-		what := "filter"
-		if key != nil {
-			what = "key condition or filter"
-		}
-		return e, fmt.Errorf("%w: %s on table %q: the %s does not build (%v): build a key condition with expression.Key(name).Equal(expression.Value(v)), a filter with expression.Name(name)",
-			ErrInvalidInput, op, t.name, what, err)
-	}
-	return e, nil
-}
-
-// rewriteListingExpr returns e's expressions as sent, and the key condition
-// of a query (isQuery) as checked against the key schema of index.
-// Values compared with javabool/javadate attributes — in the key condition
-// (a javadate sort key) and the filter — are encoded as stored, and
-// Name("a.b") may name the attribute "a.b" (condvalues.go). The key
-// condition is checked (and a cursor against it) as sent.
-func (t *table) rewriteListingExpr(op, index string, isQuery, filtered bool, e expression.Expression) (listingExpr, *plan.KeyCond, error) {
-	x := listingExpr{keyExpr: e.KeyCondition(), filter: e.Filter(), names: e.Names(), values: e.Values()}
-	var kc *plan.KeyCond
-	if isQuery {
-		k, n, err := t.p.S.RewriteCond(*x.keyExpr, x.names, x.values, aws.ToString(x.filter))
-		if err != nil {
-			return x, nil, fmt.Errorf("%w: %s on table %q: key condition: %w", ErrInvalidInput, op, t.name, err)
-		}
-		x.keyExpr, x.names = &k, n
-		if kc, err = t.checkKeyCondition(op, index, *x.keyExpr, x.names, x.values); err != nil {
-			return x, nil, err
-		}
-	}
-	if err := t.checkExprText(op, e); err != nil {
-		return x, nil, err
-	}
-	if filtered {
-		f, n, err := t.p.S.RewriteCond(*x.filter, x.names, x.values, aws.ToString(x.keyExpr))
-		if err != nil {
-			return x, nil, fmt.Errorf("%w: %s on table %q: filter: %w", ErrInvalidInput, op, t.name, err)
-		}
-		x.filter, x.names = &f, n
-	}
-	return x, kc, nil
-}
-
 // listingInput sets l's QueryInput (isQuery) or ScanInput from the options
 // o and the expressions x.
-func (t *table) listingInput(l *listing, o *queryOptions, isQuery bool, x listingExpr) {
+func (t *table) listingInput(l *listing, o *queryOptions, isQuery bool, x plan.ListingExpr) {
 	var consistent, forward *bool
 	if o.read.consistent {
 		consistent = aws.Bool(true)
 	}
-	if o.descending {
+	if o.Descending {
 		forward = aws.Bool(false)
 	}
 	if isQuery {
 		l.query = &dynamodb.QueryInput{
 			TableName:                 aws.String(t.name),
-			IndexName:                 plan.StrPtr(o.index),
-			KeyConditionExpression:    x.keyExpr,
-			FilterExpression:          x.filter,
-			ExpressionAttributeNames:  x.names,
-			ExpressionAttributeValues: x.values,
+			IndexName:                 plan.StrPtr(o.Index),
+			KeyConditionExpression:    x.KeyExpr,
+			FilterExpression:          x.Filter,
+			ExpressionAttributeNames:  x.Names,
+			ExpressionAttributeValues: x.Values,
 			ConsistentRead:            consistent,
 			ScanIndexForward:          forward,
 		}
@@ -377,69 +301,20 @@ func (t *table) listingInput(l *listing, o *queryOptions, isQuery bool, x listin
 	}
 	l.scan = &dynamodb.ScanInput{
 		TableName:      aws.String(t.name),
-		IndexName:      plan.StrPtr(o.index),
+		IndexName:      plan.StrPtr(o.Index),
 		ConsistentRead: consistent,
 	}
 	if l.filtered {
-		l.scan.FilterExpression = x.filter
-		l.scan.ExpressionAttributeNames = x.names
-		l.scan.ExpressionAttributeValues = x.values
+		l.scan.FilterExpression = x.Filter
+		l.scan.ExpressionAttributeNames = x.Names
+		l.scan.ExpressionAttributeValues = x.Values
 	}
-}
-
-// checkQueryOptions refuses options that do not fit the call op.
-func (t *table) checkQueryOptions(op string, isQuery bool, o *queryOptions) error {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s on table %q: %s", ErrInvalidInput, op, t.name, fmt.Sprintf(format, args...))
-	}
-	switch {
-	case o.limit < 0:
-		return fail("Limit(%d): give a positive number of items, or no Limit for all of them", o.limit)
-	case o.pageSize < 0 || o.pageSize > math.MaxInt32:
-		return fail("PageSize(%d): give 1 to %d items per request, or no PageSize for DynamoDB's pages of up to 1 MB", o.pageSize, math.MaxInt32)
-	case o.descending && !isQuery:
-		return fail("Descending on a scan: scans return items in no particular order; use Query for sorted results")
-	case o.segmented && isQuery:
-		return fail("Segment on a query: only scans are split into segments")
-	case o.segmented && op == opParallelScan:
-		return fail("Segment with ParallelScan, which scans every segment itself: use Scan or ScanPage with Segment to scan one segment")
-	case o.start != "" && op == opParallelScan:
-		return fail("StartAfter with ParallelScan, which keeps one position per segment: use ScanPage with Segment to page through one segment")
-	}
-	if o.segmented {
-		if err := plan.CheckSegment(o.segment, o.total); err != nil {
-			return fail("Segment(%d, %d): %v", o.segment, o.total, err)
-		}
-	}
-	if o.index != "" {
-		if err := schema.CheckIndexName(o.index); err != nil {
-			return fail("Index: %v", err)
-		}
-		if o.read.consistent {
-			for _, x := range t.p.S.Indexes {
-				if x.Name == o.index && !x.Local {
-					return fail("ConsistentRead on the global secondary index %q, which DynamoDB reads only eventually consistently: drop ConsistentRead, or read the table or a local index", o.index)
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // requestLimit returns the DynamoDB Limit of the next request when got items
-// have been returned (0: none). Without a filter, no request asks for more
-// items than the call still needs; exact (pages) applies that even with a
-// filter, so that a page never reads past its last item. It never exceeds
-// math.MaxInt32, the most DynamoDB's Limit takes: a Limit above it (such as
-// Limit(math.MaxInt) for "no limit") asks for MaxInt32 items per request.
+// have been returned, exact for a page (plan.RequestLimit).
 func (l *listing) requestLimit(got int, exact bool) int {
-	n := l.pageSize
-	if l.limit > 0 && (exact || !l.filtered) {
-		if rem := l.limit - got; n == 0 || rem < n {
-			n = rem
-		}
-	}
-	return min(n, math.MaxInt32)
+	return plan.RequestLimit(l.limit, l.pageSize, got, l.filtered, exact)
 }
 
 // fetch sends one request starting after start, asking for at most n items

@@ -1,8 +1,6 @@
 package dynamo
 
 import (
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/plan"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
@@ -21,15 +19,3 @@ func (t *table) listingKey(index string) (hash, rng []int, known bool) {
 // keyKind tells the DynamoDB type ('S', 'N' or 'B') the mapper writes for
 // key field f; 0 when it cannot be told without a value.
 func (t *table) keyKind(f *schema.Field) byte { return t.p.S.KeyKind(f, t.avEnc) }
-
-// checkKeyCondition checks a Query's key condition before anything is sent
-// (plan.KeyRules.CheckKeyCondition); nil, nil for one it cannot read.
-func (t *table) checkKeyCondition(op, index, keyExpr string, names map[string]string, values map[string]types.AttributeValue) (*plan.KeyCond, error) {
-	return t.keyRules().CheckKeyCondition(op, index, keyExpr, names, values)
-}
-
-// checkExprText refuses what DynamoDB would refuse or the SDK alter in a
-// query's or scan's expressions (plan.KeyRules.CheckExprText).
-func (t *table) checkExprText(op string, e expression.Expression) error {
-	return t.keyRules().CheckExprText(op, e)
-}

@@ -659,7 +659,7 @@ func (t *table) checkChangedFromItem(read, item map[string]types.AttributeValue,
 		return fail("the item saved is unsaved (version zero), so the stored item it replaces is not known; remove ChangedFrom")
 	}
 	found := "no version"
-	if v, ok, big := storedVersion(read, p.VersionAttr[0]); ok && !big && v == held {
+	if v, ok, big := plan.StoredVersion(read, p.VersionAttr[0]); ok && !big && v == held {
 		return nil
 	} else if got, isN := read[p.VersionAttr[0]].(*types.AttributeValueMemberN); isN {
 		found = "version " + got.Value

@@ -15,7 +15,7 @@ import (
 // newToken returns a fresh random write token. It only needs to be unique,
 // not secret: the runtime's ChaCha8 generator suffices.
 // Its first byte is never txTokenMark, which marks the tokens transactions
-// derive from a request token (txWriteToken): those repeat when a
+// derive from a request token (plan.TxWriteToken): those repeat when a
 // transaction is sent again with the same request token after DynamoDB
 // forgot it (10 minutes), so they prove nothing about an incarnation.
 func newToken() []byte {

@@ -194,7 +194,7 @@ func (e *txnEntry) readVersion() (int64, error) {
 	if e.plan.S.Version < 0 || e.raw == nil {
 		return 0, nil
 	}
-	v, _, big := storedVersion(e.raw, e.plan.S.Fields[e.plan.S.Version].Name)
+	v, _, big := plan.StoredVersion(e.raw, e.plan.S.Fields[e.plan.S.Version].Name)
 	if big || v < 0 {
 		return 0, fmt.Errorf("%w: table %q key %s: the stored version does not fit an int64", ErrInvalidInput, e.table, formatKey(e.key))
 	}

@@ -3,12 +3,10 @@ package dynamo
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -386,7 +384,7 @@ func writeTxMembers(ops []TxOp, o txOptions) ([]*txMember, error) {
 		if o.tokenSet {
 			table, key, err := op.txKey()
 			if err == nil {
-				token = txWriteToken(o.token, table, key)
+				token = plan.TxWriteToken(o.token, table, formatKey(key))
 			}
 		}
 		mem, err := op.txWrite(token)
@@ -505,22 +503,6 @@ func txItemID(m *txMember) txItem {
 type txItem struct {
 	table string
 	id    keyID
-}
-
-// txWriteToken derives the write token of the member on table/key from the
-// transaction's request token, so that a transaction built again from the
-// same values makes the same request. It only needs to be unique per
-// transaction and item.
-func txWriteToken(requestToken, table string, key map[string]types.AttributeValue) []byte {
-	h := sha256.New()
-	for _, s := range [...]string{"ddbkit tx write token", requestToken, table, formatKey(key)} {
-		h.Write([]byte(strconv.Itoa(len(s))))
-		h.Write([]byte{':'})
-		h.Write([]byte(s))
-	}
-	t := h.Sum(nil)[:16]
-	t[0] = plan.TxTokenMark // repeats on a resend after 10 minutes: see uniqueToken
-	return t
 }
 
 // txHint explains errors whose fix is not obvious from DynamoDB's message.

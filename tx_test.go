@@ -19,6 +19,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/ddbkit/dynamo/dynamotest"
 	"github.com/ddbkit/dynamo/internal/ident"
+	"github.com/ddbkit/dynamo/internal/plan"
 )
 
 // txErr answers TransactWriteItems call n with the error fn returns for it,
@@ -375,7 +376,7 @@ func TestRepeatedTxTokenDoesNotFoolSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := raw.Item[DefaultWriteTokenAttribute].(*types.AttributeValueMemberB).Value
-	if !bytes.Equal(tok, txWriteToken(reqToken, name, key)) {
+	if !bytes.Equal(tok, plan.TxWriteToken(reqToken, name, formatKey(key))) {
 		t.Fatal("the stored token is not the one a resend of the WriteTx stores; the emulation below would be wrong")
 	}
 	d.ArmThen(func() {

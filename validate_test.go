@@ -201,20 +201,6 @@ func TestSetsAndOddValues(t *testing.T) {
 // The number rules (what DynamoDB refuses, canonical forms, sizes) are
 // tested in internal/av.
 
-// Issue 12 item 6: Limit above MaxInt32 is not truncated to int32.
-func TestLimitAboveMaxInt32(t *testing.T) {
-	for _, n := range []int{math.MaxInt, 1<<32 + 2, math.MaxInt32 + 1} {
-		l := &listing{limit: n}
-		if got := l.requestLimit(0, false); got != math.MaxInt32 {
-			t.Errorf("Limit(%d): request limit %d, want %d", n, got, math.MaxInt32)
-		}
-	}
-	l := &listing{limit: 10}
-	if got := l.requestLimit(3, false); got != 7 {
-		t.Errorf("Limit(10) after 3: %d, want 7", got)
-	}
-}
-
 // BenchmarkEncodeChecks measures what the front-door checks add to a Save of
 // the benchmark item: step=encode is attributevalue's encoding, step=checks
 // the encoded-item check plus the exact size (the Go walk is skipped for

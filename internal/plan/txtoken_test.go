@@ -1,0 +1,23 @@
+package plan
+
+import (
+	"bytes"
+	"testing"
+)
+
+// A member's write token is the same for the same request token, table and
+// key, and differs when any of them does; it is 16 bytes, marked as derived.
+func TestTxWriteTokenRepeatsOnlyForTheSameMember(t *testing.T) {
+	a := TxWriteToken("req", "T", `{id: "k"}`)
+	if len(a) != 16 || a[0] != TxTokenMark || UniqueToken(a) {
+		t.Fatalf("TxWriteToken = %x: want 16 bytes starting with the mark %d", a, TxTokenMark)
+	}
+	if !bytes.Equal(a, TxWriteToken("req", "T", `{id: "k"}`)) {
+		t.Error("the same member made another token")
+	}
+	for _, b := range [][]byte{TxWriteToken("req2", "T", `{id: "k"}`), TxWriteToken("req", "U", `{id: "k"}`), TxWriteToken("req", "T", `{id: "j"}`), TxWriteToken("re", "qT", `{id: "k"}`)} {
+		if bytes.Equal(a, b) {
+			t.Errorf("another member made the same token %x", b)
+		}
+	}
+}
