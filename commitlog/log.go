@@ -82,7 +82,7 @@ func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Optio
 	if o.pollSet {
 		return nil, invalid("commitlog: OpenLog %q with WithPollInterval: a Log never waits for another writer; WithPollInterval applies to a Committer only: drop it here", name)
 	}
-	tel := telemetryOf(m, &o)
+	tel := telemetry.OfMapper(m)
 	t, err := dynamo.NewTable[logRecord](m, table)
 	if err != nil {
 		return nil, err

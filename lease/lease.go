@@ -106,11 +106,6 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !o.loggerSet {
-		if l := mapperLogger(m); l != nil {
-			o.logger = l
-		}
-	}
 	t, err := dynamo.NewTable[record](m, table)
 	if err != nil {
 		return nil, err
@@ -120,7 +115,7 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	tel := telemetry.OfMapper(m)
-	log := telemetry.NewLog(o.logger, tel != nil && tel.Keys, errorClass).With(slog.String("table", table), telemetry.ID("owner", o.owner))
+	log := tel.PackageLog(o.logger, errorClass).With(slog.String("table", table), telemetry.ID("owner", o.owner))
 	return &Client{table: t, tokens: tok, o: o, log: log, tel: tel, leases: map[*Lease]struct{}{}}, nil
 }
 

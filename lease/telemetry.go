@@ -3,7 +3,6 @@ package lease
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -24,14 +23,6 @@ import (
 // its logger is used unless WithLogger was given here. The lease key and
 // owner ids are recorded (spans, logs: c.log, a telemetry.Log) only with
 // dynamo.WithTelemetryKeys; the token always.
-
-// mapperLogger returns the logger of m, nil when it has none.
-func mapperLogger(m *dynamo.Mapper) *slog.Logger {
-	if telemetry.OfMapper == nil {
-		return nil
-	}
-	return telemetry.OfMapper(m).Logger()
-}
 
 // span starts a span of op on key when tracing is on; span is nil when it
 // is off or does not record.
