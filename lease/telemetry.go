@@ -107,16 +107,18 @@ func (l *Lease) noteLost(reason error) {
 // failed for another reason). The phrases are those of the ErrLost errors
 // made in held.go.
 func lostClass(reason error) string {
-	msg := reason.Error()
-	switch {
-	case errors.Is(reason, errRecordDeleted):
+	if errors.Is(reason, errRecordDeleted) {
 		return "deleted"
-	case strings.Contains(msg, "was not extended within"):
-		return "expired"
-	case strings.Contains(msg, "taken over by"):
-		return "taken_over"
-	case strings.Contains(msg, "released by"):
-		return "released_by_other"
+	}
+	msg := reason.Error()
+	for _, c := range [...]struct{ phrase, class string }{
+		{"was not extended within", "expired"},
+		{"taken over by", "taken_over"},
+		{"released by", "released_by_other"},
+	} {
+		if strings.Contains(msg, c.phrase) {
+			return c.class
+		}
 	}
 	return "error"
 }
