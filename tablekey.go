@@ -42,17 +42,9 @@ func (t *Table[T]) fastKeyID(item *T) (id keyID, ok bool) {
 		}
 		v = v.Elem()
 	}
-	s := t.p.S
-	for n, i := range [2]int{s.Hash, s.Range} {
-		if i < 0 {
-			continue
-		}
-		f := &s.Fields[i]
-		if f.Opts.AsString || f.Opts.UnixTime || f.Custom {
-			return id, false
-		}
-		fv, ok := schema.FieldValue(v, f)
-		if !ok || fv.Kind() != reflect.String || fv.Type() != schema.StringType && schema.NumberLike(fv.Type()) {
+	for n, f := range t.keyFields {
+		fv, ok := plainKeyValue(v, f)
+		if !ok || !isStringS(fv) {
 			return id, false
 		}
 		str := fv.String()
@@ -68,6 +60,34 @@ func (t *Table[T]) fastKeyID(item *T) (id keyID, ok bool) {
 	return id, true
 }
 
+// keyFields yields the hash key field (n 0) and, when the table has one,
+// the range key field (n 1).
+func (t *table) keyFields(yield func(n int, f *schema.Field) bool) {
+	s := t.p.S
+	for n, i := range [2]int{s.Hash, s.Range} {
+		if i >= 0 && !yield(n, &s.Fields[i]) {
+			return
+		}
+	}
+}
+
+// plainKeyValue is the value in the struct v of the key field f when its
+// Go value is what is stored (no string, unixtime or custom encoding):
+// what the fast paths compare and encode in place. ok is false otherwise,
+// or when f is inside a nil embedded struct pointer.
+func plainKeyValue(v reflect.Value, f *schema.Field) (fv reflect.Value, ok bool) {
+	if f.Opts.AsString || f.Opts.UnixTime || f.Custom {
+		return fv, false
+	}
+	return schema.FieldValue(v, f)
+}
+
+// isStringS reports whether a plain key value fv is stored as S: a Go
+// string kind, and not a named string type that encodes as a number.
+func isStringS(fv reflect.Value) bool {
+	return fv.Kind() == reflect.String && (fv.Type() == schema.StringType || !schema.NumberLike(fv.Type()))
+}
+
 // keyOf returns the primary key of the struct v, checked.
 func (t *table) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) {
 	if key, ok, err := t.fastKeyOf(v); ok {
@@ -80,13 +100,8 @@ func (t *table) keyOf(v reflect.Value) (map[string]types.AttributeValue, error) 
 // when one of them needs the general encoder (keyFromEncoded). It does not
 // retain v, so a caller's struct need not escape to the heap.
 func (t *table) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue, ok bool, err error) {
-	s := t.p.S
 	key = make(map[string]types.AttributeValue, 2)
-	for _, i := range [2]int{s.Hash, s.Range} {
-		if i < 0 {
-			continue
-		}
-		f := &s.Fields[i]
+	for _, f := range t.keyFields {
 		fv, ok := schema.FieldValue(v, f)
 		if !ok {
 			return nil, true, t.keyError(f, "is inside a nil embedded struct pointer", schema.SetIt)
@@ -105,22 +120,14 @@ func (t *table) fastKeyOf(v reflect.Value) (key map[string]types.AttributeValue,
 // binary key fields stored as S and B, compared in place, without
 // encoding. false means not the same, or not known: ask keyOf.
 func (t *table) sameKey(key map[string]types.AttributeValue, v reflect.Value) bool {
-	s := t.p.S
-	for _, i := range [2]int{s.Hash, s.Range} {
-		if i < 0 {
-			continue
-		}
-		f := &s.Fields[i]
-		if f.Opts.AsString || f.Opts.UnixTime || f.Custom {
-			return false
-		}
-		fv, ok := schema.FieldValue(v, f)
+	for _, f := range t.keyFields {
+		fv, ok := plainKeyValue(v, f)
 		if !ok {
 			return false
 		}
 		switch want := key[f.Name].(type) {
 		case *types.AttributeValueMemberS:
-			if fv.Kind() != reflect.String || fv.Type() != schema.StringType && schema.NumberLike(fv.Type()) || fv.String() != want.Value {
+			if !isStringS(fv) || fv.String() != want.Value {
 				return false
 			}
 		case *types.AttributeValueMemberB:
@@ -195,14 +202,9 @@ func (t *table) reusesKey(key, item map[string]types.AttributeValue) bool {
 // checkKey refuses keys DynamoDB would refuse, before anything is sent. key
 // may also be a whole encoded item: only the key attributes are looked at.
 func (t *table) checkKey(key map[string]types.AttributeValue) error {
-	s := t.p.S
-	for _, i := range [2]int{s.Hash, s.Range} {
-		if i < 0 {
-			continue
-		}
-		f := &s.Fields[i]
+	for n, f := range t.keyFields {
 		limit := schema.MaxPartitionKeyLen
-		if i == s.Range {
+		if n == 1 {
 			limit = schema.MaxSortKeyLen
 		}
 		if what, fix := schema.KeyValueFault(key[f.Name], limit, false); what != "" {

@@ -51,7 +51,7 @@ func NewCommitter(m *dynamo.Mapper, table string, s Store, opts ...Option) (*Com
 	if err != nil {
 		return nil, err
 	}
-	tel := telemetryOf(m, &o)
+	tel := telemetry.OfMapper(m)
 	t, err := dynamo.NewTable[commitRecord](m, table)
 	if err != nil {
 		return nil, err

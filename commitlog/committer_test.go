@@ -181,7 +181,7 @@ func TestOptions(t *testing.T) {
 		}
 	}
 	o, err := buildOptions(nil)
-	if err != nil || o.timeout != 20*time.Second || o.skew != 3 || o.ttl != time.Hour || o.poll != 100*time.Millisecond || o.owner == "" || o.clock == nil || o.logger == nil {
+	if err != nil || o.timeout != 20*time.Second || o.skew != 3 || o.ttl != time.Hour || o.poll != 100*time.Millisecond || o.owner == "" || o.clock == nil {
 		t.Errorf("defaults %+v %v", o, err)
 	}
 	if _, err := NewCommitter(nil, "t", NewMemStore()); err == nil {

@@ -418,10 +418,7 @@ func (s *dirStore) Copy(ctx context.Context, src, dst string) (ObjectInfo, error
 }
 
 func (s *dirStore) CopyWithID(ctx context.Context, src, dst, id string) (ObjectInfo, error) {
-	if err := checkWriteID("copy", id); err != nil {
-		return ObjectInfo{}, err
-	}
-	return s.copy(ctx, src, dst, id)
+	return copyWithID(ctx, src, dst, id, s.copy)
 }
 
 func (s *dirStore) copy(ctx context.Context, src, dst, id string) (ObjectInfo, error) {

@@ -10,21 +10,6 @@ import (
 // Errors returned by the stores and by Committer and Log. They are wrapped with %w and
 // context (the path, the ETag held, what to do next), so test for them with errors.Is.
 var (
-	// ErrExists is returned by a conditional write whose target object (or log version)
-	// already exists: PutIfNotExists and CopyIfNotExists when the destination is present,
-	// and a Log append at an exact version that someone else already wrote. Read the
-	// existing object (or the next version) and decide again.
-	ErrExists = errors.New("commitlog: object already exists")
-
-	// ErrPreconditionFailed is returned by PutIfMatch when the object's current ETag is not
-	// the one the caller holds, or the object is gone. Read the object again (Get or Head),
-	// re-apply the change and retry with the ETag just read.
-	ErrPreconditionFailed = errors.New("commitlog: precondition failed: the object's ETag is not the one held")
-
-	// ErrNotExist is returned by Store.Head, Store.Get and Store.Copy (for the source) when
-	// the object does not exist, and by Log.Read for a version that was never written.
-	ErrNotExist = errors.New("commitlog: object does not exist")
-
 	// ErrUnknownOutcome is returned by a Committer's write, and by a Log's append, after an
 	// attempt that may have been applied and that could not be settled: the store write
 	// (or the log's claim) was sent, no answer said whether it took effect, and nothing
@@ -41,6 +26,21 @@ var (
 	// a bad path, log name, ETag or option. The message names the argument and the fix.
 	// It is the same value as dynamo.ErrInvalidInput.
 	ErrInvalidInput = dynamo.ErrInvalidInput
+
+	// ErrExists is returned by a conditional write whose target object (or log version)
+	// already exists: PutIfNotExists and CopyIfNotExists when the destination is present,
+	// and a Log append at an exact version that someone else already wrote. Read the
+	// existing object (or the next version) and decide again.
+	ErrExists = errors.New("commitlog: object already exists")
+
+	// ErrPreconditionFailed is returned by PutIfMatch when the object's current ETag is not
+	// the one the caller holds, or the object is gone. Read the object again (Get or Head),
+	// re-apply the change and retry with the ETag just read.
+	ErrPreconditionFailed = errors.New("commitlog: precondition failed: the object's ETag is not the one held")
+
+	// ErrNotExist is returned by Store.Head, Store.Get and Store.Copy (for the source) when
+	// the object does not exist, and by Log.Read for a version that was never written.
+	ErrNotExist = errors.New("commitlog: object does not exist")
 )
 
 // inputError is an error wrapping ErrInvalidInput whose message is only its own (not the

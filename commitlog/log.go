@@ -32,9 +32,9 @@ var ErrGap = errors.New("commitlog: version would leave a gap in the log")
 // A Log is safe for concurrent use, and any number of Logs, in any number of
 // processes, may write the same log (the same table, store and name).
 type Log struct {
+	name  string
 	table *dynamo.Table[logRecord]
 	store Store
-	name  string
 	o     options
 	log   *telemetry.Log // every line goes through it: paths and owners only with WithTelemetryKeys
 	tel   *telemetry.T   // the mapper's
@@ -82,7 +82,7 @@ func OpenLog(m *dynamo.Mapper, table string, s Store, name string, opts ...Optio
 	if o.pollSet {
 		return nil, invalid("commitlog: OpenLog %q with WithPollInterval: a Log never waits for another writer; WithPollInterval applies to a Committer only: drop it here", name)
 	}
-	tel := telemetryOf(m, &o)
+	tel := telemetry.OfMapper(m)
 	t, err := dynamo.NewTable[logRecord](m, table)
 	if err != nil {
 		return nil, err

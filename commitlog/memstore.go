@@ -135,10 +135,7 @@ func (m *memStore) Copy(ctx context.Context, src, dst string) (ObjectInfo, error
 }
 
 func (m *memStore) CopyWithID(ctx context.Context, src, dst, id string) (ObjectInfo, error) {
-	if err := checkWriteID("copy", id); err != nil {
-		return ObjectInfo{}, err
-	}
-	return m.copy(ctx, src, dst, id)
+	return copyWithID(ctx, src, dst, id, m.copy)
 }
 
 func (m *memStore) copy(ctx context.Context, src, dst, id string) (ObjectInfo, error) {

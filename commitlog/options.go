@@ -38,16 +38,15 @@ const (
 type Option func(*options)
 
 type options struct {
-	timeout   time.Duration
-	skew      float64
-	ttl       time.Duration
-	poll      time.Duration
-	clock     clock.Clock
-	logger    *slog.Logger
-	owner     string
-	ttlSet    bool // WithTTL was given
-	loggerSet bool // WithLogger was given: the mapper's is not used
-	pollSet   bool // WithPollInterval was given
+	timeout time.Duration
+	skew    float64
+	ttl     time.Duration
+	poll    time.Duration
+	clock   clock.Clock
+	logger  *slog.Logger
+	owner   string
+	ttlSet  bool // WithTTL was given
+	pollSet bool // WithPollInterval was given
 }
 
 // WithTimeout sets how long a Committer may take, from just before it writes
@@ -129,10 +128,6 @@ func buildOptions(opts []Option) (options, error) {
 	}
 	if o.clock == nil {
 		o.clock = clock.Real()
-	}
-	o.loggerSet = o.logger != nil
-	if o.logger == nil {
-		o.logger = slog.New(slog.DiscardHandler)
 	}
 	if o.owner == "" {
 		o.owner = defaultOwner()

@@ -64,6 +64,15 @@ type WriteIDStore interface {
 	CopyWithID(ctx context.Context, src, dst string, id string) (ObjectInfo, error)
 }
 
+// copyWithID is the CopyWithID of a store whose copy writes with the id
+// given: the id is checked first.
+func copyWithID(ctx context.Context, src, dst, id string, write func(ctx context.Context, src, dst, id string) (ObjectInfo, error)) (ObjectInfo, error) {
+	if err := checkWriteID("copy", id); err != nil {
+		return ObjectInfo{}, err
+	}
+	return write(ctx, src, dst, id)
+}
+
 // checkWriteID refuses a write id that a store could not keep as given.
 func checkWriteID(op, id string) error {
 	if id == "" || len(id) > 64 {

@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/ddbkit/dynamo"
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
@@ -25,26 +24,11 @@ import (
 // given here. Object paths, log names and owners are recorded (spans, logs:
 // a telemetry.Log) only with dynamo.WithTelemetryKeys; data never.
 
-// telemetryOf returns the telemetry of m, and sets o's logger to m's when
-// o has none of its own.
-func telemetryOf(m *dynamo.Mapper, o *options) *telemetry.T {
-	if telemetry.OfMapper == nil {
-		return nil
-	}
-	tel := telemetry.OfMapper(m)
-	if !o.loggerSet {
-		if l := tel.Logger(); l != nil {
-			o.logger = l
-		}
-	}
-	return tel
-}
-
 // newLog returns the logger of a Committer or Log built with o on a mapper
-// of telemetry tel: o's logger, with identifiers only when the mapper has
-// WithTelemetryKeys; attrs and the owner (an identifier) on every line.
+// of telemetry tel (tel.PackageLog), with attrs and the owner (an
+// identifier) on every line.
 func newLog(o options, tel *telemetry.T, attrs ...slog.Attr) *telemetry.Log {
-	return telemetry.NewLog(o.logger, tel != nil && tel.Keys, errorClass).With(append(attrs, telemetry.ID("owner", o.owner))...)
+	return tel.PackageLog(o.logger, errorClass).With(append(attrs, telemetry.ID("owner", o.owner))...)
 }
 
 // startSpan starts span op on table when tracing is on; nil when off or

@@ -421,28 +421,9 @@ func (m *member) run(ctx context.Context, fn func(context.Context, *Lease) error
 // first: from before the join's write), as the deadline is.
 func (m *member) heartbeat() {
 	defer close(m.beatDone)
-	o := m.g.c.o
-	interval := m.nextBeat()
-	for {
-		t := o.clock.NewTimer(interval)
-		select {
-		case <-m.beatCtx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-		err := m.extend()
-		switch {
-		case err == nil:
-			interval = m.nextBeat()
-		case errors.Is(err, ErrLost):
-			m.end(err)
-			return
-		default:
-			m.g.c.log.Warn(m.beatCtx, "group heartbeat failed", slog.String("group", m.g.name), telemetry.Err("err", err))
-			interval = max(o.heartbeat/4, time.Millisecond)
-		}
-	}
+	beats(m.beatCtx, m.g.c.o, m.nextBeat, m.extend, m.end, func(err error) {
+		m.g.c.log.Warn(m.beatCtx, "group heartbeat failed", slog.String("group", m.g.name), telemetry.Err("err", err))
+	})
 }
 
 // nextBeat is the wait until the next heartbeat: a heartbeat interval from

@@ -144,34 +144,45 @@ func (l *Lease) Err() error {
 // must not leave the next beat after the deadline.
 func (l *Lease) heartbeat() {
 	defer close(l.beatDone)
-	clk := l.c.o.clock
-	interval := l.nextBeat()
+	beats(l.beatCtx, l.c.o, l.nextBeat, l.extend, func(err error) {
+		l.end(err)
+		if errors.Is(err, errRecordDeleted) {
+			// Say so in the token record, now that the lease has ended,
+			// so that the next holder need not wait for us to give up.
+			ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
+			l.releaseToken(ctx)
+			cancel()
+		}
+	}, func(err error) {
+		// Tried again sooner; the watchdog ends the lease if this goes on.
+		l.c.log.Warn(l.beatCtx, "heartbeat failed", telemetry.ID("key", l.key), slog.Int64("token", l.token), telemetry.Err("err", err))
+	})
+}
+
+// beats is the loop of a heartbeat, a lease's or a group member's, until
+// ctx ends: it waits next(), then calls extend; after an error wrapping
+// ErrLost it calls lost and returns; after another error it calls failed
+// and tries again a quarter heartbeat later.
+func beats(ctx context.Context, o options, next func() time.Duration, extend func() error, lost, failed func(error)) {
+	interval := next()
 	for {
-		t := clk.NewTimer(interval)
+		t := o.clock.NewTimer(interval)
 		select {
-		case <-l.beatCtx.Done():
+		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C():
 		}
-		err := l.extend()
+		err := extend()
 		switch {
 		case err == nil:
-			interval = l.nextBeat()
+			interval = next()
 		case errors.Is(err, ErrLost):
-			l.end(err)
-			if errors.Is(err, errRecordDeleted) {
-				// Say so in the token record, now that the lease has ended,
-				// so that the next holder need not wait for us to give up.
-				ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
-				l.releaseToken(ctx)
-				cancel()
-			}
+			lost(err)
 			return
 		default:
-			// Try again sooner; the watchdog ends the lease if this goes on.
-			l.c.log.Warn(l.beatCtx, "heartbeat failed", telemetry.ID("key", l.key), slog.Int64("token", l.token), telemetry.Err("err", err))
-			interval = max(l.c.o.heartbeat/4, time.Millisecond)
+			failed(err)
+			interval = max(o.heartbeat/4, time.Millisecond)
 		}
 	}
 }

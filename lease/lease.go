@@ -22,18 +22,20 @@ import (
 	"github.com/ddbkit/dynamo/internal/telemetry"
 )
 
-// Errors. Match them with errors.Is; the errors returned say more.
-var (
-	// ErrHeld is returned by TryAcquire when a holder has the lease.
-	ErrHeld = errors.New("lease: held by another owner")
-	// ErrLost means a lease is no longer held: taken over, or not extended
-	// in time to be sure it is still ours. Lease.Err wraps it.
-	ErrLost = errors.New("lease: lost")
-	// ErrReleased is Lease.Err after Release.
-	ErrReleased = errors.New("lease: released")
-	// ErrClosed is returned by a Client after Close.
-	ErrClosed = errors.New("lease: client closed")
-)
+// ErrHeld is returned by TryAcquire when a holder has the lease. Match
+// this and the other sentinels with errors.Is; the errors returned say
+// more.
+var ErrHeld = errors.New("lease: held by another owner")
+
+// ErrLost means a lease is no longer held: taken over, or not extended in
+// time to be sure it is still ours. Lease.Err wraps it.
+var ErrLost = errors.New("lease: lost")
+
+// ErrReleased is Lease.Err after Release.
+var ErrReleased = errors.New("lease: released")
+
+// ErrClosed is returned by a Client after Close.
+var ErrClosed = errors.New("lease: client closed")
 
 // record is one lease, an item of the lease table.
 type record struct {
@@ -106,11 +108,6 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !o.loggerSet {
-		if l := mapperLogger(m); l != nil {
-			o.logger = l
-		}
-	}
 	t, err := dynamo.NewTable[record](m, table)
 	if err != nil {
 		return nil, err
@@ -120,7 +117,7 @@ func New(m *dynamo.Mapper, table string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	tel := telemetry.OfMapper(m)
-	log := telemetry.NewLog(o.logger, tel != nil && tel.Keys, errorClass).With(slog.String("table", table), telemetry.ID("owner", o.owner))
+	log := tel.PackageLog(o.logger, errorClass).With(slog.String("table", table), telemetry.ID("owner", o.owner))
 	return &Client{table: t, tokens: tok, o: o, log: log, tel: tel, leases: map[*Lease]struct{}{}}, nil
 }
 

@@ -37,7 +37,6 @@ type options struct {
 	owner     string // "": host name + random suffix
 	clock     clock.Clock
 	logger    *slog.Logger
-	loggerSet bool // given with WithLogger: the mapper's is not used
 	data      []byte
 	ttl       time.Duration
 }
@@ -123,10 +122,6 @@ func buildOptions(opts []Option) (options, error) {
 	}
 	if o.clock == nil {
 		o.clock = clock.Real()
-	}
-	o.loggerSet = o.logger != nil
-	if o.logger == nil {
-		o.logger = slog.New(slog.DiscardHandler)
 	}
 	if o.owner == "" {
 		o.owner = ident.Owner("lease")

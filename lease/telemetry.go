@@ -3,7 +3,6 @@ package lease
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -24,14 +23,6 @@ import (
 // its logger is used unless WithLogger was given here. The lease key and
 // owner ids are recorded (spans, logs: c.log, a telemetry.Log) only with
 // dynamo.WithTelemetryKeys; the token always.
-
-// mapperLogger returns the logger of m, nil when it has none.
-func mapperLogger(m *dynamo.Mapper) *slog.Logger {
-	if telemetry.OfMapper == nil {
-		return nil
-	}
-	return telemetry.OfMapper(m).Logger()
-}
 
 // span starts a span of op on key when tracing is on; span is nil when it
 // is off or does not record.
@@ -116,16 +107,18 @@ func (l *Lease) noteLost(reason error) {
 // failed for another reason). The phrases are those of the ErrLost errors
 // made in held.go.
 func lostClass(reason error) string {
-	msg := reason.Error()
-	switch {
-	case errors.Is(reason, errRecordDeleted):
+	if errors.Is(reason, errRecordDeleted) {
 		return "deleted"
-	case strings.Contains(msg, "was not extended within"):
-		return "expired"
-	case strings.Contains(msg, "taken over by"):
-		return "taken_over"
-	case strings.Contains(msg, "released by"):
-		return "released_by_other"
+	}
+	msg := reason.Error()
+	for _, c := range [...]struct{ phrase, class string }{
+		{"was not extended within", "expired"},
+		{"taken over by", "taken_over"},
+		{"released by", "released_by_other"},
+	} {
+		if strings.Contains(msg, c.phrase) {
+			return c.class
+		}
 	}
 	return "error"
 }

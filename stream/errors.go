@@ -5,15 +5,15 @@ import (
 	"fmt"
 )
 
-var (
-	// ErrBadSequence is wrapped by the error of a sequence number that is
-	// not one.
-	ErrBadSequence = errors.New("dynamo: stream: not a sequence number")
-	// ErrNoStream is wrapped by New's error for a table without a stream.
-	ErrNoStream = errors.New("dynamo: stream: the table has no stream")
-	// ErrTrimmed is wrapped by a *TrimmedError.
-	ErrTrimmed = errors.New("dynamo: stream: records were trimmed before they were read")
-)
+// ErrBadSequence is wrapped by the error of a sequence number that is not
+// one.
+var ErrBadSequence = errors.New("dynamo: stream: not a sequence number")
+
+// ErrNoStream is wrapped by New's error for a table without a stream.
+var ErrNoStream = errors.New("dynamo: stream: the table has no stream")
+
+// ErrTrimmed is wrapped by a *TrimmedError.
+var ErrTrimmed = errors.New("dynamo: stream: records were trimmed before they were read")
 
 // TrimmedError reports records of a shard that DynamoDB trimmed (kept past
 // its 24 hours) before the processor read them: after the checkpoint After

@@ -90,29 +90,13 @@ func Size(v types.AttributeValue) int {
 	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
 		return 1
 	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
+		return sum(v.Value, func(s string) int { return len(s) })
 	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range v.Value {
-			n += NumberSize(s)
-		}
-		return n
+		return sum(v.Value, NumberSize)
 	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range v.Value {
-			n += len(b)
-		}
-		return n
+		return sum(v.Value, func(b []byte) int { return len(b) })
 	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += 1 + Size(e)
-		}
-		return n
+		return 3 + sum(v.Value, func(e types.AttributeValue) int { return 1 + Size(e) })
 	case *types.AttributeValueMemberM:
 		n := 3
 		for k, e := range v.Value {
@@ -121,6 +105,15 @@ func Size(v types.AttributeValue) int {
 		return n
 	}
 	return 0
+}
+
+// sum adds size(e) over the elements of s.
+func sum[E any](s []E, size func(E) int) int {
+	n := 0
+	for _, e := range s {
+		n += size(e)
+	}
+	return n
 }
 
 // Clone returns a deep copy of v: its maps, lists, sets and byte slices
@@ -134,10 +127,6 @@ func Clone(v types.AttributeValue) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: x.Value}
 	case *types.AttributeValueMemberB:
 		return &types.AttributeValueMemberB{Value: bytes.Clone(x.Value)}
-	case *types.AttributeValueMemberBOOL:
-		return &types.AttributeValueMemberBOOL{Value: x.Value}
-	case *types.AttributeValueMemberNULL:
-		return &types.AttributeValueMemberNULL{Value: x.Value}
 	case *types.AttributeValueMemberSS:
 		return &types.AttributeValueMemberSS{Value: slices.Clone(x.Value)}
 	case *types.AttributeValueMemberNS:
@@ -151,6 +140,10 @@ func Clone(v types.AttributeValue) types.AttributeValue {
 			bs = nil
 		}
 		return &types.AttributeValueMemberBS{Value: bs}
+	case *types.AttributeValueMemberBOOL:
+		return &types.AttributeValueMemberBOOL{Value: x.Value}
+	case *types.AttributeValueMemberNULL:
+		return &types.AttributeValueMemberNULL{Value: x.Value}
 	case *types.AttributeValueMemberL:
 		var l []types.AttributeValue
 		if x.Value != nil {

@@ -31,6 +31,17 @@ func NewLog(l *slog.Logger, keys bool, class func(error) string) *Log {
 	return &Log{l: l, keys: keys, class: class}
 }
 
+// PackageLog returns the Log of a lease Client, Committer or Log built on
+// a mapper of telemetry t (nil: none) with WithLogger(own): own, else (nil)
+// the mapper's logger, else nowhere; identifiers only with the mapper's
+// WithTelemetryKeys; errors named by class.
+func (t *T) PackageLog(own *slog.Logger, class func(error) string) *Log {
+	if own == nil && t != nil {
+		own = t.Log
+	}
+	return NewLog(own, t != nil && t.Keys, class)
+}
+
 // Keys reports whether identifiers are logged.
 func (g *Log) Keys() bool { return g != nil && g.keys }
 
