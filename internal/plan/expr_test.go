@@ -294,15 +294,15 @@ func str(s string) *types.AttributeValueMemberS { return &types.AttributeValueMe
 // Without a token attribute, the version alone.
 func TestVersionAndTokenAllocatedTogether(t *testing.T) {
 	p, tok := testPlan[Book](t), []byte("tok")
-	v, b := p.versionAndToken(12345, tok)
+	v, b := p.VersionAndToken(12345, tok)
 	if v.Value != "12345" || b == nil || string(b.Value) != "tok" {
-		t.Fatalf("versionAndToken: %q, %v", v.Value, b)
+		t.Fatalf("VersionAndToken: %q, %v", v.Value, b)
 	}
-	if a := testing.AllocsPerRun(100, func() { p.versionAndToken(12345, tok) }); a != 2 {
-		t.Errorf("versionAndToken: %v allocations, want 2", a)
+	if a := testing.AllocsPerRun(100, func() { p.VersionAndToken(12345, tok) }); a != 2 {
+		t.Errorf("VersionAndToken: %v allocations, want 2", a)
 	}
 	p.TokenAttr = ""
-	if v, b := p.versionAndToken(7, tok); v.Value != "7" || b != nil {
+	if v, b := p.VersionAndToken(7, tok); v.Value != "7" || b != nil {
 		t.Errorf("no token attribute: %q, %v", v.Value, b)
 	}
 }
