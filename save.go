@@ -536,9 +536,14 @@ func (t *table) buildSaveValues(boxed any, v reflect.Value, sc *saveCall, token 
 func (t *table) putRequest(r *saveRequest, bs *plan.Basis) error {
 	p, s := t.p, t.p.S
 	if s.Version >= 0 {
-		r.item[s.Fields[s.Version].Name] = plan.NumberAV(r.next)
-		if r.token != nil {
-			r.item[p.TokenAttr] = &types.AttributeValueMemberB{Value: r.token}
+		if r.token == nil {
+			r.item[s.Fields[s.Version].Name] = plan.NumberAV(r.next)
+		} else {
+			ver, tok := p.VersionAndToken(r.next, r.token) // one allocation
+			if tok == nil {
+				tok = &types.AttributeValueMemberB{Value: r.token}
+			}
+			r.item[s.Fields[s.Version].Name], r.item[p.TokenAttr] = ver, tok
 		}
 	}
 	r.put = true

@@ -294,20 +294,42 @@ func (p *Plan) BuildUpdateValues(values map[string]types.AttributeValue, held, n
 // stored one is held. cached: the UpdateExpression is the plan's, only the
 // values are added. bs is the write's basis (nil: none).
 func (p *Plan) versionActions(eb *ExprBuilder, b SaveBehavior, held, newVersion int64, nulls map[string]bool, token []byte, cached bool, bs *Basis) {
+	var tok *types.AttributeValueMemberB
 	if b == SaveClobber {
 		eb.And(p.AdvanceVersion(eb, newVersion, nulls[p.VersionAttr[0]]), nil)
 	} else {
 		if !cached {
 			eb.Set(p.versionPH, NewVersionPH)
 		}
-		eb.Values[NewVersionPH] = NumberAV(newVersion)
+		eb.Values[NewVersionPH], tok = p.VersionAndToken(newVersion, token)
 		eb.And(p.versionCond(held, bs, eb.Values), nil)
 	}
-	if cached {
-		p.tokenValue(eb, token)
-	} else {
-		p.WriteToken(eb, token)
+	if p.TokenAttr == "" {
+		return
 	}
+	if !cached {
+		eb.Set(TokenNamePH, TokenValuePH)
+	}
+	if tok == nil {
+		tok = &types.AttributeValueMemberB{Value: token}
+	}
+	eb.Values[TokenValuePH] = tok
+}
+
+// VersionAndToken returns version v as an N and, when the type has a write
+// token, token as a B, the two allocated as one: a write stores both, and
+// the item the Table remembers holds both (save.go shares them), so they
+// live and go together. One allocation fewer per Update and per put
+// (issue 40).
+func (p *Plan) VersionAndToken(v int64, token []byte) (*types.AttributeValueMemberN, *types.AttributeValueMemberB) {
+	if p.TokenAttr == "" {
+		return NumberAV(v), nil
+	}
+	both := &struct {
+		n types.AttributeValueMemberN
+		b types.AttributeValueMemberB
+	}{types.AttributeValueMemberN{Value: Itoa(v)}, types.AttributeValueMemberB{Value: token}}
+	return &both.n, &both.b
 }
 
 // unchanged reports whether an attribute a write would store as v (ok

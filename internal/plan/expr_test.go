@@ -288,3 +288,21 @@ func testPlan[T any](t *testing.T) *Plan {
 
 func n(s string) *types.AttributeValueMemberN   { return &types.AttributeValueMemberN{Value: s} }
 func str(s string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: s} }
+
+// An update's new version and its write token are one allocation (and the
+// version's text another): they are stored, and remembered, together.
+// Without a token attribute, the version alone.
+func TestVersionAndTokenAllocatedTogether(t *testing.T) {
+	p, tok := testPlan[Book](t), []byte("tok")
+	v, b := p.VersionAndToken(12345, tok)
+	if v.Value != "12345" || b == nil || string(b.Value) != "tok" {
+		t.Fatalf("VersionAndToken: %q, %v", v.Value, b)
+	}
+	if a := testing.AllocsPerRun(100, func() { p.VersionAndToken(12345, tok) }); a != 2 {
+		t.Errorf("VersionAndToken: %v allocations, want 2", a)
+	}
+	p.TokenAttr = ""
+	if v, b := p.VersionAndToken(7, tok); v.Value != "7" || b != nil {
+		t.Errorf("no token attribute: %q, %v", v.Value, b)
+	}
+}

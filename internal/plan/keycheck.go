@@ -25,14 +25,14 @@ type KeyRules struct {
 // ListingKey returns the key fields (indexes into s.fields) of the table
 // or of index, in key order (rng empty when none), and whether they are
 // known: an index the tags do not declare has keys the mapper does not
-// know.
+// know. The slices are shared, not copies: callers only read them.
 func (r KeyRules) ListingKey(index string) (hash, rng []int, known bool) {
 	s := r.S
 	if index == "" {
 		if s.Range < 0 {
-			return []int{s.Hash}, nil, true
+			return oneField(s.Hash), nil, true
 		}
-		return []int{s.Hash}, []int{s.Range}, true
+		return oneField(s.Hash), oneField(s.Range), true
 	}
 	for _, x := range s.Indexes {
 		if x.Name == index {
@@ -40,6 +40,24 @@ func (r KeyRules) ListingKey(index string) (hash, rng []int, known bool) {
 		}
 	}
 	return nil, nil, false
+}
+
+// fieldSeq holds 0, 1, 2, …, so that oneField's slices need no allocation
+// (a Query checks its table's key on every call).
+var fieldSeq = func() (a [64]int) {
+	for i := range a {
+		a[i] = i
+	}
+	return a
+}()
+
+// oneField returns []int{i}, shared (from fieldSeq) for most i: read only.
+// Its capacity is 1, so an append copies rather than writes into fieldSeq.
+func oneField(i int) []int {
+	if 0 <= i && i < len(fieldSeq) {
+		return fieldSeq[i : i+1 : i+1]
+	}
+	return []int{i}
 }
 
 // whereName names what a listing reads, for messages.
@@ -91,8 +109,9 @@ func (r KeyRules) CheckKeyCondition(op, index, keyExpr string, names map[string]
 // with Equal, and for a key of several sort attributes a skipped one or a
 // range before the last one used (DynamoDB matches them left to right).
 func (r KeyRules) placeKeyTerms(kc *KeyCond, index string, hash, rng []int, fail func(format string, args ...any) error) error {
-	hashNames, rngNames := r.fieldNames(hash), r.fieldNames(rng)
+	name := func(i int) string { return r.S.Fields[i].Name }
 	keys := func() string { // for messages only
+		hashNames, rngNames := r.fieldNames(hash), r.fieldNames(rng)
 		h, r := "partition key "+quoteList(hashNames), "sort key "+quoteList(rngNames)
 		if len(hashNames) > 1 {
 			h = "partition attributes " + quoteList(hashNames)
@@ -105,17 +124,17 @@ func (r KeyRules) placeKeyTerms(kc *KeyCond, index string, hash, rng []int, fail
 		}
 		return h + ", " + r
 	}
-	hts, rts := make([]*KeyTerm, len(hash)), make([]*KeyTerm, len(rng))
+	hts, rts := kc.keySlots(len(hash), len(rng))
 	for i := range kc.Terms {
 		kt := &kc.Terms[i]
 		var slot **KeyTerm
-		if j := slices.Index(hashNames, kt.Name); j >= 0 {
+		if j := r.fieldIndex(hash, kt.Name); j >= 0 {
 			slot = &hts[j]
-		} else if j := slices.Index(rngNames, kt.Name); j >= 0 {
+		} else if j := r.fieldIndex(rng, kt.Name); j >= 0 {
 			slot = &rts[j]
 		} else {
 			return fail("the key condition names %q, which is not a key of %s (%s)%s",
-				kt.Name, whereName(index), keys(), r.keyHint(kt.Name, index, hashNames, rngNames))
+				kt.Name, whereName(index), keys(), r.keyHint(kt.Name, index, r.fieldNames(hash), r.fieldNames(rng)))
 		}
 		if *slot != nil {
 			return fail("the key condition names %q twice: give one condition per key attribute (use Between for a range)", kt.Name)
@@ -124,7 +143,7 @@ func (r KeyRules) placeKeyTerms(kc *KeyCond, index string, hash, rng []int, fail
 	}
 	multi := len(hash) > 1 || len(rng) > 1
 	for j, h := range hts {
-		n := hashNames[j]
+		n := name(hash[j])
 		switch {
 		case h == nil && !multi:
 			return fail("the key condition does not fix the partition key %q (%s): a query reads one partition; start it with expression.Key(%q).Equal(expression.Value(v))",
@@ -147,14 +166,24 @@ func (r KeyRules) placeKeyTerms(kc *KeyCond, index string, hash, rng []int, fail
 		switch {
 		case rt == nil:
 			return fail("the key condition skips the sort attribute %q before %q: they go left to right (%s); add a condition on %q or drop the later ones",
-				rngNames[j], rngNames[used-1], quoteList(rngNames), rngNames[j])
+				name(rng[j]), name(rng[used-1]), quoteList(r.fieldNames(rng)), name(rng[j]))
 		case j < used-1 && rt.Op != "=":
 			return fail("the key condition applies %s to the sort attribute %q, then names %q: only the last one used may take a range; use Equal on %q or drop the later ones",
-				rt.Op, rngNames[j], rngNames[j+1], rngNames[j])
+				rt.Op, name(rng[j]), name(rng[j+1]), name(rng[j]))
 		}
 	}
 	kc.Hash, kc.Rng = hts, rts[:used]
 	return nil
+}
+
+// fieldIndex returns the position in fields of the field named name, or -1.
+func (r KeyRules) fieldIndex(fields []int, name string) int {
+	for j, i := range fields {
+		if r.S.Fields[i].Name == name {
+			return j
+		}
+	}
+	return -1
 }
 
 // fieldNames returns the attribute names of fields.

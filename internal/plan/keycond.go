@@ -25,6 +25,19 @@ type KeyCond struct {
 	// empty when the index is not declared in T's tags (its keys are not
 	// known).
 	Hash, Rng []*KeyTerm
+	// slots backs Hash and Rng for keys of up to len(slots) attributes
+	// (keySlots), so that placing the terms allocates nothing.
+	slots [4]*KeyTerm
+}
+
+// keySlots returns empty slots for the terms on nh partition and nr sort
+// attributes: in kc.slots when they fit, else new.
+func (kc *KeyCond) keySlots(nh, nr int) (hash, rng []*KeyTerm) {
+	all := kc.slots[:]
+	if nh+nr > len(all) {
+		all = make([]*KeyTerm, nh+nr)
+	}
+	return all[:nh:nh], all[nh : nh+nr : nh+nr]
 }
 
 // ParseKeyCondition reads a key condition expression (condexpr.Parse):
