@@ -214,6 +214,7 @@ type ifOption struct {
 	// compiled is cond compiled alone for the schema of the last table
 	// that wrote with this option (compileIfs), when fixed: an option kept
 	// and passed to many writes is compiled once.
+	// Measured (issue 40): a kept If's Save 1.53x faster (1 term), 1.78x (3).
 	compiled atomic.Pointer[compiledIf]
 }
 

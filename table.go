@@ -66,6 +66,7 @@ type table struct {
 	// values CopyDecoded copies: the codec encodes and decodes the type, and
 	// nothing else changes the item (no conversions, set translations,
 	// entity, timestamps, text types).
+	// Measured (issue 40): a 4-attribute Update 1.23x faster, 3 allocs fewer.
 	readsBack bool
 	// valueNames, when not nil, is where a Save's SaveUpdate has the codec
 	// write each field's attribute (codec.Named.Names, by the codec's
