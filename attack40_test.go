@@ -222,3 +222,125 @@ func TestAttack40MixedUpdatesOfOneKey(t *testing.T) {
 		})
 	}
 }
+
+// tinyVer has a version that holds up to 127.
+type tinyVer struct {
+	ID    string `dynamo:"id,hash"`
+	Title string `dynamo:"title"`
+	V     int8   `dynamo:"v,version"`
+}
+
+// Updates of one key queued behind each other when the version is near
+// the largest its type holds: the stored version never passes 127 nor
+// wraps, it advances by one per change applied, a call that succeeded
+// applied its change once and one that failed (not ErrUnknownOutcome)
+// applied none.
+func TestAttack40UpdatesNearTheLargestVersion(t *testing.T) {
+	db := (&fakeDB{}).table("Tiny", "id", "")
+	db.put("Tiny", map[string]types.AttributeValue{"id": str("1"), "title": str(""), "v": n("118")})
+	tb, err := NewTable[tinyVer](NewMapper(db), "Tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 6, 4
+	type res struct {
+		tok string
+		got tinyVer
+		err error
+	}
+	out := make(chan res, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				tok := fmt.Sprintf("<%d.%d>", w, i)
+				got, err := tb.Update(context.Background(), tinyVer{ID: "1"}, func(c tinyVer) (tinyVer, error) {
+					c.Title += tok
+					return c, nil
+				})
+				out <- res{tok, got, err}
+			}
+		}()
+	}
+	wg.Wait()
+	close(out)
+	stored := db.item("Tiny", map[string]types.AttributeValue{"id": str("1")})
+	title := stored["title"].(*types.AttributeValueMemberS).Value
+	applied, failed := 0, 0
+	for r := range out {
+		k := strings.Count(title, r.tok)
+		applied += k
+		switch {
+		case r.err == nil:
+			if k != 1 || !strings.HasSuffix(r.got.Title, r.tok) || int(r.got.V) != 118+strings.Count(r.got.Title, "<") {
+				t.Errorf("%s succeeded: applied %d, copy %+v", r.tok, k, r.got)
+			}
+		case errors.Is(r.err, ErrUnknownOutcome):
+			t.Errorf("%s: %v; nothing was lost", r.tok, r.err)
+		default:
+			failed++
+			if k != 0 {
+				t.Errorf("%s failed (%v) yet applied", r.tok, r.err)
+			}
+		}
+	}
+	v := stored["v"].(*types.AttributeValueMemberN).Value
+	if want := fmt.Sprint(118 + applied); v != want {
+		t.Errorf("version %s, want %s (%d applied)", v, want, applied)
+	}
+	if applied != 127-118 {
+		t.Errorf("%d changes applied, want %d: every version up to the largest taken", applied, 127-118)
+	}
+	t.Logf("%d applied, %d failed; %d writes", applied, failed, len(db.upds()))
+}
+
+// A Save of a Loaded copy, through the Table whose Updates of the same key
+// are in flight, is caught by the version check or applied once: each
+// change (Update's or Save's) at most once, once when its call succeeded,
+// and the version advanced by one per change.
+func TestAttack40SaveBesideUpdatesOfOneKey(t *testing.T) {
+	db := (&fakeDB{}).table("Books", "ISBN", "")
+	putBook(db, "", "1")
+	books := newBooks(t, db)
+	const workers, each = 6, 25
+	calls := make([][]attackCall, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				c := attackCall{tok: fmt.Sprintf("<%d.%d>", w, i)}
+				if w == 0 {
+					b, err := books.Load(context.Background(), Book{ISBN: "1"})
+					if err == nil {
+						b.Title += c.tok
+						b.Authors = append(b.Authors, c.tok)
+						note := c.tok
+						b.Note = &note
+						c.got, err = books.Save(context.Background(), b)
+					}
+					c.err = err
+					if err != nil && !errors.Is(err, ErrVersionConflict) {
+						t.Errorf("Save: %v", err)
+					}
+				} else {
+					attackOne(books, &c)
+				}
+				calls[w] = append(calls[w], c)
+			}
+		}()
+	}
+	wg.Wait()
+	all := slices.Concat(calls...)
+	checkAttack(t, all, db)
+	saved := 0
+	for _, c := range calls[0] {
+		if c.err == nil {
+			saved++
+		}
+	}
+	t.Logf("%d of %d Saves went through", saved, each)
+}
