@@ -344,3 +344,34 @@ func TestAttack40SaveBesideUpdatesOfOneKey(t *testing.T) {
 	}
 	t.Logf("%d of %d Saves went through", saved, each)
 }
+
+// An Update after a Delete through the same Table, of the item that Table
+// remembers from its last Update, starts from the absent item: MustExist
+// fails with ErrNotFound, writing nothing, and a plain Update creates the
+// item afresh (the remembered title gone, version 1).
+func TestAttack40UpdateAfterDeleteForgetsTheRememberedItem(t *testing.T) {
+	db := (&fakeDB{}).table("Books", "ISBN", "")
+	putBook(db, "old", "1")
+	books := newBooks(t, db)
+	ctx := context.Background()
+	a, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("A"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := books.Delete(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("B"), MustExist()); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Update with MustExist after Delete: %v, want ErrNotFound", err)
+	}
+	if it := db.item("Books", book1); it != nil {
+		t.Fatalf("stored %v after a failed MustExist Update", it)
+	}
+	got, err := books.Update(ctx, Book{ISBN: "1"}, appendTitle("C"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "C" || got.Version != 1 || storedTitle(db) != "C" {
+		t.Errorf("got %+v, stored title %q; want title C, version 1", got, storedTitle(db))
+	}
+}
