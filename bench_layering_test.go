@@ -3,7 +3,7 @@ package dynamo
 // Benchmarks of an Update and of one Query page against the stub clients of
 // bench_test.go and bench_query_test.go, written so that the same file
 // compiles before and after issue 40's layering (f3fda92): BENCHMARKS.md,
-// "Issue 40: the cost of the layering", runs both trees' binaries
+// "The layering's cost against f3fda92", runs both trees' binaries
 // interleaved. Only names both trees have are used.
 
 import (
