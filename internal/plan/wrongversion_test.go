@@ -68,6 +68,8 @@ func TestWrongVersionNamesWhatTheDecoderRefuses(t *testing.T) {
 		{u32, n("4294967295"), ""},
 		{u32, n("007"), ""},
 		{u32, n("4294967296"), "beyond what"},
+		{u32, n("+5"), "version 5 spelled in a way"},
+		{u32, n("-0"), "version 0 spelled in a way"},
 		{u64, n("+18446744073709551615"), "version 18446744073709551615 spelled in a way"},
 		{u32, n("-1"), "beyond what"},
 		{u64, n("18446744073709551615"), ""},
