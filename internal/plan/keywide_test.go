@@ -1,0 +1,103 @@
+package plan
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/ddbkit/dynamo/internal/schema"
+)
+
+// kwWide is keyed past fieldSeq: 70 plain fields, then the table's keys
+// (fields 70 and 71) and an index of 4 partition and 4 sort attributes.
+func kwWide(t *testing.T) KeyRules {
+	t.Helper()
+	var fs []reflect.StructField
+	for i := range 70 {
+		fs = append(fs, reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(fmt.Sprintf(`dynamo:"f%d"`, i))})
+	}
+	fs = append(fs,
+		reflect.StructField{Name: "P", Type: reflect.TypeFor[string](), Tag: `dynamo:"p,hash"`},
+		reflect.StructField{Name: "N", Type: reflect.TypeFor[int](), Tag: `dynamo:"n,range"`})
+	for i := 1; i <= 4; i++ {
+		fs = append(fs,
+			reflect.StructField{Name: fmt.Sprintf("H%d", i), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(fmt.Sprintf(`dynamo:"h%d" index:"Wide,hash,%d"`, i, i))},
+			reflect.StructField{Name: fmt.Sprintf("R%d", i), Type: reflect.TypeFor[string](), Tag: reflect.StructTag(fmt.Sprintf(`dynamo:"r%d" index:"Wide,range,%d"`, i, i))})
+	}
+	s, err := schema.For(reflect.StructOf(fs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return KeyRules{Table: "W", S: s, Enc: attributevalue.NewEncoder()}
+}
+
+// A table key past the 64 fields fieldSeq shares is returned as its own
+// slice, still of capacity 1; an append to any ListingKey slice leaves the
+// next call's answer as it was.
+func TestListingKeyPastSharedFields(t *testing.T) {
+	r := kwWide(t)
+	hash, rng, known := r.ListingKey("")
+	if !known || len(hash) != 1 || hash[0] != 70 || len(rng) != 1 || rng[0] != 71 || cap(hash) != 1 || cap(rng) != 1 {
+		t.Fatalf("ListingKey: %v (cap %d) %v (cap %d) %t, want [70] [71] of capacity 1", hash, cap(hash), rng, cap(rng), known)
+	}
+	for i := range 64 {
+		h := oneField(i)
+		_ = append(h, -1)
+		if got := oneField(i); len(got) != 1 || got[0] != i {
+			t.Fatalf("oneField(%d) after an append: %v", i, got)
+		}
+		if i+1 < 64 && oneField(i + 1)[0] != i+1 {
+			t.Fatalf("oneField(%d) after an append to oneField(%d): %v", i+1, i, oneField(i+1))
+		}
+	}
+	if got := oneField(-1); len(got) != 1 || got[0] != -1 {
+		t.Errorf("oneField(-1) = %v", got)
+	}
+}
+
+// A key of 4 partition and 4 sort attributes (more than KeyCond's slots)
+// is placed in key order whatever order the terms come in, and a KeyCond
+// checked twice answers the same.
+func TestKeyConditionOnWideIndex(t *testing.T) {
+	r := kwWide(t)
+	for range 2 {
+		expr, names, values := kwCond("r1 = a", "h4 = d", "h2 = b", "r2 begins_with x", "h1 = a", "h3 = c")
+		got, err := r.CheckKeyCondition("Query", "Wide", expr, names, values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var placed []string
+		for _, kt := range append(got.Hash, got.Rng...) {
+			placed = append(placed, kt.Name)
+		}
+		if s := strings.Join(placed, " "); s != "h1 h2 h3 h4 r1 r2" {
+			t.Errorf("placed %q, want h1 h2 h3 h4 r1 r2", s)
+		}
+	}
+	expr, names, values := kwCond("h1 = a", "h2 = b", "h3 = c", "h4 = d", "r3 = z")
+	_, err := r.CheckKeyCondition("Query", "Wide", expr, names, values)
+	if err == nil || !strings.Contains(err.Error(), `skips the sort attribute "r1" before "r3"`) {
+		t.Errorf("a skipped sort attribute: %v", err)
+	}
+}
+
+// kwCond writes a key condition as the expression package spells one, of
+// terms "name op value" (op "=" or "begins_with").
+func kwCond(terms ...string) (string, map[string]string, map[string]types.AttributeValue) {
+	names, values := map[string]string{}, map[string]types.AttributeValue{}
+	var parts []string
+	for i, term := range terms {
+		f := strings.Fields(term)
+		n, v := fmt.Sprintf("#%d", i), fmt.Sprintf(":%d", i)
+		names[n], values[v] = f[0], &types.AttributeValueMemberS{Value: f[2]}
+		if f[1] == "begins_with" {
+			parts = append(parts, "(begins_with ("+n+", "+v+"))")
+		} else {
+			parts = append(parts, "("+n+" = "+v+")")
+		}
+	}
+	return strings.Join(parts, " AND "), names, values
+}
