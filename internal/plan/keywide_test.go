@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
@@ -100,4 +101,24 @@ func kwCond(terms ...string) (string, map[string]string, map[string]types.Attrib
 		}
 	}
 	return strings.Join(parts, " AND "), names, values
+}
+
+// placeKeyTerms run again on a KeyCond it already placed places the same
+// terms, not refusing them as named twice by the slots the first run filled.
+func TestPlaceKeyTermsOnReusedKeyCond(t *testing.T) {
+	r := kcRules(t)
+	e, err := expression.NewBuilder().WithKeyCondition(expression.Key("p").Equal(expression.Value("a")).
+		And(expression.Key("n").GreaterThan(expression.Value(1)))).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, _ := ParseKeyCondition(*e.KeyCondition(), e.Names(), e.Values())
+	hash, rng, _ := r.ListingKey("")
+	fail := func(format string, args ...any) error { return fmt.Errorf(format, args...) }
+	kc := &KeyCond{Terms: terms}
+	for i := range 2 {
+		if err := r.placeKeyTerms(kc, "", hash, rng, fail); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+	}
 }
