@@ -122,3 +122,62 @@ func TestPlaceKeyTermsOnReusedKeyCond(t *testing.T) {
 		}
 	}
 }
+
+// The cursor of a query of an index of 4 partition and 4 sort attributes
+// holds its 8 and the table's 2 (LastEvaluatedKey holds them all): it
+// reads back as the position it encodes, and is checked against the index.
+func TestCursorOfWideIndexReadsBack(t *testing.T) {
+	r := kwWide(t)
+	key := map[string]types.AttributeValue{"p": &types.AttributeValueMemberS{Value: "p"}, "n": &types.AttributeValueMemberN{Value: "1"}}
+	for i := 1; i <= 4; i++ {
+		key[fmt.Sprintf("h%d", i)] = &types.AttributeValueMemberS{Value: "h"}
+		key[fmt.Sprintf("r%d", i)] = &types.AttributeValueMemberS{Value: "r"}
+	}
+	c, err := EncodePosition(Position{Index: "Wide", Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := DecodePosition(c)
+	if err != nil {
+		t.Fatalf("DecodePosition of a cursor of 10 key attributes: %v", err)
+	}
+	if len(p.Key) != 10 || p.Index != "Wide" {
+		t.Fatalf("DecodePosition = %+v", p)
+	}
+	if err := r.CheckPosition(p, "Wide", 0, 0, nil); err != nil {
+		t.Errorf("CheckPosition: %v", err)
+	}
+	key["x"] = &types.AttributeValueMemberS{Value: "x"}
+	if c, err = EncodePosition(Position{Index: "Wide", Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodePosition(c); err == nil || !strings.Contains(err.Error(), "11 key attributes, want 1 to 10") {
+		t.Errorf("DecodePosition of 11 key attributes: %v", err)
+	}
+}
+
+// The longest cursor a position of 10 key attributes makes (names of 255
+// bytes, values at DynamoDB's limits, each byte one JSON escapes to six)
+// is within MaxCursorLen and reads back.
+func TestLongestCursorReadsBack(t *testing.T) {
+	key := map[string]types.AttributeValue{}
+	for i := range 10 {
+		name := strings.Repeat("<", 254) + string(rune('a'+i))
+		size := 2048
+		if i%2 == 1 {
+			size = 1024
+		}
+		key[name] = &types.AttributeValueMemberS{Value: strings.Repeat("<", size)}
+	}
+	c, err := EncodePosition(Position{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c) > MaxCursorLen {
+		t.Fatalf("longest cursor: %d bytes, over MaxCursorLen %d", len(c), MaxCursorLen)
+	}
+	if _, err := DecodePosition(c); err != nil {
+		t.Errorf("longest cursor (%d bytes): %v", len(c), err)
+	}
+	t.Logf("longest cursor: %d bytes", len(c))
+}
