@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/ddbkit/dynamo/internal/errs"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
@@ -112,5 +113,51 @@ func TestCheckListingOptionsSegmentAndSizeBounds(t *testing.T) {
 		case tc.want != "" && (!errors.Is(err, errs.ErrInvalidInput) || !strings.Contains(err.Error(), `Scan on table "T": `+tc.want)):
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
 		}
+	}
+}
+
+// BuildListingExpr ANDs every filter into one expression with the key
+// condition, and refuses a condition that does not build (an unset
+// ConditionBuilder) naming which one; RewriteListingExpr then refuses a
+// filter name of invalid UTF-8 and places a query's key terms.
+func TestListingExprBuildsAndRewrites(t *testing.T) {
+	N, V, K := expression.Name, expression.Value, expression.Key
+	r := kcRules(t)
+	if e, err := r.BuildListingExpr("Scan", nil, nil); err != nil || e.Filter() != nil || e.KeyCondition() != nil {
+		t.Errorf("no key, no filter: %v, %v", e, err)
+	}
+	key := K("p").Equal(V("a"))
+	three := []expression.ConditionBuilder{N("x").Equal(V(1)), N("y").Equal(V(2)), N("z").Equal(V(3))}
+	e, err := r.BuildListingExpr("Query", &key, three)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := *e.Filter(); strings.Count(f, " AND ") != 2 || len(e.Names()) != 4 {
+		t.Errorf("three filters: %q, names %v", f, e.Names())
+	}
+	x, kc, err := r.RewriteListingExpr("Query", "", true, true, e)
+	if err != nil || kc == nil || len(kc.Hash) != 1 || kc.Hash[0].Name != "p" || x.Filter == nil {
+		t.Errorf("RewriteListingExpr: %+v, %+v, %v", x, kc, err)
+	}
+	for _, tc := range []struct {
+		op      string
+		key     *expression.KeyConditionBuilder
+		filters []expression.ConditionBuilder
+		want    string
+	}{
+		{"Scan", nil, []expression.ConditionBuilder{{}}, `Scan on table "Events": the filter does not build`},
+		{"Query", &key, []expression.ConditionBuilder{{}}, `Query on table "Events": the key condition or filter does not build`},
+		{"Query", &expression.KeyConditionBuilder{}, nil, "the key condition or filter does not build"},
+	} {
+		if _, err := r.BuildListingExpr(tc.op, tc.key, tc.filters); !errors.Is(err, errs.ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.op, err, tc.want)
+		}
+	}
+	bad, err := r.BuildListingExpr("Scan", nil, []expression.ConditionBuilder{N("a\xff").Equal(V(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.RewriteListingExpr("Scan", "", false, true, bad); !errors.Is(err, errs.ErrInvalidInput) || !strings.Contains(err.Error(), "is not valid UTF-8") {
+		t.Errorf("a filter name of invalid UTF-8: %v", err)
 	}
 }
