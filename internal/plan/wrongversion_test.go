@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/ddbkit/dynamo/internal/codec"
 	"github.com/ddbkit/dynamo/internal/schema"
 )
 
@@ -99,4 +101,33 @@ func wvSchema[T any](t *testing.T) *schema.Schema {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// FuzzWrongVersionAgreesWithTheDecoder: for a stored number that is a
+// whole version, WrongVersion names it exactly when the decoder (codec)
+// refuses it into the version field, for signed and unsigned fields.
+func FuzzWrongVersionAgreesWithTheDecoder(f *testing.F) {
+	for _, s := range []string{"5", "+5", "-0", "007", "2.0", "1e3", "-1", "255", "4294967296", "18446744073709551615", "+18446744073709551615", "-9223372036854775808"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		item := map[string]types.AttributeValue{"id": str("a"), "v": n(s)}
+		if _, whole, _ := StoredVersion(item, "v"); !whole {
+			return
+		}
+		wvAgree[wvInt8](t, item)
+		wvAgree[wvUint32](t, item)
+		wvAgree[wvUint64](t, item)
+		wvAgree[wvInt64](t, item)
+	})
+}
+
+func wvAgree[T any](t *testing.T, item map[string]types.AttributeValue) {
+	t.Helper()
+	s := wvSchema[T](t)
+	var out T
+	decErr := codec.DecodeTo(codec.For(reflect.TypeFor[T]()), item, &out, attributevalue.NewDecoder())
+	if what, _, ok := WrongVersion(s, item); ok != (decErr != nil) {
+		t.Fatalf("%s, stored %s: WrongVersion %q, %t; the decoder: %v", s.Type, schema.FormatScalar(item["v"]), what, ok, decErr)
+	}
 }
