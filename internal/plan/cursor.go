@@ -22,14 +22,14 @@ const cursorVersion = 1
 
 // MaxCursorLen bounds the cursors ParseCursor accepts. Key values are at most
 // 2048 bytes (partition) and 1024 bytes (sort), names at most 255 bytes, a
-// position has at most four of them (table and index keys), and JSON
-// escaping can multiply a byte by six: no cursor this package makes comes
-// near it.
-const MaxCursorLen = 128 << 10
+// position has at most maxKeyAttrs of them (table and index keys), and JSON
+// escaping can multiply a byte by six: the longest cursor this package
+// makes is about 144 KiB.
+const MaxCursorLen = 256 << 10
 
 // Limits DynamoDB puts on what a cursor may hold.
 const (
-	maxKeyAttrs      = 4 // table hash and range, index hash and range
+	maxKeyAttrs      = 2 + 2*schema.MaxKeyAttrs // table hash and range, index hash and range attributes
 	maxKeyNameLen    = 255
 	MaxTotalSegments = 1_000_000
 	cursorFixAdvice  = "pass back a cursor exactly as QueryPage or ScanPage returned it"

@@ -31,12 +31,14 @@ type KeyCond struct {
 }
 
 // keySlots returns empty slots for the terms on nh partition and nr sort
-// attributes: in kc.slots when they fit, else new.
+// attributes: in kc.slots (cleared of an earlier placing) when they fit,
+// else new.
 func (kc *KeyCond) keySlots(nh, nr int) (hash, rng []*KeyTerm) {
 	all := kc.slots[:]
 	if nh+nr > len(all) {
 		all = make([]*KeyTerm, nh+nr)
 	}
+	clear(all)
 	return all[:nh:nh], all[nh : nh+nr : nh+nr]
 }
 

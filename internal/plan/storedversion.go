@@ -99,12 +99,13 @@ func WrongVersion(s *schema.Schema, item map[string]types.AttributeValue) (what,
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	var fits bool
+	var fits, unsigned bool
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		hi := int64(math.MaxInt64 >> (64 - t.Bits()))
 		fits = !big && v >= -hi-1 && v <= hi
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		unsigned = true
 		fits = v >= 0 && uint64(v) <= uint64(math.MaxUint64)>>(64-t.Bits())
 		if big && v > 0 {
 			// Past MaxInt64: a uint64 holds it up to MaxUint64.
@@ -117,7 +118,7 @@ func WrongVersion(s *schema.Schema, item map[string]types.AttributeValue) (what,
 	if !fits {
 		return fmt.Sprintf("the stored %s is %s, beyond what %s's version (%s) holds", f.Name, num.Value, s.Type, t), "store a number the version holds" + remedy, true
 	}
-	if !decoderReads(num.Value, big) {
+	if !decoderReads(num.Value, unsigned) {
 		// DynamoDB itself stores 2.0 as 2: the item came another way.
 		c := av.Canonical(num.Value)
 		return fmt.Sprintf("the stored %s is %s, version %s spelled in a way the decoder does not read (DynamoDB stores it as %s)", f.Name, num.Value, c, c), "store it as " + c + remedy, true
@@ -125,11 +126,12 @@ func WrongVersion(s *schema.Schema, item map[string]types.AttributeValue) (what,
 	return "", "", false
 }
 
-// decoderReads reports whether the decoder reads the whole number s (a
-// version beyond int64 when big) as spelled: it reads integers as strconv
-// does, so "+2" and "002" are read, "2.0" and "2e0" are not.
-func decoderReads(s string, big bool) bool {
-	if big {
+// decoderReads reports whether the decoder reads the whole number s into
+// a version field (unsigned or not) as spelled: it reads integers as
+// strconv does, so "002" is read, "2.0" and "2e0" are not, and "+2" and
+// "-0" are read into a signed field only (ParseUint takes no sign).
+func decoderReads(s string, unsigned bool) bool {
+	if unsigned {
 		_, err := strconv.ParseUint(s, 10, 64)
 		return err == nil
 	}

@@ -120,3 +120,37 @@ func FuzzWholeNumber(f *testing.F) {
 		}
 	})
 }
+
+// VersionHeld: a caller holding 0 (unsaved) is satisfied by no item, an
+// item without a version, or a stored 0 (Java's CLOBBER); any other held
+// version, negative or at int64's ends, only by that exact stored version.
+func TestVersionHeldMatchesOnlyItsVersion(t *testing.T) {
+	const maxV, minV = int64(^uint64(0) >> 1), -int64(^uint64(0)>>1) - 1
+	for _, tc := range []struct {
+		held               int64
+		exists, hasVersion bool
+		found              int64
+		want               bool
+	}{
+		{0, false, false, 0, true},
+		{0, true, false, 0, true},
+		{0, true, true, 0, true},
+		{0, true, true, 1, false},
+		{0, true, true, -1, false},
+		{1, false, false, 0, false},
+		{1, true, false, 0, false},
+		{1, true, false, 1, false}, // no version: found means nothing
+		{1, true, true, 1, true},
+		{1, true, true, 2, false},
+		{-1, true, true, -1, true},
+		{-1, true, true, 0, false},
+		{-1, false, false, 0, false},
+		{maxV, true, true, maxV, true},
+		{maxV, true, true, minV, false},
+		{minV, true, true, minV, true},
+	} {
+		if got := VersionHeld(tc.held, tc.exists, tc.hasVersion, tc.found); got != tc.want {
+			t.Errorf("VersionHeld(%d, %t, %t, %d) = %t, want %t", tc.held, tc.exists, tc.hasVersion, tc.found, got, tc.want)
+		}
+	}
+}
