@@ -738,7 +738,7 @@ func TestParseCursorErrors(t *testing.T) {
 		{enc(`{"v":2,"k":{"a":{"S":"x"}}}`), "format version 2"},
 		{enc(`{"k":{"a":{"S":"x"}}}`), NW},
 		{enc(`{"v":1}`), NW},
-		{enc(`{"v":1,"k":{"a":{"S":"1"},"b":{"S":"1"},"c":{"S":"1"},"d":{"S":"1"},"e":{"S":"1"}}}`), "5 key attributes"},
+		{enc(`{"v":1,"k":{"a":{"S":"1"},"b":{"S":"1"},"c":{"S":"1"},"d":{"S":"1"},"e":{"S":"1"},"f":{"S":"1"},"g":{"S":"1"},"h":{"S":"1"},"i":{"S":"1"},"j":{"S":"1"},"k":{"S":"1"}}}`), "11 key attributes"}, // a table key and an index key of 4+4 hold 10
 		{enc(`{"v":1,"k":{"":{"S":"x"}}}`), "name of 0 bytes"},
 		{enc(`{"v":1,"k":{"a":{}}}`), "0 type tags"},
 		{enc(`{"v":1,"k":{"a":null}}`), "null"},
